@@ -1,0 +1,149 @@
+// Package apigw maps API Gateway HTTP API events (payload format 2.0) onto the host's operations:
+// it authenticates the caller from the JWT authorizer context, decodes and bounds the request,
+// and turns every answer and error into HTTP. It is the only package that knows about HTTP.
+package apigw
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/interrupthost/interrupthost/pkg/host"
+	"github.com/interrupthost/interrupthost/pkg/interrupt"
+)
+
+// Handler is one function's entry point, as lambda.Start takes it.
+type Handler func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error)
+
+// Scopes the routes require (DESIGN.md, Operations).
+const (
+	ScopeInterruptsWrite  = "interrupts:write"
+	ScopeApprovalsRespond = "approvals:respond"
+	ScopeRunsRead         = "runs:read"
+)
+
+// Options are the deployment's choices the API needs.
+type Options struct {
+	// TenantClaim names the JWT claim that carries the caller's tenant; "tenant" when empty.
+	TenantClaim string
+}
+
+// API serves the host's operations to API Gateway. Safe for concurrent invocations.
+type API struct {
+	host *host.Host
+	log  *slog.Logger
+	opts Options
+}
+
+// New returns an API over h that logs to log.
+func New(h *host.Host, log *slog.Logger, opts Options) *API {
+	if opts.TenantClaim == "" {
+		opts.TenantClaim = "tenant"
+	}
+	return &API{host: h, log: log, opts: opts}
+}
+
+// call is one invocation in flight: what handlers read and what the access log reports.
+type call struct {
+	req       events.APIGatewayV2HTTPRequest
+	principal interrupt.Principal
+	runID     string
+	nodeID    string
+}
+
+// reply is a successful answer: a status and a JSON body.
+type reply struct {
+	status int
+	body   any
+}
+
+// route wraps an operation with what every function does alike: re-check the caller's scope
+// (a mis-wired gateway route must not open a function), recover from panics, map errors to
+// problem documents and write one access-log line.
+func (a *API) route(scope string, op func(context.Context, *call) (reply, error)) Handler {
+	return func(ctx context.Context, req events.APIGatewayV2HTTPRequest) (resp events.APIGatewayV2HTTPResponse, _ error) {
+		start := time.Now()
+		c := &call{req: req}
+		var err error
+		defer func() {
+			if v := recover(); v != nil {
+				err = fmt.Errorf("panic: %v", v)
+				resp = problemResponse(interrupt.Errorf(interrupt.CodeInternal, "internal error"))
+			}
+			a.access(ctx, c, resp.StatusCode, err, time.Since(start))
+		}()
+		var out reply
+		if c.principal, err = a.authenticate(req, scope); err == nil {
+			out, err = op(ctx, c)
+		}
+		if err != nil {
+			return problemResponse(err), nil
+		}
+		return jsonResponse(out.status, out.body), nil
+	}
+}
+
+func (a *API) authenticate(req events.APIGatewayV2HTTPRequest, scope string) (interrupt.Principal, error) {
+	var p interrupt.Principal
+	if req.RequestContext.Authorizer == nil || req.RequestContext.Authorizer.JWT == nil {
+		return p, interrupt.Errorf(interrupt.CodeUnauthorized, "the request carries no verified JWT")
+	}
+	jwt := req.RequestContext.Authorizer.JWT
+	p.Subject = jwt.Claims["sub"]
+	p.Tenant = jwt.Claims[a.opts.TenantClaim]
+	p.Scopes = jwt.Scopes
+	if len(p.Scopes) == 0 {
+		p.Scopes = strings.Fields(jwt.Claims["scope"])
+	}
+	switch {
+	case p.Subject == "":
+		return p, interrupt.Errorf(interrupt.CodeUnauthorized, "the JWT has no subject")
+	case !host.ValidID(p.Tenant):
+		return p, interrupt.Errorf(interrupt.CodeForbidden, "the JWT carries no usable %s claim", a.opts.TenantClaim)
+	case !slices.Contains(p.Scopes, scope):
+		return p, interrupt.Errorf(interrupt.CodeForbidden, "this operation needs scope %s", scope)
+	}
+	return p, nil
+}
+
+// access writes the one log line of an invocation. It never logs a body, a token or a header.
+func (a *API) access(ctx context.Context, c *call, status int, err error, took time.Duration) {
+	attrs := []slog.Attr{
+		slog.String("requestId", c.req.RequestContext.RequestID),
+		slog.String("route", c.req.RouteKey),
+		slog.Int("status", status),
+		slog.Float64("latencyMs", float64(took.Microseconds())/1000),
+	}
+	if c.runID != "" {
+		attrs = append(attrs, slog.String("runId", c.runID))
+	}
+	if c.nodeID != "" {
+		attrs = append(attrs, slog.String("nodeId", c.nodeID))
+	}
+	level := slog.LevelInfo
+	if err != nil {
+		attrs = append(attrs, slog.String("code", string(interrupt.ErrorCode(err))))
+		var e *interrupt.Error
+		if !errors.As(err, &e) {
+			level = slog.LevelError
+			attrs = append(attrs, slog.String("error", err.Error()))
+		}
+	}
+	a.log.LogAttrs(ctx, level, "request", attrs...)
+}
+
+// pathID reads a path parameter that names a run or node; one that could not name anything is
+// answered like one that names nothing.
+func pathID(req events.APIGatewayV2HTTPRequest, name string) (string, error) {
+	v := req.PathParameters[name]
+	if !host.ValidID(v) {
+		return "", interrupt.Errorf(interrupt.CodeNotFound, "no such %s", name)
+	}
+	return v, nil
+}

@@ -1,0 +1,137 @@
+package apigw
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+
+	"github.com/interrupthost/interrupthost/pkg/host"
+	"github.com/interrupthost/interrupthost/pkg/interrupt"
+)
+
+// RequestInterrupt serves POST /runs/{runId}/interrupts: 201 with the new interrupt, or 200 with
+// the existing one when the payload's key was requested before.
+func (a *API) RequestInterrupt() Handler {
+	return a.route(ScopeInterruptsWrite, func(ctx context.Context, c *call) (reply, error) {
+		var err error
+		if c.runID, err = pathID(c.req, "runId"); err != nil {
+			return reply{}, err
+		}
+		var body struct {
+			NodeID  *string         `json:"nodeId"`
+			Payload json.RawMessage `json:"payload"`
+		}
+		if err := decodeBody(c.req, &body); err != nil {
+			return reply{}, err
+		}
+		var absent []string
+		if body.NodeID == nil {
+			absent = append(absent, "nodeId")
+		}
+		if body.Payload == nil {
+			absent = append(absent, "payload")
+		}
+		if len(absent) > 0 {
+			return reply{}, missing(absent...)
+		}
+		if c.nodeID = *body.NodeID; !host.ValidID(c.nodeID) {
+			return reply{}, interrupt.Invalid("nodeId is not a valid id",
+				interrupt.FieldError{Path: "/nodeId", Message: "must match ^[A-Za-z0-9._:-]{1,128}$"})
+		}
+		view, created, err := a.host.RequestInterrupt(ctx, c.principal, c.runID, host.Request{NodeID: c.nodeID, Payload: body.Payload})
+		if err != nil {
+			return reply{}, err
+		}
+		status := http.StatusOK
+		if created {
+			status = http.StatusCreated
+		}
+		return reply{status, view}, nil
+	})
+}
+
+// ResolveByRun serves POST /runs/{runId}/interrupts/{nodeId}: 200 when the call exits the
+// suspend, 202 when it was recorded without exiting.
+func (a *API) ResolveByRun() Handler {
+	return a.route(ScopeApprovalsRespond, func(ctx context.Context, c *call) (reply, error) {
+		var err error
+		if c.runID, err = pathID(c.req, "runId"); err != nil {
+			return reply{}, err
+		}
+		if c.nodeID, err = pathID(c.req, "nodeId"); err != nil {
+			return reply{}, err
+		}
+		var body struct {
+			ResumeValue json.RawMessage `json:"resumeValue"`
+		}
+		if err := decodeBody(c.req, &body); err != nil {
+			return reply{}, err
+		}
+		if body.ResumeValue == nil {
+			return reply{}, missing("resumeValue")
+		}
+		res, err := a.host.Resolve(ctx, c.principal, c.runID, c.nodeID, body.ResumeValue)
+		if err != nil {
+			return reply{}, err
+		}
+		if !res.Exited() {
+			return reply{http.StatusAccepted, res}, nil
+		}
+		return reply{http.StatusOK, res}, nil
+	})
+}
+
+// GetRun serves GET /runs/{runId}: the RunSnapshot.
+func (a *API) GetRun() Handler {
+	return a.route(ScopeRunsRead, func(ctx context.Context, c *call) (reply, error) {
+		var err error
+		if c.runID, err = pathID(c.req, "runId"); err != nil {
+			return reply{}, err
+		}
+		snap, err := a.host.Snapshot(ctx, c.principal, c.runID)
+		if err != nil {
+			return reply{}, err
+		}
+		return reply{http.StatusOK, snap}, nil
+	})
+}
+
+// ListEvents serves GET /runs/{runId}/events?after=SEQ&limit=N&mode=updates|debug. Every event
+// the host writes is durable, so both modes carry the same events.
+func (a *API) ListEvents() Handler {
+	return a.route(ScopeRunsRead, func(ctx context.Context, c *call) (reply, error) {
+		var err error
+		if c.runID, err = pathID(c.req, "runId"); err != nil {
+			return reply{}, err
+		}
+		q := c.req.QueryStringParameters
+		var fields []interrupt.FieldError
+		after, limit := int64(0), host.MaxPageCommits
+		if v, ok := q["after"]; ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n < 0 {
+				fields = append(fields, interrupt.FieldError{Path: "after", Message: "must be a commit seq (an integer >= 0)"})
+			}
+			after = n
+		}
+		if v, ok := q["limit"]; ok {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 || n > host.MaxPageCommits {
+				fields = append(fields, interrupt.FieldError{Path: "limit", Message: "must be an integer from 1 to " + strconv.Itoa(host.MaxPageCommits)})
+			}
+			limit = n
+		}
+		if v, ok := q["mode"]; ok && v != "updates" && v != "debug" {
+			fields = append(fields, interrupt.FieldError{Path: "mode", Message: "must be updates or debug"})
+		}
+		if len(fields) > 0 {
+			return reply{}, interrupt.Invalid("the query is not acceptable", fields...)
+		}
+		page, err := a.host.Events(ctx, c.principal, c.runID, after, limit)
+		if err != nil {
+			return reply{}, err
+		}
+		return reply{http.StatusOK, page}, nil
+	})
+}

@@ -1,0 +1,77 @@
+package apigw
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/interrupthost/interrupthost/pkg/interrupt"
+)
+
+// statusOf is the one map from error codes to HTTP statuses.
+var statusOf = map[interrupt.Code]int{
+	interrupt.CodeValidation:       http.StatusBadRequest,
+	interrupt.CodeUnauthorized:     http.StatusUnauthorized,
+	interrupt.CodeTokenInvalid:     http.StatusUnauthorized,
+	interrupt.CodeForbidden:        http.StatusForbidden,
+	interrupt.CodeNotFound:         http.StatusNotFound,
+	interrupt.CodeAlreadyResolved:  http.StatusConflict,
+	interrupt.CodeConflict:         http.StatusConflict,
+	interrupt.CodeExpired:          http.StatusGone,
+	interrupt.CodePayloadTooLarge:  http.StatusRequestEntityTooLarge,
+	interrupt.CodeUnsupportedMedia: http.StatusUnsupportedMediaType,
+	interrupt.CodeUnavailable:      http.StatusServiceUnavailable,
+	interrupt.CodeInternal:         http.StatusInternalServerError,
+}
+
+// Problem is an RFC 9457 problem document with the spec's code and, for validation errors, the
+// failing JSON paths.
+type Problem struct {
+	Type   string                 `json:"type"`
+	Title  string                 `json:"title"`
+	Status int                    `json:"status"`
+	Code   interrupt.Code         `json:"code"`
+	Detail string                 `json:"detail"`
+	Errors []interrupt.FieldError `json:"errors,omitempty"`
+}
+
+// ProblemType is the prefix of every problem's type URI; the code completes it.
+const ProblemType = "https://interrupthost.dev/problems/"
+
+// problemResponse renders err. Only an *interrupt.Error's message reaches the client; any other
+// error (an SDK failure, a bug) answers a generic message and is logged by the caller.
+func problemResponse(err error) events.APIGatewayV2HTTPResponse {
+	code := interrupt.ErrorCode(err)
+	status := statusOf[code]
+	p := Problem{Type: ProblemType + string(code), Title: http.StatusText(status), Status: status, Code: code}
+	if e, ok := err.(*interrupt.Error); ok {
+		p.Detail, p.Errors = e.Message, e.Fields
+	}
+	headers := map[string]string{}
+	switch code {
+	case interrupt.CodeInternal:
+		p.Detail = "internal error; the request id identifies it in the host's logs"
+	case interrupt.CodeUnavailable:
+		p.Detail = "a dependency is unavailable; nothing was written, retry later"
+		headers["Retry-After"] = "1"
+	}
+	resp := jsonResponse(status, p)
+	resp.Headers["Content-Type"] = "application/problem+json"
+	for k, v := range headers {
+		resp.Headers[k] = v
+	}
+	return resp
+}
+
+func jsonResponse(status int, body any) events.APIGatewayV2HTTPResponse {
+	b, err := json.Marshal(body)
+	if err != nil {
+		status, b = http.StatusInternalServerError, []byte(`{"code":"internal"}`)
+	}
+	return events.APIGatewayV2HTTPResponse{
+		StatusCode: status,
+		Headers:    map[string]string{"Content-Type": "application/json", "Cache-Control": "no-store"},
+		Body:       string(b),
+	}
+}

@@ -1,0 +1,183 @@
+// Package dynamo stores run logs in DynamoDB: one partition per run, one item per commit, and a
+// conditional put as the single point where concurrent writers are ordered.
+package dynamo
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
+
+	"github.com/interrupthost/interrupthost/pkg/interrupt"
+	"github.com/interrupthost/interrupthost/pkg/runlog"
+)
+
+// NewClient builds the DynamoDB client every function shares. It takes its HTTP client through
+// the service options (not the shared aws.Config, whose loader owns the custom CA bundle set by
+// AWS_CA_BUNDLE) so that concurrent invocations in one process keep their connections warm.
+func NewClient(cfg aws.Config, optFns ...func(*dynamodb.Options)) *dynamodb.Client {
+	httpClient := awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) {
+		t.MaxIdleConnsPerHost = 128
+		if base, ok := cfg.HTTPClient.(*awshttp.BuildableClient); ok && base.GetTransport().TLSClientConfig != nil {
+			t.TLSClientConfig = base.GetTransport().TLSClientConfig.Clone()
+		}
+	})
+	opts := append([]func(*dynamodb.Options){func(o *dynamodb.Options) { o.HTTPClient = httpClient }}, optFns...)
+	return dynamodb.NewFromConfig(cfg, opts...)
+}
+
+// Item attribute names. pk and sk are the table's keys (see template.yaml).
+const (
+	attrPK     = "pk"
+	attrSK     = "sk"
+	attrSeq    = "seq"
+	attrID     = "cid"
+	attrAt     = "at"
+	attrEvents = "events"
+)
+
+// RunLog reads and appends the commits of runs in one table.
+type RunLog struct {
+	db    *dynamodb.Client
+	table string
+}
+
+// NewRunLog returns a RunLog over table.
+func NewRunLog(db *dynamodb.Client, table string) *RunLog {
+	return &RunLog{db: db, table: table}
+}
+
+func partition(k runlog.Key) string { return k.Tenant + "#run#" + k.RunID }
+
+func sortKey(seq int64) string { return fmt.Sprintf("c#%020d", seq) }
+
+// Read returns the commits after seq after, in order, with one consistent Query (paged only when
+// the log exceeds DynamoDB's 1 MB page). limit caps the number of commits; 0 reads to the end.
+func (l *RunLog) Read(ctx context.Context, k runlog.Key, after int64, limit int) ([]runlog.Commit, error) {
+	in := &dynamodb.QueryInput{
+		TableName:              &l.table,
+		ConsistentRead:         aws.Bool(true),
+		KeyConditionExpression: aws.String("pk = :pk AND sk > :after"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":pk":    &types.AttributeValueMemberS{Value: partition(k)},
+			":after": &types.AttributeValueMemberS{Value: sortKey(after)},
+		},
+	}
+	if limit > 0 {
+		in.Limit = aws.Int32(int32(limit))
+	}
+	var out []runlog.Commit
+	for {
+		page, err := l.db.Query(ctx, in)
+		if err != nil {
+			return nil, classify("query", err)
+		}
+		for _, item := range page.Items {
+			c, err := decode(item)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, c)
+		}
+		if page.LastEvaluatedKey == nil || (limit > 0 && len(out) >= limit) {
+			return out, nil
+		}
+		in.ExclusiveStartKey = page.LastEvaluatedKey
+		if limit > 0 {
+			in.Limit = aws.Int32(int32(limit - len(out)))
+		}
+	}
+}
+
+// Append writes c if and only if no commit with its seq exists yet; otherwise it returns
+// runlog.ErrSeqTaken and writes nothing.
+func (l *RunLog) Append(ctx context.Context, k runlog.Key, c runlog.Commit) error {
+	events, err := json.Marshal(c.Events)
+	if err != nil {
+		return err
+	}
+	_, err = l.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: &l.table,
+		Item: map[string]types.AttributeValue{
+			attrPK:     &types.AttributeValueMemberS{Value: partition(k)},
+			attrSK:     &types.AttributeValueMemberS{Value: sortKey(c.Seq)},
+			attrSeq:    &types.AttributeValueMemberN{Value: strconv.FormatInt(c.Seq, 10)},
+			attrID:     &types.AttributeValueMemberS{Value: c.ID},
+			attrAt:     &types.AttributeValueMemberS{Value: c.At.UTC().Format(time.RFC3339Nano)},
+			attrEvents: &types.AttributeValueMemberS{Value: string(events)},
+		},
+		ConditionExpression: aws.String("attribute_not_exists(sk)"),
+	})
+	if IsCondCheckFailed(err) {
+		return runlog.ErrSeqTaken
+	}
+	if err != nil {
+		return classify("put", err)
+	}
+	return nil
+}
+
+// IsCondCheckFailed reports whether err is DynamoDB refusing a conditional write.
+func IsCondCheckFailed(err error) bool {
+	var ccf *types.ConditionalCheckFailedException
+	return errors.As(err, &ccf)
+}
+
+// transient are the error codes after which nothing was written and a later retry may succeed.
+var transient = map[string]bool{
+	"ProvisionedThroughputExceededException": true,
+	"ThrottlingException":                    true,
+	"RequestLimitExceeded":                   true,
+	"InternalServerError":                    true,
+	"ServiceUnavailable":                     true,
+}
+
+// classify marks throttling and unreachable endpoints as interrupt.ErrUnavailable; anything else
+// (a missing table, a malformed request) is a fault of ours and stays internal.
+func classify(op string, err error) error {
+	var apiErr smithy.APIError
+	if errors.As(err, &apiErr) && !transient[apiErr.ErrorCode()] {
+		return fmt.Errorf("dynamo: %s: %w", op, err)
+	}
+	return fmt.Errorf("dynamo: %s: %w: %w", op, interrupt.ErrUnavailable, err)
+}
+
+func decode(item map[string]types.AttributeValue) (runlog.Commit, error) {
+	var c runlog.Commit
+	seq, ok := item[attrSeq].(*types.AttributeValueMemberN)
+	if !ok {
+		return c, errors.New("dynamo: commit without seq")
+	}
+	n, err := strconv.ParseInt(seq.Value, 10, 64)
+	if err != nil {
+		return c, fmt.Errorf("dynamo: commit seq: %w", err)
+	}
+	c.Seq = n
+	if id, ok := item[attrID].(*types.AttributeValueMemberS); ok {
+		c.ID = id.Value
+	}
+	at, ok := item[attrAt].(*types.AttributeValueMemberS)
+	if !ok {
+		return c, fmt.Errorf("dynamo: commit %d without time", n)
+	}
+	if c.At, err = time.Parse(time.RFC3339Nano, at.Value); err != nil {
+		return c, fmt.Errorf("dynamo: commit %d time: %w", n, err)
+	}
+	events, ok := item[attrEvents].(*types.AttributeValueMemberS)
+	if !ok {
+		return c, fmt.Errorf("dynamo: commit %d without events", n)
+	}
+	if err := json.Unmarshal([]byte(events.Value), &c.Events); err != nil {
+		return c, fmt.Errorf("dynamo: commit %d events: %w", n, err)
+	}
+	return c, nil
+}

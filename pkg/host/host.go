@@ -1,0 +1,124 @@
+// Package host implements the operations of the interrupt host over a run log: request an
+// interrupt, resolve it, read a run's snapshot and events. Every write follows one pattern (read,
+// fold, decide, conditional append, re-read on conflict), which is what makes "resumed exactly
+// once" hold under concurrent callers.
+package host
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"time"
+
+	"github.com/interrupthost/interrupthost/pkg/interrupt"
+	"github.com/interrupthost/interrupthost/pkg/runlog"
+	"github.com/interrupthost/interrupthost/pkg/schema"
+)
+
+// Log is the storage the host needs: a consistent read of the commits after a seq, and an append
+// that fails with runlog.ErrSeqTaken when the seq is already committed.
+type Log interface {
+	Read(ctx context.Context, k runlog.Key, after int64, limit int) ([]runlog.Commit, error)
+	Append(ctx context.Context, k runlog.Key, c runlog.Commit) error
+}
+
+// Config is the host's behaviour that operators choose.
+type Config struct {
+	// Capabilities the host advertises; conversation.* kinds need "conversation".
+	Capabilities []string
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// MaxAttempts bounds how often one write re-reads after losing a race before answering 503;
+	// 0 means 50.
+	MaxAttempts int
+}
+
+// Host runs the operations. It holds no per-request state and is safe for concurrent use.
+type Host struct {
+	log     Log
+	schemas *schema.Set
+	cfg     Config
+}
+
+// New returns a Host over log.
+func New(log Log, schemas *schema.Set, cfg Config) *Host {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.MaxAttempts == 0 {
+		cfg.MaxAttempts = 50
+	}
+	return &Host{log: log, schemas: schemas, cfg: cfg}
+}
+
+// HasCapability reports whether the host advertises capability c.
+func (h *Host) HasCapability(c string) bool { return slices.Contains(h.cfg.Capabilities, c) }
+
+var idPattern = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
+
+// ValidID reports whether s may name a run, node or tenant: ids become parts of DynamoDB keys,
+// so they exclude the key separator '#' and anything a URL or a log line would mangle.
+func ValidID(s string) bool { return idPattern.MatchString(s) }
+
+func key(p interrupt.Principal, runID string) runlog.Key {
+	return runlog.Key{Tenant: p.Tenant, RunID: runID}
+}
+
+// load folds the whole log of a run.
+func (h *Host) load(ctx context.Context, k runlog.Key) (*runlog.State, error) {
+	commits, err := h.log.Read(ctx, k, 0, 0)
+	if err != nil {
+		return nil, err
+	}
+	return runlog.Fold(commits)
+}
+
+// decision is what an operation concludes from the state: the events to commit (none when the
+// answer needs no write) and how to answer once they are committed at seq.
+type decision[T any] struct {
+	events []runlog.Event
+	answer func(seq int64) T
+}
+
+// commit is the one write path. decide sees the state folded up to the newest commit it knows
+// of; if its events lose the race for seq+1, the commits that won are folded in and decide runs
+// again, so every answer is consistent with the log as it stands after the write.
+func commit[T any](ctx context.Context, h *Host, k runlog.Key, st *runlog.State, decide func(*runlog.State) (decision[T], error)) (T, error) {
+	var zero T
+	for range h.cfg.MaxAttempts {
+		d, err := decide(st)
+		if err != nil {
+			return zero, err
+		}
+		if len(d.events) == 0 {
+			return d.answer(st.Seq), nil
+		}
+		c := runlog.Commit{Seq: st.Seq + 1, ID: rand.Text(), At: h.cfg.Now().UTC(), Events: d.events}
+		err = h.log.Append(ctx, k, c)
+		if err == nil {
+			return d.answer(c.Seq), nil
+		}
+		if !errors.Is(err, runlog.ErrSeqTaken) {
+			return zero, err
+		}
+		newer, err := h.log.Read(ctx, k, st.Seq, 0)
+		if err != nil {
+			return zero, err
+		}
+		for _, n := range newer {
+			if err := st.Apply(n); err != nil {
+				return zero, err
+			}
+		}
+		// The SDK retries a put whose answer was lost; the commit it finds may be its own.
+		if seq, ok := st.CommitIDs[c.ID]; ok {
+			return d.answer(seq), nil
+		}
+	}
+	return zero, fmt.Errorf("host: %d attempts lost the race for the next commit: %w", h.cfg.MaxAttempts, interrupt.ErrUnavailable)
+}
+
+func newInterruptID() string { return "int_" + rand.Text() }

@@ -1,0 +1,156 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/interrupthost/interrupthost/pkg/interrupt"
+	"github.com/interrupthost/interrupthost/pkg/runlog"
+	"github.com/interrupthost/interrupthost/pkg/schema"
+)
+
+// Request is the body of request-interrupt, decoded.
+type Request struct {
+	NodeID  string
+	Payload json.RawMessage
+}
+
+// InterruptView is the answer of request-interrupt: the interrupt as it stands.
+type InterruptView struct {
+	RunID       string           `json:"runId"`
+	NodeID      string           `json:"nodeId"`
+	InterruptID string           `json:"interruptId"`
+	Key         string           `json:"key"`
+	Kind        interrupt.Kind   `json:"kind"`
+	Status      interrupt.Status `json:"status"`
+	ResumeValue json.RawMessage  `json:"resumeValue,omitempty"`
+	Seq         int64            `json:"seq"`
+	Tokens      []TokenView      `json:"tokens"`
+}
+
+// TokenView is a token minted for an interrupt.
+type TokenView struct {
+	Token     string `json:"token"`
+	Intent    string `json:"intent"`
+	ExpiresAt string `json:"expiresAt"`
+}
+
+// RequestInterrupt suspends the run at req.NodeID on req.Payload. created is false when the
+// payload's key was already requested in this run: the answer is then that interrupt as it
+// stands (with its persisted resumeValue once resolved) and nothing is appended.
+func (h *Host) RequestInterrupt(ctx context.Context, p interrupt.Principal, runID string, req Request) (view InterruptView, created bool, err error) {
+	payload, err := h.checkPayload(req.Payload)
+	if err != nil {
+		return InterruptView{}, false, err
+	}
+	k := key(p, runID)
+	st, err := h.load(ctx, k)
+	if err != nil {
+		return InterruptView{}, false, err
+	}
+	id := newInterruptID()
+	type result struct {
+		view    InterruptView
+		created bool
+	}
+	res, err := commit(ctx, h, k, st, func(st *runlog.State) (decision[result], error) {
+		now := h.cfg.Now()
+		if prior := st.ByKey(payload.Key); prior != nil {
+			return decision[result]{answer: func(int64) result {
+				return result{view: h.view(runID, prior, now)}
+			}}, nil
+		}
+		if st.Ended != "" {
+			return decision[result]{}, interrupt.Errorf(interrupt.CodeConflict, "run %s is %s", runID, st.Ended)
+		}
+		if busy := st.LatestAt(req.NodeID); busy != nil && busy.StatusAt(now) == interrupt.StatusPending {
+			return decision[result]{}, interrupt.Errorf(interrupt.CodeConflict,
+				"node %s already waits on interrupt %s (key %q)", req.NodeID, busy.ID, busy.Payload.Key)
+		}
+		events := requestEvents(req.NodeID, id, payload, req.Payload)
+		return decision[result]{events: events, answer: func(seq int64) result {
+			return result{created: true, view: InterruptView{
+				RunID: runID, NodeID: req.NodeID, InterruptID: id, Key: payload.Key, Kind: payload.Kind,
+				Status: interrupt.StatusPending, Seq: seq, Tokens: []TokenView{},
+			}}
+		}}, nil
+	})
+	return res.view, res.created, err
+}
+
+func (h *Host) view(runID string, in *runlog.Interrupt, now time.Time) InterruptView {
+	return InterruptView{
+		RunID: runID, NodeID: in.NodeID, InterruptID: in.ID, Key: in.Payload.Key, Kind: in.Payload.Kind,
+		Status: in.StatusAt(now), ResumeValue: in.ResumeValue, Seq: in.RequestedSeq, Tokens: []TokenView{},
+	}
+}
+
+// requestEvents are the commit of a new interrupt: interrupt.requested with the payload verbatim,
+// its legacy alias, and for low-confidence the agent decision that caused the suspension.
+func requestEvents(nodeID, id string, p interrupt.Payload, raw json.RawMessage) []runlog.Event {
+	var events []runlog.Event
+	if p.Kind == interrupt.KindLowConfidence {
+		decided, _ := json.Marshal(map[string]any{
+			"agentId": p.Data.AgentID, "confidence": *p.Data.Observed, "threshold": *p.Data.Threshold,
+		})
+		suspended, _ := json.Marshal(map[string]any{"nodeId": nodeID, "reason": "low-confidence", "interruptId": id})
+		events = append(events,
+			runlog.Event{Type: interrupt.EventAgentDecided, NodeID: nodeID, Payload: decided},
+			runlog.Event{Type: interrupt.EventNodeSuspended, NodeID: nodeID, InterruptID: id, Payload: suspended})
+	}
+	events = append(events, runlog.Event{Type: interrupt.EventRequested, NodeID: nodeID, InterruptID: id, Payload: raw})
+	if prefix := p.Kind.LegacyPrefix(); prefix != "" {
+		events = append(events, runlog.Event{Type: prefix + ".requested", NodeID: nodeID, InterruptID: id, Payload: raw})
+	}
+	return events
+}
+
+// checkPayload validates an InterruptPayload before anything is read or written: the schema, the
+// inline schemas it declares (they must compile now, not fail at resolve time), and the rules a
+// schema cannot express.
+func (h *Host) checkPayload(raw json.RawMessage) (interrupt.Payload, error) {
+	var p interrupt.Payload
+	if fields := h.schemas.Validate(schema.SuspendRequest, raw, "/payload"); len(fields) > 0 {
+		return p, interrupt.Invalid("payload does not match the InterruptPayload schema", fields...)
+	}
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return p, interrupt.Invalid("payload is not a valid InterruptPayload", interrupt.FieldError{Path: "/payload", Message: err.Error()})
+	}
+	var fields []interrupt.FieldError
+	type inline struct {
+		path   string
+		schema json.RawMessage
+	}
+	inlines := []inline{{"/payload/resumeSchema", p.ResumeSchema}, {"/payload/data/outcomeSchema", p.Data.OutcomeSchema}}
+	for i, q := range p.Data.Questions {
+		inlines = append(inlines, inline{fmt.Sprintf("/payload/data/questions/%d/schema", i), q.Schema})
+	}
+	for _, in := range inlines {
+		if len(in.schema) == 0 {
+			continue
+		}
+		if _, err := h.schemas.Compile(in.schema); err != nil {
+			fields = append(fields, interrupt.FieldError{Path: in.path, Message: "is not a usable JSON Schema: " + err.Error()})
+		}
+	}
+	switch {
+	case p.Kind.IsConversation() && !h.HasCapability("conversation"):
+		fields = append(fields, interrupt.FieldError{Path: "/payload/kind", Message: "this host does not advertise the conversation capability"})
+	case p.Kind == interrupt.KindLowConfidence && *p.Data.Observed >= *p.Data.Threshold:
+		fields = append(fields, interrupt.FieldError{Path: "/payload/data/observed", Message: "must be below threshold for a low-confidence interrupt"})
+	case p.Kind == interrupt.KindClarification:
+		seen := map[string]bool{}
+		for i, q := range p.Data.Questions {
+			if seen[q.ID] {
+				fields = append(fields, interrupt.FieldError{Path: fmt.Sprintf("/payload/data/questions/%d/id", i), Message: "duplicates an earlier question id"})
+			}
+			seen[q.ID] = true
+		}
+	}
+	if len(fields) > 0 {
+		return p, interrupt.Invalid("payload is not acceptable", fields...)
+	}
+	return p, nil
+}

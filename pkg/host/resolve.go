@@ -1,0 +1,196 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+
+	"github.com/interrupthost/interrupthost/pkg/interrupt"
+	"github.com/interrupthost/interrupthost/pkg/runlog"
+	"github.com/interrupthost/interrupthost/pkg/schema"
+)
+
+// Resolution is the answer of a resolve: status resolved when this call exited the suspend,
+// pending when it was recorded without exiting (an ask).
+type Resolution struct {
+	RunID       string           `json:"runId"`
+	NodeID      string           `json:"nodeId"`
+	InterruptID string           `json:"interruptId"`
+	Status      interrupt.Status `json:"status"`
+	ResumeValue json.RawMessage  `json:"resumeValue"`
+	Seq         int64            `json:"seq"`
+}
+
+// Exited reports whether the resolve released the run.
+func (r Resolution) Exited() bool { return r.Status == interrupt.StatusResolved }
+
+// Resolve resumes the interrupt pending at nodeID with resumeValue. Of two concurrent resolves
+// exactly one commits; the other re-reads, finds the interrupt resolved and fails with
+// interrupt_already_resolved.
+func (h *Host) Resolve(ctx context.Context, p interrupt.Principal, runID, nodeID string, resumeValue json.RawMessage) (Resolution, error) {
+	k := key(p, runID)
+	st, err := h.load(ctx, k)
+	if err != nil {
+		return Resolution{}, err
+	}
+	if !st.Exists() {
+		return Resolution{}, interrupt.Errorf(interrupt.CodeNotFound, "no run %s", runID)
+	}
+	return commit(ctx, h, k, st, func(st *runlog.State) (decision[Resolution], error) {
+		in := st.LatestAt(nodeID)
+		if in == nil {
+			return decision[Resolution]{}, interrupt.Errorf(interrupt.CodeNotFound, "no interrupt at node %s of run %s", nodeID, runID)
+		}
+		if status := in.StatusAt(h.cfg.Now()); status != interrupt.StatusPending {
+			return decision[Resolution]{}, interrupt.Errorf(interrupt.CodeAlreadyResolved, "interrupt %s is %s", in.ID, status)
+		}
+		value, action, err := h.checkResume(in, p, resumeValue)
+		if err != nil {
+			return decision[Resolution]{}, err
+		}
+		res := Resolution{RunID: runID, NodeID: nodeID, InterruptID: in.ID, ResumeValue: value}
+		events := resolveEvents(in, value)
+		res.Status = interrupt.StatusResolved
+		if action == interrupt.ActionAsk {
+			asked, _ := json.Marshal(map[string]any{"nodeId": nodeID, "interruptId": in.ID, "principal": p.Subject, "resumeValue": value})
+			events = []runlog.Event{{Type: interrupt.EventAsked, NodeID: nodeID, InterruptID: in.ID, Payload: asked}}
+			res.Status = interrupt.StatusPending
+		}
+		return decision[Resolution]{events: events, answer: func(seq int64) Resolution {
+			res.Seq = seq
+			return res
+		}}, nil
+	})
+}
+
+// resolveEvents are the commit that exits the suspend: interrupt.resolved and its legacy alias.
+func resolveEvents(in *runlog.Interrupt, value json.RawMessage) []runlog.Event {
+	payload, _ := json.Marshal(interrupt.Resolved{NodeID: in.NodeID, InterruptID: in.ID, Kind: in.Payload.Kind, ResumeValue: value})
+	events := []runlog.Event{{Type: interrupt.EventResolved, NodeID: in.NodeID, InterruptID: in.ID, Payload: payload}}
+	if prefix := in.Payload.Kind.LegacyPrefix(); prefix != "" {
+		events = append(events, runlog.Event{Type: prefix + ".resolved", NodeID: in.NodeID, InterruptID: in.ID, Payload: payload})
+	}
+	return events
+}
+
+// checkResume validates a resume value against everything the interrupt declares and returns
+// the value to persist (an approval without decidedBy records the caller) and, for approvals, its
+// action.
+func (h *Host) checkResume(in *runlog.Interrupt, p interrupt.Principal, value json.RawMessage) (json.RawMessage, interrupt.Action, error) {
+	const at = "/resumeValue"
+	var fields []interrupt.FieldError
+	check := func(s json.RawMessage) {
+		if len(s) == 0 {
+			return
+		}
+		compiled, err := h.schemas.Compile(s)
+		if err != nil { // refused when requested; a log written by another version may still hold one
+			fields = append(fields, interrupt.FieldError{Path: at, Message: "the interrupt's schema cannot be used"})
+			return
+		}
+		fields = append(fields, compiled.Validate(value, at)...)
+	}
+	check(in.Payload.ResumeSchema)
+	var action interrupt.Action
+	switch in.Payload.Kind {
+	case interrupt.KindConversationExchange:
+		check(in.Payload.Data.OutcomeSchema)
+	case interrupt.KindClarification:
+		fields = append(fields, h.checkAnswers(in.Payload.Data.Questions, value)...)
+	case interrupt.KindApproval:
+		var errs []interrupt.FieldError
+		value, action, errs = checkApproval(h.schemas, in.Payload.Data.Actions, p, value)
+		fields = append(fields, errs...)
+	}
+	if len(fields) > 0 {
+		return nil, "", interrupt.Invalid("resumeValue is not acceptable for this interrupt", fields...)
+	}
+	return value, action, nil
+}
+
+func checkApproval(schemas *schema.Set, allowed []interrupt.Action, p interrupt.Principal, value json.RawMessage) (json.RawMessage, interrupt.Action, []interrupt.FieldError) {
+	if fields := schemas.Validate(schema.ApprovalResume, value, "/resumeValue"); len(fields) > 0 {
+		return nil, "", fields
+	}
+	var v struct {
+		Action    interrupt.Action `json:"action"`
+		DecidedBy *string          `json:"decidedBy"`
+	}
+	if err := json.Unmarshal(value, &v); err != nil {
+		return nil, "", []interrupt.FieldError{{Path: "/resumeValue", Message: "is not an approval decision"}}
+	}
+	if !slices.Contains(allowed, v.Action) {
+		return nil, "", []interrupt.FieldError{{Path: "/resumeValue/action", Message: fmt.Sprintf("%q is not one of this approval's actions %v", v.Action, allowed)}}
+	}
+	if v.DecidedBy == nil && p.Subject != "" {
+		value = withMember(value, "decidedBy", p.Subject)
+	}
+	return value, v.Action, nil
+}
+
+// withMember appends one member to a JSON object without re-encoding the rest, so the value the
+// caller sent is persisted as sent.
+func withMember(obj json.RawMessage, name, value string) json.RawMessage {
+	trimmed := bytes.TrimRight(obj, " \t\r\n")
+	member, _ := json.Marshal(map[string]string{name: value})
+	out := make(json.RawMessage, 0, len(trimmed)+len(member))
+	out = append(out, trimmed[:len(trimmed)-1]...)
+	if len(bytes.TrimSpace(trimmed[1:len(trimmed)-1])) > 0 {
+		out = append(out, ',')
+	}
+	out = append(out, member[1:]...)
+	return out
+}
+
+// checkAnswers validates a clarification's resume value: { answers: { <questionId>: value } }
+// with every question answered, no other ids, and each answer valid against its question's
+// schema.
+func (h *Host) checkAnswers(questions []interrupt.Question, value json.RawMessage) []interrupt.FieldError {
+	var body map[string]json.RawMessage
+	if err := json.Unmarshal(value, &body); err != nil || body == nil {
+		return []interrupt.FieldError{{Path: "/resumeValue", Message: "must be an object { answers: { <questionId>: value } }"}}
+	}
+	var fields []interrupt.FieldError
+	for name := range body {
+		if name != "answers" {
+			fields = append(fields, interrupt.FieldError{Path: "/resumeValue/" + name, Message: "Additional property " + name + " is not allowed"})
+		}
+	}
+	var answers map[string]json.RawMessage
+	if err := json.Unmarshal(body["answers"], &answers); err != nil || answers == nil {
+		return append(fields, interrupt.FieldError{Path: "/resumeValue/answers", Message: "is required and must be an object keyed by question id"})
+	}
+	known := map[string]bool{}
+	for _, q := range questions {
+		known[q.ID] = true
+		path := "/resumeValue/answers/" + schema.PointerEscape(q.ID)
+		answer, ok := answers[q.ID]
+		if !ok {
+			fields = append(fields, interrupt.FieldError{Path: path, Message: "question " + q.ID + " is not answered"})
+			continue
+		}
+		if len(q.Schema) == 0 {
+			continue
+		}
+		compiled, err := h.schemas.Compile(q.Schema)
+		if err != nil {
+			fields = append(fields, interrupt.FieldError{Path: path, Message: "the question's schema cannot be used"})
+			continue
+		}
+		fields = append(fields, compiled.Validate(answer, path)...)
+	}
+	var unknown []string
+	for id := range answers {
+		if !known[id] {
+			unknown = append(unknown, id)
+		}
+	}
+	sort.Strings(unknown)
+	for _, id := range unknown {
+		fields = append(fields, interrupt.FieldError{Path: "/resumeValue/answers/" + schema.PointerEscape(id), Message: "answers no question of this interrupt"})
+	}
+	return fields
+}

@@ -1,0 +1,154 @@
+// Package interrupt holds the domain of the interrupt host: the kinds of interrupt a run can wait
+// on, the events that record them, and the errors every operation speaks. It imports nothing of
+// AWS or Lambda so that every other package can share its vocabulary.
+package interrupt
+
+import "encoding/json"
+
+// Kind discriminates an InterruptPayload; it decides the payload's data shape, the legacy event
+// type emitted beside interrupt.*, and the run status while the interrupt is pending.
+type Kind string
+
+// The eight kinds of the spec's Payload table.
+const (
+	KindApproval             Kind = "approval"
+	KindClarification        Kind = "clarification"
+	KindExternalEvent        Kind = "external-event"
+	KindCustom               Kind = "custom"
+	KindConversationStart    Kind = "conversation.start"
+	KindConversationExchange Kind = "conversation.exchange"
+	KindConversationClose    Kind = "conversation.close"
+	KindLowConfidence        Kind = "low-confidence"
+)
+
+// IsConversation reports whether the kind is gated on the host's conversation capability.
+func (k Kind) IsConversation() bool {
+	return k == KindConversationStart || k == KindConversationExchange || k == KindConversationClose
+}
+
+// WaitingStatus is the RunSnapshot status while an interrupt of this kind is pending.
+func (k Kind) WaitingStatus() RunStatus {
+	switch k {
+	case KindApproval:
+		return RunWaitingApproval
+	case KindExternalEvent, KindCustom:
+		return RunWaitingExternal
+	default:
+		return RunWaitingInput
+	}
+}
+
+// LegacyPrefix names the kind-specific event family still emitted beside interrupt.* for
+// consumers that have not migrated ("" when the kind has none).
+func (k Kind) LegacyPrefix() string {
+	switch k {
+	case KindApproval:
+		return "approval"
+	case KindClarification:
+		return "clarification"
+	default:
+		return ""
+	}
+}
+
+// Payload is the parsed view of an InterruptPayload that the host acts on. The payload itself is
+// kept verbatim as Raw: it is what interrupt.requested records and what inspect returns.
+type Payload struct {
+	Kind         Kind            `json:"kind"`
+	Key          string          `json:"key"`
+	Data         Data            `json:"data"`
+	ResumeSchema json.RawMessage `json:"resumeSchema,omitempty"`
+	TimeoutMs    int64           `json:"timeoutMs,omitempty"`
+}
+
+// Data is the union of the kind-specific fields the host itself reads; fields the host only
+// stores (titles, prompts, artifacts) stay in the raw payload.
+type Data struct {
+	Actions       []Action        `json:"actions,omitempty"`
+	Questions     []Question      `json:"questions,omitempty"`
+	OutcomeSchema json.RawMessage `json:"outcomeSchema,omitempty"`
+	AgentID       string          `json:"agentId,omitempty"`
+	Threshold     *float64        `json:"threshold,omitempty"`
+	Observed      *float64        `json:"observed,omitempty"`
+}
+
+// Question is one clarification question; its optional schema constrains the answer.
+type Question struct {
+	ID     string          `json:"id"`
+	Schema json.RawMessage `json:"schema,omitempty"`
+}
+
+// Action is one verb of the approval vocabulary.
+type Action string
+
+// The approval vocabulary of the spec.
+const (
+	ActionAccept     Action = "accept"
+	ActionReject     Action = "reject"
+	ActionRefine     Action = "refine"
+	ActionEditAccept Action = "edit-accept"
+	ActionAsk        Action = "ask"
+)
+
+// Status is the lifecycle of one interrupt as the fold sees it.
+type Status string
+
+// Interrupt statuses. Only pending interrupts can be resolved.
+const (
+	StatusPending   Status = "pending"
+	StatusResolved  Status = "resolved"
+	StatusExpired   Status = "expired"
+	StatusCancelled Status = "cancelled"
+)
+
+// RunStatus is the status a RunSnapshot reports.
+type RunStatus string
+
+// Run statuses: running when nothing is pending, waiting-* while suspended.
+const (
+	RunRunning         RunStatus = "running"
+	RunWaitingApproval RunStatus = "waiting-approval"
+	RunWaitingInput    RunStatus = "waiting-input"
+	RunWaitingExternal RunStatus = "waiting-external"
+	RunCancelled       RunStatus = "cancelled"
+	RunCompleted       RunStatus = "completed"
+)
+
+// Event types written to the run log.
+const (
+	EventRequested     = "interrupt.requested"
+	EventResolved      = "interrupt.resolved"
+	EventVoted         = "interrupt.voted"
+	EventAsked         = "interrupt.asked"
+	EventExpired       = "interrupt.expired"
+	EventRunCancelled  = "run.cancelled"
+	EventRunCompleted  = "run.completed"
+	EventAgentDecided  = "agent.decided"
+	EventNodeSuspended = "node.suspended"
+)
+
+// Resolved is the closed payload of interrupt.resolved (and of its legacy aliases).
+type Resolved struct {
+	NodeID      string          `json:"nodeId"`
+	InterruptID string          `json:"interruptId"`
+	Kind        Kind            `json:"kind,omitempty"`
+	ResumeValue json.RawMessage `json:"resumeValue,omitempty"`
+}
+
+// Principal is the authenticated caller of an operation, as the gateway's authorizer vouched
+// for it. Tenant scopes every run: a run of another tenant does not exist for this caller.
+type Principal struct {
+	Subject string
+	Tenant  string
+	Scopes  []string
+}
+
+// HasScope reports whether the caller was granted scope.
+func (p Principal) HasScope(scope string) bool {
+	for _, s := range p.Scopes {
+		if s == scope {
+			return true
+		}
+	}
+	return false
+}

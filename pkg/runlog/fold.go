@@ -1,0 +1,214 @@
+package runlog
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/interrupthost/interrupthost/pkg/interrupt"
+)
+
+// Interrupt is one interrupt as the log says it stands.
+type Interrupt struct {
+	ID      string
+	NodeID  string
+	Payload interrupt.Payload
+	// Raw is the InterruptPayload exactly as requested.
+	Raw          json.RawMessage
+	RequestedSeq int64
+	RequestedAt  time.Time
+	// Deadline is zero when the payload sets no timeoutMs.
+	Deadline    time.Time
+	ResumeValue json.RawMessage
+	ResolvedSeq int64
+	status      interrupt.Status
+}
+
+// StatusAt is the interrupt's status at now: a pending interrupt past its deadline is expired
+// for every reader, before the sweep has recorded interrupt.expired.
+func (i *Interrupt) StatusAt(now time.Time) interrupt.Status {
+	if i.status == interrupt.StatusPending && !i.Deadline.IsZero() && !now.Before(i.Deadline) {
+		return interrupt.StatusExpired
+	}
+	return i.status
+}
+
+// State is a run folded from its log. The zero value is a run with no commits, which does not
+// exist yet.
+type State struct {
+	// Seq is the last commit applied; the next commit must be Seq+1.
+	Seq int64
+	// Ended is RunCancelled or RunCompleted once the run has ended, else "".
+	Ended interrupt.RunStatus
+	// CommitIDs maps the ID of every applied commit to its seq.
+	CommitIDs map[string]int64
+
+	ordered []*Interrupt
+	byID    map[string]*Interrupt
+	byKey   map[string]*Interrupt
+	// latestAt is the last interrupt requested at each node: resolving by node targets it.
+	latestAt map[string]*Interrupt
+}
+
+// Fold applies commits, in order, to an empty state.
+func Fold(commits []Commit) (*State, error) {
+	s := &State{}
+	for _, c := range commits {
+		if err := s.Apply(c); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// Apply folds one more commit into s. A commit out of sequence or with an unreadable event means
+// the log is corrupt or was read wrongly; s is then left unchanged.
+func (s *State) Apply(c Commit) error {
+	if c.Seq != s.Seq+1 {
+		return fmt.Errorf("runlog: commit %d applied after %d", c.Seq, s.Seq)
+	}
+	if s.byID == nil {
+		s.byID = map[string]*Interrupt{}
+		s.byKey = map[string]*Interrupt{}
+		s.latestAt = map[string]*Interrupt{}
+		s.CommitIDs = map[string]int64{}
+	}
+	// Parse before mutating, so that a bad event leaves s as it was.
+	type change func()
+	changes := make([]change, 0, len(c.Events))
+	for i, e := range c.Events {
+		ch, err := s.change(c, e)
+		if err != nil {
+			return fmt.Errorf("runlog: commit %d event %d (%s): %w", c.Seq, i, e.Type, err)
+		}
+		if ch != nil {
+			changes = append(changes, ch)
+		}
+	}
+	for _, ch := range changes {
+		ch()
+	}
+	s.Seq = c.Seq
+	if c.ID != "" {
+		s.CommitIDs[c.ID] = c.Seq
+	}
+	return nil
+}
+
+func (s *State) change(c Commit, e Event) (func(), error) {
+	switch e.Type {
+	case interrupt.EventRequested:
+		var p interrupt.Payload
+		if err := json.Unmarshal(e.Payload, &p); err != nil {
+			return nil, err
+		}
+		in := &Interrupt{
+			ID: e.InterruptID, NodeID: e.NodeID, Payload: p, Raw: e.Payload,
+			RequestedSeq: c.Seq, RequestedAt: c.At, status: interrupt.StatusPending,
+		}
+		if p.TimeoutMs > 0 {
+			in.Deadline = c.At.Add(time.Duration(p.TimeoutMs) * time.Millisecond)
+		}
+		return func() {
+			s.ordered = append(s.ordered, in)
+			s.byID[in.ID] = in
+			s.byKey[p.Key] = in
+			s.latestAt[in.NodeID] = in
+		}, nil
+	case interrupt.EventResolved:
+		var r interrupt.Resolved
+		if err := json.Unmarshal(e.Payload, &r); err != nil {
+			return nil, err
+		}
+		in, err := s.known(r.InterruptID)
+		if err != nil {
+			return nil, err
+		}
+		return func() {
+			in.status, in.ResumeValue, in.ResolvedSeq = interrupt.StatusResolved, r.ResumeValue, c.Seq
+		}, nil
+	case interrupt.EventExpired:
+		in, err := s.known(e.InterruptID)
+		if err != nil {
+			return nil, err
+		}
+		return func() { in.status = interrupt.StatusExpired }, nil
+	case interrupt.EventRunCancelled, interrupt.EventRunCompleted:
+		ended := interrupt.RunCancelled
+		if e.Type == interrupt.EventRunCompleted {
+			ended = interrupt.RunCompleted
+		}
+		return func() {
+			s.Ended = ended
+			for _, in := range s.ordered {
+				if in.status == interrupt.StatusPending {
+					in.status = interrupt.StatusCancelled
+				}
+			}
+		}, nil
+	default:
+		// Legacy aliases repeat interrupt.*; the other types inform readers, not decisions.
+		return nil, nil
+	}
+}
+
+func (s *State) known(id string) (*Interrupt, error) {
+	in, ok := s.byID[id]
+	if !ok {
+		return nil, fmt.Errorf("unknown interrupt %q", id)
+	}
+	return in, nil
+}
+
+// Exists reports whether the run has any commit.
+func (s *State) Exists() bool { return s.Seq > 0 }
+
+// ByKey is the interrupt requested with re-entry key k, if any.
+func (s *State) ByKey(k string) *Interrupt { return s.byKey[k] }
+
+// LatestAt is the last interrupt requested at node, if any.
+func (s *State) LatestAt(node string) *Interrupt { return s.latestAt[node] }
+
+// Pending lists the interrupts pending at now, in the order they were requested.
+func (s *State) Pending(now time.Time) []*Interrupt {
+	var out []*Interrupt
+	for _, in := range s.ordered {
+		if in.StatusAt(now) == interrupt.StatusPending {
+			out = append(out, in)
+		}
+	}
+	return out
+}
+
+// Snapshot is the RunSnapshot body of get-run.
+type Snapshot struct {
+	RunID         string              `json:"runId"`
+	Status        interrupt.RunStatus `json:"status"`
+	CurrentNodeID string              `json:"currentNodeId,omitempty"`
+	Pending       []PendingRef        `json:"pending"`
+	LastSeq       int64               `json:"lastSeq"`
+}
+
+// PendingRef names one pending interrupt in a Snapshot.
+type PendingRef struct {
+	NodeID      string         `json:"nodeId"`
+	InterruptID string         `json:"interruptId"`
+	Kind        interrupt.Kind `json:"kind"`
+}
+
+// Snapshot summarises the run at now. With several interrupts pending, the oldest decides the
+// status and currentNodeId: it is the one the run has waited on longest.
+func (s *State) Snapshot(runID string, now time.Time) Snapshot {
+	snap := Snapshot{RunID: runID, Status: interrupt.RunRunning, Pending: []PendingRef{}, LastSeq: s.Seq}
+	for _, in := range s.Pending(now) {
+		snap.Pending = append(snap.Pending, PendingRef{NodeID: in.NodeID, InterruptID: in.ID, Kind: in.Payload.Kind})
+	}
+	switch {
+	case s.Ended != "":
+		snap.Status = s.Ended
+	case len(snap.Pending) > 0:
+		first := snap.Pending[0]
+		snap.Status, snap.CurrentNodeID = first.Kind.WaitingStatus(), first.NodeID
+	}
+	return snap
+}

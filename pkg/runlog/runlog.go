@@ -1,0 +1,68 @@
+// Package runlog is the run log as a value: the commits a run has made and the fold that turns
+// them into the state every decision is taken against. It is pure: reading and appending commits
+// is the job of a store (see package dynamo), deciding what to append the job of package host.
+package runlog
+
+import (
+	"encoding/json"
+	"errors"
+	"time"
+)
+
+// ErrSeqTaken is what a store returns when another writer committed the same sequence number
+// first: the caller re-reads, re-folds and decides again.
+var ErrSeqTaken = errors.New("runlog: sequence number already committed")
+
+// Key names one run's log: runs are scoped by tenant, so the same run id in two tenants names
+// two unrelated logs.
+type Key struct {
+	Tenant string
+	RunID  string
+}
+
+// Event is one entry of a commit as stored. InterruptID is carried beside the payload because
+// interrupt.requested records the InterruptPayload verbatim, which has no room for it.
+type Event struct {
+	Type        string          `json:"type"`
+	NodeID      string          `json:"nodeId,omitempty"`
+	InterruptID string          `json:"interruptId,omitempty"`
+	Payload     json.RawMessage `json:"payload"`
+}
+
+// Commit is the unit of appending: all of its events become visible together or not at all.
+// ID is random per attempt to append, so that a writer whose put was retried by the SDK can
+// recognise its own commit instead of mistaking it for a rival's.
+type Commit struct {
+	Seq    int64
+	ID     string
+	At     time.Time
+	Events []Event
+}
+
+// Envelope is an event as clients read it.
+type Envelope struct {
+	Seq         int64           `json:"seq"`
+	Index       int             `json:"index"`
+	Type        string          `json:"type"`
+	RunID       string          `json:"runId"`
+	NodeID      string          `json:"nodeId,omitempty"`
+	InterruptID string          `json:"interruptId,omitempty"`
+	At          string          `json:"at"`
+	Payload     json.RawMessage `json:"payload"`
+}
+
+// TimeFormat is how every timestamp leaves the host: RFC 3339, UTC, milliseconds.
+const TimeFormat = "2006-01-02T15:04:05.000Z07:00"
+
+// Envelopes lists the commit's events as clients see them.
+func (c Commit) Envelopes(runID string) []Envelope {
+	out := make([]Envelope, len(c.Events))
+	at := c.At.UTC().Format(TimeFormat)
+	for i, e := range c.Events {
+		out[i] = Envelope{
+			Seq: c.Seq, Index: i, Type: e.Type, RunID: runID, NodeID: e.NodeID,
+			InterruptID: e.InterruptID, At: at, Payload: e.Payload,
+		}
+	}
+	return out
+}
