@@ -8,3 +8,9 @@ import "embed"
 //
 //go:embed v2
 var FS embed.FS
+
+// Examples holds one valid InterruptPayload per kind (examples/<kind>.json): documentation for
+// users, fixtures for tests.
+//
+//go:embed examples
+var Examples embed.FS

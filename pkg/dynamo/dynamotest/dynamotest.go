@@ -28,31 +28,37 @@ const TableLogicalID = "RunLogTable"
 
 // Config is an aws.Config for the local stack: the endpoint from AWS_ENDPOINT_URL_DYNAMODB (or
 // DefaultEndpoint), and static credentials when the environment has none.
-func Config(tb testing.TB) aws.Config {
-	tb.Helper()
-	if os.Getenv("AWS_ENDPOINT_URL_DYNAMODB") == "" {
-		tb.Setenv("AWS_ENDPOINT_URL_DYNAMODB", DefaultEndpoint)
-	}
+func Config() (aws.Config, error) {
 	opts := []func(*config.LoadOptions) error{config.WithRegion("us-east-1")}
+	if os.Getenv("AWS_ENDPOINT_URL_DYNAMODB") == "" {
+		opts = append(opts, config.WithBaseEndpoint(DefaultEndpoint))
+	}
 	if os.Getenv("AWS_ACCESS_KEY_ID") == "" {
 		opts = append(opts, config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("local", "local", "")))
 	}
-	cfg, err := config.LoadDefaultConfig(context.Background(), opts...)
+	return config.LoadDefaultConfig(context.Background(), opts...)
+}
+
+// Client is a DynamoDB client for the local stack, built as the functions build theirs.
+func Client(optFns ...func(*dynamodb.Options)) (*dynamodb.Client, error) {
+	cfg, err := Config()
 	if err != nil {
-		tb.Fatalf("dynamotest: aws config: %v", err)
+		return nil, err
 	}
-	return cfg
+	return dynamo.NewClient(cfg, optFns...), nil
 }
 
 // NewTable creates an empty run-log table under a fresh name and deletes it when the test ends.
 func NewTable(tb testing.TB, optFns ...func(*dynamodb.Options)) (*dynamodb.Client, string) {
 	tb.Helper()
-	db := dynamo.NewClient(Config(tb), optFns...)
+	db, err := Client(optFns...)
+	if err != nil {
+		tb.Fatalf("dynamotest: aws config: %v", err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if _, err := db.ListTables(ctx, &dynamodb.ListTablesInput{}); err != nil {
-		tb.Fatalf("dynamotest: the DynamoDB API at %s is not reachable (start it with `make run`, or run `make test`): %v",
-			os.Getenv("AWS_ENDPOINT_URL_DYNAMODB"), err)
+		tb.Fatalf("dynamotest: the DynamoDB API is not reachable (start it with `make run`, or run `make test`): %v", err)
 	}
 	path, err := samtemplate.Find(".")
 	if err != nil {

@@ -1,0 +1,267 @@
+package apigw_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/interrupthost/interrupthost/pkg/apigw"
+	"github.com/interrupthost/interrupthost/pkg/dynamo/dynamotest"
+	"github.com/interrupthost/interrupthost/pkg/host"
+	"github.com/interrupthost/interrupthost/pkg/interrupt"
+)
+
+// kinds is the spec's Payload table: each kind's required data fields, and the run status while
+// it is pending.
+var kinds = []struct {
+	kind     string
+	required []string
+	waiting  interrupt.RunStatus
+}{
+	{"approval", []string{"artifactId", "artifactType", "title", "actions"}, interrupt.RunWaitingApproval},
+	{"clarification", []string{"questions"}, interrupt.RunWaitingInput},
+	{"external-event", []string{"eventType", "correlation"}, interrupt.RunWaitingExternal},
+	{"custom", []string{"customKind"}, interrupt.RunWaitingExternal},
+	{"conversation.start", []string{"conversationId"}, interrupt.RunWaitingInput},
+	{"conversation.exchange", []string{"conversationId", "prompt"}, interrupt.RunWaitingInput},
+	{"conversation.close", []string{"conversationId"}, interrupt.RunWaitingInput},
+	{"low-confidence", []string{"agentId", "threshold", "observed"}, interrupt.RunWaitingInput},
+}
+
+func TestRequestEachKind(t *testing.T) {
+	s := newStack(t)
+	for _, k := range kinds {
+		t.Run(k.kind, func(t *testing.T) {
+			run := "run-" + strings.ReplaceAll(k.kind, ".", "-")
+			payload := example(t, k.kind)
+			v := s.mustRequest(t, run, "node-1", payload)
+			if v.Status != interrupt.StatusPending || v.Kind != interrupt.Kind(k.kind) || v.RunID != run || v.NodeID != "node-1" || v.InterruptID == "" || v.Seq != 1 {
+				t.Errorf("answer = %+v", v)
+			}
+			snap, _ := s.snapshot(t, engine, run)
+			if snap.Status != k.waiting || snap.CurrentNodeID != "node-1" || len(snap.Pending) != 1 || snap.Pending[0].InterruptID != v.InterruptID {
+				t.Errorf("snapshot = %+v, want %s at node-1", snap, k.waiting)
+			}
+			commits := s.commits(t, "acme", run)
+			if len(commits) != 1 {
+				t.Fatalf("%d commits, want 1", len(commits))
+			}
+			var requested []string
+			for _, e := range commits[0].Events {
+				if strings.HasSuffix(e.Type, ".requested") {
+					requested = append(requested, e.Type)
+					if string(e.Payload) != compact(t, payload) {
+						t.Errorf("%s payload = %s, want the request's payload verbatim", e.Type, e.Payload)
+					}
+				}
+			}
+			want := []string{interrupt.EventRequested}
+			if prefix := interrupt.Kind(k.kind).LegacyPrefix(); prefix != "" {
+				want = append(want, prefix+".requested")
+			}
+			if !slices.Equal(requested, want) {
+				t.Errorf("requested events %v, want %v in one commit", requested, want)
+			}
+		})
+	}
+}
+
+func TestRequestLowConfidenceRecordsTheDecision(t *testing.T) {
+	s := newStack(t)
+	s.mustRequest(t, "r1", "triage", example(t, "low-confidence"))
+	got := s.eventTypes(t, "acme", "r1")
+	want := []string{interrupt.EventAgentDecided, interrupt.EventNodeSuspended, interrupt.EventRequested}
+	if !slices.Equal(got, want) {
+		t.Errorf("events %v, want %v", got, want)
+	}
+	confident := strings.Replace(example(t, "low-confidence"), `"observed": 0.42`, `"observed": 0.9`, 1)
+	r := s.request(t, engine, "r2", "triage", confident)
+	if r.Status != 400 || !hasPath(r.problem(t), "/payload/data/observed") {
+		t.Errorf("confident decision: %d %s", r.Status, r.Body)
+	}
+}
+
+func hasPath(p apigw.Problem, path string) bool {
+	for _, e := range p.Errors {
+		if e.Path == path {
+			return true
+		}
+	}
+	return false
+}
+
+// TestRequestRefusesInvalidPayloads removes each required field and adds an unknown field at
+// every level, for every kind: each is a 400 validation_error naming the field, and nothing is
+// written.
+func TestRequestRefusesInvalidPayloads(t *testing.T) {
+	s := newStack(t)
+	type variant struct {
+		name, body, path string
+	}
+	var variants []variant
+	for _, k := range kinds {
+		var payload map[string]any
+		if err := json.Unmarshal([]byte(example(t, k.kind)), &payload); err != nil {
+			t.Fatal(err)
+		}
+		mutate := func(name, path string, change func(p map[string]any)) {
+			p := clone(t, payload)
+			change(p)
+			b, _ := json.Marshal(p)
+			variants = append(variants, variant{k.kind + "/" + name, fmt.Sprintf(`{"nodeId":"n1","payload":%s}`, b), path})
+		}
+		for _, f := range k.required {
+			mutate("without data."+f, "/payload/data/"+f, func(p map[string]any) { delete(p["data"].(map[string]any), f) })
+		}
+		for _, f := range []string{"kind", "key", "data"} {
+			mutate("without "+f, "/payload/"+f, func(p map[string]any) { delete(p, f) })
+		}
+		mutate("unknown data field", "/payload/data/surprise", func(p map[string]any) { p["data"].(map[string]any)["surprise"] = 1 })
+		mutate("unknown payload field", "/payload/surprise", func(p map[string]any) { p["surprise"] = true })
+	}
+	variants = append(variants,
+		variant{"unknown body field", `{"nodeId":"n1","payload":{},"surprise":1}`, "/surprise"},
+		variant{"without nodeId", `{"payload":` + example(t, "custom") + `}`, "/nodeId"},
+		variant{"without payload", `{"nodeId":"n1"}`, "/payload"},
+		variant{"bad nodeId", `{"nodeId":"a#b","payload":` + example(t, "custom") + `}`, "/nodeId"},
+		variant{"nodeId not a string", `{"nodeId":7,"payload":` + example(t, "custom") + `}`, "/nodeId"},
+		variant{"question without id", `{"nodeId":"n1","payload":{"kind":"clarification","key":"k","data":{"questions":[{"question":"?"}]}}}`, "/payload/data/questions/0/id"},
+		variant{"duplicate question ids", `{"nodeId":"n1","payload":{"kind":"clarification","key":"k","data":{"questions":[{"id":"q","question":"?"},{"id":"q","question":"!"}]}}}`, "/payload/data/questions/1/id"},
+		variant{"resumeSchema with remote ref", `{"nodeId":"n1","payload":{"kind":"custom","key":"k","data":{"customKind":"x"},"resumeSchema":{"$ref":"http://127.0.0.1:1/s.json"}}}`, "/payload/resumeSchema"},
+		variant{"uncompilable outcomeSchema", `{"nodeId":"n1","payload":{"kind":"conversation.exchange","key":"k","data":{"conversationId":"c","prompt":"?","outcomeSchema":{"type":"nonsense"}}}}`, "/payload/data/outcomeSchema"},
+	)
+	for _, v := range variants {
+		t.Run(v.name, func(t *testing.T) {
+			r := invoke(t, s.api.RequestInterrupt(), call{who: &engine, params: map[string]string{"runId": "r1"}, body: v.body})
+			if r.Status != 400 {
+				t.Fatalf("status %d %s, want 400", r.Status, r.Body)
+			}
+			p := r.problem(t)
+			if p.Code != interrupt.CodeValidation || !hasPath(p, v.path) {
+				t.Errorf("problem %+v does not name %s", p, v.path)
+			}
+		})
+	}
+	if n := s.items(t); n != 0 {
+		t.Errorf("refused requests wrote %d items", n)
+	}
+}
+
+func TestRequestConversationNeedsTheCapability(t *testing.T) {
+	s := newStack(t, "none")
+	r := s.request(t, engine, "r1", "n1", example(t, "conversation.start"))
+	if r.Status != 400 || !hasPath(r.problem(t), "/payload/kind") {
+		t.Errorf("conversation without capability: %d %s", r.Status, r.Body)
+	}
+	if n := s.items(t); n != 0 {
+		t.Errorf("wrote %d items", n)
+	}
+}
+
+func clone(t testing.TB, m map[string]any) map[string]any {
+	t.Helper()
+	b, _ := json.Marshal(m)
+	var out map[string]any
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestRequestNodeBusy(t *testing.T) {
+	s := newStack(t)
+	s.mustRequest(t, "r1", "n1", example(t, "custom"))
+	r := s.request(t, engine, "r1", "n1", example(t, "external-event"))
+	if r.Status != 409 || r.problem(t).Code != interrupt.CodeConflict {
+		t.Errorf("second key at a waiting node: %d %s", r.Status, r.Body)
+	}
+	if n := len(s.commits(t, "acme", "r1")); n != 1 {
+		t.Errorf("%d commits, want 1", n)
+	}
+}
+
+// TestReentry: key K is requested once per run; later requests with K answer the interrupt as
+// the log has it, with its persisted resumeValue once resolved, from this process and from a
+// process that shares nothing with it.
+func TestReentry(t *testing.T) {
+	s := newStack(t)
+	payload := example(t, "conversation.exchange")
+	first := s.mustRequest(t, "r1", "chat", payload)
+
+	again := s.request(t, engine, "r1", "chat", payload)
+	var v host.InterruptView
+	again.decode(t, &v)
+	if again.Status != 200 || v.InterruptID != first.InterruptID || v.Status != interrupt.StatusPending || v.Seq != first.Seq {
+		t.Errorf("repeat while pending: %d %+v", again.Status, v)
+	}
+	if n := len(s.commits(t, "acme", "r1")); n != 1 {
+		t.Fatalf("%d commits after a repeat, want 1", n)
+	}
+
+	if r := s.resolve(t, approver, "r1", "chat", `{"plan":"team"}`); r.Status != 200 {
+		t.Fatalf("resolve: %d %s", r.Status, r.Body)
+	}
+	before := s.commits(t, "acme", "r1")
+
+	third := s.request(t, engine, "r1", "chat", payload)
+	third.decode(t, &v)
+	if third.Status != 200 || v.Status != interrupt.StatusResolved || string(v.ResumeValue) != `{"plan":"team"}` || v.InterruptID != first.InterruptID {
+		t.Errorf("repeat after resolve: %d %s", third.Status, third.Body)
+	}
+
+	out, err := helper(t, s.table, "r1", "chat", payload)
+	if err != nil {
+		t.Fatalf("second process: %v\n%s", err, out)
+	}
+	var fromOther struct {
+		Status int
+		View   host.InterruptView
+	}
+	if err := json.Unmarshal(out, &fromOther); err != nil {
+		t.Fatalf("second process said %s: %v", out, err)
+	}
+	if fromOther.Status != 200 || fromOther.View.Status != interrupt.StatusResolved || string(fromOther.View.ResumeValue) != `{"plan":"team"}` {
+		t.Errorf("second process answered %d %+v", fromOther.Status, fromOther.View)
+	}
+	if after := s.commits(t, "acme", "r1"); len(after) != len(before) {
+		t.Errorf("log grew from %d to %d commits on replays", len(before), len(after))
+	}
+	if got := s.eventTypes(t, "acme", "r1"); strings.Count(strings.Join(got, " "), interrupt.EventRequested) != 1 {
+		t.Errorf("events %v hold more than one %s", got, interrupt.EventRequested)
+	}
+}
+
+const helperEnv = "APIGW_TEST_HELPER"
+
+// helper re-runs this test binary as a separate process that requests payload once over table
+// and prints the answer.
+func helper(t *testing.T, table, run, node, payload string) ([]byte, error) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), helperEnv+"=1", "HELPER_TABLE="+table, "HELPER_RUN="+run, "HELPER_NODE="+node, "HELPER_PAYLOAD="+payload)
+	return cmd.Output()
+}
+
+func helperProcess() int {
+	db, err := dynamotest.Client()
+	if err == nil {
+		var s *stack
+		if s, err = build(db, os.Getenv("HELPER_TABLE")); err == nil {
+			var r response
+			r, err = invokeErr(s.api.RequestInterrupt(), requestCall(engine, os.Getenv("HELPER_RUN"), os.Getenv("HELPER_NODE"), os.Getenv("HELPER_PAYLOAD")))
+			var v host.InterruptView
+			_ = json.Unmarshal(r.Body, &v)
+			out, _ := json.Marshal(map[string]any{"Status": r.Status, "View": v})
+			fmt.Println(string(out))
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,266 @@
+package apigw_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/interrupthost/interrupthost/pkg/apigw"
+	"github.com/interrupthost/interrupthost/pkg/dynamo"
+	"github.com/interrupthost/interrupthost/pkg/dynamo/dynamotest"
+	"github.com/interrupthost/interrupthost/pkg/host"
+	"github.com/interrupthost/interrupthost/pkg/runlog"
+	"github.com/interrupthost/interrupthost/pkg/schema"
+	"github.com/interrupthost/interrupthost/schemas"
+)
+
+// stack is the API over a fresh table of the local DynamoDB, with a clock tests can move.
+type stack struct {
+	api   *apigw.API
+	db    *dynamodb.Client
+	table string
+	log   *dynamo.RunLog
+	clock *clock
+}
+
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+func newStack(t testing.TB, capabilities ...string) *stack {
+	t.Helper()
+	db, table := dynamotest.NewTable(t)
+	return stackOn(t, db, table, capabilities...)
+}
+
+// stackOn builds an API over an existing table, as a second process would.
+func stackOn(t testing.TB, db *dynamodb.Client, table string, capabilities ...string) *stack {
+	t.Helper()
+	s, err := build(db, table, capabilities...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func build(db *dynamodb.Client, table string, capabilities ...string) (*stack, error) {
+	if capabilities == nil {
+		capabilities = []string{"conversation"}
+	}
+	schemas, err := schema.Load()
+	if err != nil {
+		return nil, err
+	}
+	c := &clock{now: time.Now().UTC()}
+	log := dynamo.NewRunLog(db, table)
+	h := host.New(log, schemas, host.Config{Capabilities: capabilities, Now: c.Now})
+	api := apigw.New(h, slog.New(slog.NewJSONHandler(io.Discard, nil)), apigw.Options{})
+	return &stack{api: api, db: db, table: table, log: log, clock: c}, nil
+}
+
+// caller is who calls: the claims the gateway's JWT authorizer would pass on.
+type caller struct {
+	sub, tenant string
+	scopes      []string
+}
+
+var (
+	engine   = caller{"engine", "acme", []string{apigw.ScopeInterruptsWrite, apigw.ScopeRunsRead}}
+	approver = caller{"alice", "acme", []string{apigw.ScopeApprovalsRespond, apigw.ScopeRunsRead}}
+	intruder = caller{"mallory", "evilcorp", []string{apigw.ScopeInterruptsWrite, apigw.ScopeApprovalsRespond, apigw.ScopeRunsRead}}
+)
+
+func (c caller) named(sub string) caller { c.sub = sub; return c }
+
+type call struct {
+	who    *caller // nil: no authorizer context at all
+	params map[string]string
+	query  map[string]string
+	body   string
+	ctype  string
+}
+
+type response struct {
+	Status  int
+	Headers map[string]string
+	Body    []byte
+}
+
+func (r response) problem(t testing.TB) apigw.Problem {
+	t.Helper()
+	var p apigw.Problem
+	if err := json.Unmarshal(r.Body, &p); err != nil {
+		t.Fatalf("problem body %s: %v", r.Body, err)
+	}
+	if r.Headers["Content-Type"] != "application/problem+json" {
+		t.Errorf("problem content type %q", r.Headers["Content-Type"])
+	}
+	return p
+}
+
+func (r response) decode(t testing.TB, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.Body, v); err != nil {
+		t.Fatalf("body %s: %v", r.Body, err)
+	}
+}
+
+func invoke(t testing.TB, h apigw.Handler, c call) response {
+	t.Helper()
+	r, err := invokeErr(h, c)
+	if err != nil {
+		t.Fatalf("handler error: %v", err)
+	}
+	return r
+}
+
+func invokeErr(h apigw.Handler, c call) (response, error) {
+	req := events.APIGatewayV2HTTPRequest{
+		PathParameters:        c.params,
+		QueryStringParameters: c.query,
+		Headers:               map[string]string{},
+		Body:                  c.body,
+		RequestContext:        events.APIGatewayV2HTTPRequestContext{RequestID: "test"},
+	}
+	if c.body != "" {
+		req.Headers["content-type"] = "application/json"
+	}
+	if c.ctype != "" {
+		req.Headers["content-type"] = c.ctype
+	}
+	if c.who != nil {
+		req.RequestContext.Authorizer = &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{
+			JWT: &events.APIGatewayV2HTTPRequestContextAuthorizerJWTDescription{
+				Claims: map[string]string{"sub": c.who.sub, "tenant": c.who.tenant},
+				Scopes: c.who.scopes,
+			},
+		}
+	}
+	resp, err := h(context.Background(), req)
+	return response{resp.StatusCode, resp.Headers, []byte(resp.Body)}, err
+}
+
+func example(t testing.TB, kind string) string {
+	t.Helper()
+	raw, err := fs.ReadFile(schemas.Examples, "examples/"+kind+".json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(raw)
+}
+
+func (s *stack) request(t testing.TB, who caller, run, node, payload string) response {
+	t.Helper()
+	return invoke(t, s.api.RequestInterrupt(), requestCall(who, run, node, payload))
+}
+
+func requestCall(who caller, run, node, payload string) call {
+	return call{who: &who, params: map[string]string{"runId": run}, body: fmt.Sprintf(`{"nodeId":%q,"payload":%s}`, node, payload)}
+}
+
+func (s *stack) resolve(t testing.TB, who caller, run, node, value string) response {
+	t.Helper()
+	return invoke(t, s.api.ResolveByRun(), call{
+		who: &who, params: map[string]string{"runId": run, "nodeId": node}, body: `{"resumeValue":` + value + `}`,
+	})
+}
+
+func (s *stack) snapshot(t testing.TB, who caller, run string) (runlog.Snapshot, response) {
+	t.Helper()
+	r := invoke(t, s.api.GetRun(), call{who: &who, params: map[string]string{"runId": run}})
+	var snap runlog.Snapshot
+	if r.Status == 200 {
+		r.decode(t, &snap)
+	}
+	return snap, r
+}
+
+// commits reads the run's log straight from the table.
+func (s *stack) commits(t testing.TB, tenant, run string) []runlog.Commit {
+	t.Helper()
+	cs, err := s.log.Read(context.Background(), runlog.Key{Tenant: tenant, RunID: run}, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs
+}
+
+// eventTypes lists the types of every event in the run's log, in order.
+func (s *stack) eventTypes(t testing.TB, tenant, run string) []string {
+	t.Helper()
+	var out []string
+	for _, c := range s.commits(t, tenant, run) {
+		for _, e := range c.Events {
+			out = append(out, e.Type)
+		}
+	}
+	return out
+}
+
+// items counts every item in the table, whatever run it belongs to.
+func (s *stack) items(t testing.TB) int32 {
+	t.Helper()
+	out, err := s.db.Scan(context.Background(), &dynamodb.ScanInput{TableName: &s.table, Select: "COUNT", ConsistentRead: new(true)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out.Count
+}
+
+func (s *stack) mustRequest(t testing.TB, run, node, payload string) host.InterruptView {
+	t.Helper()
+	r := s.request(t, engine, run, node, payload)
+	if r.Status != 201 {
+		t.Fatalf("request: %d %s", r.Status, r.Body)
+	}
+	var v host.InterruptView
+	r.decode(t, &v)
+	return v
+}
+
+func compact(t testing.TB, s string) string {
+	t.Helper()
+	var b strings.Builder
+	dec := json.NewDecoder(strings.NewReader(s))
+	var raw json.RawMessage
+	if err := dec.Decode(&raw); err != nil {
+		t.Fatal(err)
+	}
+	out, err := json.Marshal(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Write(out)
+	return b.String()
+}
+
+func TestMain(m *testing.M) {
+	if os.Getenv(helperEnv) != "" {
+		os.Exit(helperProcess())
+	}
+	os.Exit(m.Run())
+}

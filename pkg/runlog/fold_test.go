@@ -1,0 +1,177 @@
+package runlog_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/interrupthost/interrupthost/pkg/interrupt"
+	"github.com/interrupthost/interrupthost/pkg/runlog"
+)
+
+var t0 = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+
+func requested(seq int64, node, id, key string, kind interrupt.Kind, timeoutMs int64) runlog.Commit {
+	p := fmt.Sprintf(`{"kind":%q,"key":%q,"data":{}`, kind, key)
+	if timeoutMs > 0 {
+		p += fmt.Sprintf(`,"timeoutMs":%d`, timeoutMs)
+	}
+	p += "}"
+	return runlog.Commit{Seq: seq, ID: fmt.Sprintf("c%d", seq), At: t0.Add(time.Duration(seq) * time.Second), Events: []runlog.Event{
+		{Type: interrupt.EventRequested, NodeID: node, InterruptID: id, Payload: json.RawMessage(p)},
+	}}
+}
+
+func resolved(seq int64, node, id, value string) runlog.Commit {
+	p, _ := json.Marshal(interrupt.Resolved{NodeID: node, InterruptID: id, ResumeValue: json.RawMessage(value)})
+	return runlog.Commit{Seq: seq, At: t0.Add(time.Duration(seq) * time.Second), Events: []runlog.Event{
+		{Type: interrupt.EventResolved, NodeID: node, InterruptID: id, Payload: p},
+		{Type: "approval.resolved", NodeID: node, InterruptID: id, Payload: p},
+	}}
+}
+
+func ended(seq int64, typ string) runlog.Commit {
+	return runlog.Commit{Seq: seq, At: t0.Add(time.Duration(seq) * time.Second), Events: []runlog.Event{
+		{Type: typ, Payload: json.RawMessage(`{"by":"alice"}`)},
+	}}
+}
+
+func TestFold(t *testing.T) {
+	late := t0.Add(time.Hour)
+	tests := []struct {
+		name        string
+		commits     []runlog.Commit
+		now         time.Time
+		wantStatus  interrupt.RunStatus
+		wantNode    string
+		wantPending int
+		// wantInterrupt is the status of the interrupt with key "k1".
+		wantInterrupt interrupt.Status
+	}{
+		{"empty run", nil, t0, interrupt.RunRunning, "", 0, ""},
+		{"approval pending", []runlog.Commit{requested(1, "n1", "i1", "k1", interrupt.KindApproval, 0)}, t0, interrupt.RunWaitingApproval, "n1", 1, interrupt.StatusPending},
+		{"clarification pending", []runlog.Commit{requested(1, "n1", "i1", "k1", interrupt.KindClarification, 0)}, t0, interrupt.RunWaitingInput, "n1", 1, interrupt.StatusPending},
+		{"conversation pending", []runlog.Commit{requested(1, "n1", "i1", "k1", interrupt.KindConversationExchange, 0)}, t0, interrupt.RunWaitingInput, "n1", 1, interrupt.StatusPending},
+		{"low-confidence pending", []runlog.Commit{requested(1, "n1", "i1", "k1", interrupt.KindLowConfidence, 0)}, t0, interrupt.RunWaitingInput, "n1", 1, interrupt.StatusPending},
+		{"external pending", []runlog.Commit{requested(1, "n1", "i1", "k1", interrupt.KindExternalEvent, 0)}, t0, interrupt.RunWaitingExternal, "n1", 1, interrupt.StatusPending},
+		{"custom pending", []runlog.Commit{requested(1, "n1", "i1", "k1", interrupt.KindCustom, 0)}, t0, interrupt.RunWaitingExternal, "n1", 1, interrupt.StatusPending},
+		{"resolved", []runlog.Commit{requested(1, "n1", "i1", "k1", interrupt.KindApproval, 0), resolved(2, "n1", "i1", `{"action":"accept"}`)}, t0, interrupt.RunRunning, "", 0, interrupt.StatusResolved},
+		{"oldest pending decides", []runlog.Commit{requested(1, "n1", "i1", "k1", interrupt.KindExternalEvent, 0), requested(2, "n2", "i2", "k2", interrupt.KindApproval, 0)}, t0, interrupt.RunWaitingExternal, "n1", 2, interrupt.StatusPending},
+		{"deadline not reached", []runlog.Commit{requested(1, "n1", "i1", "k1", interrupt.KindApproval, 60_000)}, t0.Add(60 * time.Second), interrupt.RunWaitingApproval, "n1", 1, interrupt.StatusPending},
+		{"deadline reached", []runlog.Commit{requested(1, "n1", "i1", "k1", interrupt.KindApproval, 60_000)}, t0.Add(61 * time.Second), interrupt.RunRunning, "", 0, interrupt.StatusExpired},
+		{"cancelled run", []runlog.Commit{requested(1, "n1", "i1", "k1", interrupt.KindApproval, 0), ended(2, interrupt.EventRunCancelled)}, t0, interrupt.RunCancelled, "", 0, interrupt.StatusCancelled},
+		{"completed run", []runlog.Commit{requested(1, "n1", "i1", "k1", interrupt.KindApproval, 0), ended(2, interrupt.EventRunCompleted)}, late, interrupt.RunCompleted, "", 0, interrupt.StatusCancelled},
+		{"resolved stays resolved past deadline", []runlog.Commit{requested(1, "n1", "i1", "k1", interrupt.KindApproval, 1000), resolved(2, "n1", "i1", `1`)}, late, interrupt.RunRunning, "", 0, interrupt.StatusResolved},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st, err := runlog.Fold(tt.commits)
+			if err != nil {
+				t.Fatal(err)
+			}
+			snap := st.Snapshot("r1", tt.now)
+			if snap.Status != tt.wantStatus || snap.CurrentNodeID != tt.wantNode || len(snap.Pending) != tt.wantPending {
+				t.Errorf("snapshot = %+v, want status %s node %q pending %d", snap, tt.wantStatus, tt.wantNode, tt.wantPending)
+			}
+			if snap.LastSeq != int64(len(tt.commits)) {
+				t.Errorf("lastSeq = %d, want %d", snap.LastSeq, len(tt.commits))
+			}
+			in := st.ByKey("k1")
+			switch {
+			case tt.wantInterrupt == "" && in != nil:
+				t.Errorf("key k1 found in an empty run")
+			case tt.wantInterrupt != "" && (in == nil || in.StatusAt(tt.now) != tt.wantInterrupt):
+				t.Errorf("interrupt k1 = %+v, want status %s", in, tt.wantInterrupt)
+			}
+		})
+	}
+}
+
+func TestFoldKeepsResumeValueAndNodeHistory(t *testing.T) {
+	st, err := runlog.Fold([]runlog.Commit{
+		requested(1, "n1", "i1", "k1", interrupt.KindConversationExchange, 0),
+		resolved(2, "n1", "i1", `{"answer":42}`),
+		requested(3, "n1", "i2", "k2", interrupt.KindConversationExchange, 0),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(st.ByKey("k1").ResumeValue); got != `{"answer":42}` {
+		t.Errorf("resumeValue = %s", got)
+	}
+	if st.ByKey("k1").ResolvedSeq != 2 {
+		t.Errorf("resolvedSeq = %d, want 2", st.ByKey("k1").ResolvedSeq)
+	}
+	if latest := st.LatestAt("n1"); latest.ID != "i2" {
+		t.Errorf("latest at n1 = %s, want i2", latest.ID)
+	}
+	if st.CommitIDs["c3"] != 3 {
+		t.Errorf("commit ids = %v", st.CommitIDs)
+	}
+}
+
+func TestFoldRefusesBrokenLogs(t *testing.T) {
+	tests := []struct {
+		name    string
+		commits []runlog.Commit
+	}{
+		{"gap", []runlog.Commit{requested(1, "n", "i1", "k1", interrupt.KindCustom, 0), requested(3, "n2", "i2", "k2", interrupt.KindCustom, 0)}},
+		{"repeat", []runlog.Commit{requested(1, "n", "i1", "k1", interrupt.KindCustom, 0), requested(1, "n2", "i2", "k2", interrupt.KindCustom, 0)}},
+		{"resolve of unknown interrupt", []runlog.Commit{resolved(1, "n", "nope", "1")}},
+		{"unreadable payload", []runlog.Commit{{Seq: 1, Events: []runlog.Event{{Type: interrupt.EventRequested, Payload: json.RawMessage(`[`)}}}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := runlog.Fold(tt.commits); err == nil {
+				t.Fatal("folded a broken log")
+			}
+		})
+	}
+}
+
+func TestApplyLeavesStateUnchangedOnError(t *testing.T) {
+	st, err := runlog.Fold([]runlog.Commit{requested(1, "n1", "i1", "k1", interrupt.KindCustom, 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := runlog.Commit{Seq: 2, Events: []runlog.Event{
+		{Type: interrupt.EventRequested, NodeID: "n2", InterruptID: "i2", Payload: json.RawMessage(`{"kind":"custom","key":"k2","data":{}}`)},
+		{Type: interrupt.EventResolved, Payload: json.RawMessage(`{"nodeId":"n9","interruptId":"nope"}`)},
+	}}
+	if err := st.Apply(bad); err == nil {
+		t.Fatal("applied a commit resolving an unknown interrupt")
+	}
+	if st.Seq != 1 || st.ByKey("k2") != nil {
+		t.Errorf("state changed by a refused commit: seq %d, k2 %v", st.Seq, st.ByKey("k2"))
+	}
+}
+
+func TestEnvelopes(t *testing.T) {
+	c := resolved(7, "n1", "i1", `true`)
+	envs := c.Envelopes("r1")
+	if len(envs) != 2 {
+		t.Fatalf("%d envelopes", len(envs))
+	}
+	for i, e := range envs {
+		if e.Seq != 7 || e.Index != i || e.RunID != "r1" || e.NodeID != "n1" || e.At != "2026-11-30T09:00:07.000Z" {
+			t.Errorf("envelope %d = %+v", i, e)
+		}
+	}
+}
+
+// BenchmarkFold folds a 100-commit log: 50 interrupts requested and resolved, the state every
+// write and read starts from.
+func BenchmarkFold(b *testing.B) {
+	var commits []runlog.Commit
+	for i := int64(1); i <= 50; i++ {
+		node, id, key := fmt.Sprintf("n%d", i), fmt.Sprintf("i%d", i), fmt.Sprintf("k%d", i)
+		commits = append(commits, requested(2*i-1, node, id, key, interrupt.KindApproval, 60_000), resolved(2*i, node, id, `{"action":"accept","decidedAt":"2026-11-30T09:00:00Z"}`))
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := runlog.Fold(commits); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,177 @@
+package schema_test
+
+import (
+	"encoding/json"
+	"io/fs"
+	"strings"
+	"testing"
+
+	"github.com/interrupthost/interrupthost/pkg/interrupt"
+	"github.com/interrupthost/interrupthost/pkg/schema"
+	"github.com/interrupthost/interrupthost/schemas"
+)
+
+func load(t testing.TB) *schema.Set {
+	t.Helper()
+	s, err := schema.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func paths(fields []interrupt.FieldError) string {
+	var p []string
+	for _, f := range fields {
+		p = append(p, f.Path)
+	}
+	return strings.Join(p, " ")
+}
+
+func TestExamplesAreValidPayloads(t *testing.T) {
+	s := load(t)
+	entries, err := fs.ReadDir(schemas.Examples, "examples")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 8 {
+		t.Fatalf("%d examples, want one per kind (8)", len(entries))
+	}
+	for _, e := range entries {
+		raw, err := fs.ReadFile(schemas.Examples, "examples/"+e.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fields := s.Validate(schema.SuspendRequest, raw, ""); len(fields) > 0 {
+			t.Errorf("%s: %v", e.Name(), fields)
+		}
+	}
+}
+
+func TestValidate(t *testing.T) {
+	s := load(t)
+	tests := []struct {
+		name, schema, doc string
+		// want lists the JSON Pointers the errors must name, in order; empty means valid.
+		want string
+	}{
+		{"payload without kind", schema.SuspendRequest, `{"key":"k","data":{}}`, "/kind"},
+		{"payload of unknown kind", schema.SuspendRequest, `{"kind":"poll","key":"k","data":{}}`, "/kind"},
+		{"payload with empty key", schema.SuspendRequest, `{"kind":"custom","key":"","data":{"customKind":"x"}}`, "/key"},
+		{"payload with bad timeout", schema.SuspendRequest, `{"kind":"custom","key":"k","data":{"customKind":"x"},"timeoutMs":0}`, "/timeoutMs"},
+		{"approval with empty actions", schema.SuspendRequest, `{"kind":"approval","key":"k","data":{"artifactId":"a","artifactType":"t","title":"x","actions":[]}}`, "/data/actions"},
+		{"approval with unknown action", schema.SuspendRequest, `{"kind":"approval","key":"k","data":{"artifactId":"a","artifactType":"t","title":"x","actions":["approve"]}}`, "/data/actions/0"},
+		{"approval with bad policy", schema.SuspendRequest, `{"kind":"approval","key":"k","data":{"artifactId":"a","artifactType":"t","title":"x","actions":["accept"],"rejectionPolicy":"unanimous"}}`, "/data/rejectionPolicy"},
+		{"question with unknown field", schema.SuspendRequest, `{"kind":"clarification","key":"k","data":{"questions":[{"id":"q","question":"?","hint":"x"}]}}`, "/data/questions/0/hint"},
+		{"question without text", schema.SuspendRequest, `{"kind":"clarification","key":"k","data":{"questions":[{"id":"q"}]}}`, "/data/questions/0/question"},
+		{"threshold above 1", schema.SuspendRequest, `{"kind":"low-confidence","key":"k","data":{"agentId":"a","threshold":1.5,"observed":0.1}}`, "/data/threshold"},
+		{"facet", schema.InterruptFacet, `{"tokenAlgs":["hs256"],"refKinds":["principal","group","role"]}`, ""},
+		{"facet without algs", schema.InterruptFacet, `{"refKinds":["group"]}`, "/tokenAlgs"},
+		{"facet with unknown ref kind", schema.InterruptFacet, `{"tokenAlgs":["hs256"],"refKinds":["team"]}`, "/refKinds/0"},
+		{"facet closed", schema.InterruptFacet, `{"tokenAlgs":["hs256"],"x":1}`, "/x"},
+		{"accept", schema.ApprovalResume, `{"action":"accept","decidedAt":"2026-11-30T09:00:00Z"}`, ""},
+		{"accept without decidedAt", schema.ApprovalResume, `{"action":"accept"}`, "/decidedAt"},
+		{"accept with bad decidedAt", schema.ApprovalResume, `{"action":"accept","decidedAt":"yesterday"}`, "/decidedAt"},
+		{"refine without feedback", schema.ApprovalResume, `{"action":"refine","decidedAt":"2026-11-30T09:00:00Z"}`, "/refineFeedback"},
+		{"refine section without path", schema.ApprovalResume, `{"action":"refine","decidedAt":"2026-11-30T09:00:00Z","refineFeedback":{"scope":"section"}}`, "/refineFeedback/sectionPath"},
+		{"refine items without ids", schema.ApprovalResume, `{"action":"refine","decidedAt":"2026-11-30T09:00:00Z","refineFeedback":{"scope":"items","text":"x"}}`, "/refineFeedback/itemIds"},
+		{"refine whole", schema.ApprovalResume, `{"action":"refine","decidedAt":"2026-11-30T09:00:00Z","refineFeedback":{"scope":"whole","text":"shorter"}}`, ""},
+		{"edit-accept without data", schema.ApprovalResume, `{"action":"edit-accept","decidedAt":"2026-11-30T09:00:00Z"}`, "/editedArtifactData"},
+		{"decision closed", schema.ApprovalResume, `{"action":"accept","decidedAt":"2026-11-30T09:00:00Z","votes":3}`, "/votes"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := paths(s.Validate(tt.schema, json.RawMessage(tt.doc), ""))
+			if got != tt.want {
+				t.Errorf("error paths = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestRunEventSchema(t *testing.T) {
+	s := load(t)
+	const env = `{"seq":3,"index":0,"type":%q,"runId":"r1","nodeId":"n1","interruptId":"i1","at":"2026-11-30T09:00:00.000Z","payload":%s}`
+	approval, _ := fs.ReadFile(schemas.Examples, "examples/approval.json")
+	tests := []struct {
+		typ, payload string
+		valid        bool
+	}{
+		{"interrupt.requested", string(approval), true},
+		{"approval.requested", string(approval), true},
+		{"clarification.requested", `{"kind":"approval","key":"k","data":{}}`, false},
+		{"interrupt.resolved", `{"nodeId":"n1","interruptId":"i1","kind":"approval","resumeValue":{"action":"accept"}}`, true},
+		{"interrupt.resolved", `{"nodeId":"n1","interruptId":"i1"}`, true},
+		{"interrupt.resolved", `{"nodeId":"n1","interruptId":"i1","principal":"alice"}`, false},
+		{"approval.resolved", `{"nodeId":"n1","interruptId":"i1","extra":1}`, false},
+		{"clarification.resolved", `{"nodeId":"n1"}`, false},
+		{"interrupt.asked", `{"nodeId":"n1","interruptId":"i1","principal":"alice","resumeValue":{"action":"ask"}}`, true},
+		{"interrupt.expired", `{"nodeId":"n1","interruptId":"i1","deadline":"2026-11-30T09:00:00Z"}`, true},
+		{"run.cancelled", `{"by":"alice","reason":"superseded"}`, true},
+		{"run.completed", `{}`, false},
+		{"agent.decided", `{"agentId":"a","confidence":0.4,"threshold":0.8}`, true},
+		{"node.suspended", `{"nodeId":"n1","reason":"low-confidence","interruptId":"i1"}`, true},
+		{"node.suspended", `{"nodeId":"n1","reason":"bored"}`, false},
+		{"interrupt.voted", `{"nodeId":"n1","interruptId":"i1","principal":"bob","action":"accept","resumeValue":{},"eligibility":{"via":"group","ref":"finance"},"tally":{"approvals":1,"rejections":0,"required":2}}`, true},
+		{"interrupt.unknown", `{}`, false},
+	}
+	for _, tt := range tests {
+		fields := s.Validate(schema.RunEventPayloads, json.RawMessage(strings.ReplaceAll(strings.Replace(env, "%q", `"`+tt.typ+`"`, 1), "%s", tt.payload)), "")
+		if (len(fields) == 0) != tt.valid {
+			t.Errorf("%s %s: valid=%v, errors %v", tt.typ, tt.payload, !tt.valid, fields)
+		}
+	}
+}
+
+func TestCompileRefusesExternalReferences(t *testing.T) {
+	s := load(t)
+	for _, doc := range []string{
+		`{"$ref":"http://127.0.0.1:1/schema.json"}`,
+		`{"properties":{"a":{"$ref":"file:///etc/passwd"}}}`,
+		`{"$id":"http://127.0.0.1:1/","$ref":"#/definitions/a","definitions":{"a":{}}}`,
+		`{"items":[{"id":"other.json"}]}`,
+	} {
+		if _, err := s.Compile(json.RawMessage(doc)); err == nil {
+			t.Errorf("compiled %s", doc)
+		}
+	}
+	in, err := s.Compile(json.RawMessage(`{"type":"object","properties":{"n":{"$ref":"#/definitions/n"}},"definitions":{"n":{"type":"integer"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := paths(in.Validate(json.RawMessage(`{"n":"x"}`), "/resumeValue")); got != "/resumeValue/n" {
+		t.Errorf("paths = %q", got)
+	}
+}
+
+func TestPointerEscapesSegments(t *testing.T) {
+	s := load(t)
+	in, err := s.Compile(json.RawMessage(`{"properties":{"a/b~c":{"type":"string"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := paths(in.Validate(json.RawMessage(`{"a/b~c":1}`), "")); got != "/a~1b~0c" {
+		t.Errorf("paths = %q", got)
+	}
+}
+
+// BenchmarkResumeValidation is the validation work of one approval resolve: the approval
+// decision schema and a declared resumeSchema (compiled once, then served from the cache).
+func BenchmarkResumeValidation(b *testing.B) {
+	s := load(b)
+	resumeSchema := json.RawMessage(`{"type":"object","required":["action"],"properties":{"action":{"type":"string"},"feedback":{"type":"string","maxLength":500}}}`)
+	value := json.RawMessage(`{"action":"refine","decidedAt":"2026-11-30T09:00:00Z","feedback":"almost","refineFeedback":{"scope":"section","sectionPath":"totals","text":"recheck VAT"}}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		in, err := s.Compile(resumeSchema)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if f := in.Validate(value, "/resumeValue"); f != nil {
+			b.Fatal(f)
+		}
+		if f := s.Validate(schema.ApprovalResume, value, "/resumeValue"); f != nil {
+			b.Fatal(f)
+		}
+	}
+}
