@@ -1,0 +1,190 @@
+package apigw_test
+
+import (
+	"encoding/json"
+	"strconv"
+	"testing"
+
+	"github.com/interrupthost/interrupthost/pkg/apigw"
+	"github.com/interrupthost/interrupthost/pkg/host"
+	"github.com/interrupthost/interrupthost/pkg/interrupt"
+	"github.com/interrupthost/interrupthost/pkg/runlog"
+	"github.com/interrupthost/interrupthost/pkg/schema"
+)
+
+func (s *stack) events(t testing.TB, who caller, run string, query map[string]string) (host.EventPage, response) {
+	t.Helper()
+	r := invoke(t, s.api.ListEvents(), call{who: &who, params: map[string]string{"runId": run}, query: query})
+	var page host.EventPage
+	if r.Status == 200 {
+		r.decode(t, &page)
+	}
+	return page, r
+}
+
+// TestEvents: list-events returns every event with its payload as recorded, each envelope valid
+// against run-event-payloads.schema.json, and paging with after neither skips nor repeats.
+func TestEvents(t *testing.T) {
+	s := newStack(t)
+	sch, err := schema.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.mustRequest(t, "r1", "approve", example(t, "approval"))
+	s.resolve(t, approver, "r1", "approve", `{"action":"ask","decidedAt":"2026-11-30T09:00:00Z"}`)
+	s.resolve(t, approver, "r1", "approve", `{"action":"accept","decidedAt":"2026-11-30T09:00:01Z"}`)
+	s.mustRequest(t, "r1", "clarify", example(t, "clarification"))
+	s.resolve(t, approver, "r1", "clarify", `{"answers":{"address":"Main St 1","express":false}}`)
+	s.mustRequest(t, "r1", "triage", example(t, "low-confidence"))
+	s.mustRequest(t, "r1", "pay", example(t, "external-event"))
+
+	all, r := s.events(t, engine, "r1", nil)
+	if r.Status != 200 {
+		t.Fatalf("list-events: %d %s", r.Status, r.Body)
+	}
+	wantTypes := []string{
+		"interrupt.requested", "approval.requested", "interrupt.asked", "interrupt.resolved", "approval.resolved",
+		"interrupt.requested", "clarification.requested", "interrupt.resolved", "clarification.resolved",
+		"agent.decided", "node.suspended", "interrupt.requested", "interrupt.requested",
+	}
+	if len(all.Events) != len(wantTypes) || all.Next != 7 {
+		t.Fatalf("%d events next %d, want %d next 7", len(all.Events), all.Next, len(wantTypes))
+	}
+	for i, e := range all.Events {
+		if e.Type != wantTypes[i] {
+			t.Errorf("event %d is %s, want %s", i, e.Type, wantTypes[i])
+		}
+		raw, _ := json.Marshal(e)
+		if fields := sch.Validate(schema.RunEventPayloads, raw, ""); len(fields) > 0 {
+			t.Errorf("event %d (%s) does not match run-event-payloads.schema.json: %v", i, e.Type, fields)
+		}
+	}
+	if got := string(all.Events[0].Payload); got != compact(t, example(t, "approval")) {
+		t.Errorf("interrupt.requested payload %s is not the payload verbatim", got)
+	}
+	var resolved map[string]any
+	if err := json.Unmarshal(all.Events[3].Payload, &resolved); err != nil {
+		t.Fatal(err)
+	}
+	if len(resolved) != 4 || resolved["nodeId"] != "approve" || resolved["kind"] != "approval" {
+		t.Errorf("interrupt.resolved payload %v", resolved)
+	}
+
+	for limit := 1; limit <= 3; limit++ {
+		var paged []runlog.Envelope
+		after := int64(0)
+		for range 20 {
+			page, r := s.events(t, engine, "r1", map[string]string{"after": strconv.FormatInt(after, 10), "limit": strconv.Itoa(limit)})
+			if r.Status != 200 {
+				t.Fatalf("page after %d: %d %s", after, r.Status, r.Body)
+			}
+			if len(page.Events) == 0 {
+				if page.Next != after {
+					t.Errorf("empty page moved the cursor from %d to %d", after, page.Next)
+				}
+				break
+			}
+			paged = append(paged, page.Events...)
+			after = page.Next
+		}
+		if len(paged) != len(all.Events) {
+			t.Fatalf("limit %d: paging returned %d events, want %d", limit, len(paged), len(all.Events))
+		}
+		for i := range paged {
+			if paged[i].Seq != all.Events[i].Seq || paged[i].Index != all.Events[i].Index {
+				t.Errorf("limit %d: event %d is %d.%d, want %d.%d", limit, i, paged[i].Seq, paged[i].Index, all.Events[i].Seq, all.Events[i].Index)
+			}
+		}
+	}
+
+	for _, q := range []map[string]string{{"after": "-1"}, {"after": "x"}, {"limit": "0"}, {"limit": "1001"}, {"mode": "verbose"}} {
+		if _, r := s.events(t, engine, "r1", q); r.Status != 400 || r.problem(t).Code != interrupt.CodeValidation {
+			t.Errorf("query %v: %d %s", q, r.Status, r.Body)
+		}
+	}
+	for _, mode := range []string{"updates", "debug"} {
+		if page, _ := s.events(t, engine, "r1", map[string]string{"mode": mode}); len(page.Events) != len(wantTypes) {
+			t.Errorf("mode %s: %d events", mode, len(page.Events))
+		}
+	}
+	if _, r := s.events(t, engine, "nope", nil); r.Status != 404 {
+		t.Errorf("unknown run: %d", r.Status)
+	}
+	if page, r := s.events(t, engine, "r1", map[string]string{"after": "99"}); r.Status != 200 || len(page.Events) != 0 || page.Next != 99 {
+		t.Errorf("after the end: %d %s", r.Status, r.Body)
+	}
+}
+
+// TestAuth: every function checks the caller itself, whatever the gateway did.
+func TestAuth(t *testing.T) {
+	s := newStack(t)
+	s.mustRequest(t, "r1", "n1", example(t, "custom"))
+	handlers := []struct {
+		name  string
+		h     apigw.Handler
+		scope string
+		body  string
+	}{
+		{"request-interrupt", s.api.RequestInterrupt(), apigw.ScopeInterruptsWrite, `{"nodeId":"n2","payload":` + example(t, "custom") + `}`},
+		{"resolve-by-run", s.api.ResolveByRun(), apigw.ScopeApprovalsRespond, `{"resumeValue":1}`},
+		{"get-run", s.api.GetRun(), apigw.ScopeRunsRead, ""},
+		{"list-events", s.api.ListEvents(), apigw.ScopeRunsRead, ""},
+	}
+	params := map[string]string{"runId": "r1", "nodeId": "n1"}
+	all := []string{apigw.ScopeInterruptsWrite, apigw.ScopeApprovalsRespond, apigw.ScopeRunsRead}
+	for _, h := range handlers {
+		var others []string
+		for _, sc := range all {
+			if sc != h.scope {
+				others = append(others, sc)
+			}
+		}
+		cases := []struct {
+			name   string
+			who    *caller
+			status int
+			code   interrupt.Code
+		}{
+			{"no authorizer context", nil, 401, interrupt.CodeUnauthorized},
+			{"no subject", &caller{"", "acme", all}, 401, interrupt.CodeUnauthorized},
+			{"no tenant", &caller{"alice", "", all}, 403, interrupt.CodeForbidden},
+			{"tenant with separator", &caller{"alice", "acme#run#r1", all}, 403, interrupt.CodeForbidden},
+			{"every scope but the route's", &caller{"alice", "acme", others}, 403, interrupt.CodeForbidden},
+			{"another tenant", &intruder, 404, interrupt.CodeNotFound},
+		}
+		for _, c := range cases {
+			if h.name == "request-interrupt" && c.name == "another tenant" {
+				continue // requesting in another tenant creates that tenant's own run; see TestTenantsAreIsolated
+			}
+			t.Run(h.name+"/"+c.name, func(t *testing.T) {
+				r := invoke(t, h.h, call{who: c.who, params: params, body: h.body})
+				if r.Status != c.status || r.problem(t).Code != c.code {
+					t.Errorf("%d %s, want %d %s", r.Status, r.Body, c.status, c.code)
+				}
+			})
+		}
+	}
+	if n := len(s.commits(t, "acme", "r1")); n != 1 {
+		t.Errorf("refused calls changed the log: %d commits", n)
+	}
+	if n := s.items(t); n != 1 {
+		t.Errorf("refused calls wrote: %d items", n)
+	}
+}
+
+func TestTenantsAreIsolated(t *testing.T) {
+	s := newStack(t)
+	mine := s.mustRequest(t, "shared-id", "n1", example(t, "custom"))
+	theirs := s.request(t, intruder, "shared-id", "n1", example(t, "custom"))
+	var v host.InterruptView
+	theirs.decode(t, &v)
+	if theirs.Status != 201 || v.InterruptID == mine.InterruptID || v.Seq != 1 {
+		t.Errorf("another tenant's request with the same run id and key: %d %s", theirs.Status, theirs.Body)
+	}
+	if r := s.resolve(t, intruder.named("mallory"), "shared-id", "n1", `{"x":1}`); r.Status != 200 {
+		t.Fatalf("intruder resolves its own run: %d %s", r.Status, r.Body)
+	}
+	if snap, _ := s.snapshot(t, engine, "shared-id"); snap.Status != interrupt.RunWaitingExternal || snap.Pending[0].InterruptID != mine.InterruptID {
+		t.Errorf("acme's run after evilcorp resolved its own: %+v", snap)
+	}
+}

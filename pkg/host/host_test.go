@@ -1,0 +1,180 @@
+package host_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"strconv"
+	"sync"
+	"testing"
+
+	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/smithy-go/middleware"
+
+	"github.com/interrupthost/interrupthost/pkg/dynamo"
+	"github.com/interrupthost/interrupthost/pkg/dynamo/dynamotest"
+	"github.com/interrupthost/interrupthost/pkg/host"
+	"github.com/interrupthost/interrupthost/pkg/interrupt"
+	"github.com/interrupthost/interrupthost/pkg/runlog"
+	"github.com/interrupthost/interrupthost/pkg/schema"
+	"github.com/interrupthost/interrupthost/schemas"
+)
+
+// counter counts the DynamoDB operations a client sends, by name.
+type counter struct {
+	mu  sync.Mutex
+	ops map[string]int
+}
+
+func (c *counter) option(o *dynamodb.Options) {
+	o.APIOptions = append(o.APIOptions, func(s *middleware.Stack) error {
+		return s.Initialize.Add(middleware.InitializeMiddlewareFunc("count", func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+			c.mu.Lock()
+			c.ops[awsmiddleware.GetOperationName(ctx)]++
+			c.mu.Unlock()
+			return next.HandleInitialize(ctx, in)
+		}), middleware.After)
+	})
+}
+
+func (c *counter) take() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := c.ops
+	c.ops = map[string]int{}
+	return out
+}
+
+func newHost(t testing.TB, wrap func(host.Log) host.Log) (*host.Host, *counter) {
+	t.Helper()
+	c := &counter{ops: map[string]int{}}
+	db, table := dynamotest.NewTable(t, c.option)
+	sch, err := schema.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var l host.Log = dynamo.NewRunLog(db, table)
+	if wrap != nil {
+		l = wrap(l)
+	}
+	c.take()
+	return host.New(l, sch, host.Config{}), c
+}
+
+func example(t testing.TB, kind string) json.RawMessage {
+	t.Helper()
+	raw, err := fs.ReadFile(schemas.Examples, "examples/"+kind+".json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
+
+var alice = interrupt.Principal{Subject: "alice", Tenant: "acme"}
+
+// TestRoundTrips pins the DynamoDB calls of each operation on a warm path: one consistent Query
+// to fold, one conditional PutItem to commit.
+func TestRoundTrips(t *testing.T) {
+	h, c := newHost(t, nil)
+	ctx := context.Background()
+	if _, _, err := h.RequestInterrupt(ctx, alice, "r1", host.Request{NodeID: "n1", Payload: example(t, "custom")}); err != nil {
+		t.Fatal(err)
+	}
+	c.take()
+	steps := []struct {
+		name string
+		do   func() error
+		want map[string]int
+	}{
+		{"request", func() error {
+			_, _, err := h.RequestInterrupt(ctx, alice, "r1", host.Request{NodeID: "n2", Payload: example(t, "external-event")})
+			return err
+		}, map[string]int{"Query": 1, "PutItem": 1}},
+		{"replayed request", func() error {
+			_, _, err := h.RequestInterrupt(ctx, alice, "r1", host.Request{NodeID: "n2", Payload: example(t, "external-event")})
+			return err
+		}, map[string]int{"Query": 1}},
+		{"resolve", func() error {
+			_, err := h.Resolve(ctx, alice, "r1", "n1", json.RawMessage(`{}`))
+			return err
+		}, map[string]int{"Query": 1, "PutItem": 1}},
+		{"snapshot", func() error { _, err := h.Snapshot(ctx, alice, "r1"); return err }, map[string]int{"Query": 1}},
+		{"events", func() error { _, err := h.Events(ctx, alice, "r1", 0, 10); return err }, map[string]int{"Query": 1}},
+		{"refused payload", func() error {
+			_, _, err := h.RequestInterrupt(ctx, alice, "r1", host.Request{NodeID: "n3", Payload: json.RawMessage(`{"kind":"custom"}`)})
+			if err == nil {
+				return errors.New("accepted")
+			}
+			return nil
+		}, map[string]int{}},
+	}
+	for _, s := range steps {
+		if err := s.do(); err != nil {
+			t.Fatalf("%s: %v", s.name, err)
+		}
+		got := c.take()
+		if len(got) != len(s.want) {
+			t.Errorf("%s: calls %v, want %v", s.name, got, s.want)
+		}
+		for op, n := range s.want {
+			if got[op] != n {
+				t.Errorf("%s: calls %v, want %v", s.name, got, s.want)
+			}
+		}
+	}
+}
+
+// lostAnswer commits the first append it is given and then reports it as taken, as a put does
+// whose answer was lost and which the SDK retried into its own condition.
+type lostAnswer struct {
+	host.Log
+	once sync.Once
+}
+
+func (l *lostAnswer) Append(ctx context.Context, k runlog.Key, c runlog.Commit) error {
+	lost := false
+	l.once.Do(func() { lost = true })
+	if err := l.Log.Append(ctx, k, c); err != nil || !lost {
+		return err
+	}
+	return runlog.ErrSeqTaken
+}
+
+func TestCommitRecognisesItsOwnCommit(t *testing.T) {
+	h, _ := newHost(t, func(l host.Log) host.Log { return &lostAnswer{Log: l} })
+	ctx := context.Background()
+	v, created, err := h.RequestInterrupt(ctx, alice, "r1", host.Request{NodeID: "n1", Payload: example(t, "custom")})
+	if err != nil || !created || v.Seq != 1 {
+		t.Fatalf("request whose answer was lost: %+v created=%v err=%v", v, created, err)
+	}
+	events, err := h.Events(ctx, alice, "r1", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(events.Events) != 1 || events.Events[0].InterruptID != v.InterruptID {
+		t.Errorf("log %+v, want the one commit of %s", events.Events, v.InterruptID)
+	}
+}
+
+// BenchmarkResolve measures one resolve of a pending approval against the local DynamoDB API,
+// request included: the numbers are dominated by the two round trips it pins.
+func BenchmarkResolve(b *testing.B) {
+	h, c := newHost(b, nil)
+	ctx := context.Background()
+	value := json.RawMessage(`{"action":"accept","decidedAt":"2026-11-30T09:00:00Z"}`)
+	n := 0
+	for b.Loop() {
+		n++
+		run := "bench-" + strconv.Itoa(n)
+		if _, _, err := h.RequestInterrupt(ctx, alice, run, host.Request{NodeID: "n1", Payload: example(b, "approval")}); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := h.Resolve(ctx, alice, run, "n1", value); err != nil {
+			b.Fatal(err)
+		}
+	}
+	ops := c.take()
+	b.ReportMetric(float64(ops["Query"]+ops["PutItem"])/float64(n), "roundtrips/op")
+}
