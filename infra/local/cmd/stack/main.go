@@ -1,7 +1,13 @@
 // Command stack runs the local stack: a DynamoDB API (dynalite) with the run-log table created
-// from template.yaml. `stack run` serves in the foreground until Ctrl-C; `stack exec -- CMD...`
-// runs CMD against the stack (this is how `make test` gets its services) and stops what it
-// started. A service that already answers on its port (say, under `make run`) is reused.
+// from template.yaml, a Secrets Manager API (moto) seeded with a fresh development keyring, and
+// the local gateway serving every route of template.yaml through the functions' real mains
+// under the Lambda Runtime Interface Emulator.
+//
+//	stack run                  serve in the foreground until Ctrl-C (make run)
+//	stack exec -- CMD ARGS...  run CMD against the stack, then stop it (make test)
+//
+// A store that already answers on its port (say, under `make run`) is reused; the gateway of
+// `stack exec` always runs the code of the work tree, on 127.0.0.1:3000 when free.
 package main
 
 import (
@@ -9,7 +15,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -17,34 +26,26 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
+	"github.com/interrupthost/interrupthost/infra/local/devjwt"
+	"github.com/interrupthost/interrupthost/infra/local/gateway"
 	"github.com/interrupthost/interrupthost/infra/local/samtemplate"
-	"github.com/interrupthost/interrupthost/pkg/dynamo"
-)
-
-const (
-	dynamoAddr = "127.0.0.1:8000"
-	localTable = "interrupt-host-local"
 )
 
 func main() {
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: stack run | stack exec -- COMMAND [ARGS...]")
+		fmt.Fprintln(os.Stderr, "usage: stack [-max-instances N] run | stack exec -- COMMAND [ARGS...]")
+		flag.PrintDefaults()
 	}
+	maxInstances := flag.Int("max-instances", 8, "emulator instances per function (Lambda's concurrency)")
 	flag.Parse()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	var err error
+	var command []string
 	switch flag.Arg(0) {
 	case "run":
-		err = run(ctx, log, nil)
 	case "exec":
-		command := flag.Args()[1:]
+		command = flag.Args()[1:]
 		if len(command) > 0 && command[0] == "--" {
 			command = command[1:]
 		}
@@ -52,11 +53,11 @@ func main() {
 			flag.Usage()
 			os.Exit(2)
 		}
-		err = run(ctx, log, command)
 	default:
 		flag.Usage()
 		os.Exit(2)
 	}
+	err := run(ctx, log, *maxInstances, command)
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
 		os.Exit(exit.ExitCode())
@@ -67,20 +68,14 @@ func main() {
 	}
 }
 
-// env is what a function or test needs to reach the stack.
-func env() []string {
-	return []string{
-		"AWS_ENDPOINT_URL_DYNAMODB=http://" + dynamoAddr,
-		"AWS_REGION=us-east-1",
-		"AWS_ACCESS_KEY_ID=local",
-		"AWS_SECRET_ACCESS_KEY=local",
-		"TABLE_NAME=" + localTable,
-	}
-}
-
-func run(ctx context.Context, log *slog.Logger, command []string) error {
+func run(ctx context.Context, log *slog.Logger, maxInstances int, command []string) error {
 	start := time.Now()
-	root, err := repoRoot()
+	tmplPath, err := samtemplate.Find(".")
+	if err != nil {
+		return err
+	}
+	root := filepath.Dir(tmplPath)
+	tmpl, err := samtemplate.Load(tmplPath)
 	if err != nil {
 		return err
 	}
@@ -90,127 +85,124 @@ func run(ctx context.Context, log *slog.Logger, command []string) error {
 			started[i].stop(log)
 		}
 	}()
-	db := dynamo.NewClient(aws.Config{
-		Region:       "us-east-1",
-		Credentials:  credentials.NewStaticCredentialsProvider("local", "local", ""),
-		BaseEndpoint: aws.String("http://" + dynamoAddr),
-	})
-	svc, err := ensure(ctx, log, root, "dynalite", func(ctx context.Context) error {
-		_, err := db.ListTables(ctx, &dynamodb.ListTablesInput{})
+	for _, s := range stores(root) {
+		svc, err := ensure(ctx, log, root, s)
+		if err != nil {
+			return err
+		}
+		if svc != nil {
+			started = append(started, svc)
+		}
+	}
+	if err := createTable(ctx, tmpl); err != nil {
 		return err
-	}, "node", filepath.Join(root, "infra/local/node_modules/dynalite/cli.js"),
-		"--host", "127.0.0.1", "--port", "8000", "--createTableMs", "0", "--deleteTableMs", "0", "--updateTableMs", "0")
+	}
+	kid, err := seedKeyring(ctx)
 	if err != nil {
 		return err
 	}
-	if svc != nil {
-		started = append(started, svc)
-	}
-	if err := createTable(ctx, db, root); err != nil {
+	log.Info("stores ready", "dynamodb", "http://"+dynamoAddr, "table", localTable, "secretsmanager", "http://"+motoAddr, "keyring", keyringSecret, "activeKid", kid)
+
+	gw, addr, err := serveGateway(ctx, log, root, tmpl, maxInstances)
+	if err != nil {
 		return err
 	}
-	log.Info("stack ready", "dynamodb", "http://"+dynamoAddr, "table", localTable, "took", time.Since(start).Round(time.Millisecond))
+	defer gw.Close()
+	url := "http://" + addr
+	took, err := firstRequest(ctx, root, url)
+	if err != nil {
+		return fmt.Errorf("first request through the gateway: %w", err)
+	}
+	log.Info("stack ready", "gateway", url, "firstRequestAfter", time.Since(start).Round(time.Millisecond), "firstRequestMs", took.Milliseconds())
 	if command == nil {
-		fmt.Printf("\nDynamoDB API on http://%s, table %s. Ctrl-C stops the stack.\n", dynamoAddr, localTable)
+		fmt.Printf(`
+Interrupt host serving on %[1]s (first request answered %[2]s after start). Ctrl-C stops it all.
+
+  TOKEN=$(go run ./infra/local/cmd/devtoken -sub engine -tenant acme -scopes "interrupts:write runs:read")
+  curl -s -X POST %[1]s/runs/run-1/interrupts -H "Authorization: Bearer $TOKEN" \
+    -H 'Content-Type: application/json' -d "{\"nodeId\":\"approve\",\"payload\":$(cat schemas/examples/approval.json)}"
+
+`, url, time.Since(start).Round(time.Millisecond))
 		<-ctx.Done()
 		return nil
 	}
 	cmd := exec.CommandContext(ctx, command[0], command[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	cmd.Env = append(os.Environ(), env()...)
+	cmd.Env = append(os.Environ(), append(clientEnv(), "GATEWAY_URL="+url)...)
 	return cmd.Run()
 }
 
-func repoRoot() (string, error) {
-	path, err := samtemplate.Find(".")
+// serveGateway builds the functions and the emulator and serves the template's routes.
+func serveGateway(ctx context.Context, log *slog.Logger, root string, tmpl *samtemplate.Template, maxInstances int) (*gateway.Gateway, string, error) {
+	bin := filepath.Join(root, ".local", "functions")
+	if err := gateway.BuildFunctions(ctx, root, bin); err != nil {
+		return nil, "", err
+	}
+	rie := filepath.Join(root, ".local", "bin", "aws-lambda-rie")
+	build := exec.CommandContext(ctx, "go", "build", "-o", rie, "github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie")
+	build.Dir, build.Stdout, build.Stderr = root, os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		return nil, "", fmt.Errorf("build the runtime interface emulator: %w", err)
+	}
+	logs, err := os.Create(filepath.Join(root, ".local", "logs", "functions.log"))
 	if err != nil {
-		return "", err
+		return nil, "", err
 	}
-	return filepath.Dir(path), nil
-}
-
-func createTable(ctx context.Context, db *dynamodb.Client, root string) error {
-	tmpl, err := samtemplate.Load(filepath.Join(root, "template.yaml"))
+	var out io.Writer = logs
+	if os.Getenv("STACK_FUNCTION_LOGS") == "stdout" {
+		out = io.MultiWriter(logs, os.Stdout)
+	}
+	gw, err := gateway.FromTemplate(tmpl, bin, gateway.Options{
+		Root: root,
+		Resolver: samtemplate.Resolver{
+			Template:  tmpl,
+			Overrides: map[string]string{"JwtIssuer": devjwt.Issuer, "JwtAudience": devjwt.Audience},
+			Resources: map[string]string{"RunLogTable": localTable},
+		},
+		Env: clientEnv(), MaxInstances: maxInstances, RIE: rie, Logs: out, Log: log,
+	})
 	if err != nil {
-		return err
+		return nil, "", err
 	}
-	in, err := tmpl.CreateTableInput("RunLogTable", localTable)
+	ln, err := net.Listen("tcp", gatewayAddr)
 	if err != nil {
-		return err
-	}
-	_, err = db.CreateTable(ctx, in)
-	var exists *types.ResourceInUseException
-	if errors.As(err, &exists) {
-		return nil
-	}
-	return err
-}
-
-// service is a process the stack started and must stop.
-type service struct {
-	name string
-	cmd  *exec.Cmd
-	done chan error
-}
-
-// ensure starts a service unless ready already succeeds (another stack serves it), then waits
-// until ready succeeds. It returns nil when it started nothing.
-func ensure(ctx context.Context, log *slog.Logger, root, name string, ready func(context.Context) error, argv ...string) (*service, error) {
-	if probe(ctx, ready) == nil {
-		log.Info("reusing running service", "service", name)
-		return nil, nil
-	}
-	logDir := filepath.Join(root, ".local", "logs")
-	if err := os.MkdirAll(logDir, 0o755); err != nil {
-		return nil, err
-	}
-	out, err := os.Create(filepath.Join(logDir, name+".log"))
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", name, err)
-	}
-	s := &service{name: name, cmd: cmd, done: make(chan error, 1)}
-	go func() { s.done <- cmd.Wait(); out.Close() }()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		err := probe(ctx, ready)
-		if err == nil {
-			log.Info("service started", "service", name, "pid", cmd.Process.Pid, "log", out.Name())
-			return s, nil
-		}
-		select {
-		case werr := <-s.done:
-			return nil, fmt.Errorf("%s exited before it was ready (%v); see %s", name, werr, out.Name())
-		case <-ctx.Done():
-			s.stop(log)
-			return nil, ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			s.stop(log)
-			return nil, fmt.Errorf("%s not ready after 30s: %v; see %s", name, err, out.Name())
+		log.Warn("gateway port busy; serving on a free port", "wanted", gatewayAddr, "error", err)
+		if ln, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+			return nil, "", err
 		}
 	}
+	srv := &http.Server{Handler: gw, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	context.AfterFunc(ctx, func() { _ = srv.Close() })
+	log.Info("gateway serving", "addr", ln.Addr().String(), "routes", len(gw.Routes()), "maxInstancesPerFunction", maxInstances)
+	return gw, ln.Addr().String(), nil
 }
 
-func probe(ctx context.Context, ready func(context.Context) error) error {
-	ctx, cancel := context.WithTimeout(ctx, time.Second)
-	defer cancel()
-	return ready(ctx)
-}
-
-func (s *service) stop(log *slog.Logger) {
-	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGTERM)
-	select {
-	case <-s.done:
-	case <-time.After(5 * time.Second):
-		_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
-		<-s.done
+// firstRequest reads a run that does not exist through the gateway: a 404 problem document is
+// the function's own answer, so the whole chain (JWT, gateway, emulator, function, DynamoDB)
+// works.
+func firstRequest(ctx context.Context, root, url string) (time.Duration, error) {
+	key, err := devjwt.LoadKey(root)
+	if err != nil {
+		return 0, err
 	}
-	log.Info("service stopped", "service", s.name)
+	token, err := devjwt.Sign(key, devjwt.Token{Subject: "stack", Tenant: "local", Scopes: []string{"runs:read"}, TTL: time.Minute}.Claims(time.Now()))
+	if err != nil {
+		return 0, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+"/runs/stack-self-check", nil)
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	begin := time.Now()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound || resp.Header.Get("Content-Type") != "application/problem+json" {
+		return 0, fmt.Errorf("answered %d %s, want the function's 404; see .local/logs/functions.log", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	return time.Since(begin), nil
 }

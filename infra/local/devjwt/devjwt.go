@@ -1,0 +1,197 @@
+// Package devjwt issues and verifies the JWTs of the local stack. They are RS256 tokens, as a
+// Cognito or other OIDC issuer would sign them in AWS, under a development key kept in the work
+// tree (.local/dev-jwt.pem, made on first use); the local gateway checks them the way the HTTP
+// API's JWT authorizer does. It is local tooling: nothing under pkg/ imports it.
+package devjwt
+
+import (
+	"crypto"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Issuer and Audience are what the local stack passes as the template's JwtIssuer and
+// JwtAudience parameters.
+const (
+	Issuer   = "http://127.0.0.1:3000/local-issuer"
+	Audience = "interrupt-host-local"
+)
+
+// KeyFile is where the development key lives, relative to the repository root.
+const KeyFile = ".local/dev-jwt.pem"
+
+// LoadKey reads the development key under root, creating it on first use.
+func LoadKey(root string) (*rsa.PrivateKey, error) {
+	path := filepath.Join(root, KeyFile)
+	raw, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return createKey(path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	block, _ := pem.Decode(raw)
+	if block == nil {
+		return nil, fmt.Errorf("devjwt: %s holds no PEM key", path)
+	}
+	key, err := x509.ParsePKCS8PrivateKey(block.Bytes)
+	if err != nil {
+		return nil, fmt.Errorf("devjwt: %s: %w", path, err)
+	}
+	rsaKey, ok := key.(*rsa.PrivateKey)
+	if !ok {
+		return nil, fmt.Errorf("devjwt: %s is not an RSA key", path)
+	}
+	return rsaKey, nil
+}
+
+func createKey(path string) (*rsa.PrivateKey, error) {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return nil, err
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, err
+	}
+	// O_EXCL: when two processes race to create the key, the loser reads the winner's.
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, os.ErrExist) {
+		return LoadKey(filepath.Dir(filepath.Dir(path)))
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if err := pem.Encode(f, &pem.Block{Type: "PRIVATE KEY", Bytes: der}); err != nil {
+		return nil, err
+	}
+	return key, nil
+}
+
+// Claims are a token's claims, as decoded JSON.
+type Claims map[string]any
+
+// Token is what a developer asks devtoken for.
+type Token struct {
+	Subject string
+	Tenant  string
+	Scopes  []string
+	Groups  []string
+	Roles   []string
+	TTL     time.Duration
+}
+
+// Claims are the claims of t issued at now, as the local issuer writes them.
+func (t Token) Claims(now time.Time) Claims {
+	c := Claims{
+		"iss": Issuer, "aud": Audience, "sub": t.Subject,
+		"iat": now.Unix(), "exp": now.Add(t.TTL).Unix(),
+	}
+	if t.Tenant != "" {
+		c["tenant"] = t.Tenant
+	}
+	if len(t.Scopes) > 0 {
+		c["scope"] = strings.Join(t.Scopes, " ")
+	}
+	if len(t.Groups) > 0 {
+		c["groups"] = t.Groups
+	}
+	if len(t.Roles) > 0 {
+		c["roles"] = t.Roles
+	}
+	return c
+}
+
+var enc = base64.RawURLEncoding
+
+// Sign serialises claims as a compact RS256 JWT.
+func Sign(key *rsa.PrivateKey, claims Claims) (string, error) {
+	header, _ := json.Marshal(map[string]string{"alg": "RS256", "typ": "JWT", "kid": "local"})
+	body, err := json.Marshal(claims)
+	if err != nil {
+		return "", err
+	}
+	signing := enc.EncodeToString(header) + "." + enc.EncodeToString(body)
+	digest := sha256.Sum256([]byte(signing))
+	sig, err := rsa.SignPKCS1v15(rand.Reader, key, crypto.SHA256, digest[:])
+	if err != nil {
+		return "", err
+	}
+	return signing + "." + enc.EncodeToString(sig), nil
+}
+
+// ErrInvalid is any token the authorizer refuses; API Gateway does not say why, and neither do we.
+var ErrInvalid = errors.New("devjwt: invalid token")
+
+// Verify checks token as the HTTP API JWT authorizer does: RS256 signature, issuer, audience,
+// expiry and not-before, and returns its claims.
+func Verify(pub *rsa.PublicKey, token, issuer, audience string, now time.Time) (Claims, error) {
+	parts := strings.Split(token, ".")
+	if len(parts) != 3 {
+		return nil, ErrInvalid
+	}
+	var header struct{ Alg string }
+	if err := decodeSegment(parts[0], &header); err != nil || header.Alg != "RS256" {
+		return nil, ErrInvalid
+	}
+	sig, err := enc.DecodeString(parts[2])
+	if err != nil {
+		return nil, ErrInvalid
+	}
+	digest := sha256.Sum256([]byte(parts[0] + "." + parts[1]))
+	if rsa.VerifyPKCS1v15(pub, crypto.SHA256, digest[:], sig) != nil {
+		return nil, ErrInvalid
+	}
+	var c Claims
+	if err := decodeSegment(parts[1], &c); err != nil {
+		return nil, ErrInvalid
+	}
+	exp, hasExp := c["exp"].(float64)
+	nbf, hasNbf := c["nbf"].(float64)
+	switch {
+	case c["iss"] != issuer, !c.hasAudience(audience), !hasExp:
+		return nil, ErrInvalid
+	case now.Unix() >= int64(exp):
+		return nil, ErrInvalid
+	case hasNbf && now.Unix() < int64(nbf):
+		return nil, ErrInvalid
+	}
+	return c, nil
+}
+
+func (c Claims) hasAudience(audience string) bool {
+	switch aud := c["aud"].(type) {
+	case string:
+		return aud == audience
+	case []any:
+		for _, a := range aud {
+			if a == audience {
+				return true
+			}
+		}
+	}
+	return c["client_id"] == audience
+}
+
+func decodeSegment(seg string, v any) error {
+	raw, err := enc.DecodeString(seg)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(raw, v)
+}

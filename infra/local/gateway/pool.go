@@ -1,0 +1,241 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os/exec"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Pool runs one function under the Lambda Runtime Interface Emulator. The emulator serves one
+// invocation at a time (concurrent invocations crash it), so the pool gives each instance one
+// request at a time and starts another instance when all are busy, as Lambda scales out, up to
+// Max instances; beyond that, requests queue.
+type Pool struct {
+	Name      string
+	Bootstrap string
+	RIE       string
+	Env       []string
+	Max       int
+	// Logs receives the emulator's and the function's output.
+	Logs io.Writer
+	Log  *slog.Logger
+
+	mu      sync.Mutex
+	idle    []*instance
+	all     map[*instance]bool
+	started int
+	freed   chan struct{}
+	closed  bool
+}
+
+type instance struct {
+	id     int
+	url    string
+	cmd    *exec.Cmd
+	exited chan struct{}
+	warm   bool
+}
+
+// ErrClosed is returned by Invoke once Close has been called.
+var ErrClosed = errors.New("gateway: pool closed")
+
+// Invoke sends one event to an instance and returns the function's answer as the emulator
+// returns it.
+func (p *Pool) Invoke(ctx context.Context, requestID string, event []byte) ([]byte, error) {
+	in, err := p.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	out, err := in.invoke(ctx, requestID, event)
+	if !in.warm {
+		in.warm = true
+		p.Log.Info("cold start", "function", p.Name, "instance", in.id, "firstInvokeMs", time.Since(start).Milliseconds())
+	}
+	p.release(in, err == nil)
+	return out, err
+}
+
+func (p *Pool) acquire(ctx context.Context) (*instance, error) {
+	for {
+		p.mu.Lock()
+		if p.closed {
+			p.mu.Unlock()
+			return nil, ErrClosed
+		}
+		if p.all == nil {
+			p.all, p.freed = map[*instance]bool{}, make(chan struct{})
+		}
+		if n := len(p.idle); n > 0 {
+			in := p.idle[n-1]
+			p.idle = p.idle[:n-1]
+			p.mu.Unlock()
+			select {
+			case <-in.exited:
+				p.release(in, false)
+				continue
+			default:
+				return in, nil
+			}
+		}
+		if len(p.all) < p.Max {
+			p.started++
+			in := &instance{id: p.started, exited: make(chan struct{})}
+			p.all[in] = true
+			p.mu.Unlock()
+			if err := p.start(ctx, in); err != nil {
+				p.release(in, false)
+				return nil, err
+			}
+			return in, nil
+		}
+		freed := p.freed
+		p.mu.Unlock()
+		select {
+		case <-freed:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// release returns a healthy instance to the pool and retires a broken one, then wakes waiters.
+func (p *Pool) release(in *instance, healthy bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if healthy && !p.closed {
+		p.idle = append(p.idle, in)
+	} else {
+		delete(p.all, in)
+		in.kill()
+	}
+	close(p.freed)
+	p.freed = make(chan struct{})
+}
+
+func (p *Pool) start(ctx context.Context, in *instance) error {
+	begin := time.Now()
+	ports, err := freePorts(2)
+	if err != nil {
+		return err
+	}
+	rieAddr := "127.0.0.1:" + strconv.Itoa(ports[0])
+	in.url = "http://" + rieAddr + "/2015-03-31/functions/function/invocations"
+	in.cmd = exec.Command(p.RIE,
+		"--runtime-interface-emulator-address", rieAddr,
+		"--runtime-api-address", "127.0.0.1:"+strconv.Itoa(ports[1]),
+		"--log-level", "warn",
+		p.Bootstrap)
+	in.cmd.Env = p.Env
+	in.cmd.Stdout, in.cmd.Stderr = p.Logs, p.Logs
+	in.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := in.cmd.Start(); err != nil {
+		return fmt.Errorf("gateway: start %s: %w", p.Name, err)
+	}
+	go func() { _ = in.cmd.Wait(); close(in.exited) }()
+	for {
+		conn, err := net.DialTimeout("tcp", rieAddr, 100*time.Millisecond)
+		if err == nil {
+			conn.Close()
+			p.Log.Info("instance started", "function", p.Name, "instance", in.id, "startMs", time.Since(begin).Milliseconds())
+			return nil
+		}
+		select {
+		case <-in.exited:
+			return fmt.Errorf("gateway: %s instance %d exited while starting", p.Name, in.id)
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+		if time.Since(begin) > 20*time.Second {
+			return fmt.Errorf("gateway: %s instance %d did not listen within 20s", p.Name, in.id)
+		}
+	}
+}
+
+var invokeClient = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
+
+func (in *instance) invoke(ctx context.Context, requestID string, event []byte) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, in.url, bytes.NewReader(event))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("X-Amzn-RequestId", requestID)
+	resp, err := invokeClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("gateway: invoke: %w", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 7<<20))
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("gateway: emulator answered %d: %.200s", resp.StatusCode, body)
+	}
+	return body, nil
+}
+
+func (in *instance) kill() {
+	if in.cmd == nil || in.cmd.Process == nil {
+		return
+	}
+	_ = syscall.Kill(-in.cmd.Process.Pid, syscall.SIGTERM)
+	select {
+	case <-in.exited:
+	case <-time.After(3 * time.Second):
+		_ = syscall.Kill(-in.cmd.Process.Pid, syscall.SIGKILL)
+		<-in.exited
+	}
+}
+
+// Close stops every instance.
+func (p *Pool) Close() {
+	p.mu.Lock()
+	p.closed = true
+	all := p.all
+	p.all, p.idle = map[*instance]bool{}, nil
+	p.mu.Unlock()
+	var wg sync.WaitGroup
+	for in := range all {
+		wg.Go(in.kill)
+	}
+	wg.Wait()
+}
+
+// Instances is how many instances the pool runs now.
+func (p *Pool) Instances() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.all)
+}
+
+func freePorts(n int) ([]int, error) {
+	var ports []int
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+

@@ -1,0 +1,97 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+
+	"github.com/interrupthost/interrupthost/infra/local/devjwt"
+	"github.com/interrupthost/interrupthost/infra/local/samtemplate"
+)
+
+// Options say how to run a template locally.
+type Options struct {
+	// Root is the repository root (where template.yaml and functions/ are).
+	Root string
+	// Resolver gives template values their local meaning (parameters, table names).
+	Resolver samtemplate.Resolver
+	// Env is added to every function's environment: AWS endpoints, region, credentials.
+	Env []string
+	// MaxInstances caps each function's pool.
+	MaxInstances int
+	// RIE is the path of the aws-lambda-rie binary.
+	RIE string
+	// Logs receives the functions' output.
+	Logs io.Writer
+	Log  *slog.Logger
+}
+
+// BuildFunctions compiles every function's main for this machine into dir (dir/<name>), with
+// the tag Lambda's provided runtimes use.
+func BuildFunctions(ctx context.Context, root, dir string) error {
+	cmd := exec.CommandContext(ctx, "go", "build", "-tags", "lambda.norpc", "-o", dir+string(filepath.Separator), "./functions/...")
+	cmd.Dir = root
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("gateway: build functions: %w", err)
+	}
+	return nil
+}
+
+// FromTemplate builds the gateway that serves t's routes, each function's bootstrap taken from
+// bin/<name>.
+func FromTemplate(t *samtemplate.Template, bin string, opts Options) (*Gateway, error) {
+	functions, err := t.Functions()
+	if err != nil {
+		return nil, err
+	}
+	key, err := devjwt.LoadKey(opts.Root)
+	if err != nil {
+		return nil, err
+	}
+	pools := map[string]*Pool{}
+	var routes []*Route
+	for _, f := range functions {
+		env := append(os.Environ(), opts.Env...)
+		for name, v := range f.Environment {
+			s, err := opts.Resolver.String(v)
+			if err != nil {
+				return nil, fmt.Errorf("gateway: %s: %s: %w", f.LogicalID, name, err)
+			}
+			env = append(env, name+"="+s)
+		}
+		env = append(env,
+			"AWS_LAMBDA_FUNCTION_NAME="+f.Name,
+			"AWS_LAMBDA_FUNCTION_TIMEOUT="+strconv.Itoa(f.TimeoutSec),
+			"AWS_LAMBDA_FUNCTION_MEMORY_SIZE="+strconv.Itoa(f.MemoryMB))
+		pools[f.Name] = &Pool{
+			Name: f.Name, Bootstrap: filepath.Join(bin, f.Name), RIE: opts.RIE, Env: env,
+			Max: opts.MaxInstances, Logs: opts.Logs, Log: opts.Log,
+		}
+		for _, r := range f.Routes {
+			auth, err := t.Authorizer(r.ApiID, r.Authorizer)
+			if err != nil {
+				return nil, fmt.Errorf("gateway: %s %s: %w", f.LogicalID, r.Key(), err)
+			}
+			issuer, err := opts.Resolver.String(auth.Issuer)
+			if err != nil {
+				return nil, err
+			}
+			route := &Route{Route: r, Function: f.Name, Issuer: issuer}
+			for _, a := range auth.Audience {
+				aud, err := opts.Resolver.String(a)
+				if err != nil {
+					return nil, err
+				}
+				route.Audience = append(route.Audience, aud)
+			}
+			routes = append(routes, route)
+		}
+	}
+	return New(routes, pools, &key.PublicKey, opts.Log)
+}

@@ -1,0 +1,185 @@
+package samtemplate
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Function is an AWS::Serverless::Function as the local gateway runs it.
+type Function struct {
+	LogicalID string
+	// Name is the folder under functions/ that CodeUri names.
+	Name string
+	// Environment maps each variable to its template value (a string or an intrinsic), Globals
+	// merged under the function's own.
+	Environment map[string]any
+	TimeoutSec  int
+	MemoryMB    int
+	Routes      []Route
+}
+
+// Route is an HttpApi event of a function.
+type Route struct {
+	Method string
+	// Path is the route's path template, e.g. /runs/{runId}/interrupts.
+	Path       string
+	ApiID      string
+	Authorizer string
+	Scopes     []string
+}
+
+// Key is the route key API Gateway puts in events: "POST /runs/{runId}".
+func (r Route) Key() string { return r.Method + " " + r.Path }
+
+// Functions lists the template's functions, ordered by logical id.
+func (t *Template) Functions() ([]Function, error) {
+	var out []Function
+	for _, id := range slices.Sorted(maps.Keys(t.Resources)) {
+		r := t.Resources[id]
+		if r.Type != "AWS::Serverless::Function" {
+			continue
+		}
+		f, err := t.function(id, r.Properties)
+		if err != nil {
+			return nil, fmt.Errorf("samtemplate: %s: %w", id, err)
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+func (t *Template) function(id string, props map[string]any) (Function, error) {
+	var spec struct {
+		CodeUri     string
+		Timeout     int
+		MemorySize  int
+		Environment struct{ Variables map[string]any }
+		Events      map[string]struct {
+			Type       string
+			Properties struct {
+				ApiId  any
+				Method string
+				Path   string
+				Auth   struct {
+					Authorizer          string
+					AuthorizationScopes []string
+				}
+			}
+		}
+	}
+	var global struct {
+		Timeout     int
+		MemorySize  int
+		Environment struct{ Variables map[string]any }
+	}
+	if err := remarshal(t.Globals.Function, &global); err != nil {
+		return Function{}, err
+	}
+	if err := remarshal(props, &spec); err != nil {
+		return Function{}, err
+	}
+	f := Function{
+		LogicalID:   id,
+		Name:        strings.TrimSuffix(strings.TrimPrefix(spec.CodeUri, "functions/"), "/"),
+		Environment: map[string]any{},
+		TimeoutSec:  firstNonZero(spec.Timeout, global.Timeout, 3),
+		MemoryMB:    firstNonZero(spec.MemorySize, global.MemorySize, 128),
+	}
+	if strings.Contains(f.Name, "/") || f.Name == "" {
+		return Function{}, fmt.Errorf("CodeUri %q is not functions/<name>/", spec.CodeUri)
+	}
+	maps.Copy(f.Environment, global.Environment.Variables)
+	maps.Copy(f.Environment, spec.Environment.Variables)
+	for _, name := range slices.Sorted(maps.Keys(spec.Events)) {
+		ev := spec.Events[name]
+		if ev.Type != "HttpApi" {
+			continue
+		}
+		api, _ := ev.Properties.ApiId.(map[string]any)["Ref"].(string)
+		f.Routes = append(f.Routes, Route{
+			Method: strings.ToUpper(ev.Properties.Method), Path: ev.Properties.Path, ApiID: api,
+			Authorizer: ev.Properties.Auth.Authorizer, Scopes: ev.Properties.Auth.AuthorizationScopes,
+		})
+	}
+	return f, nil
+}
+
+func firstNonZero(v ...int) int {
+	for _, n := range v {
+		if n != 0 {
+			return n
+		}
+	}
+	return 0
+}
+
+// JWTAuthorizer is an HTTP API's JWT authorizer, its values unresolved.
+type JWTAuthorizer struct {
+	IdentitySource string
+	Issuer         any
+	Audience       []any
+}
+
+// Authorizer returns the JWT authorizer name of the HTTP API apiID.
+func (t *Template) Authorizer(apiID, name string) (JWTAuthorizer, error) {
+	r, ok := t.Resources[apiID]
+	if !ok || r.Type != "AWS::Serverless::HttpApi" {
+		return JWTAuthorizer{}, fmt.Errorf("samtemplate: no AWS::Serverless::HttpApi %s", apiID)
+	}
+	var spec struct {
+		Auth struct {
+			Authorizers map[string]struct {
+				IdentitySource   string
+				JwtConfiguration struct {
+					Issuer   any   `json:"issuer"`
+					Audience []any `json:"audience"`
+				}
+			}
+		}
+	}
+	if err := remarshal(r.Properties, &spec); err != nil {
+		return JWTAuthorizer{}, err
+	}
+	a, ok := spec.Auth.Authorizers[name]
+	if !ok {
+		return JWTAuthorizer{}, fmt.Errorf("samtemplate: %s has no authorizer %s", apiID, name)
+	}
+	return JWTAuthorizer{IdentitySource: a.IdentitySource, Issuer: a.JwtConfiguration.Issuer, Audience: a.JwtConfiguration.Audience}, nil
+}
+
+// Resolver turns template values into strings: Refs to parameters take the override or the
+// parameter's default, Refs to resources take the local name the stack gave them.
+type Resolver struct {
+	Template  *Template
+	Overrides map[string]string
+	Resources map[string]string
+}
+
+// String resolves v, refusing intrinsics the local stack cannot evaluate.
+func (r Resolver) String(v any) (string, error) {
+	switch x := v.(type) {
+	case string:
+		return x, nil
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64), nil
+	case bool:
+		return strconv.FormatBool(x), nil
+	case map[string]any:
+		if ref, ok := x["Ref"].(string); ok && len(x) == 1 {
+			if v, ok := r.Overrides[ref]; ok {
+				return v, nil
+			}
+			if v, ok := r.Resources[ref]; ok {
+				return v, nil
+			}
+			if p, ok := r.Template.Parameters[ref]; ok && p.Default != nil {
+				return r.String(p.Default)
+			}
+			return "", fmt.Errorf("samtemplate: Ref %s has no local value", ref)
+		}
+	}
+	return "", fmt.Errorf("samtemplate: cannot resolve %v locally", v)
+}
