@@ -238,4 +238,3 @@ func freePorts(n int) ([]int, error) {
 	}
 	return ports, nil
 }
-
