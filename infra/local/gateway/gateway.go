@@ -283,6 +283,8 @@ func flatten(c devjwt.Claims) map[string]string {
 			out[k] = x
 		case float64:
 			out[k] = strconv.FormatFloat(x, 'f', -1, 64)
+		case []string:
+			out[k] = "[" + strings.Join(x, " ") + "]"
 		case []any:
 			parts := make([]string, len(x))
 			for i, p := range x {

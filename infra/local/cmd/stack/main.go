@@ -103,7 +103,18 @@ func run(ctx context.Context, log *slog.Logger, maxInstances int, command []stri
 	}
 	log.Info("stores ready", "dynamodb", "http://"+dynamoAddr, "table", localTable, "secretsmanager", "http://"+motoAddr, "keyring", keyringSecret, "activeKid", kid)
 
-	gw, addr, err := serveGateway(ctx, log, root, tmpl, maxInstances)
+	gwLog := log
+	if command != nil {
+		// Under `stack exec` the command's output is what matters; the access log goes to a file.
+		f, err := os.Create(filepath.Join(root, ".local", "logs", "gateway.log"))
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		gwLog = slog.New(slog.NewJSONHandler(f, nil))
+		log.Info("gateway log", "file", f.Name())
+	}
+	gw, addr, err := serveGateway(ctx, gwLog, root, tmpl, maxInstances)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,257 @@
+// Package e2e tests the stack that `make run` starts, over HTTP: the local gateway, the
+// functions' real mains under the Lambda Runtime Interface Emulator, DynamoDB and Secrets
+// Manager APIs. `make test` runs it inside `stack exec`, which sets GATEWAY_URL.
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"crypto/rand"
+
+	"github.com/interrupthost/interrupthost/infra/local/devjwt"
+	"github.com/interrupthost/interrupthost/infra/local/samtemplate"
+	"github.com/interrupthost/interrupthost/schemas"
+)
+
+func gatewayURL() string {
+	if u := os.Getenv("GATEWAY_URL"); u != "" {
+		return u
+	}
+	return "http://127.0.0.1:3000"
+}
+
+func root(t testing.TB) string {
+	t.Helper()
+	p, err := samtemplate.Find(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Dir(p)
+}
+
+// token mints a JWT the local issuer would issue.
+func token(t testing.TB, tok devjwt.Token) string {
+	t.Helper()
+	key, err := devjwt.LoadKey(root(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tok.TTL == 0 {
+		tok.TTL = time.Hour
+	}
+	s, err := devjwt.Sign(key, tok.Claims(time.Now()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+var (
+	engine   = devjwt.Token{Subject: "engine", Tenant: "acme", Scopes: []string{"interrupts:write", "runs:read"}}
+	approver = devjwt.Token{Subject: "alice", Tenant: "acme", Scopes: []string{"approvals:respond", "runs:read"}}
+	everyone = devjwt.Token{Subject: "root", Tenant: "acme", Scopes: []string{"interrupts:write", "approvals:respond", "runs:read"}}
+)
+
+type answer struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+func (a answer) json(t testing.TB, v any) {
+	t.Helper()
+	if err := json.Unmarshal(a.Body, v); err != nil {
+		t.Fatalf("%d %s: %v", a.Status, a.Body, err)
+	}
+}
+
+var client = &http.Client{Timeout: 30 * time.Second}
+
+func do(t testing.TB, method, path, bearer, body string) answer {
+	t.Helper()
+	a, err := send(method, path, bearer, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func send(method, path, bearer, body string) (answer, error) {
+	if bearer != "" {
+		bearer = "Bearer " + bearer
+	}
+	return sendWith(method, path, bearer, body)
+}
+
+// sendWith sends authorization as the Authorization header, verbatim.
+func sendWith(method, path, authorization, body string) (answer, error) {
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, gatewayURL()+path, rd)
+	if err != nil {
+		return answer{}, err
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if authorization != "" {
+		req.Header.Set("Authorization", authorization)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return answer{}, fmt.Errorf("%s %s (is the stack running? `make run`): %w", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return answer{resp.StatusCode, resp.Header, b}, err
+}
+
+func example(t testing.TB, kind string) string {
+	t.Helper()
+	raw, err := fs.ReadFile(schemas.Examples, "examples/"+kind+".json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String()
+}
+
+func newRun(prefix string) string { return prefix + "-" + strings.ToLower(rand.Text()[:12]) }
+
+// TestApprovalJourney: request an approval, read the run, resolve it, read the events, replay the
+// key; all over HTTP through the gateway.
+func TestApprovalJourney(t *testing.T) {
+	run := newRun("journey")
+	eng, alice := token(t, engine), token(t, approver)
+	payload := example(t, "approval")
+
+	a := do(t, "POST", "/runs/"+run+"/interrupts", eng, `{"nodeId":"approve","payload":`+payload+`}`)
+	var created struct {
+		InterruptID, Status string
+		Seq                 int
+	}
+	a.json(t, &created)
+	if a.Status != 201 || created.Status != "pending" || created.Seq != 1 {
+		t.Fatalf("request: %d %s", a.Status, a.Body)
+	}
+
+	a = do(t, "GET", "/runs/"+run, eng, "")
+	var snap struct {
+		Status, CurrentNodeID string
+		LastSeq               int
+	}
+	a.json(t, &snap)
+	if a.Status != 200 || snap.Status != "waiting-approval" || snap.CurrentNodeID != "approve" {
+		t.Errorf("snapshot: %d %s", a.Status, a.Body)
+	}
+
+	a = do(t, "POST", "/runs/"+run+"/interrupts/approve", alice, `{"resumeValue":{"action":"accept","decidedAt":"2026-11-30T09:00:00Z"}}`)
+	var resolved struct {
+		Status      string
+		ResumeValue map[string]any
+		Seq         int
+	}
+	a.json(t, &resolved)
+	if a.Status != 200 || resolved.Status != "resolved" || resolved.ResumeValue["decidedBy"] != "alice" || resolved.Seq != 2 {
+		t.Fatalf("resolve: %d %s", a.Status, a.Body)
+	}
+
+	a = do(t, "GET", "/runs/"+run+"/events?after=0", eng, "")
+	var page struct {
+		Events []struct {
+			Seq     int
+			Type    string
+			Payload json.RawMessage
+		}
+		Next int
+	}
+	a.json(t, &page)
+	var types []string
+	for _, e := range page.Events {
+		types = append(types, e.Type)
+	}
+	if a.Status != 200 || strings.Join(types, " ") != "interrupt.requested approval.requested interrupt.resolved approval.resolved" || page.Next != 2 {
+		t.Errorf("events: %d %s", a.Status, a.Body)
+	}
+	if string(page.Events[0].Payload) != payload {
+		t.Errorf("interrupt.requested payload %s, want %s", page.Events[0].Payload, payload)
+	}
+
+	a = do(t, "POST", "/runs/"+run+"/interrupts", eng, `{"nodeId":"approve","payload":`+payload+`}`)
+	var replay struct {
+		InterruptID, Status string
+		ResumeValue         map[string]any
+	}
+	a.json(t, &replay)
+	if a.Status != 200 || replay.Status != "resolved" || replay.InterruptID != created.InterruptID || replay.ResumeValue["action"] != "accept" {
+		t.Errorf("replay: %d %s", a.Status, a.Body)
+	}
+	a = do(t, "GET", "/runs/"+run+"/events?after=2", eng, "")
+	a.json(t, &page)
+	if len(page.Events) != 0 {
+		t.Errorf("the replay appended %d events", len(page.Events))
+	}
+}
+
+// TestConcurrentResolveThroughThePool: 64 HTTP resolves at once, through the gateway's pool of
+// emulator instances: one 200, the rest 409 interrupt_already_resolved.
+func TestConcurrentResolveThroughThePool(t *testing.T) {
+	eng := token(t, engine)
+	const callers, rounds = 64, 5
+	tokens := make([]string, callers)
+	for i := range tokens {
+		tokens[i] = token(t, devjwt.Token{Subject: fmt.Sprintf("approver-%d", i), Tenant: "acme", Scopes: []string{"approvals:respond"}})
+	}
+	for round := range rounds {
+		run := newRun("race")
+		if a := do(t, "POST", "/runs/"+run+"/interrupts", eng, `{"nodeId":"gate","payload":`+example(t, "approval")+`}`); a.Status != 201 {
+			t.Fatalf("request: %d %s", a.Status, a.Body)
+		}
+		statuses := make([]int, callers)
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for i := range callers {
+			wg.Go(func() {
+				<-start
+				a, err := send("POST", "/runs/"+run+"/interrupts/gate", tokens[i], `{"resumeValue":{"action":"reject","decidedAt":"2026-11-30T09:00:00Z"}}`)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				statuses[i] = a.Status
+				if a.Status == 409 && !bytes.Contains(a.Body, []byte(`"code":"interrupt_already_resolved"`)) {
+					t.Errorf("409 body %s", a.Body)
+				}
+			})
+		}
+		close(start)
+		wg.Wait()
+		count := map[int]int{}
+		for _, s := range statuses {
+			count[s]++
+		}
+		if count[200] != 1 || count[409] != callers-1 {
+			t.Fatalf("round %d: statuses %v, want one 200 and %d 409", round, count, callers-1)
+		}
+		a := do(t, "GET", "/runs/"+run+"/events", eng, "")
+		if n := bytes.Count(a.Body, []byte(`"type":"interrupt.resolved"`)); n != 1 {
+			t.Fatalf("round %d: %d interrupt.resolved events", round, n)
+		}
+	}
+}

@@ -1,0 +1,135 @@
+package gateway
+
+import (
+	"encoding/base64"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/interrupthost/interrupthost/infra/local/devjwt"
+	"github.com/interrupthost/interrupthost/infra/local/samtemplate"
+)
+
+func testGateway(t *testing.T, routes ...string) *Gateway {
+	t.Helper()
+	var rs []*Route
+	pools := map[string]*Pool{}
+	for _, key := range routes {
+		method, path, _ := strings.Cut(key, " ")
+		rs = append(rs, &Route{Route: samtemplate.Route{Method: method, Path: path}, Function: key})
+		pools[key] = &Pool{Name: key}
+	}
+	g, err := New(rs, pools, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+func TestMatch(t *testing.T) {
+	g := testGateway(t, "GET /runs/{runId}", "GET /runs/{runId}/events", "POST /runs/{runId}/interrupts",
+		"POST /runs/{runId}/interrupts/{nodeId}", "POST /runs/{runId}/cancel", "POST /runs/{runId}/{action}")
+	cases := []struct {
+		method, path, route string
+		params              map[string]string
+	}{
+		{"GET", "/runs/r1", "GET /runs/{runId}", map[string]string{"runId": "r1"}},
+		{"GET", "/runs/r1/events", "GET /runs/{runId}/events", map[string]string{"runId": "r1"}},
+		{"POST", "/runs/r1/cancel", "POST /runs/{runId}/cancel", map[string]string{"runId": "r1"}},
+		{"POST", "/runs/r1/interrupts", "POST /runs/{runId}/interrupts", map[string]string{"runId": "r1"}},
+		{"POST", "/runs/r1/other", "POST /runs/{runId}/{action}", map[string]string{"runId": "r1", "action": "other"}},
+		{"POST", "/runs/a%20b/interrupts/n%2F1", "POST /runs/{runId}/interrupts/{nodeId}", map[string]string{"runId": "a b", "nodeId": "n/1"}},
+		{"GET", "/runs", "", nil},
+		{"DELETE", "/runs/r1", "", nil},
+		{"GET", "/runs/r1/events/x", "", nil},
+		{"POST", "/runs//interrupts", "", nil},
+	}
+	for _, c := range cases {
+		r, params := g.match(c.method, c.path)
+		got := ""
+		if r != nil {
+			got = r.Key()
+		}
+		if got != c.route {
+			t.Errorf("%s %s matched %q, want %q", c.method, c.path, got, c.route)
+			continue
+		}
+		for k, v := range c.params {
+			if params[k] != v {
+				t.Errorf("%s %s: params %v, want %v", c.method, c.path, params, c.params)
+			}
+		}
+	}
+}
+
+func TestEvent(t *testing.T) {
+	g := testGateway(t, "POST /runs/{runId}/interrupts/{nodeId}")
+	r, params := g.match("POST", "/runs/r%3A1/interrupts/n1")
+	claims := devjwt.Token{Subject: "alice", Tenant: "acme", Scopes: []string{"approvals:respond", "runs:read"}, Groups: []string{"finance", "ops"}}.Claims(g.now())
+	req := httptest.NewRequest("POST", "/runs/r%3A1/interrupts/n1?debug=1&tag=a&tag=b", strings.NewReader(`{"resumeValue":1}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Add("X-Multi", "one")
+	req.Header.Add("X-Multi", "two")
+	req.Header.Set("Cookie", "a=1; b=2")
+	req.Header.Set("User-Agent", "test/1")
+	ev := g.event(req, r, params, claims, []byte(`{"resumeValue":1}`), "req-1")
+
+	checks := map[string][2]string{
+		"version":     {ev.Version, "2.0"},
+		"routeKey":    {ev.RouteKey, "POST /runs/{runId}/interrupts/{nodeId}"},
+		"rawPath":     {ev.RawPath, "/runs/r%3A1/interrupts/n1"},
+		"rawQuery":    {ev.RawQueryString, "debug=1&tag=a&tag=b"},
+		"runId":       {ev.PathParameters["runId"], "r:1"},
+		"nodeId":      {ev.PathParameters["nodeId"], "n1"},
+		"header":      {ev.Headers["content-type"], "application/json"},
+		"multi":       {ev.Headers["x-multi"], "one,two"},
+		"query":       {ev.QueryStringParameters["tag"], "a,b"},
+		"cookies":     {strings.Join(ev.Cookies, "|"), "a=1|b=2"},
+		"body":        {ev.Body, `{"resumeValue":1}`},
+		"requestId":   {ev.RequestContext.RequestID, "req-1"},
+		"method":      {ev.RequestContext.HTTP.Method, "POST"},
+		"userAgent":   {ev.RequestContext.HTTP.UserAgent, "test/1"},
+		"sub":         {ev.RequestContext.Authorizer.JWT.Claims["sub"], "alice"},
+		"groups":      {ev.RequestContext.Authorizer.JWT.Claims["groups"], "[finance ops]"},
+		"scopes":      {strings.Join(ev.RequestContext.Authorizer.JWT.Scopes, " "), "approvals:respond runs:read"},
+		"stage":       {ev.RequestContext.Stage, "$default"},
+		"cookie hdr":  {ev.Headers["cookie"], ""},
+		"base64 flag": {map[bool]string{true: "true", false: "false"}[ev.IsBase64Encoded], "false"},
+	}
+	for name, c := range checks {
+		if c[0] != c[1] {
+			t.Errorf("%s = %q, want %q", name, c[0], c[1])
+		}
+	}
+
+	bin := httptest.NewRequest("POST", "/runs/r1/interrupts/n1", strings.NewReader("\xff\x00"))
+	bin.Header.Set("Content-Type", "application/octet-stream")
+	ev = g.event(bin, r, params, claims, []byte("\xff\x00"), "req-2")
+	if !ev.IsBase64Encoded || ev.Body != base64.StdEncoding.EncodeToString([]byte("\xff\x00")) {
+		t.Errorf("binary body: %q base64=%v", ev.Body, ev.IsBase64Encoded)
+	}
+}
+
+func TestWriteResponse(t *testing.T) {
+	cases := []struct {
+		out        string
+		status     int
+		body, ctyp string
+	}{
+		{`{"statusCode":201,"headers":{"Content-Type":"application/json"},"body":"{\"a\":1}"}`, 201, `{"a":1}`, "application/json"},
+		{`{"statusCode":200,"body":"aGk=","isBase64Encoded":true}`, 200, "hi", ""},
+		{`{"errorMessage":"boom","errorType":"Panic"}`, 500, `{"message":"Internal Server Error"}`, "application/json"},
+		{`"just a string"`, 500, `{"message":"Internal Server Error"}`, "application/json"},
+	}
+	for _, c := range cases {
+		w := httptest.NewRecorder()
+		if got := writeResponse(w, []byte(c.out)); got != c.status || w.Code != c.status {
+			t.Errorf("%s: status %d/%d, want %d", c.out, got, w.Code, c.status)
+		}
+		if w.Body.String() != c.body || w.Header().Get("Content-Type") != c.ctyp {
+			t.Errorf("%s: body %q type %q", c.out, w.Body.String(), w.Header().Get("Content-Type"))
+		}
+	}
+}
