@@ -1,39 +1,53 @@
 # The two commands a fresh clone needs: `make run` (the local stack) and `make test` (everything
-# CI checks). Both install what they need themselves.
+# CI checks). Both install what they need themselves, at the versions pinned in the repository.
 SHELL := bash
 .SHELLFLAGS := -eu -o pipefail -c
 .DEFAULT_GOAL := test
+export SAM_CLI_TELEMETRY := 0
 
 STACK := .local/bin/stack
+VENV := .venv
 NODE_DEPS := infra/local/node_modules/.package-lock.json
+PY_DEPS := $(VENV)/.installed
 
-.PHONY: run test lint unit bench deps stack
+.PHONY: run test lint template bench deps stack
 
-## deps: the pinned Node.js tools of the local stack (dynalite)
-deps: $(NODE_DEPS)
+## deps: the pinned Node.js (dynalite) and Python (moto, aws-sam-cli, cfn-lint) tools
+deps: $(NODE_DEPS) $(PY_DEPS)
 
 $(NODE_DEPS): infra/local/package.json infra/local/package-lock.json
 	npm ci --prefix infra/local --no-audit --no-fund
 
+$(PY_DEPS): infra/local/requirements.txt
+	python3 -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --requirement infra/local/requirements.txt
+	touch $@
+
 stack:
 	go build -o $(STACK) ./infra/local/cmd/stack
 
-## run: the local stack in the foreground (DynamoDB API on 127.0.0.1:8000); Ctrl-C stops it
+## run: the whole local stack in the foreground, the API on http://127.0.0.1:3000; Ctrl-C stops it
 run: deps stack
-	$(STACK) run
+	STACK_FUNCTION_LOGS=stdout $(STACK) run
 
-## test: lint, then every unit and integration test against the local stack, then each
-## benchmark once so none rots
-test: deps lint stack
+## test: lint, the template checks, then every unit, integration and end-to-end test against the
+## local stack, then each benchmark once so none rots
+test: deps lint template stack
 	$(STACK) exec -- go test -count=1 -race ./...
 	$(STACK) exec -- go test -count=1 -run '^$$' -bench . -benchtime 1x ./...
 
 ## lint: gofmt, go vet and staticcheck (pinned as a go.mod tool)
 lint:
-	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './infra/local/node_modules/*')); \
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
 	go vet ./...
 	go tool staticcheck ./...
+
+## template: sam validate --lint, cfn-lint and sam build (arm64 bootstraps under .aws-sam/)
+template: $(PY_DEPS)
+	$(VENV)/bin/sam validate --lint
+	$(VENV)/bin/cfn-lint template.yaml
+	$(VENV)/bin/sam build
 
 ## bench: the benchmarks with their figures (fold, resume validation, resolve round trips)
 bench: deps stack
