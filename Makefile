@@ -27,6 +27,7 @@ stack:
 	go build -o $(STACK) ./infra/local/cmd/stack
 
 ## run: the whole local stack in the foreground, the API on http://127.0.0.1:3000; Ctrl-C stops it
+run: export STACK_T0 := $(shell date +%s%3N)
 run: deps stack
 	STACK_FUNCTION_LOGS=stdout $(STACK) run
 

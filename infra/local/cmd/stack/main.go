@@ -23,6 +23,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -70,6 +71,10 @@ func main() {
 
 func run(ctx context.Context, log *slog.Logger, maxInstances int, command []string) error {
 	start := time.Now()
+	// make run passes the time it began, so the figure includes installing and building.
+	if ms, err := strconv.ParseInt(os.Getenv("STACK_T0"), 10, 64); err == nil {
+		start = time.UnixMilli(ms)
+	}
 	tmplPath, err := samtemplate.Find(".")
 	if err != nil {
 		return err
