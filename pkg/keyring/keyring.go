@@ -1,0 +1,186 @@
+// Package keyring holds the MAC keys of signed tokens, selected by kid, as Secrets Manager
+// stores them: one secret whose value is {"active": "<kid>", "keys": {"<kid>": "<base64>"}}.
+// Keys are cached in memory; an unknown kid triggers one shared refresh, and then none for a
+// cooldown, so a flood of tokens with random kids costs at most one secret read per cooldown.
+package keyring
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/interrupthost/interrupthost/pkg/token"
+)
+
+// MinKeyLen is the shortest key accepted: HMAC-SHA256 keys shorter than its output weaken it.
+const MinKeyLen = 32
+
+// Source reads the secret's current value.
+type Source interface {
+	Fetch(ctx context.Context) ([]byte, error)
+}
+
+// Options tune the cache.
+type Options struct {
+	// TTL is how long a read of the secret is trusted; 0 means 5 minutes.
+	TTL time.Duration
+	// Cooldown is the least time between two refreshes caused by unknown kids or failures; 0
+	// means 30 seconds.
+	Cooldown time.Duration
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Keyring is safe for concurrent use.
+type Keyring struct {
+	src  Source
+	opts Options
+
+	mu          sync.Mutex
+	keys        map[string][]byte
+	active      string
+	loadedAt    time.Time
+	lastAttempt time.Time
+	flight      *flight
+}
+
+type flight struct {
+	done chan struct{}
+	err  error
+}
+
+// New reads the secret once and refuses a keyring it cannot use: a function without valid keys
+// must not start.
+func New(ctx context.Context, src Source, opts Options) (*Keyring, error) {
+	if opts.TTL == 0 {
+		opts.TTL = 5 * time.Minute
+	}
+	if opts.Cooldown == 0 {
+		opts.Cooldown = 30 * time.Second
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	k := &Keyring{src: src, opts: opts}
+	if err := k.refresh(ctx); err != nil {
+		return nil, err
+	}
+	// The first unknown kid may be a key added since this read: let it refresh at once.
+	k.lastAttempt = time.Time{}
+	return k, nil
+}
+
+// Parse validates a secret value: an active kid that is among the keys, every kid well formed,
+// every key at least MinKeyLen bytes.
+func Parse(raw []byte) (active string, keys map[string][]byte, err error) {
+	var v struct {
+		Active string            `json:"active"`
+		Keys   map[string]string `json:"keys"`
+	}
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return "", nil, errors.New("keyring: the secret is not a JSON keyring")
+	}
+	keys = make(map[string][]byte, len(v.Keys))
+	for kid, b64 := range v.Keys {
+		if !token.ValidKid(kid) {
+			return "", nil, fmt.Errorf("keyring: kid %q is not well formed", kid)
+		}
+		key, err := base64.StdEncoding.DecodeString(b64)
+		if err != nil {
+			return "", nil, fmt.Errorf("keyring: key %q is not base64", kid)
+		}
+		if len(key) < MinKeyLen {
+			return "", nil, fmt.Errorf("keyring: key %q has %d bytes, want at least %d", kid, len(key), MinKeyLen)
+		}
+		keys[kid] = key
+	}
+	if _, ok := keys[v.Active]; !ok || v.Active == token.LegacyKid {
+		return "", nil, fmt.Errorf("keyring: active kid %q is not a signing key of the secret", v.Active)
+	}
+	return v.Active, keys, nil
+}
+
+// refresh reads the secret; concurrent callers share one read. A failed read keeps the last good
+// keys.
+func (k *Keyring) refresh(ctx context.Context) error {
+	k.mu.Lock()
+	if f := k.flight; f != nil {
+		k.mu.Unlock()
+		select {
+		case <-f.done:
+			return f.err
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	f := &flight{done: make(chan struct{})}
+	k.flight = f
+	k.mu.Unlock()
+
+	// The read is shared: one caller's cancellation must not fail the others.
+	readCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	raw, err := k.src.Fetch(readCtx)
+	cancel()
+	var active string
+	var keys map[string][]byte
+	if err == nil {
+		active, keys, err = Parse(raw)
+	}
+	now := k.opts.Now()
+	k.mu.Lock()
+	if err == nil {
+		k.active, k.keys, k.loadedAt = active, keys, now
+	}
+	k.lastAttempt, k.flight, f.err = now, nil, err
+	k.mu.Unlock()
+	close(f.done)
+	return err
+}
+
+// current returns the cached keys, refreshing first when the TTL has passed (and no refresh
+// failed within the cooldown).
+func (k *Keyring) current(ctx context.Context) (string, map[string][]byte) {
+	now := k.opts.Now()
+	k.mu.Lock()
+	stale := now.Sub(k.loadedAt) >= k.opts.TTL && now.Sub(k.lastAttempt) >= k.opts.Cooldown
+	k.mu.Unlock()
+	if stale {
+		_ = k.refresh(ctx)
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.active, k.keys
+}
+
+// Active is the kid and key new tokens are signed with.
+func (k *Keyring) Active(ctx context.Context) (string, []byte, error) {
+	active, keys := k.current(ctx)
+	return active, keys[active], nil
+}
+
+// Key returns the key kid selects. An unknown kid refreshes the cache once per cooldown; between
+// refreshes it is refused at once.
+func (k *Keyring) Key(ctx context.Context, kid string) ([]byte, error) {
+	_, keys := k.current(ctx)
+	if key, ok := keys[kid]; ok {
+		return key, nil
+	}
+	k.mu.Lock()
+	cooling := k.opts.Now().Sub(k.lastAttempt) < k.opts.Cooldown
+	k.mu.Unlock()
+	if cooling {
+		return nil, token.ErrUnknownKid
+	}
+	_ = k.refresh(ctx)
+	k.mu.Lock()
+	key, ok := k.keys[kid]
+	k.mu.Unlock()
+	if !ok {
+		return nil, token.ErrUnknownKid
+	}
+	return key, nil
+}

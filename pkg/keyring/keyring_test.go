@@ -1,0 +1,162 @@
+package keyring_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/aws/smithy-go/middleware"
+
+	"github.com/interrupthost/interrupthost/pkg/keyring"
+	"github.com/interrupthost/interrupthost/pkg/keyring/keyringtest"
+	"github.com/interrupthost/interrupthost/pkg/token"
+)
+
+// reads counts GetSecretValue calls made through a client.
+type reads struct{ n atomic.Int64 }
+
+func (r *reads) option(o *secretsmanager.Options) {
+	o.APIOptions = append(o.APIOptions, func(s *middleware.Stack) error {
+		return s.Initialize.Add(middleware.InitializeMiddlewareFunc("count", func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+			r.n.Add(1)
+			return next.HandleInitialize(ctx, in)
+		}), middleware.After)
+	})
+}
+
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+func newKeyring(t *testing.T, value string) (*keyring.Keyring, *reads, *clock, func(string)) {
+	t.Helper()
+	r := &reads{}
+	c, name := keyringtest.NewSecret(t, value, r.option)
+	clk := &clock{now: time.Now()}
+	k, err := keyring.New(context.Background(), keyring.SecretsManager{Client: c, SecretID: name}, keyring.Options{TTL: time.Minute, Cooldown: 10 * time.Second, Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.n.Store(0)
+	return k, r, clk, func(v string) { keyringtest.Put(t, c, name, v) }
+}
+
+func TestParse(t *testing.T) {
+	k32, short := keyringtest.Key(), "c2hvcnQ="
+	cases := []struct {
+		name, value string
+		ok          bool
+	}{
+		{"valid", keyringtest.Value("a", map[string]string{"a": k32, "legacy": k32}), true},
+		{"key of 31 bytes", keyringtest.Value("a", map[string]string{"a": "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=="}), false},
+		{"short key", keyringtest.Value("a", map[string]string{"a": short}), false},
+		{"active missing", keyringtest.Value("b", map[string]string{"a": k32}), false},
+		{"legacy active", keyringtest.Value("legacy", map[string]string{"legacy": k32}), false},
+		{"bad kid", keyringtest.Value("a", map[string]string{"a": k32, "../x": k32}), false},
+		{"not base64", keyringtest.Value("a", map[string]string{"a": "!!!"}), false},
+		{"not json", "active=a", false},
+	}
+	for _, c := range cases {
+		_, _, err := keyring.Parse([]byte(c.value))
+		if (err == nil) != c.ok {
+			t.Errorf("%s: err = %v", c.name, err)
+		}
+	}
+}
+
+func TestNewRefusesAnUnusableSecret(t *testing.T) {
+	c, name := keyringtest.NewSecret(t, keyringtest.Value("a", map[string]string{"a": "c2hvcnQ="}))
+	if _, err := keyring.New(context.Background(), keyring.SecretsManager{Client: c, SecretID: name}, keyring.Options{}); err == nil {
+		t.Fatal("a keyring with a 5-byte key was accepted")
+	}
+	if _, err := keyring.New(context.Background(), keyring.SecretsManager{Client: c, SecretID: "no-such-secret"}, keyring.Options{}); err == nil {
+		t.Fatal("a missing secret was accepted")
+	}
+}
+
+func TestWarmLookupsReadNothing(t *testing.T) {
+	k, r, _, _ := newKeyring(t, keyringtest.Value("a", map[string]string{"a": keyringtest.Key()}))
+	for range 100 {
+		if _, err := k.Key(context.Background(), "a"); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := k.Active(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := r.n.Load(); n != 0 {
+		t.Errorf("%d secret reads for warm lookups, want 0", n)
+	}
+}
+
+func TestUnknownKidsReadOncePerCooldown(t *testing.T) {
+	k, r, clk, _ := newKeyring(t, keyringtest.Value("a", map[string]string{"a": keyringtest.Key()}))
+	var wg sync.WaitGroup
+	for i := range 100 {
+		wg.Go(func() {
+			if _, err := k.Key(context.Background(), fmt.Sprintf("random-%d", i)); !errors.Is(err, token.ErrUnknownKid) {
+				t.Errorf("kid %d: %v", i, err)
+			}
+		})
+	}
+	wg.Wait()
+	if n := r.n.Load(); n > 1 {
+		t.Errorf("100 unknown kids made %d secret reads, want at most 1", n)
+	}
+	clk.Advance(11 * time.Second)
+	for i := range 100 {
+		_, _ = k.Key(context.Background(), fmt.Sprintf("later-%d", i))
+	}
+	if n := r.n.Load(); n > 2 {
+		t.Errorf("after one cooldown, 100 more unknown kids made %d reads in all, want at most 2", n)
+	}
+}
+
+func TestRotation(t *testing.T) {
+	keyA, keyB := keyringtest.Key(), keyringtest.Key()
+	k, _, clk, put := newKeyring(t, keyringtest.Value("A", map[string]string{"A": keyA}))
+
+	// B is added and becomes active: a token signed under B is learnt on first sight.
+	put(keyringtest.Value("B", map[string]string{"A": keyA, "B": keyB}))
+	if _, err := k.Key(context.Background(), "B"); err != nil {
+		t.Fatalf("new kid B: %v", err)
+	}
+	if kid, _, _ := k.Active(context.Background()); kid != "B" {
+		t.Errorf("active kid %s after refresh, want B", kid)
+	}
+	if _, err := k.Key(context.Background(), "A"); err != nil {
+		t.Errorf("kid A after rotation: %v", err)
+	}
+
+	// A is retired: once the TTL passes, A is refused.
+	put(keyringtest.Value("B", map[string]string{"B": keyB}))
+	clk.Advance(2 * time.Minute)
+	if _, err := k.Key(context.Background(), "A"); !errors.Is(err, token.ErrUnknownKid) {
+		t.Errorf("retired kid A: %v, want ErrUnknownKid", err)
+	}
+}
+
+func TestFailedRefreshKeepsTheLastGoodKeys(t *testing.T) {
+	k, _, clk, put := newKeyring(t, keyringtest.Value("A", map[string]string{"A": keyringtest.Key()}))
+	put(`{"active":"broken"}`)
+	clk.Advance(2 * time.Minute)
+	if _, err := k.Key(context.Background(), "A"); err != nil {
+		t.Errorf("after a failed refresh: %v", err)
+	}
+	if kid, key, _ := k.Active(context.Background()); kid != "A" || len(key) != 32 {
+		t.Errorf("active after a failed refresh: %s", kid)
+	}
+}
