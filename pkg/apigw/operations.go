@@ -19,8 +19,9 @@ func (a *API) RequestInterrupt() Handler {
 			return reply{}, err
 		}
 		var body struct {
-			NodeID  *string         `json:"nodeId"`
-			Payload json.RawMessage `json:"payload"`
+			NodeID  *string            `json:"nodeId"`
+			Payload json.RawMessage    `json:"payload"`
+			Token   *host.TokenRequest `json:"token"`
 		}
 		if err := decodeBody(c.req, &body); err != nil {
 			return reply{}, err
@@ -39,7 +40,7 @@ func (a *API) RequestInterrupt() Handler {
 			return reply{}, interrupt.Invalid("nodeId is not a valid id",
 				interrupt.FieldError{Path: "/nodeId", Message: "must match ^[A-Za-z0-9._:-]{1,128}$"})
 		}
-		view, created, err := a.host.RequestInterrupt(ctx, c.principal, c.runID, host.Request{NodeID: c.nodeID, Payload: body.Payload})
+		view, created, err := a.host.RequestInterrupt(ctx, c.principal, c.runID, host.Request{NodeID: c.nodeID, Payload: body.Payload, Token: body.Token})
 		if err != nil {
 			return reply{}, err
 		}

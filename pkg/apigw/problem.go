@@ -65,9 +65,12 @@ func problemResponse(err error) events.APIGatewayV2HTTPResponse {
 }
 
 func jsonResponse(status int, body any) events.APIGatewayV2HTTPResponse {
-	b, err := json.Marshal(body)
-	if err != nil {
-		status, b = http.StatusInternalServerError, []byte(`{"code":"internal"}`)
+	b, ok := body.([]byte)
+	if !ok {
+		var err error
+		if b, err = json.Marshal(body); err != nil {
+			status, b = http.StatusInternalServerError, []byte(`{"code":"internal"}`)
+		}
 	}
 	return events.APIGatewayV2HTTPResponse{
 		StatusCode: status,

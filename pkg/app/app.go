@@ -10,11 +10,14 @@ import (
 	"os"
 	"strings"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
 	"github.com/interrupthost/interrupthost/pkg/apigw"
 	"github.com/interrupthost/interrupthost/pkg/dynamo"
 	"github.com/interrupthost/interrupthost/pkg/host"
+	"github.com/interrupthost/interrupthost/pkg/keyring"
 	"github.com/interrupthost/interrupthost/pkg/schema"
 )
 
@@ -23,11 +26,32 @@ const (
 	EnvTable        = "TABLE_NAME"
 	EnvTenantClaim  = "TENANT_CLAIM"
 	EnvCapabilities = "CAPABILITIES"
+	EnvKeyring      = "KEYRING_SECRET_ID"
 )
+
+// Option adds a dependency that only some functions have.
+type Option func(ctx context.Context, cfg aws.Config, h *host.Config) error
+
+// WithKeyring loads the token keyring from the secret KEYRING_SECRET_ID names; the function
+// refuses to start when the keyring is missing or unusable (a key under 32 bytes, an active kid
+// that is not a key). Only functions that mint or verify tokens take it, and only they may read
+// the secret.
+func WithKeyring(ctx context.Context, cfg aws.Config, h *host.Config) error {
+	id := os.Getenv(EnvKeyring)
+	if id == "" {
+		return errors.New("app: " + EnvKeyring + " is not set")
+	}
+	k, err := keyring.New(ctx, keyring.SecretsManager{Client: secretsmanager.NewFromConfig(cfg), SecretID: id}, keyring.Options{})
+	if err != nil {
+		return err
+	}
+	h.Keys = k
+	return nil
+}
 
 // New builds the API from the environment. The SDK finds its region, credentials and endpoints
 // (AWS_ENDPOINT_URL_DYNAMODB locally) the standard way; nothing here is local-only.
-func New(ctx context.Context) (*apigw.API, error) {
+func New(ctx context.Context, opts ...Option) (*apigw.API, error) {
 	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
 	table := os.Getenv(EnvTable)
 	if table == "" {
@@ -41,15 +65,19 @@ func New(ctx context.Context) (*apigw.API, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := host.New(dynamo.NewRunLog(dynamo.NewClient(cfg), table), schemas, host.Config{
-		Capabilities: list(os.Getenv(EnvCapabilities)),
-	})
+	hc := host.Config{Capabilities: list(os.Getenv(EnvCapabilities))}
+	for _, opt := range opts {
+		if err := opt(ctx, cfg, &hc); err != nil {
+			return nil, err
+		}
+	}
+	h := host.New(dynamo.NewRunLog(dynamo.NewClient(cfg), table), schemas, hc)
 	return apigw.New(h, log, apigw.Options{TenantClaim: os.Getenv(EnvTenantClaim)}), nil
 }
 
 // Must is New for a function's init: a function that cannot be configured must not start.
-func Must(ctx context.Context) *apigw.API {
-	api, err := New(ctx)
+func Must(ctx context.Context, opts ...Option) *apigw.API {
+	api, err := New(ctx, opts...)
 	if err != nil {
 		slog.Error("init failed", "error", err)
 		os.Exit(1)

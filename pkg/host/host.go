@@ -16,6 +16,7 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
 	"github.com/interrupthost/interrupthost/pkg/schema"
+	"github.com/interrupthost/interrupthost/pkg/token"
 )
 
 // Log is the storage the host needs: a consistent read of the commits after a seq, and an append
@@ -34,6 +35,8 @@ type Config struct {
 	// MaxAttempts bounds how often one write re-reads after losing a race before answering 503;
 	// 0 means 50.
 	MaxAttempts int
+	// Keys sign and verify tokens; functions that handle none leave it nil.
+	Keys token.Keys
 }
 
 // Host runs the operations. It holds no per-request state and is safe for concurrent use.
@@ -85,7 +88,8 @@ type decision[T any] struct {
 
 // commit is the one write path. decide sees the state folded up to the newest commit it knows
 // of; if its events lose the race for seq+1, the commits that won are folded in and decide runs
-// again, so every answer is consistent with the log as it stands after the write.
+// again, so every answer is consistent with the log as it stands after the write. On return st
+// includes the commit written.
 func commit[T any](ctx context.Context, h *Host, k runlog.Key, st *runlog.State, decide func(*runlog.State) (decision[T], error)) (T, error) {
 	var zero T
 	for range h.cfg.MaxAttempts {
@@ -99,6 +103,9 @@ func commit[T any](ctx context.Context, h *Host, k runlog.Key, st *runlog.State,
 		c := runlog.Commit{Seq: st.Seq + 1, ID: rand.Text(), At: h.cfg.Now().UTC(), Events: d.events}
 		err = h.log.Append(ctx, k, c)
 		if err == nil {
+			if err := st.Apply(c); err != nil {
+				return zero, err
+			}
 			return d.answer(c.Seq), nil
 		}
 		if !errors.Is(err, runlog.ErrSeqTaken) {

@@ -15,6 +15,8 @@ import (
 type Request struct {
 	NodeID  string
 	Payload json.RawMessage
+	// Token, when set, asks for a token for the interrupt in the answer.
+	Token *TokenRequest
 }
 
 // InterruptView is the answer of request-interrupt: the interrupt as it stands.
@@ -44,6 +46,11 @@ func (h *Host) RequestInterrupt(ctx context.Context, p interrupt.Principal, runI
 	payload, err := h.checkPayload(req.Payload)
 	if err != nil {
 		return InterruptView{}, false, err
+	}
+	if req.Token != nil {
+		if fields := req.Token.Check("/token"); len(fields) > 0 {
+			return InterruptView{}, false, interrupt.Invalid("the token request is not acceptable", fields...)
+		}
 	}
 	k := key(p, runID)
 	st, err := h.load(ctx, k)
@@ -77,7 +84,15 @@ func (h *Host) RequestInterrupt(ctx context.Context, p interrupt.Principal, runI
 			}}
 		}}, nil
 	})
-	return res.view, res.created, err
+	if err != nil || req.Token == nil || res.view.Status != interrupt.StatusPending {
+		return res.view, res.created, err
+	}
+	tv, err := h.mint(ctx, p.Tenant, runID, st.ByKey(payload.Key), *req.Token)
+	if err != nil {
+		return InterruptView{}, false, err
+	}
+	res.view.Tokens = append(res.view.Tokens, tv)
+	return res.view, res.created, nil
 }
 
 func (h *Host) view(runID string, in *runlog.Interrupt, now time.Time) InterruptView {

@@ -31,6 +31,21 @@ func (r Resolution) Exited() bool { return r.Status == interrupt.StatusResolved 
 // exactly one commits; the other re-reads, finds the interrupt resolved and fails with
 // interrupt_already_resolved.
 func (h *Host) Resolve(ctx context.Context, p interrupt.Principal, runID, nodeID string, resumeValue json.RawMessage) (Resolution, error) {
+	return h.resolve(ctx, p, runID, func(st *runlog.State) (*runlog.Interrupt, error) {
+		in := st.LatestAt(nodeID)
+		if in == nil {
+			return nil, interrupt.Errorf(interrupt.CodeNotFound, "no interrupt at node %s of run %s", nodeID, runID)
+		}
+		if status := in.StatusAt(h.cfg.Now()); status != interrupt.StatusPending {
+			return nil, interrupt.Errorf(interrupt.CodeAlreadyResolved, "interrupt %s is %s", in.ID, status)
+		}
+		return in, nil
+	}, resumeValue)
+}
+
+// resolve is the write both resolve surfaces share; target finds the pending interrupt in the
+// state (or says why there is none), and runs again whenever the state moves on.
+func (h *Host) resolve(ctx context.Context, p interrupt.Principal, runID string, target func(*runlog.State) (*runlog.Interrupt, error), resumeValue json.RawMessage) (Resolution, error) {
 	k := key(p, runID)
 	st, err := h.load(ctx, k)
 	if err != nil {
@@ -40,23 +55,19 @@ func (h *Host) Resolve(ctx context.Context, p interrupt.Principal, runID, nodeID
 		return Resolution{}, interrupt.Errorf(interrupt.CodeNotFound, "no run %s", runID)
 	}
 	return commit(ctx, h, k, st, func(st *runlog.State) (decision[Resolution], error) {
-		in := st.LatestAt(nodeID)
-		if in == nil {
-			return decision[Resolution]{}, interrupt.Errorf(interrupt.CodeNotFound, "no interrupt at node %s of run %s", nodeID, runID)
-		}
-		if status := in.StatusAt(h.cfg.Now()); status != interrupt.StatusPending {
-			return decision[Resolution]{}, interrupt.Errorf(interrupt.CodeAlreadyResolved, "interrupt %s is %s", in.ID, status)
+		in, err := target(st)
+		if err != nil {
+			return decision[Resolution]{}, err
 		}
 		value, action, err := h.checkResume(in, p, resumeValue)
 		if err != nil {
 			return decision[Resolution]{}, err
 		}
-		res := Resolution{RunID: runID, NodeID: nodeID, InterruptID: in.ID, ResumeValue: value}
+		res := Resolution{RunID: runID, NodeID: in.NodeID, InterruptID: in.ID, ResumeValue: value, Status: interrupt.StatusResolved}
 		events := resolveEvents(in, value)
-		res.Status = interrupt.StatusResolved
 		if action == interrupt.ActionAsk {
-			asked, _ := json.Marshal(map[string]any{"nodeId": nodeID, "interruptId": in.ID, "principal": p.Subject, "resumeValue": value})
-			events = []runlog.Event{{Type: interrupt.EventAsked, NodeID: nodeID, InterruptID: in.ID, Payload: asked}}
+			asked, _ := json.Marshal(map[string]any{"nodeId": in.NodeID, "interruptId": in.ID, "principal": p.Subject, "resumeValue": value})
+			events = []runlog.Event{{Type: interrupt.EventAsked, NodeID: in.NodeID, InterruptID: in.ID, Payload: asked}}
 			res.Status = interrupt.StatusPending
 		}
 		return decision[Resolution]{events: events, answer: func(seq int64) Resolution {

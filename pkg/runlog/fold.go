@@ -40,6 +40,8 @@ type State struct {
 	Seq int64
 	// Ended is RunCancelled or RunCompleted once the run has ended, else "".
 	Ended interrupt.RunStatus
+	// EndedSeq is the commit that ended the run.
+	EndedSeq int64
 	// CommitIDs maps the ID of every applied commit to its seq.
 	CommitIDs map[string]int64
 
@@ -139,7 +141,7 @@ func (s *State) change(c Commit, e Event) (func(), error) {
 			ended = interrupt.RunCompleted
 		}
 		return func() {
-			s.Ended = ended
+			s.Ended, s.EndedSeq = ended, c.Seq
 			for _, in := range s.ordered {
 				if in.status == interrupt.StatusPending {
 					in.status = interrupt.StatusCancelled
@@ -162,6 +164,9 @@ func (s *State) known(id string) (*Interrupt, error) {
 
 // Exists reports whether the run has any commit.
 func (s *State) Exists() bool { return s.Seq > 0 }
+
+// ByID is the interrupt with id, if any.
+func (s *State) ByID(id string) *Interrupt { return s.byID[id] }
 
 // ByKey is the interrupt requested with re-entry key k, if any.
 func (s *State) ByKey(k string) *Interrupt { return s.byKey[k] }

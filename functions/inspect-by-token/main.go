@@ -1,0 +1,14 @@
+// Command inspect-by-token serves GET and HEAD /interrupts/{token}.
+package main
+
+import (
+	"context"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/interrupthost/interrupthost/pkg/app"
+)
+
+func main() {
+	lambda.Start(app.Must(context.Background(), app.WithKeyring).InspectByToken())
+}

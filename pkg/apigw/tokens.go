@@ -1,0 +1,106 @@
+package apigw
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	"github.com/interrupthost/interrupthost/pkg/host"
+	"github.com/interrupthost/interrupthost/pkg/interrupt"
+)
+
+// InspectByToken serves GET (and HEAD) /interrupts/{token}: the InterruptPayload, verbatim.
+func (a *API) InspectByToken() Handler {
+	return a.route(tokenAuth, func(ctx context.Context, c *call) (reply, error) {
+		payload, who, err := a.host.Inspect(ctx, c.req.PathParameters["token"])
+		c.runID, c.nodeID = who.RunID, who.NodeID
+		if err != nil {
+			return reply{}, err
+		}
+		return reply{http.StatusOK, []byte(payload)}, nil
+	})
+}
+
+// ResolveByToken serves POST /interrupts/{token} with body { resumeValue }.
+func (a *API) ResolveByToken() Handler {
+	return a.route(tokenAuth, func(ctx context.Context, c *call) (reply, error) {
+		var body struct {
+			ResumeValue json.RawMessage `json:"resumeValue"`
+		}
+		if err := decodeBody(c.req, &body); err != nil {
+			return reply{}, err
+		}
+		if body.ResumeValue == nil {
+			return reply{}, missing("resumeValue")
+		}
+		res, who, err := a.host.ResolveByToken(ctx, c.req.PathParameters["token"], body.ResumeValue)
+		c.runID, c.nodeID = who.RunID, who.NodeID
+		if err != nil {
+			return reply{}, err
+		}
+		if !res.Exited() {
+			return reply{http.StatusAccepted, res}, nil
+		}
+		return reply{http.StatusOK, res}, nil
+	})
+}
+
+// MintToken serves POST /runs/{runId}/interrupts/{nodeId}/tokens with body
+// { intent, ttlMs?, principal? }: 201 with { token, intent, expiresAt }.
+func (a *API) MintToken() Handler {
+	return a.route(ScopeInterruptsWrite, func(ctx context.Context, c *call) (reply, error) {
+		var err error
+		if c.runID, err = pathID(c.req, "runId"); err != nil {
+			return reply{}, err
+		}
+		if c.nodeID, err = pathID(c.req, "nodeId"); err != nil {
+			return reply{}, err
+		}
+		var body host.TokenRequest
+		if err := decodeBody(c.req, &body); err != nil {
+			return reply{}, err
+		}
+		tv, err := a.host.MintToken(ctx, c.principal, c.runID, c.nodeID, body)
+		if err != nil {
+			return reply{}, err
+		}
+		return reply{http.StatusCreated, tv}, nil
+	})
+}
+
+// EndRun serves POST /runs/{runId}/cancel and POST /runs/{runId}/complete, with an optional
+// body { reason }.
+func (a *API) EndRun() Handler {
+	return a.route(ScopeInterruptsWrite, func(ctx context.Context, c *call) (reply, error) {
+		var err error
+		if c.runID, err = pathID(c.req, "runId"); err != nil {
+			return reply{}, err
+		}
+		var end interrupt.RunStatus
+		switch {
+		case strings.HasSuffix(c.req.RouteKey, "/cancel"):
+			end = interrupt.RunCancelled
+		case strings.HasSuffix(c.req.RouteKey, "/complete"):
+			end = interrupt.RunCompleted
+		default:
+			return reply{}, interrupt.Errorf(interrupt.CodeNotFound, "no such operation")
+		}
+		var body struct {
+			Reason string `json:"reason"`
+		}
+		if c.req.Body != "" {
+			if err := decodeBody(c.req, &body); err != nil {
+				return reply{}, err
+			}
+			if len(body.Reason) > 4096 {
+				return reply{}, interrupt.Invalid("reason is too long", interrupt.FieldError{Path: "/reason", Message: "must be at most 4096 characters"})
+			}
+		}
+		res, err := a.host.EndRun(ctx, c.principal, c.runID, end, body.Reason)
+		if err != nil {
+			return reply{}, err
+		}
+		return reply{http.StatusOK, res}, nil
+	})
+}

@@ -1,0 +1,53 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/interrupthost/interrupthost/pkg/interrupt"
+	"github.com/interrupthost/interrupthost/pkg/runlog"
+)
+
+// RunEnd is the answer of end-run.
+type RunEnd struct {
+	RunID  string              `json:"runId"`
+	Status interrupt.RunStatus `json:"status"`
+	Seq    int64               `json:"seq"`
+}
+
+// EndRun cancels or completes a run (end is RunCancelled or RunCompleted). Its pending
+// interrupts end with it, and every token for them answers 409 from then on. Ending a run the
+// same way twice answers the first end and appends nothing; ending it the other way is a
+// conflict.
+func (h *Host) EndRun(ctx context.Context, p interrupt.Principal, runID string, end interrupt.RunStatus, reason string) (RunEnd, error) {
+	eventType := map[interrupt.RunStatus]string{interrupt.RunCancelled: interrupt.EventRunCancelled, interrupt.RunCompleted: interrupt.EventRunCompleted}[end]
+	if eventType == "" {
+		return RunEnd{}, interrupt.Errorf(interrupt.CodeValidation, "a run ends cancelled or completed")
+	}
+	k := key(p, runID)
+	st, err := h.load(ctx, k)
+	if err != nil {
+		return RunEnd{}, err
+	}
+	if !st.Exists() {
+		return RunEnd{}, interrupt.Errorf(interrupt.CodeNotFound, "no run %s", runID)
+	}
+	return commit(ctx, h, k, st, func(st *runlog.State) (decision[RunEnd], error) {
+		switch st.Ended {
+		case end:
+			return decision[RunEnd]{answer: func(int64) RunEnd { return RunEnd{RunID: runID, Status: end, Seq: st.EndedSeq} }}, nil
+		case "":
+		default:
+			return decision[RunEnd]{}, interrupt.Errorf(interrupt.CodeConflict, "run %s is already %s", runID, st.Ended)
+		}
+		body := map[string]string{"by": p.Subject}
+		if reason != "" {
+			body["reason"] = reason
+		}
+		payload, _ := json.Marshal(body)
+		return decision[RunEnd]{
+			events: []runlog.Event{{Type: eventType, Payload: payload}},
+			answer: func(seq int64) RunEnd { return RunEnd{RunID: runID, Status: end, Seq: seq} },
+		}, nil
+	})
+}

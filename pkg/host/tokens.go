@@ -1,0 +1,159 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/interrupthost/interrupthost/pkg/interrupt"
+	"github.com/interrupthost/interrupthost/pkg/runlog"
+	"github.com/interrupthost/interrupthost/pkg/token"
+)
+
+// Token lifetimes: the spec's default, and the longest a caller may ask for. Either is capped
+// at the interrupt's deadline.
+const (
+	DefaultTokenTTL = 30 * time.Minute
+	MaxTokenTTL     = 30 * 24 * time.Hour
+)
+
+// TokenRequest asks for a token to be minted for an interrupt.
+type TokenRequest struct {
+	Intent string `json:"intent"`
+	// TTLMs is the lifetime asked for; 0 means DefaultTokenTTL.
+	TTLMs int64 `json:"ttlMs,omitempty"`
+	// Principal, when set, is who the token resolves as.
+	Principal string `json:"principal,omitempty"`
+}
+
+// Check validates a token request, reporting paths under at.
+func (r TokenRequest) Check(at string) []interrupt.FieldError {
+	var fields []interrupt.FieldError
+	if r.Intent != token.IntentResolve && r.Intent != token.IntentInspect {
+		fields = append(fields, interrupt.FieldError{Path: at + "/intent", Message: "must be resolve or inspect"})
+	}
+	if r.TTLMs < 0 || r.TTLMs > MaxTokenTTL.Milliseconds() {
+		fields = append(fields, interrupt.FieldError{Path: at + "/ttlMs", Message: "must be from 1 to 2592000000 (30 days)"})
+	}
+	if len(r.Principal) > 256 {
+		fields = append(fields, interrupt.FieldError{Path: at + "/principal", Message: "must be at most 256 characters"})
+	}
+	return fields
+}
+
+// mint signs a token for in. Its expiry is the requested lifetime, never past the deadline.
+func (h *Host) mint(ctx context.Context, tenant, runID string, in *runlog.Interrupt, req TokenRequest) (TokenView, error) {
+	if h.cfg.Keys == nil {
+		return TokenView{}, errors.New("host: no keyring configured to mint tokens")
+	}
+	now := h.cfg.Now()
+	ttl := DefaultTokenTTL
+	if req.TTLMs > 0 {
+		ttl = time.Duration(req.TTLMs) * time.Millisecond
+	}
+	exp := now.Add(ttl)
+	if !in.Deadline.IsZero() && exp.After(in.Deadline) {
+		exp = in.Deadline
+	}
+	s, c, err := token.Mint(ctx, h.cfg.Keys, token.Claims{
+		Tenant: tenant, RunID: runID, NodeID: in.NodeID, InterruptID: in.ID,
+		Intent: req.Intent, Sub: req.Principal, ExpiresAt: exp.UnixMilli(),
+	}, now)
+	if err != nil {
+		return TokenView{}, err
+	}
+	return TokenView{Token: s, Intent: c.Intent, ExpiresAt: time.UnixMilli(c.ExpiresAt).UTC().Format(runlog.TimeFormat)}, nil
+}
+
+// MintToken mints a token for the interrupt pending at nodeID.
+func (h *Host) MintToken(ctx context.Context, p interrupt.Principal, runID, nodeID string, req TokenRequest) (TokenView, error) {
+	if fields := req.Check(""); len(fields) > 0 {
+		return TokenView{}, interrupt.Invalid("the token request is not acceptable", fields...)
+	}
+	st, err := h.load(ctx, key(p, runID))
+	if err != nil {
+		return TokenView{}, err
+	}
+	if !st.Exists() {
+		return TokenView{}, interrupt.Errorf(interrupt.CodeNotFound, "no run %s", runID)
+	}
+	in := st.LatestAt(nodeID)
+	if in == nil {
+		return TokenView{}, interrupt.Errorf(interrupt.CodeNotFound, "no interrupt at node %s of run %s", nodeID, runID)
+	}
+	if status := in.StatusAt(h.cfg.Now()); status != interrupt.StatusPending {
+		return TokenView{}, interrupt.Errorf(interrupt.CodeAlreadyResolved, "interrupt %s is %s", in.ID, status)
+	}
+	return h.mint(ctx, p.Tenant, runID, in, req)
+}
+
+// verify checks a token in DESIGN.md's order: grammar, alg, kid and MAC (401), then expiry (410).
+// The state (404, 409) is the caller's to check against the log.
+func (h *Host) verify(ctx context.Context, raw string) (token.Claims, error) {
+	if h.cfg.Keys == nil {
+		return token.Claims{}, errors.New("host: no keyring configured to verify tokens")
+	}
+	c, err := token.Verify(ctx, h.cfg.Keys, raw)
+	if err != nil {
+		return c, interrupt.Errorf(interrupt.CodeTokenInvalid, "the token is not valid")
+	}
+	if c.Expired(h.cfg.Now()) {
+		return c, interrupt.Errorf(interrupt.CodeExpired, "the token expired at %s", time.UnixMilli(c.ExpiresAt).UTC().Format(runlog.TimeFormat))
+	}
+	return c, nil
+}
+
+// tokenTarget finds the interrupt a verified token names, answering as the token surface does:
+// 404 when it does not exist, 410 past its deadline, 409 once resolved or its run has ended.
+func (h *Host) tokenTarget(st *runlog.State, c token.Claims) (*runlog.Interrupt, error) {
+	in := st.ByID(c.InterruptID)
+	if in == nil || in.NodeID != c.NodeID {
+		return nil, interrupt.Errorf(interrupt.CodeNotFound, "the token's interrupt does not exist")
+	}
+	switch status := in.StatusAt(h.cfg.Now()); status {
+	case interrupt.StatusPending:
+		return in, nil
+	case interrupt.StatusExpired:
+		return nil, interrupt.Errorf(interrupt.CodeExpired, "interrupt %s passed its deadline", in.ID)
+	default:
+		return nil, interrupt.Errorf(interrupt.CodeAlreadyResolved, "interrupt %s is %s", in.ID, status)
+	}
+}
+
+// TokenCaller is what a verified token says about its bearer, for logs.
+type TokenCaller struct {
+	RunID, NodeID string
+}
+
+// Inspect answers the InterruptPayload a token names, verbatim. It never writes.
+func (h *Host) Inspect(ctx context.Context, raw string) ([]byte, TokenCaller, error) {
+	c, err := h.verify(ctx, raw)
+	if err != nil {
+		return nil, TokenCaller{}, err
+	}
+	who := TokenCaller{RunID: c.RunID, NodeID: c.NodeID}
+	st, err := h.load(ctx, runlog.Key{Tenant: c.Tenant, RunID: c.RunID})
+	if err != nil {
+		return nil, who, err
+	}
+	in, err := h.tokenTarget(st, c)
+	if err != nil {
+		return nil, who, err
+	}
+	return in.Raw, who, nil
+}
+
+// ResolveByToken resolves the interrupt a resolve-intent token names, as the token's principal.
+func (h *Host) ResolveByToken(ctx context.Context, raw string, value []byte) (Resolution, TokenCaller, error) {
+	c, err := h.verify(ctx, raw)
+	if err != nil {
+		return Resolution{}, TokenCaller{}, err
+	}
+	who := TokenCaller{RunID: c.RunID, NodeID: c.NodeID}
+	if c.Intent != token.IntentResolve {
+		return Resolution{}, who, interrupt.Errorf(interrupt.CodeForbidden, "an inspect token cannot resolve")
+	}
+	p := interrupt.Principal{Subject: c.Sub, Tenant: c.Tenant}
+	res, err := h.resolve(ctx, p, c.RunID, func(st *runlog.State) (*runlog.Interrupt, error) { return h.tokenTarget(st, c) }, value)
+	return res, who, err
+}
