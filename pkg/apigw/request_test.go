@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/interrupthost/interrupthost/pkg/apigw"
 	"github.com/interrupthost/interrupthost/pkg/dynamo/dynamotest"
@@ -250,7 +251,7 @@ func helperProcess() int {
 	db, err := dynamotest.Client()
 	if err == nil {
 		var s *stack
-		if s, err = build(db, os.Getenv("HELPER_TABLE")); err == nil {
+		if s, err = build(db, os.Getenv("HELPER_TABLE"), &clock{now: time.Now()}, nil); err == nil {
 			var r response
 			r, err = invokeErr(s.api.RequestInterrupt(), requestCall(engine, os.Getenv("HELPER_RUN"), os.Getenv("HELPER_NODE"), os.Getenv("HELPER_PAYLOAD")))
 			var v host.InterruptView

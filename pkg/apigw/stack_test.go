@@ -10,28 +10,42 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/aws/smithy-go/middleware"
 
 	"github.com/interrupthost/interrupthost/pkg/apigw"
 	"github.com/interrupthost/interrupthost/pkg/dynamo"
 	"github.com/interrupthost/interrupthost/pkg/dynamo/dynamotest"
 	"github.com/interrupthost/interrupthost/pkg/host"
+	"github.com/interrupthost/interrupthost/pkg/keyring"
+	"github.com/interrupthost/interrupthost/pkg/keyring/keyringtest"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
 	"github.com/interrupthost/interrupthost/pkg/schema"
+	"github.com/interrupthost/interrupthost/pkg/token"
 	"github.com/interrupthost/interrupthost/schemas"
 )
 
-// stack is the API over a fresh table of the local DynamoDB, with a clock tests can move.
+// stack is the API over a fresh table of the local DynamoDB and a fresh keyring secret of the
+// local Secrets Manager, with a clock tests can move.
 type stack struct {
-	api   *apigw.API
-	db    *dynamodb.Client
-	table string
-	log   *dynamo.RunLog
-	clock *clock
+	api     *apigw.API
+	db      *dynamodb.Client
+	table   string
+	log     *dynamo.RunLog
+	clock   *clock
+	keyring *keyring.Keyring
+	// secrets and secretID let tests rotate the keyring.
+	secrets  *secretsmanager.Client
+	secretID string
+	keys     map[string]string
+	// secretCalls counts the Secrets Manager calls of the keyring's client.
+	secretCalls *atomic.Int64
 }
 
 type clock struct {
@@ -60,14 +74,30 @@ func newStack(t testing.TB, capabilities ...string) *stack {
 // stackOn builds an API over an existing table, as a second process would.
 func stackOn(t testing.TB, db *dynamodb.Client, table string, capabilities ...string) *stack {
 	t.Helper()
-	s, err := build(db, table, capabilities...)
+	keys := map[string]string{"kA": keyringtest.Key(), "legacy": keyringtest.Key()}
+	calls := &atomic.Int64{}
+	secrets, secretID := keyringtest.NewSecret(t, keyringtest.Value("kA", keys), func(o *secretsmanager.Options) {
+		o.APIOptions = append(o.APIOptions, func(st *middleware.Stack) error {
+			return st.Initialize.Add(middleware.InitializeMiddlewareFunc("count", func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+				calls.Add(1)
+				return next.HandleInitialize(ctx, in)
+			}), middleware.After)
+		})
+	})
+	c := &clock{now: time.Now().UTC()}
+	k, err := keyring.New(context.Background(), keyring.SecretsManager{Client: secrets, SecretID: secretID}, keyring.Options{TTL: time.Minute, Now: c.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
+	s, err := build(db, table, c, k, capabilities...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.keyring, s.secrets, s.secretID, s.keys, s.secretCalls = k, secrets, secretID, keys, calls
 	return s
 }
 
-func build(db *dynamodb.Client, table string, capabilities ...string) (*stack, error) {
+func build(db *dynamodb.Client, table string, c *clock, keys token.Keys, capabilities ...string) (*stack, error) {
 	if capabilities == nil {
 		capabilities = []string{"conversation"}
 	}
@@ -75,9 +105,8 @@ func build(db *dynamodb.Client, table string, capabilities ...string) (*stack, e
 	if err != nil {
 		return nil, err
 	}
-	c := &clock{now: time.Now().UTC()}
 	log := dynamo.NewRunLog(db, table)
-	h := host.New(log, schemas, host.Config{Capabilities: capabilities, Now: c.Now})
+	h := host.New(log, schemas, host.Config{Capabilities: capabilities, Now: c.Now, Keys: keys})
 	api := apigw.New(h, slog.New(slog.NewJSONHandler(io.Discard, nil)), apigw.Options{})
 	return &stack{api: api, db: db, table: table, log: log, clock: c}, nil
 }
@@ -98,6 +127,7 @@ func (c caller) named(sub string) caller { c.sub = sub; return c }
 
 type call struct {
 	who    *caller // nil: no authorizer context at all
+	route  string
 	params map[string]string
 	query  map[string]string
 	body   string
@@ -144,7 +174,8 @@ func invokeErr(h apigw.Handler, c call) (response, error) {
 		QueryStringParameters: c.query,
 		Headers:               map[string]string{},
 		Body:                  c.body,
-		RequestContext:        events.APIGatewayV2HTTPRequestContext{RequestID: "test"},
+		RouteKey:              c.route,
+		RequestContext:        events.APIGatewayV2HTTPRequestContext{RequestID: "test", RouteKey: c.route},
 	}
 	if c.body != "" {
 		req.Headers["content-type"] = "application/json"

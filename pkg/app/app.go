@@ -9,7 +9,9 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"time"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
@@ -83,6 +85,27 @@ func Must(ctx context.Context, opts ...Option) *apigw.API {
 		os.Exit(1)
 	}
 	return api
+}
+
+// RotationHandler is the rotate-keys function: Secrets Manager's rotation of the keyring, which
+// keeps superseded kids for the longest token lifetime (plus the keyring cache's TTL) so that no
+// outstanding token is orphaned.
+func RotationHandler(ctx context.Context) (func(context.Context, events.SecretsManagerSecretRotationEvent) error, error) {
+	cfg, err := config.LoadDefaultConfig(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r := keyring.Rotator{Client: secretsmanager.NewFromConfig(cfg), Retain: host.MaxTokenTTL + time.Hour}
+	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
+	return func(ctx context.Context, ev events.SecretsManagerSecretRotationEvent) error {
+		err := r.Rotate(ctx, ev.Step, ev.SecretID, ev.ClientRequestToken)
+		if err != nil {
+			log.Error("rotation step failed", "step", ev.Step, "error", err)
+		} else {
+			log.Info("rotation step done", "step", ev.Step)
+		}
+		return err
+	}, nil
 }
 
 func list(s string) []string {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
@@ -16,9 +17,10 @@ type SecretsManager struct {
 	SecretID string
 }
 
-// Fetch reads the secret's AWSCURRENT value.
+// Fetch reads the secret's AWSCURRENT value. The stage is named, not left to the default: a
+// rotation moves it, and the local moto server's default does not follow the move.
 func (s SecretsManager) Fetch(ctx context.Context) ([]byte, error) {
-	out, err := s.Client.GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: &s.SecretID})
+	out, err := s.Client.GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: &s.SecretID, VersionStage: aws.String("AWSCURRENT")})
 	if err != nil {
 		return nil, fmt.Errorf("keyring: read %s: %w: %w", s.SecretID, interrupt.ErrUnavailable, err)
 	}

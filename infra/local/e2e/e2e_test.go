@@ -40,8 +40,8 @@ func root(t testing.TB) string {
 	return filepath.Dir(p)
 }
 
-// token mints a JWT the local issuer would issue.
-func token(t testing.TB, tok devjwt.Token) string {
+// jwt mints a JWT the local issuer would issue.
+func jwt(t testing.TB, tok devjwt.Token) string {
 	t.Helper()
 	key, err := devjwt.LoadKey(root(t))
 	if err != nil {
@@ -138,7 +138,7 @@ func newRun(prefix string) string { return prefix + "-" + strings.ToLower(rand.T
 // key; all over HTTP through the gateway.
 func TestApprovalJourney(t *testing.T) {
 	run := newRun("journey")
-	eng, alice := token(t, engine), token(t, approver)
+	eng, alice := jwt(t, engine), jwt(t, approver)
 	payload := example(t, "approval")
 
 	a := do(t, "POST", "/runs/"+run+"/interrupts", eng, `{"nodeId":"approve","payload":`+payload+`}`)
@@ -212,11 +212,11 @@ func TestApprovalJourney(t *testing.T) {
 // TestConcurrentResolveThroughThePool: 64 HTTP resolves at once, through the gateway's pool of
 // emulator instances: one 200, the rest 409 interrupt_already_resolved.
 func TestConcurrentResolveThroughThePool(t *testing.T) {
-	eng := token(t, engine)
+	eng := jwt(t, engine)
 	const callers, rounds = 64, 5
 	tokens := make([]string, callers)
 	for i := range tokens {
-		tokens[i] = token(t, devjwt.Token{Subject: fmt.Sprintf("approver-%d", i), Tenant: "acme", Scopes: []string{"approvals:respond"}})
+		tokens[i] = jwt(t, devjwt.Token{Subject: fmt.Sprintf("approver-%d", i), Tenant: "acme", Scopes: []string{"approvals:respond"}})
 	}
 	for round := range rounds {
 		run := newRun("race")

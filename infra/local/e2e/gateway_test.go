@@ -22,7 +22,7 @@ func gatewayForTemplate(t *testing.T) *gateway.Gateway {
 		Root: r,
 		Resolver: samtemplate.Resolver{Template: tmpl,
 			Overrides: map[string]string{"JwtIssuer": devjwt.Issuer, "JwtAudience": devjwt.Audience},
-			Resources: map[string]string{"RunLogTable": "t"}},
+			Resources: map[string]string{"RunLogTable": "t", "KeyringSecret": "k"}},
 		MaxInstances: 1, Logs: io.Discard, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	if err != nil {

@@ -118,7 +118,8 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	start := time.Now()
 	requestID := newRequestID()
 	status, route, function := g.serve(w, req, requestID)
-	g.log.Info("request", "requestId", requestID, "method", req.Method, "path", req.URL.EscapedPath(),
+	// The path is not logged: on token routes it carries the token.
+	g.log.Info("request", "requestId", requestID, "method", req.Method,
 		"route", route, "function", function, "status", status, "latencyMs", time.Since(start).Milliseconds())
 }
 
@@ -128,7 +129,11 @@ func (g *Gateway) serve(w http.ResponseWriter, req *http.Request, requestID stri
 	if r == nil {
 		return message(w, http.StatusNotFound, "Not Found"), "", ""
 	}
-	claims, err := g.authorize(req, r)
+	var claims devjwt.Claims
+	var err error
+	if r.Authorizer != samtemplate.NoAuthorizer {
+		claims, err = g.authorize(req, r)
+	}
 	if err != nil {
 		if err == errForbidden {
 			return message(w, http.StatusForbidden, "Forbidden"), r.Key(), ""
@@ -256,12 +261,12 @@ func (g *Gateway) event(req *http.Request, r *Route, params map[string]string, c
 				Method: req.Method, Path: req.URL.Path, Protocol: req.Proto,
 				SourceIP: sourceIP(req.RemoteAddr), UserAgent: req.UserAgent(),
 			},
-			Authorizer: &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{
-				JWT: &events.APIGatewayV2HTTPRequestContextAuthorizerJWTDescription{
-					Claims: flatten(claims), Scopes: tokenScopes(claims),
-				},
-			},
 		},
+	}
+	if claims != nil {
+		ev.RequestContext.Authorizer = &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{
+			JWT: &events.APIGatewayV2HTTPRequestContextAuthorizerJWTDescription{Claims: flatten(claims), Scopes: tokenScopes(claims)},
+		}
 	}
 	if len(body) > 0 {
 		if isText(headers["content-type"]) && utf8.Valid(body) {

@@ -74,24 +74,33 @@ func FromTemplate(t *samtemplate.Template, bin string, opts Options) (*Gateway, 
 			Max: opts.MaxInstances, Logs: opts.Logs, Log: opts.Log,
 		}
 		for _, r := range f.Routes {
-			auth, err := t.Authorizer(r.ApiID, r.Authorizer)
-			if err != nil {
-				return nil, fmt.Errorf("gateway: %s %s: %w", f.LogicalID, r.Key(), err)
-			}
-			issuer, err := opts.Resolver.String(auth.Issuer)
-			if err != nil {
-				return nil, err
-			}
-			route := &Route{Route: r, Function: f.Name, Issuer: issuer}
-			for _, a := range auth.Audience {
-				aud, err := opts.Resolver.String(a)
-				if err != nil {
-					return nil, err
+			route := &Route{Route: r, Function: f.Name}
+			if r.Authorizer != samtemplate.NoAuthorizer {
+				if err := resolveAuthorizer(t, opts.Resolver, route); err != nil {
+					return nil, fmt.Errorf("gateway: %s %s: %w", f.LogicalID, r.Key(), err)
 				}
-				route.Audience = append(route.Audience, aud)
 			}
 			routes = append(routes, route)
 		}
 	}
 	return New(routes, pools, &key.PublicKey, opts.Log)
+}
+
+// resolveAuthorizer gives a route the issuer and audiences its JWT authorizer checks.
+func resolveAuthorizer(t *samtemplate.Template, res samtemplate.Resolver, r *Route) error {
+	auth, err := t.Authorizer(r.ApiID, r.Authorizer)
+	if err != nil {
+		return err
+	}
+	if r.Issuer, err = res.String(auth.Issuer); err != nil {
+		return err
+	}
+	for _, a := range auth.Audience {
+		aud, err := res.String(a)
+		if err != nil {
+			return err
+		}
+		r.Audience = append(r.Audience, aud)
+	}
+	return nil
 }

@@ -21,12 +21,16 @@ type Function struct {
 	Routes      []Route
 }
 
+// NoAuthorizer is the authorizer of a route open to anyone (its function authenticates).
+const NoAuthorizer = "NONE"
+
 // Route is an HttpApi event of a function.
 type Route struct {
 	Method string
 	// Path is the route's path template, e.g. /runs/{runId}/interrupts.
-	Path       string
-	ApiID      string
+	Path  string
+	ApiID string
+	// Authorizer names the API's authorizer, or is NoAuthorizer.
 	Authorizer string
 	Scopes     []string
 }
@@ -99,12 +103,27 @@ func (t *Template) function(id string, props map[string]any) (Function, error) {
 			continue
 		}
 		api, _ := ev.Properties.ApiId.(map[string]any)["Ref"].(string)
+		authorizer := ev.Properties.Auth.Authorizer
+		if authorizer == "" {
+			authorizer = t.defaultAuthorizer(api)
+		}
 		f.Routes = append(f.Routes, Route{
 			Method: strings.ToUpper(ev.Properties.Method), Path: ev.Properties.Path, ApiID: api,
-			Authorizer: ev.Properties.Auth.Authorizer, Scopes: ev.Properties.Auth.AuthorizationScopes,
+			Authorizer: authorizer, Scopes: ev.Properties.Auth.AuthorizationScopes,
 		})
 	}
 	return f, nil
+}
+
+// defaultAuthorizer is the API's DefaultAuthorizer, or NoAuthorizer when it has none.
+func (t *Template) defaultAuthorizer(apiID string) string {
+	var spec struct {
+		Auth struct{ DefaultAuthorizer string }
+	}
+	if err := remarshal(t.Resources[apiID].Properties, &spec); err != nil || spec.Auth.DefaultAuthorizer == "" {
+		return NoAuthorizer
+	}
+	return spec.Auth.DefaultAuthorizer
 }
 
 func firstNonZero(v ...int) int {

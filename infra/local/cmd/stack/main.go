@@ -173,7 +173,7 @@ func serveGateway(ctx context.Context, log *slog.Logger, root string, tmpl *samt
 		Resolver: samtemplate.Resolver{
 			Template:  tmpl,
 			Overrides: map[string]string{"JwtIssuer": devjwt.Issuer, "JwtAudience": devjwt.Audience},
-			Resources: map[string]string{"RunLogTable": localTable},
+			Resources: map[string]string{"RunLogTable": localTable, "KeyringSecret": keyringSecret},
 		},
 		Env: clientEnv(), MaxInstances: maxInstances, RIE: rie, Logs: out, Log: log,
 	})

@@ -1,0 +1,166 @@
+package keyring
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	smtypes "github.com/aws/aws-sdk-go-v2/service/secretsmanager/types"
+)
+
+// kidLayout names each kid after the moment it was made, so that the rotation can tell from the
+// keyring alone how long ago a kid stopped being the active one.
+const kidLayout = "k20060102t150405"
+
+// Rotator is the Secrets Manager rotation of the keyring: each rotation adds a fresh 32-byte key
+// and makes it active, and retires the kids that stopped being active more than Retain ago (the
+// longest lifetime of a token), so no outstanding token is orphaned. A secret whose current value
+// is not a keyring yet (as CloudFormation creates it) gets its first key.
+type Rotator struct {
+	Client *secretsmanager.Client
+	// Retain is how long a superseded kid keeps verifying.
+	Retain time.Duration
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Rotate runs one step of Secrets Manager's rotation protocol.
+func (r Rotator) Rotate(ctx context.Context, step, secretID, token string) error {
+	switch step {
+	case "createSecret":
+		return r.create(ctx, secretID, token)
+	case "setSecret":
+		return nil // the keyring is used only by this host: nothing outside the secret to update
+	case "testSecret":
+		raw, err := r.version(ctx, secretID, token, "AWSPENDING")
+		if err != nil {
+			return err
+		}
+		_, _, err = Parse(raw)
+		return err
+	case "finishSecret":
+		return r.finish(ctx, secretID, token)
+	default:
+		return fmt.Errorf("keyring: unknown rotation step %q", step)
+	}
+}
+
+func (r Rotator) now() time.Time {
+	if r.Now == nil {
+		return time.Now().UTC()
+	}
+	return r.Now().UTC()
+}
+
+func (r Rotator) version(ctx context.Context, secretID, versionID, stage string) ([]byte, error) {
+	in := &secretsmanager.GetSecretValueInput{SecretId: &secretID, VersionStage: &stage}
+	if versionID != "" {
+		in.VersionId = &versionID
+	}
+	out, err := r.Client.GetSecretValue(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	return []byte(aws.ToString(out.SecretString)), nil
+}
+
+func (r Rotator) create(ctx context.Context, secretID, token string) error {
+	if _, err := r.version(ctx, secretID, token, "AWSPENDING"); err == nil {
+		return nil // this rotation's value exists already: the step is being retried
+	} else if !isNotFound(err) {
+		return err
+	}
+	current, err := r.version(ctx, secretID, "", "AWSCURRENT")
+	if err != nil {
+		return err
+	}
+	next, err := r.Next(current)
+	if err != nil {
+		return err
+	}
+	_, err = r.Client.PutSecretValue(ctx, &secretsmanager.PutSecretValueInput{
+		SecretId: &secretID, ClientRequestToken: &token, SecretString: aws.String(string(next)), VersionStages: []string{"AWSPENDING"},
+	})
+	return err
+}
+
+// Next is the keyring that follows current: a new active kid, the kids superseded within Retain,
+// and nothing else. A current value that is not a keyring starts an empty one.
+func (r Rotator) Next(current []byte) ([]byte, error) {
+	var v struct {
+		Keys map[string]string `json:"keys"`
+	}
+	if json.Unmarshal(current, &v) != nil || v.Keys == nil {
+		v.Keys = map[string]string{}
+	}
+	now := r.now()
+	kid := now.Format(kidLayout)
+	if _, taken := v.Keys[kid]; taken {
+		return nil, fmt.Errorf("keyring: kid %s exists; rotate again in a second", kid)
+	}
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		return nil, err
+	}
+	keys := map[string]string{kid: base64.StdEncoding.EncodeToString(key)}
+	// A kid stopped being active when the kid after it was made.
+	made := func(k string) (time.Time, bool) {
+		t, err := time.Parse(kidLayout, k)
+		return t, err == nil
+	}
+	var dated []string
+	for k, val := range v.Keys {
+		if _, ok := made(k); ok {
+			dated = append(dated, k)
+		} else if strings.HasPrefix(k, "legacy") {
+			keys[k] = val // the v1 key has no date; an operator retires it by hand
+		}
+	}
+	slices.Sort(dated)
+	for i, k := range dated {
+		supersededAt := now
+		if i+1 < len(dated) {
+			supersededAt, _ = made(dated[i+1])
+		}
+		if now.Sub(supersededAt) <= r.Retain {
+			keys[k] = v.Keys[k]
+		}
+	}
+	return json.Marshal(map[string]any{"active": kid, "keys": keys})
+}
+
+func (r Rotator) finish(ctx context.Context, secretID, token string) error {
+	desc, err := r.Client.DescribeSecret(ctx, &secretsmanager.DescribeSecretInput{SecretId: &secretID})
+	if err != nil {
+		return err
+	}
+	var current string
+	for _, id := range slices.Sorted(maps.Keys(desc.VersionIdsToStages)) {
+		if slices.Contains(desc.VersionIdsToStages[id], "AWSCURRENT") {
+			current = id
+		}
+	}
+	if current == token {
+		return nil
+	}
+	in := &secretsmanager.UpdateSecretVersionStageInput{SecretId: &secretID, VersionStage: aws.String("AWSCURRENT"), MoveToVersionId: &token}
+	if current != "" {
+		in.RemoveFromVersionId = &current
+	}
+	_, err = r.Client.UpdateSecretVersionStage(ctx, in)
+	return err
+}
+
+func isNotFound(err error) bool {
+	var nf *smtypes.ResourceNotFoundException
+	return errors.As(err, &nf)
+}

@@ -1,0 +1,113 @@
+package keyring_test
+
+import (
+	"context"
+	"encoding/json"
+	"maps"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+
+	"github.com/interrupthost/interrupthost/pkg/keyring"
+	"github.com/interrupthost/interrupthost/pkg/keyring/keyringtest"
+)
+
+func kids(t *testing.T, raw []byte) (string, []string) {
+	t.Helper()
+	active, keys, err := keyring.Parse(raw)
+	if err != nil {
+		t.Fatalf("%s: %v", raw, err)
+	}
+	return active, slices.Sorted(maps.Keys(keys))
+}
+
+func TestNextRetiresOnlyAfterRetain(t *testing.T) {
+	day := 24 * time.Hour
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := t0
+	r := keyring.Rotator{Retain: 30 * day, Now: func() time.Time { return clock }}
+	v, err := r.Next([]byte(`{"bootstrap":"CloudFormation's placeholder"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if active, all := kids(t, v); active != "k20260101t000000" || len(all) != 1 {
+		t.Fatalf("first keyring: %s %v", active, all)
+	}
+	steps := []struct {
+		after time.Duration
+		want  []string
+	}{
+		{20 * day, []string{"k20260101t000000", "k20260121t000000"}},
+		{20 * day, []string{"k20260101t000000", "k20260121t000000", "k20260210t000000"}}, // the first was superseded 20 days ago
+		{15 * day, []string{"k20260121t000000", "k20260210t000000", "k20260225t000000"}}, // now 35 days ago: retired
+	}
+	for i, s := range steps {
+		clock = clock.Add(s.after)
+		if v, err = r.Next(v); err != nil {
+			t.Fatal(err)
+		}
+		active, all := kids(t, v)
+		if !slices.Equal(all, s.want) || active != s.want[len(s.want)-1] {
+			t.Errorf("rotation %d: active %s kids %v, want %v", i+1, active, all, s.want)
+		}
+	}
+	legacy := keyringtest.Value("k20260101t000000", map[string]string{"k20260101t000000": keyringtest.Key(), "legacy": keyringtest.Key()})
+	clock = t0.Add(400 * day)
+	if v, err = r.Next([]byte(legacy)); err != nil {
+		t.Fatal(err)
+	}
+	if _, all := kids(t, v); !slices.Contains(all, "legacy") {
+		t.Errorf("rotation dropped the legacy key: %v", all)
+	}
+}
+
+// TestRotationProtocol runs the four steps against the Secrets Manager API, twice, and checks
+// that a keyring reading AWSCURRENT follows.
+func TestRotationProtocol(t *testing.T) {
+	c, name := keyringtest.NewSecret(t, `{"bootstrap":"x"}`)
+	ctx := context.Background()
+	clock := time.Now()
+	r := keyring.Rotator{Client: c, Retain: time.Hour, Now: func() time.Time { return clock }}
+	var actives []string
+	for i, token := range []string{"11111111-1111-4111-8111-111111111111", "22222222-2222-4222-8222-222222222222"} {
+		for _, step := range []string{"createSecret", "createSecret", "setSecret", "testSecret", "finishSecret", "finishSecret"} {
+			if err := r.Rotate(ctx, step, name, token); err != nil {
+				t.Fatalf("rotation %d %s: %v", i, step, err)
+			}
+		}
+		out, err := c.GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: &name, VersionStage: aws.String("AWSCURRENT")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if *out.VersionId != token {
+			t.Errorf("AWSCURRENT is %s, want %s", *out.VersionId, token)
+		}
+		active, all := kids(t, []byte(*out.SecretString))
+		if len(all) != i+1 {
+			t.Errorf("rotation %d: kids %v", i, all)
+		}
+		actives = append(actives, active)
+		clock = clock.Add(2 * time.Second)
+	}
+	k, err := keyring.New(ctx, keyring.SecretsManager{Client: c, SecretID: name}, keyring.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kid, _, _ := k.Active(ctx); kid != actives[1] {
+		t.Errorf("keyring active %s, want %s", kid, actives[1])
+	}
+	if _, err := k.Key(ctx, actives[0]); err != nil {
+		t.Errorf("the first kid no longer verifies: %v", err)
+	}
+	if err := r.Rotate(ctx, "bogusStep", name, "x"); err == nil {
+		t.Error("accepted an unknown step")
+	}
+	var v map[string]any
+	out, _ := c.GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: &name, VersionStage: aws.String("AWSCURRENT")})
+	if err := json.Unmarshal([]byte(*out.SecretString), &v); err != nil || v["bootstrap"] != nil {
+		t.Errorf("the placeholder survived: %v", v)
+	}
+}
