@@ -5,6 +5,7 @@ package apigw
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -34,6 +35,10 @@ const (
 type Options struct {
 	// TenantClaim names the JWT claim that carries the caller's tenant; "tenant" when empty.
 	TenantClaim string
+	// GroupsClaim and RolesClaim name the claims approver eligibility reads; "groups" and
+	// "roles" when empty.
+	GroupsClaim string
+	RolesClaim  string
 }
 
 // API serves the host's operations to API Gateway. Safe for concurrent invocations.
@@ -47,6 +52,12 @@ type API struct {
 func New(h *host.Host, log *slog.Logger, opts Options) *API {
 	if opts.TenantClaim == "" {
 		opts.TenantClaim = "tenant"
+	}
+	if opts.GroupsClaim == "" {
+		opts.GroupsClaim = "groups"
+	}
+	if opts.RolesClaim == "" {
+		opts.RolesClaim = "roles"
 	}
 	return &API{host: h, log: log, opts: opts}
 }
@@ -107,6 +118,8 @@ func (a *API) authenticate(req events.APIGatewayV2HTTPRequest, scope string) (in
 	if len(p.Scopes) == 0 {
 		p.Scopes = strings.Fields(jwt.Claims["scope"])
 	}
+	p.Groups = claimList(jwt.Claims[a.opts.GroupsClaim])
+	p.Roles = claimList(jwt.Claims[a.opts.RolesClaim])
 	switch {
 	case p.Subject == "":
 		return p, interrupt.Errorf(interrupt.CodeUnauthorized, "the JWT has no subject")
@@ -116,6 +129,20 @@ func (a *API) authenticate(req events.APIGatewayV2HTTPRequest, scope string) (in
 		return p, interrupt.Errorf(interrupt.CodeForbidden, "this operation needs scope %s", scope)
 	}
 	return p, nil
+}
+
+// claimList reads a multi-valued claim as the HTTP API's JWT authorizer passes it: a JSON array
+// becomes "[a b]"; an issuer may also send a JSON array string or a comma-separated string.
+func claimList(v string) []string {
+	v = strings.TrimSpace(v)
+	var list []string
+	if strings.HasPrefix(v, "[") && json.Unmarshal([]byte(v), &list) == nil {
+		return list
+	}
+	if strings.HasPrefix(v, "[") && strings.HasSuffix(v, "]") {
+		return strings.Fields(v[1 : len(v)-1])
+	}
+	return strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' })
 }
 
 // access writes the one log line of an invocation. It never logs a body, a token or a header.

@@ -136,3 +136,11 @@ func (a *API) ListEvents() Handler {
 		return reply{http.StatusOK, page}, nil
 	})
 }
+
+// Discovery serves GET /.well-known/interrupt-host, open to anyone: the capabilities and the
+// interrupt facet the host enforces.
+func (a *API) Discovery() Handler {
+	return a.route(tokenAuth, func(ctx context.Context, c *call) (reply, error) {
+		return reply{http.StatusOK, a.host.Discovery()}, nil
+	})
+}

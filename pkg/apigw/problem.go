@@ -18,6 +18,8 @@ var statusOf = map[interrupt.Code]int{
 	interrupt.CodeNotFound:         http.StatusNotFound,
 	interrupt.CodeAlreadyResolved:  http.StatusConflict,
 	interrupt.CodeConflict:         http.StatusConflict,
+	interrupt.CodeAlreadyVoted:     http.StatusConflict,
+	interrupt.CodeNotEligible:      http.StatusForbidden,
 	interrupt.CodeExpired:          http.StatusGone,
 	interrupt.CodePayloadTooLarge:  http.StatusRequestEntityTooLarge,
 	interrupt.CodeUnsupportedMedia: http.StatusUnsupportedMediaType,

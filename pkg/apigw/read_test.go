@@ -43,7 +43,7 @@ func TestEvents(t *testing.T) {
 		t.Fatalf("list-events: %d %s", r.Status, r.Body)
 	}
 	wantTypes := []string{
-		"interrupt.requested", "approval.requested", "interrupt.asked", "interrupt.resolved", "approval.resolved",
+		"interrupt.requested", "approval.requested", "interrupt.asked", "interrupt.voted", "interrupt.resolved", "approval.resolved",
 		"interrupt.requested", "clarification.requested", "interrupt.resolved", "clarification.resolved",
 		"agent.decided", "node.suspended", "interrupt.requested", "interrupt.requested",
 	}
@@ -63,7 +63,7 @@ func TestEvents(t *testing.T) {
 		t.Errorf("interrupt.requested payload %s is not the payload verbatim", got)
 	}
 	var resolved map[string]any
-	if err := json.Unmarshal(all.Events[3].Payload, &resolved); err != nil {
+	if err := json.Unmarshal(all.Events[4].Payload, &resolved); err != nil {
 		t.Fatal(err)
 	}
 	if len(resolved) != 4 || resolved["nodeId"] != "approve" || resolved["kind"] != "approval" {

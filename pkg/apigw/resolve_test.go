@@ -63,7 +63,7 @@ func TestConcurrentResolve(t *testing.T) {
 		}
 		commits := s.commits(t, "acme", run)
 		var resolved interrupt.Resolved
-		if err := json.Unmarshal(commits[len(commits)-1].Events[0].Payload, &resolved); err != nil {
+		if err := json.Unmarshal(commits[len(commits)-1].Events[1].Payload, &resolved); err != nil {
 			t.Fatal(err)
 		}
 		if !strings.Contains(string(resolved.ResumeValue), fmt.Sprintf(`"feedback":"%d"`, won)) {
@@ -157,7 +157,11 @@ func TestResolveEachKind(t *testing.T) {
 				t.Errorf("snapshot after resolve %+v", snap)
 			}
 			last := s.commits(t, "acme", run)[1]
-			want := []string{interrupt.EventResolved}
+			var want []string
+			if k.kind == "approval" {
+				want = append(want, interrupt.EventVoted)
+			}
+			want = append(want, interrupt.EventResolved)
 			if prefix := interrupt.Kind(k.kind).LegacyPrefix(); prefix != "" {
 				want = append(want, prefix+".resolved")
 			}
@@ -208,7 +212,7 @@ func TestAskDoesNotExit(t *testing.T) {
 	if r := s.resolve(t, approver, "r1", "n1", `{"action":"accept","decidedAt":"2026-11-30T09:05:00Z"}`); r.Status != 200 {
 		t.Errorf("accept after ask: %d %s", r.Status, r.Body)
 	}
-	want := []string{interrupt.EventRequested, "approval.requested", interrupt.EventAsked, interrupt.EventResolved, "approval.resolved"}
+	want := []string{interrupt.EventRequested, "approval.requested", interrupt.EventAsked, interrupt.EventVoted, interrupt.EventResolved, "approval.resolved"}
 	if got := s.eventTypes(t, "acme", "r1"); strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("events %v, want %v", got, want)
 	}

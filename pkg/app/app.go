@@ -29,6 +29,10 @@ const (
 	EnvTenantClaim  = "TENANT_CLAIM"
 	EnvCapabilities = "CAPABILITIES"
 	EnvKeyring      = "KEYRING_SECRET_ID"
+	EnvRefKinds     = "REF_KINDS"
+	EnvOverride     = "OVERRIDE_PRINCIPALS"
+	EnvGroupsClaim  = "GROUPS_CLAIM"
+	EnvRolesClaim   = "ROLES_CLAIM"
 )
 
 // Option adds a dependency that only some functions have.
@@ -67,14 +71,23 @@ func New(ctx context.Context, opts ...Option) (*apigw.API, error) {
 	if err != nil {
 		return nil, err
 	}
-	hc := host.Config{Capabilities: list(os.Getenv(EnvCapabilities))}
+	hc := host.Config{
+		Capabilities:       list(os.Getenv(EnvCapabilities)),
+		RefKinds:           list(os.Getenv(EnvRefKinds)),
+		OverridePrincipals: list(os.Getenv(EnvOverride)),
+	}
+	if err := host.CheckConfig(hc); err != nil {
+		return nil, err
+	}
 	for _, opt := range opts {
 		if err := opt(ctx, cfg, &hc); err != nil {
 			return nil, err
 		}
 	}
 	h := host.New(dynamo.NewRunLog(dynamo.NewClient(cfg), table), schemas, hc)
-	return apigw.New(h, log, apigw.Options{TenantClaim: os.Getenv(EnvTenantClaim)}), nil
+	return apigw.New(h, log, apigw.Options{
+		TenantClaim: os.Getenv(EnvTenantClaim), GroupsClaim: os.Getenv(EnvGroupsClaim), RolesClaim: os.Getenv(EnvRolesClaim),
+	}), nil
 }
 
 // Must is New for a function's init: a function that cannot be configured must not start.

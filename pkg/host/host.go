@@ -37,6 +37,11 @@ type Config struct {
 	MaxAttempts int
 	// Keys sign and verify tokens; functions that handle none leave it nil.
 	Keys token.Keys
+	// RefKinds are the approver ref kinds the host advertises and enforces (principal, group,
+	// role); approverGroupRefs and approverRoleRefs bind only when their kind is here.
+	RefKinds []string
+	// OverridePrincipals may release an approval alone when it sets overrideBypassesQuorum.
+	OverridePrincipals []string
 }
 
 // Host runs the operations. It holds no per-request state and is safe for concurrent use.
@@ -55,6 +60,38 @@ func New(log Log, schemas *schema.Set, cfg Config) *Host {
 		cfg.MaxAttempts = 50
 	}
 	return &Host{log: log, schemas: schemas, cfg: cfg}
+}
+
+// Discovery is what the host advertises at /.well-known/interrupt-host: read from the same
+// configuration the operations enforce.
+type Discovery struct {
+	Capabilities []string `json:"capabilities"`
+	Interrupt    Facet    `json:"interrupt"`
+}
+
+// Facet is the interrupt facet (schemas/v2/facets/interrupt.schema.json).
+type Facet struct {
+	TokenAlgs []string `json:"tokenAlgs"`
+	RefKinds  []string `json:"refKinds"`
+}
+
+// Discovery answers the discovery document.
+func (h *Host) Discovery() Discovery {
+	return Discovery{
+		Capabilities: append([]string{}, h.cfg.Capabilities...),
+		Interrupt:    Facet{TokenAlgs: append([]string{}, token.Algs...), RefKinds: append([]string{}, h.cfg.RefKinds...)},
+	}
+}
+
+// CheckConfig refuses a configuration the host cannot honour, so a misconfigured function fails
+// at init rather than on a request.
+func CheckConfig(cfg Config) error {
+	for _, k := range cfg.RefKinds {
+		if k != interrupt.RefPrincipal && k != interrupt.RefGroup && k != interrupt.RefRole {
+			return fmt.Errorf("host: ref kind %q is not principal, group or role", k)
+		}
+	}
+	return nil
 }
 
 // HasCapability reports whether the host advertises capability c.

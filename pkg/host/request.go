@@ -155,6 +155,14 @@ func (h *Host) checkPayload(raw json.RawMessage) (interrupt.Payload, error) {
 		fields = append(fields, interrupt.FieldError{Path: "/payload/kind", Message: "this host does not advertise the conversation capability"})
 	case p.Kind == interrupt.KindLowConfidence && *p.Data.Observed >= *p.Data.Threshold:
 		fields = append(fields, interrupt.FieldError{Path: "/payload/data/observed", Message: "must be below threshold for a low-confidence interrupt"})
+	case p.Kind == interrupt.KindApproval:
+		d := p.Data
+		named := len(d.ApproversList) > 0
+		byRef := h.advertises(interrupt.RefGroup) && len(d.ApproverGroupRefs) > 0 || h.advertises(interrupt.RefRole) && len(d.ApproverRoleRefs) > 0
+		if named && !byRef && d.RequiredApprovals > len(d.ApproversList) {
+			fields = append(fields, interrupt.FieldError{Path: "/payload/data/requiredApprovals",
+				Message: fmt.Sprintf("%d approvals can never come from the %d principals of approversList", d.RequiredApprovals, len(d.ApproversList))})
+		}
 	case p.Kind == interrupt.KindClarification:
 		seen := map[string]bool{}
 		for i, q := range p.Data.Questions {

@@ -22,6 +22,8 @@ type Resolution struct {
 	Status      interrupt.Status `json:"status"`
 	ResumeValue json.RawMessage  `json:"resumeValue"`
 	Seq         int64            `json:"seq"`
+	// Tally is an approval's count after this call.
+	Tally *interrupt.Tally `json:"tally,omitempty"`
 }
 
 // Exited reports whether the resolve released the run.
@@ -59,21 +61,35 @@ func (h *Host) resolve(ctx context.Context, p interrupt.Principal, runID string,
 		if err != nil {
 			return decision[Resolution]{}, err
 		}
+		var elig interrupt.Eligibility
+		if in.Payload.Kind == interrupt.KindApproval {
+			if elig, err = h.eligibility(in, p); err != nil {
+				return decision[Resolution]{}, err
+			}
+		}
 		value, action, err := h.checkResume(in, p, resumeValue)
 		if err != nil {
 			return decision[Resolution]{}, err
 		}
-		res := Resolution{RunID: runID, NodeID: in.NodeID, InterruptID: in.ID, ResumeValue: value, Status: interrupt.StatusResolved}
-		events := resolveEvents(in, value)
-		if action == interrupt.ActionAsk {
-			asked, _ := json.Marshal(map[string]any{"nodeId": in.NodeID, "interruptId": in.ID, "principal": p.Subject, "resumeValue": value})
-			events = []runlog.Event{{Type: interrupt.EventAsked, NodeID: in.NodeID, InterruptID: in.ID, Payload: asked}}
-			res.Status = interrupt.StatusPending
+		var d decision[Resolution]
+		if in.Payload.Kind == interrupt.KindApproval {
+			d, err = h.vote(in, p, elig, action, value)
+		} else {
+			d = decision[Resolution]{
+				events: resolveEvents(in, value),
+				answer: seqInto(Resolution{NodeID: in.NodeID, InterruptID: in.ID, ResumeValue: value, Status: interrupt.StatusResolved}),
+			}
 		}
-		return decision[Resolution]{events: events, answer: func(seq int64) Resolution {
-			res.Seq = seq
+		if err != nil {
+			return d, err
+		}
+		answer := d.answer
+		d.answer = func(seq int64) Resolution {
+			res := answer(seq)
+			res.RunID = runID
 			return res
-		}}, nil
+		}
+		return d, nil
 	})
 }
 

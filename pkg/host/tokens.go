@@ -153,7 +153,7 @@ func (h *Host) ResolveByToken(ctx context.Context, raw string, value []byte) (Re
 	if c.Intent != token.IntentResolve {
 		return Resolution{}, who, interrupt.Errorf(interrupt.CodeForbidden, "an inspect token cannot resolve")
 	}
-	p := interrupt.Principal{Subject: c.Sub, Tenant: c.Tenant}
+	p := interrupt.Principal{Subject: c.Sub, Tenant: c.Tenant, Token: c.JTI}
 	res, err := h.resolve(ctx, p, c.RunID, func(st *runlog.State) (*runlog.Interrupt, error) { return h.tokenTarget(st, c) }, value)
 	return res, who, err
 }

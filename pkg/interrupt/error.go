@@ -18,6 +18,8 @@ const (
 	CodeNotFound         Code = "not_found"
 	CodeAlreadyResolved  Code = "interrupt_already_resolved"
 	CodeConflict         Code = "conflict"
+	CodeAlreadyVoted     Code = "already_voted"
+	CodeNotEligible      Code = "approver_not_eligible"
 	CodeExpired          Code = "interrupt_expired"
 	CodePayloadTooLarge  Code = "payload_too_large"
 	CodeUnsupportedMedia Code = "unsupported_media_type"

@@ -64,7 +64,14 @@ type Payload struct {
 // Data is the union of the kind-specific fields the host itself reads; fields the host only
 // stores (titles, prompts, artifacts) stay in the raw payload.
 type Data struct {
-	Actions       []Action        `json:"actions,omitempty"`
+	Actions                []Action `json:"actions,omitempty"`
+	RequiredApprovals      int      `json:"requiredApprovals,omitempty"`
+	RejectionPolicy        string   `json:"rejectionPolicy,omitempty"`
+	OverrideBypassesQuorum bool     `json:"overrideBypassesQuorum,omitempty"`
+	ApproversList          []string `json:"approversList,omitempty"`
+	ApproverGroupRefs      []string `json:"approverGroupRefs,omitempty"`
+	ApproverRoleRefs       []string `json:"approverRoleRefs,omitempty"`
+
 	Questions     []Question      `json:"questions,omitempty"`
 	OutcomeSchema json.RawMessage `json:"outcomeSchema,omitempty"`
 	AgentID       string          `json:"agentId,omitempty"`
@@ -141,6 +148,62 @@ type Principal struct {
 	Subject string
 	Tenant  string
 	Scopes  []string
+	// Groups and Roles are the caller's memberships as its credentials state them now; approval
+	// eligibility reads them once, when the caller votes, and records what it found.
+	Groups []string
+	Roles  []string
+	// Token is the id (jti) of the signed token the caller presented, when it came by token.
+	Token string
+}
+
+// Voter is the identity under which the principal's votes are counted: its subject, or for a
+// token without one, the token itself.
+func (p Principal) Voter() string {
+	if p.Subject == "" && p.Token != "" {
+		return "token:" + p.Token
+	}
+	return p.Subject
+}
+
+// Rejection policies of an approval.
+const (
+	PolicySingleVeto = "single-veto"
+	PolicyMajority   = "majority"
+)
+
+// Ref kinds a host can advertise for approver eligibility.
+const (
+	RefPrincipal = "principal"
+	RefGroup     = "group"
+	RefRole      = "role"
+)
+
+// Eligibility is why a voter could vote: recorded with the vote, never resolved again.
+type Eligibility struct {
+	// Via is "open" (the approval names no approvers), "principal", "group" or "role".
+	Via string `json:"via"`
+	// Ref is the approversList entry, group ref or role ref that admitted the voter.
+	Ref string `json:"ref,omitempty"`
+}
+
+// Tally counts an approval's votes.
+type Tally struct {
+	Approvals  int `json:"approvals"`
+	Rejections int `json:"rejections"`
+	Required   int `json:"required"`
+}
+
+// Vote is a counted approval vote, as interrupt.voted records it.
+type Vote struct {
+	NodeID      string          `json:"nodeId"`
+	InterruptID string          `json:"interruptId"`
+	Principal   string          `json:"principal"`
+	Action      Action          `json:"action"`
+	ResumeValue json.RawMessage `json:"resumeValue"`
+	Eligibility Eligibility     `json:"eligibility"`
+	// Override is set when a configured override principal released the gate alone.
+	Override bool  `json:"override,omitempty"`
+	Tally    Tally `json:"tally"`
 }
 
 // HasScope reports whether the caller was granted scope.

@@ -21,7 +21,34 @@ type Interrupt struct {
 	Deadline    time.Time
 	ResumeValue json.RawMessage
 	ResolvedSeq int64
-	status      interrupt.Status
+	// Votes are the approval's counted votes, in order, with the eligibility decided when each
+	// was cast.
+	Votes  []interrupt.Vote
+	status interrupt.Status
+}
+
+// Voted is the vote principal cast on the interrupt, if any.
+func (i *Interrupt) Voted(principal string) *interrupt.Vote {
+	for k := range i.Votes {
+		if i.Votes[k].Principal == principal {
+			return &i.Votes[k]
+		}
+	}
+	return nil
+}
+
+// Tally counts the interrupt's votes against its quorum.
+func (i *Interrupt) Tally() interrupt.Tally {
+	t := interrupt.Tally{Required: max(i.Payload.Data.RequiredApprovals, 1)}
+	for _, v := range i.Votes {
+		switch v.Action {
+		case interrupt.ActionAccept, interrupt.ActionEditAccept:
+			t.Approvals++
+		case interrupt.ActionReject:
+			t.Rejections++
+		}
+	}
+	return t
 }
 
 // StatusAt is the interrupt's status at now: a pending interrupt past its deadline is expired
@@ -129,6 +156,16 @@ func (s *State) change(c Commit, e Event) (func(), error) {
 		return func() {
 			in.status, in.ResumeValue, in.ResolvedSeq = interrupt.StatusResolved, r.ResumeValue, c.Seq
 		}, nil
+	case interrupt.EventVoted:
+		var v interrupt.Vote
+		if err := json.Unmarshal(e.Payload, &v); err != nil {
+			return nil, err
+		}
+		in, err := s.known(v.InterruptID)
+		if err != nil {
+			return nil, err
+		}
+		return func() { in.Votes = append(in.Votes, v) }, nil
 	case interrupt.EventExpired:
 		in, err := s.known(e.InterruptID)
 		if err != nil {

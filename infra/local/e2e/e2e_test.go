@@ -186,7 +186,7 @@ func TestApprovalJourney(t *testing.T) {
 	for _, e := range page.Events {
 		types = append(types, e.Type)
 	}
-	if a.Status != 200 || strings.Join(types, " ") != "interrupt.requested approval.requested interrupt.resolved approval.resolved" || page.Next != 2 {
+	if a.Status != 200 || strings.Join(types, " ") != "interrupt.requested approval.requested interrupt.voted interrupt.resolved approval.resolved" || page.Next != 2 {
 		t.Errorf("events: %d %s", a.Status, a.Body)
 	}
 	if string(page.Events[0].Payload) != payload {

@@ -172,7 +172,7 @@ func serveGateway(ctx context.Context, log *slog.Logger, root string, tmpl *samt
 		Root: root,
 		Resolver: samtemplate.Resolver{
 			Template:  tmpl,
-			Overrides: map[string]string{"JwtIssuer": devjwt.Issuer, "JwtAudience": devjwt.Audience},
+			Overrides: map[string]string{"JwtIssuer": devjwt.Issuer, "JwtAudience": devjwt.Audience, "OverridePrincipals": overridePrincipal},
 			Resources: map[string]string{"RunLogTable": localTable, "KeyringSecret": keyringSecret},
 		},
 		Env: clientEnv(), MaxInstances: maxInstances, RIE: rie, Logs: out, Log: log,

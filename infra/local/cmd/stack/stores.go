@@ -32,6 +32,8 @@ const (
 	gatewayAddr   = "127.0.0.1:3000"
 	localTable    = "interrupt-host-local"
 	keyringSecret = "interrupt-host-local/keyring"
+	// overridePrincipal may release approvals alone locally (template parameter OverridePrincipals).
+	overridePrincipal = "supervisor"
 )
 
 // clientEnv is what a function or a test needs to reach the stores.

@@ -1,0 +1,14 @@
+// Command discovery serves GET /.well-known/interrupt-host.
+package main
+
+import (
+	"context"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/interrupthost/interrupthost/pkg/app"
+)
+
+func main() {
+	lambda.Start(app.Must(context.Background()).Discovery())
+}
