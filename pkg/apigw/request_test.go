@@ -266,3 +266,16 @@ func helperProcess() int {
 	}
 	return 0
 }
+
+func TestRequestRefusesAnUnreachableQuorum(t *testing.T) {
+	s := newStack(t)
+	payload := `{"kind":"approval","key":"k","data":{"artifactId":"a","artifactType":"t","title":"x","actions":["accept"],"requiredApprovals":3,"approversList":["alice","bob"]}}`
+	r := s.request(t, engine, "r1", "n1", payload)
+	if r.Status != 400 || !hasPath(r.problem(t), "/payload/data/requiredApprovals") {
+		t.Errorf("3 approvals from 2 approvers: %d %s", r.Status, r.Body)
+	}
+	withGroups := strings.Replace(payload, `"approversList"`, `"approverGroupRefs":["finance"],"approversList"`, 1)
+	if r := s.request(t, engine, "r1", "n1", withGroups); r.Status != 201 {
+		t.Errorf("3 approvals from 2 approvers and a group: %d %s", r.Status, r.Body)
+	}
+}

@@ -106,7 +106,7 @@ func build(db *dynamodb.Client, table string, c *clock, keys token.Keys, capabil
 		return nil, err
 	}
 	log := dynamo.NewRunLog(db, table)
-	h := host.New(log, schemas, host.Config{Capabilities: capabilities, Now: c.Now, Keys: keys})
+	h := host.New(log, schemas, host.Config{Capabilities: capabilities, Now: c.Now, Keys: keys, RefKinds: []string{"principal", "group", "role"}})
 	api := apigw.New(h, slog.New(slog.NewJSONHandler(io.Discard, nil)), apigw.Options{})
 	return &stack{api: api, db: db, table: table, log: log, clock: c}, nil
 }

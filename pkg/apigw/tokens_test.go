@@ -21,7 +21,7 @@ type signer struct {
 }
 
 func (s signer) Active(context.Context) (string, []byte, error) { return s.kid, s.key, nil }
-func (s signer) Key(context.Context, string) ([]byte, error)     { return s.key, nil }
+func (s signer) Key(context.Context, string) ([]byte, error)    { return s.key, nil }
 
 func (s *stack) signer(t testing.TB, kid string) signer {
 	t.Helper()

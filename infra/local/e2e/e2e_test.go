@@ -80,7 +80,16 @@ var client = &http.Client{Timeout: 30 * time.Second}
 
 func do(t testing.TB, method, path, bearer, body string) answer {
 	t.Helper()
-	a, err := send(method, path, bearer, body)
+	return doAt(t, gatewayURL(), method, path, bearer, body)
+}
+
+// doAt sends a request to the gateway at base.
+func doAt(t testing.TB, base, method, path, bearer, body string) answer {
+	t.Helper()
+	if bearer != "" {
+		bearer = "Bearer " + bearer
+	}
+	a, err := sendTo(base, method, path, bearer, body)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,11 +105,15 @@ func send(method, path, bearer, body string) (answer, error) {
 
 // sendWith sends authorization as the Authorization header, verbatim.
 func sendWith(method, path, authorization, body string) (answer, error) {
+	return sendTo(gatewayURL(), method, path, authorization, body)
+}
+
+func sendTo(base, method, path, authorization, body string) (answer, error) {
 	var rd io.Reader
 	if body != "" {
 		rd = strings.NewReader(body)
 	}
-	req, err := http.NewRequest(method, gatewayURL()+path, rd)
+	req, err := http.NewRequest(method, base+path, rd)
 	if err != nil {
 		return answer{}, err
 	}

@@ -3,6 +3,9 @@ package e2e
 import (
 	"io"
 	"log/slog"
+	"maps"
+	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -13,17 +16,33 @@ import (
 
 func gatewayForTemplate(t *testing.T) *gateway.Gateway {
 	t.Helper()
+	return gatewayWith(t, map[string]string{"RunLogTable": "t", "KeyringSecret": "k"}, nil)
+}
+
+// serveGateway runs a second gateway over the stack's stores and built functions, with template
+// parameters overridden (e.g. RefKinds), and returns its URL.
+func serveGateway(t *testing.T, params map[string]string) string {
+	t.Helper()
+	gw := gatewayWith(t, map[string]string{"RunLogTable": os.Getenv("TABLE_NAME"), "KeyringSecret": os.Getenv("KEYRING_SECRET_ID")}, params)
+	srv := httptest.NewServer(gw)
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+func gatewayWith(t *testing.T, resources, params map[string]string) *gateway.Gateway {
+	t.Helper()
 	r := root(t)
 	tmpl, err := samtemplate.Load(filepath.Join(r, "template.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	overrides := map[string]string{"JwtIssuer": devjwt.Issuer, "JwtAudience": devjwt.Audience, "OverridePrincipals": "supervisor"}
+	maps.Copy(overrides, params)
 	gw, err := gateway.FromTemplate(tmpl, filepath.Join(r, ".local", "functions"), gateway.Options{
-		Root: r,
-		Resolver: samtemplate.Resolver{Template: tmpl,
-			Overrides: map[string]string{"JwtIssuer": devjwt.Issuer, "JwtAudience": devjwt.Audience},
-			Resources: map[string]string{"RunLogTable": "t", "KeyringSecret": "k"}},
-		MaxInstances: 1, Logs: io.Discard, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Root:         r,
+		Resolver:     samtemplate.Resolver{Template: tmpl, Overrides: overrides, Resources: resources},
+		RIE:          filepath.Join(r, ".local", "bin", "aws-lambda-rie"),
+		MaxInstances: 4, Logs: io.Discard, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -2,9 +2,9 @@ package e2e
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
-	"crypto/rand"
 	"os"
 	"strings"
 	"testing"
@@ -127,8 +127,8 @@ func TestTokenErrorsThroughTheGateway(t *testing.T) {
 
 // keys reads the local stack's keyring from its secret.
 type keys struct {
-	sm       *secretsmanager.Client
-	secretID string
+	sm        *secretsmanager.Client
+	secretID  string
 	ActiveKid string            `json:"active"`
 	Keys      map[string]string `json:"keys"`
 }
