@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -72,8 +73,9 @@ type call struct {
 
 // reply is a successful answer: a status and a body to encode as JSON ([]byte is JSON already).
 type reply struct {
-	status int
-	body   any
+	status  int
+	body    any
+	headers map[string]string
 }
 
 // route wraps an operation with what every function does alike: re-check the caller's scope
@@ -102,7 +104,9 @@ func (a *API) route(scope string, op func(context.Context, *call) (reply, error)
 		if err != nil {
 			return problemResponse(err), nil
 		}
-		return jsonResponse(out.status, out.body), nil
+		resp = jsonResponse(out.status, out.body)
+		maps.Copy(resp.Headers, out.headers)
+		return resp, nil
 	}
 }
 

@@ -5,9 +5,11 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"mime"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -36,6 +38,9 @@ func decodeBody(req events.APIGatewayV2HTTPRequest, v any) error {
 	if len(body) > MaxBody {
 		return interrupt.Errorf(interrupt.CodePayloadTooLarge, "the body exceeds %d bytes", MaxBody)
 	}
+	if err := strictJSON(body); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
@@ -45,6 +50,65 @@ func decodeBody(req events.APIGatewayV2HTTPRequest, v any) error {
 		return interrupt.Invalid("the body holds more than one JSON value")
 	}
 	return nil
+}
+
+// MaxDepth bounds the nesting of a body: deeper documents only serve to exhaust a validator.
+const MaxDepth = 64
+
+// strictJSON refuses what encoding/json would accept silently: invalid UTF-8 (it would become
+// U+FFFD), duplicate object keys (the last would win, and two readers may disagree on which),
+// and nesting deeper than MaxDepth.
+func strictJSON(body []byte) error {
+	if !utf8.Valid(body) {
+		return interrupt.Invalid("the body is not valid UTF-8")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	type frame struct {
+		object bool
+		keys   map[string]bool
+		key    bool // the next string token is a key
+	}
+	var stack []*frame
+	for {
+		tok, err := dec.Token()
+		if errors.Is(err, io.EOF) && len(stack) == 0 {
+			return nil
+		}
+		if err != nil {
+			return interrupt.Invalid("the body is not valid JSON")
+		}
+		var top *frame
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		if d, ok := tok.(json.Delim); ok {
+			switch d {
+			case '{', '[':
+				if len(stack) == MaxDepth {
+					return interrupt.Invalid(fmt.Sprintf("the body nests deeper than %d levels", MaxDepth))
+				}
+				if top != nil && top.object {
+					top.key = true
+				}
+				stack = append(stack, &frame{object: d == '{', keys: map[string]bool{}, key: d == '{'})
+			default:
+				stack = stack[:len(stack)-1]
+			}
+			continue
+		}
+		if top == nil || !top.object {
+			continue
+		}
+		if top.key {
+			k := tok.(string)
+			if top.keys[k] {
+				return interrupt.Invalid(fmt.Sprintf("the body repeats the member %q in one object", k))
+			}
+			top.keys[k] = true
+		}
+		top.key = !top.key
+	}
 }
 
 func bodyError(err error) error {

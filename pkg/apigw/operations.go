@@ -48,7 +48,7 @@ func (a *API) RequestInterrupt() Handler {
 		if created {
 			status = http.StatusCreated
 		}
-		return reply{status, view}, nil
+		return reply{status: status, body: view}, nil
 	})
 }
 
@@ -72,14 +72,15 @@ func (a *API) ResolveByRun() Handler {
 		if body.ResumeValue == nil {
 			return reply{}, missing("resumeValue")
 		}
-		res, err := a.host.Resolve(ctx, c.principal, c.runID, c.nodeID, body.ResumeValue)
+		idem, err := idempotency(c.req)
 		if err != nil {
 			return reply{}, err
 		}
-		if !res.Exited() {
-			return reply{http.StatusAccepted, res}, nil
+		res, err := a.host.Resolve(ctx, c.principal, c.runID, c.nodeID, body.ResumeValue, idem)
+		if err != nil {
+			return reply{}, err
 		}
-		return reply{http.StatusOK, res}, nil
+		return resolution(res), nil
 	})
 }
 
@@ -94,7 +95,7 @@ func (a *API) GetRun() Handler {
 		if err != nil {
 			return reply{}, err
 		}
-		return reply{http.StatusOK, snap}, nil
+		return reply{status: http.StatusOK, body: snap}, nil
 	})
 }
 
@@ -133,7 +134,7 @@ func (a *API) ListEvents() Handler {
 		if err != nil {
 			return reply{}, err
 		}
-		return reply{http.StatusOK, page}, nil
+		return reply{status: http.StatusOK, body: page}, nil
 	})
 }
 
@@ -141,6 +142,19 @@ func (a *API) ListEvents() Handler {
 // interrupt facet the host enforces.
 func (a *API) Discovery() Handler {
 	return a.route(tokenAuth, func(ctx context.Context, c *call) (reply, error) {
-		return reply{http.StatusOK, a.host.Discovery()}, nil
+		return reply{status: http.StatusOK, body: a.host.Discovery()}, nil
 	})
+}
+
+// resolution answers a resolve: 200 when it exited the suspend, 202 when it was recorded only,
+// marked as a replay when the answer is an earlier request's.
+func resolution(res host.Resolution) reply {
+	r := reply{status: http.StatusOK, body: res}
+	if !res.Exited() {
+		r.status = http.StatusAccepted
+	}
+	if res.Replayed {
+		r.headers = map[string]string{"Idempotent-Replayed": "true"}
+	}
+	return r
 }

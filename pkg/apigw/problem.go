@@ -22,6 +22,7 @@ var statusOf = map[interrupt.Code]int{
 	interrupt.CodeNotEligible:      http.StatusForbidden,
 	interrupt.CodeExpired:          http.StatusGone,
 	interrupt.CodePayloadTooLarge:  http.StatusRequestEntityTooLarge,
+	interrupt.CodeIdempotencyReuse: http.StatusUnprocessableEntity,
 	interrupt.CodeUnsupportedMedia: http.StatusUnsupportedMediaType,
 	interrupt.CodeUnavailable:      http.StatusServiceUnavailable,
 	interrupt.CodeInternal:         http.StatusInternalServerError,

@@ -18,7 +18,7 @@ func (a *API) InspectByToken() Handler {
 		if err != nil {
 			return reply{}, err
 		}
-		return reply{http.StatusOK, []byte(payload)}, nil
+		return reply{status: http.StatusOK, body: []byte(payload)}, nil
 	})
 }
 
@@ -34,15 +34,16 @@ func (a *API) ResolveByToken() Handler {
 		if body.ResumeValue == nil {
 			return reply{}, missing("resumeValue")
 		}
-		res, who, err := a.host.ResolveByToken(ctx, c.req.PathParameters["token"], body.ResumeValue)
+		idem, err := idempotency(c.req)
+		if err != nil {
+			return reply{}, err
+		}
+		res, who, err := a.host.ResolveByToken(ctx, c.req.PathParameters["token"], body.ResumeValue, idem)
 		c.runID, c.nodeID = who.RunID, who.NodeID
 		if err != nil {
 			return reply{}, err
 		}
-		if !res.Exited() {
-			return reply{http.StatusAccepted, res}, nil
-		}
-		return reply{http.StatusOK, res}, nil
+		return resolution(res), nil
 	})
 }
 
@@ -65,7 +66,7 @@ func (a *API) MintToken() Handler {
 		if err != nil {
 			return reply{}, err
 		}
-		return reply{http.StatusCreated, tv}, nil
+		return reply{status: http.StatusCreated, body: tv}, nil
 	})
 }
 
@@ -101,6 +102,6 @@ func (a *API) EndRun() Handler {
 		if err != nil {
 			return reply{}, err
 		}
-		return reply{http.StatusOK, res}, nil
+		return reply{status: http.StatusOK, body: res}, nil
 	})
 }

@@ -43,6 +43,7 @@ const (
 	attrID     = "cid"
 	attrAt     = "at"
 	attrEvents = "events"
+	attrIdem   = "idem"
 )
 
 // RunLog reads and appends the commits of runs in one table.
@@ -105,16 +106,24 @@ func (l *RunLog) Append(ctx context.Context, k runlog.Key, c runlog.Commit) erro
 	if err != nil {
 		return err
 	}
+	item := map[string]types.AttributeValue{
+		attrPK:     &types.AttributeValueMemberS{Value: partition(k)},
+		attrSK:     &types.AttributeValueMemberS{Value: sortKey(c.Seq)},
+		attrSeq:    &types.AttributeValueMemberN{Value: strconv.FormatInt(c.Seq, 10)},
+		attrID:     &types.AttributeValueMemberS{Value: c.ID},
+		attrAt:     &types.AttributeValueMemberS{Value: c.At.UTC().Format(time.RFC3339Nano)},
+		attrEvents: &types.AttributeValueMemberS{Value: string(events)},
+	}
+	if c.Idem != nil {
+		idem, err := json.Marshal(c.Idem)
+		if err != nil {
+			return err
+		}
+		item[attrIdem] = &types.AttributeValueMemberS{Value: string(idem)}
+	}
 	_, err = l.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName: &l.table,
-		Item: map[string]types.AttributeValue{
-			attrPK:     &types.AttributeValueMemberS{Value: partition(k)},
-			attrSK:     &types.AttributeValueMemberS{Value: sortKey(c.Seq)},
-			attrSeq:    &types.AttributeValueMemberN{Value: strconv.FormatInt(c.Seq, 10)},
-			attrID:     &types.AttributeValueMemberS{Value: c.ID},
-			attrAt:     &types.AttributeValueMemberS{Value: c.At.UTC().Format(time.RFC3339Nano)},
-			attrEvents: &types.AttributeValueMemberS{Value: string(events)},
-		},
+		TableName:           &l.table,
+		Item:                item,
 		ConditionExpression: aws.String("attribute_not_exists(sk)"),
 	})
 	if IsCondCheckFailed(err) {
@@ -178,6 +187,11 @@ func decode(item map[string]types.AttributeValue) (runlog.Commit, error) {
 	}
 	if err := json.Unmarshal([]byte(events.Value), &c.Events); err != nil {
 		return c, fmt.Errorf("dynamo: commit %d events: %w", n, err)
+	}
+	if idem, ok := item[attrIdem].(*types.AttributeValueMemberS); ok {
+		if err := json.Unmarshal([]byte(idem.Value), &c.Idem); err != nil {
+			return c, fmt.Errorf("dynamo: commit %d idempotency record: %w", n, err)
+		}
 	}
 	return c, nil
 }

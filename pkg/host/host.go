@@ -7,6 +7,7 @@ package host
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -121,6 +122,8 @@ func (h *Host) load(ctx context.Context, k runlog.Key) (*runlog.State, error) {
 type decision[T any] struct {
 	events []runlog.Event
 	answer func(seq int64) T
+	// idem, when set, is recorded with the commit, its Response filled with the answer.
+	idem *runlog.Idem
 }
 
 // commit is the one write path. decide sees the state folded up to the newest commit it knows
@@ -138,6 +141,13 @@ func commit[T any](ctx context.Context, h *Host, k runlog.Key, st *runlog.State,
 			return d.answer(st.Seq), nil
 		}
 		c := runlog.Commit{Seq: st.Seq + 1, ID: rand.Text(), At: h.cfg.Now().UTC(), Events: d.events}
+		if d.idem != nil {
+			rec := *d.idem
+			if rec.Response, err = json.Marshal(d.answer(c.Seq)); err != nil {
+				return zero, err
+			}
+			c.Idem = &rec
+		}
 		err = h.log.Append(ctx, k, c)
 		if err == nil {
 			if err := st.Apply(c); err != nil {

@@ -97,7 +97,7 @@ func TestRoundTrips(t *testing.T) {
 			return err
 		}, map[string]int{"Query": 1}},
 		{"resolve", func() error {
-			_, err := h.Resolve(ctx, alice, "r1", "n1", json.RawMessage(`{}`))
+			_, err := h.Resolve(ctx, alice, "r1", "n1", json.RawMessage(`{}`), nil)
 			return err
 		}, map[string]int{"Query": 1, "PutItem": 1}},
 		{"snapshot", func() error { _, err := h.Snapshot(ctx, alice, "r1"); return err }, map[string]int{"Query": 1}},
@@ -171,7 +171,7 @@ func BenchmarkResolve(b *testing.B) {
 		if _, _, err := h.RequestInterrupt(ctx, alice, run, host.Request{NodeID: "n1", Payload: example(b, "approval")}); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := h.Resolve(ctx, alice, run, "n1", value); err != nil {
+		if _, err := h.Resolve(ctx, alice, run, "n1", value, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -3,6 +3,8 @@ package host
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -24,6 +26,41 @@ type Resolution struct {
 	Seq         int64            `json:"seq"`
 	// Tally is an approval's count after this call.
 	Tally *interrupt.Tally `json:"tally,omitempty"`
+	// Replayed is set when the answer is the one recorded for an earlier request with the same
+	// Idempotency-Key.
+	Replayed bool `json:"-"`
+}
+
+// Idempotency is a request's Idempotency-Key and the fingerprint of the request (its route and
+// canonical body). The host scopes the key to the run (it lives in the run's log) and to the
+// caller, whom it adds to the fingerprint.
+type Idempotency struct {
+	Key         string
+	Fingerprint string
+}
+
+// scoped is the key as the log records it, and the fingerprint with the caller in it.
+func (i *Idempotency) scoped(caller string) *runlog.Idem {
+	sum := sha256.Sum256([]byte(i.Fingerprint + "\n" + caller))
+	return &runlog.Idem{Key: caller + "\n" + i.Key, Fingerprint: hex.EncodeToString(sum[:])}
+}
+
+// replay answers a request whose key the log has seen: the original answer for the same
+// request, 422 for another.
+func replay(st *runlog.State, want *runlog.Idem) (decision[Resolution], bool, error) {
+	rec := st.Idempotent(want.Key)
+	if rec == nil {
+		return decision[Resolution]{}, false, nil
+	}
+	if rec.Fingerprint != want.Fingerprint {
+		return decision[Resolution]{}, true, interrupt.Errorf(interrupt.CodeIdempotencyReuse, "this Idempotency-Key was used for another request")
+	}
+	var res Resolution
+	if err := json.Unmarshal(rec.Response, &res); err != nil {
+		return decision[Resolution]{}, true, err
+	}
+	res.Replayed = true
+	return decision[Resolution]{answer: func(int64) Resolution { return res }}, true, nil
 }
 
 // Exited reports whether the resolve released the run.
@@ -32,8 +69,8 @@ func (r Resolution) Exited() bool { return r.Status == interrupt.StatusResolved 
 // Resolve resumes the interrupt pending at nodeID with resumeValue. Of two concurrent resolves
 // exactly one commits; the other re-reads, finds the interrupt resolved and fails with
 // interrupt_already_resolved.
-func (h *Host) Resolve(ctx context.Context, p interrupt.Principal, runID, nodeID string, resumeValue json.RawMessage) (Resolution, error) {
-	return h.resolve(ctx, p, runID, func(st *runlog.State) (*runlog.Interrupt, error) {
+func (h *Host) Resolve(ctx context.Context, p interrupt.Principal, runID, nodeID string, resumeValue json.RawMessage, idem *Idempotency) (Resolution, error) {
+	return h.resolve(ctx, p, runID, idem, func(st *runlog.State) (*runlog.Interrupt, error) {
 		in := st.LatestAt(nodeID)
 		if in == nil {
 			return nil, interrupt.Errorf(interrupt.CodeNotFound, "no interrupt at node %s of run %s", nodeID, runID)
@@ -47,7 +84,7 @@ func (h *Host) Resolve(ctx context.Context, p interrupt.Principal, runID, nodeID
 
 // resolve is the write both resolve surfaces share; target finds the pending interrupt in the
 // state (or says why there is none), and runs again whenever the state moves on.
-func (h *Host) resolve(ctx context.Context, p interrupt.Principal, runID string, target func(*runlog.State) (*runlog.Interrupt, error), resumeValue json.RawMessage) (Resolution, error) {
+func (h *Host) resolve(ctx context.Context, p interrupt.Principal, runID string, idem *Idempotency, target func(*runlog.State) (*runlog.Interrupt, error), resumeValue json.RawMessage) (Resolution, error) {
 	k := key(p, runID)
 	st, err := h.load(ctx, k)
 	if err != nil {
@@ -56,7 +93,20 @@ func (h *Host) resolve(ctx context.Context, p interrupt.Principal, runID string,
 	if !st.Exists() {
 		return Resolution{}, interrupt.Errorf(interrupt.CodeNotFound, "no run %s", runID)
 	}
+	var record *runlog.Idem
+	if idem != nil {
+		caller := "sub:" + p.Subject
+		if p.Token != "" {
+			caller = "token:" + p.Token
+		}
+		record = idem.scoped(caller)
+	}
 	return commit(ctx, h, k, st, func(st *runlog.State) (decision[Resolution], error) {
+		if record != nil {
+			if d, seen, err := replay(st, record); seen {
+				return d, err
+			}
+		}
 		in, err := target(st)
 		if err != nil {
 			return decision[Resolution]{}, err
@@ -89,6 +139,7 @@ func (h *Host) resolve(ctx context.Context, p interrupt.Principal, runID string,
 			res.RunID = runID
 			return res
 		}
+		d.idem = record
 		return d, nil
 	})
 }

@@ -144,7 +144,7 @@ func (h *Host) Inspect(ctx context.Context, raw string) ([]byte, TokenCaller, er
 }
 
 // ResolveByToken resolves the interrupt a resolve-intent token names, as the token's principal.
-func (h *Host) ResolveByToken(ctx context.Context, raw string, value []byte) (Resolution, TokenCaller, error) {
+func (h *Host) ResolveByToken(ctx context.Context, raw string, value []byte, idem *Idempotency) (Resolution, TokenCaller, error) {
 	c, err := h.verify(ctx, raw)
 	if err != nil {
 		return Resolution{}, TokenCaller{}, err
@@ -154,6 +154,6 @@ func (h *Host) ResolveByToken(ctx context.Context, raw string, value []byte) (Re
 		return Resolution{}, who, interrupt.Errorf(interrupt.CodeForbidden, "an inspect token cannot resolve")
 	}
 	p := interrupt.Principal{Subject: c.Sub, Tenant: c.Tenant, Token: c.JTI}
-	res, err := h.resolve(ctx, p, c.RunID, func(st *runlog.State) (*runlog.Interrupt, error) { return h.tokenTarget(st, c) }, value)
+	res, err := h.resolve(ctx, p, c.RunID, idem, func(st *runlog.State) (*runlog.Interrupt, error) { return h.tokenTarget(st, c) }, value)
 	return res, who, err
 }

@@ -22,6 +22,7 @@ const (
 	CodeNotEligible      Code = "approver_not_eligible"
 	CodeExpired          Code = "interrupt_expired"
 	CodePayloadTooLarge  Code = "payload_too_large"
+	CodeIdempotencyReuse Code = "idempotency_key_reused"
 	CodeUnsupportedMedia Code = "unsupported_media_type"
 	CodeUnavailable      Code = "unavailable"
 	CodeInternal         Code = "internal"

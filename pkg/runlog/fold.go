@@ -71,6 +71,8 @@ type State struct {
 	EndedSeq int64
 	// CommitIDs maps the ID of every applied commit to its seq.
 	CommitIDs map[string]int64
+	// idem maps each scoped Idempotency-Key to the commit it made.
+	idem map[string]*Idem
 
 	ordered []*Interrupt
 	byID    map[string]*Interrupt
@@ -101,6 +103,7 @@ func (s *State) Apply(c Commit) error {
 		s.byKey = map[string]*Interrupt{}
 		s.latestAt = map[string]*Interrupt{}
 		s.CommitIDs = map[string]int64{}
+		s.idem = map[string]*Idem{}
 	}
 	// Parse before mutating, so that a bad event leaves s as it was.
 	type change func()
@@ -121,8 +124,14 @@ func (s *State) Apply(c Commit) error {
 	if c.ID != "" {
 		s.CommitIDs[c.ID] = c.Seq
 	}
+	if c.Idem != nil {
+		s.idem[c.Idem.Key] = c.Idem
+	}
 	return nil
 }
+
+// Idempotent is the record of the commit a scoped Idempotency-Key made, if any.
+func (s *State) Idempotent(key string) *Idem { return s.idem[key] }
 
 func (s *State) change(c Commit, e Event) (func(), error) {
 	switch e.Type {

@@ -37,6 +37,19 @@ type Commit struct {
 	ID     string
 	At     time.Time
 	Events []Event
+	// Idem is the Idempotency-Key of the request that made the commit, if it had one.
+	Idem *Idem
+}
+
+// Idem records a request's Idempotency-Key with the commit it made, so a retry finds the
+// original answer in the log itself: atomically with the commit, and from any process.
+type Idem struct {
+	// Key is the Idempotency-Key scoped to its caller.
+	Key string
+	// Fingerprint identifies the request the key was first used with.
+	Fingerprint string
+	// Response is the answer given, as JSON.
+	Response json.RawMessage
 }
 
 // Envelope is an event as clients read it.
