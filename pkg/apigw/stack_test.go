@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"strings"
 	"sync"
@@ -131,7 +132,10 @@ type call struct {
 	params map[string]string
 	query  map[string]string
 	body   string
-	ctype  string
+	ctype  string // "-" sends none
+	// body64 sends the body base64-encoded, as API Gateway does for binary media.
+	body64  bool
+	headers map[string]string
 }
 
 type response struct {
@@ -183,6 +187,13 @@ func invokeErr(h apigw.Handler, c call) (response, error) {
 	if c.ctype != "" {
 		req.Headers["content-type"] = c.ctype
 	}
+	if c.ctype == "-" {
+		delete(req.Headers, "content-type")
+	}
+	if c.body64 {
+		req.IsBase64Encoded = true
+	}
+	maps.Copy(req.Headers, c.headers)
 	if c.who != nil {
 		req.RequestContext.Authorizer = &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{
 			JWT: &events.APIGatewayV2HTTPRequestContextAuthorizerJWTDescription{

@@ -1,0 +1,140 @@
+package apigw_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/smithy-go"
+	"github.com/aws/smithy-go/middleware"
+
+	"github.com/interrupthost/interrupthost/pkg/apigw"
+	"github.com/interrupthost/interrupthost/pkg/dynamo/dynamotest"
+	"github.com/interrupthost/interrupthost/pkg/interrupt"
+)
+
+// TestBadInput: malformed requests are refused with the stated status and code, and change
+// nothing: neither the run's log nor the number of items in the table.
+func TestBadInput(t *testing.T) {
+	s := newStack(t)
+	s.mustRequest(t, "r1", "n1", example(t, "approval"))
+	valid := `{"resumeValue":{"action":"accept","decidedAt":"2026-11-30T09:00:00Z"}}`
+	run := map[string]string{"runId": "r1", "nodeId": "n1"}
+	with := func(k, v string) map[string]string {
+		m := map[string]string{"runId": "r1", "nodeId": "n1"}
+		m[k] = v
+		return m
+	}
+	big := `{"resumeValue":{"action":"accept","decidedAt":"2026-11-30T09:00:00Z","feedback":"` + strings.Repeat("x", apigw.MaxBody) + `"}}`
+	cases := []struct {
+		name    string
+		h       apigw.Handler
+		params  map[string]string
+		body    string
+		ctype   string
+		base64  bool
+		status  int
+		code    interrupt.Code
+		headers map[string]string
+	}{
+		{"body over the cap", s.api.ResolveByRun(), run, big, "", false, 413, interrupt.CodePayloadTooLarge, nil},
+		{"not JSON", s.api.ResolveByRun(), run, `resumeValue=1`, "", false, 400, interrupt.CodeValidation, nil},
+		{"wrong content type", s.api.ResolveByRun(), run, valid, "text/plain", false, 415, interrupt.CodeUnsupportedMedia, nil},
+		{"no content type", s.api.ResolveByRun(), run, valid, "-", false, 415, interrupt.CodeUnsupportedMedia, nil},
+		{"invalid UTF-8", s.api.ResolveByRun(), run, "{\"resumeValue\":{\"action\":\"accept\",\"decidedAt\":\"2026-11-30T09:00:00Z\",\"feedback\":\"\xc3\x28\"}}", "", false, 400, interrupt.CodeValidation, nil},
+		{"deeply nested", s.api.ResolveByRun(), run, `{"resumeValue":` + strings.Repeat(`{"a":`, 100) + "1" + strings.Repeat("}", 100) + `}`, "", false, 400, interrupt.CodeValidation, nil},
+		{"duplicate keys", s.api.ResolveByRun(), run, `{"resumeValue":{"action":"reject","action":"accept","decidedAt":"2026-11-30T09:00:00Z"}}`, "", false, 400, interrupt.CodeValidation, nil},
+		{"duplicate top-level keys", s.api.ResolveByRun(), run, `{"resumeValue":1,"resumeValue":{"action":"accept","decidedAt":"2026-11-30T09:00:00Z"}}`, "", false, 400, interrupt.CodeValidation, nil},
+		{"bad base64 body", s.api.ResolveByRun(), run, "!!!", "", true, 400, interrupt.CodeValidation, nil},
+		{"number as node id", s.api.RequestInterrupt(), run, `{"nodeId":12345678901234567890,"payload":` + example(t, "custom") + `}`, "", false, 400, interrupt.CodeValidation, nil},
+		{"huge timeout", s.api.RequestInterrupt(), map[string]string{"runId": "r2"}, `{"nodeId":"n","payload":{"kind":"custom","key":"k","data":{"customKind":"x"},"timeoutMs":1e400}}`, "", false, 400, interrupt.CodeValidation, nil},
+		{"quorum beyond float64 precision", s.api.RequestInterrupt(), map[string]string{"runId": "r2"}, `{"nodeId":"n","payload":{"kind":"approval","key":"k","data":{"artifactId":"a","artifactType":"t","title":"x","actions":["accept"],"requiredApprovals":2.0000000000000001}}}`, "", false, 400, interrupt.CodeValidation, nil},
+		{"empty run id", s.api.ResolveByRun(), with("runId", ""), valid, "", false, 404, interrupt.CodeNotFound, nil},
+		{"run id of 129 characters", s.api.ResolveByRun(), with("runId", strings.Repeat("r", 129)), valid, "", false, 404, interrupt.CodeNotFound, nil},
+		{"run id with #", s.api.ResolveByRun(), with("runId", "acme#run#r1"), valid, "", false, 404, interrupt.CodeNotFound, nil},
+		{"node id with /", s.api.ResolveByRun(), with("nodeId", "n1/../n2"), valid, "", false, 404, interrupt.CodeNotFound, nil},
+		{"node id with %2F", s.api.ResolveByRun(), with("nodeId", "n1%2Fx"), valid, "", false, 404, interrupt.CodeNotFound, nil},
+		{"run id with a control character", s.api.GetRun(), with("runId", "r1\x00"), "", "", false, 404, interrupt.CodeNotFound, nil},
+		{"run id with a newline", s.api.ListEvents(), with("runId", "r1\n"), "", "", false, 404, interrupt.CodeNotFound, nil},
+		{"token with a control character", s.api.ResolveByToken(), map[string]string{"token": "ow2.hs256.k\x01.a.b"}, valid, "", false, 401, interrupt.CodeTokenInvalid, nil},
+		{"empty token", s.api.InspectByToken(), map[string]string{"token": ""}, "", "", false, 401, interrupt.CodeTokenInvalid, nil},
+		{"10 KB token", s.api.InspectByToken(), map[string]string{"token": strings.Repeat("a", 10_000)}, "", "", false, 401, interrupt.CodeTokenInvalid, nil},
+		{"malformed Idempotency-Key", s.api.ResolveByRun(), run, valid, "", false, 400, interrupt.CodeValidation, map[string]string{"idempotency-key": "a,b"}},
+	}
+	before, items := len(s.commits(t, "acme", "r1")), s.items(t)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := invoke(t, c.h, call{who: &everyone, params: c.params, body: c.body, ctype: c.ctype, body64: c.base64, headers: c.headers})
+			if r.Status != c.status {
+				t.Fatalf("%d %.300s, want %d", r.Status, r.Body, c.status)
+			}
+			if c.code != "" {
+				if p := r.problem(t); p.Code != c.code || p.Type == "" || p.Title == "" || p.Detail == "" || p.Status != c.status {
+					t.Errorf("problem %+v", p)
+				}
+			}
+		})
+	}
+	if after := len(s.commits(t, "acme", "r1")); after != before {
+		t.Errorf("run r1 went from %d to %d commits", before, after)
+	}
+	if got := s.items(t); got != items {
+		t.Errorf("the table went from %d to %d items", items, got)
+	}
+}
+
+var everyone = caller{"root", "acme", []string{apigw.ScopeInterruptsWrite, apigw.ScopeApprovalsRespond, apigw.ScopeRunsRead}}
+
+// throttled fails every PutItem as DynamoDB does under throttling, before it is sent.
+func throttled(o *dynamodb.Options) {
+	o.RetryMaxAttempts = 1
+	o.APIOptions = append(o.APIOptions, func(st *middleware.Stack) error {
+		return st.Initialize.Add(middleware.InitializeMiddlewareFunc("throttle", func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+			if awsmiddleware.GetOperationName(ctx) == "PutItem" {
+				return middleware.InitializeOutput{}, middleware.Metadata{}, &smithy.GenericAPIError{Code: "ThrottlingException", Message: "Rate exceeded"}
+			}
+			return next.HandleInitialize(ctx, in)
+		}), middleware.After)
+	})
+}
+
+func TestDependencyFailuresAre503(t *testing.T) {
+	db, table := dynamotest.NewTable(t)
+	healthy := stackOn(t, db, table)
+	healthy.mustRequest(t, "r1", "n1", example(t, "custom"))
+
+	throttledDB, err := dynamotest.Client(throttled)
+	if err != nil {
+		t.Fatal(err)
+	}
+	downDB, err := dynamotest.Client(func(o *dynamodb.Options) { o.BaseEndpoint, o.RetryMaxAttempts = aws.String("http://127.0.0.1:1"), 1 })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, client := range map[string]*dynamodb.Client{"throttled": throttledDB, "unreachable": downDB} {
+		t.Run(name, func(t *testing.T) {
+			s := stackOn(t, client, table)
+			for _, r := range []response{
+				s.resolve(t, approver, "r1", "n1", `{"done":true}`),
+				s.request(t, engine, "r2", "n1", example(t, "custom")),
+			} {
+				if r.Status != http.StatusServiceUnavailable || r.Headers["Retry-After"] == "" || r.problem(t).Code != interrupt.CodeUnavailable {
+					t.Errorf("%d %v %s", r.Status, r.Headers, r.Body)
+				}
+				if strings.Contains(string(r.Body), "Rate exceeded") || strings.Contains(string(r.Body), "127.0.0.1") {
+					t.Errorf("the dependency's message reached the client: %s", r.Body)
+				}
+			}
+		})
+	}
+	if n := len(healthy.commits(t, "acme", "r1")); n != 1 {
+		t.Errorf("r1 has %d commits", n)
+	}
+	if n := healthy.items(t); n != 1 {
+		t.Errorf("the table has %d items", n)
+	}
+}
