@@ -10,7 +10,11 @@ VENV := .venv
 NODE_DEPS := infra/local/node_modules/.package-lock.json
 PY_DEPS := $(VENV)/.installed
 
-.PHONY: run test lint template bench deps stack
+.PHONY: run test lint template bench deps stack stack-tests fuzz
+
+# FUZZTIME bounds each fuzz target under `make test`.
+FUZZTIME ?= 20s
+FUZZ_TARGETS := pkg/token:FuzzVerify $(foreach f,RequestInterrupt ResolveByRun InspectByToken ResolveByToken MintToken GetRun ListEvents EndRun Discovery,pkg/apigw:Fuzz$(f))
 
 ## deps: the pinned Node.js (dynalite) and Python (moto, aws-sam-cli, cfn-lint) tools
 deps: $(NODE_DEPS) $(PY_DEPS)
@@ -31,11 +35,22 @@ run: export STACK_T0 := $(shell date +%s%3N)
 run: deps stack
 	STACK_FUNCTION_LOGS=stdout $(STACK) run
 
-## test: lint, the template checks, then every unit, integration and end-to-end test against the
-## local stack, then each benchmark once so none rots
+## test: lint, the template checks, then against one local stack: every unit, integration and
+## end-to-end test, schemathesis with openapi.yaml, each benchmark once so none rots, and each
+## fuzz target for FUZZTIME
 test: deps lint template stack
-	$(STACK) exec -- go test -count=1 -race ./...
-	$(STACK) exec -- go test -count=1 -run '^$$' -bench . -benchtime 1x ./...
+	$(STACK) exec -- $(MAKE) --no-print-directory stack-tests
+
+# stack-tests runs inside `stack exec`, which provides the stores, the gateway and their env.
+stack-tests:
+	go test -count=1 -race ./...
+	infra/local/apicheck.sh
+	go test -count=1 -run '^$$' -bench . -benchtime 1x ./...
+	$(MAKE) --no-print-directory fuzz
+
+## fuzz: each fuzz target for FUZZTIME (against the stack: run it under `stack exec` or `make test`)
+fuzz:
+	@for t in $(FUZZ_TARGETS); do 	  echo "fuzz $${t#*:} for $(FUZZTIME)"; 	  go test ./$${t%%:*} -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) >/tmp/fuzz.$$$$.log 2>&1 || { cat /tmp/fuzz.$$$$.log; exit 1; }; 	  tail -n 1 /tmp/fuzz.$$$$.log; 	done
 
 ## lint: gofmt, go vet and staticcheck (pinned as a go.mod tool)
 lint:

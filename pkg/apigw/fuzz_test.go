@@ -1,0 +1,108 @@
+package apigw_test
+
+import (
+	"context"
+	"encoding/base64"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/interrupthost/interrupthost/pkg/apigw"
+)
+
+// fuzzHandler feeds one function requests built from fuzzed headers, path parameters and body,
+// against a seeded run on the local DynamoDB: no input may panic it, none may be answered with
+// a 5xx, and none it refuses may write to the table.
+func fuzzHandler(f *testing.F, pick func(*stack) apigw.Handler, route string, seeds ...string) {
+	s := newStack(f)
+	s.mustRequest(f, "r1", "n1", example(f, "approval"))
+	s.mustRequest(f, "r1", "n2", example(f, "clarification"))
+	tok := s.mintOK(f, "r1", "n1", `{"intent":"resolve"}`).Token
+	h := pick(s)
+	for _, body := range seeds {
+		f.Add("application/json", "", "r1", "n1", tok, body, false)
+	}
+	f.Add("application/json; charset=utf-8", `"key-1"`, "r1", "n2", tok, `{"resumeValue":{"answers":{}}}`, false)
+	f.Add("text/plain", "a,b", "r#1", "n\x00", "ow2.hs256.x.y.z", "{", true)
+	f.Add("", "", "", "", "", "", false)
+	f.Fuzz(func(t *testing.T, ctype, idemKey, runID, nodeID, token, body string, b64 bool) {
+		req := events.APIGatewayV2HTTPRequest{
+			RouteKey:       route,
+			Headers:        map[string]string{"content-type": ctype},
+			PathParameters: map[string]string{"runId": runID, "nodeId": nodeID, "token": token},
+			Body:           body,
+			RequestContext: events.APIGatewayV2HTTPRequestContext{
+				RequestID: "fuzz", RouteKey: route,
+				Authorizer: &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{JWT: &events.APIGatewayV2HTTPRequestContextAuthorizerJWTDescription{
+					Claims: map[string]string{"sub": "fuzzer", "tenant": "acme", "groups": "[finance]"},
+					Scopes: []string{apigw.ScopeInterruptsWrite, apigw.ScopeApprovalsRespond, apigw.ScopeRunsRead},
+				}},
+			},
+		}
+		if idemKey != "" {
+			req.Headers["idempotency-key"] = idemKey
+		}
+		if b64 {
+			req.Body, req.IsBase64Encoded = base64.StdEncoding.EncodeToString([]byte(body)), true
+		}
+		before := s.items(t)
+		resp, err := h(context.Background(), req)
+		if err != nil {
+			t.Fatalf("handler error: %v", err)
+		}
+		if resp.StatusCode >= 500 {
+			t.Fatalf("answered %d: %s", resp.StatusCode, resp.Body)
+		}
+		if resp.StatusCode >= 400 {
+			if !strings.HasPrefix(resp.Headers["Content-Type"], "application/problem+json") {
+				t.Fatalf("a %d that is not a problem document: %s", resp.StatusCode, resp.Body)
+			}
+			if after := s.items(t); after != before {
+				t.Fatalf("refused with %d, yet the table went from %d to %d items", resp.StatusCode, before, after)
+			}
+		}
+	})
+}
+
+func FuzzRequestInterrupt(f *testing.F) {
+	fuzzHandler(f, func(s *stack) apigw.Handler { return s.api.RequestInterrupt() }, "POST /runs/{runId}/interrupts",
+		`{"nodeId":"n3","payload":`+example(f, "custom")+`}`,
+		`{"nodeId":"n4","payload":`+example(f, "low-confidence")+`,"token":{"intent":"resolve"}}`)
+}
+
+func FuzzResolveByRun(f *testing.F) {
+	fuzzHandler(f, func(s *stack) apigw.Handler { return s.api.ResolveByRun() }, "POST /runs/{runId}/interrupts/{nodeId}",
+		`{"resumeValue":{"action":"ask","decidedAt":"2026-11-30T09:00:00Z"}}`,
+		`{"resumeValue":{"action":"refine","decidedAt":"2026-11-30T09:00:00Z","refineFeedback":{"scope":"items","itemIds":["a"]}}}`)
+}
+
+func FuzzInspectByToken(f *testing.F) {
+	fuzzHandler(f, func(s *stack) apigw.Handler { return s.api.InspectByToken() }, "GET /interrupts/{token}", "")
+}
+
+func FuzzResolveByToken(f *testing.F) {
+	fuzzHandler(f, func(s *stack) apigw.Handler { return s.api.ResolveByToken() }, "POST /interrupts/{token}",
+		`{"resumeValue":{"action":"ask","decidedAt":"2026-11-30T09:00:00Z"}}`)
+}
+
+func FuzzMintToken(f *testing.F) {
+	fuzzHandler(f, func(s *stack) apigw.Handler { return s.api.MintToken() }, "POST /runs/{runId}/interrupts/{nodeId}/tokens",
+		`{"intent":"resolve","ttlMs":60000,"principal":"alice"}`, `{"intent":"inspect"}`)
+}
+
+func FuzzGetRun(f *testing.F) {
+	fuzzHandler(f, func(s *stack) apigw.Handler { return s.api.GetRun() }, "GET /runs/{runId}", "")
+}
+
+func FuzzListEvents(f *testing.F) {
+	fuzzHandler(f, func(s *stack) apigw.Handler { return s.api.ListEvents() }, "GET /runs/{runId}/events", "")
+}
+
+func FuzzEndRun(f *testing.F) {
+	fuzzHandler(f, func(s *stack) apigw.Handler { return s.api.EndRun() }, "POST /runs/{runId}/cancel", `{"reason":"done"}`, "")
+}
+
+func FuzzDiscovery(f *testing.F) {
+	fuzzHandler(f, func(s *stack) apigw.Handler { return s.api.Discovery() }, "GET /.well-known/interrupt-host", "")
+}
