@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/aws/aws-lambda-go/events"
+
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 )
@@ -63,20 +65,11 @@ func (a *API) ResolveByRun() Handler {
 		if c.nodeID, err = pathID(c.req, "nodeId"); err != nil {
 			return reply{}, err
 		}
-		var body struct {
-			ResumeValue json.RawMessage `json:"resumeValue"`
-		}
-		if err := decodeBody(c.req, &body); err != nil {
-			return reply{}, err
-		}
-		if body.ResumeValue == nil {
-			return reply{}, missing("resumeValue")
-		}
-		idem, err := idempotency(c.req)
+		value, idem, err := resolveRequest(c.req)
 		if err != nil {
 			return reply{}, err
 		}
-		res, err := a.host.Resolve(ctx, c.principal, c.runID, c.nodeID, body.ResumeValue, idem)
+		res, err := a.host.Resolve(ctx, c.principal, c.runID, c.nodeID, value, idem)
 		if err != nil {
 			return reply{}, err
 		}
@@ -144,6 +137,22 @@ func (a *API) Discovery() Handler {
 	return a.route(tokenAuth, func(ctx context.Context, c *call) (reply, error) {
 		return reply{status: http.StatusOK, body: a.host.Discovery()}, nil
 	})
+}
+
+// resolveRequest decodes what both resolve surfaces take: the closed body { resumeValue } and
+// the Idempotency-Key header.
+func resolveRequest(req events.APIGatewayV2HTTPRequest) (json.RawMessage, *host.Idempotency, error) {
+	var body struct {
+		ResumeValue json.RawMessage `json:"resumeValue"`
+	}
+	if err := decodeBody(req, &body); err != nil {
+		return nil, nil, err
+	}
+	if body.ResumeValue == nil {
+		return nil, nil, missing("resumeValue")
+	}
+	idem, err := idempotency(req)
+	return body.ResumeValue, idem, err
 }
 
 // resolution answers a resolve: 200 when it exited the suspend, 202 when it was recorded only,

@@ -2,7 +2,6 @@ package apigw
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"strings"
 
@@ -25,20 +24,11 @@ func (a *API) InspectByToken() Handler {
 // ResolveByToken serves POST /interrupts/{token} with body { resumeValue }.
 func (a *API) ResolveByToken() Handler {
 	return a.route(tokenAuth, func(ctx context.Context, c *call) (reply, error) {
-		var body struct {
-			ResumeValue json.RawMessage `json:"resumeValue"`
-		}
-		if err := decodeBody(c.req, &body); err != nil {
-			return reply{}, err
-		}
-		if body.ResumeValue == nil {
-			return reply{}, missing("resumeValue")
-		}
-		idem, err := idempotency(c.req)
+		value, idem, err := resolveRequest(c.req)
 		if err != nil {
 			return reply{}, err
 		}
-		res, who, err := a.host.ResolveByToken(ctx, c.req.PathParameters["token"], body.ResumeValue, idem)
+		res, who, err := a.host.ResolveByToken(ctx, c.req.PathParameters["token"], value, idem)
 		c.runID, c.nodeID = who.RunID, who.NodeID
 		if err != nil {
 			return reply{}, err

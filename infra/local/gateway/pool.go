@@ -190,12 +190,18 @@ func (in *instance) kill() {
 	if in.cmd == nil || in.cmd.Process == nil {
 		return
 	}
-	_ = syscall.Kill(-in.cmd.Process.Pid, syscall.SIGTERM)
+	StopGroup(in.cmd.Process.Pid, in.exited, 3*time.Second)
+}
+
+// StopGroup ends the process group of a process started with Setpgid (the process and all it
+// started): SIGTERM, then SIGKILL if exited has not closed within grace.
+func StopGroup(pid int, exited <-chan struct{}, grace time.Duration) {
+	_ = syscall.Kill(-pid, syscall.SIGTERM)
 	select {
-	case <-in.exited:
-	case <-time.After(3 * time.Second):
-		_ = syscall.Kill(-in.cmd.Process.Pid, syscall.SIGKILL)
-		<-in.exited
+	case <-exited:
+	case <-time.After(grace):
+		_ = syscall.Kill(-pid, syscall.SIGKILL)
+		<-exited
 	}
 }
 

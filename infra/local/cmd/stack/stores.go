@@ -22,6 +22,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	smtypes "github.com/aws/aws-sdk-go-v2/service/secretsmanager/types"
 
+	"github.com/interrupthost/interrupthost/infra/local/gateway"
 	"github.com/interrupthost/interrupthost/infra/local/samtemplate"
 	"github.com/interrupthost/interrupthost/pkg/dynamo"
 )
@@ -128,9 +129,10 @@ func seedKeyring(ctx context.Context) (string, error) {
 
 // service is a process the stack started and must stop.
 type service struct {
-	name string
-	cmd  *exec.Cmd
-	done chan error
+	name   string
+	cmd    *exec.Cmd
+	exited chan struct{}
+	err    error
 }
 
 // ensure starts a store unless it already answers (another stack serves it), then waits until
@@ -154,8 +156,8 @@ func ensure(ctx context.Context, log *slog.Logger, root string, s store) (*servi
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w (did `make` install the local tools?)", s.name, err)
 	}
-	svc := &service{name: s.name, cmd: cmd, done: make(chan error, 1)}
-	go func() { svc.done <- cmd.Wait(); out.Close() }()
+	svc := &service{name: s.name, cmd: cmd, exited: make(chan struct{})}
+	go func() { svc.err = cmd.Wait(); out.Close(); close(svc.exited) }()
 	begin := time.Now()
 	for {
 		err := probe(ctx, s.ready)
@@ -164,8 +166,8 @@ func ensure(ctx context.Context, log *slog.Logger, root string, s store) (*servi
 			return svc, nil
 		}
 		select {
-		case werr := <-svc.done:
-			return nil, fmt.Errorf("%s exited before it was ready (%v); see %s", s.name, werr, out.Name())
+		case <-svc.exited:
+			return nil, fmt.Errorf("%s exited before it was ready (%v); see %s", s.name, svc.err, out.Name())
 		case <-ctx.Done():
 			svc.stop(log)
 			return nil, ctx.Err()
@@ -185,12 +187,6 @@ func probe(ctx context.Context, ready func(context.Context) error) error {
 }
 
 func (s *service) stop(log *slog.Logger) {
-	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGTERM)
-	select {
-	case <-s.done:
-	case <-time.After(5 * time.Second):
-		_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
-		<-s.done
-	}
+	gateway.StopGroup(s.cmd.Process.Pid, s.exited, 5*time.Second)
 	log.Info("store stopped", "store", s.name)
 }
