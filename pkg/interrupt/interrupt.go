@@ -205,13 +205,3 @@ type Vote struct {
 	Override bool  `json:"override,omitempty"`
 	Tally    Tally `json:"tally"`
 }
-
-// HasScope reports whether the caller was granted scope.
-func (p Principal) HasScope(scope string) bool {
-	for _, s := range p.Scopes {
-		if s == scope {
-			return true
-		}
-	}
-	return false
-}

@@ -219,13 +219,6 @@ func (p *Pool) Close() {
 	wg.Wait()
 }
 
-// Instances is how many instances the pool runs now.
-func (p *Pool) Instances() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.all)
-}
-
 func freePorts(n int) ([]int, error) {
 	var ports []int
 	var ls []net.Listener
