@@ -1,0 +1,42 @@
+package host
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+
+	"github.com/interrupthost/interrupthost/pkg/interrupt"
+	"github.com/interrupthost/interrupthost/pkg/runlog"
+)
+
+// Idempotency is a request's Idempotency-Key and the fingerprint of the request (its route and
+// canonical body). The host scopes the key to the run (it lives in the run's log) and to the
+// caller, whom it adds to the fingerprint.
+type Idempotency struct {
+	Key         string
+	Fingerprint string
+}
+
+// scoped is the key as the log records it, and the fingerprint with the caller in it.
+func (i *Idempotency) scoped(caller string) *runlog.Idem {
+	sum := sha256.Sum256([]byte(i.Fingerprint + "\n" + caller))
+	return &runlog.Idem{Key: caller + "\n" + i.Key, Fingerprint: hex.EncodeToString(sum[:])}
+}
+
+// replay answers a request whose key the log has seen: the original answer for the same
+// request, 422 for another.
+func replay(st *runlog.State, want *runlog.Idem) (decision[Resolution], bool, error) {
+	rec := st.Idempotent(want.Key)
+	if rec == nil {
+		return decision[Resolution]{}, false, nil
+	}
+	if rec.Fingerprint != want.Fingerprint {
+		return decision[Resolution]{}, true, interrupt.Errorf(interrupt.CodeIdempotencyReuse, "this Idempotency-Key was used for another request")
+	}
+	var res Resolution
+	if err := json.Unmarshal(rec.Response, &res); err != nil {
+		return decision[Resolution]{}, true, err
+	}
+	res.Replayed = true
+	return decision[Resolution]{answer: func(int64) Resolution { return res }}, true, nil
+}
