@@ -29,7 +29,8 @@ const (
 	ScopeApprovalsRespond = "approvals:respond"
 	ScopeRunsRead         = "runs:read"
 
-	tokenAuth = ""
+	// noJWT marks the routes API Gateway serves without its JWT authorizer.
+	noJWT = ""
 )
 
 // Options are the deployment's choices the API needs.
@@ -80,8 +81,8 @@ type reply struct {
 
 // route wraps an operation with what every function does alike: re-check the caller's scope
 // (a mis-wired gateway route must not open a function), recover from panics, map errors to
-// problem documents and write one access-log line. Routes whose scope is tokenAuth take no JWT:
-// the signed token in their path is their authentication.
+// problem documents and write one access-log line. Routes whose scope is noJWT take no JWT:
+// on token routes the signed token in the path authenticates; discovery is open to anyone.
 func (a *API) route(scope string, op func(context.Context, *call) (reply, error)) Handler {
 	return func(ctx context.Context, req events.APIGatewayV2HTTPRequest) (resp events.APIGatewayV2HTTPResponse, _ error) {
 		start := time.Now()
@@ -95,7 +96,7 @@ func (a *API) route(scope string, op func(context.Context, *call) (reply, error)
 			a.access(ctx, c, resp.StatusCode, err, time.Since(start))
 		}()
 		var out reply
-		if scope != tokenAuth {
+		if scope != noJWT {
 			c.principal, err = a.authenticate(req, scope)
 		}
 		if err == nil {

@@ -134,7 +134,7 @@ func (a *API) ListEvents() Handler {
 // Discovery serves GET /.well-known/interrupt-host, open to anyone: the capabilities and the
 // interrupt facet the host enforces.
 func (a *API) Discovery() Handler {
-	return a.route(tokenAuth, func(ctx context.Context, c *call) (reply, error) {
+	return a.route(noJWT, func(ctx context.Context, c *call) (reply, error) {
 		return reply{status: http.StatusOK, body: a.host.Discovery()}, nil
 	})
 }

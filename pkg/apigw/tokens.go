@@ -11,7 +11,7 @@ import (
 
 // InspectByToken serves GET (and HEAD) /interrupts/{token}: the InterruptPayload, verbatim.
 func (a *API) InspectByToken() Handler {
-	return a.route(tokenAuth, func(ctx context.Context, c *call) (reply, error) {
+	return a.route(noJWT, func(ctx context.Context, c *call) (reply, error) {
 		payload, who, err := a.host.Inspect(ctx, c.req.PathParameters["token"])
 		c.runID, c.nodeID = who.RunID, who.NodeID
 		if err != nil {
@@ -23,7 +23,7 @@ func (a *API) InspectByToken() Handler {
 
 // ResolveByToken serves POST /interrupts/{token} with body { resumeValue }.
 func (a *API) ResolveByToken() Handler {
-	return a.route(tokenAuth, func(ctx context.Context, c *call) (reply, error) {
+	return a.route(noJWT, func(ctx context.Context, c *call) (reply, error) {
 		value, idem, err := resolveRequest(c.req)
 		if err != nil {
 			return reply{}, err
