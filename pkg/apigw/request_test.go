@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -277,5 +278,52 @@ func TestRequestRefusesAnUnreachableQuorum(t *testing.T) {
 	withGroups := strings.Replace(payload, `"approversList"`, `"approverGroupRefs":["finance"],"approversList"`, 1)
 	if r := s.request(t, engine, "r1", "n1", withGroups); r.Status != 201 {
 		t.Errorf("3 approvals from 2 approvers and a group: %d %s", r.Status, r.Body)
+	}
+}
+
+// TestConcurrentRequestsOfOneKey: a run that replays its way to the same interrupt from many
+// processes at once suspends once: one 201, the rest 200 with the same interrupt, one
+// interrupt.requested.
+func TestConcurrentRequestsOfOneKey(t *testing.T) {
+	s := newStack(t)
+	for round := range 10 {
+		run := fmt.Sprintf("replay-%d", round)
+		const callers = 16
+		views := make([]host.InterruptView, callers)
+		statuses := make([]int, callers)
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for i := range callers {
+			wg.Go(func() {
+				<-start
+				r, err := invokeErr(s.api.RequestInterrupt(), requestCall(engine, run, "n1", example(t, "clarification")))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				statuses[i] = r.Status
+				_ = json.Unmarshal(r.Body, &views[i])
+			})
+		}
+		close(start)
+		wg.Wait()
+		created := 0
+		for i, st := range statuses {
+			switch {
+			case st == 201:
+				created++
+			case st != 200:
+				t.Errorf("round %d caller %d: %d", round, i, st)
+			}
+			if views[i].InterruptID != views[0].InterruptID || views[i].Seq != 1 {
+				t.Errorf("round %d caller %d: %+v, want interrupt %s at seq 1", round, i, views[i], views[0].InterruptID)
+			}
+		}
+		if created != 1 {
+			t.Errorf("round %d: %d callers created the interrupt", round, created)
+		}
+		if n := len(s.commits(t, "acme", run)); n != 1 {
+			t.Errorf("round %d: %d commits", round, n)
+		}
 	}
 }
