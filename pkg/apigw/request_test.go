@@ -1,6 +1,7 @@
 package apigw_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -39,7 +40,7 @@ func TestRequestEachKind(t *testing.T) {
 	for _, k := range kinds {
 		t.Run(k.kind, func(t *testing.T) {
 			run := "run-" + strings.ReplaceAll(k.kind, ".", "-")
-			payload := example(t, k.kind)
+			payload := strings.ReplaceAll(example(t, k.kind), "conv-7", run) // a conversation belongs to one run
 			v := s.mustRequest(t, run, "node-1", payload)
 			if v.Status != interrupt.StatusPending || v.Kind != interrupt.Kind(k.kind) || v.RunID != run || v.NodeID != "node-1" || v.InterruptID == "" || v.Seq != 1 {
 				t.Errorf("answer = %+v", v)
@@ -325,5 +326,45 @@ func TestConcurrentRequestsOfOneKey(t *testing.T) {
 		if n := len(s.commits(t, "acme", run)); n != 1 {
 			t.Errorf("round %d: %d commits", round, n)
 		}
+	}
+}
+
+// TestConversationIdsAreTenantUnique: one run of a tenant owns a conversation; another run of
+// the tenant is refused it, another tenant is not; a claim left by a run that never committed is
+// taken over once it is older than the grace period.
+func TestConversationIdsAreTenantUnique(t *testing.T) {
+	s := newStack(t)
+	start, exchange := example(t, "conversation.start"), example(t, "conversation.exchange")
+	s.mustRequest(t, "run-a", "talk", start)
+	r := s.request(t, engine, "run-b", "talk", start)
+	if r.Status != 409 || r.problem(t).Code != interrupt.CodeConflict {
+		t.Fatalf("another run starts conv-7: %d %s", r.Status, r.Body)
+	}
+	if r := s.request(t, engine, "run-b", "turn", exchange); r.Status != 409 {
+		t.Errorf("another run exchanges on conv-7: %d %s", r.Status, r.Body)
+	}
+	if n := len(s.commits(t, "acme", "run-b")); n != 0 {
+		t.Errorf("refused conversations wrote %d commits", n)
+	}
+	s.resolve(t, approver, "run-a", "talk", `{}`)
+	s.mustRequest(t, "run-a", "turn", exchange)
+	if r := s.request(t, intruder, "run-b", "talk", start); r.Status != 201 {
+		t.Errorf("another tenant's conv-7: %d %s", r.Status, r.Body)
+	}
+
+	ctx := context.Background()
+	stale := strings.ReplaceAll(start, "conv-7", "conv-stale")
+	if _, err := s.log.ClaimConversation(ctx, "acme", "conv-stale", "crashed-run", "", s.clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if r := s.request(t, engine, "run-c", "talk", stale); r.Status != 409 {
+		t.Errorf("a fresh claim of a run that has not committed yet: %d %s", r.Status, r.Body)
+	}
+	s.clock.Advance(host.ClaimGrace)
+	if r := s.request(t, engine, "run-c", "talk", stale); r.Status != 201 {
+		t.Errorf("a stale claim: %d %s", r.Status, r.Body)
+	}
+	if r := s.request(t, engine, "run-d", "talk", stale); r.Status != 409 {
+		t.Errorf("after the take-over: %d %s", r.Status, r.Body)
 	}
 }

@@ -142,7 +142,7 @@ func TestResolveEachKind(t *testing.T) {
 	for _, k := range kinds {
 		t.Run(k.kind, func(t *testing.T) {
 			run := "resolve-" + strings.ReplaceAll(k.kind, ".", "-")
-			v := s.mustRequest(t, run, "n1", example(t, k.kind))
+			v := s.mustRequest(t, run, "n1", strings.ReplaceAll(example(t, k.kind), "conv-7", run))
 			r := s.resolve(t, approver, run, "n1", values[k.kind])
 			if r.Status != 200 {
 				t.Fatalf("resolve: %d %s", r.Status, r.Body)

@@ -195,3 +195,55 @@ func decode(item map[string]types.AttributeValue) (runlog.Commit, error) {
 	}
 	return c, nil
 }
+
+func conversationKey(tenant, id string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{
+		attrPK: &types.AttributeValueMemberS{Value: tenant + "#conv#" + id},
+		attrSK: &types.AttributeValueMemberS{Value: "claim"},
+	}
+}
+
+// ClaimConversation makes runID the owner of the tenant's conversation id at time at, unless
+// another run than takeOverFrom owns it: then it returns runlog.ErrClaimed with that owner and
+// the time it claimed. One item per conversation, written with a conditional put.
+func (l *RunLog) ClaimConversation(ctx context.Context, tenant, id, runID, takeOverFrom string, at time.Time) (runlog.Claim, error) {
+	item := conversationKey(tenant, id)
+	item["runId"] = &types.AttributeValueMemberS{Value: runID}
+	item[attrAt] = &types.AttributeValueMemberS{Value: at.UTC().Format(time.RFC3339Nano)}
+	cond, values := "attribute_not_exists(pk) OR runId = :run", map[string]types.AttributeValue{":run": &types.AttributeValueMemberS{Value: runID}}
+	if takeOverFrom != "" {
+		cond += " OR runId = :stale"
+		values[":stale"] = &types.AttributeValueMemberS{Value: takeOverFrom}
+	}
+	_, err := l.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: &l.table, Item: item, ConditionExpression: &cond, ExpressionAttributeValues: values,
+	})
+	switch {
+	case err == nil:
+		return runlog.Claim{RunID: runID, At: at}, nil
+	case !IsCondCheckFailed(err):
+		return runlog.Claim{}, classify("claim", err)
+	}
+	key := conversationKey(tenant, id)
+	out, err := l.db.Query(ctx, &dynamodb.QueryInput{
+		TableName: &l.table, ConsistentRead: aws.Bool(true),
+		KeyConditionExpression:    aws.String("pk = :pk AND sk = :sk"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": key[attrPK], ":sk": key[attrSK]},
+	})
+	if err != nil {
+		return runlog.Claim{}, classify("claim", err)
+	}
+	if len(out.Items) == 0 {
+		return runlog.Claim{}, fmt.Errorf("dynamo: the claim of %s vanished while read: %w", id, interrupt.ErrUnavailable)
+	}
+	owner, _ := out.Items[0]["runId"].(*types.AttributeValueMemberS)
+	claimedAt, _ := out.Items[0][attrAt].(*types.AttributeValueMemberS)
+	if owner == nil || claimedAt == nil {
+		return runlog.Claim{}, errors.New("dynamo: a conversation claim without owner or time")
+	}
+	t, err := time.Parse(time.RFC3339Nano, claimedAt.Value)
+	if err != nil {
+		return runlog.Claim{}, fmt.Errorf("dynamo: claim time: %w", err)
+	}
+	return runlog.Claim{RunID: owner.Value, At: t}, runlog.ErrClaimed
+}

@@ -52,6 +52,11 @@ func (h *Host) RequestInterrupt(ctx context.Context, p interrupt.Principal, runI
 			return InterruptView{}, false, interrupt.Invalid("the token request is not acceptable", fields...)
 		}
 	}
+	if payload.Kind.IsConversation() {
+		if err := h.claimConversation(ctx, p.Tenant, payload.Data.ConversationID, runID); err != nil {
+			return InterruptView{}, false, err
+		}
+	}
 	k := key(p, runID)
 	st, err := h.load(ctx, k)
 	if err != nil {

@@ -74,9 +74,12 @@ type Data struct {
 
 	Questions     []Question      `json:"questions,omitempty"`
 	OutcomeSchema json.RawMessage `json:"outcomeSchema,omitempty"`
-	AgentID       string          `json:"agentId,omitempty"`
-	Threshold     *float64        `json:"threshold,omitempty"`
-	Observed      *float64        `json:"observed,omitempty"`
+	// ConversationID names the conversation of a conversation.* interrupt: one run of the
+	// tenant owns it.
+	ConversationID string   `json:"conversationId,omitempty"`
+	AgentID        string   `json:"agentId,omitempty"`
+	Threshold      *float64 `json:"threshold,omitempty"`
+	Observed       *float64 `json:"observed,omitempty"`
 }
 
 // Question is one clarification question; its optional schema constrains the answer.

@@ -211,6 +211,16 @@ func (s *State) known(id string) (*Interrupt, error) {
 // Exists reports whether the run has any commit.
 func (s *State) Exists() bool { return s.Seq > 0 }
 
+// HasConversation reports whether the run has requested an interrupt of the conversation.
+func (s *State) HasConversation(id string) bool {
+	for _, in := range s.ordered {
+		if in.Payload.Kind.IsConversation() && in.Payload.Data.ConversationID == id {
+			return true
+		}
+	}
+	return false
+}
+
 // ByID is the interrupt with id, if any.
 func (s *State) ByID(id string) *Interrupt { return s.byID[id] }
 

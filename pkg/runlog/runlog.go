@@ -13,6 +13,16 @@ import (
 // first: the caller re-reads, re-folds and decides again.
 var ErrSeqTaken = errors.New("runlog: sequence number already committed")
 
+// ErrClaimed is what a store returns when another run holds a conversation the caller claims.
+var ErrClaimed = errors.New("runlog: the conversation belongs to another run")
+
+// Claim says which run of a tenant owns a conversation id, since when. It is written before the
+// commit that uses the conversation, so a claim whose run has no such commit is a stale hint.
+type Claim struct {
+	RunID string
+	At    time.Time
+}
+
 // Key names one run's log: runs are scoped by tenant, so the same run id in two tenants names
 // two unrelated logs.
 type Key struct {

@@ -1,0 +1,50 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/interrupthost/interrupthost/pkg/interrupt"
+	"github.com/interrupthost/interrupthost/pkg/runlog"
+)
+
+// ConversationClaims is the storage of conversation ownership, for logs that offer it: the
+// spec makes a conversationId tenant-unique, so one run of a tenant owns each.
+type ConversationClaims interface {
+	ClaimConversation(ctx context.Context, tenant, id, runID, takeOverFrom string, at time.Time) (runlog.Claim, error)
+}
+
+// ClaimGrace is how long a claim counts as its owner's even when the owner's log does not use
+// the conversation yet: longer than any invocation between writing a claim and committing.
+const ClaimGrace = time.Minute
+
+// claimConversation makes runID the owner of conversation id in the tenant, or refuses with 409
+// when another run has used it. A claim whose run never committed the conversation (it crashed
+// between the two writes) is taken over once it is older than ClaimGrace.
+func (h *Host) claimConversation(ctx context.Context, tenant, id, runID string) error {
+	claims, ok := h.log.(ConversationClaims)
+	if !ok {
+		return errors.New("host: the run log cannot claim conversations")
+	}
+	owner, err := claims.ClaimConversation(ctx, tenant, id, runID, "", h.cfg.Now())
+	if !errors.Is(err, runlog.ErrClaimed) {
+		return err
+	}
+	taken := interrupt.Errorf(interrupt.CodeConflict, "conversation %s belongs to another run of this tenant", id)
+	if h.cfg.Now().Sub(owner.At) < ClaimGrace {
+		return taken
+	}
+	st, err := h.load(ctx, runlog.Key{Tenant: tenant, RunID: owner.RunID})
+	if err != nil {
+		return err
+	}
+	if st.HasConversation(id) {
+		return taken
+	}
+	_, err = claims.ClaimConversation(ctx, tenant, id, runID, owner.RunID, h.cfg.Now())
+	if errors.Is(err, runlog.ErrClaimed) {
+		return taken
+	}
+	return err
+}
