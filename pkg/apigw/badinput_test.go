@@ -1,7 +1,11 @@
 package apigw_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -13,8 +17,11 @@ import (
 	"github.com/aws/smithy-go/middleware"
 
 	"github.com/interrupthost/interrupthost/pkg/apigw"
+	"github.com/interrupthost/interrupthost/pkg/dynamo"
 	"github.com/interrupthost/interrupthost/pkg/dynamo/dynamotest"
+	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
+	"github.com/interrupthost/interrupthost/pkg/schema"
 )
 
 // TestBadInput: malformed requests are refused with the stated status and code, and change
@@ -136,5 +143,29 @@ func TestDependencyFailuresAre503(t *testing.T) {
 	}
 	if n := healthy.items(t); n != 1 {
 		t.Errorf("the table has %d items", n)
+	}
+}
+
+// TestInternalErrorsStayInside: a fault of the host's own (here, a table that does not exist)
+// answers a generic 500 problem, and the cause goes to the log with the request id.
+func TestInternalErrorsStayInside(t *testing.T) {
+	db, _ := dynamotest.NewTable(t)
+	schemas, err := schema.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	api := apigw.New(host.New(dynamo.NewRunLog(db, "no-such-table"), schemas, host.Config{}), slog.New(slog.NewJSONHandler(&logs, nil)), apigw.Options{})
+	r := invoke(t, api.GetRun(), call{who: &engine, params: map[string]string{"runId": "r1"}})
+	p := r.problem(t)
+	if r.Status != 500 || p.Code != interrupt.CodeInternal || strings.Contains(string(r.Body), "no-such-table") || strings.Contains(string(r.Body), "ResourceNotFound") {
+		t.Errorf("answer %d %s", r.Status, r.Body)
+	}
+	var line map[string]any
+	if err := json.Unmarshal(logs.Bytes(), &line); err != nil {
+		t.Fatalf("log %q: %v", logs.String(), err)
+	}
+	if line["requestId"] != "test" || line["level"] != "ERROR" || !strings.Contains(fmt.Sprint(line["error"]), "ResourceNotFound") {
+		t.Errorf("log line %v", line)
 	}
 }
