@@ -40,12 +40,18 @@ type Keyring struct {
 	src  Source
 	opts Options
 
-	mu          sync.Mutex
-	keys        map[string][]byte
-	active      string
-	loadedAt    time.Time
+	mu       sync.Mutex
+	keys     map[string][]byte
+	active   string
+	loadedAt time.Time
+	// lastAttempt is the last read of the secret, successful or not: a failing store is not
+	// read again on TTL expiry before the cooldown.
 	lastAttempt time.Time
-	flight      *flight
+	// lastMiss is the last read caused by an unknown kid: the cooldown between two of those is
+	// what bounds a flood of random kids. A read for the TTL does not start it, so a kid added
+	// by a rotation just after one is learnt at once.
+	lastMiss time.Time
+	flight   *flight
 }
 
 type flight struct {
@@ -69,8 +75,6 @@ func New(ctx context.Context, src Source, opts Options) (*Keyring, error) {
 	if err := k.refresh(ctx); err != nil {
 		return nil, err
 	}
-	// The first unknown kid may be a key added since this read: let it refresh at once.
-	k.lastAttempt = time.Time{}
 	return k, nil
 }
 
@@ -169,8 +173,12 @@ func (k *Keyring) Key(ctx context.Context, kid string) ([]byte, error) {
 	if key, ok := keys[kid]; ok {
 		return key, nil
 	}
+	now := k.opts.Now()
 	k.mu.Lock()
-	cooling := k.opts.Now().Sub(k.lastAttempt) < k.opts.Cooldown
+	cooling := !k.lastMiss.IsZero() && now.Sub(k.lastMiss) < k.opts.Cooldown
+	if !cooling {
+		k.lastMiss = now
+	}
 	k.mu.Unlock()
 	if cooling {
 		return nil, token.ErrUnknownKid

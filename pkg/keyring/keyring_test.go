@@ -141,8 +141,20 @@ func TestRotation(t *testing.T) {
 		t.Errorf("kid A after rotation: %v", err)
 	}
 
+	// A read for the TTL does not start the unknown-kid cooldown: a kid added right after one is
+	// learnt on first sight.
+	clk.Advance(2 * time.Minute)
+	if _, err := k.Key(context.Background(), "B"); err != nil {
+		t.Fatal(err)
+	}
+	keyC := keyringtest.Key()
+	put(keyringtest.Value("C", map[string]string{"A": keyA, "B": keyB, "C": keyC}))
+	if _, err := k.Key(context.Background(), "C"); err != nil {
+		t.Errorf("kid C added just after a TTL refresh: %v", err)
+	}
+
 	// A is retired: once the TTL passes, A is refused.
-	put(keyringtest.Value("B", map[string]string{"B": keyB}))
+	put(keyringtest.Value("C", map[string]string{"B": keyB, "C": keyC}))
 	clk.Advance(2 * time.Minute)
 	if _, err := k.Key(context.Background(), "A"); !errors.Is(err, token.ErrUnknownKid) {
 		t.Errorf("retired kid A: %v, want ErrUnknownKid", err)

@@ -139,25 +139,37 @@ func (r Rotator) Next(current []byte) ([]byte, error) {
 }
 
 func (r Rotator) finish(ctx context.Context, secretID, token string) error {
-	desc, err := r.Client.DescribeSecret(ctx, &secretsmanager.DescribeSecretInput{SecretId: &secretID})
-	if err != nil {
+	current, err := r.current(ctx, secretID)
+	if err != nil || current == token {
 		return err
-	}
-	var current string
-	for _, id := range slices.Sorted(maps.Keys(desc.VersionIdsToStages)) {
-		if slices.Contains(desc.VersionIdsToStages[id], "AWSCURRENT") {
-			current = id
-		}
-	}
-	if current == token {
-		return nil
 	}
 	in := &secretsmanager.UpdateSecretVersionStageInput{SecretId: &secretID, VersionStage: aws.String("AWSCURRENT"), MoveToVersionId: &token}
 	if current != "" {
 		in.RemoveFromVersionId = &current
 	}
 	_, err = r.Client.UpdateSecretVersionStage(ctx, in)
+	if err != nil {
+		// The SDK retries a call whose answer was lost; the retry then fails on the move its
+		// first attempt made. The stage says whether the move happened.
+		if now, derr := r.current(ctx, secretID); derr == nil && now == token {
+			return nil
+		}
+	}
 	return err
+}
+
+// current is the version that holds AWSCURRENT.
+func (r Rotator) current(ctx context.Context, secretID string) (string, error) {
+	desc, err := r.Client.DescribeSecret(ctx, &secretsmanager.DescribeSecretInput{SecretId: &secretID})
+	if err != nil {
+		return "", err
+	}
+	for _, id := range slices.Sorted(maps.Keys(desc.VersionIdsToStages)) {
+		if slices.Contains(desc.VersionIdsToStages[id], "AWSCURRENT") {
+			return id, nil
+		}
+	}
+	return "", nil
 }
 
 func isNotFound(err error) bool {
