@@ -5,6 +5,7 @@ package dynamotest
 
 import (
 	"context"
+	"errors"
 	"crypto/rand"
 	"os"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/interrupthost/interrupthost/infra/local/samtemplate"
 	"github.com/interrupthost/interrupthost/pkg/dynamo"
@@ -73,7 +75,9 @@ func NewTable(tb testing.TB, optFns ...func(*dynamodb.Options)) (*dynamodb.Clien
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if _, err := db.CreateTable(ctx, in); err != nil {
+	// The name is fresh: if it exists, an SDK retry of this very call made it.
+	var exists *types.ResourceInUseException
+	if _, err := db.CreateTable(ctx, in); err != nil && !errors.As(err, &exists) {
 		tb.Fatalf("dynamotest: create table: %v", err)
 	}
 	if err := dynamodb.NewTableExistsWaiter(db).Wait(ctx, &dynamodb.DescribeTableInput{TableName: &name}, 10*time.Second,

@@ -8,6 +8,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"os"
 	"testing"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	smtypes "github.com/aws/aws-sdk-go-v2/service/secretsmanager/types"
 )
 
 // DefaultEndpoint is where the local stack serves the Secrets Manager API.
@@ -57,7 +59,9 @@ func NewSecret(tb testing.TB, value string, optFns ...func(*secretsmanager.Optio
 		tb.Fatal(err)
 	}
 	name := "test/keyring-" + rand.Text()
-	if _, err := c.CreateSecret(context.Background(), &secretsmanager.CreateSecretInput{Name: &name, SecretString: &value}); err != nil {
+	// The name is fresh: if it exists, an SDK retry of this very call made it.
+	var exists *smtypes.ResourceExistsException
+	if _, err := c.CreateSecret(context.Background(), &secretsmanager.CreateSecretInput{Name: &name, SecretString: &value}); err != nil && !errors.As(err, &exists) {
 		tb.Fatalf("keyringtest: the Secrets Manager API is not reachable (start it with `make run`, or run `make test`): %v", err)
 	}
 	tb.Cleanup(func() {
