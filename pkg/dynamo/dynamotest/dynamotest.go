@@ -5,8 +5,8 @@ package dynamotest
 
 import (
 	"context"
-	"errors"
 	"crypto/rand"
+	"errors"
 	"os"
 	"strings"
 	"testing"
