@@ -3,6 +3,7 @@
 package dynamo
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -102,7 +103,7 @@ func (l *RunLog) Read(ctx context.Context, k runlog.Key, after int64, limit int)
 // Append writes c if and only if no commit with its seq exists yet; otherwise it returns
 // runlog.ErrSeqTaken and writes nothing.
 func (l *RunLog) Append(ctx context.Context, k runlog.Key, c runlog.Commit) error {
-	events, err := json.Marshal(c.Events)
+	events, err := marshal(c.Events)
 	if err != nil {
 		return err
 	}
@@ -115,7 +116,7 @@ func (l *RunLog) Append(ctx context.Context, k runlog.Key, c runlog.Commit) erro
 		attrEvents: &types.AttributeValueMemberS{Value: string(events)},
 	}
 	if c.Idem != nil {
-		idem, err := json.Marshal(c.Idem)
+		idem, err := marshal(c.Idem)
 		if err != nil {
 			return err
 		}
@@ -133,6 +134,18 @@ func (l *RunLog) Append(ctx context.Context, k runlog.Key, c runlog.Commit) erro
 		return classify("put", err)
 	}
 	return nil
+}
+
+// marshal encodes without json.Marshal's HTML escaping, so that payloads are stored as their
+// callers wrote them (whitespace aside), "<" and all.
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(b.Bytes(), "\n"), nil
 }
 
 // IsCondCheckFailed reports whether err is DynamoDB refusing a conditional write.

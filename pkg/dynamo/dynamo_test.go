@@ -112,3 +112,22 @@ func TestMissingTableIsInternal(t *testing.T) {
 		t.Errorf("read from a missing table: %v, want an internal error", err)
 	}
 }
+
+func TestPayloadsAreStoredAsWritten(t *testing.T) {
+	db, table := dynamotest.NewTable(t)
+	l := dynamo.NewRunLog(db, table)
+	ctx := context.Background()
+	k := runlog.Key{Tenant: "acme", RunID: "r1"}
+	payload := `{"title":"<b>Q3 & Q4</b> \u2028 budget","n":1.50}`
+	c := runlog.Commit{Seq: 1, ID: "c1", At: time.Now(), Events: []runlog.Event{{Type: "interrupt.requested", Payload: json.RawMessage(payload)}}}
+	if err := l.Append(ctx, k, c); err != nil {
+		t.Fatal(err)
+	}
+	got, err := l.Read(ctx, k, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got[0].Events[0].Payload) != `{"title":"<b>Q3 & Q4</b> \u2028 budget","n":1.50}` {
+		t.Errorf("stored %s", got[0].Events[0].Payload)
+	}
+}
