@@ -185,3 +185,20 @@ func pathID(req events.APIGatewayV2HTTPRequest, name string) (string, error) {
 	}
 	return v, nil
 }
+
+// readRun reads the path's run id into c, where the operation and the access log find it.
+func (c *call) readRun() error {
+	var err error
+	c.runID, err = pathID(c.req, "runId")
+	return err
+}
+
+// readRunNode reads the path's run and node ids into c.
+func (c *call) readRunNode() error {
+	if err := c.readRun(); err != nil {
+		return err
+	}
+	var err error
+	c.nodeID, err = pathID(c.req, "nodeId")
+	return err
+}

@@ -16,8 +16,7 @@ import (
 // the existing one when the payload's key was requested before.
 func (a *API) RequestInterrupt() Handler {
 	return a.route(ScopeInterruptsWrite, func(ctx context.Context, c *call) (reply, error) {
-		var err error
-		if c.runID, err = pathID(c.req, "runId"); err != nil {
+		if err := c.readRun(); err != nil {
 			return reply{}, err
 		}
 		var body struct {
@@ -58,11 +57,7 @@ func (a *API) RequestInterrupt() Handler {
 // suspend, 202 when it was recorded without exiting.
 func (a *API) ResolveByRun() Handler {
 	return a.route(ScopeApprovalsRespond, func(ctx context.Context, c *call) (reply, error) {
-		var err error
-		if c.runID, err = pathID(c.req, "runId"); err != nil {
-			return reply{}, err
-		}
-		if c.nodeID, err = pathID(c.req, "nodeId"); err != nil {
+		if err := c.readRunNode(); err != nil {
 			return reply{}, err
 		}
 		value, idem, err := resolveRequest(c.req)
@@ -80,8 +75,7 @@ func (a *API) ResolveByRun() Handler {
 // GetRun serves GET /runs/{runId}: the RunSnapshot.
 func (a *API) GetRun() Handler {
 	return a.route(ScopeRunsRead, func(ctx context.Context, c *call) (reply, error) {
-		var err error
-		if c.runID, err = pathID(c.req, "runId"); err != nil {
+		if err := c.readRun(); err != nil {
 			return reply{}, err
 		}
 		snap, err := a.host.Snapshot(ctx, c.principal, c.runID)
@@ -96,8 +90,7 @@ func (a *API) GetRun() Handler {
 // the host writes is durable, so both modes carry the same events.
 func (a *API) ListEvents() Handler {
 	return a.route(ScopeRunsRead, func(ctx context.Context, c *call) (reply, error) {
-		var err error
-		if c.runID, err = pathID(c.req, "runId"); err != nil {
+		if err := c.readRun(); err != nil {
 			return reply{}, err
 		}
 		q := c.req.QueryStringParameters

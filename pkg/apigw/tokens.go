@@ -41,11 +41,7 @@ func (a *API) ResolveByToken() Handler {
 // { intent, ttlMs?, principal? }: 201 with { token, intent, expiresAt }.
 func (a *API) MintToken() Handler {
 	return a.route(ScopeInterruptsWrite, func(ctx context.Context, c *call) (reply, error) {
-		var err error
-		if c.runID, err = pathID(c.req, "runId"); err != nil {
-			return reply{}, err
-		}
-		if c.nodeID, err = pathID(c.req, "nodeId"); err != nil {
+		if err := c.readRunNode(); err != nil {
 			return reply{}, err
 		}
 		var body host.TokenRequest
@@ -64,8 +60,7 @@ func (a *API) MintToken() Handler {
 // body { reason }.
 func (a *API) EndRun() Handler {
 	return a.route(ScopeInterruptsWrite, func(ctx context.Context, c *call) (reply, error) {
-		var err error
-		if c.runID, err = pathID(c.req, "runId"); err != nil {
+		if err := c.readRun(); err != nil {
 			return reply{}, err
 		}
 		var end interrupt.RunStatus

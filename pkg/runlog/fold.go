@@ -20,7 +20,6 @@ type Interrupt struct {
 	// Deadline is zero when the payload sets no timeoutMs.
 	Deadline    time.Time
 	ResumeValue json.RawMessage
-	ResolvedSeq int64
 	// Votes are the approval's counted votes, in order, with the eligibility decided when each
 	// was cast.
 	Votes  []interrupt.Vote
@@ -163,7 +162,7 @@ func (s *State) change(c Commit, e Event) (func(), error) {
 			return nil, err
 		}
 		return func() {
-			in.status, in.ResumeValue, in.ResolvedSeq = interrupt.StatusResolved, r.ResumeValue, c.Seq
+			in.status, in.ResumeValue = interrupt.StatusResolved, r.ResumeValue
 		}, nil
 	case interrupt.EventVoted:
 		var v interrupt.Vote

@@ -100,9 +100,6 @@ func TestFoldKeepsResumeValueAndNodeHistory(t *testing.T) {
 	if got := string(st.ByKey("k1").ResumeValue); got != `{"answer":42}` {
 		t.Errorf("resumeValue = %s", got)
 	}
-	if st.ByKey("k1").ResolvedSeq != 2 {
-		t.Errorf("resolvedSeq = %d, want 2", st.ByKey("k1").ResolvedSeq)
-	}
 	if latest := st.LatestAt("n1"); latest.ID != "i2" {
 		t.Errorf("latest at n1 = %s, want i2", latest.ID)
 	}
