@@ -1,6 +1,7 @@
 package apigw_test
 
 import (
+	"slices"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -165,13 +166,26 @@ func TestResolveEachKind(t *testing.T) {
 			if prefix := interrupt.Kind(k.kind).LegacyPrefix(); prefix != "" {
 				want = append(want, prefix+".resolved")
 			}
-			if len(last.Events) != len(want) {
-				t.Fatalf("resolve commit %+v, want %v", last.Events, want)
+			read := last.Envelopes(run)
+			if len(read) != len(want) {
+				t.Fatalf("resolve commit read as %+v, want %v", read, want)
 			}
-			for i, e := range last.Events {
+			for i, e := range read {
 				if e.Type != want[i] {
 					t.Errorf("event %d is %s, want %s", i, e.Type, want[i])
 				}
+			}
+			var stored, wantStored []string
+			for _, e := range last.Events {
+				stored = append(stored, e.Type)
+			}
+			for _, typ := range want {
+				if !interrupt.IsLegacyType(typ) {
+					wantStored = append(wantStored, typ)
+				}
+			}
+			if !slices.Equal(stored, wantStored) {
+				t.Errorf("stored %v, want %v: aliases are derived on read", stored, wantStored)
 			}
 			if again := s.resolve(t, approver, run, "n1", values[k.kind]); again.Status != 409 || again.problem(t).Code != interrupt.CodeAlreadyResolved {
 				t.Errorf("second resolve: %d %s", again.Status, again.Body)

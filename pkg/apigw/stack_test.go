@@ -251,12 +251,12 @@ func (s *stack) commits(t testing.TB, tenant, run string) []runlog.Commit {
 	return cs
 }
 
-// eventTypes lists the types of every event in the run's log, in order.
+// eventTypes lists the types of every event in the run's log, in order, as readers see them.
 func (s *stack) eventTypes(t testing.TB, tenant, run string) []string {
 	t.Helper()
 	var out []string
 	for _, c := range s.commits(t, tenant, run) {
-		for _, e := range c.Events {
+		for _, e := range c.Envelopes(run) {
 			out = append(out, e.Type)
 		}
 	}

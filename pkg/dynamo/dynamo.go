@@ -3,7 +3,6 @@
 package dynamo
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -103,7 +102,7 @@ func (l *RunLog) Read(ctx context.Context, k runlog.Key, after int64, limit int)
 // Append writes c if and only if no commit with its seq exists yet; otherwise it returns
 // runlog.ErrSeqTaken and writes nothing.
 func (l *RunLog) Append(ctx context.Context, k runlog.Key, c runlog.Commit) error {
-	events, err := marshal(c.Events)
+	events, err := runlog.Marshal(c.Events)
 	if err != nil {
 		return err
 	}
@@ -116,11 +115,14 @@ func (l *RunLog) Append(ctx context.Context, k runlog.Key, c runlog.Commit) erro
 		attrEvents: &types.AttributeValueMemberS{Value: string(events)},
 	}
 	if c.Idem != nil {
-		idem, err := marshal(c.Idem)
+		idem, err := runlog.Marshal(c.Idem)
 		if err != nil {
 			return err
 		}
 		item[attrIdem] = &types.AttributeValueMemberS{Value: string(idem)}
+	}
+	if size := ItemSize(item); size > MaxItemBytes {
+		return &runlog.TooLargeError{Size: size, Limit: MaxItemBytes}
 	}
 	_, err = l.db.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName:           &l.table,
@@ -136,16 +138,26 @@ func (l *RunLog) Append(ctx context.Context, k runlog.Key, c runlog.Commit) erro
 	return nil
 }
 
-// marshal encodes without json.Marshal's HTML escaping, so that payloads are stored as their
-// callers wrote them (whitespace aside), "<" and all.
-func marshal(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
+// MaxItemBytes is DynamoDB's limit on one item: 400 KB of attribute names and values.
+const MaxItemBytes = 400 * 1024
+
+// ItemSize is the size of item as DynamoDB counts it against MaxItemBytes: the UTF-8 bytes of
+// every attribute name and string value, and for a number at most one byte per digit (DynamoDB
+// takes about half that), so a put this accepts is never refused for its size.
+func ItemSize(item map[string]types.AttributeValue) int {
+	n := 0
+	for name, v := range item {
+		n += len(name)
+		switch v := v.(type) {
+		case *types.AttributeValueMemberS:
+			n += len(v.Value)
+		case *types.AttributeValueMemberN:
+			n += len(v.Value) + 1
+		default:
+			panic(fmt.Sprintf("dynamo: no size rule for attribute %s of type %T", name, v))
+		}
 	}
-	return bytes.TrimRight(b.Bytes(), "\n"), nil
+	return n
 }
 
 // IsCondCheckFailed reports whether err is DynamoDB refusing a conditional write.
@@ -218,39 +230,55 @@ func conversationKey(tenant, id string) map[string]types.AttributeValue {
 
 // ClaimConversation makes runID the owner of the tenant's conversation id at time at, unless
 // another run than takeOverFrom owns it: then it returns runlog.ErrClaimed with that owner and
-// the time it claimed. One item per conversation, written with a conditional put.
+// the time it claimed. One item per conversation, written with a conditional put only while no
+// run owns it (or takeOverFrom does): a claim already runID's is answered without a write. The
+// owner comes from the refused put itself where the API returns it, else from one more read.
 func (l *RunLog) ClaimConversation(ctx context.Context, tenant, id, runID, takeOverFrom string, at time.Time) (runlog.Claim, error) {
 	item := conversationKey(tenant, id)
 	item["runId"] = &types.AttributeValueMemberS{Value: runID}
 	item[attrAt] = &types.AttributeValueMemberS{Value: at.UTC().Format(time.RFC3339Nano)}
-	cond, values := "attribute_not_exists(pk) OR runId = :run", map[string]types.AttributeValue{":run": &types.AttributeValueMemberS{Value: runID}}
-	if takeOverFrom != "" {
-		cond += " OR runId = :stale"
-		values[":stale"] = &types.AttributeValueMemberS{Value: takeOverFrom}
+	in := &dynamodb.PutItemInput{
+		TableName: &l.table, Item: item, ConditionExpression: aws.String("attribute_not_exists(pk)"),
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	}
-	_, err := l.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName: &l.table, Item: item, ConditionExpression: &cond, ExpressionAttributeValues: values,
-	})
+	if takeOverFrom != "" {
+		in.ConditionExpression = aws.String("runId = :stale")
+		in.ExpressionAttributeValues = map[string]types.AttributeValue{":stale": &types.AttributeValueMemberS{Value: takeOverFrom}}
+	}
+	_, err := l.db.PutItem(ctx, in)
+	var refused *types.ConditionalCheckFailedException
 	switch {
 	case err == nil:
 		return runlog.Claim{RunID: runID, At: at}, nil
-	case !IsCondCheckFailed(err):
+	case !errors.As(err, &refused):
 		return runlog.Claim{}, classify("claim", err)
 	}
-	key := conversationKey(tenant, id)
-	out, err := l.db.Query(ctx, &dynamodb.QueryInput{
-		TableName: &l.table, ConsistentRead: aws.Bool(true),
-		KeyConditionExpression:    aws.String("pk = :pk AND sk = :sk"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": key[attrPK], ":sk": key[attrSK]},
-	})
-	if err != nil {
-		return runlog.Claim{}, classify("claim", err)
+	old := refused.Item
+	if old == nil {
+		key := conversationKey(tenant, id)
+		out, err := l.db.Query(ctx, &dynamodb.QueryInput{
+			TableName: &l.table, ConsistentRead: aws.Bool(true),
+			KeyConditionExpression:    aws.String("pk = :pk AND sk = :sk"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":pk": key[attrPK], ":sk": key[attrSK]},
+		})
+		if err != nil {
+			return runlog.Claim{}, classify("claim", err)
+		}
+		if len(out.Items) == 0 {
+			return runlog.Claim{}, fmt.Errorf("dynamo: the claim of %s vanished while read: %w", id, interrupt.ErrUnavailable)
+		}
+		old = out.Items[0]
 	}
-	if len(out.Items) == 0 {
-		return runlog.Claim{}, fmt.Errorf("dynamo: the claim of %s vanished while read: %w", id, interrupt.ErrUnavailable)
+	owner, err := decodeClaim(old)
+	if err != nil || owner.RunID == runID {
+		return owner, err
 	}
-	owner, _ := out.Items[0]["runId"].(*types.AttributeValueMemberS)
-	claimedAt, _ := out.Items[0][attrAt].(*types.AttributeValueMemberS)
+	return owner, runlog.ErrClaimed
+}
+
+func decodeClaim(item map[string]types.AttributeValue) (runlog.Claim, error) {
+	owner, _ := item["runId"].(*types.AttributeValueMemberS)
+	claimedAt, _ := item[attrAt].(*types.AttributeValueMemberS)
 	if owner == nil || claimedAt == nil {
 		return runlog.Claim{}, errors.New("dynamo: a conversation claim without owner or time")
 	}
@@ -258,5 +286,5 @@ func (l *RunLog) ClaimConversation(ctx context.Context, tenant, id, runID, takeO
 	if err != nil {
 		return runlog.Claim{}, fmt.Errorf("dynamo: claim time: %w", err)
 	}
-	return runlog.Claim{RunID: owner.Value, At: t}, runlog.ErrClaimed
+	return runlog.Claim{RunID: owner.Value, At: t}, nil
 }

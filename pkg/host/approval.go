@@ -49,13 +49,13 @@ func (h *Host) advertises(refKind string) bool { return slices.Contains(h.cfg.Re
 // exits at once; accept and edit-accept count towards the quorum, reject against it (at once
 // under single-veto, past half the quorum under majority); a configured override principal
 // releases alone where the approval allows it. Every counted vote is an interrupt.voted event;
-// the vote that releases the gate commits interrupt.resolved and approval.resolved with it.
+// the vote that releases the gate commits interrupt.resolved with it.
 func (h *Host) vote(in *runlog.Interrupt, p interrupt.Principal, elig interrupt.Eligibility, action interrupt.Action, value json.RawMessage) (decision[Resolution], error) {
 	res := Resolution{NodeID: in.NodeID, InterruptID: in.ID, ResumeValue: value, Status: interrupt.StatusPending}
 	tally := in.Tally()
 	voter := p.Voter()
 	if action == interrupt.ActionAsk {
-		asked, _ := json.Marshal(map[string]any{"nodeId": in.NodeID, "interruptId": in.ID, "principal": voter, "resumeValue": value})
+		asked, _ := runlog.Marshal(map[string]any{"nodeId": in.NodeID, "interruptId": in.ID, "principal": voter, "resumeValue": value})
 		res.Tally = &tally
 		return decision[Resolution]{events: []runlog.Event{{Type: interrupt.EventAsked, NodeID: in.NodeID, InterruptID: in.ID, Payload: asked}}, answer: seqInto(res)}, nil
 	}
@@ -78,17 +78,21 @@ func (h *Host) vote(in *runlog.Interrupt, p interrupt.Principal, elig interrupt.
 	default:
 		return decision[Resolution]{}, fmt.Errorf("host: unhandled approval action %q", action)
 	}
-	voted, err := json.Marshal(interrupt.Vote{
+	vote := interrupt.Vote{
 		NodeID: in.NodeID, InterruptID: in.ID, Principal: voter, Action: action, ResumeValue: value,
 		Eligibility: elig, Override: override && release && action != interrupt.ActionRefine, Tally: tally,
-	})
+	}
+	if release {
+		vote.ResumeValue = nil // interrupt.resolved carries it; readers see it in both
+	}
+	voted, err := runlog.Marshal(vote)
 	if err != nil {
 		return decision[Resolution]{}, err
 	}
 	events := []runlog.Event{{Type: interrupt.EventVoted, NodeID: in.NodeID, InterruptID: in.ID, Payload: voted}}
 	res.Tally = &tally
 	if release {
-		events = append(events, resolveEvents(in, value)...)
+		events = append(events, resolveEvent(in, value))
 		res.Status = interrupt.StatusResolved
 	}
 	return decision[Resolution]{events: events, answer: seqInto(res)}, nil

@@ -9,25 +9,16 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/runlog"
 )
 
-// ConversationClaims is the storage of conversation ownership, for logs that offer it: the
-// spec makes a conversationId tenant-unique, so one run of a tenant owns each.
-type ConversationClaims interface {
-	ClaimConversation(ctx context.Context, tenant, id, runID, takeOverFrom string, at time.Time) (runlog.Claim, error)
-}
-
 // ClaimGrace is how long a claim counts as its owner's even when the owner's log does not use
 // the conversation yet: longer than any invocation between writing a claim and committing.
 const ClaimGrace = time.Minute
 
 // claimConversation makes runID the owner of conversation id in the tenant, or refuses with 409
-// when another run has used it. A claim whose run never committed the conversation (it crashed
+// when another run has used it. It runs once the request is decided, right before its commit,
+// so a refused request leaves no claim behind. A claim whose run never committed the conversation (it crashed
 // between the two writes) is taken over once it is older than ClaimGrace.
 func (h *Host) claimConversation(ctx context.Context, tenant, id, runID string) error {
-	claims, ok := h.log.(ConversationClaims)
-	if !ok {
-		return errors.New("host: the run log cannot claim conversations")
-	}
-	owner, err := claims.ClaimConversation(ctx, tenant, id, runID, "", h.cfg.Now())
+	owner, err := h.log.ClaimConversation(ctx, tenant, id, runID, "", h.cfg.Now())
 	if !errors.Is(err, runlog.ErrClaimed) {
 		return err
 	}
@@ -42,7 +33,7 @@ func (h *Host) claimConversation(ctx context.Context, tenant, id, runID string) 
 	if st.HasConversation(id) {
 		return taken
 	}
-	_, err = claims.ClaimConversation(ctx, tenant, id, runID, owner.RunID, h.cfg.Now())
+	_, err = h.log.ClaimConversation(ctx, tenant, id, runID, owner.RunID, h.cfg.Now())
 	if errors.Is(err, runlog.ErrClaimed) {
 		return taken
 	}

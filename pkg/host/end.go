@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
@@ -44,7 +43,7 @@ func (h *Host) EndRun(ctx context.Context, p interrupt.Principal, runID string, 
 		if reason != "" {
 			body["reason"] = reason
 		}
-		payload, _ := json.Marshal(body)
+		payload, _ := runlog.Marshal(body)
 		return decision[RunEnd]{
 			events: []runlog.Event{{Type: eventType, Payload: payload}},
 			answer: func(seq int64) RunEnd { return RunEnd{RunID: runID, Status: end, Seq: seq} },

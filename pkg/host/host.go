@@ -7,7 +7,6 @@ package host
 import (
 	"context"
 	"crypto/rand"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -20,11 +19,15 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/token"
 )
 
-// Log is the storage the host needs: a consistent read of the commits after a seq, and an append
-// that fails with runlog.ErrSeqTaken when the seq is already committed.
+// Log is the storage the host needs: a consistent read of the commits after a seq; an append
+// that fails with runlog.ErrSeqTaken when the seq is already committed and with a
+// *runlog.TooLargeError when the commit does not fit, writing nothing either way; and the
+// ownership of conversation ids (the spec makes a conversationId tenant-unique, so one run of a
+// tenant owns each), answering runlog.ErrClaimed with the owner when another run holds one.
 type Log interface {
 	Read(ctx context.Context, k runlog.Key, after int64, limit int) ([]runlog.Commit, error)
 	Append(ctx context.Context, k runlog.Key, c runlog.Commit) error
+	ClaimConversation(ctx context.Context, tenant, id, runID, takeOverFrom string, at time.Time) (runlog.Claim, error)
 }
 
 // Config is the host's behaviour that operators choose.
@@ -124,6 +127,9 @@ type decision[T any] struct {
 	answer func(seq int64) T
 	// idem, when set, is recorded with the commit, its Response filled with the answer.
 	idem *runlog.Idem
+	// prepare, when set, writes what must exist before the commit does (a conversation's
+	// claim); it runs only once the events are decided, so a refused request writes nothing.
+	prepare func(context.Context) error
 }
 
 // commit is the one write path. decide sees the state folded up to the newest commit it knows
@@ -140,10 +146,15 @@ func commit[T any](ctx context.Context, h *Host, k runlog.Key, st *runlog.State,
 		if len(d.events) == 0 {
 			return d.answer(st.Seq), nil
 		}
+		if d.prepare != nil {
+			if err := d.prepare(ctx); err != nil {
+				return zero, err
+			}
+		}
 		c := runlog.Commit{Seq: st.Seq + 1, ID: rand.Text(), At: h.cfg.Now().UTC(), Events: d.events}
 		if d.idem != nil {
 			rec := *d.idem
-			if rec.Response, err = json.Marshal(d.answer(c.Seq)); err != nil {
+			if rec.Response, err = idemResponse(d.answer(c.Seq)); err != nil {
 				return zero, err
 			}
 			c.Idem = &rec
@@ -154,6 +165,10 @@ func commit[T any](ctx context.Context, h *Host, k runlog.Key, st *runlog.State,
 				return zero, err
 			}
 			return d.answer(c.Seq), nil
+		}
+		if tooLarge := (*runlog.TooLargeError)(nil); errors.As(err, &tooLarge) {
+			return zero, interrupt.Errorf(interrupt.CodePayloadTooLarge,
+				"the commit would take %d bytes; the run log holds at most %d in one commit", tooLarge.Size, tooLarge.Limit)
 		}
 		if !errors.Is(err, runlog.ErrSeqTaken) {
 			return zero, err

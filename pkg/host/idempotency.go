@@ -37,6 +37,19 @@ func replay(st *runlog.State, want *runlog.Idem) (decision[Resolution], bool, er
 	if err := json.Unmarshal(rec.Response, &res); err != nil {
 		return decision[Resolution]{}, true, err
 	}
+	if res.ResumeValue == nil {
+		res.ResumeValue = rec.Value
+	}
 	res.Replayed = true
 	return decision[Resolution]{answer: func(int64) Resolution { return res }}, true, nil
+}
+
+// idemResponse is an answer as its idempotency record keeps it: without the resume value, which
+// the commit holds already, so that a large value is stored once.
+func idemResponse(answer any) (json.RawMessage, error) {
+	if res, ok := answer.(Resolution); ok {
+		res.ResumeValue = nil
+		answer = res
+	}
+	return runlog.Marshal(answer)
 }

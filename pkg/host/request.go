@@ -52,11 +52,6 @@ func (h *Host) RequestInterrupt(ctx context.Context, p interrupt.Principal, runI
 			return InterruptView{}, false, interrupt.Invalid("the token request is not acceptable", fields...)
 		}
 	}
-	if payload.Kind.IsConversation() {
-		if err := h.claimConversation(ctx, p.Tenant, payload.Data.ConversationID, runID); err != nil {
-			return InterruptView{}, false, err
-		}
-	}
 	k := key(p, runID)
 	st, err := h.load(ctx, k)
 	if err != nil {
@@ -81,13 +76,18 @@ func (h *Host) RequestInterrupt(ctx context.Context, p interrupt.Principal, runI
 			return decision[result]{}, interrupt.Errorf(interrupt.CodeConflict,
 				"node %s already waits on interrupt %s (key %q)", req.NodeID, busy.ID, busy.Payload.Key)
 		}
-		events := requestEvents(req.NodeID, id, payload, req.Payload)
-		return decision[result]{events: events, answer: func(seq int64) result {
+		d := decision[result]{events: requestEvents(req.NodeID, id, payload, req.Payload), answer: func(seq int64) result {
 			return result{created: true, view: InterruptView{
 				RunID: runID, NodeID: req.NodeID, InterruptID: id, Key: payload.Key, Kind: payload.Kind,
 				Status: interrupt.StatusPending, Seq: seq, Tokens: []TokenView{},
 			}}
-		}}, nil
+		}}
+		if payload.Kind.IsConversation() {
+			d.prepare = func(ctx context.Context) error {
+				return h.claimConversation(ctx, p.Tenant, payload.Data.ConversationID, runID)
+			}
+		}
+		return d, nil
 	})
 	if err != nil || req.Token == nil || res.view.Status != interrupt.StatusPending {
 		return res.view, res.created, err
@@ -107,24 +107,21 @@ func (h *Host) view(runID string, in *runlog.Interrupt, now time.Time) Interrupt
 	}
 }
 
-// requestEvents are the commit of a new interrupt: interrupt.requested with the payload verbatim,
-// its legacy alias, and for low-confidence the agent decision that caused the suspension.
+// requestEvents are the commit of a new interrupt: interrupt.requested with the payload verbatim
+// (readers see its legacy alias beside it), and for low-confidence the agent decision that
+// caused the suspension.
 func requestEvents(nodeID, id string, p interrupt.Payload, raw json.RawMessage) []runlog.Event {
 	var events []runlog.Event
 	if p.Kind == interrupt.KindLowConfidence {
-		decided, _ := json.Marshal(map[string]any{
+		decided, _ := runlog.Marshal(map[string]any{
 			"agentId": p.Data.AgentID, "confidence": *p.Data.Observed, "threshold": *p.Data.Threshold,
 		})
-		suspended, _ := json.Marshal(map[string]any{"nodeId": nodeID, "reason": "low-confidence", "interruptId": id})
+		suspended, _ := runlog.Marshal(map[string]any{"nodeId": nodeID, "reason": "low-confidence", "interruptId": id})
 		events = append(events,
 			runlog.Event{Type: interrupt.EventAgentDecided, NodeID: nodeID, Payload: decided},
 			runlog.Event{Type: interrupt.EventNodeSuspended, NodeID: nodeID, InterruptID: id, Payload: suspended})
 	}
-	events = append(events, runlog.Event{Type: interrupt.EventRequested, NodeID: nodeID, InterruptID: id, Payload: raw})
-	if prefix := p.Kind.LegacyPrefix(); prefix != "" {
-		events = append(events, runlog.Event{Type: prefix + ".requested", NodeID: nodeID, InterruptID: id, Payload: raw})
-	}
-	return events
+	return append(events, runlog.Event{Type: interrupt.EventRequested, NodeID: nodeID, InterruptID: id, Payload: raw})
 }
 
 // checkPayload validates an InterruptPayload before anything is read or written: the schema, the

@@ -20,8 +20,10 @@ type Resolution struct {
 	NodeID      string           `json:"nodeId"`
 	InterruptID string           `json:"interruptId"`
 	Status      interrupt.Status `json:"status"`
-	ResumeValue json.RawMessage  `json:"resumeValue"`
-	Seq         int64            `json:"seq"`
+	// ResumeValue is never empty in an answer; an idempotency record leaves it out, as its
+	// commit holds it.
+	ResumeValue json.RawMessage `json:"resumeValue,omitempty"`
+	Seq         int64           `json:"seq"`
 	// Tally is an approval's count after this call.
 	Tally *interrupt.Tally `json:"tally,omitempty"`
 	// Replayed is set when the answer is the one recorded for an earlier request with the same
@@ -92,7 +94,7 @@ func (h *Host) resolve(ctx context.Context, p interrupt.Principal, runID string,
 			d, err = h.vote(in, p, elig, action, value)
 		} else {
 			d = decision[Resolution]{
-				events: resolveEvents(in, value),
+				events: []runlog.Event{resolveEvent(in, value)},
 				answer: seqInto(Resolution{NodeID: in.NodeID, InterruptID: in.ID, ResumeValue: value, Status: interrupt.StatusResolved}),
 			}
 		}
@@ -110,14 +112,10 @@ func (h *Host) resolve(ctx context.Context, p interrupt.Principal, runID string,
 	})
 }
 
-// resolveEvents are the commit that exits the suspend: interrupt.resolved and its legacy alias.
-func resolveEvents(in *runlog.Interrupt, value json.RawMessage) []runlog.Event {
-	payload, _ := json.Marshal(interrupt.Resolved{NodeID: in.NodeID, InterruptID: in.ID, Kind: in.Payload.Kind, ResumeValue: value})
-	events := []runlog.Event{{Type: interrupt.EventResolved, NodeID: in.NodeID, InterruptID: in.ID, Payload: payload}}
-	if prefix := in.Payload.Kind.LegacyPrefix(); prefix != "" {
-		events = append(events, runlog.Event{Type: prefix + ".resolved", NodeID: in.NodeID, InterruptID: in.ID, Payload: payload})
-	}
-	return events
+// resolveEvent is the event that exits the suspend; readers see its legacy alias beside it.
+func resolveEvent(in *runlog.Interrupt, value json.RawMessage) runlog.Event {
+	payload, _ := runlog.Marshal(interrupt.Resolved{NodeID: in.NodeID, InterruptID: in.ID, Kind: in.Payload.Kind, ResumeValue: value})
+	return runlog.Event{Type: interrupt.EventResolved, NodeID: in.NodeID, InterruptID: in.ID, Payload: payload}
 }
 
 // checkResume validates a resume value against everything the interrupt declares and returns

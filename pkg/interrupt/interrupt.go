@@ -51,6 +51,16 @@ func (k Kind) LegacyPrefix() string {
 	}
 }
 
+// IsLegacyType reports whether an event type is a legacy alias of interrupt.requested or
+// interrupt.resolved, which readers derive rather than the log storing it.
+func IsLegacyType(t string) bool {
+	switch t {
+	case "approval.requested", "approval.resolved", "clarification.requested", "clarification.resolved":
+		return true
+	}
+	return false
+}
+
 // Payload is the parsed view of an InterruptPayload that the host acts on. The payload itself is
 // kept verbatim as Raw: it is what interrupt.requested records and what inspect returns.
 type Payload struct {
@@ -202,7 +212,9 @@ type Vote struct {
 	InterruptID string          `json:"interruptId"`
 	Principal   string          `json:"principal"`
 	Action      Action          `json:"action"`
-	ResumeValue json.RawMessage `json:"resumeValue"`
+	// ResumeValue is left out of a vote that releases the gate: the interrupt.resolved of the
+	// same commit carries it, and readers see it in both (runlog.Commit.Envelopes).
+	ResumeValue json.RawMessage `json:"resumeValue,omitempty"`
 	Eligibility Eligibility     `json:"eligibility"`
 	// Override is set when a configured override principal released the gate alone.
 	Override bool  `json:"override,omitempty"`

@@ -124,7 +124,9 @@ func (s *State) Apply(c Commit) error {
 		s.CommitIDs[c.ID] = c.Seq
 	}
 	if c.Idem != nil {
-		s.idem[c.Idem.Key] = c.Idem
+		rec := *c.Idem
+		rec.Value = c.Value()
+		s.idem[rec.Key] = &rec
 	}
 	return nil
 }

@@ -144,16 +144,56 @@ func TestApplyLeavesStateUnchangedOnError(t *testing.T) {
 	}
 }
 
+// TestEnvelopes: readers see the same events whether a commit was stored in the current form
+// (each value once, aliases derived) or in the earlier one (aliases and vote values stored).
 func TestEnvelopes(t *testing.T) {
-	c := resolved(7, "n1", "i1", `true`)
-	envs := c.Envelopes("r1")
-	if len(envs) != 2 {
-		t.Fatalf("%d envelopes", len(envs))
+	at := t0.Add(7 * time.Second)
+	ev := func(typ, payload string) runlog.Event {
+		return runlog.Event{Type: typ, NodeID: "n1", InterruptID: "i1", Payload: json.RawMessage(payload)}
 	}
-	for i, e := range envs {
-		if e.Seq != 7 || e.Index != i || e.RunID != "r1" || e.NodeID != "n1" || e.At != "2026-11-30T09:00:07.000Z" {
-			t.Errorf("envelope %d = %+v", i, e)
-		}
+	const (
+		approval = `{"kind":"approval","key":"k","data":{"title":"<b>&</b>"}}`
+		value    = `{"action":"accept","decidedAt":"2026-11-30T09:00:00Z","feedback":"<ok> & é \"\\"}`
+		vote     = `{"nodeId":"n1","interruptId":"i1","principal":"alice","action":"accept","eligibility":{"via":"open"},"tally":{"approvals":1,"rejections":0,"required":1}}`
+		fullVote = `{"nodeId":"n1","interruptId":"i1","principal":"alice","action":"accept","resumeValue":` + value + `,"eligibility":{"via":"open"},"tally":{"approvals":1,"rejections":0,"required":1}}`
+		resolved = `{"nodeId":"n1","interruptId":"i1","kind":"approval","resumeValue":` + value + `}`
+		answered = `{"nodeId":"n1","interruptId":"i1","kind":"clarification","resumeValue":{"answers":{}}}`
+		custom   = `{"nodeId":"n1","interruptId":"i1","kind":"custom","resumeValue":null}`
+	)
+	type read struct{ typ, payload string }
+	tests := []struct {
+		name   string
+		stored []runlog.Event
+		want   []read
+	}{
+		{"approval requested", []runlog.Event{ev(interrupt.EventRequested, approval)},
+			[]read{{interrupt.EventRequested, approval}, {"approval.requested", approval}}},
+		{"approval requested, earlier form", []runlog.Event{ev(interrupt.EventRequested, approval), ev("approval.requested", approval)},
+			[]read{{interrupt.EventRequested, approval}, {"approval.requested", approval}}},
+		{"releasing vote", []runlog.Event{ev(interrupt.EventVoted, vote), ev(interrupt.EventResolved, resolved)},
+			[]read{{interrupt.EventVoted, fullVote}, {interrupt.EventResolved, resolved}, {"approval.resolved", resolved}}},
+		{"releasing vote, earlier form", []runlog.Event{ev(interrupt.EventVoted, fullVote), ev(interrupt.EventResolved, resolved), ev("approval.resolved", resolved)},
+			[]read{{interrupt.EventVoted, fullVote}, {interrupt.EventResolved, resolved}, {"approval.resolved", resolved}}},
+		{"counted vote", []runlog.Event{ev(interrupt.EventVoted, fullVote)}, []read{{interrupt.EventVoted, fullVote}}},
+		{"clarification resolved", []runlog.Event{ev(interrupt.EventResolved, answered)},
+			[]read{{interrupt.EventResolved, answered}, {"clarification.resolved", answered}}},
+		{"custom resolved", []runlog.Event{ev(interrupt.EventResolved, custom)}, []read{{interrupt.EventResolved, custom}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			envs := runlog.Commit{Seq: 7, At: at, Events: tt.stored}.Envelopes("r1")
+			if len(envs) != len(tt.want) {
+				t.Fatalf("read %d events %+v, want %d", len(envs), envs, len(tt.want))
+			}
+			for i, e := range envs {
+				if e.Type != tt.want[i].typ || string(e.Payload) != tt.want[i].payload {
+					t.Errorf("event %d = %s %s, want %s %s", i, e.Type, e.Payload, tt.want[i].typ, tt.want[i].payload)
+				}
+				if e.Seq != 7 || e.Index != i || e.RunID != "r1" || e.NodeID != "n1" || e.InterruptID != "i1" || e.At != "2026-11-30T09:00:07.000Z" {
+					t.Errorf("envelope %d = %+v", i, e)
+				}
+			}
+		})
 	}
 }
 

@@ -6,12 +6,24 @@ package runlog
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 )
 
 // ErrSeqTaken is what a store returns when another writer committed the same sequence number
 // first: the caller re-reads, re-folds and decides again.
 var ErrSeqTaken = errors.New("runlog: sequence number already committed")
+
+// TooLargeError is what a store returns for a commit it cannot hold in one write; nothing was
+// written. Limit is the store's, in its own accounting (DynamoDB counts attribute names and
+// values of an item).
+type TooLargeError struct {
+	Size, Limit int
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("runlog: a commit of %d bytes exceeds the store's limit of %d", e.Size, e.Limit)
+}
 
 // ErrClaimed is what a store returns when another run holds a conversation the caller claims.
 var ErrClaimed = errors.New("runlog: the conversation belongs to another run")
@@ -58,8 +70,10 @@ type Idem struct {
 	Key string
 	// Fingerprint identifies the request the key was first used with.
 	Fingerprint string
-	// Response is the answer given, as JSON.
+	// Response is the answer given, as JSON, without the resume value its commit holds.
 	Response json.RawMessage
+	// Value is the commit's resume value, filled in by the fold (never stored with the key).
+	Value json.RawMessage `json:"-"`
 }
 
 // Envelope is an event as clients read it.
@@ -76,16 +90,3 @@ type Envelope struct {
 
 // TimeFormat is how every timestamp leaves the host: RFC 3339, UTC, milliseconds.
 const TimeFormat = "2006-01-02T15:04:05.000Z07:00"
-
-// Envelopes lists the commit's events as clients see them.
-func (c Commit) Envelopes(runID string) []Envelope {
-	out := make([]Envelope, len(c.Events))
-	at := c.At.UTC().Format(TimeFormat)
-	for i, e := range c.Events {
-		out[i] = Envelope{
-			Seq: c.Seq, Index: i, Type: e.Type, RunID: runID, NodeID: e.NodeID,
-			InterruptID: e.InterruptID, At: at, Payload: e.Payload,
-		}
-	}
-	return out
-}
