@@ -1,12 +1,12 @@
 package apigw
 
 import (
-	"encoding/json"
 	"net/http"
 
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
+	"github.com/interrupthost/interrupthost/pkg/runlog"
 )
 
 // statusOf is the one map from error codes to HTTP statuses.
@@ -67,17 +67,22 @@ func problemResponse(err error) events.APIGatewayV2HTTPResponse {
 	return resp
 }
 
+// jsonResponse encodes body as the run log stores values, without HTML escaping, so a value is
+// read back byte for byte as it was sent; nosniff keeps browsers from reading it as anything
+// but JSON.
 func jsonResponse(status int, body any) events.APIGatewayV2HTTPResponse {
 	b, ok := body.([]byte)
 	if !ok {
 		var err error
-		if b, err = json.Marshal(body); err != nil {
+		if b, err = runlog.Marshal(body); err != nil {
 			status, b = http.StatusInternalServerError, []byte(`{"code":"internal"}`)
 		}
 	}
 	return events.APIGatewayV2HTTPResponse{
 		StatusCode: status,
-		Headers:    map[string]string{"Content-Type": "application/json", "Cache-Control": "no-store"},
-		Body:       string(b),
+		Headers: map[string]string{
+			"Content-Type": "application/json", "Cache-Control": "no-store", "X-Content-Type-Options": "nosniff",
+		},
+		Body: string(b),
 	}
 }

@@ -1,0 +1,161 @@
+package apigw_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/interrupthost/interrupthost/pkg/apigw"
+	"github.com/interrupthost/interrupthost/pkg/host"
+	"github.com/interrupthost/interrupthost/pkg/runlog"
+)
+
+// filler is a JSON string body (without its quotes) of exactly n bytes, made of the characters
+// that grow under escaping: "x", "<", "é" (two bytes), and an escaped quote and backslash.
+func filler(n int) string {
+	const unit = `x<é\"\\`
+	var b strings.Builder
+	for b.Len()+len(unit) <= n {
+		b.WriteString(unit)
+	}
+	b.WriteString(strings.Repeat("x", n-b.Len()))
+	return b.String()
+}
+
+// sized fills the one %s of format so that the whole body is exactly apigw.MaxBody bytes.
+func sized(t *testing.T, format string) string {
+	t.Helper()
+	n := apigw.MaxBody - (len(format) - len("%s"))
+	body := strings.Replace(format, "%s", filler(n), 1)
+	if len(body) != apigw.MaxBody {
+		t.Fatalf("body of %d bytes", len(body))
+	}
+	return body
+}
+
+// TestLargestBodiesFit: a body of the documented maximum, filled with what escaping grows, is
+// accepted and read back byte for byte (an idempotent replay too), or refused with 413; never a
+// 5xx. DynamoDB's item limit is the real one here: the stack runs on the local DynamoDB API.
+func TestLargestBodiesFit(t *testing.T) {
+	s := newStack(t)
+	approval := `{"kind":"approval","key":"k","data":{"artifactId":"a","artifactType":"t","title":"x","actions":["edit-accept"]}}`
+	clarification := `{"kind":"clarification","key":"k","data":{"questions":[{"id":"q","question":"?","schema":{"type":"string"}}]}}`
+	tests := []struct {
+		name, payload string
+		// body is the request's format with one %s to fill; value finds the stored value in it.
+		body  string
+		value func(body string) string
+	}{
+		{"edit-accept", approval,
+			`{"resumeValue":{"action":"edit-accept","decidedAt":"2026-11-30T09:00:00Z","decidedBy":"alice","editedArtifactData":{"text":"%s"}}}`,
+			func(body string) string { return body[len(`{"resumeValue":`) : len(body)-1] }},
+		{"clarification answer", clarification,
+			`{"resumeValue":{"answers":{"q":"%s"}}}`,
+			func(body string) string { return body[len(`{"resumeValue":`) : len(body)-1] }},
+		{"request payload", "",
+			`{"nodeId":"n1","payload":{"kind":"approval","key":"k","data":{"artifactId":"a","artifactType":"t","title":"x","actions":["accept"],"artifactData":"%s"}}}`,
+			func(body string) string { return body[len(`{"nodeId":"n1","payload":`) : len(body)-1] }},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			run := "big-" + string(rune('a'+i))
+			body := sized(t, tt.body)
+			var r response
+			if tt.payload == "" {
+				r = invoke(t, s.api.RequestInterrupt(), call{who: &engine, params: map[string]string{"runId": run}, body: body})
+			} else {
+				s.mustRequest(t, run, "n1", tt.payload)
+				c := call{who: &approver, params: map[string]string{"runId": run, "nodeId": "n1"}, body: body,
+					headers: map[string]string{"idempotency-key": "big"}}
+				r = invoke(t, s.api.ResolveByRun(), c)
+				if r.Status == 200 {
+					replay := invoke(t, s.api.ResolveByRun(), c)
+					if replay.Status != 200 || !bytes.Equal(replay.Body, r.Body) || replay.Headers["Idempotent-Replayed"] != "true" {
+						t.Errorf("replay %d %v, differs from the answer: %v", replay.Status, replay.Headers, !bytes.Equal(replay.Body, r.Body))
+					}
+				}
+			}
+			switch r.Status {
+			case 200, 201:
+			case 413:
+				t.Logf("refused at the documented limit: %s", r.Body)
+				return
+			default:
+				t.Fatalf("%d %.300s", r.Status, r.Body)
+			}
+			want := tt.value(body)
+			page, _ := s.events(t, engine, run, nil)
+			last := page.Events[len(page.Events)-1]
+			var got json.RawMessage = last.Payload
+			if tt.payload != "" {
+				var resolved struct{ ResumeValue json.RawMessage }
+				if err := json.Unmarshal(last.Payload, &resolved); err != nil {
+					t.Fatal(err)
+				}
+				got = resolved.ResumeValue
+			}
+			if string(got) != want {
+				t.Errorf("read back %d bytes, want the %d sent, byte for byte", len(got), len(want))
+			}
+			var res host.Resolution
+			if r.Status == 200 {
+				r.decode(t, &res)
+				if string(res.ResumeValue) != want {
+					t.Errorf("the answer's resumeValue differs from the one sent")
+				}
+			}
+		})
+	}
+}
+
+// TestEarlierLayoutReadsTheSame: a run stored as the host stored it before values were kept once
+// (legacy aliases, the releasing vote with its value, the idempotent answer whole) reads as the
+// same events, and replays the same answer, as the same run stored today.
+func TestEarlierLayoutReadsTheSame(t *testing.T) {
+	today, earlier := newStack(t), newStack(t)
+	today.mustRequest(t, "r1", "n1", example(t, "approval"))
+	resolve := call{who: &approver, params: map[string]string{"runId": "r1", "nodeId": "n1"}, headers: map[string]string{"idempotency-key": "k1"},
+		body: `{"resumeValue":{"action":"edit-accept","decidedAt":"2026-11-30T09:00:00Z","editedArtifactData":{"amount":12000}}}`}
+	if r := invoke(t, today.api.ResolveByRun(), resolve); r.Status != 200 {
+		t.Fatalf("resolve: %d %s", r.Status, r.Body)
+	}
+	for _, c := range today.commits(t, "acme", "r1") {
+		var events []runlog.Event
+		for _, e := range c.Envelopes("r1") {
+			events = append(events, runlog.Event{Type: e.Type, NodeID: e.NodeID, InterruptID: e.InterruptID, Payload: e.Payload})
+		}
+		c.Events = events
+		if c.Idem != nil {
+			var answer map[string]any
+			if err := json.Unmarshal(c.Idem.Response, &answer); err != nil {
+				t.Fatal(err)
+			}
+			answer["resumeValue"] = json.RawMessage(c.Value())
+			whole, err := json.Marshal(answer)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.Idem.Response = whole
+		}
+		if err := earlier.log.Append(t.Context(), runlog.Key{Tenant: "acme", RunID: "r1"}, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stored := earlier.commits(t, "acme", "r1")[1]
+	if len(stored.Events) != 3 || stored.Events[2].Type != "approval.resolved" || !strings.Contains(string(stored.Events[0].Payload), "resumeValue") ||
+		!strings.Contains(string(stored.Idem.Response), "amount") {
+		t.Fatalf("the earlier layout was not written: %+v", stored)
+	}
+
+	a, _ := today.events(t, engine, "r1", nil)
+	b, _ := earlier.events(t, engine, "r1", nil)
+	if len(a.Events) != 5 || !reflect.DeepEqual(a, b) {
+		t.Errorf("today's run reads as\n%+v\nthe earlier layout as\n%+v", a, b)
+	}
+	replayA, replayB := invoke(t, today.api.ResolveByRun(), resolve), invoke(t, earlier.api.ResolveByRun(), resolve)
+	if replayB.Headers["Idempotent-Replayed"] != "true" || string(replayA.Body) != string(replayB.Body) {
+		t.Errorf("replays differ: today %s, earlier %d %s", replayA.Body, replayB.Status, replayB.Body)
+	}
+}
