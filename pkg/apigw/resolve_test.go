@@ -1,9 +1,9 @@
 package apigw_test
 
 import (
-	"slices"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"

@@ -208,10 +208,10 @@ type Tally struct {
 
 // Vote is a counted approval vote, as interrupt.voted records it.
 type Vote struct {
-	NodeID      string          `json:"nodeId"`
-	InterruptID string          `json:"interruptId"`
-	Principal   string          `json:"principal"`
-	Action      Action          `json:"action"`
+	NodeID      string `json:"nodeId"`
+	InterruptID string `json:"interruptId"`
+	Principal   string `json:"principal"`
+	Action      Action `json:"action"`
 	// ResumeValue is left out of a vote that releases the gate: the interrupt.resolved of the
 	// same commit carries it, and readers see it in both (runlog.Commit.Envelopes).
 	ResumeValue json.RawMessage `json:"resumeValue,omitempty"`
