@@ -139,7 +139,10 @@ func TestRequestRefusesInvalidPayloads(t *testing.T) {
 		variant{"nodeId not a string", `{"nodeId":7,"payload":` + example(t, "custom") + `}`, "/nodeId"},
 		variant{"question without id", `{"nodeId":"n1","payload":{"kind":"clarification","key":"k","data":{"questions":[{"question":"?"}]}}}`, "/payload/data/questions/0/id"},
 		variant{"duplicate question ids", `{"nodeId":"n1","payload":{"kind":"clarification","key":"k","data":{"questions":[{"id":"q","question":"?"},{"id":"q","question":"!"}]}}}`, "/payload/data/questions/1/id"},
-		variant{"resumeSchema with remote ref", `{"nodeId":"n1","payload":{"kind":"custom","key":"k","data":{"customKind":"x"},"resumeSchema":{"$ref":"http://127.0.0.1:1/s.json"}}}`, "/payload/resumeSchema"},
+		variant{"resumeSchema with remote ref", `{"nodeId":"n1","payload":{"kind":"custom","key":"k","data":{"customKind":"x"},"resumeSchema":{"$ref":"http://127.0.0.1:1/s.json"}}}`, "/payload/resumeSchema/$ref"},
+		variant{"resumeSchema referring to itself", `{"nodeId":"n1","payload":{"kind":"custom","key":"k","data":{"customKind":"x"},"resumeSchema":{"$ref":"#"}}}`, "/payload/resumeSchema/$ref"},
+		variant{"question schema looping through anyOf", `{"nodeId":"n1","payload":{"kind":"clarification","key":"k","data":{"questions":[{"id":"q","question":"?","schema":{"anyOf":[{"$ref":"#"}]}}]}}}`, "/payload/data/questions/0/schema/anyOf/0/$ref"},
+		variant{"outcomeSchema with a slow pattern", `{"nodeId":"n1","payload":{"kind":"conversation.exchange","key":"k","data":{"conversationId":"c","prompt":"?","outcomeSchema":{"pattern":"(.{1,1000})+z"}}}}`, "/payload/data/outcomeSchema/pattern"},
 		variant{"uncompilable outcomeSchema", `{"nodeId":"n1","payload":{"kind":"conversation.exchange","key":"k","data":{"conversationId":"c","prompt":"?","outcomeSchema":{"type":"nonsense"}}}}`, "/payload/data/outcomeSchema"},
 	)
 	for _, v := range variants {

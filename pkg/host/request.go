@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -149,7 +150,7 @@ func (h *Host) checkPayload(raw json.RawMessage) (interrupt.Payload, error) {
 			continue
 		}
 		if _, err := h.schemas.Compile(in.schema); err != nil {
-			fields = append(fields, interrupt.FieldError{Path: in.path, Message: "is not a usable JSON Schema: " + err.Error()})
+			fields = append(fields, schemaField(in.path, err))
 		}
 	}
 	switch {
@@ -178,4 +179,12 @@ func (h *Host) checkPayload(raw json.RawMessage) (interrupt.Payload, error) {
 		return p, interrupt.Invalid("payload is not acceptable", fields...)
 	}
 	return p, nil
+}
+
+// schemaField says why an inline schema at path is refused, pointing into the schema where it can.
+func schemaField(path string, err error) interrupt.FieldError {
+	if refused := (*schema.Error)(nil); errors.As(err, &refused) {
+		return interrupt.FieldError{Path: path + refused.Pointer, Message: refused.Message}
+	}
+	return interrupt.FieldError{Path: path, Message: "is not a usable JSON Schema: " + err.Error()}
 }

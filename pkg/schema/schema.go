@@ -6,7 +6,6 @@ package schema
 import (
 	"crypto/sha256"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io/fs"
 	"strings"
@@ -72,65 +71,47 @@ func (s *Set) Validate(name string, doc json.RawMessage, at string) []interrupt.
 	return run(sch, doc, at)
 }
 
-// Inline is a schema declared by an interrupt, compiled.
-type Inline struct{ s *gojsonschema.Schema }
+// Inline is a schema declared by an interrupt, compiled, with its cost per document value.
+type Inline struct {
+	s     *gojsonschema.Schema
+	nodes int
+}
 
-// Validate checks doc against the inline schema, reporting paths under at.
+// Validate checks doc against the inline schema, reporting paths under at. A document whose
+// validation would exceed ValidationBudget is refused without running it.
 func (in *Inline) Validate(doc json.RawMessage, at string) []interrupt.FieldError {
+	if n := values(doc); n*in.nodes > ValidationBudget {
+		return []interrupt.FieldError{{Path: at, Message: fmt.Sprintf(
+			"is too large to check against the interrupt's schema: %d values against %d schema objects exceed the host's budget of %d", n, in.nodes, ValidationBudget)}}
+	}
 	return run(in.s, doc, at)
 }
 
-// ErrExternalRef refuses an inline schema that would make the host fetch another document: a
-// caller must never be able to point the host at a URL or a file.
-var ErrExternalRef = errors.New("schema: only local references (#...) are allowed in inline schemas")
-
-// Compile compiles an inline schema, reusing an earlier compilation of the same bytes.
+// Compile compiles an inline schema, reusing an earlier compilation of the same bytes. A schema
+// the host will not run (a reference outside it, recursion, over the limits) is an *Error.
 func (s *Set) Compile(raw json.RawMessage) (*Inline, error) {
 	sum := sha256.Sum256(raw)
 	if in := s.inline.get(sum); in != nil {
 		return in, nil
 	}
+	if len(raw) > MaxInlineBytes {
+		return nil, &Error{Message: fmt.Sprintf("is larger than %d bytes", MaxInlineBytes)}
+	}
 	var doc any
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		return nil, err
 	}
-	if err := localOnly(doc); err != nil {
+	c, err := analyse(doc)
+	if err != nil {
 		return nil, err
 	}
 	sch, err := gojsonschema.NewSchema(gojsonschema.NewGoLoader(doc))
 	if err != nil {
 		return nil, err
 	}
-	in := &Inline{s: sch}
+	in := &Inline{s: sch, nodes: c.nodes}
 	s.inline.put(sum, in)
 	return in, nil
-}
-
-// localOnly walks a schema document and refuses any $ref outside it and any identifier that
-// would rebase references ($id, id), wherever they appear.
-func localOnly(doc any) error {
-	switch v := doc.(type) {
-	case map[string]any:
-		for k, child := range v {
-			str, isString := child.(string)
-			switch {
-			case k == "$ref" && isString && !strings.HasPrefix(str, "#"):
-				return ErrExternalRef
-			case (k == "$id" || k == "id") && isString:
-				return ErrExternalRef
-			}
-			if err := localOnly(child); err != nil {
-				return err
-			}
-		}
-	case []any:
-		for _, child := range v {
-			if err := localOnly(child); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
 }
 
 // wrappers are gojsonschema's summary errors, which repeat the leaf errors beneath them.

@@ -2,6 +2,8 @@ package schema_test
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io/fs"
 	"strings"
 	"testing"
@@ -173,5 +175,80 @@ func BenchmarkResumeValidation(b *testing.B) {
 		if f := s.Validate(schema.ApprovalResume, value, "/resumeValue"); f != nil {
 			b.Fatal(f)
 		}
+	}
+}
+
+// TestCompileRefusesWhatWouldNotEnd: schemas that would recurse in the validator (and overflow
+// its stack), expand without bound, or hold patterns that match slowly are refused when
+// requested, naming the member at fault; ordinary references still work.
+func TestCompileRefusesWhatWouldNotEnd(t *testing.T) {
+	s := load(t)
+	laughs := `{"definitions":{"a0":{"type":"string"}`
+	for i := 1; i <= 12; i++ {
+		laughs += fmt.Sprintf(`,"a%d":{"allOf":[{"$ref":"#/definitions/a%d"},{"$ref":"#/definitions/a%d"}]}`, i, i-1, i-1)
+	}
+	laughs += `},"$ref":"#/definitions/a12"}`
+	tests := []struct {
+		name, schema string
+		// pointer is where the refusal points, "-" for a schema that compiles.
+		pointer string
+	}{
+		{"reference to the root", `{"$ref":"#"}`, "/$ref"},
+		{"root reference through anyOf", `{"anyOf":[{"type":"string"},{"$ref":"#"}]}`, "/anyOf/1/$ref"},
+		{"recursion through data", `{"type":"object","properties":{"child":{"$ref":"#"}}}`, "/properties/child/$ref"},
+		{"definition referring to itself", `{"definitions":{"a":{"$ref":"#/definitions/a"}},"$ref":"#/definitions/a"}`, "/definitions/a/$ref"},
+		{"definitions referring to each other", `{"definitions":{"a":{"items":{"$ref":"#/definitions/b"}},"b":{"not":{"$ref":"#/definitions/a"}}}}`, "/definitions/"},
+		{"reference to nothing", `{"$ref":"#/definitions/missing"}`, "/$ref"},
+		{"reference by anchor", `{"$ref":"#anchor"}`, "/$ref"},
+		{"exponential expansion", laughs, ""},
+		{"nested bounded repeats", `{"type":"string","pattern":"(a{1,30}){1,30}$"}`, "/pattern"},
+		{"pattern property of bounded repeats", `{"patternProperties":{"^(\\w{1,20}\\s?){1,20}$":{}}}`, "/patternProperties/^(\\w{1,20}\\s?){1,20}$"},
+		{"many small patterns", `{"anyOf":[` + strings.Repeat(`{"pattern":"[a-z]{1,40}"},`, 20) + `{}]}`, ""},
+		{"invalid pattern", `{"pattern":"(?<name"}`, "/pattern"},
+		{"schema too large", `{"description":"` + strings.Repeat("x", schema.MaxInlineBytes) + `"}`, ""},
+		{"ordinary references", `{"type":"object","properties":{"a":{"$ref":"#/definitions/n"},"b":{"$ref":"#/definitions/n"}},"definitions":{"n":{"type":"integer"}}}`, "-"},
+		{"a sibling's definition", `{"definitions":{"a":{"type":"string"},"b":{"items":{"$ref":"#/definitions/a"}}},"$ref":"#/definitions/b"}`, "-"},
+		{"a usual pattern", `{"type":"string","pattern":"^[A-Z]{3}-[0-9]{4}$"}`, "-"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := s.Compile(json.RawMessage(tt.schema))
+			var refused *schema.Error
+			switch {
+			case tt.pointer == "-":
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+			case !errors.As(err, &refused):
+				t.Fatalf("got %v, want a refusal at %q", err, tt.pointer)
+			case !strings.HasPrefix(refused.Pointer, tt.pointer):
+				t.Errorf("refused at %q (%s), want %q", refused.Pointer, refused.Message, tt.pointer)
+			}
+		})
+	}
+}
+
+// TestValidationBudget: a document that would cost more than the budget against a large schema
+// is refused without validating it; the same document against a small schema is validated.
+func TestValidationBudget(t *testing.T) {
+	s := load(t)
+	var props []string
+	for i := range 1500 {
+		props = append(props, fmt.Sprintf(`"p%d":{}`, i))
+	}
+	large, err := s.Compile(json.RawMessage(`{"type":"array","items":{"type":"object","properties":{` + strings.Join(props, ",") + `}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	small, err := s.Compile(json.RawMessage(`{"type":"array","items":{"type":"integer"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := json.RawMessage("[" + strings.Repeat("1,", 60_000) + "1]")
+	if fields := large.Validate(doc, "/resumeValue"); len(fields) != 1 || fields[0].Path != "/resumeValue" || !strings.Contains(fields[0].Message, "budget") {
+		t.Errorf("over the budget: %v", fields)
+	}
+	if fields := small.Validate(doc, "/resumeValue"); len(fields) != 0 {
+		t.Errorf("within the budget: %v", fields)
 	}
 }
