@@ -5,7 +5,6 @@ package apigw
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -117,37 +116,27 @@ func (a *API) authenticate(req events.APIGatewayV2HTTPRequest, scope string) (in
 		return p, interrupt.Errorf(interrupt.CodeUnauthorized, "the request carries no verified JWT")
 	}
 	jwt := req.RequestContext.Authorizer.JWT
-	p.Subject = jwt.Claims["sub"]
-	p.Tenant = jwt.Claims[a.opts.TenantClaim]
+	c, err := bearerClaims(req, jwt.Claims)
+	if err != nil {
+		return p, err
+	}
+	p.Subject = c.str("sub")
+	p.Tenant = c.str(a.opts.TenantClaim)
 	p.Scopes = jwt.Scopes
 	if len(p.Scopes) == 0 {
 		p.Scopes = strings.Fields(jwt.Claims["scope"])
 	}
-	p.Groups = claimList(jwt.Claims[a.opts.GroupsClaim])
-	p.Roles = claimList(jwt.Claims[a.opts.RolesClaim])
+	p.Groups = c.list(a.opts.GroupsClaim)
+	p.Roles = c.list(a.opts.RolesClaim)
 	switch {
 	case p.Subject == "":
 		return p, interrupt.Errorf(interrupt.CodeUnauthorized, "the JWT has no subject")
 	case !host.ValidID(p.Tenant):
-		return p, interrupt.Errorf(interrupt.CodeForbidden, "the JWT carries no usable %s claim", a.opts.TenantClaim)
+		return p, interrupt.Errorf(interrupt.CodeForbidden, "the JWT carries no usable %s claim (a string id)", a.opts.TenantClaim)
 	case !slices.Contains(p.Scopes, scope):
 		return p, interrupt.Errorf(interrupt.CodeForbidden, "this operation needs scope %s", scope)
 	}
 	return p, nil
-}
-
-// claimList reads a multi-valued claim as the HTTP API's JWT authorizer passes it: a JSON array
-// becomes "[a b]"; an issuer may also send a JSON array string or a comma-separated string.
-func claimList(v string) []string {
-	v = strings.TrimSpace(v)
-	var list []string
-	if strings.HasPrefix(v, "[") && json.Unmarshal([]byte(v), &list) == nil {
-		return list
-	}
-	if strings.HasPrefix(v, "[") && strings.HasSuffix(v, "]") {
-		return strings.Fields(v[1 : len(v)-1])
-	}
-	return strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' })
 }
 
 // access writes the one log line of an invocation. It never logs a body, a token or a header.

@@ -1,25 +1,68 @@
-package apigw
+package apigw_test
 
 import (
-	"slices"
+	"strings"
 	"testing"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/interrupthost/interrupthost/pkg/apigw"
 )
 
-func TestClaimList(t *testing.T) {
-	cases := map[string][]string{
-		"[finance ops]":       {"finance", "ops"},
-		`["finance","ops"]`:   {"finance", "ops"},
-		"finance,ops":         {"finance", "ops"},
-		"finance":             {"finance"},
-		"":                    nil,
-		"[]":                  {},
-		` [ finance  ops ] `:  {"finance", "ops"},
-		`["a b","c"]`:         {"a b", "c"},
-		"finance, ops , eng ": {"finance", "ops", "eng"},
+// TestClaimsAreReadAsIssued: group and role names are matched whole, spaces, commas and
+// brackets included, as the issuer wrote them (API Gateway's "[a b]" rendering cannot tell
+// ["not admins"] from ["not", "admins"]); a tenant is a string claim and nothing else; and the
+// claims come from the bearer token only when it is the one the authorizer verified.
+func TestClaimsAreReadAsIssued(t *testing.T) {
+	s := newStack(t)
+	approval := func(field string, refs ...string) string {
+		return strings.Replace(example(t, "approval"), `"requiredApprovals": 1`, `"`+field+`":["`+strings.Join(refs, `","`)+`"]`, 1)
 	}
-	for in, want := range cases {
-		if got := claimList(in); !slices.Equal(got, want) {
-			t.Errorf("claimList(%q) = %q, want %q", in, got, want)
+	value := `{"resumeValue":{"action":"accept","decidedAt":"2026-11-30T09:00:00Z"}}`
+	tests := []struct {
+		name    string
+		payload string
+		claims  map[string]any
+		status  int
+	}{
+		{"a group name with a space is one name", approval("approverGroupRefs", "admins"), map[string]any{"groups": []string{"not admins"}}, 403},
+		{"a group name with a space matches whole", approval("approverGroupRefs", "Finance Admins"), map[string]any{"groups": []string{"Finance Admins"}}, 200},
+		{"a group name with a comma is one name", approval("approverGroupRefs", "a"), map[string]any{"groups": []string{"a,b"}}, 403},
+		{"a group name with brackets matches whole", approval("approverGroupRefs", "[ops]"), map[string]any{"groups": []string{"x", "[ops]"}}, 200},
+		{"a string claim is one name", approval("approverGroupRefs", "ops"), map[string]any{"groups": "finance ops"}, 403},
+		{"a role name with a space", approval("approverRoleRefs", "manager"), map[string]any{"roles": []string{"deputy manager"}}, 403},
+		{"a role name with a space matches whole", approval("approverRoleRefs", "deputy manager"), map[string]any{"roles": []string{"deputy manager"}}, 200},
+		{"a numeric tenant is no tenant", example(t, "custom"), map[string]any{"tenant": 123}, 403},
+		{"a boolean tenant is no tenant", example(t, "custom"), map[string]any{"tenant": true}, 403},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			run := "claims-" + string(rune('a'+i))
+			s.mustRequest(t, run, "n1", tt.payload)
+			r := invoke(t, s.api.ResolveByRun(), call{who: &approver, claims: tt.claims, params: map[string]string{"runId": run, "nodeId": "n1"}, body: value})
+			if r.Status != tt.status {
+				t.Errorf("%d %s, want %d", r.Status, r.Body, tt.status)
+			}
+		})
+	}
+
+	t.Run("a token other than the verified one", func(t *testing.T) {
+		for name, change := range map[string]func(*events.APIGatewayV2HTTPRequest){
+			"no header":       func(r *events.APIGatewayV2HTTPRequest) { delete(r.Headers, "authorization") },
+			"another subject": func(r *events.APIGatewayV2HTTPRequest) { r.RequestContext.Authorizer.JWT.Claims["sub"] = "bob" },
+			"another tenant":  func(r *events.APIGatewayV2HTTPRequest) { r.RequestContext.Authorizer.JWT.Claims["tenant"] = "evilcorp" },
+			"not a JWT":       func(r *events.APIGatewayV2HTTPRequest) { r.Headers["authorization"] = "Bearer abc" },
+			"another scheme": func(r *events.APIGatewayV2HTTPRequest) {
+				r.Headers["authorization"] = strings.Replace(r.Headers["authorization"], "Bearer", "Basic", 1)
+			},
+			"undecodable claims": func(r *events.APIGatewayV2HTTPRequest) { r.Headers["authorization"] = "Bearer a.!!.c" },
+		} {
+			req := events.APIGatewayV2HTTPRequest{Headers: map[string]string{}, PathParameters: map[string]string{"runId": "claims-a"}}
+			authorize(&req, map[string]any{"sub": "alice", "tenant": "acme"}, []string{apigw.ScopeRunsRead})
+			change(&req)
+			resp, err := s.api.GetRun()(t.Context(), req)
+			if err != nil || resp.StatusCode != 401 {
+				t.Errorf("%s: %d %s %v, want 401", name, resp.StatusCode, resp.Body, err)
+			}
 		}
-	}
+	})
 }

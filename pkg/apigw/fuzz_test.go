@@ -32,14 +32,10 @@ func fuzzHandler(f *testing.F, pick func(*stack) apigw.Handler, route string, se
 			Headers:        map[string]string{"content-type": ctype},
 			PathParameters: map[string]string{"runId": runID, "nodeId": nodeID, "token": token},
 			Body:           body,
-			RequestContext: events.APIGatewayV2HTTPRequestContext{
-				RequestID: "fuzz", RouteKey: route,
-				Authorizer: &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{JWT: &events.APIGatewayV2HTTPRequestContextAuthorizerJWTDescription{
-					Claims: map[string]string{"sub": "fuzzer", "tenant": "acme", "groups": "[finance]"},
-					Scopes: []string{apigw.ScopeInterruptsWrite, apigw.ScopeApprovalsRespond, apigw.ScopeRunsRead},
-				}},
-			},
+			RequestContext: events.APIGatewayV2HTTPRequestContext{RequestID: "fuzz", RouteKey: route},
 		}
+		authorize(&req, map[string]any{"sub": "fuzzer", "tenant": "acme", "groups": []string{"finance"}},
+			[]string{apigw.ScopeInterruptsWrite, apigw.ScopeApprovalsRespond, apigw.ScopeRunsRead})
 		if idemKey != "" {
 			req.Headers["idempotency-key"] = idemKey
 		}

@@ -2,6 +2,7 @@ package apigw_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -136,6 +137,33 @@ type call struct {
 	// body64 sends the body base64-encoded, as API Gateway does for binary media.
 	body64  bool
 	headers map[string]string
+	// claims adds to or replaces the JWT claims of who.
+	claims map[string]any
+}
+
+// authorize gives req what API Gateway's JWT authorizer gives a function: the bearer token in
+// the Authorization header (signed by nobody: functions do not check signatures again), and its
+// claims flattened to strings in the request context, an array as "[a b]".
+func authorize(req *events.APIGatewayV2HTTPRequest, claims map[string]any, scopes []string) {
+	payload, err := json.Marshal(claims)
+	if err != nil {
+		panic(err)
+	}
+	req.Headers["authorization"] = "Bearer eyJhbGciOiJSUzI1NiJ9." + base64.RawURLEncoding.EncodeToString(payload) + ".c2ln"
+	flat := map[string]string{}
+	for k, v := range claims {
+		switch v := v.(type) {
+		case string:
+			flat[k] = v
+		case []string:
+			flat[k] = "[" + strings.Join(v, " ") + "]"
+		default:
+			flat[k] = fmt.Sprint(v)
+		}
+	}
+	req.RequestContext.Authorizer = &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{
+		JWT: &events.APIGatewayV2HTTPRequestContextAuthorizerJWTDescription{Claims: flat, Scopes: scopes},
+	}
 }
 
 type response struct {
@@ -195,12 +223,9 @@ func invokeErr(h apigw.Handler, c call) (response, error) {
 	}
 	maps.Copy(req.Headers, c.headers)
 	if c.who != nil {
-		req.RequestContext.Authorizer = &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{
-			JWT: &events.APIGatewayV2HTTPRequestContextAuthorizerJWTDescription{
-				Claims: map[string]string{"sub": c.who.sub, "tenant": c.who.tenant},
-				Scopes: c.who.scopes,
-			},
-		}
+		claims := map[string]any{"sub": c.who.sub, "tenant": c.who.tenant}
+		maps.Copy(claims, c.claims)
+		authorize(&req, claims, c.who.scopes)
 	}
 	resp, err := h(context.Background(), req)
 	return response{resp.StatusCode, resp.Headers, []byte(resp.Body)}, err

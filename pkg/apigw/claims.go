@@ -1,0 +1,85 @@
+package apigw
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"strings"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/interrupthost/interrupthost/pkg/interrupt"
+)
+
+// claims are the claims of the JWT the gateway's authorizer verified, as its issuer wrote them.
+// API Gateway hands a function every claim flattened to a string, an array as "[a b]", which
+// cannot be read back: a group "Finance Admins" reads as two groups, "not admins" as "admins",
+// and a numeric tenant as a string. The same JWT is in the request's Authorization header (the
+// authorizer's identity source); the function reads the claims from there, and only when they
+// agree with what the authorizer verified. Its signature is not checked again here: the function
+// holds no issuer keys, and a token that differs from the verified one is refused.
+type claims map[string]json.RawMessage
+
+// bearerClaims decodes the Authorization header's JWT and checks it against the authorizer's
+// claims: every claim the token holds as a string must be the authorizer's value of that claim,
+// and the authorizer must have verified a subject.
+func bearerClaims(req events.APIGatewayV2HTTPRequest, verified map[string]string) (claims, error) {
+	refused := interrupt.Errorf(interrupt.CodeUnauthorized, "the bearer token is not the one the gateway verified")
+	scheme, jwt, ok := strings.Cut(strings.TrimSpace(req.Headers["authorization"]), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return nil, refused
+	}
+	parts := strings.Split(strings.TrimSpace(jwt), ".")
+	if len(parts) != 3 {
+		return nil, refused
+	}
+	payload, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		return nil, refused
+	}
+	var c claims
+	if err := json.Unmarshal(payload, &c); err != nil || c == nil {
+		return nil, refused
+	}
+	if verified["sub"] == "" {
+		return nil, refused
+	}
+	for name, raw := range c {
+		var s string
+		if json.Unmarshal(raw, &s) == nil && verified[name] != s {
+			return nil, refused
+		}
+	}
+	return c, nil
+}
+
+// str is a claim that must be a JSON string; anything else (a number, a boolean, an array) is
+// no value at all.
+func (c claims) str(name string) string {
+	var s string
+	if json.Unmarshal(c[name], &s) != nil {
+		return ""
+	}
+	return s
+}
+
+// list is a multi-valued claim: a JSON array of names, or one string that is one name (never
+// split, so names may hold spaces, commas and brackets). Members that are not strings are
+// ignored.
+func (c claims) list(name string) []string {
+	raw := c[name]
+	if s := c.str(name); s != "" {
+		return []string{s}
+	}
+	var items []json.RawMessage
+	if json.Unmarshal(raw, &items) != nil {
+		return nil
+	}
+	var out []string
+	for _, item := range items {
+		var s string
+		if json.Unmarshal(item, &s) == nil && s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
