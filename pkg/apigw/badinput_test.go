@@ -169,3 +169,53 @@ func TestInternalErrorsStayInside(t *testing.T) {
 		t.Errorf("log line %v", line)
 	}
 }
+
+// TestBodiesAreReadExactly: member names match exactly (encoding/json alone would let
+// "RESUMEVALUE" fill resumeValue), messages name JSON types rather than Go's, and an integer
+// written as 1.0 is the integer the published schemas accept.
+func TestBodiesAreReadExactly(t *testing.T) {
+	s := newStack(t)
+	s.mustRequest(t, "r1", "n1", example(t, "approval"))
+	value := `{"action":"accept","decidedAt":"2026-11-30T09:00:00Z"}`
+	node := map[string]string{"runId": "r1", "nodeId": "n1"}
+	refused := []struct {
+		name, body, path string
+		h                apigw.Handler
+	}{
+		{"a member in upper case beside its name", `{"resumeValue":` + value + `,"RESUMEVALUE":1}`, "/RESUMEVALUE", s.api.ResolveByRun()},
+		{"a member in upper case alone", `{"RESUMEVALUE":` + value + `}`, "/RESUMEVALUE", s.api.ResolveByRun()},
+		{"an intent in upper case", `{"intent":"resolve","INTENT":"inspect"}`, "/INTENT", s.api.MintToken()},
+		{"a token member in another case", `{"nodeId":"n2","payload":` + example(t, "custom") + `,"token":{"Intent":"resolve"}}`, "/token/Intent", s.api.RequestInterrupt()},
+		{"a node id of the wrong type", `{"nodeId":7,"payload":` + example(t, "custom") + `}`, "/nodeId", s.api.RequestInterrupt()},
+		{"a lifetime of the wrong type", `{"intent":"resolve","ttlMs":"soon"}`, "/ttlMs", s.api.MintToken()},
+		{"a fractional lifetime", `{"intent":"resolve","ttlMs":1.5}`, "/ttlMs", s.api.MintToken()},
+		{"a reason of the wrong type", `{"reason":["x"]}`, "/reason", s.api.EndRun()},
+	}
+	for _, tt := range refused {
+		t.Run(tt.name, func(t *testing.T) {
+			r := invoke(t, tt.h, call{who: &everyone, route: "POST /runs/{runId}/cancel", params: node, body: tt.body})
+			p := r.problem(t)
+			if r.Status != 400 || !hasPath(p, tt.path) {
+				t.Fatalf("%d %s, want 400 naming %s", r.Status, r.Body, tt.path)
+			}
+			for _, leak := range []string{"Go ", "struct", "int64", "interrupt.Integer", "host.Token"} {
+				if strings.Contains(string(r.Body), leak) {
+					t.Errorf("the problem speaks Go (%q): %s", leak, r.Body)
+				}
+			}
+		})
+	}
+	if n := len(s.commits(t, "acme", "r1")); n != 1 {
+		t.Errorf("refused bodies wrote: %d commits", n)
+	}
+	quorum := `{"kind":"approval","key":"k","timeoutMs":3600000.0,"data":{"artifactId":"a","artifactType":"t","title":"x","actions":["accept"],"requiredApprovals":2.0}}`
+	if r := s.request(t, engine, "r2", "n1", quorum); r.Status != 201 {
+		t.Errorf("requiredApprovals 2.0: %d %s", r.Status, r.Body)
+	}
+	if r := s.mint(t, "r2", "n1", `{"intent":"resolve","ttlMs":60000.0}`); r.Status != 201 {
+		t.Errorf("ttlMs 60000.0: %d %s", r.Status, r.Body)
+	}
+	if r := s.resolve(t, approver, "r2", "n1", value); r.Status != 202 || !strings.Contains(string(r.Body), `"required":2`) {
+		t.Errorf("a quorum of 2.0 is a quorum of 2: %d %s", r.Status, r.Body)
+	}
+}

@@ -7,13 +7,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"mime"
+	"reflect"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
+	"github.com/interrupthost/interrupthost/pkg/schema"
 )
 
 // MaxBody is the largest request body accepted, decoded. A commit holds the body's payload (and
@@ -39,6 +43,9 @@ func decodeBody(req events.APIGatewayV2HTTPRequest, v any) error {
 		return interrupt.Errorf(interrupt.CodePayloadTooLarge, "the body exceeds %d bytes", MaxBody)
 	}
 	if err := strictJSON(body); err != nil {
+		return err
+	}
+	if err := exactMembers(body, reflect.TypeOf(v), ""); err != nil {
 		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
@@ -113,17 +120,67 @@ func strictJSON(body []byte) error {
 
 func bodyError(err error) error {
 	var typeErr *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &typeErr):
+	if errors.As(err, &typeErr) {
 		return interrupt.Invalid("the body does not match the operation's shape",
-			interrupt.FieldError{Path: "/" + strings.ReplaceAll(typeErr.Field, ".", "/"), Message: "must be " + typeErr.Type.String()})
-	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
-		return interrupt.Invalid("the body does not match the operation's shape",
-			interrupt.FieldError{Path: "/" + name, Message: "Additional property " + name + " is not allowed"})
-	default:
-		return interrupt.Invalid("the body is not valid JSON")
+			interrupt.FieldError{Path: "/" + strings.ReplaceAll(typeErr.Field, ".", "/"), Message: "must be " + jsonType(typeErr.Type)})
 	}
+	return interrupt.Invalid("the body is not valid JSON")
+}
+
+// jsonType names the JSON type a Go type decodes from, for messages a client can act on.
+func jsonType(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	default:
+		return "an object"
+	}
+}
+
+// exactMembers refuses every member of a body object that names no field of t exactly:
+// encoding/json matches names regardless of case, so "RESUMEVALUE" would fill resumeValue and
+// pass the duplicate-member check beside it. It descends into members that decode into structs.
+func exactMembers(body []byte, t reflect.Type, at string) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return nil
+	}
+	var members map[string]json.RawMessage
+	if json.Unmarshal(body, &members) != nil {
+		return nil // not an object: decoding reports the type
+	}
+	fields := map[string]reflect.Type{}
+	for f := range t.Fields() {
+		if name, _, _ := strings.Cut(f.Tag.Get("json"), ","); name != "" && name != "-" && f.IsExported() {
+			fields[name] = f.Type
+		}
+	}
+	var unknown []interrupt.FieldError
+	for _, name := range slices.Sorted(maps.Keys(members)) {
+		ft, ok := fields[name]
+		if !ok {
+			unknown = append(unknown, interrupt.FieldError{Path: at + "/" + schema.PointerEscape(name), Message: "Additional property " + name + " is not allowed"})
+			continue
+		}
+		if err := exactMembers(members[name], ft, at+"/"+name); err != nil {
+			return err
+		}
+	}
+	if len(unknown) > 0 {
+		return interrupt.Invalid("the body does not match the operation's shape", unknown...)
+	}
+	return nil
 }
 
 // missing is the validation error for absent required members.

@@ -134,7 +134,7 @@ func (h *Host) checkPayload(raw json.RawMessage) (interrupt.Payload, error) {
 		return p, interrupt.Invalid("payload does not match the InterruptPayload schema", fields...)
 	}
 	if err := json.Unmarshal(raw, &p); err != nil {
-		return p, interrupt.Invalid("payload is not a valid InterruptPayload", interrupt.FieldError{Path: "/payload", Message: err.Error()})
+		return p, interrupt.Invalid("payload is not a valid InterruptPayload", interrupt.FieldError{Path: "/payload", Message: "does not match the InterruptPayload schema"})
 	}
 	var fields []interrupt.FieldError
 	type inline struct {
@@ -162,7 +162,7 @@ func (h *Host) checkPayload(raw json.RawMessage) (interrupt.Payload, error) {
 		d := p.Data
 		named := len(d.ApproversList) > 0
 		byRef := h.advertises(interrupt.RefGroup) && len(d.ApproverGroupRefs) > 0 || h.advertises(interrupt.RefRole) && len(d.ApproverRoleRefs) > 0
-		if named && !byRef && d.RequiredApprovals > len(d.ApproversList) {
+		if named && !byRef && int(d.RequiredApprovals) > len(d.ApproversList) {
 			fields = append(fields, interrupt.FieldError{Path: "/payload/data/requiredApprovals",
 				Message: fmt.Sprintf("%d approvals can never come from the %d principals of approversList", d.RequiredApprovals, len(d.ApproversList))})
 		}

@@ -144,31 +144,55 @@ func (h *Host) checkResume(in *runlog.Interrupt, p interrupt.Principal, value js
 		fields = append(fields, h.checkAnswers(in.Payload.Data.Questions, value)...)
 	case interrupt.KindApproval:
 		var errs []interrupt.FieldError
-		value, action, errs = checkApproval(h.schemas, in.Payload.Data.Actions, p, value)
+		value, action, errs = checkApproval(h.schemas, in.Payload.Data.Actions, value)
 		fields = append(fields, errs...)
 	}
 	if len(fields) > 0 {
 		return nil, "", interrupt.Invalid("resumeValue is not acceptable for this interrupt", fields...)
 	}
+	if in.Payload.Kind == interrupt.KindApproval {
+		var err error
+		if value, err = decidedBy(p, value); err != nil {
+			return nil, "", err
+		}
+	}
 	return value, action, nil
 }
 
-func checkApproval(schemas *schema.Set, allowed []interrupt.Action, p interrupt.Principal, value json.RawMessage) (json.RawMessage, interrupt.Action, []interrupt.FieldError) {
+// decidedBy is the approval decision as recorded: decided by the caller. An authenticated
+// caller (or a token minted for a principal) may leave decidedBy out, and the host records the
+// caller; when sent it must name the caller, or anyone could record a decision as someone
+// else's. A token without a principal has no identity to check, and decidedBy stays as sent.
+func decidedBy(p interrupt.Principal, value json.RawMessage) (json.RawMessage, error) {
+	var v struct {
+		DecidedBy *string `json:"decidedBy"`
+	}
+	if err := json.Unmarshal(value, &v); err != nil {
+		return nil, err
+	}
+	switch {
+	case p.Subject == "":
+		return value, nil
+	case v.DecidedBy == nil:
+		return withMember(value, "decidedBy", p.Subject), nil
+	case *v.DecidedBy != p.Subject:
+		return nil, interrupt.Errorf(interrupt.CodeForbidden, "decidedBy must be the caller (%s), who is recorded as the decider", p.Subject)
+	}
+	return value, nil
+}
+
+func checkApproval(schemas *schema.Set, allowed []interrupt.Action, value json.RawMessage) (json.RawMessage, interrupt.Action, []interrupt.FieldError) {
 	if fields := schemas.Validate(schema.ApprovalResume, value, "/resumeValue"); len(fields) > 0 {
 		return nil, "", fields
 	}
 	var v struct {
-		Action    interrupt.Action `json:"action"`
-		DecidedBy *string          `json:"decidedBy"`
+		Action interrupt.Action `json:"action"`
 	}
 	if err := json.Unmarshal(value, &v); err != nil {
 		return nil, "", []interrupt.FieldError{{Path: "/resumeValue", Message: "is not an approval decision"}}
 	}
 	if !slices.Contains(allowed, v.Action) {
 		return nil, "", []interrupt.FieldError{{Path: "/resumeValue/action", Message: fmt.Sprintf("%q is not one of this approval's actions %v", v.Action, allowed)}}
-	}
-	if v.DecidedBy == nil && p.Subject != "" {
-		value = withMember(value, "decidedBy", p.Subject)
 	}
 	return value, v.Action, nil
 }

@@ -21,7 +21,7 @@ const (
 type TokenRequest struct {
 	Intent string `json:"intent"`
 	// TTLMs is the lifetime asked for; 0 means DefaultTokenTTL.
-	TTLMs int64 `json:"ttlMs,omitempty"`
+	TTLMs interrupt.Integer `json:"ttlMs,omitempty"`
 	// Principal, when set, is who the token resolves as.
 	Principal string `json:"principal,omitempty"`
 }
@@ -32,7 +32,7 @@ func (r TokenRequest) Check(at string) []interrupt.FieldError {
 	if r.Intent != token.IntentResolve && r.Intent != token.IntentInspect {
 		fields = append(fields, interrupt.FieldError{Path: at + "/intent", Message: "must be resolve or inspect"})
 	}
-	if r.TTLMs < 0 || r.TTLMs > MaxTokenTTL.Milliseconds() {
+	if r.TTLMs < 0 || int64(r.TTLMs) > MaxTokenTTL.Milliseconds() {
 		fields = append(fields, interrupt.FieldError{Path: at + "/ttlMs", Message: "must be from 1 to 2592000000 (30 days)"})
 	}
 	if len(r.Principal) > 256 {

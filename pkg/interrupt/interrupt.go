@@ -3,7 +3,11 @@
 // AWS or Lambda so that every other package can share its vocabulary.
 package interrupt
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"math/big"
+	"reflect"
+)
 
 // Kind discriminates an InterruptPayload; it decides the payload's data shape, the legacy event
 // type emitted beside interrupt.*, and the run status while the interrupt is pending.
@@ -68,14 +72,14 @@ type Payload struct {
 	Key          string          `json:"key"`
 	Data         Data            `json:"data"`
 	ResumeSchema json.RawMessage `json:"resumeSchema,omitempty"`
-	TimeoutMs    int64           `json:"timeoutMs,omitempty"`
+	TimeoutMs    Integer         `json:"timeoutMs,omitempty"`
 }
 
 // Data is the union of the kind-specific fields the host itself reads; fields the host only
 // stores (titles, prompts, artifacts) stay in the raw payload.
 type Data struct {
 	Actions                []Action `json:"actions,omitempty"`
-	RequiredApprovals      int      `json:"requiredApprovals,omitempty"`
+	RequiredApprovals      Integer  `json:"requiredApprovals,omitempty"`
 	RejectionPolicy        string   `json:"rejectionPolicy,omitempty"`
 	OverrideBypassesQuorum bool     `json:"overrideBypassesQuorum,omitempty"`
 	ApproversList          []string `json:"approversList,omitempty"`
@@ -219,4 +223,21 @@ type Vote struct {
 	// Override is set when a configured override principal released the gate alone.
 	Override bool  `json:"override,omitempty"`
 	Tally    Tally `json:"tally"`
+}
+
+// Integer is a JSON integer as JSON Schema counts one: any number with an integral value, so
+// 1.0 is 1 (as the published schemas accept it), while 1.5 and numbers past int64 are errors.
+type Integer int64
+
+// UnmarshalJSON reads an integral JSON number exactly, without rounding through float64.
+func (n *Integer) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		return nil
+	}
+	r, ok := new(big.Rat).SetString(string(b))
+	if !ok || !r.IsInt() || !r.Num().IsInt64() || b[0] == '"' {
+		return &json.UnmarshalTypeError{Value: "number " + string(b), Type: reflect.TypeFor[Integer]()}
+	}
+	*n = Integer(r.Num().Int64())
+	return nil
 }

@@ -38,7 +38,7 @@ func (i *Interrupt) Voted(principal string) *interrupt.Vote {
 
 // Tally counts the interrupt's votes against its quorum.
 func (i *Interrupt) Tally() interrupt.Tally {
-	t := interrupt.Tally{Required: max(i.Payload.Data.RequiredApprovals, 1)}
+	t := interrupt.Tally{Required: max(int(i.Payload.Data.RequiredApprovals), 1)}
 	for _, v := range i.Votes {
 		switch v.Action {
 		case interrupt.ActionAccept, interrupt.ActionEditAccept:
