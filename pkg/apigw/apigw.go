@@ -92,7 +92,7 @@ func (a *API) route(scope string, op func(context.Context, *call) (reply, error)
 				err = fmt.Errorf("panic: %v", v)
 				resp = problemResponse(interrupt.Errorf(interrupt.CodeInternal, "internal error"))
 			}
-			a.access(ctx, c, resp.StatusCode, err, time.Since(start))
+			a.access(ctx, c, resp, err, time.Since(start))
 		}()
 		var out reply
 		if scope != noJWT {
@@ -139,12 +139,14 @@ func (a *API) authenticate(req events.APIGatewayV2HTTPRequest, scope string) (in
 	return p, nil
 }
 
-// access writes the one log line of an invocation. It never logs a body, a token or a header.
-func (a *API) access(ctx context.Context, c *call, status int, err error, took time.Duration) {
+// access writes the one log line of an invocation: what was answered, how many bytes, how fast.
+// It never logs a body, a token or a header.
+func (a *API) access(ctx context.Context, c *call, resp events.APIGatewayV2HTTPResponse, err error, took time.Duration) {
 	attrs := []slog.Attr{
 		slog.String("requestId", c.req.RequestContext.RequestID),
 		slog.String("route", c.req.RouteKey),
-		slog.Int("status", status),
+		slog.Int("status", resp.StatusCode),
+		slog.Int("bytes", len(resp.Body)),
 		slog.Float64("latencyMs", float64(took.Microseconds())/1000),
 	}
 	if c.runID != "" {

@@ -6,9 +6,12 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/interrupthost/interrupthost/pkg/apigw"
+	"github.com/interrupthost/interrupthost/pkg/dynamo/dynamotest"
 	"github.com/interrupthost/interrupthost/pkg/host"
+	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
 )
 
@@ -157,5 +160,54 @@ func TestEarlierLayoutReadsTheSame(t *testing.T) {
 	replayA, replayB := invoke(t, today.api.ResolveByRun(), resolve), invoke(t, earlier.api.ResolveByRun(), resolve)
 	if replayB.Headers["Idempotent-Replayed"] != "true" || string(replayA.Body) != string(replayB.Body) {
 		t.Errorf("replays differ: today %s, earlier %d %s", replayA.Body, replayB.Status, replayB.Body)
+	}
+}
+
+// TestRunGrowthIsBounded: one run holds a bounded number of commits and bytes, and one principal
+// asks a bounded number of times on one approval; past a bound the request is refused with a
+// problem naming it and writes nothing, and the run can still be ended.
+func TestRunGrowthIsBounded(t *testing.T) {
+	db, table := dynamotest.NewTable(t)
+	s, err := buildWith(db, table, &clock{now: time.Now()}, nil, func(cfg *host.Config) {
+		cfg.MaxRunCommits, cfg.MaxRunBytes = 4, 6000
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	custom := func(key string) string {
+		return strings.Replace(example(t, "custom"), `"robot-arm-calibrated"`, `"`+key+`"`, 1)
+	}
+	s.mustRequest(t, "r1", "n1", custom("k1"))
+	s.mustRequest(t, "r1", "n2", custom("k2"))
+	s.mustRequest(t, "r1", "n3", custom("k3"))
+	s.mustRequest(t, "r1", "n4", custom("k4"))
+	r := s.request(t, engine, "r1", "n5", custom("k5"))
+	if r.Status != 409 || !strings.Contains(r.problem(t).Detail, "as many as one run may") {
+		t.Errorf("a fifth commit: %d %s", r.Status, r.Body)
+	}
+	big := `{"kind":"custom","key":"big","data":{"customKind":"x","payload":"` + strings.Repeat("x", 6000) + `"}}`
+	if r := s.request(t, engine, "r2", "n1", big); r.Status != 413 || r.problem(t).Code != interrupt.CodePayloadTooLarge {
+		t.Errorf("a run past its bytes: %d %s", r.Status, r.Body)
+	}
+	if n := len(s.commits(t, "acme", "r1")) + len(s.commits(t, "acme", "r2")); n != 4 {
+		t.Errorf("%d commits, want the 4 accepted", n)
+	}
+	if r := invoke(t, s.api.EndRun(), call{who: &engine, route: "POST /runs/{runId}/cancel", params: map[string]string{"runId": "r1"}}); r.Status != 200 {
+		t.Errorf("a full run cannot be ended: %d %s", r.Status, r.Body)
+	}
+
+	s2 := newStack(t)
+	s2.mustRequest(t, "r1", "n1", example(t, "approval"))
+	ask := `{"action":"ask","decidedAt":"2026-11-30T09:00:00Z","feedback":"which cost centre?"}`
+	for i := range host.MaxAsksPerPrincipal {
+		if r := s2.resolve(t, approver, "r1", "n1", ask); r.Status != 202 {
+			t.Fatalf("ask %d: %d %s", i+1, r.Status, r.Body)
+		}
+	}
+	if r := s2.resolve(t, approver, "r1", "n1", ask); r.Status != 409 || r.problem(t).Code != interrupt.CodeConflict {
+		t.Errorf("one ask too many: %d %s", r.Status, r.Body)
+	}
+	if r := s2.resolve(t, approver.named("bob"), "r1", "n1", ask); r.Status != 202 {
+		t.Errorf("another principal asks: %d %s", r.Status, r.Body)
 	}
 }

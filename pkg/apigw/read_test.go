@@ -2,6 +2,8 @@ package apigw_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"strings"
 	"strconv"
 	"testing"
 
@@ -186,5 +188,44 @@ func TestTenantsAreIsolated(t *testing.T) {
 	}
 	if snap, _ := s.snapshot(t, engine, "shared-id"); snap.Status != interrupt.RunWaitingExternal || snap.Pending[0].InterruptID != mine.InterruptID {
 		t.Errorf("acme's run after evilcorp resolved its own: %+v", snap)
+	}
+}
+
+// TestEventPagesAreBoundedBySize: a page of large commits stops at about host.MaxPageBytes
+// (Lambda answers at most 6 MB), never splits a commit, and next carries on without a gap.
+func TestEventPagesAreBoundedBySize(t *testing.T) {
+	s := newStack(t)
+	const commits = 10
+	for i := range commits {
+		payload := fmt.Sprintf(`{"kind":"approval","key":"k%d","data":{"artifactId":"a","artifactType":"t","title":"x","actions":["accept"],"artifactData":"%s"}}`,
+			i, strings.Repeat("x", 120_000))
+		s.mustRequest(t, "r1", fmt.Sprintf("n%d", i), payload)
+	}
+	var seqs []int64
+	after, pages := int64(0), 0
+	for {
+		page, r := s.events(t, engine, "r1", map[string]string{"after": fmt.Sprint(after)})
+		if r.Status != 200 {
+			t.Fatalf("%d %.300s", r.Status, r.Body)
+		}
+		if len(r.Body) > host.MaxPageBytes+64<<10 {
+			t.Errorf("a page of %d bytes", len(r.Body))
+		}
+		if len(page.Events) == 0 {
+			break
+		}
+		pages++
+		for _, e := range page.Events {
+			if e.Index == 0 {
+				seqs = append(seqs, e.Seq)
+			}
+		}
+		if last := page.Events[len(page.Events)-1]; last.Seq != page.Next || last.Index != 1 {
+			t.Errorf("page ends inside commit %d (index %d), next %d", last.Seq, last.Index, page.Next)
+		}
+		after = page.Next
+	}
+	if pages < 2 || len(seqs) != commits || seqs[0] != 1 || seqs[commits-1] != commits {
+		t.Errorf("%d pages over commits %v", pages, seqs)
 	}
 }

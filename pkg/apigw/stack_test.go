@@ -100,15 +100,23 @@ func stackOn(t testing.TB, db *dynamodb.Client, table string, capabilities ...st
 }
 
 func build(db *dynamodb.Client, table string, c *clock, keys token.Keys, capabilities ...string) (*stack, error) {
-	if capabilities == nil {
-		capabilities = []string{"conversation"}
-	}
+	return buildWith(db, table, c, keys, func(cfg *host.Config) {
+		if capabilities != nil {
+			cfg.Capabilities = capabilities
+		}
+	})
+}
+
+// buildWith is build with the host configuration adjusted by configure.
+func buildWith(db *dynamodb.Client, table string, c *clock, keys token.Keys, configure func(*host.Config)) (*stack, error) {
 	schemas, err := schema.Load()
 	if err != nil {
 		return nil, err
 	}
 	log := dynamo.NewRunLog(db, table)
-	h := host.New(log, schemas, host.Config{Capabilities: capabilities, Now: c.Now, Keys: keys, RefKinds: []string{"principal", "group", "role"}})
+	cfg := host.Config{Capabilities: []string{"conversation"}, Now: c.Now, Keys: keys, RefKinds: []string{"principal", "group", "role"}}
+	configure(&cfg)
+	h := host.New(log, schemas, cfg)
 	api := apigw.New(h, slog.New(slog.NewJSONHandler(io.Discard, nil)), apigw.Options{})
 	return &stack{api: api, db: db, table: table, log: log, clock: c}, nil
 }

@@ -55,6 +55,9 @@ func (h *Host) vote(in *runlog.Interrupt, p interrupt.Principal, elig interrupt.
 	tally := in.Tally()
 	voter := p.Voter()
 	if action == interrupt.ActionAsk {
+		if in.Asks[voter] >= MaxAsksPerPrincipal {
+			return decision[Resolution]{}, interrupt.Errorf(interrupt.CodeConflict, "%s has asked %d times on interrupt %s, as often as one principal may", voter, MaxAsksPerPrincipal, in.ID)
+		}
 		asked, _ := runlog.Marshal(map[string]any{"nodeId": in.NodeID, "interruptId": in.ID, "principal": voter, "resumeValue": value})
 		res.Tally = &tally
 		return decision[Resolution]{events: []runlog.Event{{Type: interrupt.EventAsked, NodeID: in.NodeID, InterruptID: in.ID, Payload: asked}}, answer: seqInto(res)}, nil

@@ -47,6 +47,7 @@ func (h *Host) EndRun(ctx context.Context, p interrupt.Principal, runID string, 
 		return decision[RunEnd]{
 			events: []runlog.Event{{Type: eventType, Payload: payload}},
 			answer: func(seq int64) RunEnd { return RunEnd{RunID: runID, Status: end, Seq: seq} },
+			ends:   true,
 		}, nil
 	})
 }

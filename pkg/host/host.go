@@ -46,7 +46,19 @@ type Config struct {
 	RefKinds []string
 	// OverridePrincipals may release an approval alone when it sets overrideBypassesQuorum.
 	OverridePrincipals []string
+	// MaxRunCommits and MaxRunBytes bound what one run's log can hold (every operation reads
+	// it whole); 0 means DefaultMaxRunCommits and DefaultMaxRunBytes.
+	MaxRunCommits int64
+	MaxRunBytes   int
 }
+
+// How much one run may accumulate by default, and how often one principal may ask on one
+// approval: without bounds one resolver could grow a log until reading it times out.
+const (
+	DefaultMaxRunCommits = 1000
+	DefaultMaxRunBytes   = 4 << 20
+	MaxAsksPerPrincipal  = 10
+)
 
 // Host runs the operations. It holds no per-request state and is safe for concurrent use.
 type Host struct {
@@ -62,6 +74,12 @@ func New(log Log, schemas *schema.Set, cfg Config) *Host {
 	}
 	if cfg.MaxAttempts == 0 {
 		cfg.MaxAttempts = 50
+	}
+	if cfg.MaxRunCommits == 0 {
+		cfg.MaxRunCommits = DefaultMaxRunCommits
+	}
+	if cfg.MaxRunBytes == 0 {
+		cfg.MaxRunBytes = DefaultMaxRunBytes
 	}
 	return &Host{log: log, schemas: schemas, cfg: cfg}
 }
@@ -130,6 +148,8 @@ type decision[T any] struct {
 	// prepare, when set, writes what must exist before the commit does (a conversation's
 	// claim); it runs only once the events are decided, so a refused request writes nothing.
 	prepare func(context.Context) error
+	// ends is set for the commit that ends the run: a run can always be ended, however large.
+	ends bool
 }
 
 // commit is the one write path. decide sees the state folded up to the newest commit it knows
@@ -146,11 +166,6 @@ func commit[T any](ctx context.Context, h *Host, k runlog.Key, st *runlog.State,
 		if len(d.events) == 0 {
 			return d.answer(st.Seq), nil
 		}
-		if d.prepare != nil {
-			if err := d.prepare(ctx); err != nil {
-				return zero, err
-			}
-		}
 		c := runlog.Commit{Seq: st.Seq + 1, ID: rand.Text(), At: h.cfg.Now().UTC(), Events: d.events}
 		if d.idem != nil {
 			rec := *d.idem
@@ -158,6 +173,16 @@ func commit[T any](ctx context.Context, h *Host, k runlog.Key, st *runlog.State,
 				return zero, err
 			}
 			c.Idem = &rec
+		}
+		if !d.ends {
+			if err := h.fits(st, c); err != nil {
+				return zero, err
+			}
+		}
+		if d.prepare != nil {
+			if err := d.prepare(ctx); err != nil {
+				return zero, err
+			}
 		}
 		err = h.log.Append(ctx, k, c)
 		if err == nil {
@@ -188,6 +213,17 @@ func commit[T any](ctx context.Context, h *Host, k runlog.Key, st *runlog.State,
 		}
 	}
 	return zero, fmt.Errorf("host: %d attempts lost the race for the next commit: %w", h.cfg.MaxAttempts, interrupt.ErrUnavailable)
+}
+
+// fits refuses a commit that would take the run past the bounds of its log.
+func (h *Host) fits(st *runlog.State, c runlog.Commit) error {
+	if c.Seq > h.cfg.MaxRunCommits {
+		return interrupt.Errorf(interrupt.CodeConflict, "the run holds %d commits, as many as one run may; end it and start another", st.Seq)
+	}
+	if size := st.Bytes + c.Size(); size > h.cfg.MaxRunBytes {
+		return interrupt.Errorf(interrupt.CodePayloadTooLarge, "the run's log would grow to %d bytes; one run holds at most %d", size, h.cfg.MaxRunBytes)
+	}
+	return nil
 }
 
 func newInterruptID() string { return "int_" + rand.Text() }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"strconv"
 	"sync"
@@ -102,6 +103,14 @@ func TestRoundTrips(t *testing.T) {
 		}, map[string]int{"Query": 1, "PutItem": 1}},
 		{"snapshot", func() error { _, err := h.Snapshot(ctx, alice, "r1"); return err }, map[string]int{"Query": 1}},
 		{"events", func() error { _, err := h.Events(ctx, alice, "r1", 0, 10); return err }, map[string]int{"Query": 1}},
+		{"events after a commit", func() error { _, err := h.Events(ctx, alice, "r1", 1, 10); return err }, map[string]int{"Query": 1}},
+		{"tail poll with nothing newer", func() error {
+			page, err := h.Events(ctx, alice, "r1", 3, 10)
+			if err == nil && (len(page.Events) != 0 || page.Next != 3) {
+				return fmt.Errorf("page %+v", page)
+			}
+			return err
+		}, map[string]int{"Query": 1}},
 		{"refused payload", func() error {
 			_, _, err := h.RequestInterrupt(ctx, alice, "r1", host.Request{NodeID: "n3", Payload: json.RawMessage(`{"kind":"custom"}`)})
 			if err == nil {

@@ -26,18 +26,37 @@ type EventPage struct {
 	Next   int64             `json:"next"`
 }
 
-// MaxPageCommits caps one page of events, counted in commits: a page never splits a commit.
-const MaxPageCommits = 1000
+// A page never splits a commit, and is capped by count and by size: MaxPageCommits commits, and
+// MaxPageBytes of events once at least one commit is in it (Lambda answers at most 6 MB, and the
+// gateway's event escapes the body once more).
+const (
+	MaxPageCommits = 1000
+	MaxPageBytes   = 2 << 20
+)
 
-// Events lists the events of the commits after seq after, at most limit commits.
+// envelopeOverhead bounds the bytes an envelope adds to its payload and ids when encoded.
+const envelopeOverhead = 128
+
+// Events lists the events of the commits after seq after, at most limit commits (0: no limit)
+// and about MaxPageBytes. Reading from the commit at after itself tells, in the same Query,
+// whether the run exists, so polling the tail of a run costs one round trip.
 func (h *Host) Events(ctx context.Context, p interrupt.Principal, runID string, after int64, limit int) (EventPage, error) {
 	k := key(p, runID)
-	commits, err := h.log.Read(ctx, k, after, limit)
+	from, extra := after, 0
+	if after > 0 {
+		from, extra = after-1, 1
+	}
+	if limit > 0 {
+		limit += extra
+	}
+	commits, err := h.log.Read(ctx, k, from, limit)
 	if err != nil {
 		return EventPage{}, err
 	}
-	if len(commits) == 0 {
-		// Tell an unknown run from a run with nothing newer: one more read, only on this path.
+	if after > 0 && len(commits) > 0 && commits[0].Seq == after {
+		commits = commits[1:]
+	} else if len(commits) == 0 {
+		// Past the end of an existing run, or no run: one more read, only on this path.
 		first, err := h.log.Read(ctx, k, 0, 1)
 		if err != nil {
 			return EventPage{}, err
@@ -47,8 +66,18 @@ func (h *Host) Events(ctx context.Context, p interrupt.Principal, runID string, 
 		}
 	}
 	page := EventPage{Events: []runlog.Envelope{}, Next: after}
+	size := 0
 	for _, c := range commits {
-		page.Events = append(page.Events, c.Envelopes(runID)...)
+		envs := c.Envelopes(runID)
+		n := 0
+		for _, e := range envs {
+			n += len(e.Type) + len(e.RunID) + len(e.NodeID) + len(e.InterruptID) + len(e.Payload) + envelopeOverhead
+		}
+		if size > 0 && size+n > MaxPageBytes {
+			break
+		}
+		size += n
+		page.Events = append(page.Events, envs...)
 		page.Next = c.Seq
 	}
 	return page, nil

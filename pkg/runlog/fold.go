@@ -22,7 +22,9 @@ type Interrupt struct {
 	ResumeValue json.RawMessage
 	// Votes are the approval's counted votes, in order, with the eligibility decided when each
 	// was cast.
-	Votes  []interrupt.Vote
+	Votes []interrupt.Vote
+	// Asks counts each principal's asks (approval action ask), which record without exiting.
+	Asks   map[string]int
 	status interrupt.Status
 }
 
@@ -64,6 +66,8 @@ func (i *Interrupt) StatusAt(now time.Time) interrupt.Status {
 type State struct {
 	// Seq is the last commit applied; the next commit must be Seq+1.
 	Seq int64
+	// Bytes is the size of every commit applied (Commit.Size).
+	Bytes int
 	// Ended is RunCancelled or RunCompleted once the run has ended, else "".
 	Ended interrupt.RunStatus
 	// EndedSeq is the commit that ended the run.
@@ -120,6 +124,7 @@ func (s *State) Apply(c Commit) error {
 		ch()
 	}
 	s.Seq = c.Seq
+	s.Bytes += c.Size()
 	if c.ID != "" {
 		s.CommitIDs[c.ID] = c.Seq
 	}
@@ -176,6 +181,24 @@ func (s *State) change(c Commit, e Event) (func(), error) {
 			return nil, err
 		}
 		return func() { in.Votes = append(in.Votes, v) }, nil
+	case interrupt.EventAsked:
+		var a struct {
+			InterruptID string `json:"interruptId"`
+			Principal   string `json:"principal"`
+		}
+		if err := json.Unmarshal(e.Payload, &a); err != nil {
+			return nil, err
+		}
+		in, err := s.known(a.InterruptID)
+		if err != nil {
+			return nil, err
+		}
+		return func() {
+			if in.Asks == nil {
+				in.Asks = map[string]int{}
+			}
+			in.Asks[a.Principal]++
+		}, nil
 	case interrupt.EventExpired:
 		in, err := s.known(e.InterruptID)
 		if err != nil {

@@ -90,3 +90,16 @@ type Envelope struct {
 
 // TimeFormat is how every timestamp leaves the host: RFC 3339, UTC, milliseconds.
 const TimeFormat = "2006-01-02T15:04:05.000Z07:00"
+
+// Size is what the commit adds to its run's log, in bytes of events and idempotency record: the
+// measure a run's growth is bounded by.
+func (c Commit) Size() int {
+	n := 0
+	for _, e := range c.Events {
+		n += len(e.Type) + len(e.NodeID) + len(e.InterruptID) + len(e.Payload)
+	}
+	if c.Idem != nil {
+		n += len(c.Idem.Key) + len(c.Idem.Fingerprint) + len(c.Idem.Response)
+	}
+	return n
+}
