@@ -3,8 +3,8 @@ package apigw_test
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/interrupthost/interrupthost/pkg/apigw"
