@@ -59,11 +59,13 @@ lint:
 	go vet ./...
 	go tool staticcheck ./...
 
-## template: sam validate --lint, cfn-lint and sam build (arm64 bootstraps under .aws-sam/,
-## without the RPC mode that provided.al2023 never uses)
+## template: sam validate --lint, cfn-lint, openapi.yaml checked as OpenAPI 3.1 by an independent
+## validator, and sam build (arm64 bootstraps under .aws-sam/, without the RPC mode that
+## provided.al2023 never uses)
 template: $(PY_DEPS)
 	$(VENV)/bin/sam validate --lint
 	$(VENV)/bin/cfn-lint template.yaml
+	$(VENV)/bin/openapi-spec-validator openapi.yaml
 	GOFLAGS=-tags=lambda.norpc $(VENV)/bin/sam build
 
 ## bench: the benchmarks with their figures (fold, resume validation, resolve round trips)

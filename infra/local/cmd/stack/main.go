@@ -6,8 +6,10 @@
 //	stack run                  serve in the foreground until Ctrl-C (make run)
 //	stack exec -- CMD ARGS...  run CMD against the stack, then stop it (make test)
 //
-// A store that already answers on its port (say, under `make run`) is reused; the gateway of
-// `stack exec` always runs the code of the work tree, on 127.0.0.1:3000 when free.
+// A store that already answers on its port (say, under `make run`) is reused; `stack exec` then
+// keeps to its own table, keyring secret, binaries and logs (under .local/exec-<id>/, removed
+// when it ends, the logs kept if its command failed), so a running `make run` is left alone. Its
+// gateway always runs the code of the work tree, on 127.0.0.1:3000 when free.
 package main
 
 import (
@@ -69,7 +71,7 @@ func main() {
 	}
 }
 
-func run(ctx context.Context, log *slog.Logger, maxInstances int, command []string) error {
+func run(ctx context.Context, log *slog.Logger, maxInstances int, command []string) (err error) {
 	start := time.Now()
 	// make run passes the time it began, so the figure includes installing and building.
 	if ms, err := strconv.ParseInt(os.Getenv("STACK_T0"), 10, 64); err == nil {
@@ -99,19 +101,30 @@ func run(ctx context.Context, log *slog.Logger, maxInstances int, command []stri
 			started = append(started, svc)
 		}
 	}
-	if err := createTable(ctx, tmpl); err != nil {
+	inst := newInstance(root, command != nil)
+	if err := os.MkdirAll(inst.logs, 0o755); err != nil {
 		return err
 	}
-	kid, err := seedKeyring(ctx)
+	defer func() {
+		if rerr := inst.remove(context.WithoutCancel(ctx), err != nil); rerr != nil {
+			log.Warn("could not remove the stack's table, keyring or folder", "error", rerr)
+		} else if err != nil && inst.temporary {
+			log.Info("the stack's logs are kept", "dir", inst.logs)
+		}
+	}()
+	if err := inst.createTable(ctx, tmpl); err != nil {
+		return err
+	}
+	kid, err := inst.seedKeyring(ctx)
 	if err != nil {
 		return err
 	}
-	log.Info("stores ready", "dynamodb", "http://"+dynamoAddr, "table", localTable, "secretsmanager", "http://"+motoAddr, "keyring", keyringSecret, "activeKid", kid)
+	log.Info("stores ready", "dynamodb", "http://"+dynamoAddr, "table", inst.table, "secretsmanager", "http://"+motoAddr, "keyring", inst.keyring, "activeKid", kid)
 
 	gwLog := log
 	if command != nil {
 		// Under `stack exec` the command's output is what matters; the access log goes to a file.
-		f, err := os.Create(filepath.Join(root, ".local", "logs", "gateway.log"))
+		f, err := os.Create(filepath.Join(inst.logs, "gateway.log"))
 		if err != nil {
 			return err
 		}
@@ -119,13 +132,13 @@ func run(ctx context.Context, log *slog.Logger, maxInstances int, command []stri
 		gwLog = slog.New(slog.NewJSONHandler(f, nil))
 		log.Info("gateway log", "file", f.Name())
 	}
-	gw, addr, err := serveGateway(ctx, gwLog, root, tmpl, maxInstances)
+	gw, addr, err := serveGateway(ctx, gwLog, root, inst, tmpl, maxInstances)
 	if err != nil {
 		return err
 	}
 	defer gw.Close()
 	url := "http://" + addr
-	took, err := firstRequest(ctx, root, url)
+	took, err := firstRequest(ctx, root, inst, url)
 	if err != nil {
 		return fmt.Errorf("first request through the gateway: %w", err)
 	}
@@ -144,13 +157,13 @@ Interrupt host serving on %[1]s (first request answered %[2]s after start). Ctrl
 	}
 	cmd := exec.CommandContext(ctx, command[0], command[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	cmd.Env = append(os.Environ(), append(clientEnv(), "GATEWAY_URL="+url)...)
+	cmd.Env = append(os.Environ(), append(inst.clientEnv(), "GATEWAY_URL="+url)...)
 	return cmd.Run()
 }
 
 // serveGateway builds the functions and the emulator and serves the template's routes.
-func serveGateway(ctx context.Context, log *slog.Logger, root string, tmpl *samtemplate.Template, maxInstances int) (*gateway.Gateway, string, error) {
-	bin := filepath.Join(root, ".local", "functions")
+func serveGateway(ctx context.Context, log *slog.Logger, root string, inst instance, tmpl *samtemplate.Template, maxInstances int) (*gateway.Gateway, string, error) {
+	bin := filepath.Join(inst.dir, "functions")
 	if err := gateway.BuildFunctions(ctx, root, bin); err != nil {
 		return nil, "", err
 	}
@@ -160,7 +173,7 @@ func serveGateway(ctx context.Context, log *slog.Logger, root string, tmpl *samt
 	if err := build.Run(); err != nil {
 		return nil, "", fmt.Errorf("build the runtime interface emulator: %w", err)
 	}
-	logs, err := os.Create(filepath.Join(root, ".local", "logs", "functions.log"))
+	logs, err := os.Create(filepath.Join(inst.logs, "functions.log"))
 	if err != nil {
 		return nil, "", err
 	}
@@ -173,9 +186,9 @@ func serveGateway(ctx context.Context, log *slog.Logger, root string, tmpl *samt
 		Resolver: samtemplate.Resolver{
 			Template:  tmpl,
 			Overrides: map[string]string{"JwtIssuer": devjwt.Issuer, "JwtAudience": devjwt.Audience, "OverridePrincipals": overridePrincipal},
-			Resources: map[string]string{"RunLogTable": localTable, "KeyringSecret": keyringSecret},
+			Resources: map[string]string{"RunLogTable": inst.table, "KeyringSecret": inst.keyring},
 		},
-		Env: clientEnv(), MaxInstances: maxInstances, RIE: rie, Logs: out, Log: log,
+		Env: inst.clientEnv(), MaxInstances: maxInstances, RIE: rie, Logs: out, Log: log,
 	})
 	if err != nil {
 		return nil, "", err
@@ -197,7 +210,7 @@ func serveGateway(ctx context.Context, log *slog.Logger, root string, tmpl *samt
 // firstRequest reads a run that does not exist through the gateway: a 404 problem document is
 // the function's own answer, so the whole chain (JWT, gateway, emulator, function, DynamoDB)
 // works.
-func firstRequest(ctx context.Context, root, url string) (time.Duration, error) {
+func firstRequest(ctx context.Context, root string, inst instance, url string) (time.Duration, error) {
 	key, err := devjwt.LoadKey(root)
 	if err != nil {
 		return 0, err
@@ -218,7 +231,7 @@ func firstRequest(ctx context.Context, root, url string) (time.Duration, error) 
 	}
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusNotFound || resp.Header.Get("Content-Type") != "application/problem+json" {
-		return 0, fmt.Errorf("answered %d %s, want the function's 404; see .local/logs/functions.log", resp.StatusCode, resp.Header.Get("Content-Type"))
+		return 0, fmt.Errorf("answered %d %s, want the function's 404; see %s", resp.StatusCode, resp.Header.Get("Content-Type"), filepath.Join(inst.logs, "functions.log"))
 	}
 	return time.Since(begin), nil
 }

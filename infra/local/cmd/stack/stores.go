@@ -28,25 +28,64 @@ import (
 )
 
 const (
-	dynamoAddr    = "127.0.0.1:8000"
-	motoAddr      = "127.0.0.1:5001"
-	gatewayAddr   = "127.0.0.1:3000"
-	localTable    = "interrupt-host-local"
-	keyringSecret = "interrupt-host-local/keyring"
+	dynamoAddr  = "127.0.0.1:8000"
+	motoAddr    = "127.0.0.1:5001"
+	gatewayAddr = "127.0.0.1:3000"
 	// overridePrincipal may release approvals alone locally (template parameter OverridePrincipals).
 	overridePrincipal = "supervisor"
 )
 
-// clientEnv is what a function or a test needs to reach the stores.
-func clientEnv() []string {
+// instance is what one stack owns: its table and keyring secret in the shared stores, and a
+// folder for its function binaries and logs. `stack run` owns the well-known ones; every `stack
+// exec` gets its own, removed when it ends, so tests run while `make run` serves leave that
+// stack's data, keys, binaries and logs alone.
+type instance struct {
+	table, keyring string
+	// dir holds functions/ (the binaries) and logs/.
+	dir  string
+	logs string
+	// temporary instances are removed from the stores when the stack stops.
+	temporary bool
+}
+
+func newInstance(root string, exec bool) instance {
+	in := instance{table: "interrupt-host-local", keyring: "interrupt-host-local/keyring", dir: filepath.Join(root, ".local")}
+	if exec {
+		id := strings.ToLower(rand.Text()[:8])
+		in = instance{
+			table: "interrupt-host-exec-" + id, keyring: "interrupt-host-exec-" + id + "/keyring",
+			dir: filepath.Join(root, ".local", "exec-"+id), temporary: true,
+		}
+	}
+	in.logs = filepath.Join(in.dir, "logs")
+	return in
+}
+
+// remove deletes a temporary instance's table and secret, and its folder unless its logs are
+// wanted (the command it served failed).
+func (in instance) remove(ctx context.Context, keepLogs bool) error {
+	if !in.temporary {
+		return nil
+	}
+	_, err := dynamoClient.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(in.table)})
+	_, serr := secretsClient.DeleteSecret(ctx, &secretsmanager.DeleteSecretInput{SecretId: aws.String(in.keyring), ForceDeleteWithoutRecovery: aws.Bool(true)})
+	folder := os.RemoveAll(filepath.Join(in.dir, "functions"))
+	if !keepLogs {
+		folder = os.RemoveAll(in.dir)
+	}
+	return errors.Join(err, serr, folder)
+}
+
+// clientEnv is what a function or a test needs to reach the stores and the instance's data.
+func (in instance) clientEnv() []string {
 	return []string{
 		"AWS_ENDPOINT_URL_DYNAMODB=http://" + dynamoAddr,
 		"AWS_ENDPOINT_URL_SECRETS_MANAGER=http://" + motoAddr,
 		"AWS_REGION=us-east-1",
 		"AWS_ACCESS_KEY_ID=local",
 		"AWS_SECRET_ACCESS_KEY=local",
-		"TABLE_NAME=" + localTable,
-		"KEYRING_SECRET_ID=" + keyringSecret,
+		"TABLE_NAME=" + in.table,
+		"KEYRING_SECRET_ID=" + in.keyring,
 	}
 }
 
@@ -94,8 +133,8 @@ func stores(root string) []store {
 
 func port(addr string) string { return addr[strings.LastIndex(addr, ":")+1:] }
 
-func createTable(ctx context.Context, tmpl *samtemplate.Template) error {
-	in, err := tmpl.CreateTableInput("RunLogTable", localTable)
+func (inst instance) createTable(ctx context.Context, tmpl *samtemplate.Template) error {
+	in, err := tmpl.CreateTableInput("RunLogTable", inst.table)
 	if err != nil {
 		return err
 	}
@@ -109,7 +148,7 @@ func createTable(ctx context.Context, tmpl *samtemplate.Template) error {
 
 // seedKeyring gives the stack a fresh development keyring in the format of DESIGN.md, and
 // returns its active kid.
-func seedKeyring(ctx context.Context) (string, error) {
+func (in instance) seedKeyring(ctx context.Context) (string, error) {
 	kid := "dev-" + strings.ToLower(rand.Text()[:10])
 	key := make([]byte, 32)
 	if _, err := rand.Read(key); err != nil {
@@ -119,10 +158,10 @@ func seedKeyring(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	_, err = secretsClient.CreateSecret(ctx, &secretsmanager.CreateSecretInput{Name: aws.String(keyringSecret), SecretString: aws.String(string(value))})
+	_, err = secretsClient.CreateSecret(ctx, &secretsmanager.CreateSecretInput{Name: aws.String(in.keyring), SecretString: aws.String(string(value))})
 	var exists *smtypes.ResourceExistsException
 	if errors.As(err, &exists) {
-		_, err = secretsClient.PutSecretValue(ctx, &secretsmanager.PutSecretValueInput{SecretId: aws.String(keyringSecret), SecretString: aws.String(string(value))})
+		_, err = secretsClient.PutSecretValue(ctx, &secretsmanager.PutSecretValueInput{SecretId: aws.String(in.keyring), SecretString: aws.String(string(value))})
 	}
 	return kid, err
 }
