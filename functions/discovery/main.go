@@ -2,13 +2,11 @@
 package main
 
 import (
-	"context"
-
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/interrupthost/interrupthost/pkg/app"
 )
 
 func main() {
-	lambda.Start(app.Must(context.Background()).Discovery())
+	lambda.Start(app.MustDiscovery())
 }

@@ -3,12 +3,14 @@ package apigw_test
 import (
 	"context"
 	"encoding/base64"
+	"log/slog"
 	"strings"
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/interrupthost/interrupthost/pkg/apigw"
+	"github.com/interrupthost/interrupthost/pkg/host"
 )
 
 // fuzzHandler feeds one function requests built from fuzzed headers, path parameters and body,
@@ -100,5 +102,7 @@ func FuzzEndRun(f *testing.F) {
 }
 
 func FuzzDiscovery(f *testing.F) {
-	fuzzHandler(f, func(s *stack) apigw.Handler { return s.api.Discovery() }, "GET /.well-known/interrupt-host", "")
+	fuzzHandler(f, func(s *stack) apigw.Handler {
+		return apigw.Discovery(host.DiscoveryOf(host.Config{Capabilities: []string{"conversation"}}), slog.New(slog.DiscardHandler))
+	}, "GET /.well-known/interrupt-host", "")
 }

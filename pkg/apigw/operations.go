@@ -3,6 +3,7 @@ package apigw
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"strconv"
 
@@ -125,10 +126,11 @@ func (a *API) ListEvents() Handler {
 }
 
 // Discovery serves GET /.well-known/interrupt-host, open to anyone: the capabilities and the
-// interrupt facet the host enforces.
-func (a *API) Discovery() Handler {
+// interrupt facet the host enforces. It needs no store, so it takes the document alone.
+func Discovery(doc host.Discovery, log *slog.Logger) Handler {
+	a := &API{log: log}
 	return a.route(noJWT, func(ctx context.Context, c *call) (reply, error) {
-		return reply{status: http.StatusOK, body: a.host.Discovery()}, nil
+		return reply{status: http.StatusOK, body: doc}, nil
 	})
 }
 

@@ -1,6 +1,7 @@
 package apigw
 
 import (
+	"errors"
 	"net/http"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -48,7 +49,7 @@ func problemResponse(err error) events.APIGatewayV2HTTPResponse {
 	code := interrupt.ErrorCode(err)
 	status := statusOf[code]
 	p := Problem{Type: ProblemType + string(code), Title: http.StatusText(status), Status: status, Code: code}
-	if e, ok := err.(*interrupt.Error); ok {
+	if e := (*interrupt.Error)(nil); errors.As(err, &e) {
 		p.Detail, p.Errors = e.Message, e.Fields
 	}
 	headers := map[string]string{}

@@ -2,8 +2,11 @@ package apigw_test
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -276,7 +279,7 @@ func TestRotation(t *testing.T) {
 	legacyKey, _ := base64.StdEncoding.DecodeString(s.keys["legacy"])
 	legacy := claims
 	legacy.ExpiresAt = s.clock.Now().Add(time.Hour).UnixMilli()
-	v1 := token.MintLegacy(legacyKey, legacy)
+	v1 := mintV1(t, legacyKey, legacy)
 	expect(t, s.inspect(t, v1), 200, "")
 
 	// A is removed: once the keyring's TTL passes, A's tokens are refused.
@@ -311,4 +314,19 @@ func TestSecretsManagerCalls(t *testing.T) {
 	if n := s.secretCalls.Load(); n > 1 {
 		t.Errorf("100 unknown kids made %d Secrets Manager calls, want at most 1", n)
 	}
+}
+
+// mintV1 signs c as the v1 tokens the host issued before ow2: unpadded base64url of the claims,
+// a dot, and their HMAC-SHA256. The host no longer mints them; outstanding ones stay valid.
+func mintV1(t testing.TB, key []byte, c token.Claims) string {
+	t.Helper()
+	c.V, c.JTI = 1, "v1-jti"
+	payload, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := base64.RawURLEncoding.EncodeToString(payload)
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte(p))
+	return p + "." + base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
 }

@@ -55,10 +55,22 @@ func WithKeyring(ctx context.Context, cfg aws.Config, h *host.Config) error {
 	return nil
 }
 
+// hostConfig reads the host's behaviour from the environment and refuses what it cannot honour.
+func hostConfig() (host.Config, error) {
+	hc := host.Config{
+		Capabilities:       list(os.Getenv(EnvCapabilities)),
+		RefKinds:           list(os.Getenv(EnvRefKinds)),
+		OverridePrincipals: list(os.Getenv(EnvOverride)),
+	}
+	return hc, host.CheckConfig(hc)
+}
+
+func logger() *slog.Logger { return slog.New(slog.NewJSONHandler(os.Stdout, nil)) }
+
 // New builds the API from the environment. The SDK finds its region, credentials and endpoints
 // (AWS_ENDPOINT_URL_DYNAMODB locally) the standard way; nothing here is local-only.
 func New(ctx context.Context, opts ...Option) (*apigw.API, error) {
-	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
+	log := logger()
 	table := os.Getenv(EnvTable)
 	if table == "" {
 		return nil, errors.New("app: " + EnvTable + " is not set")
@@ -71,12 +83,8 @@ func New(ctx context.Context, opts ...Option) (*apigw.API, error) {
 	if err != nil {
 		return nil, err
 	}
-	hc := host.Config{
-		Capabilities:       list(os.Getenv(EnvCapabilities)),
-		RefKinds:           list(os.Getenv(EnvRefKinds)),
-		OverridePrincipals: list(os.Getenv(EnvOverride)),
-	}
-	if err := host.CheckConfig(hc); err != nil {
+	hc, err := hostConfig()
+	if err != nil {
 		return nil, err
 	}
 	for _, opt := range opts {
@@ -93,11 +101,23 @@ func New(ctx context.Context, opts ...Option) (*apigw.API, error) {
 // Must is New for a function's init: a function that cannot be configured must not start.
 func Must(ctx context.Context, opts ...Option) *apigw.API {
 	api, err := New(ctx, opts...)
+	exitOn(err)
+	return api
+}
+
+// MustDiscovery is the discovery function's handler: the document of the configured host, with
+// no store and no AWS client behind it.
+func MustDiscovery() apigw.Handler {
+	hc, err := hostConfig()
+	exitOn(err)
+	return apigw.Discovery(host.DiscoveryOf(hc), logger())
+}
+
+func exitOn(err error) {
 	if err != nil {
 		slog.Error("init failed", "error", err)
 		os.Exit(1)
 	}
-	return api
 }
 
 // RotationHandler is the rotate-keys function: Secrets Manager's rotation of the keyring, which
@@ -109,7 +129,7 @@ func RotationHandler(ctx context.Context) (func(context.Context, events.SecretsM
 		return nil, err
 	}
 	r := keyring.Rotator{Client: secretsmanager.NewFromConfig(cfg), Retain: host.MaxTokenTTL + time.Hour}
-	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
+	log := logger()
 	return func(ctx context.Context, ev events.SecretsManagerSecretRotationEvent) error {
 		err := r.Rotate(ctx, ev.Step, ev.SecretID, ev.ClientRequestToken)
 		if err != nil {

@@ -77,7 +77,14 @@ func (h *Host) vote(in *runlog.Interrupt, p interrupt.Principal, elig interrupt.
 		release = override || tally.Approvals >= tally.Required
 	case interrupt.ActionReject:
 		tally.Rejections++
-		release = override || d.RejectionPolicy != interrupt.PolicyMajority || 2*tally.Rejections > tally.Required
+		switch d.RejectionPolicy {
+		case interrupt.PolicyMajority:
+			release = override || 2*tally.Rejections > tally.Required
+		case interrupt.PolicySingleVeto, "":
+			release = true
+		default:
+			return decision[Resolution]{}, fmt.Errorf("host: unknown rejection policy %q", d.RejectionPolicy)
+		}
 	default:
 		return decision[Resolution]{}, fmt.Errorf("host: unhandled approval action %q", action)
 	}

@@ -97,11 +97,12 @@ type Facet struct {
 	RefKinds  []string `json:"refKinds"`
 }
 
-// Discovery answers the discovery document.
-func (h *Host) Discovery() Discovery {
+// DiscoveryOf is the discovery document of a host configured with cfg: what it advertises is
+// what it enforces.
+func DiscoveryOf(cfg Config) Discovery {
 	return Discovery{
-		Capabilities: append([]string{}, h.cfg.Capabilities...),
-		Interrupt:    Facet{TokenAlgs: append([]string{}, token.Algs...), RefKinds: append([]string{}, h.cfg.RefKinds...)},
+		Capabilities: append([]string{}, cfg.Capabilities...),
+		Interrupt:    Facet{TokenAlgs: append([]string{}, token.Algs...), RefKinds: append([]string{}, cfg.RefKinds...)},
 	}
 }
 

@@ -197,15 +197,3 @@ func Mint(ctx context.Context, keys Keys, c Claims, now time.Time) (string, Clai
 	signed := Prefix + "." + AlgHS256 + "." + kid + "." + enc.EncodeToString(payload)
 	return signed + "." + enc.EncodeToString(sign(key, signed)), c, nil
 }
-
-// MintLegacy signs c as a v1 token under the legacy key; the host no longer issues these, but
-// outstanding ones stay valid until they expire, and tests need to make them.
-func MintLegacy(key []byte, c Claims) string {
-	c.V = 1
-	if c.JTI == "" {
-		c.JTI = rand.Text()
-	}
-	payload, _ := json.Marshal(c)
-	p := enc.EncodeToString(payload)
-	return p + "." + enc.EncodeToString(sign(key, p))
-}
