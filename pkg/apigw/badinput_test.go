@@ -16,9 +16,9 @@ import (
 	"github.com/aws/smithy-go"
 	"github.com/aws/smithy-go/middleware"
 
+	"github.com/interrupthost/interrupthost/infra/local/localaws"
 	"github.com/interrupthost/interrupthost/pkg/apigw"
 	"github.com/interrupthost/interrupthost/pkg/dynamo"
-	"github.com/interrupthost/interrupthost/pkg/dynamo/dynamotest"
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/schema"
@@ -110,18 +110,12 @@ func throttled(o *dynamodb.Options) {
 }
 
 func TestDependencyFailuresAre503(t *testing.T) {
-	db, table := dynamotest.NewTable(t)
+	db, table := localaws.NewTable(t)
 	healthy := stackOn(t, db, table)
 	healthy.mustRequest(t, "r1", "n1", example(t, "custom"))
 
-	throttledDB, err := dynamotest.Client(throttled)
-	if err != nil {
-		t.Fatal(err)
-	}
-	downDB, err := dynamotest.Client(func(o *dynamodb.Options) { o.BaseEndpoint, o.RetryMaxAttempts = aws.String("http://127.0.0.1:1"), 1 })
-	if err != nil {
-		t.Fatal(err)
-	}
+	throttledDB := localaws.DynamoDB(throttled)
+	downDB := localaws.DynamoDB(func(o *dynamodb.Options) { o.BaseEndpoint, o.RetryMaxAttempts = aws.String("http://127.0.0.1:1"), 1 })
 	for name, client := range map[string]*dynamodb.Client{"throttled": throttledDB, "unreachable": downDB} {
 		t.Run(name, func(t *testing.T) {
 			s := stackOn(t, client, table)
@@ -149,7 +143,7 @@ func TestDependencyFailuresAre503(t *testing.T) {
 // TestInternalErrorsStayInside: a fault of the host's own (here, a table that does not exist)
 // answers a generic 500 problem, and the cause goes to the log with the request id.
 func TestInternalErrorsStayInside(t *testing.T) {
-	db, _ := dynamotest.NewTable(t)
+	db, _ := localaws.NewTable(t)
 	schemas, err := schema.Load()
 	if err != nil {
 		t.Fatal(err)

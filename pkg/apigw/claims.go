@@ -24,11 +24,15 @@ type claims map[string]json.RawMessage
 // and the authorizer must have verified a subject.
 func bearerClaims(req events.APIGatewayV2HTTPRequest, verified map[string]string) (claims, error) {
 	refused := interrupt.Errorf(interrupt.CodeUnauthorized, "the bearer token is not the one the gateway verified")
-	scheme, jwt, ok := strings.Cut(strings.TrimSpace(req.Headers["authorization"]), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return nil, refused
+	// The authorizer takes the token bare or after "Bearer ", as API Gateway does.
+	jwt := strings.TrimSpace(req.Headers["authorization"])
+	if scheme, token, ok := strings.Cut(jwt, " "); ok {
+		if !strings.EqualFold(scheme, "Bearer") {
+			return nil, refused
+		}
+		jwt = strings.TrimSpace(token)
 	}
-	parts := strings.Split(strings.TrimSpace(jwt), ".")
+	parts := strings.Split(jwt, ".")
 	if len(parts) != 3 {
 		return nil, refused
 	}

@@ -45,6 +45,14 @@ func TestClaimsAreReadAsIssued(t *testing.T) {
 		})
 	}
 
+	t.Run("a bare token", func(t *testing.T) {
+		req := events.APIGatewayV2HTTPRequest{Headers: map[string]string{}, PathParameters: map[string]string{"runId": "claims-a"}}
+		authorize(&req, map[string]any{"sub": "alice", "tenant": "acme"}, []string{apigw.ScopeRunsRead})
+		req.Headers["authorization"] = strings.TrimPrefix(req.Headers["authorization"], "Bearer ")
+		if resp, err := s.api.GetRun()(t.Context(), req); err != nil || resp.StatusCode != 200 {
+			t.Errorf("%d %s %v, want 200", resp.StatusCode, resp.Body, err)
+		}
+	})
 	t.Run("a token other than the verified one", func(t *testing.T) {
 		for name, change := range map[string]func(*events.APIGatewayV2HTTPRequest){
 			"no header":       func(r *events.APIGatewayV2HTTPRequest) { delete(r.Headers, "authorization") },

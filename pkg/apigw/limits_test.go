@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/interrupthost/interrupthost/infra/local/localaws"
 	"github.com/interrupthost/interrupthost/pkg/apigw"
-	"github.com/interrupthost/interrupthost/pkg/dynamo/dynamotest"
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
@@ -167,7 +167,7 @@ func TestEarlierLayoutReadsTheSame(t *testing.T) {
 // asks a bounded number of times on one approval; past a bound the request is refused with a
 // problem naming it and writes nothing, and the run can still be ended.
 func TestRunGrowthIsBounded(t *testing.T) {
-	db, table := dynamotest.NewTable(t)
+	db, table := localaws.NewTable(t)
 	s, err := buildWith(db, table, &clock{now: time.Now()}, nil, func(cfg *host.Config) {
 		cfg.MaxRunCommits, cfg.MaxRunBytes = 4, 6000
 	})

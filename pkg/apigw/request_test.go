@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/interrupthost/interrupthost/infra/local/localaws"
 	"github.com/interrupthost/interrupthost/pkg/apigw"
-	"github.com/interrupthost/interrupthost/pkg/dynamo/dynamotest"
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 )
@@ -258,22 +258,20 @@ func helper(t *testing.T, table, run, node, payload string) ([]byte, error) {
 }
 
 func helperProcess() int {
-	db, err := dynamotest.Client()
-	if err == nil {
-		var s *stack
-		if s, err = build(db, os.Getenv("HELPER_TABLE"), &clock{now: time.Now()}, nil); err == nil {
-			var r response
-			r, err = invokeErr(s.api.RequestInterrupt(), requestCall(engine, os.Getenv("HELPER_RUN"), os.Getenv("HELPER_NODE"), os.Getenv("HELPER_PAYLOAD")))
-			var v host.InterruptView
-			_ = json.Unmarshal(r.Body, &v)
-			out, _ := json.Marshal(map[string]any{"Status": r.Status, "View": v})
-			fmt.Println(string(out))
-		}
-	}
+	s, err := build(localaws.DynamoDB(), os.Getenv("HELPER_TABLE"), &clock{now: time.Now()}, nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	r, err := invokeErr(s.api.RequestInterrupt(), requestCall(engine, os.Getenv("HELPER_RUN"), os.Getenv("HELPER_NODE"), os.Getenv("HELPER_PAYLOAD")))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	var v host.InterruptView
+	_ = json.Unmarshal(r.Body, &v)
+	out, _ := json.Marshal(map[string]any{"Status": r.Status, "View": v})
+	fmt.Println(string(out))
 	return 0
 }
 

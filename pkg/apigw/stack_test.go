@@ -21,12 +21,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/smithy-go/middleware"
 
+	"github.com/interrupthost/interrupthost/infra/local/localaws"
 	"github.com/interrupthost/interrupthost/pkg/apigw"
 	"github.com/interrupthost/interrupthost/pkg/dynamo"
-	"github.com/interrupthost/interrupthost/pkg/dynamo/dynamotest"
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/keyring"
-	"github.com/interrupthost/interrupthost/pkg/keyring/keyringtest"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
 	"github.com/interrupthost/interrupthost/pkg/schema"
 	"github.com/interrupthost/interrupthost/pkg/token"
@@ -69,16 +68,16 @@ func (c *clock) Advance(d time.Duration) {
 
 func newStack(t testing.TB, capabilities ...string) *stack {
 	t.Helper()
-	db, table := dynamotest.NewTable(t)
+	db, table := localaws.NewTable(t)
 	return stackOn(t, db, table, capabilities...)
 }
 
 // stackOn builds an API over an existing table, as a second process would.
 func stackOn(t testing.TB, db *dynamodb.Client, table string, capabilities ...string) *stack {
 	t.Helper()
-	keys := map[string]string{"kA": keyringtest.Key(), "legacy": keyringtest.Key()}
+	keys := map[string]string{"kA": localaws.Key(), "legacy": localaws.Key()}
 	calls := &atomic.Int64{}
-	secrets, secretID := keyringtest.NewSecret(t, keyringtest.Value("kA", keys), func(o *secretsmanager.Options) {
+	secrets, secretID := localaws.NewSecret(t, localaws.Keyring("kA", keys), func(o *secretsmanager.Options) {
 		o.APIOptions = append(o.APIOptions, func(st *middleware.Stack) error {
 			return st.Initialize.Add(middleware.InitializeMiddlewareFunc("count", func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
 				calls.Add(1)

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/interrupthost/interrupthost/infra/local/localaws"
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
-	"github.com/interrupthost/interrupthost/pkg/keyring/keyringtest"
 	"github.com/interrupthost/interrupthost/pkg/token"
 )
 
@@ -267,8 +267,8 @@ func TestRotation(t *testing.T) {
 	claims := token.Claims{Tenant: "acme", RunID: "r1", NodeID: "n1", InterruptID: v.InterruptID, Intent: token.IntentInspect}
 
 	// B joins and becomes active: A's tokens still verify, B's are learnt on first sight.
-	s.keys["kB"] = keyringtest.Key()
-	keyringtest.Put(t, s.secrets, s.secretID, keyringtest.Value("kB", s.keys))
+	s.keys["kB"] = localaws.Key()
+	localaws.PutSecret(t, s.secrets, s.secretID, localaws.Keyring("kB", s.keys))
 	expect(t, s.inspect(t, underA), 200, "")
 	expect(t, s.inspect(t, s.forge(t, s.signer(t, "kB"), claims)), 200, "")
 	if tv := s.mintOK(t, "r1", "n1", `{"intent":"inspect"}`); !strings.HasPrefix(tv.Token, "ow2.hs256.kB.") {
@@ -284,7 +284,7 @@ func TestRotation(t *testing.T) {
 
 	// A is removed: once the keyring's TTL passes, A's tokens are refused.
 	delete(s.keys, "kA")
-	keyringtest.Put(t, s.secrets, s.secretID, keyringtest.Value("kB", s.keys))
+	localaws.PutSecret(t, s.secrets, s.secretID, localaws.Keyring("kB", s.keys))
 	s.clock.Advance(2 * time.Minute)
 	expect(t, s.inspect(t, underA), 401, interrupt.CodeTokenInvalid)
 	s.clock.Advance(time.Hour)

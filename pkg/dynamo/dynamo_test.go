@@ -11,8 +11,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/interrupthost/interrupthost/infra/local/localaws"
 	"github.com/interrupthost/interrupthost/pkg/dynamo"
-	"github.com/interrupthost/interrupthost/pkg/dynamo/dynamotest"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
 )
@@ -24,7 +24,7 @@ func commit(seq int64, payloadBytes int) runlog.Commit {
 }
 
 func TestAppendIsConditionalOnSeq(t *testing.T) {
-	db, table := dynamotest.NewTable(t)
+	db, table := localaws.NewTable(t)
 	l := dynamo.NewRunLog(db, table)
 	ctx := context.Background()
 	k := runlog.Key{Tenant: "acme", RunID: "r1"}
@@ -48,7 +48,7 @@ func TestAppendIsConditionalOnSeq(t *testing.T) {
 
 // TestReadPages reads a log larger than one 1 MB Query page, whole and from cursors.
 func TestReadPages(t *testing.T) {
-	db, table := dynamotest.NewTable(t)
+	db, table := localaws.NewTable(t)
 	l := dynamo.NewRunLog(db, table)
 	ctx := context.Background()
 	k := runlog.Key{Tenant: "acme", RunID: "big"}
@@ -88,15 +88,12 @@ func seqs(from, to int64) []int64 {
 }
 
 func TestUnreachableStoreIsUnavailable(t *testing.T) {
-	db, err := dynamotest.Client(func(o *dynamodb.Options) {
+	db := localaws.DynamoDB(func(o *dynamodb.Options) {
 		o.BaseEndpoint = new("http://127.0.0.1:1")
 		o.RetryMaxAttempts = 1
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	l := dynamo.NewRunLog(db, "any")
-	_, err = l.Read(context.Background(), runlog.Key{Tenant: "acme", RunID: "r1"}, 0, 0)
+	_, err := l.Read(context.Background(), runlog.Key{Tenant: "acme", RunID: "r1"}, 0, 0)
 	if !errors.Is(err, interrupt.ErrUnavailable) {
 		t.Errorf("read from a closed port: %v, want ErrUnavailable", err)
 	}
@@ -106,7 +103,7 @@ func TestUnreachableStoreIsUnavailable(t *testing.T) {
 }
 
 func TestMissingTableIsInternal(t *testing.T) {
-	db, _ := dynamotest.NewTable(t)
+	db, _ := localaws.NewTable(t)
 	_, err := dynamo.NewRunLog(db, "no-such-table").Read(context.Background(), runlog.Key{Tenant: "acme", RunID: "r1"}, 0, 0)
 	if err == nil || errors.Is(err, interrupt.ErrUnavailable) {
 		t.Errorf("read from a missing table: %v, want an internal error", err)
@@ -114,7 +111,7 @@ func TestMissingTableIsInternal(t *testing.T) {
 }
 
 func TestPayloadsAreStoredAsWritten(t *testing.T) {
-	db, table := dynamotest.NewTable(t)
+	db, table := localaws.NewTable(t)
 	l := dynamo.NewRunLog(db, table)
 	ctx := context.Background()
 	k := runlog.Key{Tenant: "acme", RunID: "r1"}

@@ -14,8 +14,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/smithy-go/middleware"
 
+	"github.com/interrupthost/interrupthost/infra/local/localaws"
 	"github.com/interrupthost/interrupthost/pkg/dynamo"
-	"github.com/interrupthost/interrupthost/pkg/dynamo/dynamotest"
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
@@ -51,7 +51,7 @@ func (c *counter) take() map[string]int {
 func newHost(t testing.TB, wrap func(host.Log) host.Log) (*host.Host, *counter) {
 	t.Helper()
 	c := &counter{ops: map[string]int{}}
-	db, table := dynamotest.NewTable(t, c.option)
+	db, table := localaws.NewTable(t, c.option)
 	sch, err := schema.Load()
 	if err != nil {
 		t.Fatal(err)

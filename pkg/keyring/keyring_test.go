@@ -12,8 +12,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/smithy-go/middleware"
 
+	"github.com/interrupthost/interrupthost/infra/local/localaws"
 	"github.com/interrupthost/interrupthost/pkg/keyring"
-	"github.com/interrupthost/interrupthost/pkg/keyring/keyringtest"
 	"github.com/interrupthost/interrupthost/pkg/token"
 )
 
@@ -44,29 +44,29 @@ func (c *clock) Advance(d time.Duration) {
 func newKeyring(t *testing.T, value string) (*keyring.Keyring, *reads, *clock, func(string)) {
 	t.Helper()
 	r := &reads{}
-	c, name := keyringtest.NewSecret(t, value, r.option)
+	c, name := localaws.NewSecret(t, value, r.option)
 	clk := &clock{now: time.Now()}
 	k, err := keyring.New(context.Background(), keyring.SecretsManager{Client: c, SecretID: name}, keyring.Options{TTL: time.Minute, Cooldown: 10 * time.Second, Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
 	r.n.Store(0)
-	return k, r, clk, func(v string) { keyringtest.Put(t, c, name, v) }
+	return k, r, clk, func(v string) { localaws.PutSecret(t, c, name, v) }
 }
 
 func TestParse(t *testing.T) {
-	k32, short := keyringtest.Key(), "c2hvcnQ="
+	k32, short := localaws.Key(), "c2hvcnQ="
 	cases := []struct {
 		name, value string
 		ok          bool
 	}{
-		{"valid", keyringtest.Value("a", map[string]string{"a": k32, "legacy": k32}), true},
-		{"key of 31 bytes", keyringtest.Value("a", map[string]string{"a": "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=="}), false},
-		{"short key", keyringtest.Value("a", map[string]string{"a": short}), false},
-		{"active missing", keyringtest.Value("b", map[string]string{"a": k32}), false},
-		{"legacy active", keyringtest.Value("legacy", map[string]string{"legacy": k32}), false},
-		{"bad kid", keyringtest.Value("a", map[string]string{"a": k32, "../x": k32}), false},
-		{"not base64", keyringtest.Value("a", map[string]string{"a": "!!!"}), false},
+		{"valid", localaws.Keyring("a", map[string]string{"a": k32, "legacy": k32}), true},
+		{"key of 31 bytes", localaws.Keyring("a", map[string]string{"a": "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=="}), false},
+		{"short key", localaws.Keyring("a", map[string]string{"a": short}), false},
+		{"active missing", localaws.Keyring("b", map[string]string{"a": k32}), false},
+		{"legacy active", localaws.Keyring("legacy", map[string]string{"legacy": k32}), false},
+		{"bad kid", localaws.Keyring("a", map[string]string{"a": k32, "../x": k32}), false},
+		{"not base64", localaws.Keyring("a", map[string]string{"a": "!!!"}), false},
 		{"not json", "active=a", false},
 	}
 	for _, c := range cases {
@@ -78,7 +78,7 @@ func TestParse(t *testing.T) {
 }
 
 func TestNewRefusesAnUnusableSecret(t *testing.T) {
-	c, name := keyringtest.NewSecret(t, keyringtest.Value("a", map[string]string{"a": "c2hvcnQ="}))
+	c, name := localaws.NewSecret(t, localaws.Keyring("a", map[string]string{"a": "c2hvcnQ="}))
 	if _, err := keyring.New(context.Background(), keyring.SecretsManager{Client: c, SecretID: name}, keyring.Options{}); err == nil {
 		t.Fatal("a keyring with a 5-byte key was accepted")
 	}
@@ -88,7 +88,7 @@ func TestNewRefusesAnUnusableSecret(t *testing.T) {
 }
 
 func TestWarmLookupsReadNothing(t *testing.T) {
-	k, r, _, _ := newKeyring(t, keyringtest.Value("a", map[string]string{"a": keyringtest.Key()}))
+	k, r, _, _ := newKeyring(t, localaws.Keyring("a", map[string]string{"a": localaws.Key()}))
 	for range 100 {
 		if _, err := k.Key(context.Background(), "a"); err != nil {
 			t.Fatal(err)
@@ -103,7 +103,7 @@ func TestWarmLookupsReadNothing(t *testing.T) {
 }
 
 func TestUnknownKidsReadOncePerCooldown(t *testing.T) {
-	k, r, clk, _ := newKeyring(t, keyringtest.Value("a", map[string]string{"a": keyringtest.Key()}))
+	k, r, clk, _ := newKeyring(t, localaws.Keyring("a", map[string]string{"a": localaws.Key()}))
 	var wg sync.WaitGroup
 	for i := range 100 {
 		wg.Go(func() {
@@ -126,11 +126,11 @@ func TestUnknownKidsReadOncePerCooldown(t *testing.T) {
 }
 
 func TestRotation(t *testing.T) {
-	keyA, keyB := keyringtest.Key(), keyringtest.Key()
-	k, _, clk, put := newKeyring(t, keyringtest.Value("A", map[string]string{"A": keyA}))
+	keyA, keyB := localaws.Key(), localaws.Key()
+	k, _, clk, put := newKeyring(t, localaws.Keyring("A", map[string]string{"A": keyA}))
 
 	// B is added and becomes active: a token signed under B is learnt on first sight.
-	put(keyringtest.Value("B", map[string]string{"A": keyA, "B": keyB}))
+	put(localaws.Keyring("B", map[string]string{"A": keyA, "B": keyB}))
 	if _, err := k.Key(context.Background(), "B"); err != nil {
 		t.Fatalf("new kid B: %v", err)
 	}
@@ -147,14 +147,14 @@ func TestRotation(t *testing.T) {
 	if _, err := k.Key(context.Background(), "B"); err != nil {
 		t.Fatal(err)
 	}
-	keyC := keyringtest.Key()
-	put(keyringtest.Value("C", map[string]string{"A": keyA, "B": keyB, "C": keyC}))
+	keyC := localaws.Key()
+	put(localaws.Keyring("C", map[string]string{"A": keyA, "B": keyB, "C": keyC}))
 	if _, err := k.Key(context.Background(), "C"); err != nil {
 		t.Errorf("kid C added just after a TTL refresh: %v", err)
 	}
 
 	// A is retired: once the TTL passes, A is refused.
-	put(keyringtest.Value("C", map[string]string{"B": keyB, "C": keyC}))
+	put(localaws.Keyring("C", map[string]string{"B": keyB, "C": keyC}))
 	clk.Advance(2 * time.Minute)
 	if _, err := k.Key(context.Background(), "A"); !errors.Is(err, token.ErrUnknownKid) {
 		t.Errorf("retired kid A: %v, want ErrUnknownKid", err)
@@ -162,7 +162,7 @@ func TestRotation(t *testing.T) {
 }
 
 func TestFailedRefreshKeepsTheLastGoodKeys(t *testing.T) {
-	k, _, clk, put := newKeyring(t, keyringtest.Value("A", map[string]string{"A": keyringtest.Key()}))
+	k, _, clk, put := newKeyring(t, localaws.Keyring("A", map[string]string{"A": localaws.Key()}))
 	put(`{"active":"broken"}`)
 	clk.Advance(2 * time.Minute)
 	if _, err := k.Key(context.Background(), "A"); err != nil {

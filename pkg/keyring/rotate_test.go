@@ -11,8 +11,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
+	"github.com/interrupthost/interrupthost/infra/local/localaws"
 	"github.com/interrupthost/interrupthost/pkg/keyring"
-	"github.com/interrupthost/interrupthost/pkg/keyring/keyringtest"
 )
 
 func kids(t *testing.T, raw []byte) (string, []string) {
@@ -54,7 +54,7 @@ func TestNextRetiresOnlyAfterRetain(t *testing.T) {
 			t.Errorf("rotation %d: active %s kids %v, want %v", i+1, active, all, s.want)
 		}
 	}
-	legacy := keyringtest.Value("k20260101t000000", map[string]string{"k20260101t000000": keyringtest.Key(), "legacy": keyringtest.Key()})
+	legacy := localaws.Keyring("k20260101t000000", map[string]string{"k20260101t000000": localaws.Key(), "legacy": localaws.Key()})
 	clock = t0.Add(400 * day)
 	if v, err = r.Next([]byte(legacy)); err != nil {
 		t.Fatal(err)
@@ -67,7 +67,7 @@ func TestNextRetiresOnlyAfterRetain(t *testing.T) {
 // TestRotationProtocol runs the four steps against the Secrets Manager API, twice, and checks
 // that a keyring reading AWSCURRENT follows.
 func TestRotationProtocol(t *testing.T) {
-	c, name := keyringtest.NewSecret(t, `{"bootstrap":"x"}`)
+	c, name := localaws.NewSecret(t, `{"bootstrap":"x"}`)
 	ctx := context.Background()
 	clock := time.Now()
 	r := keyring.Rotator{Client: c, Retain: time.Hour, Now: func() time.Time { return clock }}

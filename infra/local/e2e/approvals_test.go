@@ -50,7 +50,7 @@ type logEvent struct {
 func runEvents(t testing.TB, base, run string) []logEvent {
 	t.Helper()
 	var page struct{ Events []logEvent }
-	doAt(t, base, "GET", "/runs/"+run+"/events", jwt(t, engine), "").json(t, &page)
+	call{base: base, method: "GET", path: "/runs/" + run + "/events", bearer: jwt(t, engine)}.must(t).json(t, &page)
 	return page.Events
 }
 
@@ -173,7 +173,7 @@ func TestConcurrentVotes(t *testing.T) {
 		for _, n := range names {
 			wg.Go(func() {
 				<-start
-				a, err := send("POST", "/runs/"+run+"/interrupts/gate", tokens[n], decision("accept"))
+				a, err := call{method: "POST", path: "/runs/" + run + "/interrupts/gate", bearer: tokens[n], body: decision("accept")}.send()
 				if err != nil {
 					t.Error(err)
 					return
@@ -227,7 +227,7 @@ func TestEligibility(t *testing.T) {
 	request := func(t *testing.T, base string, data map[string]any) string {
 		t.Helper()
 		run := newRun("elig")
-		if a := doAt(t, base, "POST", "/runs/"+run+"/interrupts", eng, `{"nodeId":"gate","payload":`+approval(data)+`,"token":{"intent":"resolve"}}`); a.Status != 201 {
+		if a := (call{base: base, method: "POST", path: "/runs/" + run + "/interrupts", bearer: eng, body: `{"nodeId":"gate","payload":` + approval(data) + `,"token":{"intent":"resolve"}}`}).must(t); a.Status != 201 {
 			t.Fatalf("request: %d %s", a.Status, a.Body)
 		}
 		return run
@@ -235,7 +235,7 @@ func TestEligibility(t *testing.T) {
 	vote := func(t *testing.T, base, run, bearer string, want int) answer {
 		t.Helper()
 		before := len(runEvents(t, base, run))
-		a := doAt(t, base, "POST", "/runs/"+run+"/interrupts/gate", bearer, decision("accept"))
+		a := call{base: base, method: "POST", path: "/runs/" + run + "/interrupts/gate", bearer: bearer, body: decision("accept")}.must(t)
 		if a.Status != want {
 			t.Fatalf("%d %s, want %d", a.Status, a.Body, want)
 		}
@@ -299,7 +299,7 @@ func TestEligibility(t *testing.T) {
 		// dave leaves finance: his vote stands as recorded, and he cannot vote again.
 		daveNow := voter(t, "dave", []string{"sales"}, nil)
 		var page struct{ Events []logEvent }
-		doAt(t, stack, "GET", "/runs/"+run+"/events", daveNow, "").json(t, &page)
+		call{base: stack, method: "GET", path: "/runs/" + run + "/events", bearer: daveNow}.must(t).json(t, &page)
 		if got := eligibilityOf(t, stack, run); got != "group:finance" || len(page.Events) != 3 {
 			t.Fatalf("read back %s, %d events", got, len(page.Events))
 		}
@@ -342,8 +342,8 @@ func TestEligibility(t *testing.T) {
 		vote(t, principalOnly, listed, voter(t, "dave", []string{"finance"}, nil), 403)
 		var inspect []byte
 		var created struct{ Tokens []tokenView }
-		doAt(t, principalOnly, "POST", "/runs/"+newRun("x")+"/interrupts", eng, `{"nodeId":"gate","payload":`+approval(map[string]any{"approverGroupRefs": []string{"finance"}})+`,"token":{"intent":"inspect"}}`).json(t, &created)
-		inspect = doAt(t, principalOnly, "GET", "/interrupts/"+created.Tokens[0].Token, "", "").Body
+		call{base: principalOnly, method: "POST", path: "/runs/" + newRun("x") + "/interrupts", bearer: eng, body: `{"nodeId":"gate","payload":` + approval(map[string]any{"approverGroupRefs": []string{"finance"}}) + `,"token":{"intent":"inspect"}}`}.must(t).json(t, &created)
+		inspect = call{base: principalOnly, method: "GET", path: "/interrupts/" + created.Tokens[0].Token}.must(t).Body
 		if !strings.Contains(string(inspect), `"approverGroupRefs":["finance"]`) {
 			t.Errorf("inspect does not return the ref field unchanged: %s", inspect)
 		}
@@ -355,7 +355,7 @@ func TestEligibility(t *testing.T) {
 			t.Fatal(err)
 		}
 		for base, want := range map[string][]string{stack: {"principal", "group", "role"}, principalOnly: {"principal"}} {
-			a := doAt(t, base, "GET", "/.well-known/interrupt-host", "", "")
+			a := call{base: base, method: "GET", path: "/.well-known/interrupt-host"}.must(t)
 			var doc struct {
 				Capabilities []string
 				Interrupt    json.RawMessage

@@ -20,6 +20,7 @@ import (
 	"crypto/rand"
 
 	"github.com/interrupthost/interrupthost/infra/local/devjwt"
+	"github.com/interrupthost/interrupthost/infra/local/localaws"
 	"github.com/interrupthost/interrupthost/infra/local/samtemplate"
 	"github.com/interrupthost/interrupthost/schemas"
 )
@@ -38,6 +39,15 @@ func root(t testing.TB) string {
 		t.Fatal(err)
 	}
 	return filepath.Dir(p)
+}
+
+// functionsDir is where the stack under test built the functions' binaries.
+func functionsDir(t testing.TB) string {
+	t.Helper()
+	if dir := os.Getenv("STACK_FUNCTIONS"); dir != "" {
+		return dir
+	}
+	return filepath.Join(root(t), ".local", "functions")
 }
 
 // jwt mints a JWT the local issuer would issue.
@@ -78,58 +88,64 @@ func (a answer) json(t testing.TB, v any) {
 
 var client = &http.Client{Timeout: 30 * time.Second}
 
-func do(t testing.TB, method, path, bearer, body string) answer {
-	t.Helper()
-	return doAt(t, gatewayURL(), method, path, bearer, body)
+// call is one HTTP request of the suite. base "" is the stack's gateway; bearer is sent as
+// "Bearer <bearer>", authorization verbatim when bearer is empty; each idempotencyKeys entry is
+// one Idempotency-Key header.
+type call struct {
+	base, method, path, body string
+	bearer, authorization    string
+	idempotencyKeys          []string
 }
 
-// doAt sends a request to the gateway at base.
-func doAt(t testing.TB, base, method, path, bearer, body string) answer {
-	t.Helper()
-	if bearer != "" {
-		bearer = "Bearer " + bearer
+// send is the suite's one HTTP client.
+func (r call) send() (answer, error) {
+	if r.base == "" {
+		r.base = gatewayURL()
 	}
-	a, err := sendTo(base, method, path, bearer, body)
+	var rd io.Reader
+	if r.body != "" {
+		rd = strings.NewReader(r.body)
+	}
+	req, err := http.NewRequest(r.method, r.base+r.path, rd)
+	if err != nil {
+		return answer{}, err
+	}
+	if r.body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if r.bearer != "" {
+		r.authorization = "Bearer " + r.bearer
+	}
+	if r.authorization != "" {
+		req.Header.Set("Authorization", r.authorization)
+	}
+	for _, k := range r.idempotencyKeys {
+		req.Header.Add("Idempotency-Key", k)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return answer{}, fmt.Errorf("%s %s (is the stack running? `make run`): %w", r.method, r.path, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return answer{resp.StatusCode, resp.Header, b}, err
+}
+
+// must sends r, failing t if it cannot; the suite talks to the stack, so -short skips it.
+func (r call) must(t testing.TB) answer {
+	t.Helper()
+	localaws.NeedsStack(t)
+	a, err := r.send()
 	if err != nil {
 		t.Fatal(err)
 	}
 	return a
 }
 
-func send(method, path, bearer, body string) (answer, error) {
-	if bearer != "" {
-		bearer = "Bearer " + bearer
-	}
-	return sendWith(method, path, bearer, body)
-}
-
-// sendWith sends authorization as the Authorization header, verbatim.
-func sendWith(method, path, authorization, body string) (answer, error) {
-	return sendTo(gatewayURL(), method, path, authorization, body)
-}
-
-func sendTo(base, method, path, authorization, body string) (answer, error) {
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, err := http.NewRequest(method, base+path, rd)
-	if err != nil {
-		return answer{}, err
-	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if authorization != "" {
-		req.Header.Set("Authorization", authorization)
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return answer{}, fmt.Errorf("%s %s (is the stack running? `make run`): %w", method, path, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return answer{resp.StatusCode, resp.Header, b}, err
+// do sends the common request: a method and path of the stack's gateway, with a bearer token.
+func do(t testing.TB, method, path, bearer, body string) answer {
+	t.Helper()
+	return call{method: method, path: path, bearer: bearer, body: body}.must(t)
 }
 
 func example(t testing.TB, kind string) string {
@@ -242,7 +258,7 @@ func TestConcurrentResolveThroughThePool(t *testing.T) {
 		for i := range callers {
 			wg.Go(func() {
 				<-start
-				a, err := send("POST", "/runs/"+run+"/interrupts/gate", tokens[i], `{"resumeValue":{"action":"reject","decidedAt":"2026-11-30T09:00:00Z"}}`)
+				a, err := call{method: "POST", path: "/runs/" + run + "/interrupts/gate", bearer: tokens[i], body: `{"resumeValue":{"action":"reject","decidedAt":"2026-11-30T09:00:00Z"}}`}.send()
 				if err != nil {
 					t.Error(err)
 					return

@@ -11,18 +11,15 @@ import (
 
 	"github.com/interrupthost/interrupthost/infra/local/devjwt"
 	"github.com/interrupthost/interrupthost/infra/local/gateway"
+	"github.com/interrupthost/interrupthost/infra/local/localaws"
 	"github.com/interrupthost/interrupthost/infra/local/samtemplate"
 )
-
-func gatewayForTemplate(t *testing.T) *gateway.Gateway {
-	t.Helper()
-	return gatewayWith(t, map[string]string{"RunLogTable": "t", "KeyringSecret": "k"}, nil)
-}
 
 // serveGateway runs a second gateway over the stack's stores and built functions, with template
 // parameters overridden (e.g. RefKinds), and returns its URL.
 func serveGateway(t *testing.T, params map[string]string) string {
 	t.Helper()
+	localaws.NeedsStack(t)
 	gw := gatewayWith(t, map[string]string{"RunLogTable": os.Getenv("TABLE_NAME"), "KeyringSecret": os.Getenv("KEYRING_SECRET_ID")}, params)
 	srv := httptest.NewServer(gw)
 	t.Cleanup(srv.Close)
@@ -38,7 +35,7 @@ func gatewayWith(t *testing.T, resources, params map[string]string) *gateway.Gat
 	}
 	overrides := map[string]string{"JwtIssuer": devjwt.Issuer, "JwtAudience": devjwt.Audience, "OverridePrincipals": "supervisor"}
 	maps.Copy(overrides, params)
-	gw, err := gateway.FromTemplate(tmpl, filepath.Join(r, ".local", "functions"), gateway.Options{
+	gw, err := gateway.FromTemplate(tmpl, functionsDir(t), gateway.Options{
 		Root:         r,
 		Resolver:     samtemplate.Resolver{Template: tmpl, Overrides: overrides, Resources: resources},
 		RIE:          filepath.Join(r, ".local", "bin", "aws-lambda-rie"),

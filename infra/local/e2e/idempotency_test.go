@@ -3,36 +3,17 @@ package e2e
 import (
 	"bytes"
 	"fmt"
-	"io"
-	"net/http"
 	"strings"
 	"sync"
 	"testing"
 )
 
-// resolveWithKey posts a resolve with an Idempotency-Key header (verbatim; "" sends none).
-func resolveWithKey(t testing.TB, base, path, bearer, key, body string) answer {
-	t.Helper()
-	req, err := http.NewRequest("POST", base+path, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
+// headerValues splits the Idempotency-Key headers to send, NUL-separated ("" sends none).
+func headerValues(joined string) []string {
+	if joined == "" {
+		return nil
 	}
-	req.Header.Set("Content-Type", "application/json")
-	if bearer != "" {
-		req.Header.Set("Authorization", "Bearer "+bearer)
-	}
-	if key != "" {
-		for _, k := range strings.Split(key, "\x00") {
-			req.Header.Add("Idempotency-Key", k)
-		}
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return answer{resp.StatusCode, resp.Header, b}
+	return strings.Split(joined, "\x00")
 }
 
 func commitsOf(t testing.TB, base, run string) int {
@@ -63,17 +44,17 @@ func TestIdempotencyKey(t *testing.T) {
 	t.Run("retry returns the original answer, also after resolution", func(t *testing.T) {
 		run := newGate(t, nil)
 		path := "/runs/" + run + "/interrupts/gate"
-		first := resolveWithKey(t, stack, path, alice, "k-1", accept)
+		first := call{base: stack, method: "POST", path: path, bearer: alice, idempotencyKeys: []string{"k-1"}, body: accept}.must(t)
 		if first.Status != 200 || first.Header.Get("Idempotent-Replayed") != "" {
 			t.Fatalf("first: %d %v %s", first.Status, first.Header, first.Body)
 		}
 		for _, body := range []string{accept, acceptReordered} {
-			again := resolveWithKey(t, stack, path, alice, "k-1", body)
+			again := call{base: stack, method: "POST", path: path, bearer: alice, idempotencyKeys: []string{"k-1"}, body: body}.must(t)
 			if again.Status != 200 || !bytes.Equal(again.Body, first.Body) || again.Header.Get("Idempotent-Replayed") != "true" {
 				t.Errorf("retry: %d %v %s", again.Status, again.Header, again.Body)
 			}
 		}
-		if sf := resolveWithKey(t, stack, path, alice, `"k-1"`, accept); sf.Status != 200 || !bytes.Equal(sf.Body, first.Body) {
+		if sf := (call{base: stack, method: "POST", path: path, bearer: alice, idempotencyKeys: []string{`"k-1"`}, body: accept}).must(t); sf.Status != 200 || !bytes.Equal(sf.Body, first.Body) {
 			t.Errorf("the key as an sf-string is the same key: %d %s", sf.Status, sf.Body)
 		}
 		if n := commitsOf(t, stack, run); n != 2 {
@@ -81,14 +62,14 @@ func TestIdempotencyKey(t *testing.T) {
 		}
 		// A fresh gateway with fresh function processes reads the answer from the log.
 		cold := serveGateway(t, nil)
-		if a := resolveWithKey(t, cold, path, alice, "k-1", accept); a.Status != 200 || !bytes.Equal(a.Body, first.Body) || a.Header.Get("Idempotent-Replayed") != "true" {
+		if a := (call{base: cold, method: "POST", path: path, bearer: alice, idempotencyKeys: []string{"k-1"}, body: accept}).must(t); a.Status != 200 || !bytes.Equal(a.Body, first.Body) || a.Header.Get("Idempotent-Replayed") != "true" {
 			t.Errorf("replay from a cold process: %d %s", a.Status, a.Body)
 		}
 		// Without the key, or with another, a resolved interrupt is resolved.
-		if a := resolveWithKey(t, stack, path, alice, "", accept); a.Status != 409 {
+		if a := (call{base: stack, method: "POST", path: path, bearer: alice, idempotencyKeys: []string{""}, body: accept}).must(t); a.Status != 409 {
 			t.Errorf("no key: %d", a.Status)
 		}
-		if a := resolveWithKey(t, stack, path, alice, "k-2", accept); a.Status != 409 {
+		if a := (call{base: stack, method: "POST", path: path, bearer: alice, idempotencyKeys: []string{"k-2"}, body: accept}).must(t); a.Status != 409 {
 			t.Errorf("another key: %d", a.Status)
 		}
 	})
@@ -96,9 +77,9 @@ func TestIdempotencyKey(t *testing.T) {
 	t.Run("a 202 is replayed as a 202", func(t *testing.T) {
 		run := newGate(t, map[string]any{"requiredApprovals": 2})
 		path := "/runs/" + run + "/interrupts/gate"
-		first := resolveWithKey(t, stack, path, alice, "vote", accept)
-		resolveWithKey(t, stack, path, bob, "", accept)
-		again := resolveWithKey(t, stack, path, alice, "vote", accept)
+		first := call{base: stack, method: "POST", path: path, bearer: alice, idempotencyKeys: []string{"vote"}, body: accept}.must(t)
+		call{base: stack, method: "POST", path: path, bearer: bob, idempotencyKeys: []string{""}, body: accept}.must(t)
+		again := call{base: stack, method: "POST", path: path, bearer: alice, idempotencyKeys: []string{"vote"}, body: accept}.must(t)
 		if first.Status != 202 || again.Status != 202 || !bytes.Equal(first.Body, again.Body) {
 			t.Errorf("first %d %s, retry %d %s", first.Status, first.Body, again.Status, again.Body)
 		}
@@ -108,18 +89,18 @@ func TestIdempotencyKey(t *testing.T) {
 		run := newGate(t, map[string]any{"requiredApprovals": 2})
 		other := newGate(t, nil)
 		path := "/runs/" + run + "/interrupts/gate"
-		resolveWithKey(t, stack, path, alice, "k", accept)
+		call{base: stack, method: "POST", path: path, bearer: alice, idempotencyKeys: []string{"k"}, body: accept}.must(t)
 		before := commitsOf(t, stack, run)
-		a := resolveWithKey(t, stack, path, alice, "k", reject)
+		a := call{base: stack, method: "POST", path: path, bearer: alice, idempotencyKeys: []string{"k"}, body: reject}.must(t)
 		if a.Status != 422 || !strings.Contains(string(a.Body), `"code":"idempotency_key_reused"`) {
 			t.Errorf("another body: %d %s", a.Status, a.Body)
 		}
 		// Keys are scoped to the caller: bob's "k" is his own.
-		if a := resolveWithKey(t, stack, path, bob, "k", reject); a.Status != 200 {
+		if a := (call{base: stack, method: "POST", path: path, bearer: bob, idempotencyKeys: []string{"k"}, body: reject}).must(t); a.Status != 200 {
 			t.Errorf("bob's k: %d %s", a.Status, a.Body)
 		}
 		// And to the run.
-		if a := resolveWithKey(t, stack, "/runs/"+other+"/interrupts/gate", alice, "k", accept); a.Status != 200 || a.Header.Get("Idempotent-Replayed") != "" {
+		if a := (call{base: stack, method: "POST", path: "/runs/" + other + "/interrupts/gate", bearer: alice, idempotencyKeys: []string{"k"}, body: accept}).must(t); a.Status != 200 || a.Header.Get("Idempotent-Replayed") != "" {
 			t.Errorf("k in another run: %d %s", a.Status, a.Body)
 		}
 		if after := commitsOf(t, stack, run); after != before+1 {
@@ -134,7 +115,7 @@ func TestIdempotencyKey(t *testing.T) {
 			strings.Repeat("k", 256), `"` + strings.Repeat("k", 256) + `"`, "a b", `"unterminated`, `""`, `"a"junk`,
 			`"a";p=1`, "a,b", "a\x00b", `"a","b"`, `"tab\x09"`, `"bad\escape"`, "caf\u00e9",
 		} {
-			a := resolveWithKey(t, stack, path, alice, key, accept)
+			a := call{base: stack, method: "POST", path: path, bearer: alice, idempotencyKeys: headerValues(key), body: accept}.must(t)
 			if a.Status != 400 || !strings.Contains(string(a.Body), `"code":"validation_error"`) {
 				t.Errorf("key %q: %d %s", key, a.Status, a.Body)
 			}
@@ -144,7 +125,7 @@ func TestIdempotencyKey(t *testing.T) {
 		}
 		for _, key := range []string{strings.Repeat("k", 255), `"with space and \"quotes\""`, "urn:uuid:2f1c/x"} {
 			r := newGate(t, nil)
-			if a := resolveWithKey(t, stack, "/runs/"+r+"/interrupts/gate", alice, key, accept); a.Status != 200 {
+			if a := (call{base: stack, method: "POST", path: "/runs/" + r + "/interrupts/gate", bearer: alice, idempotencyKeys: headerValues(key), body: accept}).must(t); a.Status != 200 {
 				t.Errorf("key %q: %d %s", key, a.Status, a.Body)
 			}
 		}
@@ -155,12 +136,12 @@ func TestIdempotencyKey(t *testing.T) {
 		var created struct{ Tokens []tokenView }
 		do(t, "POST", "/runs/"+run+"/interrupts", eng, `{"nodeId":"pay","payload":`+example(t, "external-event")+`,"token":{"intent":"resolve"}}`).json(t, &created)
 		path := "/interrupts/" + created.Tokens[0].Token
-		first := resolveWithKey(t, stack, path, "", "webhook-evt-1", `{"resumeValue":{"paid":true}}`)
-		again := resolveWithKey(t, stack, path, "", "webhook-evt-1", `{"resumeValue":{"paid":true}}`)
+		first := call{base: stack, method: "POST", path: path, idempotencyKeys: []string{"webhook-evt-1"}, body: `{"resumeValue":{"paid":true}}`}.must(t)
+		again := call{base: stack, method: "POST", path: path, idempotencyKeys: []string{"webhook-evt-1"}, body: `{"resumeValue":{"paid":true}}`}.must(t)
 		if first.Status != 200 || again.Status != 200 || !bytes.Equal(first.Body, again.Body) || again.Header.Get("Idempotent-Replayed") != "true" {
 			t.Errorf("webhook retry: %d / %d %s", first.Status, again.Status, again.Body)
 		}
-		if a := resolveWithKey(t, stack, path, "", "webhook-evt-1", `{"resumeValue":{"paid":false}}`); a.Status != 422 {
+		if a := (call{base: stack, method: "POST", path: path, idempotencyKeys: []string{"webhook-evt-1"}, body: `{"resumeValue":{"paid":false}}`}).must(t); a.Status != 422 {
 			t.Errorf("same key, other event: %d", a.Status)
 		}
 	})
@@ -182,7 +163,7 @@ func TestConcurrentDuplicates(t *testing.T) {
 		for i := range answers {
 			wg.Go(func() {
 				<-start
-				answers[i] = resolveWithKey(t, gatewayURL(), path, alice, key, decision("accept"))
+				answers[i] = call{base: gatewayURL(), method: "POST", path: path, bearer: alice, idempotencyKeys: headerValues(key), body: decision("accept")}.must(t)
 			})
 		}
 		close(start)

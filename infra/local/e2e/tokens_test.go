@@ -13,7 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
-	"github.com/interrupthost/interrupthost/pkg/keyring/keyringtest"
+	"github.com/interrupthost/interrupthost/infra/local/localaws"
 	"github.com/interrupthost/interrupthost/pkg/token"
 )
 
@@ -135,14 +135,12 @@ type keys struct {
 
 func localKeys(t *testing.T) *keys {
 	t.Helper()
+	localaws.NeedsStack(t)
 	k := &keys{secretID: os.Getenv("KEYRING_SECRET_ID")}
 	if k.secretID == "" {
 		t.Fatal("KEYRING_SECRET_ID is not set: run the suite with `make test`")
 	}
-	var err error
-	if k.sm, err = keyringtest.Client(); err != nil {
-		t.Fatal(err)
-	}
+	k.sm = localaws.SecretsManager()
 	out, err := k.sm.GetSecretValue(context.Background(), &secretsmanager.GetSecretValueInput{SecretId: &k.secretID, VersionStage: aws.String("AWSCURRENT")})
 	if err != nil {
 		t.Fatal(err)
@@ -186,8 +184,8 @@ func TestRotationThroughTheGateway(t *testing.T) {
 	a.json(t, &created)
 
 	newKid := "e2e-" + strings.ToLower(rand.Text()[:8])
-	ring.Keys[newKid] = keyringtest.Key()
-	keyringtest.Put(t, ring.sm, ring.secretID, keyringtest.Value(newKid, ring.Keys))
+	ring.Keys[newKid] = localaws.Key()
+	localaws.PutSecret(t, ring.sm, ring.secretID, localaws.Keyring(newKid, ring.Keys))
 	ring.ActiveKid = newKid
 	underNew, _, err := token.Mint(context.Background(), ring, token.Claims{
 		Tenant: "acme", RunID: run, NodeID: "n1", InterruptID: created.InterruptID, Intent: token.IntentInspect,

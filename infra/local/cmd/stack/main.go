@@ -157,13 +157,13 @@ Interrupt host serving on %[1]s (first request answered %[2]s after start). Ctrl
 	}
 	cmd := exec.CommandContext(ctx, command[0], command[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	cmd.Env = append(os.Environ(), append(inst.clientEnv(), "GATEWAY_URL="+url)...)
+	cmd.Env = append(os.Environ(), append(inst.clientEnv(), "GATEWAY_URL="+url, "STACK_FUNCTIONS="+inst.functions())...)
 	return cmd.Run()
 }
 
 // serveGateway builds the functions and the emulator and serves the template's routes.
 func serveGateway(ctx context.Context, log *slog.Logger, root string, inst instance, tmpl *samtemplate.Template, maxInstances int) (*gateway.Gateway, string, error) {
-	bin := filepath.Join(inst.dir, "functions")
+	bin := inst.functions()
 	if err := gateway.BuildFunctions(ctx, root, bin); err != nil {
 		return nil, "", err
 	}

@@ -16,20 +16,19 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	smtypes "github.com/aws/aws-sdk-go-v2/service/secretsmanager/types"
 
 	"github.com/interrupthost/interrupthost/infra/local/gateway"
+	"github.com/interrupthost/interrupthost/infra/local/localaws"
 	"github.com/interrupthost/interrupthost/infra/local/samtemplate"
-	"github.com/interrupthost/interrupthost/pkg/dynamo"
 )
 
 const (
-	dynamoAddr  = "127.0.0.1:8000"
-	motoAddr    = "127.0.0.1:5001"
+	dynamoAddr  = localaws.DynamoDBAddr
+	motoAddr    = localaws.SecretsManagerAddr
 	gatewayAddr = "127.0.0.1:3000"
 	// overridePrincipal may release approvals alone locally (template parameter OverridePrincipals).
 	overridePrincipal = "supervisor"
@@ -61,6 +60,10 @@ func newInstance(root string, exec bool) instance {
 	return in
 }
 
+// functions is the folder of the instance's function binaries (STACK_FUNCTIONS for commands
+// under `stack exec`, which run gateways of their own over them).
+func (in instance) functions() string { return filepath.Join(in.dir, "functions") }
+
 // remove deletes a temporary instance's table and secret, and its folder unless its logs are
 // wanted (the command it served failed).
 func (in instance) remove(ctx context.Context, keepLogs bool) error {
@@ -69,7 +72,7 @@ func (in instance) remove(ctx context.Context, keepLogs bool) error {
 	}
 	_, err := dynamoClient.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(in.table)})
 	_, serr := secretsClient.DeleteSecret(ctx, &secretsmanager.DeleteSecretInput{SecretId: aws.String(in.keyring), ForceDeleteWithoutRecovery: aws.Bool(true)})
-	folder := os.RemoveAll(filepath.Join(in.dir, "functions"))
+	folder := os.RemoveAll(in.functions())
 	if !keepLogs {
 		folder = os.RemoveAll(in.dir)
 	}
@@ -89,17 +92,9 @@ func (in instance) clientEnv() []string {
 	}
 }
 
-func awsConfig(endpoint string) aws.Config {
-	return aws.Config{
-		Region:       "us-east-1",
-		Credentials:  credentials.NewStaticCredentialsProvider("local", "local", ""),
-		BaseEndpoint: aws.String("http://" + endpoint),
-	}
-}
-
 var (
-	dynamoClient  = dynamo.NewClient(awsConfig(dynamoAddr))
-	secretsClient = secretsmanager.NewFromConfig(awsConfig(motoAddr))
+	dynamoClient  = localaws.DynamoDB()
+	secretsClient = localaws.SecretsManager()
 )
 
 // store is a server of the stack: how to start it and how to tell it serves.

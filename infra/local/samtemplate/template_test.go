@@ -1,0 +1,123 @@
+package samtemplate_test
+
+import (
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/interrupthost/interrupthost/infra/local/devjwt"
+	"github.com/interrupthost/interrupthost/infra/local/gateway"
+	"github.com/interrupthost/interrupthost/infra/local/samtemplate"
+)
+
+// root is the repository's root, where template.yaml is.
+func root(t *testing.T) string {
+	t.Helper()
+	p, err := samtemplate.Find(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Dir(p)
+}
+
+// templateRoutes reads the route keys of template.yaml with nothing but a YAML parser, apart
+// from the code the gateway uses.
+func templateRoutes(t *testing.T) []string {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(root(t), "template.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Resources map[string]struct {
+			Properties struct {
+				Events map[string]struct {
+					Type       string `yaml:"Type"`
+					Properties struct {
+						Method string `yaml:"Method"`
+						Path   string `yaml:"Path"`
+					} `yaml:"Properties"`
+				} `yaml:"Events"`
+			} `yaml:"Properties"`
+		} `yaml:"Resources"`
+	}
+	if err := yaml.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	var routes []string
+	for _, r := range doc.Resources {
+		for _, e := range r.Properties.Events {
+			if e.Type == "HttpApi" {
+				routes = append(routes, strings.ToUpper(e.Properties.Method)+" "+e.Properties.Path)
+			}
+		}
+	}
+	if len(routes) == 0 {
+		t.Fatal("template.yaml declares no HttpApi routes")
+	}
+	slices.Sort(routes)
+	return routes
+}
+
+// TestRouteTableMatchesTheTemplate compares the gateway's route table, built the way the stack
+// builds it, with the template read independently.
+func TestRouteTableMatchesTheTemplate(t *testing.T) {
+	r := root(t)
+	tmpl, err := samtemplate.Load(filepath.Join(r, "template.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	overrides := map[string]string{"JwtIssuer": devjwt.Issuer, "JwtAudience": devjwt.Audience}
+	gw, err := gateway.FromTemplate(tmpl, filepath.Join(t.TempDir(), "functions"), gateway.Options{
+		Root:     r,
+		Resolver: samtemplate.Resolver{Template: tmpl, Overrides: overrides, Resources: map[string]string{"RunLogTable": "t", "KeyringSecret": "k"}},
+		RIE:      filepath.Join(t.TempDir(), "aws-lambda-rie"), MaxInstances: 1,
+		Logs: io.Discard, Log: slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(gw.Close)
+	if got, want := gw.Routes(), templateRoutes(t); !slices.Equal(got, want) {
+		t.Errorf("gateway routes %v, template routes %v", got, want)
+	}
+}
+
+// TestOpenAPIMatchesTheTemplate: openapi.yaml documents exactly the routes template.yaml
+// deploys, method for method.
+func TestOpenAPIMatchesTheTemplate(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(root(t), "openapi.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		OpenAPI string                    `yaml:"openapi"`
+		Paths   map[string]map[string]any `yaml:"paths"`
+	}
+	if err := yaml.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(doc.OpenAPI, "3.1") {
+		t.Errorf("openapi %s, want 3.1", doc.OpenAPI)
+	}
+	var documented []string
+	for path, item := range doc.Paths {
+		for method := range item {
+			switch method {
+			case "get", "put", "post", "delete", "options", "head", "patch", "trace":
+				documented = append(documented, strings.ToUpper(method)+" "+path)
+			}
+		}
+	}
+	slices.Sort(documented)
+	if deployed := templateRoutes(t); !slices.Equal(documented, deployed) {
+		t.Errorf("openapi.yaml documents\n  %v\ntemplate.yaml deploys\n  %v", documented, deployed)
+	}
+}
+
