@@ -120,4 +120,3 @@ func TestOpenAPIMatchesTheTemplate(t *testing.T) {
 		t.Errorf("openapi.yaml documents\n  %v\ntemplate.yaml deploys\n  %v", documented, deployed)
 	}
 }
-
