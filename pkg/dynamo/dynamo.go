@@ -242,7 +242,7 @@ func (l *RunLog) ClaimConversation(ctx context.Context, tenant, id, runID, takeO
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	}
 	if takeOverFrom != "" {
-		in.ConditionExpression = aws.String("runId = :stale")
+		in.ConditionExpression = aws.String("attribute_not_exists(pk) OR runId = :stale")
 		in.ExpressionAttributeValues = map[string]types.AttributeValue{":stale": &types.AttributeValueMemberS{Value: takeOverFrom}}
 	}
 	_, err := l.db.PutItem(ctx, in)

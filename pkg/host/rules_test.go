@@ -1,0 +1,276 @@
+package host_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/interrupthost/interrupthost/pkg/host"
+	"github.com/interrupthost/interrupthost/pkg/inmem"
+	"github.com/interrupthost/interrupthost/pkg/interrupt"
+	"github.com/interrupthost/interrupthost/pkg/schema"
+)
+
+// memHost is a host over an in-memory log, with every ref kind advertised and "boss" an override
+// principal: the rules below run without a network in microseconds.
+func memHost(t testing.TB, configure ...func(*host.Config)) (*host.Host, *inmem.RunLog) {
+	t.Helper()
+	sch, err := schema.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := host.Config{
+		Capabilities: []string{"conversation"}, RefKinds: []string{"principal", "group", "role"},
+		OverridePrincipals: []string{"boss"}, Now: func() time.Time { return time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC) },
+	}
+	for _, c := range configure {
+		c(&cfg)
+	}
+	l := inmem.New()
+	return host.New(l, sch, cfg), l
+}
+
+func who(sub string) interrupt.Principal { return interrupt.Principal{Subject: sub, Tenant: "acme"} }
+
+func approvalWith(data string) json.RawMessage {
+	return json.RawMessage(`{"kind":"approval","key":"k","data":{"artifactId":"a","artifactType":"t","title":"x","actions":["accept","reject","refine","edit-accept","ask"]` + data + `}}`)
+}
+
+func decision(action string) json.RawMessage {
+	extra := ""
+	switch action {
+	case "refine":
+		extra = `,"refineFeedback":{"scope":"whole","text":"shorter"}`
+	case "edit-accept":
+		extra = `,"editedArtifactData":{"amount":1}`
+	}
+	return json.RawMessage(`{"action":"` + action + `","decidedAt":"2026-11-30T09:00:00Z"` + extra + `}`)
+}
+
+func code(err error) interrupt.Code { return interrupt.ErrorCode(err) }
+
+// TestApprovalRules: votes, quorum, rejection policies, refine, ask and override, one table; each
+// step is a vote and what it must answer (a status, or an error code).
+func TestApprovalRules(t *testing.T) {
+	type step struct {
+		by     interrupt.Principal
+		action string
+		// want is "pending" or "resolved", or an error code.
+		want string
+	}
+	token := interrupt.Principal{Subject: "boss", Tenant: "acme", Token: "jti-1"}
+	tests := []struct {
+		name, data string
+		steps      []step
+		// released is the action of the value the gate released with, if it did.
+		released string
+	}{
+		{"default quorum of one", ``, []step{{who("alice"), "accept", "resolved"}}, "accept"},
+		{"quorum of two", `,"requiredApprovals":2`, []step{{who("alice"), "accept", "pending"}, {who("bob"), "edit-accept", "resolved"}}, "edit-accept"},
+		{"one vote per principal", `,"requiredApprovals":2`, []step{{who("alice"), "accept", "pending"}, {who("alice"), "accept", "already_voted"}, {who("alice"), "reject", "already_voted"}}, ""},
+		{"single veto by default", `,"requiredApprovals":3`, []step{{who("alice"), "accept", "pending"}, {who("bob"), "reject", "resolved"}}, "reject"},
+		{"single veto named", `,"requiredApprovals":3,"rejectionPolicy":"single-veto"`, []step{{who("bob"), "reject", "resolved"}}, "reject"},
+		{"majority of three", `,"requiredApprovals":3,"rejectionPolicy":"majority"`, []step{{who("a"), "reject", "pending"}, {who("b"), "reject", "resolved"}}, "reject"},
+		{"majority of two", `,"requiredApprovals":2,"rejectionPolicy":"majority"`, []step{{who("a"), "reject", "pending"}, {who("b"), "accept", "pending"}, {who("c"), "reject", "resolved"}}, "reject"},
+		{"refine releases at once", `,"requiredApprovals":2`, []step{{who("alice"), "refine", "resolved"}}, "refine"},
+		{"ask records without exiting", ``, []step{{who("alice"), "ask", "pending"}, {who("alice"), "ask", "pending"}, {who("alice"), "accept", "resolved"}}, "accept"},
+		{"override bypasses the quorum", `,"requiredApprovals":3,"overrideBypassesQuorum":true`, []step{{who("boss"), "accept", "resolved"}}, "accept"},
+		{"override vetoes under majority", `,"requiredApprovals":3,"rejectionPolicy":"majority","overrideBypassesQuorum":true`, []step{{who("boss"), "reject", "resolved"}}, "reject"},
+		{"override counts once without the flag", `,"requiredApprovals":2`, []step{{who("boss"), "accept", "pending"}, {who("bob"), "accept", "resolved"}}, "accept"},
+		{"a token bearer never overrides", `,"requiredApprovals":2,"overrideBypassesQuorum":true`, []step{{token, "accept", "pending"}}, ""},
+		{"nothing after release", ``, []step{{who("alice"), "reject", "resolved"}, {who("bob"), "accept", "interrupt_already_resolved"}}, "reject"},
+	}
+	ctx := context.Background()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h, _ := memHost(t)
+			if _, _, err := h.RequestInterrupt(ctx, who("engine"), "r1", host.Request{NodeID: "gate", Payload: approvalWith(tt.data)}); err != nil {
+				t.Fatal(err)
+			}
+			for i, s := range tt.steps {
+				res, err := resolveAs(ctx, h, s.by, decision(s.action))
+				got := string(res.Status)
+				if err != nil {
+					got = string(code(err))
+				}
+				if got != s.want {
+					t.Fatalf("step %d (%s by %s): %s %v, want %s", i, s.action, s.by.Voter(), got, err, s.want)
+				}
+			}
+			snap, err := h.Snapshot(ctx, who("engine"), "r1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if released := len(snap.Pending) == 0; released != (tt.released != "") {
+				t.Fatalf("released %v, want %q", released, tt.released)
+			}
+			if tt.released == "" {
+				return
+			}
+			v, _, err := h.RequestInterrupt(ctx, who("engine"), "r1", host.Request{NodeID: "gate", Payload: approvalWith(tt.data)})
+			if err != nil || v.Status != interrupt.StatusResolved || !strings.Contains(string(v.ResumeValue), `"action":"`+tt.released+`"`) {
+				t.Errorf("released with %s (%v), want action %s", v.ResumeValue, err, tt.released)
+			}
+		})
+	}
+}
+
+// resolveAs resolves node gate of run r1 as p: by run, or by a token-like principal through the
+// same rules.
+func resolveAs(ctx context.Context, h *host.Host, p interrupt.Principal, value json.RawMessage) (host.Resolution, error) {
+	return h.Resolve(ctx, p, "r1", "gate", value, nil)
+}
+
+// TestEligibility: approversList binds everywhere; group and role refs bind where advertised;
+// the rule that admitted a vote is recorded with it.
+func TestEligibility(t *testing.T) {
+	member := func(sub string, groups, roles []string) interrupt.Principal {
+		return interrupt.Principal{Subject: sub, Tenant: "acme", Groups: groups, Roles: roles}
+	}
+	tests := []struct {
+		name, data string
+		refKinds   []string
+		by         interrupt.Principal
+		// want is the eligibility recorded ("via:ref"), or an error code.
+		want string
+	}{
+		{"open approval", ``, nil, who("anyone"), "open:"},
+		{"listed principal", `,"approversList":["alice"]`, nil, who("alice"), "principal:alice"},
+		{"unlisted principal", `,"approversList":["alice"]`, nil, who("bob"), "approver_not_eligible"},
+		{"group member", `,"approverGroupRefs":["finance"]`, []string{"group"}, member("carol", []string{"ops", "finance"}, nil), "group:finance"},
+		{"not a group member", `,"approverGroupRefs":["finance"]`, []string{"group"}, member("carol", []string{"ops"}, nil), "approver_not_eligible"},
+		{"group refs not advertised", `,"approverGroupRefs":["finance"]`, []string{"principal"}, member("carol", nil, nil), "open:"},
+		{"group refs not advertised beside a list", `,"approversList":["alice"],"approverGroupRefs":["finance"]`, []string{"principal"}, member("carol", []string{"finance"}, nil), "approver_not_eligible"},
+		{"role holder", `,"approverRoleRefs":["manager"]`, []string{"role"}, member("dave", nil, []string{"manager"}), "role:manager"},
+		{"role refs not advertised", `,"approverRoleRefs":["manager"]`, []string{"group"}, member("dave", nil, nil), "open:"},
+		{"the list before the groups", `,"approversList":["erin"],"approverGroupRefs":["finance"]`, []string{"group"}, member("erin", []string{"finance"}, nil), "principal:erin"},
+		{"a token without a principal", `,"approversList":["alice"]`, nil, interrupt.Principal{Tenant: "acme", Token: "jti"}, "approver_not_eligible"},
+		{"a token for a listed principal", `,"approversList":["alice"]`, nil, interrupt.Principal{Subject: "alice", Tenant: "acme", Token: "jti"}, "principal:alice"},
+		{"audience grants nothing", `,"approversList":["alice"],"audience":["bob"]`, nil, who("bob"), "approver_not_eligible"},
+	}
+	ctx := context.Background()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h, l := memHost(t, func(c *host.Config) { c.RefKinds = tt.refKinds })
+			if _, _, err := h.RequestInterrupt(ctx, who("engine"), "r1", host.Request{NodeID: "gate", Payload: approvalWith(tt.data)}); err != nil {
+				t.Fatal(err)
+			}
+			writes := l.Writes()
+			_, err := resolveAs(ctx, h, tt.by, decision("accept"))
+			if err != nil {
+				if got := string(code(err)); got != tt.want {
+					t.Fatalf("%v, want %s", err, tt.want)
+				}
+				if l.Writes() != writes {
+					t.Errorf("a refused vote wrote")
+				}
+				return
+			}
+			page, err := h.Events(ctx, who("engine"), "r1", 1, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var vote interrupt.Vote
+			if err := json.Unmarshal(page.Events[0].Payload, &vote); err != nil {
+				t.Fatal(err)
+			}
+			if got := vote.Eligibility.Via + ":" + vote.Eligibility.Ref; got != tt.want {
+				t.Errorf("recorded %s, want %s", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestIdempotency: a key replays its first answer for the same request, refuses another request
+// with 422, is scoped to its caller, and outlives the interrupt's resolution; replays write
+// nothing.
+func TestIdempotency(t *testing.T) {
+	ctx := context.Background()
+	h, l := memHost(t)
+	if _, _, err := h.RequestInterrupt(ctx, who("engine"), "r1", host.Request{NodeID: "gate", Payload: approvalWith(`,"requiredApprovals":2`)}); err != nil {
+		t.Fatal(err)
+	}
+	key := func(fingerprint string) *host.Idempotency { return &host.Idempotency{Key: "k1", Fingerprint: fingerprint} }
+	first, err := h.Resolve(ctx, who("alice"), "r1", "gate", decision("accept"), key("f1"))
+	if err != nil || first.Replayed || first.Status != interrupt.StatusPending {
+		t.Fatalf("first: %+v %v", first, err)
+	}
+	writes := l.Writes()
+	again, err := h.Resolve(ctx, who("alice"), "r1", "gate", decision("accept"), key("f1"))
+	if err != nil || !again.Replayed || again.Seq != first.Seq || string(again.ResumeValue) != string(first.ResumeValue) || *again.Tally != *first.Tally {
+		t.Errorf("replay: %+v %v, want %+v", again, err, first)
+	}
+	if _, err := h.Resolve(ctx, who("alice"), "r1", "gate", decision("reject"), key("f2")); code(err) != interrupt.CodeIdempotencyReuse {
+		t.Errorf("another request with the key: %v, want 422", err)
+	}
+	if l.Writes() != writes {
+		t.Errorf("replays wrote")
+	}
+	bob, err := h.Resolve(ctx, who("bob"), "r1", "gate", decision("accept"), key("f1"))
+	if err != nil || bob.Replayed || bob.Status != interrupt.StatusResolved {
+		t.Errorf("bob's k1 is bob's own key: %+v %v", bob, err)
+	}
+	late, err := h.Resolve(ctx, who("alice"), "r1", "gate", decision("accept"), key("f1"))
+	if err != nil || !late.Replayed || late.Seq != first.Seq {
+		t.Errorf("a replay after resolution: %+v %v", late, err)
+	}
+	token := interrupt.Principal{Subject: "alice", Tenant: "acme", Token: "jti-9"}
+	if _, err := h.Resolve(ctx, token, "r1", "gate", decision("accept"), key("f1")); code(err) != interrupt.CodeAlreadyResolved {
+		t.Errorf("alice's k1 through a token is the token's own key: %v", err)
+	}
+}
+
+// TestResumeValidation: a resume value is checked against everything its interrupt declares,
+// failing paths named, and a refused value writes nothing.
+func TestResumeValidation(t *testing.T) {
+	tests := []struct {
+		name, payload, value string
+		by                   interrupt.Principal
+		// want is "" for accepted, or the error code and the paths it names.
+		want string
+	}{
+		{"resumeSchema holds", `{"kind":"custom","key":"k","data":{"customKind":"x"},"resumeSchema":{"type":"object","required":["ok"]}}`, `{"ok":true}`, who("a"), ""},
+		{"resumeSchema fails", `{"kind":"custom","key":"k","data":{"customKind":"x"},"resumeSchema":{"type":"object","required":["ok"]}}`, `{}`, who("a"), "validation_error /resumeValue/ok"},
+		{"every question answered", `{"kind":"clarification","key":"k","data":{"questions":[{"id":"q1","question":"?","schema":{"type":"integer"}},{"id":"q2","question":"?"}]}}`, `{"answers":{"q1":3,"q2":"x"}}`, who("a"), ""},
+		{"a question unanswered", `{"kind":"clarification","key":"k","data":{"questions":[{"id":"q1","question":"?"},{"id":"q2","question":"?"}]}}`, `{"answers":{"q1":1}}`, who("a"), "validation_error /resumeValue/answers/q2"},
+		{"an answer to no question", `{"kind":"clarification","key":"k","data":{"questions":[{"id":"q1","question":"?"}]}}`, `{"answers":{"q1":1,"a/b":2}}`, who("a"), "validation_error /resumeValue/answers/a~1b"},
+		{"an answer against its schema", `{"kind":"clarification","key":"k","data":{"questions":[{"id":"q1","question":"?","schema":{"type":"integer"}}]}}`, `{"answers":{"q1":"three"}}`, who("a"), "validation_error /resumeValue/answers/q1"},
+		{"answers not an object", `{"kind":"clarification","key":"k","data":{"questions":[{"id":"q1","question":"?"}]}}`, `["q1"]`, who("a"), "validation_error /resumeValue"},
+		{"outcomeSchema holds", `{"kind":"conversation.exchange","key":"k","data":{"conversationId":"c","prompt":"?","outcomeSchema":{"type":"string"}}}`, `"fine"`, who("a"), ""},
+		{"outcomeSchema fails", `{"kind":"conversation.exchange","key":"k","data":{"conversationId":"c","prompt":"?","outcomeSchema":{"type":"string"}}}`, `7`, who("a"), "validation_error /resumeValue"},
+		{"an action the approval does not allow", `{"kind":"approval","key":"k","data":{"artifactId":"a","artifactType":"t","title":"x","actions":["accept"]}}`, string(decision("reject")), who("a"), "validation_error /resumeValue/action"},
+		{"refine without feedback", string(approvalWith(``)), `{"action":"refine","decidedAt":"2026-11-30T09:00:00Z"}`, who("a"), "validation_error /resumeValue/refineFeedback"},
+		{"decidedBy someone else", string(approvalWith(``)), `{"action":"accept","decidedAt":"2026-11-30T09:00:00Z","decidedBy":"bob"}`, who("alice"), "forbidden"},
+		{"decidedBy the caller", string(approvalWith(``)), `{"action":"accept","decidedAt":"2026-11-30T09:00:00Z","decidedBy":"alice"}`, who("alice"), ""},
+	}
+	ctx := context.Background()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h, l := memHost(t)
+			if _, _, err := h.RequestInterrupt(ctx, who("engine"), "r1", host.Request{NodeID: "gate", Payload: json.RawMessage(tt.payload)}); err != nil {
+				t.Fatal(err)
+			}
+			writes := l.Writes()
+			_, err := resolveAs(ctx, h, tt.by, json.RawMessage(tt.value))
+			got := ""
+			if err != nil {
+				got = string(code(err))
+				var e *interrupt.Error
+				if errors.As(err, &e) {
+					for _, f := range e.Fields {
+						got += " " + f.Path
+					}
+				}
+			}
+			if got != tt.want {
+				t.Errorf("%q (%v), want %q", got, err, tt.want)
+			}
+			if err != nil && l.Writes() != writes {
+				t.Errorf("a refused value wrote")
+			}
+		})
+	}
+}

@@ -1,0 +1,108 @@
+// Package inmem is a run log held in memory: the same contract as package dynamo (conditional
+// append, paging, size limit, conversation claims), held to it by one contract test, so that the
+// host's rules can be tested in microseconds on any machine. It keeps nothing across processes;
+// deployments use package dynamo.
+package inmem
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/interrupthost/interrupthost/pkg/runlog"
+)
+
+// MaxCommitBytes is the largest commit the log holds, by runlog.Commit.Size: it stands in for
+// DynamoDB's item limit, so that a commit too large for the real store is too large here too.
+const MaxCommitBytes = 400 * 1024
+
+// RunLog is an in-memory run log, safe for concurrent use.
+type RunLog struct {
+	mu      sync.Mutex
+	commits map[runlog.Key][]runlog.Commit
+	claims  map[[2]string]runlog.Claim
+	// Appends counts the commits written, for tests that assert nothing was.
+	appends int
+}
+
+// New returns an empty log.
+func New() *RunLog {
+	return &RunLog{commits: map[runlog.Key][]runlog.Commit{}, claims: map[[2]string]runlog.Claim{}}
+}
+
+// Read returns copies of the commits after seq after, in order; limit caps their number (0: all).
+func (l *RunLog) Read(_ context.Context, k runlog.Key, after int64, limit int) ([]runlog.Commit, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []runlog.Commit
+	for _, c := range l.commits[k] {
+		if c.Seq <= after {
+			continue
+		}
+		if limit > 0 && len(out) == limit {
+			break
+		}
+		out = append(out, clone(c))
+	}
+	return out, nil
+}
+
+// Append writes c if and only if no commit with its seq exists in the run yet, and it fits.
+func (l *RunLog) Append(_ context.Context, k runlog.Key, c runlog.Commit) error {
+	if size := c.Size(); size > MaxCommitBytes {
+		return &runlog.TooLargeError{Size: size, Limit: MaxCommitBytes}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	log := l.commits[k]
+	if c.Seq <= int64(len(log)) {
+		return runlog.ErrSeqTaken
+	}
+	l.commits[k] = append(log, clone(c))
+	l.appends++
+	return nil
+}
+
+// ClaimConversation makes runID the owner of the tenant's conversation id unless another run than
+// takeOverFrom owns it (runlog.ErrClaimed, with the owner); a claim already runID's is kept as it
+// is.
+func (l *RunLog) ClaimConversation(_ context.Context, tenant, id, runID, takeOverFrom string, at time.Time) (runlog.Claim, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	key := [2]string{tenant, id}
+	owner, taken := l.claims[key]
+	switch {
+	case taken && owner.RunID == runID:
+		return owner, nil
+	case taken && owner.RunID != takeOverFrom:
+		return owner, runlog.ErrClaimed
+	}
+	claim := runlog.Claim{RunID: runID, At: at}
+	l.claims[key] = claim
+	return claim, nil
+}
+
+// Writes is how many commits and claims the log holds, for tests that check a refused request
+// wrote nothing.
+func (l *RunLog) Writes() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.appends + len(l.claims)
+}
+
+// clone copies a commit deeply, so that no caller shares memory with what the log holds.
+func clone(c runlog.Commit) runlog.Commit {
+	c.Events = slices.Clone(c.Events)
+	for i := range c.Events {
+		c.Events[i].Payload = slices.Clone(c.Events[i].Payload)
+	}
+	if c.Idem != nil {
+		idem := *c.Idem
+		idem.Response = json.RawMessage(slices.Clone(idem.Response))
+		idem.Value = nil
+		c.Idem = &idem
+	}
+	return c
+}
