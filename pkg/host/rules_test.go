@@ -193,7 +193,9 @@ func TestIdempotency(t *testing.T) {
 	if _, _, err := h.RequestInterrupt(ctx, who("engine"), "r1", host.Request{NodeID: "gate", Payload: approvalWith(`,"requiredApprovals":2`)}); err != nil {
 		t.Fatal(err)
 	}
-	key := func(fingerprint string) *host.Idempotency { return &host.Idempotency{Key: "k1", Fingerprint: fingerprint} }
+	key := func(fingerprint string) *host.Idempotency {
+		return &host.Idempotency{Key: "k1", Fingerprint: fingerprint}
+	}
 	first, err := h.Resolve(ctx, who("alice"), "r1", "gate", decision("accept"), key("f1"))
 	if err != nil || first.Replayed || first.Status != interrupt.StatusPending {
 		t.Fatalf("first: %+v %v", first, err)
