@@ -66,7 +66,7 @@ func TestIdempotencyKey(t *testing.T) {
 			t.Errorf("replay from a cold process: %d %s", a.Status, a.Body)
 		}
 		// Without the key, or with another, a resolved interrupt is resolved.
-		if a := (call{base: stack, method: "POST", path: path, bearer: alice, idempotencyKeys: []string{""}, body: accept}).must(t); a.Status != 409 {
+		if a := (call{base: stack, method: "POST", path: path, bearer: alice, body: accept}).must(t); a.Status != 409 {
 			t.Errorf("no key: %d", a.Status)
 		}
 		if a := (call{base: stack, method: "POST", path: path, bearer: alice, idempotencyKeys: []string{"k-2"}, body: accept}).must(t); a.Status != 409 {
@@ -78,7 +78,7 @@ func TestIdempotencyKey(t *testing.T) {
 		run := newGate(t, map[string]any{"requiredApprovals": 2})
 		path := "/runs/" + run + "/interrupts/gate"
 		first := call{base: stack, method: "POST", path: path, bearer: alice, idempotencyKeys: []string{"vote"}, body: accept}.must(t)
-		call{base: stack, method: "POST", path: path, bearer: bob, idempotencyKeys: []string{""}, body: accept}.must(t)
+		call{base: stack, method: "POST", path: path, bearer: bob, body: accept}.must(t)
 		again := call{base: stack, method: "POST", path: path, bearer: alice, idempotencyKeys: []string{"vote"}, body: accept}.must(t)
 		if first.Status != 202 || again.Status != 202 || !bytes.Equal(first.Body, again.Body) {
 			t.Errorf("first %d %s, retry %d %s", first.Status, first.Body, again.Status, again.Body)
