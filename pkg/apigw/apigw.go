@@ -17,6 +17,7 @@ import (
 
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
+	"github.com/interrupthost/interrupthost/pkg/runlog"
 )
 
 // Handler is one function's entry point, as lambda.Start takes it.
@@ -131,7 +132,7 @@ func (a *API) authenticate(req events.APIGatewayV2HTTPRequest, scope string) (in
 	switch {
 	case p.Subject == "":
 		return p, interrupt.Errorf(interrupt.CodeUnauthorized, "the JWT has no subject")
-	case !host.ValidID(p.Tenant):
+	case !runlog.ValidID(p.Tenant):
 		return p, interrupt.Errorf(interrupt.CodeForbidden, "the JWT carries no usable %s claim (a string id)", a.opts.TenantClaim)
 	case !slices.Contains(p.Scopes, scope):
 		return p, interrupt.Errorf(interrupt.CodeForbidden, "this operation needs scope %s", scope)
@@ -171,7 +172,7 @@ func (a *API) access(ctx context.Context, c *call, resp events.APIGatewayV2HTTPR
 // answered like one that names nothing.
 func pathID(req events.APIGatewayV2HTTPRequest, name string) (string, error) {
 	v := req.PathParameters[name]
-	if !host.ValidID(v) {
+	if !runlog.ValidID(v) {
 		return "", interrupt.Errorf(interrupt.CodeNotFound, "no such %s", name)
 	}
 	return v, nil

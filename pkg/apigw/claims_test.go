@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
+
 	"github.com/interrupthost/interrupthost/pkg/apigw"
 )
 

@@ -38,10 +38,7 @@ func (a *API) RequestInterrupt() Handler {
 		if len(absent) > 0 {
 			return reply{}, missing(absent...)
 		}
-		if c.nodeID = *body.NodeID; !host.ValidID(c.nodeID) {
-			return reply{}, interrupt.Invalid("nodeId is not a valid id",
-				interrupt.FieldError{Path: "/nodeId", Message: "must match ^[A-Za-z0-9._:-]{1,128}$"})
-		}
+		c.nodeID = *body.NodeID
 		view, created, err := a.host.RequestInterrupt(ctx, c.principal, c.runID, host.Request{NodeID: c.nodeID, Payload: body.Payload, Token: body.Token})
 		if err != nil {
 			return reply{}, err

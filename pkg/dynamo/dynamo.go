@@ -57,19 +57,29 @@ func NewRunLog(db *dynamodb.Client, table string) *RunLog {
 	return &RunLog{db: db, table: table}
 }
 
-func partition(k runlog.Key) string { return k.Tenant + "#run#" + k.RunID }
+// partition is the partition key of a run's log, refusing a key that would not name one run.
+func partition(k runlog.Key) (string, error) {
+	if !k.Valid() {
+		return "", fmt.Errorf("dynamo: run %q of tenant %q: %w", k.RunID, k.Tenant, runlog.ErrInvalidKey)
+	}
+	return k.Tenant + "#run#" + k.RunID, nil
+}
 
 func sortKey(seq int64) string { return fmt.Sprintf("c#%020d", seq) }
 
 // Read returns the commits after seq after, in order, with one consistent Query (paged only when
 // the log exceeds DynamoDB's 1 MB page). limit caps the number of commits; 0 reads to the end.
 func (l *RunLog) Read(ctx context.Context, k runlog.Key, after int64, limit int) ([]runlog.Commit, error) {
+	pk, err := partition(k)
+	if err != nil {
+		return nil, err
+	}
 	in := &dynamodb.QueryInput{
 		TableName:              &l.table,
 		ConsistentRead:         aws.Bool(true),
 		KeyConditionExpression: aws.String("pk = :pk AND sk > :after"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":pk":    &types.AttributeValueMemberS{Value: partition(k)},
+			":pk":    &types.AttributeValueMemberS{Value: pk},
 			":after": &types.AttributeValueMemberS{Value: sortKey(after)},
 		},
 	}
@@ -102,12 +112,16 @@ func (l *RunLog) Read(ctx context.Context, k runlog.Key, after int64, limit int)
 // Append writes c if and only if no commit with its seq exists yet; otherwise it returns
 // runlog.ErrSeqTaken and writes nothing.
 func (l *RunLog) Append(ctx context.Context, k runlog.Key, c runlog.Commit) error {
+	pk, err := partition(k)
+	if err != nil {
+		return err
+	}
 	events, err := runlog.Marshal(c.Events)
 	if err != nil {
 		return err
 	}
 	item := map[string]types.AttributeValue{
-		attrPK:     &types.AttributeValueMemberS{Value: partition(k)},
+		attrPK:     &types.AttributeValueMemberS{Value: pk},
 		attrSK:     &types.AttributeValueMemberS{Value: sortKey(c.Seq)},
 		attrSeq:    &types.AttributeValueMemberN{Value: strconv.FormatInt(c.Seq, 10)},
 		attrID:     &types.AttributeValueMemberS{Value: c.ID},
@@ -234,6 +248,9 @@ func conversationKey(tenant, id string) map[string]types.AttributeValue {
 // run owns it (or takeOverFrom does): a claim already runID's is answered without a write. The
 // owner comes from the refused put itself where the API returns it, else from one more read.
 func (l *RunLog) ClaimConversation(ctx context.Context, tenant, id, runID, takeOverFrom string, at time.Time) (runlog.Claim, error) {
+	if !runlog.ValidID(tenant) {
+		return runlog.Claim{}, fmt.Errorf("dynamo: conversation of tenant %q: %w", tenant, runlog.ErrInvalidKey)
+	}
 	item := conversationKey(tenant, id)
 	item["runId"] = &types.AttributeValueMemberS{Value: runID}
 	item[attrAt] = &types.AttributeValueMemberS{Value: at.UTC().Format(time.RFC3339Nano)}

@@ -112,6 +112,20 @@ func TestLogContract(t *testing.T) {
 					t.Errorf("a 300 KB commit: %v", err)
 				}
 			})
+			t.Run("a key that names no one run is refused", func(t *testing.T) {
+				l := open(t)
+				for _, k := range []runlog.Key{{Tenant: "acme#run#r1", RunID: "x"}, {Tenant: "acme", RunID: "r1#c"}, {Tenant: "", RunID: "r1"}, {Tenant: "acme", RunID: ""}} {
+					if err := l.Append(ctx, k, commitOf(1, `{}`)); !errors.Is(err, runlog.ErrInvalidKey) {
+						t.Errorf("append to %+v: %v", k, err)
+					}
+					if _, err := l.Read(ctx, k, 0, 0); !errors.Is(err, runlog.ErrInvalidKey) {
+						t.Errorf("read of %+v: %v", k, err)
+					}
+				}
+				if _, err := l.ClaimConversation(ctx, "acme#conv#x", "c", "r1", "", time.Now()); !errors.Is(err, runlog.ErrInvalidKey) {
+					t.Errorf("a claim in tenant acme#conv#x: %v", err)
+				}
+			})
 			t.Run("a conversation has one owner", func(t *testing.T) {
 				l := open(t)
 				t0 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)

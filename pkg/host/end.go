@@ -23,7 +23,10 @@ func (h *Host) EndRun(ctx context.Context, p interrupt.Principal, runID string, 
 	if eventType == "" {
 		return RunEnd{}, interrupt.Errorf(interrupt.CodeValidation, "a run ends cancelled or completed")
 	}
-	k := key(p, runID)
+	k, err := key(p, runID)
+	if err != nil {
+		return RunEnd{}, err
+	}
 	st, err := h.load(ctx, k)
 	if err != nil {
 		return RunEnd{}, err

@@ -9,7 +9,6 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"time"
 
@@ -120,14 +119,13 @@ func CheckConfig(cfg Config) error {
 // HasCapability reports whether the host advertises capability c.
 func (h *Host) HasCapability(c string) bool { return slices.Contains(h.cfg.Capabilities, c) }
 
-var idPattern = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
-
-// ValidID reports whether s may name a run, node or tenant: ids become parts of DynamoDB keys,
-// so they exclude the key separator '#' and anything a URL or a log line would mangle.
-func ValidID(s string) bool { return idPattern.MatchString(s) }
-
-func key(p interrupt.Principal, runID string) runlog.Key {
-	return runlog.Key{Tenant: p.Tenant, RunID: runID}
+// key names the caller's run, refusing a run id that could name none (as no such run).
+func key(p interrupt.Principal, runID string) (runlog.Key, error) {
+	k := runlog.Key{Tenant: p.Tenant, RunID: runID}
+	if !k.Valid() {
+		return k, interrupt.Errorf(interrupt.CodeNotFound, "no run %q", runID)
+	}
+	return k, nil
 }
 
 // load folds the whole log of a run.

@@ -9,7 +9,11 @@ import (
 
 // Snapshot is the RunSnapshot of a run.
 func (h *Host) Snapshot(ctx context.Context, p interrupt.Principal, runID string) (runlog.Snapshot, error) {
-	st, err := h.load(ctx, key(p, runID))
+	k, err := key(p, runID)
+	if err != nil {
+		return runlog.Snapshot{}, err
+	}
+	st, err := h.load(ctx, k)
 	if err != nil {
 		return runlog.Snapshot{}, err
 	}
@@ -41,7 +45,10 @@ const envelopeOverhead = 128
 // and about MaxPageBytes. Reading from the commit at after itself tells, in the same Query,
 // whether the run exists, so polling the tail of a run costs one round trip.
 func (h *Host) Events(ctx context.Context, p interrupt.Principal, runID string, after int64, limit int) (EventPage, error) {
-	k := key(p, runID)
+	k, err := key(p, runID)
+	if err != nil {
+		return EventPage{}, err
+	}
 	from, extra := after, 0
 	if after > 0 {
 		from, extra = after-1, 1

@@ -53,7 +53,10 @@ func (h *Host) Resolve(ctx context.Context, p interrupt.Principal, runID, nodeID
 // resolve is the write both resolve surfaces share; target finds the pending interrupt in the
 // state (or says why there is none), and runs again whenever the state moves on.
 func (h *Host) resolve(ctx context.Context, p interrupt.Principal, runID string, idem *Idempotency, target func(*runlog.State) (*runlog.Interrupt, error), resumeValue json.RawMessage) (Resolution, error) {
-	k := key(p, runID)
+	k, err := key(p, runID)
+	if err != nil {
+		return Resolution{}, err
+	}
 	st, err := h.load(ctx, k)
 	if err != nil {
 		return Resolution{}, err

@@ -70,7 +70,11 @@ func (h *Host) MintToken(ctx context.Context, p interrupt.Principal, runID, node
 	if fields := req.Check(""); len(fields) > 0 {
 		return TokenView{}, interrupt.Invalid("the token request is not acceptable", fields...)
 	}
-	st, err := h.load(ctx, key(p, runID))
+	k, err := key(p, runID)
+	if err != nil {
+		return TokenView{}, err
+	}
+	st, err := h.load(ctx, k)
 	if err != nil {
 		return TokenView{}, err
 	}

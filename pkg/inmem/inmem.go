@@ -34,6 +34,9 @@ func New() *RunLog {
 
 // Read returns copies of the commits after seq after, in order; limit caps their number (0: all).
 func (l *RunLog) Read(_ context.Context, k runlog.Key, after int64, limit int) ([]runlog.Commit, error) {
+	if !k.Valid() {
+		return nil, runlog.ErrInvalidKey
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var out []runlog.Commit
@@ -51,6 +54,9 @@ func (l *RunLog) Read(_ context.Context, k runlog.Key, after int64, limit int) (
 
 // Append writes c if and only if no commit with its seq exists in the run yet, and it fits.
 func (l *RunLog) Append(_ context.Context, k runlog.Key, c runlog.Commit) error {
+	if !k.Valid() {
+		return runlog.ErrInvalidKey
+	}
 	if size := c.Size(); size > MaxCommitBytes {
 		return &runlog.TooLargeError{Size: size, Limit: MaxCommitBytes}
 	}
@@ -69,6 +75,9 @@ func (l *RunLog) Append(_ context.Context, k runlog.Key, c runlog.Commit) error 
 // takeOverFrom owns it (runlog.ErrClaimed, with the owner); a claim already runID's is kept as it
 // is.
 func (l *RunLog) ClaimConversation(_ context.Context, tenant, id, runID, takeOverFrom string, at time.Time) (runlog.Claim, error) {
+	if !runlog.ValidID(tenant) {
+		return runlog.Claim{}, runlog.ErrInvalidKey
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	key := [2]string{tenant, id}

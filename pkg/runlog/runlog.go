@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"time"
 )
 
@@ -41,6 +42,19 @@ type Key struct {
 	Tenant string
 	RunID  string
 }
+
+var idPattern = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
+
+// ValidID reports whether s may name a tenant, a run or a node. Tenant and run ids become parts
+// of a store's keys ("<tenant>#run#<runId>"), so they exclude the separator '#' and anything a
+// URL or a log line would mangle.
+func ValidID(s string) bool { return idPattern.MatchString(s) }
+
+// ErrInvalidKey is what a store answers for a key it would not name one run by.
+var ErrInvalidKey = errors.New("runlog: tenant and run id must be ids (ValidID)")
+
+// Valid reports whether k names exactly one run of one tenant: a store refuses any other key.
+func (k Key) Valid() bool { return ValidID(k.Tenant) && ValidID(k.RunID) }
 
 // Event is one entry of a commit as stored. InterruptID is carried beside the payload because
 // interrupt.requested records the InterruptPayload verbatim, which has no room for it.
