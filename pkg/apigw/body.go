@@ -20,102 +20,134 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/schema"
 )
 
-// MaxBody is the largest request body accepted, decoded. A commit holds the body's payload (and
-// for a resolve, the resume value) plus a few hundred bytes of envelope in one DynamoDB item,
-// whose limit is 400 KB; legacy aliases repeat the payload, so the cap leaves room for two copies.
+// MaxBody is the largest request body accepted, decoded. Every value is stored once (README,
+// "The run log's stored form"), so any body within it fits in one commit's DynamoDB item.
 const MaxBody = 128 << 10
 
-// decodeBody decodes a JSON request body into v, a struct whose fields are the body's members:
-// members not in v are refused (bodies are closed), and so is anything after the value.
-func decodeBody(req events.APIGatewayV2HTTPRequest, v any) error {
+// body is a request body read once: its bytes (base64 undone) and the JSON value they hold,
+// parsed strictly. Decoding into the operation's shape and the idempotency fingerprint both start
+// from it, so they can never read two different bodies.
+type body struct {
+	raw []byte
+	// value is the parsed body: maps, slices, strings, json.Number, bools and nil.
+	value any
+}
+
+// readBody reads a JSON request body: its media type, its size after base64, and its JSON.
+func readBody(req events.APIGatewayV2HTTPRequest) (body, error) {
 	ct := req.Headers["content-type"]
 	if mt, _, err := mime.ParseMediaType(ct); err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
-		return interrupt.Errorf(interrupt.CodeUnsupportedMedia, "the body must be application/json")
+		return body{}, interrupt.Errorf(interrupt.CodeUnsupportedMedia, "the body must be application/json")
 	}
-	body := []byte(req.Body)
+	raw := []byte(req.Body)
 	if req.IsBase64Encoded {
 		var err error
-		if body, err = base64.StdEncoding.DecodeString(req.Body); err != nil {
-			return interrupt.Invalid("the body is not valid base64")
+		if raw, err = base64.StdEncoding.DecodeString(req.Body); err != nil {
+			return body{}, interrupt.Invalid("the body is not valid base64")
 		}
 	}
-	if len(body) > MaxBody {
-		return interrupt.Errorf(interrupt.CodePayloadTooLarge, "the body exceeds %d bytes", MaxBody)
+	if len(raw) > MaxBody {
+		return body{}, interrupt.Errorf(interrupt.CodePayloadTooLarge, "the body exceeds %d bytes", MaxBody)
 	}
-	if err := strictJSON(body); err != nil {
+	value, err := strictJSON(raw)
+	if err != nil {
+		return body{}, err
+	}
+	return body{raw: raw, value: value}, nil
+}
+
+// decode fills v, a struct whose fields are the body's members: members not in v are refused
+// (bodies are closed), names match exactly.
+func (b body) decode(v any) error {
+	if err := exactMembers(b.value, reflect.TypeOf(v), ""); err != nil {
 		return err
 	}
-	if err := exactMembers(body, reflect.TypeOf(v), ""); err != nil {
-		return err
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
+	if err := json.Unmarshal(b.raw, v); err != nil {
 		return bodyError(err)
 	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return interrupt.Invalid("the body holds more than one JSON value")
-	}
 	return nil
+}
+
+// decodeBody reads req's body and decodes it into v.
+func decodeBody(req events.APIGatewayV2HTTPRequest, v any) (body, error) {
+	b, err := readBody(req)
+	if err != nil {
+		return b, err
+	}
+	return b, b.decode(v)
 }
 
 // MaxDepth bounds the nesting of a body: deeper documents only serve to exhaust a validator.
 const MaxDepth = 64
 
-// strictJSON refuses what encoding/json would accept silently: invalid UTF-8 (it would become
-// U+FFFD), duplicate object keys (the last would win, and two readers may disagree on which),
-// and nesting deeper than MaxDepth.
-func strictJSON(body []byte) error {
-	if !utf8.Valid(body) {
-		return interrupt.Invalid("the body is not valid UTF-8")
+// strictJSON parses body, refusing what encoding/json would accept silently: invalid UTF-8 (it
+// would become U+FFFD), duplicate object keys (the last would win, and two readers may disagree
+// on which), nesting deeper than MaxDepth, and anything after the value.
+func strictJSON(raw []byte) (any, error) {
+	if !utf8.Valid(raw) {
+		return nil, interrupt.Invalid("the body is not valid UTF-8")
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
+	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
-	type frame struct {
-		object bool
-		keys   map[string]bool
-		key    bool // the next string token is a key
+	value, err := strictValue(dec, 0)
+	if err != nil {
+		return nil, err
 	}
-	var stack []*frame
-	for {
-		tok, err := dec.Token()
-		if errors.Is(err, io.EOF) && len(stack) == 0 {
-			return nil
-		}
-		if err != nil {
-			return interrupt.Invalid("the body is not valid JSON")
-		}
-		var top *frame
-		if len(stack) > 0 {
-			top = stack[len(stack)-1]
-		}
-		if d, ok := tok.(json.Delim); ok {
-			switch d {
-			case '{', '[':
-				if len(stack) == MaxDepth {
-					return interrupt.Invalid(fmt.Sprintf("the body nests deeper than %d levels", MaxDepth))
-				}
-				if top != nil && top.object {
-					top.key = true
-				}
-				stack = append(stack, &frame{object: d == '{', keys: map[string]bool{}, key: d == '{'})
-			default:
-				stack = stack[:len(stack)-1]
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, interrupt.Invalid("the body holds more than one JSON value")
+	}
+	return value, nil
+}
+
+var errNotJSON = interrupt.Invalid("the body is not valid JSON")
+
+func strictValue(dec *json.Decoder, depth int) (any, error) {
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, errNotJSON
+	}
+	d, ok := tok.(json.Delim)
+	if !ok {
+		return tok, nil
+	}
+	if depth == MaxDepth {
+		return nil, interrupt.Invalid(fmt.Sprintf("the body nests deeper than %d levels", MaxDepth))
+	}
+	switch d {
+	case '[':
+		list := []any{}
+		for dec.More() {
+			v, err := strictValue(dec, depth+1)
+			if err != nil {
+				return nil, err
 			}
-			continue
+			list = append(list, v)
 		}
-		if top == nil || !top.object {
-			continue
+		if _, err := dec.Token(); err != nil {
+			return nil, errNotJSON
 		}
-		if top.key {
+		return list, nil
+	case '{':
+		obj := map[string]any{}
+		for dec.More() {
+			tok, err := dec.Token()
+			if err != nil {
+				return nil, errNotJSON
+			}
 			k := tok.(string)
-			if top.keys[k] {
-				return interrupt.Invalid(fmt.Sprintf("the body repeats the member %q in one object", k))
+			if _, dup := obj[k]; dup {
+				return nil, interrupt.Invalid(fmt.Sprintf("the body repeats the member %q in one object", k))
 			}
-			top.keys[k] = true
+			if obj[k], err = strictValue(dec, depth+1); err != nil {
+				return nil, err
+			}
 		}
-		top.key = !top.key
+		if _, err := dec.Token(); err != nil {
+			return nil, errNotJSON
+		}
+		return obj, nil
 	}
+	return nil, errNotJSON
 }
 
 func bodyError(err error) error {
@@ -149,15 +181,12 @@ func jsonType(t reflect.Type) string {
 // exactMembers refuses every member of a body object that names no field of t exactly:
 // encoding/json matches names regardless of case, so "RESUMEVALUE" would fill resumeValue and
 // pass the duplicate-member check beside it. It descends into members that decode into structs.
-func exactMembers(body []byte, t reflect.Type, at string) error {
+func exactMembers(value any, t reflect.Type, at string) error {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	if t.Kind() != reflect.Struct {
-		return nil
-	}
-	var members map[string]json.RawMessage
-	if json.Unmarshal(body, &members) != nil {
+	members, ok := value.(map[string]any)
+	if t.Kind() != reflect.Struct || !ok {
 		return nil // not an object: decoding reports the type
 	}
 	fields := map[string]reflect.Type{}

@@ -23,9 +23,11 @@ func TestStrictJSON(t *testing.T) {
 		{deep, false},
 		{"{\"a\":\"\xff\"}", false},
 		{`{"a":`, false},
+		{`{"a":1} {"a":2}`, false},
+		{`[1,2`, false},
 	}
 	for _, c := range cases {
-		if err := strictJSON([]byte(c.body)); (err == nil) != c.valid {
+		if _, err := strictJSON([]byte(c.body)); (err == nil) != c.valid {
 			t.Errorf("strictJSON(%.40q) = %v, want valid=%v", c.body, err, c.valid)
 		}
 	}

@@ -22,7 +22,7 @@ const MaxIdempotencyKey = 255
 // ("...", printable ASCII, \" and \\ escapes, no parameters) or a bare token of printable ASCII
 // without quotes, commas, semicolons or backslashes; either at most 255 characters. API Gateway
 // joins a repeated header with commas, so a repeated key reads as malformed. No header: nil.
-func idempotency(req events.APIGatewayV2HTTPRequest) (*host.Idempotency, error) {
+func idempotency(req events.APIGatewayV2HTTPRequest, b body) (*host.Idempotency, error) {
 	raw, ok := req.Headers["idempotency-key"]
 	if !ok {
 		return nil, nil
@@ -32,7 +32,7 @@ func idempotency(req events.APIGatewayV2HTTPRequest) (*host.Idempotency, error) 
 		return nil, interrupt.Invalid("Idempotency-Key must be one sf-string or token of 1 to 255 printable characters",
 			interrupt.FieldError{Path: "Idempotency-Key", Message: "is malformed or repeated"})
 	}
-	return &host.Idempotency{Key: key, Fingerprint: fingerprint(req)}, nil
+	return &host.Idempotency{Key: key, Fingerprint: fingerprint(req, b)}, nil
 }
 
 func parseKey(v string) (string, bool) {
@@ -70,24 +70,20 @@ func parseKey(v string) (string, bool) {
 }
 
 // fingerprint identifies a request for Idempotency-Key: its route and path parameters, and its
-// body as canonical JSON (members sorted, whitespace dropped, numbers as written), so that a
-// retry re-serialised by another client library still matches. The host adds the caller.
-func fingerprint(req events.APIGatewayV2HTTPRequest) string {
-	var b bytes.Buffer
-	b.WriteString(req.RouteKey)
+// body as read (base64 undone) and parsed once, in canonical JSON (members sorted, whitespace
+// dropped, numbers as written), so that a retry re-serialised by another client library still
+// matches. The host adds the caller.
+func fingerprint(req events.APIGatewayV2HTTPRequest, b body) string {
+	var buf bytes.Buffer
+	buf.WriteString(req.RouteKey)
 	for _, k := range slices.Sorted(maps.Keys(req.PathParameters)) {
-		b.WriteString("\n" + k + "=" + req.PathParameters[k])
+		buf.WriteString("\n" + k + "=" + req.PathParameters[k])
 	}
-	b.WriteString("\n")
-	dec := json.NewDecoder(strings.NewReader(req.Body))
-	dec.UseNumber()
-	var body any
-	if dec.Decode(&body) == nil {
-		canonical, _ := json.Marshal(body)
-		b.Write(canonical)
-	} else {
-		b.WriteString(req.Body)
-	}
-	sum := sha256.Sum256(b.Bytes())
+	buf.WriteString("\n")
+	// json.Marshal, HTML escaping and all, as fingerprints were first computed: a key stored
+	// before keeps matching its retries.
+	canonical, _ := json.Marshal(b.value)
+	buf.Write(canonical)
+	sum := sha256.Sum256(buf.Bytes())
 	return hex.EncodeToString(sum[:])
 }

@@ -25,7 +25,7 @@ func (a *API) RequestInterrupt() Handler {
 			Payload json.RawMessage    `json:"payload"`
 			Token   *host.TokenRequest `json:"token"`
 		}
-		if err := decodeBody(c.req, &body); err != nil {
+		if _, err := decodeBody(c.req, &body); err != nil {
 			return reply{}, err
 		}
 		var absent []string
@@ -137,13 +137,14 @@ func resolveRequest(req events.APIGatewayV2HTTPRequest) (json.RawMessage, *host.
 	var body struct {
 		ResumeValue json.RawMessage `json:"resumeValue"`
 	}
-	if err := decodeBody(req, &body); err != nil {
+	b, err := decodeBody(req, &body)
+	if err != nil {
 		return nil, nil, err
 	}
 	if body.ResumeValue == nil {
 		return nil, nil, missing("resumeValue")
 	}
-	idem, err := idempotency(req)
+	idem, err := idempotency(req, b)
 	return body.ResumeValue, idem, err
 }
 

@@ -45,7 +45,7 @@ func (a *API) MintToken() Handler {
 			return reply{}, err
 		}
 		var body host.TokenRequest
-		if err := decodeBody(c.req, &body); err != nil {
+		if _, err := decodeBody(c.req, &body); err != nil {
 			return reply{}, err
 		}
 		tv, err := a.host.MintToken(ctx, c.principal, c.runID, c.nodeID, body)
@@ -76,7 +76,7 @@ func (a *API) EndRun() Handler {
 			Reason string `json:"reason"`
 		}
 		if c.req.Body != "" {
-			if err := decodeBody(c.req, &body); err != nil {
+			if _, err := decodeBody(c.req, &body); err != nil {
 				return reply{}, err
 			}
 			if len(body.Reason) > 4096 {
