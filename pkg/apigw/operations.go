@@ -155,7 +155,8 @@ func resolution(res host.Resolution) reply {
 	if !res.Exited() {
 		r.status = http.StatusAccepted
 	}
-	if res.Replayed {
+	if res.Replay != nil {
+		r.body = []byte(res.Replay)
 		r.headers = map[string]string{"Idempotent-Replayed": "true"}
 	}
 	return r

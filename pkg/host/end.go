@@ -14,6 +14,8 @@ type RunEnd struct {
 	Seq    int64               `json:"seq"`
 }
 
+func (r RunEnd) atSeq(seq int64) RunEnd { r.Seq = seq; return r }
+
 // EndRun cancels or completes a run (end is RunCancelled or RunCompleted). Its pending
 // interrupts end with it, and every token for them answers 409 from then on. Ending a run the
 // same way twice answers the first end and appends nothing; ending it the other way is a
@@ -37,7 +39,7 @@ func (h *Host) EndRun(ctx context.Context, p interrupt.Principal, runID string, 
 	return commit(ctx, h, k, st, func(st *runlog.State) (decision[RunEnd], error) {
 		switch st.Ended {
 		case end:
-			return decision[RunEnd]{answer: func(int64) RunEnd { return RunEnd{RunID: runID, Status: end, Seq: st.EndedSeq} }}, nil
+			return decision[RunEnd]{answer: RunEnd{RunID: runID, Status: end, Seq: st.EndedSeq}}, nil
 		case "":
 		default:
 			return decision[RunEnd]{}, interrupt.Errorf(interrupt.CodeConflict, "run %s is already %s", runID, st.Ended)
@@ -49,7 +51,7 @@ func (h *Host) EndRun(ctx context.Context, p interrupt.Principal, runID string, 
 		payload, _ := runlog.Marshal(body)
 		return decision[RunEnd]{
 			events: []runlog.Event{{Type: eventType, Payload: payload}},
-			answer: func(seq int64) RunEnd { return RunEnd{RunID: runID, Status: end, Seq: seq} },
+			answer: RunEnd{RunID: runID, Status: end},
 			ends:   true,
 		}, nil
 	})

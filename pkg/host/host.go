@@ -137,11 +137,17 @@ func (h *Host) load(ctx context.Context, k runlog.Key) (*runlog.State, error) {
 	return runlog.Fold(commits)
 }
 
+// answer is what an operation answers. A decision's answer is complete but for the seq of the
+// commit it is about to write, which atSeq stamps on it once written.
+type answer[T any] interface {
+	atSeq(seq int64) T
+}
+
 // decision is what an operation concludes from the state: the events to commit (none when the
-// answer needs no write) and how to answer once they are committed at seq.
-type decision[T any] struct {
+// answer needs no write) and the answer.
+type decision[T answer[T]] struct {
 	events []runlog.Event
-	answer func(seq int64) T
+	answer T
 	// idem, when set, is recorded with the commit, its Response filled with the answer.
 	idem *runlog.Idem
 	// prepare, when set, writes what must exist before the commit does (a conversation's
@@ -155,7 +161,7 @@ type decision[T any] struct {
 // of; if its events lose the race for seq+1, the commits that won are folded in and decide runs
 // again, so every answer is consistent with the log as it stands after the write. On return st
 // includes the commit written.
-func commit[T any](ctx context.Context, h *Host, k runlog.Key, st *runlog.State, decide func(*runlog.State) (decision[T], error)) (T, error) {
+func commit[T answer[T]](ctx context.Context, h *Host, k runlog.Key, st *runlog.State, decide func(*runlog.State) (decision[T], error)) (T, error) {
 	var zero T
 	for range h.cfg.MaxAttempts {
 		d, err := decide(st)
@@ -163,12 +169,12 @@ func commit[T any](ctx context.Context, h *Host, k runlog.Key, st *runlog.State,
 			return zero, err
 		}
 		if len(d.events) == 0 {
-			return d.answer(st.Seq), nil
+			return d.answer, nil
 		}
 		c := runlog.Commit{Seq: st.Seq + 1, ID: rand.Text(), At: h.cfg.Now().UTC(), Events: d.events}
 		if d.idem != nil {
 			rec := *d.idem
-			if rec.Response, err = idemResponse(d.answer(c.Seq)); err != nil {
+			if rec.Response, err = idemResponse(d.answer.atSeq(c.Seq)); err != nil {
 				return zero, err
 			}
 			c.Idem = &rec
@@ -188,7 +194,7 @@ func commit[T any](ctx context.Context, h *Host, k runlog.Key, st *runlog.State,
 			if err := st.Apply(c); err != nil {
 				return zero, err
 			}
-			return d.answer(c.Seq), nil
+			return d.answer.atSeq(c.Seq), nil
 		}
 		if tooLarge := (*runlog.TooLargeError)(nil); errors.As(err, &tooLarge) {
 			return zero, interrupt.Errorf(interrupt.CodePayloadTooLarge,
@@ -208,7 +214,7 @@ func commit[T any](ctx context.Context, h *Host, k runlog.Key, st *runlog.State,
 		}
 		// The SDK retries a put whose answer was lost; the commit it finds may be its own.
 		if seq, ok := st.CommitIDs[c.ID]; ok {
-			return d.answer(seq), nil
+			return d.answer.atSeq(seq), nil
 		}
 	}
 	return zero, fmt.Errorf("host: %d attempts lost the race for the next commit: %w", h.cfg.MaxAttempts, interrupt.ErrUnavailable)

@@ -24,7 +24,7 @@ func (i *Idempotency) scoped(caller string) *runlog.Idem {
 }
 
 // replay answers a request whose key the log has seen: the original answer for the same
-// request, 422 for another.
+// request, byte for byte, and 422 for another.
 func replay(st *runlog.State, want *runlog.Idem) (decision[Resolution], bool, error) {
 	rec := st.Idempotent(want.Key)
 	if rec == nil {
@@ -37,11 +37,12 @@ func replay(st *runlog.State, want *runlog.Idem) (decision[Resolution], bool, er
 	if err := json.Unmarshal(rec.Response, &res); err != nil {
 		return decision[Resolution]{}, true, err
 	}
-	if res.ResumeValue == nil {
+	res.Replay = rec.Response
+	if res.ResumeValue == nil { // recorded without the value its commit holds
 		res.ResumeValue = rec.Value
+		res.Replay = appendMember(rec.Response, "resumeValue", rec.Value)
 	}
-	res.Replayed = true
-	return decision[Resolution]{answer: func(int64) Resolution { return res }}, true, nil
+	return decision[Resolution]{answer: res}, true, nil
 }
 
 // idemResponse is an answer as its idempotency record keeps it: without the resume value, which

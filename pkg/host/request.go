@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
@@ -40,6 +41,14 @@ type TokenView struct {
 	ExpiresAt string `json:"expiresAt"`
 }
 
+// requested is the answer of a request: the interrupt, and whether this request created it.
+type requested struct {
+	view    InterruptView
+	created bool
+}
+
+func (r requested) atSeq(seq int64) requested { r.view.Seq = seq; return r }
+
 // RequestInterrupt suspends the run at req.NodeID on req.Payload. created is false when the
 // payload's key was already requested in this run: the answer is then that interrupt as it
 // stands (with its persisted resumeValue once resolved) and nothing is appended.
@@ -66,30 +75,22 @@ func (h *Host) RequestInterrupt(ctx context.Context, p interrupt.Principal, runI
 		return InterruptView{}, false, err
 	}
 	id := newInterruptID()
-	type result struct {
-		view    InterruptView
-		created bool
-	}
-	res, err := commit(ctx, h, k, st, func(st *runlog.State) (decision[result], error) {
+	res, err := commit(ctx, h, k, st, func(st *runlog.State) (decision[requested], error) {
 		now := h.cfg.Now()
 		if prior := st.ByKey(payload.Key); prior != nil {
-			return decision[result]{answer: func(int64) result {
-				return result{view: h.view(runID, prior, now)}
-			}}, nil
+			return decision[requested]{answer: requested{view: h.view(runID, prior, now)}}, nil
 		}
 		if st.Ended != "" {
-			return decision[result]{}, interrupt.Errorf(interrupt.CodeConflict, "run %s is %s", runID, st.Ended)
+			return decision[requested]{}, interrupt.Errorf(interrupt.CodeConflict, "run %s is %s", runID, st.Ended)
 		}
 		if busy := st.LatestAt(req.NodeID); busy != nil && busy.StatusAt(now) == interrupt.StatusPending {
-			return decision[result]{}, interrupt.Errorf(interrupt.CodeConflict,
+			return decision[requested]{}, interrupt.Errorf(interrupt.CodeConflict,
 				"node %s already waits on interrupt %s (key %q)", req.NodeID, busy.ID, busy.Payload.Key)
 		}
-		d := decision[result]{events: requestEvents(req.NodeID, id, payload, req.Payload), answer: func(seq int64) result {
-			return result{created: true, view: InterruptView{
-				RunID: runID, NodeID: req.NodeID, InterruptID: id, Key: payload.Key, Kind: payload.Kind,
-				Status: interrupt.StatusPending, Seq: seq, Tokens: []TokenView{},
-			}}
-		}}
+		d := decision[requested]{events: requestEvents(req.NodeID, id, payload, req.Payload), answer: requested{created: true, view: InterruptView{
+			RunID: runID, NodeID: req.NodeID, InterruptID: id, Key: payload.Key, Kind: payload.Kind,
+			Status: interrupt.StatusPending, Tokens: []TokenView{},
+		}}}
 		if payload.Kind.IsConversation() {
 			d.prepare = func(ctx context.Context) error {
 				return h.claimConversation(ctx, p.Tenant, payload.Data.ConversationID, runID)
@@ -168,7 +169,8 @@ func (h *Host) checkPayload(raw json.RawMessage) (interrupt.Payload, error) {
 	case p.Kind == interrupt.KindApproval:
 		d := p.Data
 		named := len(d.ApproversList) > 0
-		byRef := h.advertises(interrupt.RefGroup) && len(d.ApproverGroupRefs) > 0 || h.advertises(interrupt.RefRole) && len(d.ApproverRoleRefs) > 0
+		byRef := slices.Contains(h.cfg.RefKinds, interrupt.RefGroup) && len(d.ApproverGroupRefs) > 0 ||
+			slices.Contains(h.cfg.RefKinds, interrupt.RefRole) && len(d.ApproverRoleRefs) > 0
 		if named && !byRef && int(d.RequiredApprovals) > len(d.ApproversList) {
 			fields = append(fields, interrupt.FieldError{Path: "/payload/data/requiredApprovals",
 				Message: fmt.Sprintf("%d approvals can never come from the %d principals of approversList", d.RequiredApprovals, len(d.ApproversList))})

@@ -20,19 +20,21 @@ type Resolution struct {
 	NodeID      string           `json:"nodeId"`
 	InterruptID string           `json:"interruptId"`
 	Status      interrupt.Status `json:"status"`
-	// ResumeValue is never empty in an answer; an idempotency record leaves it out, as its
-	// commit holds it.
-	ResumeValue json.RawMessage `json:"resumeValue,omitempty"`
-	Seq         int64           `json:"seq"`
+	Seq         int64            `json:"seq"`
 	// Tally is an approval's count after this call.
 	Tally *interrupt.Tally `json:"tally,omitempty"`
-	// Replayed is set when the answer is the one recorded for an earlier request with the same
-	// Idempotency-Key.
-	Replayed bool `json:"-"`
+	// ResumeValue comes last, so that the answer is its idempotency record (which leaves the
+	// value to the commit) with the value appended: a replay is the answer's bytes.
+	ResumeValue json.RawMessage `json:"resumeValue,omitempty"`
+	// Replay, on an answer recorded for an earlier request with the same Idempotency-Key, is
+	// that answer's JSON exactly as first given.
+	Replay json.RawMessage `json:"-"`
 }
 
 // Exited reports whether the resolve released the run.
 func (r Resolution) Exited() bool { return r.Status == interrupt.StatusResolved }
+
+func (r Resolution) atSeq(seq int64) Resolution { r.Seq = seq; return r }
 
 // Resolve resumes the interrupt pending at nodeID with resumeValue. Of two concurrent resolves
 // exactly one commits; the other re-reads, finds the interrupt resolved and fails with
@@ -50,8 +52,18 @@ func (h *Host) Resolve(ctx context.Context, p interrupt.Principal, runID, nodeID
 	}, resumeValue)
 }
 
+// checked is a resume value judged against one interrupt: who may give it and what it is.
+type checked struct {
+	interruptID string
+	eligibility interrupt.Eligibility
+	value       json.RawMessage
+	action      interrupt.Action
+	err         error
+}
+
 // resolve is the write both resolve surfaces share; target finds the pending interrupt in the
-// state (or says why there is none), and runs again whenever the state moves on.
+// state (or says why there is none), and runs again whenever the state moves on. The value is
+// judged once per interrupt: a lost race that finds the same interrupt does not validate again.
 func (h *Host) resolve(ctx context.Context, p interrupt.Principal, runID string, idem *Idempotency, target func(*runlog.State) (*runlog.Interrupt, error), resumeValue json.RawMessage) (Resolution, error) {
 	k, err := key(p, runID)
 	if err != nil {
@@ -72,6 +84,7 @@ func (h *Host) resolve(ctx context.Context, p interrupt.Principal, runID string,
 		}
 		record = idem.scoped(caller)
 	}
+	var judged checked
 	return commit(ctx, h, k, st, func(st *runlog.State) (decision[Resolution], error) {
 		if record != nil {
 			if d, seen, err := replay(st, record); seen {
@@ -82,37 +95,36 @@ func (h *Host) resolve(ctx context.Context, p interrupt.Principal, runID string,
 		if err != nil {
 			return decision[Resolution]{}, err
 		}
-		var elig interrupt.Eligibility
-		if in.Payload.Kind == interrupt.KindApproval {
-			if elig, err = h.eligibility(in, p); err != nil {
-				return decision[Resolution]{}, err
-			}
+		if judged.interruptID != in.ID {
+			judged = h.judge(in, p, resumeValue)
 		}
-		value, action, err := h.checkResume(in, p, resumeValue)
-		if err != nil {
-			return decision[Resolution]{}, err
+		if judged.err != nil {
+			return decision[Resolution]{}, judged.err
 		}
 		var d decision[Resolution]
 		if in.Payload.Kind == interrupt.KindApproval {
-			d, err = h.vote(in, p, elig, action, value)
+			d, err = vote(in, p, judged.eligibility, judged.action, judged.value, h.cfg.OverridePrincipals)
 		} else {
 			d = decision[Resolution]{
-				events: []runlog.Event{resolveEvent(in, value)},
-				answer: seqInto(Resolution{NodeID: in.NodeID, InterruptID: in.ID, ResumeValue: value, Status: interrupt.StatusResolved}),
+				events: []runlog.Event{resolveEvent(in, judged.value)},
+				answer: Resolution{NodeID: in.NodeID, InterruptID: in.ID, ResumeValue: judged.value, Status: interrupt.StatusResolved},
 			}
 		}
-		if err != nil {
-			return d, err
-		}
-		answer := d.answer
-		d.answer = func(seq int64) Resolution {
-			res := answer(seq)
-			res.RunID = runID
-			return res
-		}
-		d.idem = record
-		return d, nil
+		d.answer.RunID, d.idem = runID, record
+		return d, err
 	})
+}
+
+// judge decides whether p may resolve in with value, and what value is recorded.
+func (h *Host) judge(in *runlog.Interrupt, p interrupt.Principal, value json.RawMessage) checked {
+	c := checked{interruptID: in.ID}
+	if in.Payload.Kind == interrupt.KindApproval {
+		if c.eligibility, c.err = eligibility(in, p, h.cfg.RefKinds); c.err != nil {
+			return c
+		}
+	}
+	c.value, c.action, c.err = h.checkResume(in, p, value)
+	return c
 }
 
 // resolveEvent is the event that exits the suspend; readers see its legacy alias beside it.
@@ -177,7 +189,8 @@ func decidedBy(p interrupt.Principal, value json.RawMessage) (json.RawMessage, e
 	case p.Subject == "":
 		return value, nil
 	case v.DecidedBy == nil:
-		return withMember(value, "decidedBy", p.Subject), nil
+		sub, _ := runlog.Marshal(p.Subject)
+		return appendMember(value, "decidedBy", sub), nil
 	case *v.DecidedBy != p.Subject:
 		return nil, interrupt.Errorf(interrupt.CodeForbidden, "decidedBy must be the caller (%s), who is recorded as the decider", p.Subject)
 	}
@@ -200,18 +213,20 @@ func checkApproval(schemas *schema.Set, allowed []interrupt.Action, value json.R
 	return value, v.Action, nil
 }
 
-// withMember appends one member to a JSON object without re-encoding the rest, so the value the
-// caller sent is persisted as sent.
-func withMember(obj json.RawMessage, name, value string) json.RawMessage {
+// appendMember appends one member to a JSON object without re-encoding the rest, so the value
+// the caller sent is persisted as sent.
+func appendMember(obj json.RawMessage, name string, value json.RawMessage) json.RawMessage {
 	trimmed := bytes.TrimRight(obj, " \t\r\n")
-	member, _ := json.Marshal(map[string]string{name: value})
-	out := make(json.RawMessage, 0, len(trimmed)+len(member))
+	key, _ := runlog.Marshal(name)
+	out := make(json.RawMessage, 0, len(trimmed)+len(key)+len(value)+2)
 	out = append(out, trimmed[:len(trimmed)-1]...)
 	if len(bytes.TrimSpace(trimmed[1:len(trimmed)-1])) > 0 {
 		out = append(out, ',')
 	}
-	out = append(out, member[1:]...)
-	return out
+	out = append(out, key...)
+	out = append(out, ':')
+	out = append(out, value...)
+	return append(out, '}')
 }
 
 // checkAnswers validates a clarification's resume value: { answers: { <questionId>: value } }

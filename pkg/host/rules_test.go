@@ -197,12 +197,12 @@ func TestIdempotency(t *testing.T) {
 		return &host.Idempotency{Key: "k1", Fingerprint: fingerprint}
 	}
 	first, err := h.Resolve(ctx, who("alice"), "r1", "gate", decision("accept"), key("f1"))
-	if err != nil || first.Replayed || first.Status != interrupt.StatusPending {
+	if err != nil || first.Replay != nil || first.Status != interrupt.StatusPending {
 		t.Fatalf("first: %+v %v", first, err)
 	}
 	writes := l.Writes()
 	again, err := h.Resolve(ctx, who("alice"), "r1", "gate", decision("accept"), key("f1"))
-	if err != nil || !again.Replayed || again.Seq != first.Seq || string(again.ResumeValue) != string(first.ResumeValue) || *again.Tally != *first.Tally {
+	if err != nil || again.Replay == nil || again.Seq != first.Seq || string(again.ResumeValue) != string(first.ResumeValue) || *again.Tally != *first.Tally {
 		t.Errorf("replay: %+v %v, want %+v", again, err, first)
 	}
 	if _, err := h.Resolve(ctx, who("alice"), "r1", "gate", decision("reject"), key("f2")); code(err) != interrupt.CodeIdempotencyReuse {
@@ -212,11 +212,11 @@ func TestIdempotency(t *testing.T) {
 		t.Errorf("replays wrote")
 	}
 	bob, err := h.Resolve(ctx, who("bob"), "r1", "gate", decision("accept"), key("f1"))
-	if err != nil || bob.Replayed || bob.Status != interrupt.StatusResolved {
+	if err != nil || bob.Replay != nil || bob.Status != interrupt.StatusResolved {
 		t.Errorf("bob's k1 is bob's own key: %+v %v", bob, err)
 	}
 	late, err := h.Resolve(ctx, who("alice"), "r1", "gate", decision("accept"), key("f1"))
-	if err != nil || !late.Replayed || late.Seq != first.Seq {
+	if err != nil || late.Replay == nil || late.Seq != first.Seq {
 		t.Errorf("a replay after resolution: %+v %v", late, err)
 	}
 	token := interrupt.Principal{Subject: "alice", Tenant: "acme", Token: "jti-9"}
