@@ -14,6 +14,7 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/inmem"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
+	"github.com/interrupthost/interrupthost/pkg/webhook"
 )
 
 // The stores the host runs on.
@@ -149,6 +150,99 @@ func TestLogContract(t *testing.T) {
 				}
 				if c, err := l.ClaimConversation(ctx, "evilcorp", "conv-1", "x", "", t0); err != nil || c.RunID != "x" {
 					t.Errorf("another tenant's conv-1: %+v %v", c, err)
+				}
+			})
+		})
+	}
+}
+
+// TestInboxContract: both stores keep endpoints, keep the first live event of a correlation
+// item and register waiters beside it, order Confirm with Deliver, settle only the event kept,
+// and record answers outside slots once.
+func TestInboxContract(t *testing.T) {
+	ctx := context.Background()
+	t0 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	k := webhook.Key{Tenant: "acme", EventType: "payment_intent.succeeded", Value: "order#7/é"}
+	delivery := func(id string) webhook.Delivery {
+		return webhook.Delivery{EndpointID: "we_1", EventID: id, Body: json.RawMessage(`{"id":"` + id + `"}`), ReceivedAt: t0, Expires: t0.Add(time.Hour)}
+	}
+	w1 := webhook.Waiter{RunID: "r1", NodeID: "n1", InterruptID: "int_1"}
+	w2 := webhook.Waiter{RunID: "r2", NodeID: "n1", InterruptID: "int_2"}
+	for name, open := range logs {
+		t.Run(name, func(t *testing.T) {
+			t.Run("endpoints", func(t *testing.T) {
+				l := open(t)
+				e := webhook.Endpoint{ID: "we_1", Tenant: "acme", Provider: "stripe", Correlation: []string{"/data/id"}, CreatedAt: t0}
+				if err := l.CreateEndpoint(ctx, e); err != nil {
+					t.Fatal(err)
+				}
+				got, err := l.Endpoint(ctx, "we_1")
+				if err != nil || got.Tenant != "acme" || got.Provider != "stripe" || got.Correlation[0] != "/data/id" || !got.CreatedAt.Equal(t0) {
+					t.Errorf("read %+v %v", got, err)
+				}
+				if err := l.DeleteEndpoint(ctx, "we_1"); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := l.Endpoint(ctx, "we_1"); !errors.Is(err, webhook.ErrNoEndpoint) {
+					t.Errorf("a deleted endpoint: %v", err)
+				}
+			})
+			t.Run("a slot keeps the first live event and its waiters", func(t *testing.T) {
+				l := open(t)
+				if e, err := l.Wait(ctx, k, w1, t0); err != nil || e != nil {
+					t.Fatalf("wait on an empty slot: %v %v", e, err)
+				}
+				slot, err := l.Deliver(ctx, k, delivery("evt_1"), t0)
+				if err != nil || slot.Event == nil || slot.Event.EventID != "evt_1" || len(slot.Waiters) != 1 || slot.Waiters[0] != w1 {
+					t.Fatalf("deliver: %+v %v", slot, err)
+				}
+				if slot, _ := l.Deliver(ctx, k, delivery("evt_2"), t0); slot.Event.EventID != "evt_1" {
+					t.Errorf("a second event replaced the first: %+v", slot.Event)
+				}
+				if e, err := l.Wait(ctx, k, w2, t0); err != nil || e == nil || string(e.Body) != `{"id":"evt_1"}` {
+					t.Errorf("wait beside a live event: %+v %v", e, err)
+				}
+				if e, err := l.Confirm(ctx, k, w2, t0); err != nil || e == nil || e.EventID != "evt_1" {
+					t.Errorf("confirm beside a live event: %+v %v", e, err)
+				}
+				settled := delivery("evt_1")
+				settled.Answer = json.RawMessage(`{"outcome":"resolved"}`)
+				if err := l.Settle(ctx, k, settled, []webhook.Waiter{w1}); err != nil {
+					t.Fatal(err)
+				}
+				if err := l.Settle(ctx, k, delivery("evt_2"), []webhook.Waiter{w2}); err != nil {
+					t.Fatal(err)
+				}
+				slot, _ = l.Deliver(ctx, k, delivery("evt_1"), t0)
+				if string(slot.Event.Answer) != `{"outcome":"resolved"}` || len(slot.Waiters) != 1 || slot.Waiters[0] != w2 {
+					t.Errorf("after settling: %+v (answer %s)", slot, slot.Event.Answer)
+				}
+				later := t0.Add(2 * time.Hour)
+				if e, err := l.Confirm(ctx, k, w2, later); err != nil || e != nil {
+					t.Errorf("confirm past the kept event's expiry: %+v %v", e, err)
+				}
+				third := delivery("evt_3")
+				third.Expires = later.Add(time.Hour)
+				if slot, _ := l.Deliver(ctx, k, third, later); slot.Event == nil || slot.Event.EventID != "evt_3" || slot.Event.Answer != nil {
+					t.Errorf("an expired event is replaced: %+v", slot.Event)
+				}
+				other := webhook.Key{Tenant: "evilcorp", EventType: k.EventType, Value: k.Value}
+				if slot, _ := l.Deliver(ctx, other, delivery("evt_9"), t0); slot.Event.EventID != "evt_9" || len(slot.Waiters) != 0 {
+					t.Errorf("another tenant's slot: %+v", slot)
+				}
+			})
+			t.Run("answers outside slots are recorded once", func(t *testing.T) {
+				l := open(t)
+				if got, err := l.Recorded(ctx, "we_1", "evt_1"); err != nil || got != nil {
+					t.Fatalf("nothing recorded yet: %s %v", got, err)
+				}
+				for _, answer := range []string{`{"n":1}`, `{"n":2}`} {
+					if err := l.Record(ctx, "we_1", "evt_1", json.RawMessage(answer), t0.Add(time.Hour)); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if got, err := l.Recorded(ctx, "we_1", "evt_1"); err != nil || string(got) != `{"n":1}` {
+					t.Errorf("recorded %s %v, want the first answer", got, err)
 				}
 			})
 		})

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/interrupthost/interrupthost/pkg/runlog"
+	"github.com/interrupthost/interrupthost/pkg/webhook"
 )
 
 // MaxCommitBytes is the largest commit the log holds, by runlog.Commit.Size: it stands in for
@@ -23,13 +24,20 @@ type RunLog struct {
 	mu      sync.Mutex
 	commits map[runlog.Key][]runlog.Commit
 	claims  map[[2]string]runlog.Claim
-	// Appends counts the commits written, for tests that assert nothing was.
+	// the webhook inbox: endpoints, correlation slots, answers recorded outside slots
+	endpoints map[string]webhook.Endpoint
+	slots     map[webhook.Key]*slot
+	records   map[[2]string]json.RawMessage
+	// appends counts the commits written, for tests that assert nothing was.
 	appends int
 }
 
 // New returns an empty log.
 func New() *RunLog {
-	return &RunLog{commits: map[runlog.Key][]runlog.Commit{}, claims: map[[2]string]runlog.Claim{}}
+	return &RunLog{
+		commits: map[runlog.Key][]runlog.Commit{}, claims: map[[2]string]runlog.Claim{},
+		endpoints: map[string]webhook.Endpoint{}, slots: map[webhook.Key]*slot{}, records: map[[2]string]json.RawMessage{},
+	}
 }
 
 // Read returns copies of the commits after seq after, in order; limit caps their number (0: all).
@@ -93,12 +101,12 @@ func (l *RunLog) ClaimConversation(_ context.Context, tenant, id, runID, takeOve
 	return claim, nil
 }
 
-// Writes is how many commits and claims the log holds, for tests that check a refused request
-// wrote nothing.
+// Writes is how many commits, claims, endpoints, slots and records the log holds, for tests
+// that check a refused request wrote nothing.
 func (l *RunLog) Writes() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.appends + len(l.claims)
+	return l.appends + len(l.claims) + len(l.endpoints) + len(l.slots) + len(l.records)
 }
 
 // clone copies a commit deeply, so that no caller shares memory with what the log holds.

@@ -147,3 +147,59 @@ func resolve(doc any, pointer string) any {
 	}
 	return node
 }
+
+// Endpoint is where one provider account of a tenant posts its events: /webhooks/<ID>. Its
+// secrets are kept apart, in a secret store, and never read back through the API.
+type Endpoint struct {
+	ID       string `json:"id"`
+	Tenant   string `json:"-"`
+	Provider string `json:"provider"`
+	// Correlation lists the JSON Pointers tried, in order, for an event's correlation value.
+	Correlation []string  `json:"correlation"`
+	CreatedAt   time.Time `json:"createdAt"`
+}
+
+// Key names the correlation item that joins a tenant's events of one type and correlation
+// value with the external-event interrupts that wait for them.
+type Key struct {
+	Tenant, EventType, Value string
+}
+
+// Waiter is an external-event interrupt registered at a Key, written before the commit that
+// requests it (and so possibly never committed: it is re-validated against the run's log).
+type Waiter struct {
+	RunID       string `json:"runId"`
+	NodeID      string `json:"nodeId"`
+	InterruptID string `json:"interruptId"`
+}
+
+// Delivery is an accepted event as the correlation item keeps it: until Expires, a request of a
+// matching interrupt is resolved with its body.
+type Delivery struct {
+	EndpointID string          `json:"endpointId"`
+	EventID    string          `json:"eventId"`
+	Body       json.RawMessage `json:"body"`
+	ReceivedAt time.Time       `json:"receivedAt"`
+	Expires    time.Time       `json:"expires"`
+	// Answer is the answer given to the delivery, once it was fully handled: a redelivery gets
+	// it again.
+	Answer json.RawMessage `json:"answer,omitempty"`
+}
+
+// Same reports whether d and o are one delivery: one event, from one endpoint.
+func (d Delivery) Same(o Delivery) bool {
+	return d.EndpointID == o.EndpointID && d.EventID == o.EventID
+}
+
+// Slot is a correlation item as read: the event it keeps (nil when none is live) and the
+// interrupts registered there.
+type Slot struct {
+	Event   *Delivery
+	Waiters []Waiter
+}
+
+// ErrNoEndpoint is what a store answers for an endpoint it does not hold.
+var ErrNoEndpoint = errors.New("webhook: no such endpoint")
+
+// Live reports whether d is a kept event at now.
+func (d *Delivery) Live(now time.Time) bool { return d != nil && now.Before(d.Expires) }

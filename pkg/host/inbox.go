@@ -1,0 +1,34 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/interrupthost/interrupthost/pkg/webhook"
+)
+
+// Inbox is the storage that joins providers' events with the external-event interrupts waiting
+// for them (README, "Webhooks from providers"): endpoints, one correlation slot per (tenant,
+// event type, correlation value), and answers to events kept outside a slot. Every slot write
+// is a single conditional write; every waiter is re-validated against its run's log.
+type Inbox interface {
+	CreateEndpoint(ctx context.Context, e webhook.Endpoint) error
+	// Endpoint answers webhook.ErrNoEndpoint for an endpoint it does not hold.
+	Endpoint(ctx context.Context, id string) (webhook.Endpoint, error)
+	DeleteEndpoint(ctx context.Context, id string) error
+	// Wait registers w at k and returns the event live there, if any.
+	Wait(ctx context.Context, k webhook.Key, w webhook.Waiter, now time.Time) (*webhook.Delivery, error)
+	// Confirm writes w again unless an event is live at k, and then returns that event; the
+	// write is ordered with every Deliver, so a waiter and an event never miss each other.
+	Confirm(ctx context.Context, k webhook.Key, w webhook.Waiter, now time.Time) (*webhook.Delivery, error)
+	// Deliver keeps d at k unless another live event is kept there, and answers the slot as it
+	// stands after the write.
+	Deliver(ctx context.Context, k webhook.Key, d webhook.Delivery, now time.Time) (webhook.Slot, error)
+	// Settle records d's answer (d.Answer) on the slot, if d is the event kept there, and forgets
+	// the waiters done with.
+	Settle(ctx context.Context, k webhook.Key, d webhook.Delivery, done []webhook.Waiter) error
+	// Recorded and Record keep the answer to an event that no slot keeps; the first stays.
+	Recorded(ctx context.Context, endpointID, eventID string) (json.RawMessage, error)
+	Record(ctx context.Context, endpointID, eventID string, answer json.RawMessage, expires time.Time) error
+}
