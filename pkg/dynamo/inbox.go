@@ -237,7 +237,9 @@ func (l *RunLog) Record(ctx context.Context, endpointID, eventID string, answer 
 
 func deliveryKey(d webhook.Delivery) string { return d.EndpointID + "/" + d.EventID }
 
-func n(v int64) types.AttributeValue { return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)} }
+func n(v int64) types.AttributeValue {
+	return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
+}
 
 func str(v types.AttributeValue) string {
 	if sv, ok := v.(*types.AttributeValueMemberS); ok {
