@@ -51,7 +51,15 @@ type Config struct {
 	// it whole); 0 means DefaultMaxRunCommits and DefaultMaxRunBytes.
 	MaxRunCommits int64
 	MaxRunBytes   int
+	// Secrets keep webhook endpoints' signing secrets; functions that handle none leave it nil.
+	Secrets EndpointSecrets
+	// InboxRetention is how long an accepted provider event is kept for interrupts requested
+	// after it; 0 means DefaultInboxRetention.
+	InboxRetention time.Duration
 }
+
+// DefaultInboxRetention is the template's InboxRetentionDays default.
+const DefaultInboxRetention = 7 * 24 * time.Hour
 
 // How much one run may accumulate by default, and how often one principal may ask on one
 // approval: without bounds one resolver could grow a log until reading it times out.
@@ -82,6 +90,9 @@ func New(log Log, schemas *schema.Set, cfg Config) *Host {
 	if cfg.MaxRunBytes == 0 {
 		cfg.MaxRunBytes = DefaultMaxRunBytes
 	}
+	if cfg.InboxRetention == 0 {
+		cfg.InboxRetention = DefaultInboxRetention
+	}
 	return &Host{log: log, schemas: schemas, cfg: cfg}
 }
 
@@ -97,6 +108,12 @@ type Facet struct {
 	TokenAlgs []string `json:"tokenAlgs"`
 	RefKinds  []string `json:"refKinds"`
 }
+
+// Schemas and Config are what h was built with, for building another host like it.
+func (h *Host) Schemas() *schema.Set { return h.schemas }
+
+// Config is the configuration h runs with, defaults filled in.
+func (h *Host) Config() Config { return h.cfg }
 
 // DiscoveryOf is the discovery document of a host configured with cfg: what it advertises is
 // what it enforces.
@@ -153,8 +170,10 @@ type decision[T answer[T]] struct {
 	// idem, when set, is recorded with the commit, its Response filled with the answer.
 	idem *runlog.Idem
 	// prepare, when set, writes what must exist before the commit does (a conversation's
-	// claim); it runs only once the events are decided, so a refused request writes nothing.
-	prepare func(context.Context) error
+	// claim, a waiter's registration); it runs only once the events are decided, so a refused
+	// request writes nothing, and it may complete the decision with what it found (an early
+	// event resolves the interrupt in its own commit).
+	prepare func(context.Context, *decision[T]) error
 	// ends is set for the commit that ends the run: a run can always be ended, however large.
 	ends bool
 }
@@ -173,6 +192,16 @@ func commit[T answer[T]](ctx context.Context, h *Host, k runlog.Key, st *runlog.
 		if len(d.events) == 0 {
 			return d.answer, nil
 		}
+		if !d.ends {
+			if err := h.fits(st, runlog.Commit{Seq: st.Seq + 1, Events: d.events}); err != nil {
+				return zero, err
+			}
+		}
+		if d.prepare != nil {
+			if err := d.prepare(ctx, &d); err != nil {
+				return zero, err
+			}
+		}
 		c := runlog.Commit{Seq: st.Seq + 1, ID: rand.Text(), At: h.cfg.Now().UTC(), Events: d.events}
 		if d.idem != nil {
 			rec := *d.idem
@@ -180,16 +209,6 @@ func commit[T answer[T]](ctx context.Context, h *Host, k runlog.Key, st *runlog.
 				return zero, err
 			}
 			c.Idem = &rec
-		}
-		if !d.ends {
-			if err := h.fits(st, c); err != nil {
-				return zero, err
-			}
-		}
-		if d.prepare != nil {
-			if err := d.prepare(ctx); err != nil {
-				return zero, err
-			}
 		}
 		err = h.log.Append(ctx, k, c)
 		if err == nil {

@@ -90,13 +90,17 @@ func TestRoundTrips(t *testing.T) {
 		want map[string]int
 	}{
 		{"request", func() error {
-			_, _, err := h.RequestInterrupt(ctx, alice, "r1", host.Request{NodeID: "n2", Payload: example(t, "external-event")})
+			_, _, err := h.RequestInterrupt(ctx, alice, "r1", host.Request{NodeID: "n2", Payload: example(t, "clarification")})
 			return err
 		}, map[string]int{"Query": 1, "PutItem": 1}},
 		{"replayed request", func() error {
-			_, _, err := h.RequestInterrupt(ctx, alice, "r1", host.Request{NodeID: "n2", Payload: example(t, "external-event")})
+			_, _, err := h.RequestInterrupt(ctx, alice, "r1", host.Request{NodeID: "n2", Payload: example(t, "clarification")})
 			return err
 		}, map[string]int{"Query": 1}},
+		{"request of an external event: register, commit, confirm", func() error {
+			_, _, err := h.RequestInterrupt(ctx, alice, "r1", host.Request{NodeID: "n4", Payload: example(t, "external-event")})
+			return err
+		}, map[string]int{"Query": 1, "UpdateItem": 2, "PutItem": 1}},
 		{"resolve", func() error {
 			_, err := h.Resolve(ctx, alice, "r1", "n1", json.RawMessage(`{}`), nil)
 			return err
@@ -105,8 +109,8 @@ func TestRoundTrips(t *testing.T) {
 		{"events", func() error { _, err := h.Events(ctx, alice, "r1", 0, 10); return err }, map[string]int{"Query": 1}},
 		{"events after a commit", func() error { _, err := h.Events(ctx, alice, "r1", 1, 10); return err }, map[string]int{"Query": 1}},
 		{"tail poll with nothing newer", func() error {
-			page, err := h.Events(ctx, alice, "r1", 3, 10)
-			if err == nil && (len(page.Events) != 0 || page.Next != 3) {
+			page, err := h.Events(ctx, alice, "r1", 4, 10)
+			if err == nil && (len(page.Events) != 0 || page.Next != 4) {
 				return fmt.Errorf("page %+v", page)
 			}
 			return err

@@ -91,13 +91,21 @@ func (h *Host) RequestInterrupt(ctx context.Context, p interrupt.Principal, runI
 			RunID: runID, NodeID: req.NodeID, InterruptID: id, Key: payload.Key, Kind: payload.Kind,
 			Status: interrupt.StatusPending, Tokens: []TokenView{},
 		}}}
-		if payload.Kind.IsConversation() {
-			d.prepare = func(ctx context.Context) error {
+		switch {
+		case payload.Kind.IsConversation():
+			d.prepare = func(ctx context.Context, _ *decision[requested]) error {
 				return h.claimConversation(ctx, p.Tenant, payload.Data.ConversationID, runID)
+			}
+		case payload.Kind == interrupt.KindExternalEvent:
+			d.prepare = func(ctx context.Context, d *decision[requested]) error {
+				return h.await(ctx, p, runID, req.NodeID, id, payload, d)
 			}
 		}
 		return d, nil
 	})
+	if err == nil && res.created && payload.Kind == interrupt.KindExternalEvent && res.view.Status == interrupt.StatusPending {
+		res.view, err = h.confirm(ctx, p, res.view, payload)
+	}
 	if err != nil || req.Token == nil || res.view.Status != interrupt.StatusPending {
 		return res.view, res.created, err
 	}

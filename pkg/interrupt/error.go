@@ -25,6 +25,7 @@ const (
 	CodeIdempotencyReuse Code = "idempotency_key_reused"
 	CodeUnsupportedMedia Code = "unsupported_media_type"
 	CodeUnavailable      Code = "unavailable"
+	CodeSignatureInvalid Code = "webhook_signature_invalid"
 	CodeInternal         Code = "internal"
 )
 

@@ -90,10 +90,14 @@ type Data struct {
 	OutcomeSchema json.RawMessage `json:"outcomeSchema,omitempty"`
 	// ConversationID names the conversation of a conversation.* interrupt: one run of the
 	// tenant owns it.
-	ConversationID string   `json:"conversationId,omitempty"`
-	AgentID        string   `json:"agentId,omitempty"`
-	Threshold      *float64 `json:"threshold,omitempty"`
-	Observed       *float64 `json:"observed,omitempty"`
+	ConversationID string `json:"conversationId,omitempty"`
+	// EventType and Correlation name the provider event an external-event interrupt waits for.
+	EventType   string `json:"eventType,omitempty"`
+	Correlation string `json:"correlation,omitempty"`
+
+	AgentID   string   `json:"agentId,omitempty"`
+	Threshold *float64 `json:"threshold,omitempty"`
+	Observed  *float64 `json:"observed,omitempty"`
 }
 
 // Question is one clarification question; its optional schema constrains the answer.

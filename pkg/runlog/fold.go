@@ -111,8 +111,9 @@ func (s *State) Apply(c Commit) error {
 	// Parse before mutating, so that a bad event leaves s as it was.
 	type change func()
 	changes := make([]change, 0, len(c.Events))
+	fresh := map[string]*Interrupt{} // requested by this commit: its later events may name them
 	for i, e := range c.Events {
-		ch, err := s.change(c, e)
+		ch, err := s.change(c, e, fresh)
 		if err != nil {
 			return fmt.Errorf("runlog: commit %d event %d (%s): %w", c.Seq, i, e.Type, err)
 		}
@@ -139,7 +140,7 @@ func (s *State) Apply(c Commit) error {
 // Idempotent is the record of the commit a scoped Idempotency-Key made, if any.
 func (s *State) Idempotent(key string) *Idem { return s.idem[key] }
 
-func (s *State) change(c Commit, e Event) (func(), error) {
+func (s *State) change(c Commit, e Event, fresh map[string]*Interrupt) (func(), error) {
 	switch e.Type {
 	case interrupt.EventRequested:
 		var p interrupt.Payload
@@ -153,6 +154,7 @@ func (s *State) change(c Commit, e Event) (func(), error) {
 		if p.TimeoutMs > 0 {
 			in.Deadline = c.At.Add(time.Duration(p.TimeoutMs) * time.Millisecond)
 		}
+		fresh[in.ID] = in
 		return func() {
 			s.ordered = append(s.ordered, in)
 			s.byID[in.ID] = in
@@ -164,7 +166,7 @@ func (s *State) change(c Commit, e Event) (func(), error) {
 		if err := json.Unmarshal(e.Payload, &r); err != nil {
 			return nil, err
 		}
-		in, err := s.known(r.InterruptID)
+		in, err := s.known(r.InterruptID, fresh)
 		if err != nil {
 			return nil, err
 		}
@@ -176,7 +178,7 @@ func (s *State) change(c Commit, e Event) (func(), error) {
 		if err := json.Unmarshal(e.Payload, &v); err != nil {
 			return nil, err
 		}
-		in, err := s.known(v.InterruptID)
+		in, err := s.known(v.InterruptID, fresh)
 		if err != nil {
 			return nil, err
 		}
@@ -189,7 +191,7 @@ func (s *State) change(c Commit, e Event) (func(), error) {
 		if err := json.Unmarshal(e.Payload, &a); err != nil {
 			return nil, err
 		}
-		in, err := s.known(a.InterruptID)
+		in, err := s.known(a.InterruptID, fresh)
 		if err != nil {
 			return nil, err
 		}
@@ -200,7 +202,7 @@ func (s *State) change(c Commit, e Event) (func(), error) {
 			in.Asks[a.Principal]++
 		}, nil
 	case interrupt.EventExpired:
-		in, err := s.known(e.InterruptID)
+		in, err := s.known(e.InterruptID, fresh)
 		if err != nil {
 			return nil, err
 		}
@@ -224,7 +226,10 @@ func (s *State) change(c Commit, e Event) (func(), error) {
 	}
 }
 
-func (s *State) known(id string) (*Interrupt, error) {
+func (s *State) known(id string, fresh map[string]*Interrupt) (*Interrupt, error) {
+	if in, ok := fresh[id]; ok {
+		return in, nil
+	}
 	in, ok := s.byID[id]
 	if !ok {
 		return nil, fmt.Errorf("unknown interrupt %q", id)

@@ -1,0 +1,120 @@
+package host
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/interrupthost/interrupthost/pkg/interrupt"
+	"github.com/interrupthost/interrupthost/pkg/webhook"
+)
+
+// EndpointSecrets keeps each endpoint's signing secrets in a secret store: never in the table,
+// never in an answer, never in a log line (webhook.Cache over webhook.SecretsManager).
+type EndpointSecrets interface {
+	// Put creates or replaces the endpoint's secrets.
+	Put(ctx context.Context, endpointID string, secrets []string) error
+	Get(ctx context.Context, endpointID string) ([]string, error)
+	// Reload reads the secrets again, unless they were read very recently (fresh is false):
+	// a signature none of the secrets read verifies may be signed with a secret just replaced.
+	Reload(ctx context.Context, endpointID string) (secrets []string, fresh bool, err error)
+	Delete(ctx context.Context, endpointID string) error
+}
+
+// EndpointRequest sets up an endpoint: the provider, its signing secrets (several while a
+// provider rolls them) and, optionally, where its events carry the correlation value.
+type EndpointRequest struct {
+	Provider    string   `json:"provider"`
+	Secrets     []string `json:"secrets"`
+	Correlation []string `json:"correlation,omitempty"`
+}
+
+// Limits of an endpoint's setup.
+const (
+	MaxEndpointSecrets  = 3
+	MaxCorrelationPaths = 8
+)
+
+// checkSecrets refuses secrets the provider would never issue, naming them by place only.
+func checkSecrets(v webhook.Verifier, secrets []string, at string) []interrupt.FieldError {
+	if len(secrets) < 1 || len(secrets) > MaxEndpointSecrets {
+		return []interrupt.FieldError{{Path: at, Message: fmt.Sprintf("must list 1 to %d secrets", MaxEndpointSecrets)}}
+	}
+	var fields []interrupt.FieldError
+	for i, s := range secrets {
+		if err := v.CheckSecret(s); err != nil {
+			fields = append(fields, interrupt.FieldError{Path: fmt.Sprintf("%s/%d", at, i), Message: err.Error()})
+		}
+	}
+	return fields
+}
+
+// CreateEndpoint sets up a provider endpoint for the caller's tenant. Its secrets are stored
+// first, so an endpoint never exists without them.
+func (h *Host) CreateEndpoint(ctx context.Context, p interrupt.Principal, req EndpointRequest) (webhook.Endpoint, error) {
+	v, ok := webhook.Providers[req.Provider]
+	if !ok {
+		return webhook.Endpoint{}, interrupt.Invalid("the endpoint is not acceptable",
+			interrupt.FieldError{Path: "/provider", Message: "must be stripe or standard-webhooks"})
+	}
+	fields := checkSecrets(v, req.Secrets, "/secrets")
+	if req.Correlation == nil {
+		req.Correlation = v.Correlation()
+	}
+	if len(req.Correlation) < 1 || len(req.Correlation) > MaxCorrelationPaths {
+		fields = append(fields, interrupt.FieldError{Path: "/correlation", Message: fmt.Sprintf("must list 1 to %d JSON Pointers", MaxCorrelationPaths)})
+	}
+	for i, ptr := range req.Correlation {
+		if !webhook.ValidPointer(ptr) {
+			fields = append(fields, interrupt.FieldError{Path: fmt.Sprintf("/correlation/%d", i), Message: "must be a JSON Pointer into the event (\"/data/id\")"})
+		}
+	}
+	if len(fields) > 0 {
+		return webhook.Endpoint{}, interrupt.Invalid("the endpoint is not acceptable", fields...)
+	}
+	e := webhook.Endpoint{
+		ID: "we_" + strings.ToLower(rand.Text()), Tenant: p.Tenant, Provider: req.Provider,
+		Correlation: req.Correlation, CreatedAt: h.cfg.Now().UTC(),
+	}
+	if err := h.cfg.Secrets.Put(ctx, e.ID, req.Secrets); err != nil {
+		return webhook.Endpoint{}, err
+	}
+	if err := h.log.CreateEndpoint(ctx, e); err != nil {
+		return webhook.Endpoint{}, errors.Join(err, h.cfg.Secrets.Delete(context.WithoutCancel(ctx), e.ID))
+	}
+	return e, nil
+}
+
+// Endpoint reads one of the caller's tenant's endpoints; another tenant's does not exist.
+func (h *Host) Endpoint(ctx context.Context, p interrupt.Principal, id string) (webhook.Endpoint, error) {
+	e, err := h.log.Endpoint(ctx, id)
+	if errors.Is(err, webhook.ErrNoEndpoint) || (err == nil && e.Tenant != p.Tenant) {
+		return webhook.Endpoint{}, interrupt.Errorf(interrupt.CodeNotFound, "no webhook endpoint %s", id)
+	}
+	return e, err
+}
+
+// DeleteEndpoint removes an endpoint, then its secrets: from then on its deliveries answer 404.
+func (h *Host) DeleteEndpoint(ctx context.Context, p interrupt.Principal, id string) error {
+	if _, err := h.Endpoint(ctx, p, id); err != nil {
+		return err
+	}
+	if err := h.log.DeleteEndpoint(ctx, id); err != nil {
+		return err
+	}
+	return h.cfg.Secrets.Delete(ctx, id)
+}
+
+// ReplaceSecrets replaces an endpoint's secrets (to roll them, list the old beside the new).
+func (h *Host) ReplaceSecrets(ctx context.Context, p interrupt.Principal, id string, secrets []string) (webhook.Endpoint, error) {
+	e, err := h.Endpoint(ctx, p, id)
+	if err != nil {
+		return e, err
+	}
+	if fields := checkSecrets(webhook.Providers[e.Provider], secrets, "/secrets"); len(fields) > 0 {
+		return e, interrupt.Invalid("the secrets are not acceptable", fields...)
+	}
+	return e, h.cfg.Secrets.Put(ctx, id, secrets)
+}

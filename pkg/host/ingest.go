@@ -1,0 +1,193 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+
+	"github.com/interrupthost/interrupthost/pkg/interrupt"
+	"github.com/interrupthost/interrupthost/pkg/runlog"
+	"github.com/interrupthost/interrupthost/pkg/webhook"
+)
+
+// Outcomes of an ingested event.
+const (
+	// OutcomeResolved: the event resolved at least one waiting interrupt.
+	OutcomeResolved = "resolved"
+	// OutcomeBuffered: nothing waited; the event is kept for interrupts requested later.
+	OutcomeBuffered = "buffered"
+	// OutcomeDuplicate: a redelivery; nothing changed, and Matched repeats the first answer's.
+	OutcomeDuplicate = "duplicate"
+	// OutcomeRefused: the event was accepted but can resolve nothing (Detail says why).
+	OutcomeRefused = "refused"
+)
+
+// Ingested is the answer to a verified provider event: always a 200, so the provider stops
+// retrying it.
+type Ingested struct {
+	EventID string           `json:"eventId"`
+	Outcome string           `json:"outcome"`
+	Matched []webhook.Waiter `json:"matched"`
+	Detail  string           `json:"detail,omitempty"`
+}
+
+// Ingest takes one delivery to an endpoint: verifies it on the raw bytes, finds its correlation
+// value, keeps it in its correlation slot, and resolves every external-event interrupt of the
+// tenant waiting there with the event body as resumeValue. A redelivery answers the first answer
+// and changes nothing. Whatever the order in which an event and a request of its interrupt
+// arrive, they are joined exactly once (Inbox.Confirm).
+func (h *Host) Ingest(ctx context.Context, endpointID string, headers map[string]string, body []byte) (Ingested, error) {
+	e, err := h.log.Endpoint(ctx, endpointID)
+	if errors.Is(err, webhook.ErrNoEndpoint) {
+		return Ingested{}, interrupt.Errorf(interrupt.CodeNotFound, "no webhook endpoint %s", endpointID)
+	}
+	if err != nil {
+		return Ingested{}, err
+	}
+	secrets, err := h.cfg.Secrets.Get(ctx, endpointID)
+	if err != nil {
+		return Ingested{}, err
+	}
+	now := h.cfg.Now()
+	verifier := webhook.Providers[e.Provider]
+	ev, err := verifier.Verify(headers, body, secrets, now)
+	if errors.Is(err, webhook.ErrSignature) {
+		if secrets, fresh, rerr := h.cfg.Secrets.Reload(ctx, endpointID); rerr != nil {
+			return Ingested{}, rerr
+		} else if fresh {
+			ev, err = verifier.Verify(headers, body, secrets, now)
+		}
+	}
+	switch {
+	case errors.Is(err, webhook.ErrSignature):
+		return Ingested{}, interrupt.Errorf(interrupt.CodeSignatureInvalid, "the delivery is not signed with this endpoint's secrets within %s", webhook.Tolerance)
+	case err != nil:
+		return Ingested{}, interrupt.Invalid("the body is not a " + e.Provider + " event: a JSON object with its id and type")
+	}
+	d := webhook.Delivery{EndpointID: e.ID, EventID: ev.ID, Body: body, ReceivedAt: now.UTC(), Expires: now.Add(h.cfg.InboxRetention).UTC()}
+	value, ok := webhook.Correlate(body, e.Correlation)
+	if !ok {
+		return h.unkept(ctx, d, Ingested{EventID: ev.ID, Outcome: OutcomeRefused, Matched: []webhook.Waiter{},
+			Detail: "the event carries no correlation value at " + strings.Join(e.Correlation, ", ")})
+	}
+	k := webhook.Key{Tenant: e.Tenant, EventType: ev.Type, Value: value}
+	slot, err := h.log.Deliver(ctx, k, d, now)
+	if err != nil {
+		return Ingested{}, err
+	}
+	kept := slot.Event != nil && slot.Event.Same(d)
+	if kept && slot.Event.Answer != nil {
+		return duplicate(slot.Event.Answer)
+	}
+	if !kept {
+		if answer, err := h.log.Recorded(ctx, d.EndpointID, d.EventID); err != nil || answer != nil {
+			if err != nil {
+				return Ingested{}, err
+			}
+			return duplicate(answer)
+		}
+	}
+	res := Ingested{EventID: ev.ID, Outcome: OutcomeBuffered, Matched: []webhook.Waiter{}}
+	var done []webhook.Waiter
+	refused := 0
+	for _, w := range slot.Waiters {
+		switch outcome, err := h.deliverTo(ctx, k, w, body); {
+		case err != nil:
+			return Ingested{}, err
+		case outcome == waiterResolved:
+			res.Matched = append(res.Matched, w)
+			done = append(done, w)
+		case outcome == waiterGone:
+			done = append(done, w)
+		case outcome == waiterRefused:
+			refused++
+		}
+	}
+	switch {
+	case len(res.Matched) > 0:
+		res.Outcome = OutcomeResolved
+	case refused > 0:
+		res.Outcome, res.Detail = OutcomeRefused, "the event does not match the resumeSchema of the interrupts waiting for it; they wait on"
+	case !kept:
+		res.Outcome, res.Detail = OutcomeRefused, "an earlier event of this type and correlation ("+slot.Event.EventID+") is kept; interrupts requested later resolve with it"
+	}
+	if !kept {
+		return h.unkept(ctx, d, res)
+	}
+	if d.Answer, err = runlog.Marshal(res); err != nil {
+		return Ingested{}, err
+	}
+	return res, h.log.Settle(ctx, k, d, done)
+}
+
+// unkept records the answer to an event that no slot keeps, so a redelivery gets it again.
+func (h *Host) unkept(ctx context.Context, d webhook.Delivery, res Ingested) (Ingested, error) {
+	if answer, err := h.log.Recorded(ctx, d.EndpointID, d.EventID); err != nil || answer != nil {
+		if err != nil {
+			return Ingested{}, err
+		}
+		return duplicate(answer)
+	}
+	answer, err := runlog.Marshal(res)
+	if err != nil {
+		return Ingested{}, err
+	}
+	return res, h.log.Record(ctx, d.EndpointID, d.EventID, answer, d.Expires)
+}
+
+func duplicate(first json.RawMessage) (Ingested, error) {
+	var res Ingested
+	if err := json.Unmarshal(first, &res); err != nil {
+		return res, err
+	}
+	res.Outcome, res.Detail = OutcomeDuplicate, ""
+	return res, nil
+}
+
+// What an event did to one waiter.
+type waiterOutcome int
+
+const (
+	// waiterResolved: the event resolved it.
+	waiterResolved waiterOutcome = iota
+	// waiterGone: it no longer waits (resolved, expired, ended) or waits for something else.
+	waiterGone
+	// waiterRefused: it waits on, for an event its resumeSchema accepts.
+	waiterRefused
+	// waiterAhead: its request has not committed (yet, or ever): its own Confirm joins them.
+	waiterAhead
+)
+
+// deliverTo resolves waiter w with the event body, re-validated against its run's log.
+func (h *Host) deliverTo(ctx context.Context, k webhook.Key, w webhook.Waiter, body json.RawMessage) (waiterOutcome, error) {
+	p := interrupt.Principal{Tenant: k.Tenant}
+	var ahead bool
+	_, err := h.resolve(ctx, p, w.RunID, nil, func(st *runlog.State) (*runlog.Interrupt, error) {
+		in := st.ByID(w.InterruptID)
+		if in == nil {
+			ahead = true
+			return nil, interrupt.Errorf(interrupt.CodeNotFound, "interrupt %s is not in its run's log", w.InterruptID)
+		}
+		d := in.Payload.Data
+		if in.NodeID != w.NodeID || in.Payload.Kind != interrupt.KindExternalEvent || d.EventType != k.EventType || d.Correlation != k.Value {
+			return nil, interrupt.Errorf(interrupt.CodeConflict, "interrupt %s waits for another event", in.ID)
+		}
+		if status := in.StatusAt(h.cfg.Now()); status != interrupt.StatusPending {
+			return nil, interrupt.Errorf(interrupt.CodeAlreadyResolved, "interrupt %s is %s", in.ID, status)
+		}
+		return in, nil
+	}, body)
+	switch code := interrupt.ErrorCode(err); {
+	case err == nil:
+		return waiterResolved, nil
+	case ahead || code == interrupt.CodeNotFound:
+		return waiterAhead, nil
+	case code == interrupt.CodeValidation:
+		return waiterRefused, nil
+	case code == interrupt.CodeAlreadyResolved, code == interrupt.CodeConflict, code == interrupt.CodePayloadTooLarge:
+		return waiterGone, nil
+	default:
+		return 0, err
+	}
+}

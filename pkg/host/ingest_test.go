@@ -1,0 +1,297 @@
+package host_test
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+	stripewebhook "github.com/stripe/stripe-go/v82/webhook"
+
+	"github.com/interrupthost/interrupthost/pkg/host"
+	"github.com/interrupthost/interrupthost/pkg/inmem"
+	"github.com/interrupthost/interrupthost/pkg/interrupt"
+	"github.com/interrupthost/interrupthost/pkg/runlog"
+	"github.com/interrupthost/interrupthost/pkg/webhook"
+)
+
+// memSecrets is a secret store in memory, for the rules' fast tests.
+type memSecrets struct {
+	mu sync.Mutex
+	m  map[string][]string
+}
+
+func (s *memSecrets) Put(_ context.Context, id string, secrets []string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.m[id] = secrets
+	return nil
+}
+
+func (s *memSecrets) Get(_ context.Context, id string) ([]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.m[id], nil
+}
+
+func (s *memSecrets) Delete(_ context.Context, id string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.m, id)
+	return nil
+}
+
+var (
+	t0             = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	stripeSecret   = "whsec_test_0123456789abcdefghij"
+	standardSecret = "whsec_" + base64.StdEncoding.EncodeToString([]byte("0123456789abcdef0123456789abcdef"))
+)
+
+// hookHost is a host with an in-memory log and secret store, and a Stripe endpoint of acme.
+func hookHost(t testing.TB, wrap ...func(host.Log) host.Log) (*host.Host, *inmem.RunLog, webhook.Endpoint) {
+	t.Helper()
+	h, l := memHost(t, func(c *host.Config) {
+		c.Now = func() time.Time { return t0 }
+		c.Secrets = webhook.NewCache(&memSecrets{m: map[string][]string{}}, c.Now)
+	})
+	if len(wrap) > 0 {
+		h = host.New(wrap[0](l), h.Schemas(), h.Config())
+	}
+	e, err := h.CreateEndpoint(context.Background(), who("admin"), host.EndpointRequest{Provider: "stripe", Secrets: []string{stripeSecret}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h, l, e
+}
+
+func stripeEvent(id, typ, correlation string) []byte {
+	return []byte(fmt.Sprintf(`{"id":%q,"type":%q,"data":{"object":{"id":"pi_x","metadata":{"correlation":%q}}}}`, id, typ, correlation))
+}
+
+func stripeHeaders(body []byte, secret string) map[string]string {
+	p := stripewebhook.GenerateTestSignedPayload(&stripewebhook.UnsignedPayload{Payload: body, Secret: secret, Timestamp: t0})
+	return map[string]string{"stripe-signature": p.Header}
+}
+
+func waitFor(correlation string) json.RawMessage {
+	return json.RawMessage(`{"kind":"external-event","key":"pay-` + correlation + `","data":{"eventType":"payment_intent.succeeded","correlation":"` + correlation + `"}}`)
+}
+
+func mustIngest(t *testing.T, h *host.Host, e webhook.Endpoint, body []byte) host.Ingested {
+	t.Helper()
+	res, err := h.Ingest(context.Background(), e.ID, stripeHeaders(body, stripeSecret), body)
+	if err != nil {
+		t.Fatalf("ingest: %v", err)
+	}
+	return res
+}
+
+func TestIngestResolvesWaitersOnce(t *testing.T) {
+	ctx := context.Background()
+	h, l, e := hookHost(t)
+	for _, run := range []string{"r1", "r2"} {
+		if _, _, err := h.RequestInterrupt(ctx, who("engine"), run, host.Request{NodeID: "pay", Payload: waitFor("order-7")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := h.RequestInterrupt(ctx, who("engine"), "r3", host.Request{NodeID: "pay", Payload: waitFor("order-8")}); err != nil {
+		t.Fatal(err)
+	}
+	body := stripeEvent("evt_1", "payment_intent.succeeded", "order-7")
+	res := mustIngest(t, h, e, body)
+	if res.Outcome != host.OutcomeResolved || len(res.Matched) != 2 || res.EventID != "evt_1" {
+		t.Fatalf("answer %+v", res)
+	}
+	for _, run := range []string{"r1", "r2"} {
+		v, _, _ := h.RequestInterrupt(ctx, who("engine"), run, host.Request{NodeID: "pay", Payload: waitFor("order-7")})
+		if v.Status != interrupt.StatusResolved || string(v.ResumeValue) != string(body) {
+			t.Errorf("%s: %s %s, want resolved with the event", run, v.Status, v.ResumeValue)
+		}
+	}
+	if v, _, _ := h.RequestInterrupt(ctx, who("engine"), "r3", host.Request{NodeID: "pay", Payload: waitFor("order-8")}); v.Status != interrupt.StatusPending {
+		t.Errorf("another correlation's waiter: %s", v.Status)
+	}
+	writes := l.Writes()
+	again := mustIngest(t, h, e, body)
+	if again.Outcome != host.OutcomeDuplicate || len(again.Matched) != 2 || l.Writes() != writes {
+		t.Errorf("redelivery: %+v, wrote %v", again, l.Writes() != writes)
+	}
+	other := mustIngest(t, h, e, stripeEvent("evt_2", "payment_intent.succeeded", "order-7"))
+	if other.Outcome != host.OutcomeRefused || len(other.Matched) != 0 {
+		t.Errorf("a second event of the kept one's type and correlation: %+v", other)
+	}
+}
+
+func TestEarlyEventsResolveLaterRequests(t *testing.T) {
+	ctx := context.Background()
+	h, _, e := hookHost(t)
+	body := stripeEvent("evt_1", "payment_intent.succeeded", "order-7")
+	if res := mustIngest(t, h, e, body); res.Outcome != host.OutcomeBuffered || len(res.Matched) != 0 {
+		t.Fatalf("an event before its waiter: %+v", res)
+	}
+	v, created, err := h.RequestInterrupt(ctx, who("engine"), "r1", host.Request{NodeID: "pay", Payload: waitFor("order-7")})
+	if err != nil || !created || v.Status != interrupt.StatusResolved || string(v.ResumeValue) != string(body) || v.Seq != 1 {
+		t.Fatalf("a request after its event: %+v %v", v, err)
+	}
+	page, _ := h.Events(ctx, who("engine"), "r1", 0, 0)
+	if len(page.Events) != 2 || page.Events[0].Type != interrupt.EventRequested || page.Events[1].Type != interrupt.EventResolved {
+		t.Errorf("the request's own commit: %+v", page.Events)
+	}
+	strict := json.RawMessage(`{"kind":"external-event","key":"strict","resumeSchema":{"required":["never"]},"data":{"eventType":"payment_intent.succeeded","correlation":"order-7"}}`)
+	if v, _, err := h.RequestInterrupt(ctx, who("engine"), "r2", host.Request{NodeID: "pay", Payload: strict}); err != nil || v.Status != interrupt.StatusPending {
+		t.Errorf("a kept event that fails the resumeSchema: %+v %v", v, err)
+	}
+}
+
+func TestIngestRefusals(t *testing.T) {
+	ctx := context.Background()
+	h, l, e := hookHost(t)
+	body := stripeEvent("evt_1", "payment_intent.succeeded", "order-7")
+	writes := l.Writes()
+	for name, c := range map[string]struct {
+		endpoint string
+		headers  map[string]string
+		body     []byte
+		code     interrupt.Code
+	}{
+		"another secret":   {e.ID, stripeHeaders(body, "whsec_test_another_secret_0000"), body, interrupt.CodeSignatureInvalid},
+		"tampered":         {e.ID, stripeHeaders(body, stripeSecret), stripeEvent("evt_1", "payment_intent.succeeded", "order-8"), interrupt.CodeSignatureInvalid},
+		"no signature":     {e.ID, map[string]string{}, body, interrupt.CodeSignatureInvalid},
+		"unknown endpoint": {"we_nope", stripeHeaders(body, stripeSecret), body, interrupt.CodeNotFound},
+		"not an event":     {e.ID, stripeHeaders([]byte(`"x"`), stripeSecret), []byte(`"x"`), interrupt.CodeValidation},
+	} {
+		if _, err := h.Ingest(ctx, c.endpoint, c.headers, c.body); interrupt.ErrorCode(err) != c.code {
+			t.Errorf("%s: %v, want %s", name, err, c.code)
+		}
+	}
+	if l.Writes() != writes {
+		t.Errorf("refused deliveries wrote")
+	}
+	bare := []byte(`{"id":"evt_9","type":"payment_intent.succeeded","data":{"object":{}}}`)
+	if res := mustIngest(t, h, e, bare); res.Outcome != host.OutcomeRefused || res.Detail == "" {
+		t.Errorf("an event without a correlation value: %+v", res)
+	}
+	if res := mustIngest(t, h, e, bare); res.Outcome != host.OutcomeDuplicate {
+		t.Errorf("its redelivery: %+v", res)
+	}
+	if _, err := h.Endpoint(ctx, interrupt.Principal{Subject: "x", Tenant: "evilcorp"}, e.ID); interrupt.ErrorCode(err) != interrupt.CodeNotFound {
+		t.Errorf("another tenant's endpoint: %v", err)
+	}
+}
+
+// racing delivers an event at a chosen moment of a request: just before its commit, or between
+// its commit and its confirmation.
+type racing struct {
+	host.Log
+	before, between func()
+}
+
+func (r *racing) Append(ctx context.Context, k runlog.Key, c runlog.Commit) error {
+	if r.before != nil {
+		r.before()
+		r.before = nil
+	}
+	return r.Log.Append(ctx, k, c)
+}
+
+func (r *racing) Confirm(ctx context.Context, k webhook.Key, w webhook.Waiter, now time.Time) (*webhook.Delivery, error) {
+	if r.between != nil {
+		r.between()
+		r.between = nil
+	}
+	return r.Log.Confirm(ctx, k, w, now)
+}
+
+// TestEventAndRequestMeetWhicheverIsFirst: an event delivered while its interrupt is being
+// requested, before or after the commit, resolves it exactly once.
+func TestEventAndRequestMeetWhicheverIsFirst(t *testing.T) {
+	for _, moment := range []string{"before the commit", "between commit and confirmation"} {
+		t.Run(moment, func(t *testing.T) {
+			ctx := context.Background()
+			r := &racing{}
+			h, _, e := hookHost(t, func(l host.Log) host.Log { r.Log = l; return r })
+			body := stripeEvent("evt_1", "payment_intent.succeeded", "order-7")
+			var res host.Ingested
+			deliver := func() { res = mustIngest(t, h, e, body) }
+			if moment == "before the commit" {
+				r.before = deliver
+			} else {
+				r.between = deliver
+			}
+			v, _, err := h.RequestInterrupt(ctx, who("engine"), "r1", host.Request{NodeID: "pay", Payload: waitFor("order-7")})
+			if err != nil || v.Status != interrupt.StatusResolved || string(v.ResumeValue) != string(body) {
+				t.Errorf("request: %+v %v, want resolved by the event", v, err)
+			}
+			page, _ := h.Events(ctx, who("engine"), "r1", 0, 0)
+			resolved := 0
+			for _, ev := range page.Events {
+				if ev.Type == interrupt.EventResolved {
+					resolved++
+				}
+			}
+			if resolved != 1 {
+				t.Errorf("%d interrupt.resolved (ingest answered %+v)", resolved, res)
+			}
+		})
+	}
+}
+
+// TestStandardWebhooksEndpoint: an endpoint of the other provider, its default correlation.
+func TestStandardWebhooksEndpoint(t *testing.T) {
+	ctx := context.Background()
+	h, _, _ := hookHost(t)
+	e, err := h.CreateEndpoint(ctx, who("admin"), host.EndpointRequest{Provider: "standard-webhooks", Secrets: []string{standardSecret}})
+	if err != nil || e.Correlation[0] != "/data/correlation" {
+		t.Fatalf("%+v %v", e, err)
+	}
+	if _, _, err := h.RequestInterrupt(ctx, who("engine"), "r1", host.Request{NodeID: "pay", Payload: json.RawMessage(`{"kind":"external-event","key":"k","data":{"eventType":"invoice.paid","correlation":"inv-1"}}`)}); err != nil {
+		t.Fatal(err)
+	}
+	body := []byte(`{"type":"invoice.paid","timestamp":"2026-11-30T09:00:00Z","data":{"correlation":"inv-1"}}`)
+	wh, _ := standardwebhooks.NewWebhook(standardSecret)
+	sig, _ := wh.Sign("msg_1", t0, body)
+	res, err := h.Ingest(ctx, e.ID, map[string]string{"webhook-id": "msg_1", "webhook-timestamp": fmt.Sprint(t0.Unix()), "webhook-signature": sig}, body)
+	if err != nil || res.Outcome != host.OutcomeResolved || res.EventID != "msg_1" {
+		t.Errorf("%+v %v", res, err)
+	}
+}
+
+// TestEndpointSetup: what an endpoint accepts, and that its secrets are never echoed.
+func TestEndpointSetup(t *testing.T) {
+	ctx := context.Background()
+	h, _, _ := hookHost(t)
+	for name, req := range map[string]host.EndpointRequest{
+		"unknown provider":    {Provider: "paypal", Secrets: []string{stripeSecret}},
+		"no secret":           {Provider: "stripe"},
+		"four secrets":        {Provider: "stripe", Secrets: []string{stripeSecret, stripeSecret, stripeSecret, stripeSecret}},
+		"not a Stripe secret": {Provider: "stripe", Secrets: []string{"sk_live_123"}},
+		"not a whsec_ key":    {Provider: "standard-webhooks", Secrets: []string{"whsec_***"}},
+		"not a pointer":       {Provider: "stripe", Secrets: []string{stripeSecret}, Correlation: []string{"data.id"}},
+		"empty correlation":   {Provider: "stripe", Secrets: []string{stripeSecret}, Correlation: []string{}},
+	} {
+		if _, err := h.CreateEndpoint(ctx, who("admin"), req); interrupt.ErrorCode(err) != interrupt.CodeValidation {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	e, err := h.CreateEndpoint(ctx, who("admin"), host.EndpointRequest{Provider: "stripe", Secrets: []string{stripeSecret}, Correlation: []string{"/data/object/client_reference_id"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := json.Marshal(e); strings.Contains(string(b), "whsec_") {
+		t.Errorf("an endpoint echoes its secret: %s", b)
+	}
+	if _, err := h.ReplaceSecrets(ctx, who("admin"), e.ID, []string{"whsec_test_rolled_secret_0000", stripeSecret}); err != nil {
+		t.Errorf("replace: %v", err)
+	}
+	if err := h.DeleteEndpoint(ctx, who("admin"), e.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Endpoint(ctx, who("admin"), e.ID); interrupt.ErrorCode(err) != interrupt.CodeNotFound {
+		t.Errorf("a deleted endpoint: %v", err)
+	}
+}

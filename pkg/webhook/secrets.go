@@ -1,0 +1,178 @@
+package webhook
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	smtypes "github.com/aws/aws-sdk-go-v2/service/secretsmanager/types"
+
+	"github.com/interrupthost/interrupthost/pkg/interrupt"
+)
+
+// SecretsManager keeps each endpoint's signing secrets in one AWS Secrets Manager secret, named
+// Prefix + endpoint id, whose value is {"secrets": [...]}. The functions' roles may touch only
+// secrets under Prefix.
+type SecretsManager struct {
+	Client *secretsmanager.Client
+	Prefix string
+}
+
+type secretValue struct {
+	Secrets []string `json:"secrets"`
+}
+
+func (s SecretsManager) name(id string) *string { return aws.String(s.Prefix + id) }
+
+// Put creates or replaces the endpoint's secrets.
+func (s SecretsManager) Put(ctx context.Context, id string, secrets []string) error {
+	v, err := json.Marshal(secretValue{Secrets: secrets})
+	if err != nil {
+		return err
+	}
+	_, err = s.Client.CreateSecret(ctx, &secretsmanager.CreateSecretInput{Name: s.name(id), SecretString: aws.String(string(v))})
+	if exists := (*smtypes.ResourceExistsException)(nil); errors.As(err, &exists) {
+		_, err = s.Client.PutSecretValue(ctx, &secretsmanager.PutSecretValueInput{SecretId: s.name(id), SecretString: aws.String(string(v))})
+	}
+	if err != nil {
+		return fmt.Errorf("webhook: store the secrets of %s: %w: %w", id, interrupt.ErrUnavailable, err)
+	}
+	return nil
+}
+
+// Get reads the endpoint's secrets.
+func (s SecretsManager) Get(ctx context.Context, id string) ([]string, error) {
+	out, err := s.Client.GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: s.name(id), VersionStage: aws.String("AWSCURRENT")})
+	if err != nil {
+		return nil, fmt.Errorf("webhook: read the secrets of %s: %w: %w", id, interrupt.ErrUnavailable, err)
+	}
+	var v secretValue
+	if out.SecretString == nil || json.Unmarshal([]byte(*out.SecretString), &v) != nil {
+		return nil, fmt.Errorf("webhook: the secret of %s is not {\"secrets\": [...]}", id)
+	}
+	return v.Secrets, nil
+}
+
+// Delete removes the endpoint's secrets at once (no recovery window: the endpoint is gone).
+func (s SecretsManager) Delete(ctx context.Context, id string) error {
+	_, err := s.Client.DeleteSecret(ctx, &secretsmanager.DeleteSecretInput{SecretId: s.name(id), ForceDeleteWithoutRecovery: aws.Bool(true)})
+	if notFound := (*smtypes.ResourceNotFoundException)(nil); err != nil && !errors.As(err, &notFound) {
+		return fmt.Errorf("webhook: delete the secrets of %s: %w: %w", id, interrupt.ErrUnavailable, err)
+	}
+	return nil
+}
+
+// SecretStore is where secrets live; Cache keeps them in memory in front of one.
+type SecretStore interface {
+	Put(ctx context.Context, id string, secrets []string) error
+	Get(ctx context.Context, id string) ([]string, error)
+	Delete(ctx context.Context, id string) error
+}
+
+// Cache keeps endpoints' secrets in memory as the keyring keeps its keys: a read is trusted for
+// TTL, concurrent misses share one read, and Reload (after a signature that none of the cached
+// secrets verifies: they may have just been replaced) reads again at most once per Cooldown.
+// Safe for concurrent use.
+type Cache struct {
+	store         SecretStore
+	ttl, cooldown time.Duration
+	now           func() time.Time
+
+	mu      sync.Mutex
+	entries map[string]*cached
+}
+
+// NewCache caches store's secrets: 5 minutes, reloads at most every 30 seconds; now nil means
+// time.Now.
+func NewCache(store SecretStore, now func() time.Time) *Cache {
+	if now == nil {
+		now = time.Now
+	}
+	return &Cache{store: store, ttl: 5 * time.Minute, cooldown: 30 * time.Second, now: now, entries: map[string]*cached{}}
+}
+
+type cached struct {
+	done     chan struct{} // closed once the read in flight finished
+	secrets  []string
+	err      error
+	loadedAt time.Time
+}
+
+// Put stores the secrets and forgets what this process cached of them.
+func (c *Cache) Put(ctx context.Context, id string, secrets []string) error {
+	c.forget(id)
+	return c.store.Put(ctx, id, secrets)
+}
+
+// Delete removes the secrets and forgets what this process cached of them.
+func (c *Cache) Delete(ctx context.Context, id string) error {
+	c.forget(id)
+	return c.store.Delete(ctx, id)
+}
+
+// Get answers the cached secrets, reading them when absent or older than its TTL.
+func (c *Cache) Get(ctx context.Context, id string) ([]string, error) {
+	return c.load(ctx, id, c.ttl)
+}
+
+// Reload reads the secrets again unless they were read less than the cooldown ago; fresh reports
+// whether it did.
+func (c *Cache) Reload(ctx context.Context, id string) (secrets []string, fresh bool, err error) {
+	c.mu.Lock()
+	e := c.entries[id]
+	stale := e == nil || c.now().Sub(e.loadedAt) >= c.cooldown
+	c.mu.Unlock()
+	if !stale {
+		return nil, false, nil
+	}
+	secrets, err = c.load(ctx, id, c.cooldown)
+	return secrets, err == nil, err
+}
+
+func (c *Cache) load(ctx context.Context, id string, maxAge time.Duration) ([]string, error) {
+	c.mu.Lock()
+	e := c.entries[id]
+	if e != nil {
+		select {
+		case <-e.done:
+			if e.err == nil && c.now().Sub(e.loadedAt) < maxAge {
+				c.mu.Unlock()
+				return e.secrets, nil
+			}
+			e = nil
+		default: // a read in flight: share it
+		}
+	}
+	if e == nil {
+		e = &cached{done: make(chan struct{})}
+		c.entries[id] = e
+		go func() {
+			secrets, err := c.store.Get(context.WithoutCancel(ctx), id)
+			c.mu.Lock()
+			e.secrets, e.err, e.loadedAt = secrets, err, c.now()
+			if err != nil && c.entries[id] == e {
+				delete(c.entries, id)
+			}
+			c.mu.Unlock()
+			close(e.done)
+		}()
+	}
+	c.mu.Unlock()
+	select {
+	case <-e.done:
+		return e.secrets, e.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (c *Cache) forget(id string) {
+	c.mu.Lock()
+	delete(c.entries, id)
+	c.mu.Unlock()
+}
