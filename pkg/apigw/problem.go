@@ -15,6 +15,7 @@ var statusOf = map[interrupt.Code]int{
 	interrupt.CodeValidation:       http.StatusBadRequest,
 	interrupt.CodeUnauthorized:     http.StatusUnauthorized,
 	interrupt.CodeTokenInvalid:     http.StatusUnauthorized,
+	interrupt.CodeSignatureInvalid: http.StatusUnauthorized,
 	interrupt.CodeForbidden:        http.StatusForbidden,
 	interrupt.CodeNotFound:         http.StatusNotFound,
 	interrupt.CodeAlreadyResolved:  http.StatusConflict,
@@ -72,6 +73,9 @@ func problemResponse(err error) events.APIGatewayV2HTTPResponse {
 // read back byte for byte as it was sent; nosniff keeps browsers from reading it as anything
 // but JSON.
 func jsonResponse(status int, body any) events.APIGatewayV2HTTPResponse {
+	if body == nil { // 204: no content, no type
+		return events.APIGatewayV2HTTPResponse{StatusCode: status, Headers: map[string]string{"Cache-Control": "no-store"}}
+	}
 	b, ok := body.([]byte)
 	if !ok {
 		var err error

@@ -6,8 +6,10 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -21,6 +23,7 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/keyring"
 	"github.com/interrupthost/interrupthost/pkg/schema"
+	"github.com/interrupthost/interrupthost/pkg/webhook"
 )
 
 // Environment variables the functions read (set by template.yaml).
@@ -33,6 +36,9 @@ const (
 	EnvOverride     = "OVERRIDE_PRINCIPALS"
 	EnvGroupsClaim  = "GROUPS_CLAIM"
 	EnvRolesClaim   = "ROLES_CLAIM"
+	// EnvWebhookSecrets is the name prefix of the webhook endpoints' secrets.
+	EnvWebhookSecrets = "WEBHOOK_SECRET_PREFIX"
+	EnvInboxRetention = "INBOX_RETENTION_DAYS"
 )
 
 // Option adds a dependency that only some functions have.
@@ -55,12 +61,31 @@ func WithKeyring(ctx context.Context, cfg aws.Config, h *host.Config) error {
 	return nil
 }
 
+// WithWebhookSecrets keeps webhook endpoints' secrets in Secrets Manager, under the prefix
+// WEBHOOK_SECRET_PREFIX names (the only secrets the functions' roles may touch), cached in
+// memory. Only the webhook functions take it.
+func WithWebhookSecrets(ctx context.Context, cfg aws.Config, h *host.Config) error {
+	prefix := os.Getenv(EnvWebhookSecrets)
+	if prefix == "" {
+		return errors.New("app: " + EnvWebhookSecrets + " is not set")
+	}
+	h.Secrets = webhook.NewCache(webhook.SecretsManager{Client: secretsmanager.NewFromConfig(cfg), Prefix: prefix}, h.Now)
+	return nil
+}
+
 // hostConfig reads the host's behaviour from the environment and refuses what it cannot honour.
 func hostConfig() (host.Config, error) {
 	hc := host.Config{
 		Capabilities:       list(os.Getenv(EnvCapabilities)),
 		RefKinds:           list(os.Getenv(EnvRefKinds)),
 		OverridePrincipals: list(os.Getenv(EnvOverride)),
+	}
+	if v := os.Getenv(EnvInboxRetention); v != "" {
+		days, err := strconv.Atoi(v)
+		if err != nil || days < 1 {
+			return hc, fmt.Errorf("app: %s=%q is not a number of days", EnvInboxRetention, v)
+		}
+		hc.InboxRetention = time.Duration(days) * 24 * time.Hour
 	}
 	return hc, host.CheckConfig(hc)
 }
