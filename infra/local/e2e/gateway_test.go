@@ -33,7 +33,8 @@ func gatewayWith(t *testing.T, resources, params map[string]string) *gateway.Gat
 	if err != nil {
 		t.Fatal(err)
 	}
-	overrides := map[string]string{"JwtIssuer": devjwt.Issuer, "JwtAudience": devjwt.Audience, "OverridePrincipals": "supervisor"}
+	overrides := map[string]string{"JwtIssuer": devjwt.Issuer, "JwtAudience": devjwt.Audience, "OverridePrincipals": "supervisor",
+		"WebhookSecretPrefix": os.Getenv("WEBHOOK_SECRET_PREFIX")}
 	maps.Copy(overrides, params)
 	gw, err := gateway.FromTemplate(tmpl, functionsDir(t), gateway.Options{
 		Root:         r,

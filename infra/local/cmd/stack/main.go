@@ -185,7 +185,7 @@ func serveGateway(ctx context.Context, log *slog.Logger, root string, inst insta
 		Root: root,
 		Resolver: samtemplate.Resolver{
 			Template:  tmpl,
-			Overrides: map[string]string{"JwtIssuer": devjwt.Issuer, "JwtAudience": devjwt.Audience, "OverridePrincipals": overridePrincipal},
+			Overrides: map[string]string{"JwtIssuer": devjwt.Issuer, "JwtAudience": devjwt.Audience, "OverridePrincipals": overridePrincipal, "WebhookSecretPrefix": inst.webhooks},
 			Resources: map[string]string{"RunLogTable": inst.table, "KeyringSecret": inst.keyring},
 		},
 		Env: inst.clientEnv(), MaxInstances: maxInstances, RIE: rie, Logs: out, Log: log,

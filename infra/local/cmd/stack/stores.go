@@ -40,6 +40,8 @@ const (
 // stack's data, keys, binaries and logs alone.
 type instance struct {
 	table, keyring string
+	// webhooks is the name prefix of its webhook endpoints' secrets.
+	webhooks string
 	// dir holds functions/ (the binaries) and logs/.
 	dir  string
 	logs string
@@ -48,12 +50,13 @@ type instance struct {
 }
 
 func newInstance(root string, exec bool) instance {
-	in := instance{table: "interrupt-host-local", keyring: "interrupt-host-local/keyring", dir: filepath.Join(root, ".local")}
+	in := instance{table: "interrupt-host-local", keyring: "interrupt-host-local/keyring",
+		webhooks: "interrupt-host-local/webhook-endpoints/", dir: filepath.Join(root, ".local")}
 	if exec {
 		id := strings.ToLower(rand.Text()[:8])
 		in = instance{
 			table: "interrupt-host-exec-" + id, keyring: "interrupt-host-exec-" + id + "/keyring",
-			dir: filepath.Join(root, ".local", "exec-"+id), temporary: true,
+			webhooks: "interrupt-host-exec-" + id + "/webhook-endpoints/", dir: filepath.Join(root, ".local", "exec-"+id), temporary: true,
 		}
 	}
 	in.logs = filepath.Join(in.dir, "logs")
@@ -72,11 +75,33 @@ func (in instance) remove(ctx context.Context, keepLogs bool) error {
 	}
 	_, err := dynamoClient.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(in.table)})
 	_, serr := secretsClient.DeleteSecret(ctx, &secretsmanager.DeleteSecretInput{SecretId: aws.String(in.keyring), ForceDeleteWithoutRecovery: aws.Bool(true)})
+	serr = errors.Join(serr, in.removeWebhookSecrets(ctx))
 	folder := os.RemoveAll(in.functions())
 	if !keepLogs {
 		folder = os.RemoveAll(in.dir)
 	}
 	return errors.Join(err, serr, folder)
+}
+
+// removeWebhookSecrets deletes the secrets of the webhook endpoints made under the instance.
+func (in instance) removeWebhookSecrets(ctx context.Context) error {
+	pages := secretsmanager.NewListSecretsPaginator(secretsClient, &secretsmanager.ListSecretsInput{
+		Filters: []smtypes.Filter{{Key: smtypes.FilterNameStringTypeName, Values: []string{in.webhooks}}},
+	})
+	var errs []error
+	for pages.HasMorePages() {
+		page, err := pages.NextPage(ctx)
+		if err != nil {
+			return err
+		}
+		for _, sec := range page.SecretList {
+			if sec.Name != nil && strings.HasPrefix(*sec.Name, in.webhooks) {
+				_, err := secretsClient.DeleteSecret(ctx, &secretsmanager.DeleteSecretInput{SecretId: sec.Name, ForceDeleteWithoutRecovery: aws.Bool(true)})
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // clientEnv is what a function or a test needs to reach the stores and the instance's data.
@@ -89,6 +114,7 @@ func (in instance) clientEnv() []string {
 		"AWS_SECRET_ACCESS_KEY=local",
 		"TABLE_NAME=" + in.table,
 		"KEYRING_SECRET_ID=" + in.keyring,
+		"WEBHOOK_SECRET_PREFIX=" + in.webhooks,
 	}
 }
 
