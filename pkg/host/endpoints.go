@@ -104,6 +104,7 @@ func (h *Host) DeleteEndpoint(ctx context.Context, p interrupt.Principal, id str
 	if err := h.log.DeleteEndpoint(ctx, id); err != nil {
 		return err
 	}
+	h.endpoints.forget(id)
 	return h.cfg.Secrets.Delete(ctx, id)
 }
 

@@ -71,9 +71,10 @@ const (
 
 // Host runs the operations. It holds no per-request state and is safe for concurrent use.
 type Host struct {
-	log     Log
-	schemas *schema.Set
-	cfg     Config
+	log       Log
+	schemas   *schema.Set
+	cfg       Config
+	endpoints *endpointCache
 }
 
 // New returns a Host over log.
@@ -93,7 +94,7 @@ func New(log Log, schemas *schema.Set, cfg Config) *Host {
 	if cfg.InboxRetention == 0 {
 		cfg.InboxRetention = DefaultInboxRetention
 	}
-	return &Host{log: log, schemas: schemas, cfg: cfg}
+	return &Host{log: log, schemas: schemas, cfg: cfg, endpoints: &endpointCache{m: map[string]cachedEndpoint{}}}
 }
 
 // Discovery is what the host advertises at /.well-known/interrupt-host: read from the same

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
@@ -38,7 +40,7 @@ type Ingested struct {
 // and changes nothing. Whatever the order in which an event and a request of its interrupt
 // arrive, they are joined exactly once (Inbox.Confirm).
 func (h *Host) Ingest(ctx context.Context, endpointID string, headers map[string]string, body []byte) (Ingested, error) {
-	e, err := h.log.Endpoint(ctx, endpointID)
+	e, err := h.endpoints.get(ctx, h.log, endpointID, h.cfg.Now())
 	if errors.Is(err, webhook.ErrNoEndpoint) {
 		return Ingested{}, interrupt.Errorf(interrupt.CodeNotFound, "no webhook endpoint %s", endpointID)
 	}
@@ -190,4 +192,46 @@ func (h *Host) deliverTo(ctx context.Context, k webhook.Key, w webhook.Waiter, b
 	default:
 		return 0, err
 	}
+}
+
+// EndpointTTL is how long a function trusts an endpoint it read: a delivery to an endpoint
+// deleted since is accepted for at most this long by a warm function.
+const EndpointTTL = time.Minute
+
+// endpointCache keeps the endpoints ingestion reads, so that a delivery costs no read of its
+// endpoint on a warm function. Safe for concurrent use.
+type endpointCache struct {
+	mu sync.Mutex
+	m  map[string]cachedEndpoint
+}
+
+type cachedEndpoint struct {
+	e  webhook.Endpoint
+	at time.Time
+}
+
+func (c *endpointCache) forget(id string) {
+	c.mu.Lock()
+	delete(c.m, id)
+	c.mu.Unlock()
+}
+
+func (c *endpointCache) get(ctx context.Context, l Log, id string, now time.Time) (webhook.Endpoint, error) {
+	c.mu.Lock()
+	hit, ok := c.m[id]
+	c.mu.Unlock()
+	if ok && now.Sub(hit.at) < EndpointTTL {
+		return hit.e, nil
+	}
+	e, err := l.Endpoint(ctx, id)
+	if err != nil {
+		return e, err
+	}
+	c.mu.Lock()
+	if len(c.m) >= 1024 {
+		clear(c.m)
+	}
+	c.m[id] = cachedEndpoint{e: e, at: now}
+	c.mu.Unlock()
+	return e, nil
 }

@@ -1,0 +1,200 @@
+package host_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/smithy-go"
+	"github.com/aws/smithy-go/middleware"
+
+	"github.com/interrupthost/interrupthost/infra/local/localaws"
+	"github.com/interrupthost/interrupthost/pkg/dynamo"
+	"github.com/interrupthost/interrupthost/pkg/host"
+	"github.com/interrupthost/interrupthost/pkg/interrupt"
+	"github.com/interrupthost/interrupthost/pkg/schema"
+	"github.com/interrupthost/interrupthost/pkg/webhook"
+)
+
+// dynamoHookHost is a host over a fresh table of the local DynamoDB API, with a Stripe endpoint;
+// optFns shape its client (counting, faults).
+func dynamoHookHost(t testing.TB, optFns ...func(*dynamodb.Options)) (*host.Host, webhook.Endpoint, *dynamodb.Client, string) {
+	t.Helper()
+	db, table := localaws.NewTable(t, optFns...)
+	sch, err := schema.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	secrets := webhook.NewCache(&memSecrets{m: map[string][]string{}}, nil)
+	h := host.New(dynamo.NewRunLog(db, table), sch, host.Config{Now: func() time.Time { return t0 }, Secrets: secrets})
+	e, err := h.CreateEndpoint(context.Background(), who("admin"), host.EndpointRequest{Provider: "stripe", Secrets: []string{stripeSecret}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h, e, db, table
+}
+
+// resolvedCount counts the interrupt.resolved events of a run.
+func resolvedCount(t testing.TB, h *host.Host, run string) int {
+	t.Helper()
+	page, err := h.Events(context.Background(), who("engine"), run, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range page.Events {
+		if e.Type == interrupt.EventResolved {
+			n++
+		}
+	}
+	return n
+}
+
+// TestEventAndRequestRace fires an event and the request of its interrupt at the same instant,
+// round after round, against the real DynamoDB API: every round joins them exactly once.
+func TestEventAndRequestRace(t *testing.T) {
+	h, e, _, _ := dynamoHookHost(t)
+	ctx := context.Background()
+	const rounds = 40
+	for i := range rounds {
+		corr := fmt.Sprintf("order-%d", i)
+		run := fmt.Sprintf("race-%d", i)
+		body := stripeEvent(fmt.Sprintf("evt_%d", i), "payment_intent.succeeded", corr)
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		var reqErr, ingErr error
+		wg.Go(func() {
+			<-start
+			_, _, reqErr = h.RequestInterrupt(ctx, who("engine"), run, host.Request{NodeID: "pay", Payload: waitFor(corr)})
+		})
+		wg.Go(func() {
+			<-start
+			_, ingErr = h.Ingest(ctx, e.ID, stripeHeaders(body, stripeSecret), body)
+		})
+		close(start)
+		wg.Wait()
+		if reqErr != nil || ingErr != nil {
+			t.Fatalf("round %d: request %v, ingest %v", i, reqErr, ingErr)
+		}
+		if n := resolvedCount(t, h, run); n != 1 {
+			t.Fatalf("round %d: %d resolutions, want exactly one", i, n)
+		}
+	}
+}
+
+// failing fails the n-th call of one DynamoDB operation, as a process that died there would
+// leave things: that write never happened, and nothing after it ran.
+type failing struct {
+	op    string
+	n     int32
+	calls atomic.Int32
+}
+
+func (f *failing) option(o *dynamodb.Options) {
+	o.RetryMaxAttempts = 1
+	o.APIOptions = append(o.APIOptions, func(st *middleware.Stack) error {
+		return st.Initialize.Add(middleware.InitializeMiddlewareFunc("fail", func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+			if awsmiddleware.GetOperationName(ctx) == f.op && f.calls.Add(1) == f.n {
+				return middleware.InitializeOutput{}, middleware.Metadata{}, &smithy.GenericAPIError{Code: "ServiceUnavailable", Message: "the process died here"}
+			}
+			return next.HandleInitialize(ctx, in)
+		}), middleware.After)
+	})
+}
+
+// TestDyingBetweenWritesIsRepaired: a request that dies after its commit, before confirming its
+// waiter, is still joined by the event (its waiter was registered before the commit); an event
+// that dies after being kept, before resolving, is finished by the provider's redelivery; a
+// request that dies before its commit leaves a waiter the event skips.
+func TestDyingBetweenWritesIsRepaired(t *testing.T) {
+	ctx := context.Background()
+	t.Run("request dies before confirming", func(t *testing.T) {
+		f := &failing{op: "UpdateItem", n: 2} // 1: register, 2: confirm
+		h, e, _, _ := dynamoHookHost(t, f.option)
+		f.calls.Store(0)
+		if _, _, err := h.RequestInterrupt(ctx, who("engine"), "r1", host.Request{NodeID: "pay", Payload: waitFor("order-1")}); !errors.Is(err, interrupt.ErrUnavailable) {
+			t.Fatalf("the request that died: %v", err)
+		}
+		body := stripeEvent("evt_1", "payment_intent.succeeded", "order-1")
+		if res, err := h.Ingest(ctx, e.ID, stripeHeaders(body, stripeSecret), body); err != nil || res.Outcome != host.OutcomeResolved {
+			t.Fatalf("the event after it: %+v %v", res, err)
+		}
+		if n := resolvedCount(t, h, "r1"); n != 1 {
+			t.Errorf("%d resolutions", n)
+		}
+	})
+	t.Run("event dies after being kept", func(t *testing.T) {
+		f := &failing{op: "PutItem", n: 3} // 1: endpoint, 2: the request's commit, 3: the event's resolution
+		h, e, _, _ := dynamoHookHost(t, f.option)
+		if _, _, err := h.RequestInterrupt(ctx, who("engine"), "r1", host.Request{NodeID: "pay", Payload: waitFor("order-1")}); err != nil {
+			t.Fatal(err)
+		}
+		body := stripeEvent("evt_1", "payment_intent.succeeded", "order-1")
+		if _, err := h.Ingest(ctx, e.ID, stripeHeaders(body, stripeSecret), body); !errors.Is(err, interrupt.ErrUnavailable) {
+			t.Fatalf("the event that died: %v", err)
+		}
+		res, err := h.Ingest(ctx, e.ID, stripeHeaders(body, stripeSecret), body)
+		if err != nil || res.Outcome != host.OutcomeResolved || len(res.Matched) != 1 {
+			t.Fatalf("the provider's redelivery: %+v %v", res, err)
+		}
+		if n := resolvedCount(t, h, "r1"); n != 1 {
+			t.Errorf("%d resolutions", n)
+		}
+	})
+	t.Run("request dies before its commit", func(t *testing.T) {
+		f := &failing{op: "PutItem", n: 2} // 1: endpoint, 2: the request's commit
+		h, e, _, _ := dynamoHookHost(t, f.option)
+		if _, _, err := h.RequestInterrupt(ctx, who("engine"), "r1", host.Request{NodeID: "pay", Payload: waitFor("order-1")}); !errors.Is(err, interrupt.ErrUnavailable) {
+			t.Fatalf("the request that died: %v", err)
+		}
+		body := stripeEvent("evt_1", "payment_intent.succeeded", "order-1")
+		if res, err := h.Ingest(ctx, e.ID, stripeHeaders(body, stripeSecret), body); err != nil || res.Outcome != host.OutcomeBuffered {
+			t.Fatalf("the event skips the stale waiter and is kept: %+v %v", res, err)
+		}
+		v, _, err := h.RequestInterrupt(ctx, who("engine"), "r1", host.Request{NodeID: "pay", Payload: waitFor("order-1")})
+		if err != nil || v.Status != interrupt.StatusResolved {
+			t.Errorf("the engine's retry of the request: %+v %v", v, err)
+		}
+	})
+}
+
+// TestIngestRoundTrips pins the DynamoDB calls of ingesting one event that resolves one waiting
+// interrupt (the endpoint cached, as on a warm function): keep it in its slot, read and append
+// to the run's log, settle the slot. A redelivery costs one.
+func TestIngestRoundTrips(t *testing.T) {
+	c := &counter{ops: map[string]int{}}
+	h, e, _, _ := dynamoHookHost(t, c.option)
+	ctx := context.Background()
+	if _, _, err := h.RequestInterrupt(ctx, who("engine"), "r1", host.Request{NodeID: "pay", Payload: waitFor("order-1")}); err != nil {
+		t.Fatal(err)
+	}
+	warm := stripeEvent("evt_0", "payment_intent.succeeded", "order-0")
+	if _, err := h.Ingest(ctx, e.ID, stripeHeaders(warm, stripeSecret), warm); err != nil {
+		t.Fatal(err)
+	}
+	body := stripeEvent("evt_1", "payment_intent.succeeded", "order-1")
+	c.take()
+	if res, err := h.Ingest(ctx, e.ID, stripeHeaders(body, stripeSecret), body); err != nil || res.Outcome != host.OutcomeResolved {
+		t.Fatalf("%+v %v", res, err)
+	}
+	ops := c.take()
+	total := 0
+	for _, n := range ops {
+		total += n
+	}
+	if total > 4 || ops["PutItem"] != 1 || ops["UpdateItem"] != 2 {
+		t.Errorf("ingest took %v", ops)
+	}
+	if _, err := h.Ingest(ctx, e.ID, stripeHeaders(body, stripeSecret), body); err != nil {
+		t.Fatal(err)
+	}
+	if ops := c.take(); ops["UpdateItem"] != 1 || len(ops) > 2 {
+		t.Errorf("a redelivery took %v", ops)
+	}
+}
