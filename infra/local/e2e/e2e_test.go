@@ -90,11 +90,12 @@ var client = &http.Client{Timeout: 30 * time.Second}
 
 // call is one HTTP request of the suite. base "" is the stack's gateway; bearer is sent as
 // "Bearer <bearer>", authorization verbatim when bearer is empty; each idempotencyKeys entry is
-// one Idempotency-Key header.
+// one Idempotency-Key header; headers are set as they are.
 type call struct {
 	base, method, path, body string
 	bearer, authorization    string
 	idempotencyKeys          []string
+	headers                  map[string]string
 }
 
 // send is the suite's one HTTP client.
@@ -121,6 +122,9 @@ func (r call) send() (answer, error) {
 	}
 	for _, k := range r.idempotencyKeys {
 		req.Header.Add("Idempotency-Key", k)
+	}
+	for k, v := range r.headers {
+		req.Header.Set(k, v)
 	}
 	resp, err := client.Do(req)
 	if err != nil {
