@@ -70,7 +70,10 @@ func (h *Host) Ingest(ctx context.Context, endpointID string, headers map[string
 	d := webhook.Delivery{EndpointID: e.ID, EventID: ev.ID, Body: body, ReceivedAt: now.UTC(), Expires: now.Add(h.cfg.InboxRetention).UTC()}
 	value, ok := webhook.Correlate(body, e.Correlation)
 	if !ok {
-		return h.unkept(ctx, d, Ingested{EventID: ev.ID, Outcome: OutcomeRefused, Matched: []webhook.Waiter{},
+		if first, seen, err := h.recorded(ctx, d); seen || err != nil {
+			return first, err
+		}
+		return h.record(ctx, d, Ingested{EventID: ev.ID, Outcome: OutcomeRefused, Matched: []webhook.Waiter{},
 			Detail: "the event carries no correlation value at " + strings.Join(e.Correlation, ", ")})
 	}
 	k := webhook.Key{Tenant: e.Tenant, EventType: ev.Type, Value: value}
@@ -83,11 +86,8 @@ func (h *Host) Ingest(ctx context.Context, endpointID string, headers map[string
 		return duplicate(slot.Event.Answer)
 	}
 	if !kept {
-		if answer, err := h.log.Recorded(ctx, d.EndpointID, d.EventID); err != nil || answer != nil {
-			if err != nil {
-				return Ingested{}, err
-			}
-			return duplicate(answer)
+		if first, seen, err := h.recorded(ctx, d); seen || err != nil {
+			return first, err
 		}
 	}
 	res := Ingested{EventID: ev.ID, Outcome: OutcomeBuffered, Matched: []webhook.Waiter{}}
@@ -115,7 +115,7 @@ func (h *Host) Ingest(ctx context.Context, endpointID string, headers map[string
 		res.Outcome, res.Detail = OutcomeRefused, "an earlier event of this type and correlation ("+slot.Event.EventID+") is kept; interrupts requested later resolve with it"
 	}
 	if !kept {
-		return h.unkept(ctx, d, res)
+		return h.record(ctx, d, res)
 	}
 	if d.Answer, err = runlog.Marshal(res); err != nil {
 		return Ingested{}, err
@@ -123,14 +123,18 @@ func (h *Host) Ingest(ctx context.Context, endpointID string, headers map[string
 	return res, h.log.Settle(ctx, k, d, done)
 }
 
-// unkept records the answer to an event that no slot keeps, so a redelivery gets it again.
-func (h *Host) unkept(ctx context.Context, d webhook.Delivery, res Ingested) (Ingested, error) {
-	if answer, err := h.log.Recorded(ctx, d.EndpointID, d.EventID); err != nil || answer != nil {
-		if err != nil {
-			return Ingested{}, err
-		}
-		return duplicate(answer)
+// recorded is the answer recorded for d outside a slot, as a duplicate's, if there is one.
+func (h *Host) recorded(ctx context.Context, d webhook.Delivery) (Ingested, bool, error) {
+	answer, err := h.log.Recorded(ctx, d.EndpointID, d.EventID)
+	if err != nil || answer == nil {
+		return Ingested{}, false, err
 	}
+	res, err := duplicate(answer)
+	return res, true, err
+}
+
+// record keeps the answer to an event that no slot keeps, so a redelivery gets it again.
+func (h *Host) record(ctx context.Context, d webhook.Delivery, res Ingested) (Ingested, error) {
 	answer, err := runlog.Marshal(res)
 	if err != nil {
 		return Ingested{}, err
