@@ -22,13 +22,14 @@ import (
 // that fails with runlog.ErrSeqTaken when the seq is already committed and with a
 // *runlog.TooLargeError when the commit does not fit, writing nothing either way; and the
 // ownership of conversation ids (the spec makes a conversationId tenant-unique, so one run of a
-// tenant owns each), answering runlog.ErrClaimed with the owner when another run holds one; and
-// the webhook Inbox.
+// tenant owns each), answering runlog.ErrClaimed with the owner when another run holds one; the
+// webhook Inbox; and the due index of Deadlines.
 type Log interface {
 	Read(ctx context.Context, k runlog.Key, after int64, limit int) ([]runlog.Commit, error)
 	Append(ctx context.Context, k runlog.Key, c runlog.Commit) error
 	ClaimConversation(ctx context.Context, tenant, id, runID, takeOverFrom string, at time.Time) (runlog.Claim, error)
 	Inbox
+	Deadlines
 }
 
 // Config is the host's behaviour that operators choose.

@@ -28,6 +28,9 @@ type RunLog struct {
 	endpoints map[string]webhook.Endpoint
 	slots     map[webhook.Key]*slot
 	records   map[[2]string]json.RawMessage
+	// the due index by minute, and the sweep's cursor
+	due    map[time.Time][]runlog.Due
+	cursor runlog.SweepCursor
 	// appends counts the commits written, for tests that assert nothing was.
 	appends int
 }
@@ -37,6 +40,7 @@ func New() *RunLog {
 	return &RunLog{
 		commits: map[runlog.Key][]runlog.Commit{}, claims: map[[2]string]runlog.Claim{},
 		endpoints: map[string]webhook.Endpoint{}, slots: map[webhook.Key]*slot{}, records: map[[2]string]json.RawMessage{},
+		due: map[time.Time][]runlog.Due{},
 	}
 }
 
@@ -101,12 +105,16 @@ func (l *RunLog) ClaimConversation(_ context.Context, tenant, id, runID, takeOve
 	return claim, nil
 }
 
-// Writes is how many commits, claims, endpoints, slots and records the log holds, for tests
-// that check a refused request wrote nothing.
+// Writes is how many commits, claims, endpoints, slots, records and due entries the log holds
+// and how often the sweep's cursor moved, for tests that check a refused request wrote nothing.
 func (l *RunLog) Writes() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.appends + len(l.claims) + len(l.endpoints) + len(l.slots) + len(l.records)
+	n := l.appends + len(l.claims) + len(l.endpoints) + len(l.slots) + len(l.records) + int(l.cursor.Version)
+	for _, d := range l.due {
+		n += len(d)
+	}
+	return n
 }
 
 // clone copies a commit deeply, so that no caller shares memory with what the log holds.

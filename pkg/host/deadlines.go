@@ -1,0 +1,23 @@
+package host
+
+import (
+	"context"
+	"time"
+
+	"github.com/interrupthost/interrupthost/pkg/runlog"
+)
+
+// Deadlines is the storage of the expiry sweep (README, "Deadlines"): the due index, filed by
+// deadline minute, and the sweep's cursor.
+type Deadlines interface {
+	// Schedule files d under its deadline's minute.
+	Schedule(ctx context.Context, d runlog.Due) error
+	// Due lists the entries filed under minute, in position order, after the position after
+	// ("" for the first), at most limit.
+	Due(ctx context.Context, minute time.Time, after string, limit int) ([]runlog.Due, error)
+	// SweepCursor is the cursor; the zero cursor when no sweep has moved it yet.
+	SweepCursor(ctx context.Context) (runlog.SweepCursor, error)
+	// MoveSweep moves the cursor from from to to, unless another sweep moved it from from first
+	// (runlog.ErrSeqTaken).
+	MoveSweep(ctx context.Context, from, to runlog.SweepCursor) error
+}

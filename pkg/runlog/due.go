@@ -1,0 +1,35 @@
+package runlog
+
+import (
+	"fmt"
+	"time"
+)
+
+// Due is an entry of the due index: an interrupt with a deadline, filed under the minute of
+// its deadline so that the expiry sweep reads only the minutes that have passed. It is written
+// before the commit that requests the interrupt, so it may name an interrupt that never was, or
+// that was resolved since: the sweep re-validates every entry against the run's log.
+type Due struct {
+	Tenant      string
+	RunID       string
+	InterruptID string
+	Deadline    time.Time
+}
+
+// Minute is the bucket the entry is filed under.
+func (d Due) Minute() time.Time { return d.Deadline.UTC().Truncate(time.Minute) }
+
+// Position orders entries within a minute by deadline, then by run and interrupt: a sweep that
+// stops inside a minute resumes after the last position it handled.
+func (d Due) Position() string {
+	return fmt.Sprintf("%013d#%s#%s#%s", d.Deadline.UnixMilli(), d.Tenant, d.RunID, d.InterruptID)
+}
+
+// SweepCursor is where the expiry sweep goes on: the minute it has not finished, and the
+// position in that minute after which it has not looked. Version orders moves: two sweeps that
+// overlap cannot both move it from the same place.
+type SweepCursor struct {
+	Minute  time.Time
+	After   string
+	Version int64
+}
