@@ -171,11 +171,11 @@ type decision[T answer[T]] struct {
 	answer T
 	// idem, when set, is recorded with the commit, its Response filled with the answer.
 	idem *runlog.Idem
-	// prepare, when set, writes what must exist before the commit does (a conversation's
-	// claim, a waiter's registration); it runs only once the events are decided, so a refused
-	// request writes nothing, and it may complete the decision with what it found (an early
-	// event resolves the interrupt in its own commit).
-	prepare func(context.Context, *decision[T]) error
+	// prepare writes what must exist before the commit does (a conversation's claim, a
+	// waiter's registration, a due entry), given the commit's time; it runs only once the events
+	// are decided, so a refused request writes nothing, and it may complete the decision with
+	// what it found (an early event resolves the interrupt in its own commit).
+	prepare []func(ctx context.Context, d *decision[T], at time.Time) error
 	// ends is set for the commit that ends the run: a run can always be ended, however large.
 	ends bool
 }
@@ -199,12 +199,13 @@ func commit[T answer[T]](ctx context.Context, h *Host, k runlog.Key, st *runlog.
 				return zero, err
 			}
 		}
-		if d.prepare != nil {
-			if err := d.prepare(ctx, &d); err != nil {
+		at := h.cfg.Now().UTC()
+		for _, prepare := range d.prepare {
+			if err := prepare(ctx, &d, at); err != nil {
 				return zero, err
 			}
 		}
-		c := runlog.Commit{Seq: st.Seq + 1, ID: rand.Text(), At: h.cfg.Now().UTC(), Events: d.events}
+		c := runlog.Commit{Seq: st.Seq + 1, ID: rand.Text(), At: at, Events: d.events}
 		if d.idem != nil {
 			rec := *d.idem
 			if rec.Response, err = idemResponse(d.answer.atSeq(c.Seq)); err != nil {

@@ -97,10 +97,10 @@ func TestRoundTrips(t *testing.T) {
 			_, _, err := h.RequestInterrupt(ctx, alice, "r1", host.Request{NodeID: "n2", Payload: example(t, "clarification")})
 			return err
 		}, map[string]int{"Query": 1}},
-		{"request of an external event: register, commit, confirm", func() error {
+		{"request of an external event with a deadline: file, register, commit, confirm", func() error {
 			_, _, err := h.RequestInterrupt(ctx, alice, "r1", host.Request{NodeID: "n4", Payload: example(t, "external-event")})
 			return err
-		}, map[string]int{"Query": 1, "UpdateItem": 2, "PutItem": 1}},
+		}, map[string]int{"Query": 1, "UpdateItem": 2, "PutItem": 2}},
 		{"resolve", func() error {
 			_, err := h.Resolve(ctx, alice, "r1", "n1", json.RawMessage(`{}`), nil)
 			return err

@@ -91,15 +91,20 @@ func (h *Host) RequestInterrupt(ctx context.Context, p interrupt.Principal, runI
 			RunID: runID, NodeID: req.NodeID, InterruptID: id, Key: payload.Key, Kind: payload.Kind,
 			Status: interrupt.StatusPending, Tokens: []TokenView{},
 		}}}
+		if payload.TimeoutMs > 0 {
+			d.prepare = append(d.prepare, func(ctx context.Context, _ *decision[requested], at time.Time) error {
+				return h.log.Schedule(ctx, runlog.Due{Tenant: p.Tenant, RunID: runID, InterruptID: id, Deadline: at.Add(time.Duration(payload.TimeoutMs) * time.Millisecond)})
+			})
+		}
 		switch {
 		case payload.Kind.IsConversation():
-			d.prepare = func(ctx context.Context, _ *decision[requested]) error {
+			d.prepare = append(d.prepare, func(ctx context.Context, _ *decision[requested], _ time.Time) error {
 				return h.claimConversation(ctx, p.Tenant, payload.Data.ConversationID, runID)
-			}
+			})
 		case payload.Kind == interrupt.KindExternalEvent:
-			d.prepare = func(ctx context.Context, d *decision[requested]) error {
+			d.prepare = append(d.prepare, func(ctx context.Context, d *decision[requested], _ time.Time) error {
 				return h.await(ctx, p, runID, req.NodeID, id, payload, d)
-			}
+			})
 		}
 		return d, nil
 	})

@@ -2,6 +2,7 @@ package host_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -196,5 +197,126 @@ func TestIngestRoundTrips(t *testing.T) {
 	}
 	if ops := c.take(); ops["UpdateItem"] != 1 || len(ops) > 2 {
 		t.Errorf("a redelivery took %v", ops)
+	}
+}
+
+// TestResolveAndSweepRace: a resolve just before the deadline and the sweep just after it, at
+// once, against the real DynamoDB API, round after round: exactly one of interrupt.resolved and
+// interrupt.expired.
+func TestResolveAndSweepRace(t *testing.T) {
+	db, table := localaws.NewTable(t)
+	sch, err := schema.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	clock := &movable{now: t0}
+	at := func(d time.Duration) func() time.Time { return func() time.Time { return clock.Now().Add(d) } }
+	log := dynamo.NewRunLog(db, table)
+	engine := host.New(log, sch, host.Config{Now: clock.Now})
+	resolver := host.New(log, sch, host.Config{Now: at(-time.Millisecond)})
+	sweeper := host.New(log, sch, host.Config{Now: at(time.Millisecond)})
+	ctx := context.Background()
+	const rounds = 30
+	for i := range rounds {
+		run := fmt.Sprintf("race-%d", i)
+		clock.Set(t0.Add(time.Duration(i) * time.Minute))
+		if _, _, err := engine.RequestInterrupt(ctx, who("engine"), run, host.Request{NodeID: "n", Payload: json.RawMessage(`{"kind":"custom","key":"k","timeoutMs":1000,"data":{"customKind":"x"}}`)}); err != nil {
+			t.Fatal(err)
+		}
+		clock.Set(clock.Now().Add(time.Second))
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		var resolveErr, sweepErr error
+		wg.Go(func() {
+			<-start
+			_, resolveErr = resolver.Resolve(ctx, who("alice"), run, "n", json.RawMessage(`{"done":true}`), nil)
+		})
+		wg.Go(func() {
+			<-start
+			_, sweepErr = sweeper.Sweep(ctx)
+		})
+		close(start)
+		wg.Wait()
+		if sweepErr != nil || (resolveErr != nil && interrupt.ErrorCode(resolveErr) != interrupt.CodeAlreadyResolved) {
+			t.Fatalf("round %d: resolve %v, sweep %v", i, resolveErr, sweepErr)
+		}
+		resolved, expired := resolvedCount(t, engine, run), len(expiredEvents(t, engine, run))
+		if resolved+expired != 1 || (resolveErr == nil) != (resolved == 1) {
+			t.Fatalf("round %d: %d resolved, %d expired (resolve answered %v)", i, resolved, expired, resolveErr)
+		}
+	}
+}
+
+// TestSweepDyingMidwayIsFinished: a sweep whose store fails after some expiries leaves no
+// half-written expiry, and the next sweep finishes: every interrupt expired exactly once.
+func TestSweepDyingMidwayIsFinished(t *testing.T) {
+	f := &failing{op: "PutItem", n: 0}
+	db, table := localaws.NewTable(t, f.option)
+	sch, err := schema.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	clock := &movable{now: t0}
+	h := host.New(dynamo.NewRunLog(db, table), sch, host.Config{Now: clock.Now})
+	ctx := context.Background()
+	for i := range 6 {
+		if _, _, err := h.RequestInterrupt(ctx, who("engine"), fmt.Sprintf("r%d", i), host.Request{NodeID: "n", Payload: json.RawMessage(`{"kind":"custom","key":"k","timeoutMs":1000,"data":{"customKind":"x"}}`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clock.Set(t0.Add(2 * time.Minute))
+	f.calls.Store(0)
+	f.n = 4 // the fourth expiry's append dies
+	if _, err := h.Sweep(ctx); !errors.Is(err, interrupt.ErrUnavailable) {
+		t.Fatalf("the sweep that died: %v", err)
+	}
+	if r, err := h.Sweep(ctx); err != nil || !r.CaughtUp {
+		t.Fatalf("the next sweep: %+v %v", r, err)
+	}
+	for i := range 6 {
+		if n := len(expiredEvents(t, h, fmt.Sprintf("r%d", i))); n != 1 {
+			t.Errorf("r%d: %d interrupt.expired", i, n)
+		}
+	}
+}
+
+// BenchmarkSweep measures the sweep's cost per expired interrupt against the local DynamoDB
+// API: round trips (its share of the due index, the run's log, the append) and time.
+func BenchmarkSweep(b *testing.B) {
+	c := &counter{ops: map[string]int{}}
+	db, table := localaws.NewTable(b, c.option)
+	sch, err := schema.Load()
+	if err != nil {
+		b.Fatal(err)
+	}
+	clock := &movable{now: time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)}
+	h := host.New(dynamo.NewRunLog(db, table), sch, host.Config{Now: clock.Now})
+	ctx := context.Background()
+	const perSweep = 20
+	expired, n, total := 0, 0, 0
+	for b.Loop() {
+		b.StopTimer()
+		for range perSweep {
+			n++
+			if _, _, err := h.RequestInterrupt(ctx, who("engine"), fmt.Sprintf("b%d", n), host.Request{NodeID: "n", Payload: json.RawMessage(`{"kind":"custom","key":"k","timeoutMs":1000,"data":{"customKind":"x"}}`)}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		clock.Set(clock.Now().Add(2 * time.Minute))
+		c.take()
+		b.StartTimer()
+		r, err := h.Sweep(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		expired += r.Expired
+		for _, v := range c.take() {
+			total += v
+		}
+	}
+	if expired > 0 {
+		b.ReportMetric(float64(total)/float64(expired), "roundtrips/expiry")
 	}
 }

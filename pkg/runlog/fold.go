@@ -52,6 +52,10 @@ func (i *Interrupt) Tally() interrupt.Tally {
 	return t
 }
 
+// Recorded is the interrupt's status as the log records it, deadlines aside: pending until an
+// event ends it (interrupt.resolved, interrupt.expired, the run's end).
+func (i *Interrupt) Recorded() interrupt.Status { return i.status }
+
 // StatusAt is the interrupt's status at now: a pending interrupt past its deadline is expired
 // for every reader, before the sweep has recorded interrupt.expired.
 func (i *Interrupt) StatusAt(now time.Time) interrupt.Status {

@@ -1,0 +1,190 @@
+package host_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/interrupthost/interrupthost/pkg/host"
+	"github.com/interrupthost/interrupthost/pkg/inmem"
+	"github.com/interrupthost/interrupthost/pkg/interrupt"
+	"github.com/interrupthost/interrupthost/pkg/runlog"
+)
+
+// movable is a clock tests move.
+type movable struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *movable) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *movable) Set(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = t
+}
+
+func timed(key string, ms int) json.RawMessage {
+	return json.RawMessage(fmt.Sprintf(`{"kind":"approval","key":%q,"timeoutMs":%d,"data":{"artifactId":"a","artifactType":"t","title":"x","actions":["accept"],"requiredApprovals":2}}`, key, ms))
+}
+
+func expiredEvents(t testing.TB, h *host.Host, run string) []runlog.Envelope {
+	t.Helper()
+	page, err := h.Events(context.Background(), who("engine"), run, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []runlog.Envelope
+	for _, e := range page.Events {
+		if e.Type == interrupt.EventExpired {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// TestSweepExpires: an interrupt past its deadline gets exactly one interrupt.expired from the
+// sweep, without any read in between; its votes end with it, it releases nothing, and a resolve
+// after it answers 409.
+func TestSweepExpires(t *testing.T) {
+	ctx := context.Background()
+	t0 := time.Date(2026, 11, 30, 9, 0, 45, 0, time.UTC)
+	clock := &movable{now: t0}
+	h, _ := memHost(t, func(c *host.Config) { c.Now = clock.Now })
+	v, _, err := h.RequestInterrupt(ctx, who("engine"), "r1", host.Request{NodeID: "gate", Payload: timed("k", 1500)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Resolve(ctx, who("alice"), "r1", "gate", decision("accept"), nil); err != nil {
+		t.Fatal(err)
+	}
+	clock.Set(t0.Add(time.Second))
+	if r, err := h.Sweep(ctx); err != nil || r.Expired != 0 {
+		t.Fatalf("before the deadline: %+v %v", r, err)
+	}
+	clock.Set(t0.Add(2 * time.Second))
+	r, err := h.Sweep(ctx)
+	if err != nil || r.Expired != 1 || r.Entries != 1 {
+		t.Fatalf("past the deadline: %+v %v", r, err)
+	}
+	if r, err := h.Sweep(ctx); err != nil || r.Expired != 0 {
+		t.Errorf("a second sweep: %+v %v", r, err)
+	}
+	clock.Set(t0.Add(5 * time.Minute))
+	if r, err := h.Sweep(ctx); err != nil || r.Expired != 0 || !r.CaughtUp {
+		t.Errorf("minutes later: %+v %v", r, err)
+	}
+	expired := expiredEvents(t, h, "r1")
+	if len(expired) != 1 {
+		t.Fatalf("%d interrupt.expired", len(expired))
+	}
+	var payload map[string]any
+	if err := json.Unmarshal(expired[0].Payload, &payload); err != nil {
+		t.Fatal(err)
+	}
+	if payload["interruptId"] != v.InterruptID || payload["nodeId"] != "gate" || payload["kind"] != "approval" || payload["deadline"] != "2026-11-30T09:00:46.500Z" {
+		t.Errorf("payload %v", payload)
+	}
+	if _, err := h.Resolve(ctx, who("bob"), "r1", "gate", decision("accept"), nil); interrupt.ErrorCode(err) != interrupt.CodeAlreadyResolved {
+		t.Errorf("a vote after the expiry: %v", err)
+	}
+	if snap, _ := h.Snapshot(ctx, who("engine"), "r1"); len(snap.Pending) != 0 || snap.Status != interrupt.RunRunning {
+		t.Errorf("snapshot %+v", snap)
+	}
+	if resolvedCount(t, h, "r1") != 0 {
+		t.Errorf("the expiry released the gate")
+	}
+}
+
+// TestSweepSkipsWhatIsDone: entries of interrupts resolved in time, of runs ended, and of
+// requests that never committed write nothing.
+func TestSweepSkipsWhatIsDone(t *testing.T) {
+	ctx := context.Background()
+	t0 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	clock := &movable{now: t0}
+	h, l := memHost(t, func(c *host.Config) { c.Now = clock.Now })
+	custom := func(key string) json.RawMessage {
+		return json.RawMessage(`{"kind":"custom","key":"` + key + `","timeoutMs":1000,"data":{"customKind":"x"}}`)
+	}
+	h.RequestInterrupt(ctx, who("engine"), "resolved", host.Request{NodeID: "n", Payload: custom("a")})
+	h.Resolve(ctx, who("alice"), "resolved", "n", json.RawMessage(`{}`), nil)
+	h.RequestInterrupt(ctx, who("engine"), "ended", host.Request{NodeID: "n", Payload: custom("b")})
+	h.EndRun(ctx, who("engine"), "ended", interrupt.RunCancelled, "")
+	if err := l.Schedule(ctx, runlog.Due{Tenant: "acme", RunID: "never", InterruptID: "int_x", Deadline: t0.Add(time.Second)}); err != nil {
+		t.Fatal(err)
+	}
+	clock.Set(t0.Add(2 * time.Minute))
+	if r, err := h.Sweep(ctx); err != nil || r.Entries != 3 || r.Expired != 0 {
+		t.Errorf("%+v %v", r, err)
+	}
+}
+
+// counted counts the calls the sweep makes of its store.
+type counted struct {
+	host.Log
+	mu    sync.Mutex
+	calls map[string]int
+}
+
+func (c *counted) count(op string) {
+	c.mu.Lock()
+	c.calls[op]++
+	c.mu.Unlock()
+}
+
+func (c *counted) Due(ctx context.Context, m time.Time, after string, limit int) ([]runlog.Due, error) {
+	c.count("Due")
+	return c.Log.Due(ctx, m, after, limit)
+}
+
+func (c *counted) Read(ctx context.Context, k runlog.Key, after int64, limit int) ([]runlog.Commit, error) {
+	c.count("Read")
+	return c.Log.Read(ctx, k, after, limit)
+}
+
+func (c *counted) Append(ctx context.Context, k runlog.Key, cm runlog.Commit) error {
+	c.count("Append")
+	return c.Log.Append(ctx, k, cm)
+}
+
+// TestSweepCostFollowsTheDue: with 10,000 interrupts due over the next hours and 100 due now,
+// one sweep reads the due index's passed minutes and the 100 runs, nothing of the 10,000.
+func TestSweepCostFollowsTheDue(t *testing.T) {
+	ctx := context.Background()
+	t0 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	clock := &movable{now: t0}
+	mem := inmem.New()
+	c := &counted{Log: mem, calls: map[string]int{}}
+	sch, _ := memHost(t)
+	h := host.New(c, sch.Schemas(), host.Config{Now: clock.Now})
+	for i := range 10_000 {
+		if err := mem.Schedule(ctx, runlog.Due{Tenant: "acme", RunID: fmt.Sprintf("later-%d", i), InterruptID: "int", Deadline: t0.Add(time.Hour + time.Duration(i)*time.Second)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := h.Sweep(ctx); err != nil { // the first sweep of the deployment: the look-back
+		t.Fatal(err)
+	}
+	for i := range 100 {
+		if _, _, err := h.RequestInterrupt(ctx, who("engine"), fmt.Sprintf("due-%d", i), host.Request{NodeID: "n", Payload: timed("k", 1000+i*100)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clock.Set(t0.Add(time.Minute))
+	c.calls = map[string]int{}
+	r, err := h.Sweep(ctx)
+	if err != nil || r.Expired != 100 {
+		t.Fatalf("%+v %v", r, err)
+	}
+	if c.calls["Read"] != 100 || c.calls["Append"] != 100 || c.calls["Due"] > 4 {
+		t.Errorf("the sweep called %v for 100 due interrupts", c.calls)
+	}
+}
