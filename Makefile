@@ -35,11 +35,11 @@ run: export STACK_T0 := $(shell date +%s%3N)
 run: deps stack
 	STACK_FUNCTION_LOGS=stdout $(STACK) run
 
-## test: lint, the template checks, then against one local stack: every unit, integration and
-## end-to-end test, schemathesis with openapi.yaml, each benchmark once so none rots, and each
-## fuzz target for FUZZTIME
+## test: lint, the template checks, then against one local stack (its scheduled functions every
+## second): every unit, integration and end-to-end test, schemathesis with openapi.yaml, each
+## benchmark once so none rots, and each fuzz target for FUZZTIME
 test: deps lint template stack
-	$(STACK) exec -- $(MAKE) --no-print-directory stack-tests
+	STACK_SCHEDULE_PERIOD=1s $(STACK) exec -- $(MAKE) --no-print-directory stack-tests
 
 # stack-tests runs inside `stack exec`, which provides the stores, the gateway and their env.
 stack-tests:

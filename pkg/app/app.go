@@ -5,6 +5,7 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -95,7 +96,17 @@ func logger() *slog.Logger { return slog.New(slog.NewJSONHandler(os.Stdout, nil)
 // New builds the API from the environment. The SDK finds its region, credentials and endpoints
 // (AWS_ENDPOINT_URL_DYNAMODB locally) the standard way; nothing here is local-only.
 func New(ctx context.Context, opts ...Option) (*apigw.API, error) {
-	log := logger()
+	h, err := newHost(ctx, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return apigw.New(h, logger(), apigw.Options{
+		TenantClaim: os.Getenv(EnvTenantClaim), GroupsClaim: os.Getenv(EnvGroupsClaim), RolesClaim: os.Getenv(EnvRolesClaim),
+	}), nil
+}
+
+// newHost builds the host over the run-log table TABLE_NAME names.
+func newHost(ctx context.Context, opts ...Option) (*host.Host, error) {
 	table := os.Getenv(EnvTable)
 	if table == "" {
 		return nil, errors.New("app: " + EnvTable + " is not set")
@@ -117,10 +128,26 @@ func New(ctx context.Context, opts ...Option) (*apigw.API, error) {
 			return nil, err
 		}
 	}
-	h := host.New(dynamo.NewRunLog(dynamo.NewClient(cfg), table), schemas, hc)
-	return apigw.New(h, log, apigw.Options{
-		TenantClaim: os.Getenv(EnvTenantClaim), GroupsClaim: os.Getenv(EnvGroupsClaim), RolesClaim: os.Getenv(EnvRolesClaim),
-	}), nil
+	return host.New(dynamo.NewRunLog(dynamo.NewClient(cfg), table), schemas, hc), nil
+}
+
+// MustSweep is the expiry-sweep function's handler: one sweep per scheduled invocation (the
+// schedule's input is not read), bounded by the invocation's deadline, and one log line saying
+// what it did.
+func MustSweep(ctx context.Context) func(context.Context, json.RawMessage) (host.SweepReport, error) {
+	h, err := newHost(ctx)
+	exitOn(err)
+	log := logger()
+	return func(ctx context.Context, _ json.RawMessage) (host.SweepReport, error) {
+		r, err := h.Sweep(ctx)
+		attrs := []any{"from", r.From, "to", r.To, "entries", r.Entries, "expired", r.Expired, "caughtUp", r.CaughtUp}
+		if err != nil {
+			log.Error("sweep", append(attrs, "error", err.Error())...)
+		} else {
+			log.Info("sweep", attrs...)
+		}
+		return r, err
+	}
 }
 
 // Must is New for a function's init: a function that cannot be configured must not start.

@@ -43,10 +43,11 @@ type Route struct {
 
 // Gateway serves HTTP requests to function pools.
 type Gateway struct {
-	routes []*Route
-	key    *rsa.PublicKey
-	log    *slog.Logger
-	now    func() time.Time
+	routes    []*Route
+	schedules []*scheduled
+	key       *rsa.PublicKey
+	log       *slog.Logger
+	now       func() time.Time
 }
 
 // New returns a gateway over routes whose functions run in pools (by function name), verifying
@@ -369,10 +370,16 @@ func newRequestID() string {
 // Close stops every pool.
 func (g *Gateway) Close() {
 	seen := map[*Pool]bool{}
-	for _, r := range g.routes {
-		if !seen[r.pool] {
-			seen[r.pool] = true
-			r.pool.Close()
+	closeOnce := func(p *Pool) {
+		if !seen[p] {
+			seen[p] = true
+			p.Close()
 		}
+	}
+	for _, r := range g.routes {
+		closeOnce(r.pool)
+	}
+	for _, s := range g.schedules {
+		closeOnce(s.pool)
 	}
 }

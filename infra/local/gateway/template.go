@@ -56,6 +56,7 @@ func FromTemplate(t *samtemplate.Template, bin string, opts Options) (*Gateway, 
 	}
 	pools := map[string]*Pool{}
 	var routes []*Route
+	var schedules []*scheduled
 	for _, f := range functions {
 		env := append(os.Environ(), opts.Env...)
 		for name, v := range f.Environment {
@@ -73,6 +74,13 @@ func FromTemplate(t *samtemplate.Template, bin string, opts Options) (*Gateway, 
 			Name: f.Name, Bootstrap: filepath.Join(bin, f.Name), RIE: opts.RIE, Env: env,
 			Max: opts.MaxInstances, Logs: opts.Logs, Log: opts.Log,
 		}
+		for _, sc := range f.Schedules {
+			every, err := sc.Every()
+			if err != nil {
+				return nil, fmt.Errorf("gateway: %s: %w", f.LogicalID, err)
+			}
+			schedules = append(schedules, &scheduled{function: f.Name, every: every, input: []byte(sc.Input), pool: pools[f.Name]})
+		}
 		for _, r := range f.Routes {
 			route := &Route{Route: r, Function: f.Name}
 			if r.Authorizer != samtemplate.NoAuthorizer {
@@ -83,7 +91,12 @@ func FromTemplate(t *samtemplate.Template, bin string, opts Options) (*Gateway, 
 			routes = append(routes, route)
 		}
 	}
-	return New(routes, pools, &key.PublicKey, opts.Log)
+	g, err := New(routes, pools, &key.PublicKey, opts.Log)
+	if err != nil {
+		return nil, err
+	}
+	g.schedules = schedules
+	return g, nil
 }
 
 // resolveAuthorizer gives a route the issuer and audiences its JWT authorizer checks.

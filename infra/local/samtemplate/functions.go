@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Function is an AWS::Serverless::Function as the local gateway runs it.
@@ -19,6 +20,32 @@ type Function struct {
 	TimeoutSec  int
 	MemoryMB    int
 	Routes      []Route
+	Schedules   []Schedule
+}
+
+// Schedule is a ScheduleV2 event of a function: EventBridge Scheduler invokes it with Input on
+// the schedule.
+type Schedule struct {
+	Name       string
+	Expression string
+	Input      string
+}
+
+// Every is the period of a rate() schedule; the local stack runs no cron() ones.
+func (s Schedule) Every() (time.Duration, error) {
+	inner, ok := strings.CutPrefix(s.Expression, "rate(")
+	inner, ok2 := strings.CutSuffix(inner, ")")
+	count, unit, ok3 := strings.Cut(inner, " ")
+	n, err := strconv.Atoi(count)
+	if !ok || !ok2 || !ok3 || err != nil || n < 1 {
+		return 0, fmt.Errorf("samtemplate: schedule %s: %q is not rate(<n> <unit>)", s.Name, s.Expression)
+	}
+	units := map[string]time.Duration{"minute": time.Minute, "minutes": time.Minute, "hour": time.Hour, "hours": time.Hour, "day": 24 * time.Hour, "days": 24 * time.Hour}
+	d, ok := units[unit]
+	if !ok {
+		return 0, fmt.Errorf("samtemplate: schedule %s: unit %q", s.Name, unit)
+	}
+	return time.Duration(n) * d, nil
 }
 
 // NoAuthorizer is the authorizer of a route open to anyone (its function authenticates).
@@ -64,10 +91,12 @@ func (t *Template) function(id string, props map[string]any) (Function, error) {
 		Events      map[string]struct {
 			Type       string
 			Properties struct {
-				ApiId  any
-				Method string
-				Path   string
-				Auth   struct {
+				ApiId              any
+				Method             string
+				Path               string
+				ScheduleExpression string
+				Input              string
+				Auth               struct {
 					Authorizer          string
 					AuthorizationScopes []string
 				}
@@ -99,6 +128,10 @@ func (t *Template) function(id string, props map[string]any) (Function, error) {
 	maps.Copy(f.Environment, spec.Environment.Variables)
 	for _, name := range slices.Sorted(maps.Keys(spec.Events)) {
 		ev := spec.Events[name]
+		if ev.Type == "ScheduleV2" {
+			f.Schedules = append(f.Schedules, Schedule{Name: name, Expression: ev.Properties.ScheduleExpression, Input: ev.Properties.Input})
+			continue
+		}
 		if ev.Type != "HttpApi" {
 			continue
 		}

@@ -137,6 +137,11 @@ func run(ctx context.Context, log *slog.Logger, maxInstances int, command []stri
 		return err
 	}
 	defer gw.Close()
+	period, err := schedulePeriod()
+	if err != nil {
+		return err
+	}
+	gw.RunSchedules(ctx, period)
 	url := "http://" + addr
 	took, err := firstRequest(ctx, root, inst, url)
 	if err != nil {
@@ -234,4 +239,18 @@ func firstRequest(ctx context.Context, root string, inst instance, url string) (
 		return 0, fmt.Errorf("answered %d %s, want the function's 404; see %s", resp.StatusCode, resp.Header.Get("Content-Type"), filepath.Join(inst.logs, "functions.log"))
 	}
 	return time.Since(begin), nil
+}
+
+// schedulePeriod reads STACK_SCHEDULE_PERIOD (a Go duration, "2s"): when set, every scheduled
+// function runs that often instead of on its template schedule.
+func schedulePeriod() (time.Duration, error) {
+	v := os.Getenv("STACK_SCHEDULE_PERIOD")
+	if v == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("STACK_SCHEDULE_PERIOD=%q is not a positive duration", v)
+	}
+	return d, nil
 }
