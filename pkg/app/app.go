@@ -40,6 +40,7 @@ const (
 	// EnvWebhookSecrets is the name prefix of the webhook endpoints' secrets.
 	EnvWebhookSecrets = "WEBHOOK_SECRET_PREFIX"
 	EnvInboxRetention = "INBOX_RETENTION_DAYS"
+	EnvRetention      = "RETENTION_DAYS"
 )
 
 // Option adds a dependency that only some functions have.
@@ -81,12 +82,14 @@ func hostConfig() (host.Config, error) {
 		RefKinds:           list(os.Getenv(EnvRefKinds)),
 		OverridePrincipals: list(os.Getenv(EnvOverride)),
 	}
-	if v := os.Getenv(EnvInboxRetention); v != "" {
-		days, err := strconv.Atoi(v)
-		if err != nil || days < 1 {
-			return hc, fmt.Errorf("app: %s=%q is not a number of days", EnvInboxRetention, v)
+	for env, into := range map[string]*time.Duration{EnvInboxRetention: &hc.InboxRetention, EnvRetention: &hc.Retention} {
+		if v := os.Getenv(env); v != "" {
+			days, err := strconv.Atoi(v)
+			if err != nil || days < 1 {
+				return hc, fmt.Errorf("app: %s=%q is not a number of days", env, v)
+			}
+			*into = time.Duration(days) * 24 * time.Hour
 		}
-		hc.InboxRetention = time.Duration(days) * 24 * time.Hour
 	}
 	return hc, host.CheckConfig(hc)
 }

@@ -34,7 +34,7 @@ func (l *RunLog) Schedule(ctx context.Context, d runlog.Due) error {
 	_, err := l.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &l.table, Item: map[string]types.AttributeValue{
 		attrPK: duePartition(d.Deadline), attrSK: s(d.Position()),
 		"tenant": s(d.Tenant), "runId": s(d.RunID), "interruptId": s(d.InterruptID),
-		"deadline": n(d.Deadline.UnixMilli()), "expiresAt": n(d.Deadline.Add(dueRetention).Unix()),
+		"deadline": n(d.Deadline.UnixMilli()), attrExpires: n(d.Deadline.Add(dueRetention).Unix()), "seq": n(d.Seq),
 	}})
 	if err != nil {
 		return classify("schedule", err)
@@ -58,7 +58,8 @@ func (l *RunLog) Due(ctx context.Context, minute time.Time, after string, limit 
 		if err != nil {
 			return nil, fmt.Errorf("dynamo: due entry %s: %w", str(item[attrSK]), err)
 		}
-		due = append(due, runlog.Due{Tenant: str(item["tenant"]), RunID: str(item["runId"]), InterruptID: str(item["interruptId"]), Deadline: time.UnixMilli(ms).UTC()})
+		seq, _ := strconv.ParseInt(num(item["seq"]), 10, 64)
+		due = append(due, runlog.Due{Tenant: str(item["tenant"]), RunID: str(item["runId"]), InterruptID: str(item["interruptId"]), Deadline: time.UnixMilli(ms).UTC(), Seq: seq})
 	}
 	return due, nil
 }
@@ -108,4 +109,25 @@ func num(v types.AttributeValue) string {
 		return nv.Value
 	}
 	return ""
+}
+
+// Retain gives commits 1 to upTo of the run the expiry expires (the table's TTL attribute): one
+// conditional update per commit (a run holds at most host.DefaultMaxRunCommits).
+func (l *RunLog) Retain(ctx context.Context, k runlog.Key, upTo int64, expires time.Time) error {
+	pk, err := partition(k)
+	if err != nil {
+		return err
+	}
+	for seq := int64(1); seq <= upTo; seq++ {
+		_, err := l.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName: &l.table, Key: map[string]types.AttributeValue{attrPK: s(pk), attrSK: s(sortKey(seq))},
+			UpdateExpression:          aws.String("SET expiresAt = :t"),
+			ConditionExpression:       aws.String("attribute_exists(sk)"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":t": n(expires.Unix())},
+		})
+		if err != nil && !IsCondCheckFailed(err) {
+			return classify("retain", err)
+		}
+	}
+	return nil
 }

@@ -44,6 +44,8 @@ const (
 	attrAt     = "at"
 	attrEvents = "events"
 	attrIdem   = "idem"
+	// attrExpires is the table's TTL attribute (template.yaml), in epoch seconds.
+	attrExpires = "expiresAt"
 )
 
 // RunLog reads and appends the commits of runs in one table.
@@ -74,13 +76,17 @@ func (l *RunLog) Read(ctx context.Context, k runlog.Key, after int64, limit int)
 	if err != nil {
 		return nil, err
 	}
+	// Items past their expiry are not read: DynamoDB deletes expired items some time after their
+	// expiry, not at once, and all of a run's commits expire together (Retain).
 	in := &dynamodb.QueryInput{
 		TableName:              &l.table,
 		ConsistentRead:         aws.Bool(true),
 		KeyConditionExpression: aws.String("pk = :pk AND sk > :after"),
+		FilterExpression:       aws.String("attribute_not_exists(expiresAt) OR expiresAt > :now"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":pk":    &types.AttributeValueMemberS{Value: pk},
 			":after": &types.AttributeValueMemberS{Value: sortKey(after)},
+			":now":   n(time.Now().Unix()),
 		},
 	}
 	if limit > 0 {
@@ -109,8 +115,9 @@ func (l *RunLog) Read(ctx context.Context, k runlog.Key, after int64, limit int)
 	}
 }
 
-// Append writes c if and only if no commit with its seq exists yet; otherwise it returns
-// runlog.ErrSeqTaken and writes nothing.
+// Append writes c if and only if no live commit with its seq exists yet (an expired one, of a
+// run past its retention, is written over); otherwise it returns runlog.ErrSeqTaken and writes
+// nothing.
 func (l *RunLog) Append(ctx context.Context, k runlog.Key, c runlog.Commit) error {
 	pk, err := partition(k)
 	if err != nil {
@@ -139,9 +146,10 @@ func (l *RunLog) Append(ctx context.Context, k runlog.Key, c runlog.Commit) erro
 		return &runlog.TooLargeError{Size: size, Limit: MaxItemBytes}
 	}
 	_, err = l.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName:           &l.table,
-		Item:                item,
-		ConditionExpression: aws.String("attribute_not_exists(sk)"),
+		TableName:                 &l.table,
+		Item:                      item,
+		ConditionExpression:       aws.String("attribute_not_exists(sk) OR expiresAt <= :now"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":now": n(time.Now().Unix())},
 	})
 	if IsCondCheckFailed(err) {
 		return runlog.ErrSeqTaken

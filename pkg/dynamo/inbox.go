@@ -227,7 +227,7 @@ func (l *RunLog) Recorded(ctx context.Context, endpointID, eventID string) (json
 // expires; the first answer recorded stays.
 func (l *RunLog) Record(ctx context.Context, endpointID, eventID string, answer json.RawMessage, expires time.Time) error {
 	item := recordKey(endpointID, eventID)
-	item["answer"], item["expiresAt"] = s(string(answer)), n(expires.Unix())
+	item["answer"], item[attrExpires] = s(string(answer)), n(expires.Unix())
 	_, err := l.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &l.table, Item: item, ConditionExpression: aws.String("attribute_not_exists(sk)")})
 	if err != nil && !IsCondCheckFailed(err) {
 		return classify("record", err)

@@ -293,3 +293,38 @@ func TestDeadlinesContract(t *testing.T) {
 		})
 	}
 }
+
+// TestRetentionContract: both stores read a run whose commits expired as no run, and let a new
+// run of the same id write over them; a retained run not yet expired reads as before.
+func TestRetentionContract(t *testing.T) {
+	ctx := context.Background()
+	k := runlog.Key{Tenant: "acme", RunID: "r1"}
+	for name, open := range logs {
+		t.Run(name, func(t *testing.T) {
+			l := open(t)
+			for seq := int64(1); seq <= 3; seq++ {
+				if err := l.Append(ctx, k, commitOf(seq, `{}`)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := l.Retain(ctx, k, 3, time.Now().Add(time.Hour)); err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := l.Read(ctx, k, 0, 0); len(got) != 3 {
+				t.Fatalf("a retained run before its expiry: %d commits", len(got))
+			}
+			if err := l.Retain(ctx, k, 3, time.Now().Add(-time.Second)); err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := l.Read(ctx, k, 0, 0); len(got) != 0 {
+				t.Errorf("a run past its expiry reads %d commits", len(got))
+			}
+			if err := l.Append(ctx, k, commitOf(1, `{"anew":true}`)); err != nil {
+				t.Fatalf("a new run over an expired one: %v", err)
+			}
+			if got, _ := l.Read(ctx, k, 0, 0); len(got) != 1 || string(got[0].Events[0].Payload) != `{"anew":true}` {
+				t.Errorf("the new run reads %+v", got)
+			}
+		})
+	}
+}

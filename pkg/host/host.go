@@ -57,7 +57,12 @@ type Config struct {
 	// InboxRetention is how long an accepted provider event is kept for interrupts requested
 	// after it; 0 means DefaultInboxRetention.
 	InboxRetention time.Duration
+	// Retention is how long a run's log is kept after the run ended; 0 means DefaultRetention.
+	Retention time.Duration
 }
+
+// DefaultRetention is the template's RetentionDays default.
+const DefaultRetention = 30 * 24 * time.Hour
 
 // DefaultInboxRetention is the template's InboxRetentionDays default.
 const DefaultInboxRetention = 7 * 24 * time.Hour
@@ -94,6 +99,9 @@ func New(log Log, schemas *schema.Set, cfg Config) *Host {
 	}
 	if cfg.InboxRetention == 0 {
 		cfg.InboxRetention = DefaultInboxRetention
+	}
+	if cfg.Retention == 0 {
+		cfg.Retention = DefaultRetention
 	}
 	return &Host{log: log, schemas: schemas, cfg: cfg, endpoints: &endpointCache{m: map[string]cachedEndpoint{}}}
 }
@@ -149,11 +157,15 @@ func key(p interrupt.Principal, runID string) (runlog.Key, error) {
 	return k, nil
 }
 
-// load folds the whole log of a run.
+// load folds the whole log of a run. A log that does not start at commit 1 is a run past its
+// retention whose commits DynamoDB is deleting one by one: no run, as when they are all gone.
 func (h *Host) load(ctx context.Context, k runlog.Key) (*runlog.State, error) {
 	commits, err := h.log.Read(ctx, k, 0, 0)
 	if err != nil {
 		return nil, err
+	}
+	if len(commits) > 0 && commits[0].Seq != 1 {
+		return runlog.Fold(nil)
 	}
 	return runlog.Fold(commits)
 }
@@ -218,6 +230,7 @@ func commit[T answer[T]](ctx context.Context, h *Host, k runlog.Key, st *runlog.
 			if err := st.Apply(c); err != nil {
 				return zero, err
 			}
+			h.endedBy(ctx, k, st)
 			return d.answer.atSeq(c.Seq), nil
 		}
 		if tooLarge := (*runlog.TooLargeError)(nil); errors.As(err, &tooLarge) {
@@ -242,6 +255,15 @@ func commit[T answer[T]](ctx context.Context, h *Host, k runlog.Key, st *runlog.
 		}
 	}
 	return zero, fmt.Errorf("host: %d attempts lost the race for the next commit: %w", h.cfg.MaxAttempts, interrupt.ErrUnavailable)
+}
+
+// endedBy files a retention entry for a run that its last commit ended, so that the sweep gives
+// all its commits the retention expiry (an ended run takes no more commits). A failure is left
+// alone: without the entry the commits keep no expiry, and nothing is deleted too early.
+func (h *Host) endedBy(ctx context.Context, k runlog.Key, st *runlog.State) {
+	if st.Ended != "" && st.EndedSeq == st.Seq {
+		_ = h.log.Schedule(ctx, runlog.Due{Tenant: k.Tenant, RunID: k.RunID, Seq: st.Seq, Deadline: st.LastAt})
+	}
 }
 
 // fits refuses a commit that would take the run past the bounds of its log.

@@ -81,7 +81,11 @@ func (h *Host) Sweep(ctx context.Context) (SweepReport, error) {
 						finished = false // the rest of the minute is not due yet
 						break
 					}
-					written, err := h.expire(ctx, d, now)
+					act := h.expire
+					if d.Seq > 0 {
+						act = h.retain
+					}
+					written, err := act(ctx, d, now)
 					if err != nil {
 						return err
 					}
@@ -152,4 +156,18 @@ func (h *Host) expire(ctx context.Context, d runlog.Due, now time.Time) (bool, e
 		return decision[expiry]{events: []runlog.Event{{Type: interrupt.EventExpired, NodeID: in.NodeID, InterruptID: in.ID, Payload: payload}}, ends: true}, nil
 	})
 	return res.written, err
+}
+
+// retain gives every commit of the ended run d names the retention expiry, counted from the
+// commit that ended it. An ended run takes no more commits, so its log can go whole.
+func (h *Host) retain(ctx context.Context, d runlog.Due, _ time.Time) (bool, error) {
+	k := runlog.Key{Tenant: d.Tenant, RunID: d.RunID}
+	if !k.Valid() {
+		return false, nil
+	}
+	st, err := h.load(ctx, k)
+	if err != nil || st.Ended == "" || st.EndedSeq != d.Seq {
+		return false, err
+	}
+	return false, h.log.Retain(ctx, k, st.Seq, st.LastAt.Add(h.cfg.Retention))
 }

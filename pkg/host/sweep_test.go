@@ -122,7 +122,7 @@ func TestSweepSkipsWhatIsDone(t *testing.T) {
 		t.Fatal(err)
 	}
 	clock.Set(t0.Add(2 * time.Minute))
-	if r, err := h.Sweep(ctx); err != nil || r.Entries != 3 || r.Expired != 0 {
+	if r, err := h.Sweep(ctx); err != nil || r.Entries != 4 || r.Expired != 0 { // 3 due entries, and the ended run's retention
 		t.Errorf("%+v %v", r, err)
 	}
 }
@@ -186,5 +186,41 @@ func TestSweepCostFollowsTheDue(t *testing.T) {
 	}
 	if c.calls["Read"] != 100 || c.calls["Append"] != 100 || c.calls["Due"] > 4 {
 		t.Errorf("the sweep called %v for 100 due interrupts", c.calls)
+	}
+}
+
+// TestRetentionFollowsTheEnd: once a run ends, the sweep gives every one of its commits the
+// retention expiry, counted from the end; a run that has not ended keeps its commits without one.
+func TestRetentionFollowsTheEnd(t *testing.T) {
+	ctx := context.Background()
+	t0 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	clock := &movable{now: t0}
+	h, l := memHost(t, func(c *host.Config) { c.Now = clock.Now; c.Retention = 48 * time.Hour })
+	for _, run := range []string{"ended", "idle", "waiting"} {
+		if _, _, err := h.RequestInterrupt(ctx, who("engine"), run, host.Request{NodeID: "n", Payload: json.RawMessage(`{"kind":"custom","key":"k","data":{"customKind":"x"}}`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clock.Set(t0.Add(time.Minute))
+	h.Resolve(ctx, who("alice"), "ended", "n", json.RawMessage(`{}`), nil)
+	h.Resolve(ctx, who("alice"), "idle", "n", json.RawMessage(`{}`), nil)
+	clock.Set(t0.Add(2 * time.Minute))
+	if _, err := h.EndRun(ctx, who("engine"), "ended", interrupt.RunCompleted, ""); err != nil {
+		t.Fatal(err)
+	}
+	clock.Set(t0.Add(5 * time.Minute))
+	if _, err := h.Sweep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	want := t0.Add(2*time.Minute + 48*time.Hour)
+	if got := l.Expires(runlog.Key{Tenant: "acme", RunID: "ended"}); len(got) != 3 || !got[0].Equal(want) || !got[2].Equal(want) {
+		t.Errorf("the ended run's commits expire %v, want all %v", got, want)
+	}
+	for _, run := range []string{"idle", "waiting"} {
+		for _, e := range l.Expires(runlog.Key{Tenant: "acme", RunID: run}) {
+			if !e.IsZero() {
+				t.Errorf("%s: a commit of a run that has not ended expires %v", run, e)
+			}
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -12,6 +13,7 @@ import (
 
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
 	"github.com/aws/smithy-go/middleware"
 
@@ -318,5 +320,55 @@ func BenchmarkSweep(b *testing.B) {
 	}
 	if expired > 0 {
 		b.ReportMetric(float64(total)/float64(expired), "roundtrips/expiry")
+	}
+}
+
+// TestRetentionOnTheItems: on the real DynamoDB API (which, locally, never deletes), every
+// commit item of an ended run carries the table's TTL attribute after the sweep, the retention
+// period after the end; a waiting run's items carry none.
+func TestRetentionOnTheItems(t *testing.T) {
+	db, table := localaws.NewTable(t)
+	sch, err := schema.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now().UTC().Truncate(time.Second)
+	clock := &movable{now: t0}
+	h := host.New(dynamo.NewRunLog(db, table), sch, host.Config{Now: clock.Now, Retention: 24 * time.Hour})
+	ctx := context.Background()
+	for _, run := range []string{"ended", "waiting"} {
+		if _, _, err := h.RequestInterrupt(ctx, who("engine"), run, host.Request{NodeID: "n", Payload: json.RawMessage(`{"kind":"custom","key":"k","data":{"customKind":"x"}}`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := h.EndRun(ctx, who("engine"), "ended", interrupt.RunCancelled, ""); err != nil {
+		t.Fatal(err)
+	}
+	clock.Set(t0.Add(2 * time.Minute))
+	if _, err := h.Sweep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	out, err := db.Scan(ctx, &dynamodb.ScanInput{TableName: &table, ConsistentRead: new(true)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprint(t0.Add(24 * time.Hour).Unix())
+	commits := 0
+	for _, item := range out.Items {
+		pk := item["pk"].(*types.AttributeValueMemberS).Value
+		if !strings.Contains(pk, "#run#") {
+			continue
+		}
+		commits++
+		exp, has := item["expiresAt"].(*types.AttributeValueMemberN)
+		switch {
+		case strings.HasSuffix(pk, "#run#ended") && (!has || exp.Value != want):
+			t.Errorf("%s: expiresAt %v, want %s", pk, item["expiresAt"], want)
+		case strings.HasSuffix(pk, "#run#waiting") && has:
+			t.Errorf("%s: a waiting run's commit expires at %s", pk, exp.Value)
+		}
+	}
+	if commits != 3 {
+		t.Errorf("%d commit items", commits)
 	}
 }

@@ -7,6 +7,7 @@ package inmem
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -22,7 +23,7 @@ const MaxCommitBytes = 400 * 1024
 // RunLog is an in-memory run log, safe for concurrent use.
 type RunLog struct {
 	mu      sync.Mutex
-	commits map[runlog.Key][]runlog.Commit
+	commits map[runlog.Key][]stored
 	claims  map[[2]string]runlog.Claim
 	// the webhook inbox: endpoints, correlation slots, answers recorded outside slots
 	endpoints map[string]webhook.Endpoint
@@ -35,16 +36,25 @@ type RunLog struct {
 	appends int
 }
 
+// stored is a commit with the expiry Retain gave it.
+type stored struct {
+	runlog.Commit
+	expires time.Time
+}
+
+func (s stored) expired() bool { return !s.expires.IsZero() && !time.Now().Before(s.expires) }
+
 // New returns an empty log.
 func New() *RunLog {
 	return &RunLog{
-		commits: map[runlog.Key][]runlog.Commit{}, claims: map[[2]string]runlog.Claim{},
+		commits: map[runlog.Key][]stored{}, claims: map[[2]string]runlog.Claim{},
 		endpoints: map[string]webhook.Endpoint{}, slots: map[webhook.Key]*slot{}, records: map[[2]string]json.RawMessage{},
 		due: map[time.Time][]runlog.Due{},
 	}
 }
 
 // Read returns copies of the commits after seq after, in order; limit caps their number (0: all).
+// Commits past their expiry are not read.
 func (l *RunLog) Read(_ context.Context, k runlog.Key, after int64, limit int) ([]runlog.Commit, error) {
 	if !k.Valid() {
 		return nil, runlog.ErrInvalidKey
@@ -53,18 +63,18 @@ func (l *RunLog) Read(_ context.Context, k runlog.Key, after int64, limit int) (
 	defer l.mu.Unlock()
 	var out []runlog.Commit
 	for _, c := range l.commits[k] {
-		if c.Seq <= after {
+		if c.Seq <= after || c.expired() {
 			continue
 		}
 		if limit > 0 && len(out) == limit {
 			break
 		}
-		out = append(out, clone(c))
+		out = append(out, clone(c.Commit))
 	}
 	return out, nil
 }
 
-// Append writes c if and only if no commit with its seq exists in the run yet, and it fits.
+// Append writes c if and only if no live commit with its seq exists in the run yet, and it fits.
 func (l *RunLog) Append(_ context.Context, k runlog.Key, c runlog.Commit) error {
 	if !k.Valid() {
 		return runlog.ErrInvalidKey
@@ -75,12 +85,40 @@ func (l *RunLog) Append(_ context.Context, k runlog.Key, c runlog.Commit) error 
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	log := l.commits[k]
-	if c.Seq <= int64(len(log)) {
+	switch i := int(c.Seq) - 1; {
+	case i < len(log) && !log[i].expired():
 		return runlog.ErrSeqTaken
+	case i < len(log):
+		log[i] = stored{Commit: clone(c)}
+	case i == len(log):
+		l.commits[k] = append(log, stored{Commit: clone(c)})
+	default:
+		return fmt.Errorf("inmem: commit %d after %d", c.Seq, len(log))
 	}
-	l.commits[k] = append(log, clone(c))
 	l.appends++
 	return nil
+}
+
+// Retain gives commits 1 to upTo of the run the expiry expires.
+func (l *RunLog) Retain(_ context.Context, k runlog.Key, upTo int64, expires time.Time) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	log := l.commits[k]
+	for i := 0; i < len(log) && int64(i) < upTo; i++ {
+		log[i].expires = expires
+	}
+	return nil
+}
+
+// Expires is the expiry of a run's commits, in order, for tests of the retention rule.
+func (l *RunLog) Expires(k runlog.Key) []time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []time.Time
+	for _, c := range l.commits[k] {
+		out = append(out, c.expires)
+	}
+	return out
 }
 
 // ClaimConversation makes runID the owner of the tenant's conversation id unless another run than

@@ -14,6 +14,9 @@ type Due struct {
 	RunID       string
 	InterruptID string
 	Deadline    time.Time
+	// Seq, on a retention entry (InterruptID ""), is the commit that ended the run: the sweep
+	// gives every commit of the run the same expiry, the retention period after it.
+	Seq int64
 }
 
 // Minute is the bucket the entry is filed under.
@@ -22,6 +25,9 @@ func (d Due) Minute() time.Time { return d.Deadline.UTC().Truncate(time.Minute) 
 // Position orders entries within a minute by deadline, then by run and interrupt: a sweep that
 // stops inside a minute resumes after the last position it handled.
 func (d Due) Position() string {
+	if d.Seq > 0 {
+		return fmt.Sprintf("%013d#%s#%s#r%020d", d.Deadline.UnixMilli(), d.Tenant, d.RunID, d.Seq)
+	}
 	return fmt.Sprintf("%013d#%s#%s#%s", d.Deadline.UnixMilli(), d.Tenant, d.RunID, d.InterruptID)
 }
 

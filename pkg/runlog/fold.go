@@ -72,6 +72,8 @@ type State struct {
 	Seq int64
 	// Bytes is the size of every commit applied (Commit.Size).
 	Bytes int
+	// LastAt is the time of the last commit applied.
+	LastAt time.Time
 	// Ended is RunCancelled or RunCompleted once the run has ended, else "".
 	Ended interrupt.RunStatus
 	// EndedSeq is the commit that ended the run.
@@ -128,7 +130,7 @@ func (s *State) Apply(c Commit) error {
 	for _, ch := range changes {
 		ch()
 	}
-	s.Seq = c.Seq
+	s.Seq, s.LastAt = c.Seq, c.At
 	s.Bytes += c.Size()
 	if c.ID != "" {
 		s.CommitIDs[c.ID] = c.Seq
