@@ -70,6 +70,7 @@ func TestBadInput(t *testing.T) {
 		{"token with a control character", s.api.ResolveByToken(), map[string]string{"token": "ow2.hs256.k\x01.a.b"}, valid, "", false, 401, interrupt.CodeTokenInvalid, nil},
 		{"empty token", s.api.InspectByToken(), map[string]string{"token": ""}, "", "", false, 401, interrupt.CodeTokenInvalid, nil},
 		{"10 KB token", s.api.InspectByToken(), map[string]string{"token": strings.Repeat("a", 10_000)}, "", "", false, 401, interrupt.CodeTokenInvalid, nil},
+		{"bad token and bad body: the token first", s.api.ResolveByToken(), map[string]string{"token": "ow2.hs256.kA.e30.AAAA"}, "not json", "text/plain", false, 401, interrupt.CodeTokenInvalid, nil},
 		{"malformed Idempotency-Key", s.api.ResolveByRun(), run, valid, "", false, 400, interrupt.CodeValidation, map[string]string{"idempotency-key": "a,b"}},
 	}
 	before, items := len(s.commits(t, "acme", "r1")), s.items(t)

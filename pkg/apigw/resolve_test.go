@@ -93,7 +93,7 @@ func TestResolveValidatesTheResumeValue(t *testing.T) {
 		{"approval: action not offered", onlyAccept, `{"action":"refine",` + decided + `,"refineFeedback":{"scope":"whole"}}`, []string{"/resumeValue/action"}},
 		{"approval: unknown action", example(t, "approval"), `{"action":"approve",` + decided + `}`, []string{"/resumeValue/action"}},
 		{"approval: refine without feedback", example(t, "approval"), `{"action":"refine",` + decided + `}`, []string{"/resumeValue/refineFeedback"}},
-		{"approval: refine section without path", example(t, "approval"), `{"action":"refine",` + decided + `,"refineFeedback":{"scope":"section"}}`, []string{"/resumeValue/refineFeedback/sectionPath"}},
+		{"approval: refine with an unknown scope", example(t, "approval"), `{"action":"refine",` + decided + `,"refineFeedback":{"scope":"page"}}`, []string{"/resumeValue/refineFeedback/scope"}},
 		{"approval: edit-accept without data", example(t, "approval"), `{"action":"edit-accept",` + decided + `}`, []string{"/resumeValue/editedArtifactData"}},
 		{"approval: without decidedAt", example(t, "approval"), `{"action":"accept"}`, []string{"/resumeValue/decidedAt"}},
 		{"approval: not an object", example(t, "approval"), `"accept"`, []string{"/resumeValue"}},

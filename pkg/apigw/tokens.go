@@ -21,15 +21,20 @@ func (a *API) InspectByToken() Handler {
 	})
 }
 
-// ResolveByToken serves POST /interrupts/{token} with body { resumeValue }.
+// ResolveByToken serves POST /interrupts/{token} with body { resumeValue }: the token is
+// verified first, so a bad token is 401 whatever the body.
 func (a *API) ResolveByToken() Handler {
 	return a.route(noJWT, func(ctx context.Context, c *call) (reply, error) {
+		grant, err := a.host.Authorize(ctx, c.req.PathParameters["token"])
+		c.runID, c.nodeID = grant.Caller.RunID, grant.Caller.NodeID
+		if err != nil {
+			return reply{}, err
+		}
 		value, idem, err := resolveRequest(c.req)
 		if err != nil {
 			return reply{}, err
 		}
-		res, who, err := a.host.ResolveByToken(ctx, c.req.PathParameters["token"], value, idem)
-		c.runID, c.nodeID = who.RunID, who.NodeID
+		res, err := a.host.ResolveByToken(ctx, grant, value, idem)
 		if err != nil {
 			return reply{}, err
 		}

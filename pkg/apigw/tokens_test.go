@@ -299,7 +299,7 @@ func TestSecretsManagerCalls(t *testing.T) {
 	tok := s.mintOK(t, "r1", "n1", `{"intent":"resolve"}`).Token
 	s.inspect(t, tok)
 	s.secretCalls.Store(0)
-	expect(t, s.resolveByToken(t, tok, `{"action":"accept","decidedAt":"2026-11-30T09:00:00Z"}`), 200, "")
+	expect(t, s.resolveByToken(t, tok, `{"action":"accept","decidedAt":"2026-11-30T09:00:00Z","decidedBy":"the bearer"}`), 200, "")
 	if n := s.secretCalls.Load(); n != 0 {
 		t.Errorf("a warm resolve-by-token made %d Secrets Manager calls", n)
 	}

@@ -177,7 +177,8 @@ func (h *Host) checkResume(in *runlog.Interrupt, p interrupt.Principal, value js
 // decidedBy is the approval decision as recorded: decided by the caller. An authenticated
 // caller (or a token minted for a principal) may leave decidedBy out, and the host records the
 // caller; when sent it must name the caller, or anyone could record a decision as someone
-// else's. A token without a principal has no identity to check, and decidedBy stays as sent.
+// else's. A token without a principal has no identity to check: its bearer must send
+// decidedBy, which stays as sent.
 func decidedBy(p interrupt.Principal, value json.RawMessage) (json.RawMessage, error) {
 	var v struct {
 		DecidedBy *string `json:"decidedBy"`
@@ -186,6 +187,11 @@ func decidedBy(p interrupt.Principal, value json.RawMessage) (json.RawMessage, e
 		return nil, err
 	}
 	switch {
+	case p.Subject == "" && v.DecidedBy == nil:
+		// "decidedBy MAY be omitted by an authenticated caller": a token minted without a
+		// principal is not one, and only its bearer can say who decided.
+		return nil, interrupt.Invalid("resumeValue is not acceptable for this interrupt",
+			interrupt.FieldError{Path: "/resumeValue/decidedBy", Message: "is required from a token minted without a principal"})
 	case p.Subject == "":
 		return value, nil
 	case v.DecidedBy == nil:

@@ -247,6 +247,9 @@ func TestResumeValidation(t *testing.T) {
 		{"refine without feedback", string(approvalWith(``)), `{"action":"refine","decidedAt":"2026-11-30T09:00:00Z"}`, who("a"), "validation_error /resumeValue/refineFeedback"},
 		{"decidedBy someone else", string(approvalWith(``)), `{"action":"accept","decidedAt":"2026-11-30T09:00:00Z","decidedBy":"bob"}`, who("alice"), "forbidden"},
 		{"decidedBy the caller", string(approvalWith(``)), `{"action":"accept","decidedAt":"2026-11-30T09:00:00Z","decidedBy":"alice"}`, who("alice"), ""},
+		{"no decidedBy from a token without a principal", string(approvalWith(``)), `{"action":"accept","decidedAt":"2026-11-30T09:00:00Z"}`, interrupt.Principal{Tenant: "acme", Token: "jti"}, "validation_error /resumeValue/decidedBy"},
+		{"decidedBy from a token without a principal", string(approvalWith(``)), `{"action":"accept","decidedAt":"2026-11-30T09:00:00Z","decidedBy":"Ops desk"}`, interrupt.Principal{Tenant: "acme", Token: "jti"}, ""},
+		{"no decidedBy from a token for a principal", string(approvalWith(``)), `{"action":"accept","decidedAt":"2026-11-30T09:00:00Z"}`, interrupt.Principal{Subject: "bob", Tenant: "acme", Token: "jti"}, ""},
 	}
 	ctx := context.Background()
 	for _, tt := range tests {

@@ -147,17 +147,31 @@ func (h *Host) Inspect(ctx context.Context, raw string) ([]byte, TokenCaller, er
 	return in.Raw, who, nil
 }
 
-// ResolveByToken resolves the interrupt a resolve-intent token names, as the token's principal.
-func (h *Host) ResolveByToken(ctx context.Context, raw string, value []byte, idem *Idempotency) (Resolution, TokenCaller, error) {
+// Grant is a resolve-intent token, verified: what it lets its bearer do, and as whom.
+type Grant struct {
+	claims token.Claims
+	// Caller names the run and node the token is for, for logs.
+	Caller TokenCaller
+}
+
+// Authorize verifies a token for resolving, in DESIGN's order (401, 410, then 403 for an
+// inspect-only token), before anything of the request's body is read: a bad token is refused
+// as such whatever the body.
+func (h *Host) Authorize(ctx context.Context, raw string) (Grant, error) {
 	c, err := h.verify(ctx, raw)
 	if err != nil {
-		return Resolution{}, TokenCaller{}, err
+		return Grant{}, err
 	}
-	who := TokenCaller{RunID: c.RunID, NodeID: c.NodeID}
+	g := Grant{claims: c, Caller: TokenCaller{RunID: c.RunID, NodeID: c.NodeID}}
 	if c.Intent != token.IntentResolve {
-		return Resolution{}, who, interrupt.Errorf(interrupt.CodeForbidden, "an inspect token cannot resolve")
+		return g, interrupt.Errorf(interrupt.CodeForbidden, "an inspect token cannot resolve")
 	}
+	return g, nil
+}
+
+// ResolveByToken resolves the interrupt a grant names, as the token's principal.
+func (h *Host) ResolveByToken(ctx context.Context, g Grant, value []byte, idem *Idempotency) (Resolution, error) {
+	c := g.claims
 	p := interrupt.Principal{Subject: c.Sub, Tenant: c.Tenant, Token: c.JTI}
-	res, err := h.resolve(ctx, p, c.RunID, idem, func(st *runlog.State) (*runlog.Interrupt, error) { return h.tokenTarget(st, c) }, value)
-	return res, who, err
+	return h.resolve(ctx, p, c.RunID, idem, func(st *runlog.State) (*runlog.Interrupt, error) { return h.tokenTarget(st, c) }, value)
 }
