@@ -41,8 +41,12 @@ func TestRequestEachKind(t *testing.T) {
 		t.Run(k.kind, func(t *testing.T) {
 			run := "run-" + strings.ReplaceAll(k.kind, ".", "-")
 			payload := strings.ReplaceAll(example(t, k.kind), "conv-7", run) // a conversation belongs to one run
+			base := 0
+			if needsOpen(k.kind) {
+				base = s.opened(t, run, run)
+			}
 			v := s.mustRequest(t, run, "node-1", payload)
-			if v.Status != interrupt.StatusPending || v.Kind != interrupt.Kind(k.kind) || v.RunID != run || v.NodeID != "node-1" || v.InterruptID == "" || v.Seq != 1 {
+			if v.Status != interrupt.StatusPending || v.Kind != interrupt.Kind(k.kind) || v.RunID != run || v.NodeID != "node-1" || v.InterruptID == "" || v.Seq != int64(base+1) {
 				t.Errorf("answer = %+v", v)
 			}
 			snap, _ := s.snapshot(t, engine, run)
@@ -50,16 +54,16 @@ func TestRequestEachKind(t *testing.T) {
 				t.Errorf("snapshot = %+v, want %s at node-1", snap, k.waiting)
 			}
 			commits := s.commits(t, "acme", run)
-			if len(commits) != 1 {
-				t.Fatalf("%d commits, want 1", len(commits))
+			if len(commits) != base+1 {
+				t.Fatalf("%d commits, want %d", len(commits), base+1)
 			}
-			for _, e := range commits[0].Events {
+			for _, e := range commits[base].Events {
 				if interrupt.IsLegacyType(e.Type) {
 					t.Errorf("stored %s: an alias is derived on read, never stored", e.Type)
 				}
 			}
 			var requested []string
-			for _, e := range commits[0].Envelopes(run) {
+			for _, e := range commits[base].Envelopes(run) {
 				if strings.HasSuffix(e.Type, ".requested") {
 					requested = append(requested, e.Type)
 					if string(e.Payload) != compact(t, payload) {
@@ -164,9 +168,11 @@ func TestRequestRefusesInvalidPayloads(t *testing.T) {
 
 func TestRequestConversationNeedsTheCapability(t *testing.T) {
 	s := newStack(t, "none")
-	r := s.request(t, engine, "r1", "n1", example(t, "conversation.start"))
-	if r.Status != 400 || !hasPath(r.problem(t), "/payload/kind") {
-		t.Errorf("conversation without capability: %d %s", r.Status, r.Body)
+	for _, kind := range []string{"conversation.start", "conversation.exchange", "conversation.close"} {
+		r := s.request(t, engine, "r1", "n1", example(t, kind))
+		if r.Status != 400 || !hasPath(r.problem(t), "/payload/kind") {
+			t.Errorf("%s without the capability: %d %s", kind, r.Status, r.Body)
+		}
 	}
 	if n := s.items(t); n != 0 {
 		t.Errorf("wrote %d items", n)
@@ -201,6 +207,7 @@ func TestRequestNodeBusy(t *testing.T) {
 func TestReentry(t *testing.T) {
 	s := newStack(t)
 	payload := example(t, "conversation.exchange")
+	base := s.opened(t, "r1", "conv-7")
 	first := s.mustRequest(t, "r1", "chat", payload)
 
 	again := s.request(t, engine, "r1", "chat", payload)
@@ -209,8 +216,8 @@ func TestReentry(t *testing.T) {
 	if again.Status != 200 || v.InterruptID != first.InterruptID || v.Status != interrupt.StatusPending || v.Seq != first.Seq {
 		t.Errorf("repeat while pending: %d %+v", again.Status, v)
 	}
-	if n := len(s.commits(t, "acme", "r1")); n != 1 {
-		t.Fatalf("%d commits after a repeat, want 1", n)
+	if n := len(s.commits(t, "acme", "r1")); n != base+1 {
+		t.Fatalf("%d commits after a repeat, want %d", n, base+1)
 	}
 
 	if r := s.resolve(t, approver, "r1", "chat", `{"plan":"team"}`); r.Status != 200 {
@@ -241,8 +248,8 @@ func TestReentry(t *testing.T) {
 	if after := s.commits(t, "acme", "r1"); len(after) != len(before) {
 		t.Errorf("log grew from %d to %d commits on replays", len(before), len(after))
 	}
-	if got := s.eventTypes(t, "acme", "r1"); strings.Count(strings.Join(got, " "), interrupt.EventRequested) != 1 {
-		t.Errorf("events %v hold more than one %s", got, interrupt.EventRequested)
+	if got := s.eventTypes(t, "acme", "r1"); strings.Count(strings.Join(got, " "), interrupt.EventRequested) != 2 {
+		t.Errorf("events %v hold other than one %s for the start and one for the exchange", got, interrupt.EventRequested)
 	}
 }
 

@@ -316,6 +316,22 @@ func (s *stack) mustRequest(t testing.TB, run, node, payload string) host.Interr
 	return v
 }
 
+// opened opens conversation conv in run (its conversation.start requested and resolved), as an
+// exchange or a close needs, and answers the commits that took.
+func (s *stack) opened(t testing.TB, run, conv string) int {
+	t.Helper()
+	s.mustRequest(t, run, "open", `{"kind":"conversation.start","key":"open-`+conv+`","data":{"conversationId":"`+conv+`"}}`)
+	if r := s.resolve(t, approver, run, "open", `{}`); r.Status != 200 {
+		t.Fatalf("open %s: %d %s", conv, r.Status, r.Body)
+	}
+	return 2
+}
+
+// needsOpen reports whether a kind needs its conversation open.
+func needsOpen(kind string) bool {
+	return kind == "conversation.exchange" || kind == "conversation.close"
+}
+
 func compact(t testing.TB, s string) string {
 	t.Helper()
 	var b strings.Builder

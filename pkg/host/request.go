@@ -83,6 +83,9 @@ func (h *Host) RequestInterrupt(ctx context.Context, p interrupt.Principal, runI
 		if st.Ended != "" {
 			return decision[requested]{}, interrupt.Errorf(interrupt.CodeConflict, "run %s is %s", runID, st.Ended)
 		}
+		if err := conversationRule(st, payload); err != nil {
+			return decision[requested]{}, err
+		}
 		if busy := st.LatestAt(req.NodeID); busy != nil && busy.StatusAt(now) == interrupt.StatusPending {
 			return decision[requested]{}, interrupt.Errorf(interrupt.CodeConflict,
 				"node %s already waits on interrupt %s (key %q)", req.NodeID, busy.ID, busy.Payload.Key)
@@ -209,4 +212,23 @@ func schemaField(path string, err error) interrupt.FieldError {
 		return interrupt.FieldError{Path: path + refused.Pointer, Message: refused.Message}
 	}
 	return interrupt.FieldError{Path: path, Message: "is not a usable JSON Schema: " + err.Error()}
+}
+
+// conversationRule says whether the run may request a conversation.* interrupt now:
+// conversation.start opens a conversation this run has not opened, and never one it closed;
+// conversation.exchange and conversation.close need one it opened and has not closed.
+func conversationRule(st *runlog.State, p interrupt.Payload) error {
+	if !p.Kind.IsConversation() {
+		return nil
+	}
+	id := p.Data.ConversationID
+	switch state := st.Conversation(id); {
+	case p.Kind == interrupt.KindConversationStart && state == runlog.ConversationClosed:
+		return interrupt.Errorf(interrupt.CodeConflict, "conversation %s was closed; a closed conversation is never opened again", id)
+	case p.Kind == interrupt.KindConversationStart && state == runlog.ConversationOpen:
+		return interrupt.Errorf(interrupt.CodeConflict, "conversation %s is open already", id)
+	case p.Kind != interrupt.KindConversationStart && state != runlog.ConversationOpen:
+		return interrupt.Errorf(interrupt.CodeConflict, "%s needs conversation %s open in this run (conversation.start, and no conversation.close)", p.Kind, id)
+	}
+	return nil
 }

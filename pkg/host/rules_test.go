@@ -255,6 +255,12 @@ func TestResumeValidation(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h, l := memHost(t)
+			if strings.Contains(tt.payload, "conversation.exchange") {
+				open := json.RawMessage(`{"kind":"conversation.start","key":"open","data":{"conversationId":"c"}}`)
+				if _, _, err := h.RequestInterrupt(ctx, who("engine"), "r1", host.Request{NodeID: "open", Payload: open}); err != nil {
+					t.Fatal(err)
+				}
+			}
 			if _, _, err := h.RequestInterrupt(ctx, who("engine"), "r1", host.Request{NodeID: "gate", Payload: json.RawMessage(tt.payload)}); err != nil {
 				t.Fatal(err)
 			}
@@ -277,5 +283,40 @@ func TestResumeValidation(t *testing.T) {
 				t.Errorf("a refused value wrote")
 			}
 		})
+	}
+}
+
+// TestConversationLifecycle: exchange and close need a conversation the run opened and has not
+// closed; a closed conversation is never opened again, in this run or another.
+func TestConversationLifecycle(t *testing.T) {
+	ctx := context.Background()
+	h, _ := memHost(t)
+	conv := func(kind, key string) json.RawMessage {
+		extra := ""
+		if kind == "conversation.exchange" {
+			extra = `,"prompt":"?"`
+		}
+		return json.RawMessage(`{"kind":"` + kind + `","key":"` + key + `","data":{"conversationId":"c1"` + extra + `}}`)
+	}
+	steps := []struct {
+		run, node, kind, key string
+		want                 interrupt.Code
+	}{
+		{"r1", "a", "conversation.exchange", "e0", interrupt.CodeConflict},
+		{"r1", "b", "conversation.close", "x0", interrupt.CodeConflict},
+		{"r1", "c", "conversation.start", "s1", ""},
+		{"r1", "d", "conversation.start", "s2", interrupt.CodeConflict},
+		{"r1", "e", "conversation.exchange", "e1", ""},
+		{"r1", "f", "conversation.close", "x1", ""},
+		{"r1", "g", "conversation.exchange", "e2", interrupt.CodeConflict},
+		{"r1", "h", "conversation.close", "x2", interrupt.CodeConflict},
+		{"r1", "i", "conversation.start", "s3", interrupt.CodeConflict},
+		{"r2", "a", "conversation.start", "s1", interrupt.CodeConflict},
+	}
+	for i, s := range steps {
+		_, _, err := h.RequestInterrupt(ctx, who("engine"), s.run, host.Request{NodeID: s.node, Payload: conv(s.kind, s.key)})
+		if got := interrupt.ErrorCode(err); got != s.want {
+			t.Errorf("step %d, %s in %s: %v, want %q", i, s.kind, s.run, err, s.want)
+		}
 	}
 }

@@ -256,6 +256,36 @@ func (s *State) HasConversation(id string) bool {
 	return false
 }
 
+// ConversationState is where a conversation stands in a run: conversation.start opens it,
+// conversation.close closes it, for good.
+type ConversationState int
+
+// Conversation states.
+const (
+	ConversationNone ConversationState = iota
+	ConversationOpen
+	ConversationClosed
+)
+
+// Conversation is where conversation id stands in the run, by the interrupts it requested.
+func (s *State) Conversation(id string) ConversationState {
+	state := ConversationNone
+	for _, in := range s.ordered {
+		if !in.Payload.Kind.IsConversation() || in.Payload.Data.ConversationID != id {
+			continue
+		}
+		switch in.Payload.Kind {
+		case interrupt.KindConversationStart:
+			if state == ConversationNone {
+				state = ConversationOpen
+			}
+		case interrupt.KindConversationClose:
+			state = ConversationClosed
+		}
+	}
+	return state
+}
+
 // ByID is the interrupt with id, if any.
 func (s *State) ByID(id string) *Interrupt { return s.byID[id] }
 
