@@ -41,6 +41,7 @@ const (
 	EnvWebhookSecrets = "WEBHOOK_SECRET_PREFIX"
 	EnvInboxRetention = "INBOX_RETENTION_DAYS"
 	EnvRetention      = "RETENTION_DAYS"
+	EnvEscalation     = "ESCALATION_THRESHOLD"
 )
 
 // Option adds a dependency that only some functions have.
@@ -81,6 +82,13 @@ func hostConfig() (host.Config, error) {
 		Capabilities:       list(os.Getenv(EnvCapabilities)),
 		RefKinds:           list(os.Getenv(EnvRefKinds)),
 		OverridePrincipals: list(os.Getenv(EnvOverride)),
+	}
+	if v := os.Getenv(EnvEscalation); v != "" {
+		t, err := strconv.ParseFloat(v, 64)
+		if err != nil || t <= 0 || t > 1 {
+			return hc, fmt.Errorf("app: %s=%q is not a threshold in (0, 1]", EnvEscalation, v)
+		}
+		hc.EscalationThreshold = t
 	}
 	for env, into := range map[string]*time.Duration{EnvInboxRetention: &hc.InboxRetention, EnvRetention: &hc.Retention} {
 		if v := os.Getenv(env); v != "" {

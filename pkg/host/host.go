@@ -59,6 +59,9 @@ type Config struct {
 	InboxRetention time.Duration
 	// Retention is how long a run's log is kept after the run ended; 0 means DefaultRetention.
 	Retention time.Duration
+	// EscalationThreshold is the agent confidence below which a decision suspends its node,
+	// for runs that configure none; 0 means DefaultEscalationThreshold.
+	EscalationThreshold float64
 }
 
 // DefaultRetention is the template's RetentionDays default.
@@ -102,6 +105,9 @@ func New(log Log, schemas *schema.Set, cfg Config) *Host {
 	}
 	if cfg.Retention == 0 {
 		cfg.Retention = DefaultRetention
+	}
+	if cfg.EscalationThreshold == 0 {
+		cfg.EscalationThreshold = DefaultEscalationThreshold
 	}
 	return &Host{log: log, schemas: schemas, cfg: cfg, endpoints: &endpointCache{m: map[string]cachedEndpoint{}}}
 }

@@ -320,3 +320,81 @@ func TestConversationLifecycle(t *testing.T) {
 		}
 	}
 }
+
+// TestAgentDecisions: a decision below the run's threshold suspends its node in its own commit
+// (agent.decided, node.suspended, the low-confidence interrupt), one above it is only recorded,
+// the same key answers the first decision, and bad input changes nothing.
+func TestAgentDecisions(t *testing.T) {
+	ctx := context.Background()
+	h, l := memHost(t)
+	decide := func(run, node, key string, confidence float64) (host.Decided, bool, error) {
+		return h.Decide(ctx, who("engine"), run, host.AgentDecision{NodeID: node, Key: key, AgentID: "triage", Confidence: confidence, Decision: json.RawMessage(`{"label":"billing"}`)})
+	}
+	if _, err := h.Configure(ctx, who("engine"), "r1", 0.8); err != nil {
+		t.Fatal(err)
+	}
+	low, created, err := decide("r1", "classify", "d1", 0.41)
+	if err != nil || !created || !low.Escalated || low.InterruptID == "" || low.Seq != 2 {
+		t.Fatalf("below the threshold: %+v %v %v", low, created, err)
+	}
+	page, _ := h.Events(ctx, who("engine"), "r1", 1, 0)
+	var types []string
+	for _, e := range page.Events {
+		types = append(types, e.Type)
+		if e.Seq != 2 {
+			t.Errorf("%s in commit %d, want all in 2", e.Type, e.Seq)
+		}
+	}
+	if strings.Join(types, " ") != "agent.decided node.suspended interrupt.requested" {
+		t.Errorf("events %v", types)
+	}
+	if !strings.Contains(string(page.Events[2].Payload), `"data":{"agentId":"triage","observed":0.41,"threshold":0.8}`) {
+		t.Errorf("the interrupt: %s", page.Events[2].Payload)
+	}
+	if snap, _ := h.Snapshot(ctx, who("engine"), "r1"); snap.Status != interrupt.RunWaitingInput || snap.CurrentNodeID != "classify" {
+		t.Errorf("snapshot %+v", snap)
+	}
+	high, created, err := decide("r1", "route", "d2", 0.93)
+	if err != nil || !created || high.Escalated || high.InterruptID != "" {
+		t.Errorf("above the threshold: %+v %v", high, err)
+	}
+	writes := l.Writes()
+	again, created, err := decide("r1", "classify", "d1", 0.41)
+	if err != nil || created || again != low || l.Writes() != writes {
+		t.Errorf("the same key again: %+v %v %v, want %+v and no write", again, created, err, low)
+	}
+	if d, _, err := decide("r2", "n", "d1", 0.69); err != nil || !d.Escalated {
+		t.Errorf("the host's threshold (0.7) where the run sets none: %+v %v", d, err)
+	}
+	for name, c := range map[string]struct {
+		run, node, key string
+		confidence     float64
+		want           interrupt.Code
+	}{
+		"confidence over 1":      {"r1", "n", "k", 1.5, interrupt.CodeValidation},
+		"confidence under 0":     {"r1", "n", "k", -0.1, interrupt.CodeValidation},
+		"no key":                 {"r1", "n", "", 0.5, interrupt.CodeValidation},
+		"a bad node id":          {"r1", "a#b", "k", 0.5, interrupt.CodeValidation},
+		"a node already waiting": {"r1", "classify", "k3", 0.1, interrupt.CodeConflict},
+		"an interrupt's key":     {"r3", "n", "kk", 0.5, interrupt.CodeConflict},
+	} {
+		if name == "an interrupt's key" {
+			h.RequestInterrupt(ctx, who("engine"), "r3", host.Request{NodeID: "x", Payload: json.RawMessage(`{"kind":"custom","key":"kk","data":{"customKind":"x"}}`)})
+		}
+		writes := l.Writes()
+		if _, _, err := decide(c.run, c.node, c.key, c.confidence); interrupt.ErrorCode(err) != c.want {
+			t.Errorf("%s: %v, want %s", name, err, c.want)
+		}
+		if l.Writes() != writes {
+			t.Errorf("%s wrote", name)
+		}
+	}
+	for _, bad := range []float64{-0.01, 1.01} {
+		if _, err := h.Configure(ctx, who("engine"), "r1", bad); interrupt.ErrorCode(err) != interrupt.CodeValidation {
+			t.Errorf("threshold %v: %v", bad, err)
+		}
+	}
+	if c, err := h.Configure(ctx, who("engine"), "r1", 0.8); err != nil || c.Seq != 1 {
+		t.Errorf("the same threshold again: %+v %v, want the first configuration's commit", c, err)
+	}
+}

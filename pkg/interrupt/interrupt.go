@@ -153,6 +153,7 @@ const (
 	EventRunCompleted  = "run.completed"
 	EventAgentDecided  = "agent.decided"
 	EventNodeSuspended = "node.suspended"
+	EventRunConfigured = "run.configured"
 )
 
 // Resolved is the closed payload of interrupt.resolved (and of its legacy aliases).

@@ -74,6 +74,12 @@ type State struct {
 	Bytes int
 	// LastAt is the time of the last commit applied.
 	LastAt time.Time
+	// Threshold is the run's escalation threshold (run.configured), nil until configured, and
+	// ThresholdSeq the commit that set it.
+	Threshold    *float64
+	ThresholdSeq int64
+	// decisions maps the key of each agent decision to the commit that recorded it.
+	decisions map[string]int64
 	// Ended is RunCancelled or RunCompleted once the run has ended, else "".
 	Ended interrupt.RunStatus
 	// EndedSeq is the commit that ended the run.
@@ -113,6 +119,7 @@ func (s *State) Apply(c Commit) error {
 		s.latestAt = map[string]*Interrupt{}
 		s.CommitIDs = map[string]int64{}
 		s.idem = map[string]*Idem{}
+		s.decisions = map[string]int64{}
 	}
 	// Parse before mutating, so that a bad event leaves s as it was.
 	type change func()
@@ -207,6 +214,26 @@ func (s *State) change(c Commit, e Event, fresh map[string]*Interrupt) (func(), 
 			}
 			in.Asks[a.Principal]++
 		}, nil
+	case interrupt.EventRunConfigured:
+		var cfg struct {
+			Threshold float64 `json:"escalationThreshold"`
+		}
+		if err := json.Unmarshal(e.Payload, &cfg); err != nil {
+			return nil, err
+		}
+		return func() { s.Threshold, s.ThresholdSeq = &cfg.Threshold, c.Seq }, nil
+	case interrupt.EventAgentDecided:
+		var d struct {
+			Key string `json:"key"`
+		}
+		if err := json.Unmarshal(e.Payload, &d); err != nil {
+			return nil, err
+		}
+		return func() {
+			if d.Key != "" {
+				s.decisions[d.Key] = c.Seq
+			}
+		}, nil
 	case interrupt.EventExpired:
 		in, err := s.known(e.InterruptID, fresh)
 		if err != nil {
@@ -242,6 +269,9 @@ func (s *State) known(id string, fresh map[string]*Interrupt) (*Interrupt, error
 	}
 	return in, nil
 }
+
+// Decided is the commit that recorded the agent decision of key, 0 if none did.
+func (s *State) Decided(key string) int64 { return s.decisions[key] }
 
 // Exists reports whether the run has any commit.
 func (s *State) Exists() bool { return s.Seq > 0 }

@@ -1,0 +1,14 @@
+// Command agent-decisions serves POST /runs/{runId}/agent-decisions.
+package main
+
+import (
+	"context"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/interrupthost/interrupthost/pkg/app"
+)
+
+func main() {
+	lambda.Start(app.Must(context.Background()).AgentDecisions())
+}

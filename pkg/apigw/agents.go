@@ -1,0 +1,78 @@
+package apigw
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+
+	"github.com/interrupthost/interrupthost/pkg/host"
+)
+
+// AgentDecisions serves POST /runs/{runId}/agent-decisions { nodeId, key, agentId, confidence,
+// decision }: 201 with { runId, nodeId, seq, escalated, interruptId? }, or 200 with the first
+// answer when the key was decided before.
+func (a *API) AgentDecisions() Handler {
+	return a.route(ScopeInterruptsWrite, func(ctx context.Context, c *call) (reply, error) {
+		if err := c.readRun(); err != nil {
+			return reply{}, err
+		}
+		var body struct {
+			NodeID     *string         `json:"nodeId"`
+			Key        *string         `json:"key"`
+			AgentID    *string         `json:"agentId"`
+			Confidence *float64        `json:"confidence"`
+			Decision   json.RawMessage `json:"decision"`
+		}
+		if _, err := decodeBody(c.req, &body); err != nil {
+			return reply{}, err
+		}
+		var absent []string
+		for _, m := range []struct {
+			name    string
+			present bool
+		}{{"nodeId", body.NodeID != nil}, {"key", body.Key != nil}, {"agentId", body.AgentID != nil}, {"confidence", body.Confidence != nil}, {"decision", body.Decision != nil}} {
+			if !m.present {
+				absent = append(absent, m.name)
+			}
+		}
+		if len(absent) > 0 {
+			return reply{}, missing(absent...)
+		}
+		c.nodeID = *body.NodeID
+		d, created, err := a.host.Decide(ctx, c.principal, c.runID, host.AgentDecision{
+			NodeID: *body.NodeID, Key: *body.Key, AgentID: *body.AgentID, Confidence: *body.Confidence, Decision: body.Decision,
+		})
+		if err != nil {
+			return reply{}, err
+		}
+		status := http.StatusOK
+		if created {
+			status = http.StatusCreated
+		}
+		return reply{status: status, body: d}, nil
+	})
+}
+
+// ConfigureRun serves PUT /runs/{runId}/configurable { escalationThreshold }: 200 with the
+// run's configuration as it stands.
+func (a *API) ConfigureRun() Handler {
+	return a.route(ScopeInterruptsWrite, func(ctx context.Context, c *call) (reply, error) {
+		if err := c.readRun(); err != nil {
+			return reply{}, err
+		}
+		var body struct {
+			EscalationThreshold *float64 `json:"escalationThreshold"`
+		}
+		if _, err := decodeBody(c.req, &body); err != nil {
+			return reply{}, err
+		}
+		if body.EscalationThreshold == nil {
+			return reply{}, missing("escalationThreshold")
+		}
+		cfg, err := a.host.Configure(ctx, c.principal, c.runID, *body.EscalationThreshold)
+		if err != nil {
+			return reply{}, err
+		}
+		return reply{status: http.StatusOK, body: cfg}, nil
+	})
+}
