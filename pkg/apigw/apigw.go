@@ -23,7 +23,7 @@ import (
 // Handler is one function's entry point, as lambda.Start takes it.
 type Handler func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error)
 
-// Scopes the routes require (DESIGN.md, Operations).
+// Scopes the routes require (README, "API").
 const (
 	ScopeInterruptsWrite  = "interrupts:write"
 	ScopeApprovalsRespond = "approvals:respond"

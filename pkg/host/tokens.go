@@ -91,7 +91,7 @@ func (h *Host) MintToken(ctx context.Context, p interrupt.Principal, runID, node
 	return h.mint(ctx, p.Tenant, runID, in, req)
 }
 
-// verify checks a token in DESIGN.md's order: grammar, alg, kid and MAC (401), then expiry (410).
+// verify checks a token in docs/design.md's order: grammar, alg, kid and MAC (401), then expiry (410).
 // The state (404, 409) is the caller's to check against the log.
 func (h *Host) verify(ctx context.Context, raw string) (token.Claims, error) {
 	if h.cfg.Keys == nil {
@@ -154,7 +154,7 @@ type Grant struct {
 	Caller TokenCaller
 }
 
-// Authorize verifies a token for resolving, in DESIGN's order (401, 410, then 403 for an
+// Authorize verifies a token for resolving, in docs/design.md's order (401, 410, then 403 for an
 // inspect-only token), before anything of the request's body is read: a bad token is refused
 // as such whatever the body.
 func (h *Host) Authorize(ctx context.Context, raw string) (Grant, error) {

@@ -5,7 +5,7 @@ import (
 	"fmt"
 )
 
-// Code is a machine-readable error code; the spec fixes some, DESIGN.md adds the rest. The HTTP
+// Code is a machine-readable error code; the spec fixes some, docs/design.md adds the rest. The HTTP
 // layer maps each code to a status in one table.
 type Code string
 

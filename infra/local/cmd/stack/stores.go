@@ -167,7 +167,7 @@ func (inst instance) createTable(ctx context.Context, tmpl *samtemplate.Template
 	return err
 }
 
-// seedKeyring gives the stack a fresh development keyring in the format of DESIGN.md, and
+// seedKeyring gives the stack a fresh development keyring in the format of docs/design.md, and
 // returns its active kid.
 func (in instance) seedKeyring(ctx context.Context) (string, error) {
 	kid := "dev-" + strings.ToLower(rand.Text()[:10])
