@@ -14,7 +14,7 @@ PY_DEPS := $(VENV)/.installed
 
 # FUZZTIME bounds each fuzz target under `make test`.
 FUZZTIME ?= 20s
-FUZZ_TARGETS := pkg/token:FuzzVerify $(foreach f,RequestInterrupt ResolveByRun InspectByToken ResolveByToken MintToken GetRun ListEvents EndRun Discovery,pkg/apigw:Fuzz$(f))
+FUZZ_TARGETS := pkg/token:FuzzVerify $(foreach f,RequestInterrupt ResolveByRun InspectByToken ResolveByToken MintToken GetRun ListEvents EndRun Discovery AgentDecisions ConfigureRun WebhookEndpoints WebhookIngest,pkg/apigw:Fuzz$(f))
 
 ## deps: the pinned Node.js (dynalite) and Python (moto, aws-sam-cli, cfn-lint) tools
 deps: $(NODE_DEPS) $(PY_DEPS)

@@ -32,12 +32,12 @@ func fuzzHandler(f *testing.F, pick func(*stack) apigw.Handler, route string, se
 		req := events.APIGatewayV2HTTPRequest{
 			RouteKey:       route,
 			Headers:        map[string]string{"content-type": ctype},
-			PathParameters: map[string]string{"runId": runID, "nodeId": nodeID, "token": token},
+			PathParameters: map[string]string{"runId": runID, "nodeId": nodeID, "token": token, "id": nodeID, "endpointId": nodeID},
 			Body:           body,
 			RequestContext: events.APIGatewayV2HTTPRequestContext{RequestID: "fuzz", RouteKey: route},
 		}
 		authorize(&req, map[string]any{"sub": "fuzzer", "tenant": "acme", "groups": []string{"finance"}},
-			[]string{apigw.ScopeInterruptsWrite, apigw.ScopeApprovalsRespond, apigw.ScopeRunsRead})
+			[]string{apigw.ScopeInterruptsWrite, apigw.ScopeApprovalsRespond, apigw.ScopeRunsRead, apigw.ScopeWebhooksManage})
 		if idemKey != "" {
 			req.Headers["idempotency-key"] = idemKey
 		}
@@ -105,4 +105,25 @@ func FuzzDiscovery(f *testing.F) {
 	fuzzHandler(f, func(s *stack) apigw.Handler {
 		return apigw.Discovery(host.DiscoveryOf(host.Config{Capabilities: []string{"conversation"}}), slog.New(slog.DiscardHandler))
 	}, "GET /.well-known/interrupt-host", "")
+}
+
+func FuzzAgentDecisions(f *testing.F) {
+	fuzzHandler(f, func(s *stack) apigw.Handler { return s.api.AgentDecisions() }, "POST /runs/{runId}/agent-decisions",
+		`{"nodeId":"n9","key":"d1","agentId":"a","confidence":0.2,"decision":{"label":"x"}}`,
+		`{"nodeId":"n9","key":"d2","agentId":"a","confidence":0.99,"decision":null}`)
+}
+
+func FuzzConfigureRun(f *testing.F) {
+	fuzzHandler(f, func(s *stack) apigw.Handler { return s.api.ConfigureRun() }, "PUT /runs/{runId}/configurable",
+		`{"escalationThreshold":0.8}`, `{"escalationThreshold":1e-3}`)
+}
+
+func FuzzWebhookEndpoints(f *testing.F) {
+	fuzzHandler(f, func(s *stack) apigw.Handler { return s.api.WebhookEndpoints() }, "POST /webhook-endpoints",
+		`{"provider":"stripe","secrets":["whsec_fuzz_0123456789abcdef"],"correlation":["/data/id"]}`)
+}
+
+func FuzzWebhookIngest(f *testing.F) {
+	fuzzHandler(f, func(s *stack) apigw.Handler { return s.api.WebhookIngest() }, "POST /webhooks/{endpointId}",
+		`{"id":"evt_1","type":"payment_intent.succeeded","data":{"object":{"id":"pi_1"}}}`)
 }

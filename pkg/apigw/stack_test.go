@@ -2,6 +2,7 @@ package apigw_test
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -29,6 +30,7 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/runlog"
 	"github.com/interrupthost/interrupthost/pkg/schema"
 	"github.com/interrupthost/interrupthost/pkg/token"
+	"github.com/interrupthost/interrupthost/pkg/webhook"
 	"github.com/interrupthost/interrupthost/schemas"
 )
 
@@ -113,7 +115,10 @@ func buildWith(db *dynamodb.Client, table string, c *clock, keys token.Keys, con
 		return nil, err
 	}
 	log := dynamo.NewRunLog(db, table)
-	cfg := host.Config{Capabilities: []string{"conversation"}, Now: c.Now, Keys: keys, RefKinds: []string{"principal", "group", "role"}}
+	cfg := host.Config{
+		Capabilities: []string{"conversation"}, Now: c.Now, Keys: keys, RefKinds: []string{"principal", "group", "role"},
+		Secrets: webhook.NewCache(webhook.SecretsManager{Client: localaws.SecretsManager(), Prefix: "test/" + strings.ToLower(rand.Text()) + "/"}, nil),
+	}
 	configure(&cfg)
 	h := host.New(log, schemas, cfg)
 	api := apigw.New(h, slog.New(slog.NewJSONHandler(io.Discard, nil)), apigw.Options{})

@@ -1,7 +1,6 @@
 package apigw_test
 
 import (
-	"crypto/rand"
 	"encoding/base64"
 	"fmt"
 	"strings"
@@ -15,21 +14,17 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/apigw"
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
-	"github.com/interrupthost/interrupthost/pkg/webhook"
 )
 
 var manager = caller{"ops", "acme", []string{apigw.ScopeWebhooksManage}}
 
-// hookStack is the API over the local DynamoDB and the local Secrets Manager, whose webhook
-// secrets live under a fresh prefix.
+// hookStack is the API over the local DynamoDB and the local Secrets Manager (webhook secrets
+// under a fresh prefix), with a clock that runs.
 func hookStack(t *testing.T) *stack {
 	t.Helper()
 	localaws.NeedsStack(t)
 	db, table := localaws.NewTable(t)
-	prefix := "test/" + strings.ToLower(rand.Text()) + "/"
-	s, err := buildWith(db, table, &clock{now: time.Now().UTC()}, nil, func(c *host.Config) {
-		c.Secrets = webhook.NewCache(webhook.SecretsManager{Client: localaws.SecretsManager(), Prefix: prefix}, nil)
-	})
+	s, err := buildWith(db, table, &clock{now: time.Now().UTC()}, nil, func(*host.Config) {})
 	if err != nil {
 		t.Fatal(err)
 	}
