@@ -97,11 +97,7 @@ func (l *RunLog) DeleteEndpoint(ctx context.Context, id string) error {
 
 // Wait registers w at k and returns the event live there, if any, in one write.
 func (l *RunLog) Wait(ctx context.Context, k webhook.Key, w webhook.Waiter, now time.Time) (*webhook.Delivery, error) {
-	key, err := slotKey(k)
-	if err != nil {
-		return nil, err
-	}
-	in, err := waiterUpdate(l.table, key, w)
+	in, err := l.waiterUpdate(k, w)
 	if err != nil {
 		return nil, err
 	}
@@ -117,11 +113,7 @@ func (l *RunLog) Wait(ctx context.Context, k webhook.Key, w webhook.Waiter, now 
 // Confirm writes w again unless an event is live at k, and then answers that event: the write
 // is conditional on the slot, so it is ordered with every Deliver.
 func (l *RunLog) Confirm(ctx context.Context, k webhook.Key, w webhook.Waiter, now time.Time) (*webhook.Delivery, error) {
-	key, err := slotKey(k)
-	if err != nil {
-		return nil, err
-	}
-	in, err := waiterUpdate(l.table, key, w)
+	in, err := l.waiterUpdate(k, w)
 	if err != nil {
 		return nil, err
 	}
@@ -133,7 +125,7 @@ func (l *RunLog) Confirm(ctx context.Context, k webhook.Key, w webhook.Waiter, n
 	if err == nil {
 		return nil, nil
 	}
-	item, err := l.refused(ctx, key, err)
+	item, err := l.refused(ctx, in.Key, err)
 	if err != nil {
 		return nil, err
 	}
@@ -248,13 +240,18 @@ func str(v types.AttributeValue) string {
 	return ""
 }
 
-func waiterUpdate(table string, key map[string]types.AttributeValue, w webhook.Waiter) (*dynamodb.UpdateItemInput, error) {
+// waiterUpdate is the write of waiter w into the slot of k.
+func (l *RunLog) waiterUpdate(k webhook.Key, w webhook.Waiter) (*dynamodb.UpdateItemInput, error) {
+	key, err := slotKey(k)
+	if err != nil {
+		return nil, err
+	}
 	b, err := json.Marshal(w)
 	if err != nil {
 		return nil, err
 	}
 	return &dynamodb.UpdateItemInput{
-		TableName: &table, Key: key,
+		TableName: &l.table, Key: key,
 		UpdateExpression:          aws.String("SET #w = :w"),
 		ExpressionAttributeNames:  map[string]string{"#w": waiterPrefix + w.InterruptID},
 		ExpressionAttributeValues: map[string]types.AttributeValue{":w": s(string(b))},
