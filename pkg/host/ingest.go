@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -81,7 +82,10 @@ func (h *Host) Ingest(ctx context.Context, endpointID string, headers map[string
 	if err != nil {
 		return Ingested{}, err
 	}
-	kept := slot.Event != nil && slot.Event.Same(d)
+	if slot.Event == nil { // the write keeps d or finds another live event: never neither
+		return Ingested{}, fmt.Errorf("host: the slot of a %s event kept nothing: %w", ev.Type, interrupt.ErrUnavailable)
+	}
+	kept := slot.Event.Same(d)
 	if kept && slot.Event.Answer != nil {
 		return duplicate(slot.Event.Answer)
 	}
