@@ -71,7 +71,8 @@ func (h *Host) Sweep(ctx context.Context) (SweepReport, error) {
 				if report.Entries == MaxSweepEntries || (bounded && time.Until(deadline) < sweepMargin) {
 					return nil
 				}
-				due, err := h.log.Due(ctx, m, after, min(sweepPage, MaxSweepEntries-report.Entries))
+				limit := min(sweepPage, MaxSweepEntries-report.Entries)
+				due, err := h.log.Due(ctx, m, after, limit)
 				if err != nil {
 					return err
 				}
@@ -98,10 +99,10 @@ func (h *Host) Sweep(ctx context.Context) (SweepReport, error) {
 						cur.After = after
 					}
 				}
-				if finished && len(due) == sweepPage {
-					continue
+				if finished && len(due) == limit {
+					continue // a full page: there may be more of the minute (or the budget ends)
 				}
-				if moving && finished && closed(m, now) && len(due) < sweepPage {
+				if moving && finished && closed(m, now) {
 					cur = runlog.SweepCursor{Minute: m.Add(time.Minute), Version: cur.Version}
 				} else {
 					moving = false

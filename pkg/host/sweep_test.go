@@ -224,3 +224,42 @@ func TestRetentionFollowsTheEnd(t *testing.T) {
 		}
 	}
 }
+
+// TestSweepBudgetResumes: more due entries in one minute than one sweep may handle are handled
+// over several sweeps, none skipped and none expired twice.
+func TestSweepBudgetResumes(t *testing.T) {
+	ctx := context.Background()
+	t0 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	clock := &movable{now: t0}
+	h, _ := memHost(t, func(c *host.Config) { c.Now = clock.Now })
+	const n = host.MaxSweepEntries + 150
+	for i := range n {
+		payload := json.RawMessage(`{"kind":"custom","key":"k","timeoutMs":1000,"data":{"customKind":"x"}}`)
+		if _, _, err := h.RequestInterrupt(ctx, who("engine"), fmt.Sprintf("r%d", i), host.Request{NodeID: "n", Payload: payload}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clock.Set(t0.Add(5 * time.Minute))
+	total := 0
+	for sweeps := 1; ; sweeps++ {
+		r, err := h.Sweep(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		total += r.Expired
+		if r.Entries < host.MaxSweepEntries {
+			break
+		}
+		if sweeps > 3 {
+			t.Fatalf("still sweeping after %d sweeps", sweeps)
+		}
+	}
+	if total != n {
+		t.Errorf("%d expired, want %d", total, n)
+	}
+	for _, i := range []int{0, n / 2, n - 1} {
+		if got := len(expiredEvents(t, h, fmt.Sprintf("r%d", i))); got != 1 {
+			t.Errorf("r%d: %d interrupt.expired", i, got)
+		}
+	}
+}
