@@ -20,8 +20,8 @@ import (
 type claims map[string]json.RawMessage
 
 // bearerClaims decodes the Authorization header's JWT and checks it against the authorizer's
-// claims: every claim the token holds as a string must be the authorizer's value of that claim,
-// and the authorizer must have verified a subject.
+// claims: the subject must be the one the authorizer verified, and every claim both hold as a
+// string must be the same.
 func bearerClaims(req events.APIGatewayV2HTTPRequest, verified map[string]string) (claims, error) {
 	refused := interrupt.Errorf(interrupt.CodeUnauthorized, "the bearer token is not the one the gateway verified")
 	// The authorizer takes the token bare or after "Bearer ", as API Gateway does.
@@ -44,12 +44,12 @@ func bearerClaims(req events.APIGatewayV2HTTPRequest, verified map[string]string
 	if err := json.Unmarshal(payload, &c); err != nil || c == nil {
 		return nil, refused
 	}
-	if verified["sub"] == "" {
+	if verified["sub"] == "" || c.str("sub") != verified["sub"] {
 		return nil, refused
 	}
 	for name, raw := range c {
 		var s string
-		if json.Unmarshal(raw, &s) == nil && verified[name] != s {
+		if want, passed := verified[name]; passed && json.Unmarshal(raw, &s) == nil && want != s {
 			return nil, refused
 		}
 	}
