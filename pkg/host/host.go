@@ -125,12 +125,6 @@ type Facet struct {
 	RefKinds  []string `json:"refKinds"`
 }
 
-// Schemas and Config are what h was built with, for building another host like it.
-func (h *Host) Schemas() *schema.Set { return h.schemas }
-
-// Config is the configuration h runs with, defaults filled in.
-func (h *Host) Config() Config { return h.cfg }
-
 // DiscoveryOf is the discovery document of a host configured with cfg: what it advertises is
 // what it enforces.
 func DiscoveryOf(cfg Config) Discovery {

@@ -55,13 +55,14 @@ var (
 // hookHost is a host with an in-memory log and secret store, and a Stripe endpoint of acme.
 func hookHost(t testing.TB, wrap ...func(host.Log) host.Log) (*host.Host, *inmem.RunLog, webhook.Endpoint) {
 	t.Helper()
-	h, l := memHost(t, func(c *host.Config) {
+	var over func(host.Log) host.Log
+	if len(wrap) > 0 {
+		over = wrap[0]
+	}
+	h, l := memHostOn(t, over, func(c *host.Config) {
 		c.Now = func() time.Time { return t0 }
 		c.Secrets = webhook.NewCache(&memSecrets{m: map[string][]string{}}, c.Now)
 	})
-	if len(wrap) > 0 {
-		h = host.New(wrap[0](l), h.Schemas(), h.Config())
-	}
 	e, err := h.CreateEndpoint(context.Background(), who("admin"), host.EndpointRequest{Provider: "stripe", Secrets: []string{stripeSecret}})
 	if err != nil {
 		t.Fatal(err)

@@ -18,6 +18,12 @@ import (
 // principal: the rules below run without a network in microseconds.
 func memHost(t testing.TB, configure ...func(*host.Config)) (*host.Host, *inmem.RunLog) {
 	t.Helper()
+	return memHostOn(t, nil, configure...)
+}
+
+// memHostOn is memHost over wrap(log), a log that watches or steers the in-memory one.
+func memHostOn(t testing.TB, wrap func(host.Log) host.Log, configure ...func(*host.Config)) (*host.Host, *inmem.RunLog) {
+	t.Helper()
 	sch, err := schema.Load()
 	if err != nil {
 		t.Fatal(err)
@@ -30,7 +36,11 @@ func memHost(t testing.TB, configure ...func(*host.Config)) (*host.Host, *inmem.
 		c(&cfg)
 	}
 	l := inmem.New()
-	return host.New(l, sch, cfg), l
+	var log host.Log = l
+	if wrap != nil {
+		log = wrap(l)
+	}
+	return host.New(log, sch, cfg), l
 }
 
 func who(sub string) interrupt.Principal { return interrupt.Principal{Subject: sub, Tenant: "acme"} }

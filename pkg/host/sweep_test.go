@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/interrupthost/interrupthost/pkg/host"
-	"github.com/interrupthost/interrupthost/pkg/inmem"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
 )
@@ -161,10 +160,8 @@ func TestSweepCostFollowsTheDue(t *testing.T) {
 	ctx := context.Background()
 	t0 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 	clock := &movable{now: t0}
-	mem := inmem.New()
-	c := &counted{Log: mem, calls: map[string]int{}}
-	sch, _ := memHost(t)
-	h := host.New(c, sch.Schemas(), host.Config{Now: clock.Now})
+	c := &counted{calls: map[string]int{}}
+	h, mem := memHostOn(t, func(l host.Log) host.Log { c.Log = l; return c }, func(cfg *host.Config) { cfg.Now = clock.Now })
 	for i := range 10_000 {
 		if err := mem.Schedule(ctx, runlog.Due{Tenant: "acme", RunID: fmt.Sprintf("later-%d", i), InterruptID: "int", Deadline: t0.Add(time.Hour + time.Duration(i)*time.Second)}); err != nil {
 			t.Fatal(err)
