@@ -30,11 +30,7 @@ func (h *Host) Configure(ctx context.Context, p interrupt.Principal, runID strin
 		return RunConfig{}, interrupt.Invalid("the configuration is not acceptable",
 			interrupt.FieldError{Path: "/escalationThreshold", Message: "must be a number from 0 to 1"})
 	}
-	k, err := key(p, runID)
-	if err != nil {
-		return RunConfig{}, err
-	}
-	st, err := h.load(ctx, k)
+	k, st, err := h.loadRun(ctx, p, runID)
 	if err != nil {
 		return RunConfig{}, err
 	}
@@ -91,11 +87,7 @@ func (h *Host) Decide(ctx context.Context, p interrupt.Principal, runID string, 
 	if fields := checkDecision(d); len(fields) > 0 {
 		return Decided{}, false, interrupt.Invalid("the decision is not acceptable", fields...)
 	}
-	k, err := key(p, runID)
-	if err != nil {
-		return Decided{}, false, err
-	}
-	st, err := h.load(ctx, k)
+	k, st, err := h.loadRun(ctx, p, runID)
 	if err != nil {
 		return Decided{}, false, err
 	}

@@ -62,11 +62,7 @@ func (h *Host) confirm(ctx context.Context, p interrupt.Principal, view Interrup
 
 // viewNow reads the interrupt of view as the log says it stands now.
 func (h *Host) viewNow(ctx context.Context, p interrupt.Principal, view InterruptView) (InterruptView, error) {
-	k, err := key(p, view.RunID)
-	if err != nil {
-		return view, err
-	}
-	st, err := h.load(ctx, k)
+	_, st, err := h.loadRun(ctx, p, view.RunID)
 	if err != nil {
 		return view, err
 	}

@@ -25,11 +25,7 @@ func (h *Host) EndRun(ctx context.Context, p interrupt.Principal, runID string, 
 	if eventType == "" {
 		return RunEnd{}, interrupt.Errorf(interrupt.CodeValidation, "a run ends cancelled or completed")
 	}
-	k, err := key(p, runID)
-	if err != nil {
-		return RunEnd{}, err
-	}
-	st, err := h.load(ctx, k)
+	k, st, err := h.loadRun(ctx, p, runID)
 	if err != nil {
 		return RunEnd{}, err
 	}

@@ -157,6 +157,16 @@ func key(p interrupt.Principal, runID string) (runlog.Key, error) {
 	return k, nil
 }
 
+// loadRun folds the log of the caller's run runID, refusing a run id that could name none.
+func (h *Host) loadRun(ctx context.Context, p interrupt.Principal, runID string) (runlog.Key, *runlog.State, error) {
+	k, err := key(p, runID)
+	if err != nil {
+		return k, nil, err
+	}
+	st, err := h.load(ctx, k)
+	return k, st, err
+}
+
 // load folds the whole log of a run. A log that does not start at commit 1 is a run past its
 // retention whose commits DynamoDB is deleting one by one: no run, as when they are all gone.
 func (h *Host) load(ctx context.Context, k runlog.Key) (*runlog.State, error) {

@@ -9,11 +9,7 @@ import (
 
 // Snapshot is the RunSnapshot of a run.
 func (h *Host) Snapshot(ctx context.Context, p interrupt.Principal, runID string) (runlog.Snapshot, error) {
-	k, err := key(p, runID)
-	if err != nil {
-		return runlog.Snapshot{}, err
-	}
-	st, err := h.load(ctx, k)
+	_, st, err := h.loadRun(ctx, p, runID)
 	if err != nil {
 		return runlog.Snapshot{}, err
 	}

@@ -62,15 +62,11 @@ func (h *Host) RequestInterrupt(ctx context.Context, p interrupt.Principal, runI
 			return InterruptView{}, false, interrupt.Invalid("the token request is not acceptable", fields...)
 		}
 	}
-	k, err := key(p, runID)
-	if err != nil {
-		return InterruptView{}, false, err
-	}
 	if !runlog.ValidID(req.NodeID) {
 		return InterruptView{}, false, interrupt.Invalid("nodeId is not a valid id",
 			interrupt.FieldError{Path: "/nodeId", Message: "must match ^[A-Za-z0-9._:-]{1,128}$"})
 	}
-	st, err := h.load(ctx, k)
+	k, st, err := h.loadRun(ctx, p, runID)
 	if err != nil {
 		return InterruptView{}, false, err
 	}

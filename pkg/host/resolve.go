@@ -65,11 +65,7 @@ type checked struct {
 // state (or says why there is none), and runs again whenever the state moves on. The value is
 // judged once per interrupt: a lost race that finds the same interrupt does not validate again.
 func (h *Host) resolve(ctx context.Context, p interrupt.Principal, runID string, idem *Idempotency, target func(*runlog.State) (*runlog.Interrupt, error), resumeValue json.RawMessage) (Resolution, error) {
-	k, err := key(p, runID)
-	if err != nil {
-		return Resolution{}, err
-	}
-	st, err := h.load(ctx, k)
+	k, st, err := h.loadRun(ctx, p, runID)
 	if err != nil {
 		return Resolution{}, err
 	}

@@ -70,11 +70,7 @@ func (h *Host) MintToken(ctx context.Context, p interrupt.Principal, runID, node
 	if fields := req.Check(""); len(fields) > 0 {
 		return TokenView{}, interrupt.Invalid("the token request is not acceptable", fields...)
 	}
-	k, err := key(p, runID)
-	if err != nil {
-		return TokenView{}, err
-	}
-	st, err := h.load(ctx, k)
+	_, st, err := h.loadRun(ctx, p, runID)
 	if err != nil {
 		return TokenView{}, err
 	}
