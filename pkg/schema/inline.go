@@ -131,7 +131,7 @@ func (a *analysis) ref(ref, at string) (cost, error) {
 	if c, ok := a.done[target]; ok {
 		return c, nil
 	}
-	node, ok := resolve(a.root, target)
+	node, ok := Resolve(a.root, target)
 	if !ok {
 		return cost{}, &Error{Pointer: at, Message: fmt.Sprintf("refers to %q, which the schema does not contain", ref)}
 	}
@@ -145,14 +145,19 @@ func (a *analysis) ref(ref, at string) (cost, error) {
 	return c, nil
 }
 
-// resolve finds the value a JSON Pointer names in doc.
-func resolve(doc any, pointer string) (any, bool) {
+// Resolve finds the value a JSON Pointer (RFC 6901: "" for the whole document, else "/" and
+// escaped segments) names in doc, a document as encoding/json decodes it into any. Array
+// indexes are decimal without leading zeros.
+func Resolve(doc any, pointer string) (any, bool) {
 	if pointer == "" {
 		return doc, true
 	}
+	if !strings.HasPrefix(pointer, "/") {
+		return nil, false
+	}
 	node := doc
 	for _, seg := range strings.Split(pointer[1:], "/") {
-		seg = strings.NewReplacer("~1", "/", "~0", "~").Replace(seg)
+		seg = pointerUnescaper.Replace(seg)
 		switch v := node.(type) {
 		case map[string]any:
 			child, ok := v[seg]
@@ -162,7 +167,7 @@ func resolve(doc any, pointer string) (any, bool) {
 			node = child
 		case []any:
 			i, err := strconv.Atoi(seg)
-			if err != nil || i < 0 || i >= len(v) {
+			if err != nil || i < 0 || i >= len(v) || (len(seg) > 1 && seg[0] == '0') {
 				return nil, false
 			}
 			node = v[i]
@@ -172,6 +177,8 @@ func resolve(doc any, pointer string) (any, bool) {
 	}
 	return node, true
 }
+
+var pointerUnescaper = strings.NewReplacer("~1", "/", "~0", "~")
 
 // patternCost is the size of a pattern's compiled program, in instructions: the factor by which
 // matching it multiplies the length of the input.

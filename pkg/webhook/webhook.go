@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/interrupthost/interrupthost/pkg/schema"
 )
 
 // Tolerance is how far a delivery's signed timestamp may be from now, either way: a captured
@@ -100,7 +102,11 @@ func Correlate(body []byte, pointers []string) (string, bool) {
 		return "", false
 	}
 	for _, p := range pointers {
-		switch v := resolve(doc, p).(type) {
+		if !ValidPointer(p) {
+			continue
+		}
+		v, _ := schema.Resolve(doc, p)
+		switch v := v.(type) {
 		case string:
 			if v != "" {
 				return v, true
@@ -123,29 +129,6 @@ func ValidPointer(p string) bool {
 		}
 	}
 	return true
-}
-
-func resolve(doc any, pointer string) any {
-	if !ValidPointer(pointer) {
-		return nil
-	}
-	node := doc
-	for _, seg := range strings.Split(pointer[1:], "/") {
-		seg = strings.NewReplacer("~1", "/", "~0", "~").Replace(seg)
-		switch v := node.(type) {
-		case map[string]any:
-			node = v[seg]
-		case []any:
-			i, err := strconv.Atoi(seg)
-			if err != nil || i < 0 || i >= len(v) || (len(seg) > 1 && seg[0] == '0') {
-				return nil
-			}
-			node = v[i]
-		default:
-			return nil
-		}
-	}
-	return node
 }
 
 // Endpoint is where one provider account of a tenant posts its events: /webhooks/<ID>. Its
