@@ -198,8 +198,11 @@ var transient = map[string]bool{
 }
 
 // classify marks throttling and unreachable endpoints as interrupt.ErrUnavailable; anything else
-// (a missing table, a malformed request) is a fault of ours and stays internal.
+// (a missing table, a malformed request) is a fault of ours and stays internal. nil stays nil.
 func classify(op string, err error) error {
+	if err == nil {
+		return nil
+	}
 	var apiErr smithy.APIError
 	if errors.As(err, &apiErr) && !transient[apiErr.ErrorCode()] {
 		return fmt.Errorf("dynamo: %s: %w", op, err)

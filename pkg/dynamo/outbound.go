@@ -1,0 +1,315 @@
+package dynamo
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/interrupthost/interrupthost/pkg/outbound"
+	"github.com/interrupthost/interrupthost/pkg/runlog"
+)
+
+// Outbound keeps subscriptions and their deliveries in the run-log table (README, "Outbound
+// events"):
+//
+//	<tenant>#subs           sub#<id>                 a subscription: url, events, format
+//	<tenant>#sub#<id>       run#<runId>              a cursor: next seq and index, version,
+//	                                                 attempts, failingSince, retryAt, lastError
+//	<tenant>#sub#<id>       att#<unixNanos>#<evId>   an attempt, kept AttemptRetention
+//	outbound#retry          <retryAt>#<t>#<s>#<run>  the retry index, read oldest first
+//
+// Cursors and attempts carry expiresAt; a deleted subscription's expire with it.
+type Outbound struct {
+	db    *dynamodb.Client
+	table string
+}
+
+// NewOutbound returns the store over table.
+func NewOutbound(db *dynamodb.Client, table string) *Outbound {
+	return &Outbound{db: db, table: table}
+}
+
+const (
+	retryPartition = "outbound#retry"
+	// sortableTime spells times so that their strings sort as the times do.
+	sortableTime = "2006-01-02T15:04:05.000000000Z"
+)
+
+func subKey(tenant, id string) (map[string]types.AttributeValue, error) {
+	if !runlog.ValidID(tenant) || !runlog.ValidID(id) {
+		return nil, fmt.Errorf("dynamo: subscription %q of tenant %q: %w", id, tenant, runlog.ErrInvalidKey)
+	}
+	return map[string]types.AttributeValue{attrPK: s(tenant + "#subs"), attrSK: s("sub#" + id)}, nil
+}
+
+func subPartition(tenant, id string) string { return tenant + "#sub#" + id }
+
+// CreateSubscription implements outbound.Store.
+func (o *Outbound) CreateSubscription(ctx context.Context, sub outbound.Subscription) error {
+	item, err := subKey(sub.Tenant, sub.ID)
+	if err != nil {
+		return err
+	}
+	events, err := json.Marshal(sub.Events)
+	if err != nil {
+		return err
+	}
+	item["url"], item["events"], item["format"] = s(sub.URL), s(string(events)), s(sub.Format)
+	item[attrAt] = s(sub.CreatedAt.UTC().Format(time.RFC3339Nano))
+	_, err = o.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &o.table, Item: item})
+	return classify("put subscription", err)
+}
+
+// Subscription implements outbound.Store.
+func (o *Outbound) Subscription(ctx context.Context, tenant, id string) (outbound.Subscription, error) {
+	key, err := subKey(tenant, id)
+	if err != nil {
+		return outbound.Subscription{}, outbound.ErrNoSubscription
+	}
+	out, err := o.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &o.table, Key: key, ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return outbound.Subscription{}, classify("get subscription", err)
+	}
+	if out.Item == nil {
+		return outbound.Subscription{}, outbound.ErrNoSubscription
+	}
+	return decodeSubscription(tenant, out.Item)
+}
+
+func decodeSubscription(tenant string, item map[string]types.AttributeValue) (outbound.Subscription, error) {
+	sub := outbound.Subscription{Tenant: tenant, URL: str(item["url"]), Format: str(item["format"])}
+	sub.ID = strings.TrimPrefix(str(item[attrSK]), "sub#")
+	if err := json.Unmarshal([]byte(str(item["events"])), &sub.Events); err != nil {
+		return sub, fmt.Errorf("dynamo: subscription %s events: %w", sub.ID, err)
+	}
+	var err error
+	if sub.CreatedAt, err = time.Parse(time.RFC3339Nano, str(item[attrAt])); err != nil {
+		return sub, fmt.Errorf("dynamo: subscription %s time: %w", sub.ID, err)
+	}
+	return sub, nil
+}
+
+// integer reads a number attribute; a missing one is 0.
+func integer(v types.AttributeValue) int64 {
+	i, _ := strconv.ParseInt(num(v), 10, 64)
+	return i
+}
+
+// DeleteSubscription implements outbound.Store.
+func (o *Outbound) DeleteSubscription(ctx context.Context, tenant, id string) error {
+	key, err := subKey(tenant, id)
+	if err != nil {
+		return err
+	}
+	_, err = o.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &o.table, Key: key})
+	return classify("delete subscription", err)
+}
+
+// Subscriptions implements outbound.Store: one Query of the tenant's partition.
+func (o *Outbound) Subscriptions(ctx context.Context, tenant string) ([]outbound.Subscription, error) {
+	if !runlog.ValidID(tenant) {
+		return nil, fmt.Errorf("dynamo: subscriptions of tenant %q: %w", tenant, runlog.ErrInvalidKey)
+	}
+	out, err := o.db.Query(ctx, &dynamodb.QueryInput{
+		TableName: &o.table, ConsistentRead: aws.Bool(true),
+		KeyConditionExpression:    aws.String("pk = :pk AND begins_with(sk, :sub)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": s(tenant + "#subs"), ":sub": s("sub#")},
+	})
+	if err != nil {
+		return nil, classify("query subscriptions", err)
+	}
+	subs := make([]outbound.Subscription, 0, len(out.Items))
+	for _, item := range out.Items {
+		sub, err := decodeSubscription(tenant, item)
+		if err != nil {
+			return nil, err
+		}
+		subs = append(subs, sub)
+	}
+	sortByCreation(subs)
+	return subs, nil
+}
+
+func sortByCreation(subs []outbound.Subscription) {
+	slices.SortFunc(subs, func(a, b outbound.Subscription) int {
+		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+}
+
+func subCursorKey(tenant, sub, runID string) (map[string]types.AttributeValue, error) {
+	if !runlog.ValidID(tenant) || !runlog.ValidID(sub) || !runlog.ValidID(runID) {
+		return nil, fmt.Errorf("dynamo: cursor of %q/%q/%q: %w", tenant, sub, runID, runlog.ErrInvalidKey)
+	}
+	return map[string]types.AttributeValue{attrPK: s(subPartition(tenant, sub)), attrSK: s("run#" + runID)}, nil
+}
+
+// Cursor implements outbound.Store.
+func (o *Outbound) Cursor(ctx context.Context, tenant, sub, runID string) (outbound.Cursor, error) {
+	c := outbound.Cursor{Tenant: tenant, Subscription: sub, RunID: runID}
+	key, err := subCursorKey(tenant, sub, runID)
+	if err != nil {
+		return c, err
+	}
+	out, err := o.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &o.table, Key: key, ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return c, classify("get cursor", err)
+	}
+	if out.Item == nil {
+		return c, nil
+	}
+	c.Next = outbound.Position{Seq: integer(out.Item["nextSeq"]), Index: int(integer(out.Item["nextIndex"]))}
+	c.Version = integer(out.Item["ver"])
+	c.Attempts = int(integer(out.Item["attempts"]))
+	c.LastError = str(out.Item["lastError"])
+	for name, into := range map[string]*time.Time{"failingSince": &c.FailingSince, "retryAt": &c.RetryAt} {
+		if v := str(out.Item[name]); v != "" {
+			if *into, err = time.Parse(time.RFC3339Nano, v); err != nil {
+				return c, fmt.Errorf("dynamo: cursor %s: %w", name, err)
+			}
+		}
+	}
+	return c, nil
+}
+
+// SaveCursor implements outbound.Store: a put conditional on the version read.
+func (o *Outbound) SaveCursor(ctx context.Context, c outbound.Cursor, expires time.Time) error {
+	item, err := subCursorKey(c.Tenant, c.Subscription, c.RunID)
+	if err != nil {
+		return err
+	}
+	item["nextSeq"], item["nextIndex"] = n(c.Next.Seq), n(int64(c.Next.Index))
+	item["ver"], item["attempts"], item[attrExpires] = n(c.Version+1), n(int64(c.Attempts)), n(expires.Unix())
+	if c.LastError != "" {
+		item["lastError"] = s(c.LastError)
+	}
+	if !c.FailingSince.IsZero() {
+		item["failingSince"] = s(c.FailingSince.UTC().Format(time.RFC3339Nano))
+	}
+	if !c.RetryAt.IsZero() {
+		item["retryAt"] = s(c.RetryAt.UTC().Format(time.RFC3339Nano))
+	}
+	in := &dynamodb.PutItemInput{TableName: &o.table, Item: item}
+	if c.Version == 0 {
+		in.ConditionExpression = aws.String("attribute_not_exists(pk)")
+	} else {
+		in.ConditionExpression = aws.String("ver = :ver")
+		in.ExpressionAttributeValues = map[string]types.AttributeValue{":ver": n(c.Version)}
+	}
+	_, err = o.db.PutItem(ctx, in)
+	if IsCondCheckFailed(err) {
+		return outbound.ErrCursorMoved
+	}
+	return classify("put cursor", err)
+}
+
+// RecordAttempt implements outbound.Store.
+func (o *Outbound) RecordAttempt(ctx context.Context, tenant, sub string, a outbound.Attempt, expires time.Time) error {
+	if !runlog.ValidID(tenant) || !runlog.ValidID(sub) {
+		return fmt.Errorf("dynamo: attempt of %q/%q: %w", tenant, sub, runlog.ErrInvalidKey)
+	}
+	b, err := json.Marshal(a)
+	if err != nil {
+		return err
+	}
+	_, err = o.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &o.table, Item: map[string]types.AttributeValue{
+		attrPK:      s(subPartition(tenant, sub)),
+		attrSK:      s(fmt.Sprintf("att#%020d#%s", a.At.UnixNano(), a.EventID)),
+		"attempt":   s(string(b)),
+		attrExpires: n(expires.Unix()),
+	}})
+	return classify("put attempt", err)
+}
+
+// Attempts implements outbound.Store: one Query, newest first.
+func (o *Outbound) Attempts(ctx context.Context, tenant, sub string, limit int) ([]outbound.Attempt, error) {
+	if !runlog.ValidID(tenant) || !runlog.ValidID(sub) {
+		return nil, fmt.Errorf("dynamo: attempts of %q/%q: %w", tenant, sub, runlog.ErrInvalidKey)
+	}
+	out, err := o.db.Query(ctx, &dynamodb.QueryInput{
+		TableName: &o.table, ScanIndexForward: aws.Bool(false), Limit: aws.Int32(int32(limit)),
+		KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :att)"),
+		FilterExpression:       aws.String("attribute_not_exists(expiresAt) OR expiresAt > :now"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":pk": s(subPartition(tenant, sub)), ":att": s("att#"), ":now": n(time.Now().Unix()),
+		},
+	})
+	if err != nil {
+		return nil, classify("query attempts", err)
+	}
+	attempts := make([]outbound.Attempt, 0, len(out.Items))
+	for _, item := range out.Items {
+		var a outbound.Attempt
+		if err := json.Unmarshal([]byte(str(item["attempt"])), &a); err != nil {
+			return nil, fmt.Errorf("dynamo: attempt: %w", err)
+		}
+		attempts = append(attempts, a)
+	}
+	return attempts, nil
+}
+
+func retryKey(r outbound.Retry) (map[string]types.AttributeValue, error) {
+	if !runlog.ValidID(r.Tenant) || !runlog.ValidID(r.Subscription) || !runlog.ValidID(r.RunID) {
+		return nil, fmt.Errorf("dynamo: retry of %q/%q/%q: %w", r.Tenant, r.Subscription, r.RunID, runlog.ErrInvalidKey)
+	}
+	sk := r.At.UTC().Format(sortableTime) + "#" + r.Tenant + "#" + r.Subscription + "#" + r.RunID
+	return map[string]types.AttributeValue{attrPK: s(retryPartition), attrSK: s(sk)}, nil
+}
+
+// ScheduleRetry implements outbound.Store.
+func (o *Outbound) ScheduleRetry(ctx context.Context, r outbound.Retry) error {
+	item, err := retryKey(r)
+	if err != nil {
+		return err
+	}
+	_, err = o.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &o.table, Item: item})
+	return classify("put retry", err)
+}
+
+// DueRetries implements outbound.Store: one Query of the index up to now.
+func (o *Outbound) DueRetries(ctx context.Context, now time.Time, limit int) ([]outbound.Retry, error) {
+	out, err := o.db.Query(ctx, &dynamodb.QueryInput{
+		TableName: &o.table, ConsistentRead: aws.Bool(true), Limit: aws.Int32(int32(limit)),
+		KeyConditionExpression: aws.String("pk = :pk AND sk < :upTo"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":pk": s(retryPartition), ":upTo": s(now.UTC().Format(sortableTime) + "$"),
+		},
+	})
+	if err != nil {
+		return nil, classify("query retries", err)
+	}
+	due := make([]outbound.Retry, 0, len(out.Items))
+	for _, item := range out.Items {
+		parts := strings.Split(str(item[attrSK]), "#")
+		if len(parts) != 4 {
+			return nil, errors.New("dynamo: a retry entry without tenant, subscription and run")
+		}
+		at, err := time.Parse(sortableTime, parts[0])
+		if err != nil {
+			return nil, fmt.Errorf("dynamo: retry entry time: %w", err)
+		}
+		due = append(due, outbound.Retry{At: at, Tenant: parts[1], Subscription: parts[2], RunID: parts[3]})
+	}
+	return due, nil
+}
+
+// DropRetry implements outbound.Store.
+func (o *Outbound) DropRetry(ctx context.Context, r outbound.Retry) error {
+	key, err := retryKey(r)
+	if err != nil {
+		return err
+	}
+	_, err = o.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &o.table, Key: key})
+	return classify("delete retry", err)
+}

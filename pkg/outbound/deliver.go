@@ -1,0 +1,433 @@
+package outbound
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/interrupthost/interrupthost/pkg/runlog"
+)
+
+// Reader reads a run's commits after seq after, at most limit of them (the run log).
+type Reader interface {
+	Read(ctx context.Context, k runlog.Key, after int64, limit int) ([]runlog.Commit, error)
+}
+
+// SecretReader reads a subscription's signing secret (webhook.Cache over Secrets Manager).
+type SecretReader interface {
+	Get(ctx context.Context, id string) ([]string, error)
+}
+
+// Poster sends one delivery (HTTPClient).
+type Poster interface {
+	Post(ctx context.Context, url string, headers map[string]string, body []byte) (int, error)
+}
+
+// Retry policy (README, "Outbound events"): the backoff after the n-th failed attempt of an
+// event is Backoff[n-1] (the last entry after that), for MaxRetryAge after its first failure;
+// then the event is recorded as failed and the run's next events follow.
+var Backoff = []time.Duration{
+	time.Second, 5 * time.Second, 30 * time.Second, 2 * time.Minute, 10 * time.Minute,
+	30 * time.Minute, time.Hour, 2 * time.Hour, 4 * time.Hour,
+}
+
+// Retention and bounds of deliveries.
+const (
+	MaxRetryAge = 24 * time.Hour
+	// AttemptRetention is how long GET /subscriptions/{id}/deliveries shows an attempt.
+	AttemptRetention = 7 * 24 * time.Hour
+	// CursorRetention keeps a run's cursor this long after it last moved.
+	CursorRetention = 30 * 24 * time.Hour
+	// readPage is how many commits one catch-up reads at a time.
+	readPage = 100
+	// DefaultConcurrency bounds the runs one invocation delivers at once.
+	DefaultConcurrency = 16
+)
+
+func backoff(attempts int) time.Duration {
+	return Backoff[min(max(attempts, 1), len(Backoff))-1]
+}
+
+// Deliverer delivers committed events to subscriptions. Build it once per process; it is safe
+// for concurrent invocations.
+type Deliverer struct {
+	Store   Store
+	Log     Reader
+	Secrets SecretReader
+	Client  Poster
+	Links   Links
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Concurrency bounds the runs delivered at once; 0 means DefaultConcurrency.
+	Concurrency int
+	Logger      *slog.Logger
+}
+
+func (d *Deliverer) now() time.Time {
+	if d.Now == nil {
+		return time.Now()
+	}
+	return d.Now()
+}
+
+func (d *Deliverer) logger() *slog.Logger {
+	if d.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return d.Logger
+}
+
+// Committed is a commit as the table's stream carries it, with its run.
+type Committed struct {
+	Key    runlog.Key
+	Commit runlog.Commit
+}
+
+// pass is one invocation's deliveries. The first attempt to a receiver in a pass is a probe:
+// the pass's other deliveries to it wait for its outcome, and after a failure are not tried in
+// this pass (they go to the retrier), so a dead or hanging receiver costs one timeout per
+// invocation, not one per event, and holds up no other receiver.
+type pass struct {
+	mu     sync.Mutex
+	probes map[string]*probe
+	report Report
+}
+
+type probe struct {
+	done chan struct{}
+	ok   bool
+}
+
+// admit reports whether a delivery to receiver id may be tried now: it waits for the pass's
+// probe of it, if one is in flight. A caller admitted with a probe must settle it.
+func (p *pass) admit(ctx context.Context, id string) (ok bool, mine *probe) {
+	p.mu.Lock()
+	if p.probes == nil {
+		p.probes = map[string]*probe{}
+	}
+	pr, seen := p.probes[id]
+	if !seen {
+		pr = &probe{done: make(chan struct{})}
+		p.probes[id] = pr
+		p.mu.Unlock()
+		return true, pr
+	}
+	p.mu.Unlock()
+	select {
+	case <-pr.done:
+		return pr.ok, nil
+	case <-ctx.Done():
+		return false, nil
+	}
+}
+
+func (pr *probe) settle(ok bool) {
+	if pr != nil {
+		pr.ok = ok
+		close(pr.done)
+	}
+}
+
+func (p *pass) count(f func(*Report)) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	f(&p.report)
+}
+
+// Report says what an invocation did, for its log line.
+type Report struct {
+	Commits   int `json:"commits"`
+	Delivered int `json:"delivered"`
+	Retrying  int `json:"retrying"`
+	Failed    int `json:"failed"`
+	// Retries is how many retry entries were due (the retrier only).
+	Retries int `json:"retries,omitempty"`
+}
+
+// Commits delivers a batch of the stream's commits: the runs at once (bounded), each run's
+// commits in order. A receiver's failure is not an error: its events go to the retrier. The
+// error for a commit is the store's (its deliveries may be incomplete, and it is safe to
+// deliver again); errs[i] belongs to batch[i].
+func (d *Deliverer) Commits(ctx context.Context, batch []Committed) (Report, []error) {
+	errs := make([]error, len(batch))
+	byRun := map[runlog.Key][]int{}
+	var order []runlog.Key
+	for i, c := range batch {
+		if _, ok := byRun[c.Key]; !ok {
+			order = append(order, c.Key)
+		}
+		byRun[c.Key] = append(byRun[c.Key], i)
+	}
+	p := &pass{}
+	d.each(len(order), func(n int) {
+		failed := false
+		for _, i := range byRun[order[n]] {
+			if failed { // a run's later commits wait for its earlier ones
+				errs[i] = errors.New("outbound: an earlier commit of the run was not delivered")
+				continue
+			}
+			errs[i] = d.commit(ctx, p, batch[i])
+			failed = errs[i] != nil
+		}
+	})
+	p.report.Commits = len(batch)
+	return p.report, errs
+}
+
+// each runs f(0..n-1) with at most Concurrency at once.
+func (d *Deliverer) each(n int, f func(int)) {
+	limit := d.Concurrency
+	if limit <= 0 {
+		limit = DefaultConcurrency
+	}
+	sem := make(chan struct{}, limit)
+	var wg sync.WaitGroup
+	for i := range n {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			f(i)
+		})
+	}
+	wg.Wait()
+}
+
+// commit delivers one commit's events to every subscription of its tenant that names one of
+// them, the subscriptions at once.
+func (d *Deliverer) commit(ctx context.Context, p *pass, c Committed) error {
+	subs, err := d.Store.Subscriptions(ctx, c.Key.Tenant)
+	if err != nil {
+		return err
+	}
+	envs := c.Commit.Envelopes(c.Key.RunID)
+	errs := make([]error, len(subs))
+	var wg sync.WaitGroup
+	for i, s := range subs {
+		if !s.wantsAny(envs) {
+			continue
+		}
+		wg.Go(func() { errs[i] = d.fromStream(ctx, p, s, c) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// fromStream moves a subscription's cursor of the run through commit c, unless c was delivered
+// already or the retrier owns the cursor (an earlier event failed: c waits behind it). A
+// subscription meets a run at the first commit it sees of it.
+func (d *Deliverer) fromStream(ctx context.Context, p *pass, s Subscription, c Committed) error {
+	cur, err := d.Store.Cursor(ctx, c.Key.Tenant, s.ID, c.Key.RunID)
+	if err != nil {
+		return err
+	}
+	if cur.Version > 0 && (c.Commit.Seq < cur.Next.Seq || !cur.RetryAt.IsZero()) {
+		return nil
+	}
+	if cur.Version == 0 {
+		cur = Cursor{Tenant: c.Key.Tenant, Subscription: s.ID, RunID: c.Key.RunID, Next: Position{Seq: c.Commit.Seq}}
+	}
+	return d.catchUp(ctx, p, s, cur, &c.Commit)
+}
+
+// catchUp delivers the run's events from cur.Next in order: through commit upTo when the stream
+// drives it (upTo itself in hand), to the end of the log when the retrier does (upTo nil). The
+// first event that fails puts the cursor in the retrier's hands; an event that has failed for
+// MaxRetryAge is recorded as failed and passed over.
+func (d *Deliverer) catchUp(ctx context.Context, p *pass, s Subscription, cur Cursor, upTo *runlog.Commit) error {
+	owned := !cur.RetryAt.IsZero()
+	for {
+		commits, err := d.pending(ctx, cur, upTo)
+		if err != nil {
+			return err
+		}
+		for _, c := range commits {
+			failed, err := d.deliverCommit(ctx, p, s, &cur, c)
+			if err != nil || failed {
+				return err
+			}
+			cur.Next = Position{Seq: c.Seq + 1}
+		}
+		if len(commits) == readPage && (upTo == nil || cur.Next.Seq <= upTo.Seq) {
+			continue
+		}
+		if len(commits) == 0 && !owned {
+			return nil
+		}
+		released := owned
+		cur.RetryAt, owned = time.Time{}, false
+		if err := d.save(ctx, &cur); err != nil || !released {
+			return err
+		}
+		// The stream passed this run's commits over while the retrier owned the cursor: read
+		// once more for any committed since the log was last read.
+		upTo = nil
+	}
+}
+
+// pending reads the commits from cur.Next on: through upTo (in hand, or read from the log up to
+// it), or a page to the end of the log when upTo is nil.
+func (d *Deliverer) pending(ctx context.Context, cur Cursor, upTo *runlog.Commit) ([]runlog.Commit, error) {
+	limit := readPage
+	switch {
+	case upTo == nil:
+	case cur.Next.Seq > upTo.Seq:
+		return nil, nil
+	case cur.Next.Seq == upTo.Seq:
+		return []runlog.Commit{*upTo}, nil
+	default:
+		limit = int(min(upTo.Seq-cur.Next.Seq+1, readPage))
+	}
+	return d.Log.Read(ctx, runlog.Key{Tenant: cur.Tenant, RunID: cur.RunID}, cur.Next.Seq-1, limit)
+}
+
+// deliverCommit delivers c's events from cur.Next that s names. failed reports that one failed
+// and the cursor went to the retrier.
+func (d *Deliverer) deliverCommit(ctx context.Context, p *pass, s Subscription, cur *Cursor, c runlog.Commit) (failed bool, err error) {
+	for _, e := range c.Envelopes(cur.RunID) {
+		pos := Position{Seq: e.Seq, Index: e.Index}
+		if pos.before(cur.Next) || !s.Wants(e.Type) {
+			continue
+		}
+		ok, err := d.attempt(ctx, p, s, cur, c, e)
+		if err != nil {
+			return false, err
+		}
+		if !ok {
+			return true, nil
+		}
+		cur.Next = Position{Seq: e.Seq, Index: e.Index + 1}
+		cur.Attempts, cur.FailingSince, cur.LastError = 0, time.Time{}, ""
+	}
+	return false, nil
+}
+
+// attempt sends one event. ok means the cursor may move past it: delivered, or failed for good.
+// Otherwise the cursor is saved in the retrier's hands.
+func (d *Deliverer) attempt(ctx context.Context, p *pass, s Subscription, cur *Cursor, c runlog.Commit, e runlog.Envelope) (ok bool, _ error) {
+	now := d.now()
+	a := Attempt{EventID: EventID(e), EventType: e.Type, RunID: e.RunID, Attempts: cur.Attempts + 1, At: now.UTC()}
+	if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < Timeout+time.Second {
+		return false, d.retryLater(ctx, cur, now, "not attempted: the invocation was ending")
+	}
+	admitted, pr := p.admit(ctx, s.ID)
+	if !admitted {
+		return false, d.retryLater(ctx, cur, now, "not attempted: the receiver failed earlier in this pass")
+	}
+	status, sendErr := d.send(ctx, s, c, e, now)
+	pr.settle(sendErr == nil)
+	a.StatusCode = status
+	if sendErr == nil {
+		a.Status = StatusDelivered
+		p.count(func(r *Report) { r.Delivered++ })
+		return true, d.Store.RecordAttempt(ctx, cur.Tenant, s.ID, a, now.Add(AttemptRetention))
+	}
+	a.LastError = sendErr.Error()
+	first := cur.FailingSince
+	if first.IsZero() {
+		first = now
+	}
+	if now.Sub(first) >= MaxRetryAge {
+		a.Status = StatusFailed
+		p.count(func(r *Report) { r.Failed++ })
+		d.logger().Warn("delivery failed for good", "subscription", s.ID, "eventId", a.EventID, "attempts", a.Attempts, "error", a.LastError)
+		return true, d.Store.RecordAttempt(ctx, cur.Tenant, s.ID, a, now.Add(AttemptRetention))
+	}
+	a.Status = StatusRetrying
+	p.count(func(r *Report) { r.Retrying++ })
+	if err := d.Store.RecordAttempt(ctx, cur.Tenant, s.ID, a, now.Add(AttemptRetention)); err != nil {
+		return false, err
+	}
+	cur.Attempts, cur.FailingSince, cur.LastError = a.Attempts, first, a.LastError
+	return false, d.retryLater(ctx, cur, now.Add(backoff(a.Attempts)), a.LastError)
+}
+
+// retryLater hands the cursor to the retrier from at: the entry first, then the cursor (an
+// entry without its cursor is dropped when it comes due).
+func (d *Deliverer) retryLater(ctx context.Context, cur *Cursor, at time.Time, reason string) error {
+	if cur.RetryAt.Equal(at) {
+		return nil
+	}
+	if !cur.RetryAt.IsZero() && at.Before(cur.RetryAt) {
+		at = cur.RetryAt
+	}
+	if cur.LastError == "" {
+		cur.LastError = reason
+	}
+	r := Retry{At: at, Tenant: cur.Tenant, Subscription: cur.Subscription, RunID: cur.RunID}
+	if err := d.Store.ScheduleRetry(ctx, r); err != nil {
+		return err
+	}
+	cur.RetryAt = at
+	return d.save(ctx, cur)
+}
+
+// save writes the cursor; one another worker moved meanwhile is left to it.
+func (d *Deliverer) save(ctx context.Context, cur *Cursor) error {
+	err := d.Store.SaveCursor(ctx, *cur, d.now().Add(CursorRetention))
+	if errors.Is(err, ErrCursorMoved) {
+		return nil
+	}
+	if err == nil {
+		cur.Version++
+	}
+	return err
+}
+
+// send renders and posts one event to the subscription's receiver.
+func (d *Deliverer) send(ctx context.Context, s Subscription, c runlog.Commit, e runlog.Envelope, now time.Time) (int, error) {
+	links, err := d.Links.For(ctx, s.Tenant, c.At, e, now)
+	if err != nil {
+		return 0, fmt.Errorf("approval links: %w", err)
+	}
+	b, err := body(s.Format, e, links)
+	if err != nil {
+		return 0, err
+	}
+	secrets, err := d.Secrets.Get(ctx, s.ID)
+	if err != nil || len(secrets) == 0 {
+		return 0, errors.New("the subscription's signing secret could not be read")
+	}
+	headers, err := signedHeaders(secrets[0], EventID(e), now, b)
+	if err != nil {
+		return 0, err
+	}
+	return d.Client.Post(ctx, s.URL, headers, b)
+}
+
+// Retries delivers the cursors due in the retry index: at most limit entries, each run from
+// where its cursor stands to the end of its log.
+func (d *Deliverer) Retries(ctx context.Context, limit int) (Report, error) {
+	now := d.now()
+	due, err := d.Store.DueRetries(ctx, now, limit)
+	if err != nil {
+		return Report{}, err
+	}
+	p := &pass{}
+	errs := make([]error, len(due))
+	d.each(len(due), func(i int) { errs[i] = d.retry(ctx, p, due[i], now) })
+	p.report.Retries = len(due)
+	return p.report, errors.Join(errs...)
+}
+
+func (d *Deliverer) retry(ctx context.Context, p *pass, r Retry, now time.Time) error {
+	s, err := d.Store.Subscription(ctx, r.Tenant, r.Subscription)
+	if errors.Is(err, ErrNoSubscription) {
+		return d.Store.DropRetry(ctx, r)
+	}
+	if err != nil {
+		return err
+	}
+	cur, err := d.Store.Cursor(ctx, r.Tenant, r.Subscription, r.RunID)
+	if err != nil {
+		return err
+	}
+	if cur.Version > 0 && !cur.RetryAt.IsZero() && !cur.RetryAt.After(now) {
+		if err := d.catchUp(ctx, p, s, cur, nil); err != nil {
+			return err
+		}
+	}
+	return d.Store.DropRetry(ctx, r)
+}

@@ -1,0 +1,433 @@
+package outbound_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+
+	"github.com/interrupthost/interrupthost/pkg/inmem"
+	"github.com/interrupthost/interrupthost/pkg/interrupt"
+	"github.com/interrupthost/interrupthost/pkg/keyring"
+	"github.com/interrupthost/interrupthost/pkg/outbound"
+	"github.com/interrupthost/interrupthost/pkg/runlog"
+	"github.com/interrupthost/interrupthost/pkg/token"
+)
+
+// clock is a settable clock near the real time (the reference library checks a delivery's
+// timestamp against the real one).
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// secrets is the subscriptions' secret store of the tests.
+type secrets struct {
+	mu sync.Mutex
+	m  map[string][]string
+}
+
+func (s *secrets) Put(_ context.Context, id string, v []string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.m[id] = v
+	return nil
+}
+
+func (s *secrets) Get(_ context.Context, id string) ([]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.m[id], nil
+}
+
+func (s *secrets) Delete(_ context.Context, id string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.m, id)
+	return nil
+}
+
+// fixedKeyring is a keyring secret's value that never changes.
+type fixedKeyring string
+
+func (f fixedKeyring) Fetch(context.Context) ([]byte, error) { return []byte(f), nil }
+
+// world is a host's outbound side over in-memory stores, with receivers on 127.0.0.1.
+type world struct {
+	t       *testing.T
+	clock   *clock
+	log     *inmem.RunLog
+	store   *inmem.Outbound
+	secrets *secrets
+	keys    token.Keys
+	subs    *outbound.Subscriptions
+	d       *outbound.Deliverer
+}
+
+func newWorld(t *testing.T) *world {
+	t.Helper()
+	c := &clock{now: time.Now().UTC().Truncate(time.Millisecond)}
+	keys, err := keyring.New(context.Background(), fixedKeyring(`{"active":"k1","keys":{"k1":"MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY="}}`), keyring.Options{Now: c.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &world{t: t, clock: c, log: inmem.New(), store: inmem.NewOutbound(), secrets: &secrets{m: map[string][]string{}}, keys: keys}
+	w.subs = &outbound.Subscriptions{Store: w.store, Secrets: w.secrets, Targets: outbound.Targets{AllowPrivate: true}, Now: c.Now}
+	w.d = &outbound.Deliverer{
+		Store: w.store, Log: w.log, Secrets: w.secrets, Client: outbound.NewHTTPClient(true),
+		Links: outbound.Links{Keys: keys, BaseURL: "https://host.example"}, Now: c.Now,
+	}
+	return w
+}
+
+// receiver is a subscriber's endpoint: it verifies every delivery with the Standard Webhooks
+// reference library and keeps the verified ones; fail decides, per delivery, to answer 500.
+type receiver struct {
+	t      *testing.T
+	url    string
+	secret string
+	mu     sync.Mutex
+	got    []delivery
+	tries  map[string]int
+	fail   func(id string, try int) bool
+	ignore bool // skip the timestamp check (the test's clock ran ahead of the real one)
+}
+
+type delivery struct {
+	ID  string
+	Msg outbound.Message
+	Raw []byte
+}
+
+func (w *world) receiver() *receiver {
+	r := &receiver{t: w.t, tries: map[string]int{}}
+	srv := httptest.NewServer(http.HandlerFunc(r.serve))
+	w.t.Cleanup(srv.Close)
+	r.url = srv.URL
+	return r
+}
+
+func (r *receiver) serve(rw http.ResponseWriter, req *http.Request) {
+	body, _ := io.ReadAll(req.Body)
+	wh, err := standardwebhooks.NewWebhook(r.secret)
+	if err != nil {
+		r.t.Errorf("secret %q: %v", r.secret, err)
+		return
+	}
+	if r.ignore {
+		err = wh.VerifyIgnoringTimestamp(body, req.Header)
+	} else {
+		err = wh.Verify(body, req.Header)
+	}
+	if err != nil {
+		r.t.Errorf("delivery %s does not verify: %v", req.Header.Get("webhook-id"), err)
+		rw.WriteHeader(http.StatusUnauthorized)
+		return
+	}
+	id := req.Header.Get("webhook-id")
+	r.mu.Lock()
+	r.tries[id]++
+	try := r.tries[id]
+	r.mu.Unlock()
+	if r.fail != nil && r.fail(id, try) {
+		rw.WriteHeader(http.StatusInternalServerError)
+		return
+	}
+	var m outbound.Message
+	if err := json.Unmarshal(body, &m); err != nil {
+		r.t.Errorf("delivery %s: %v", id, err)
+	}
+	r.mu.Lock()
+	r.got = append(r.got, delivery{ID: id, Msg: m, Raw: body})
+	r.mu.Unlock()
+	rw.WriteHeader(http.StatusNoContent)
+}
+
+// ids are the delivered webhook-ids in arrival order, each once (a receiver dedupes on them).
+func (r *receiver) ids() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	seen := map[string]bool{}
+	var out []string
+	for _, d := range r.got {
+		if !seen[d.ID] {
+			seen[d.ID] = true
+			out = append(out, d.ID)
+		}
+	}
+	return out
+}
+
+func (w *world) subscribe(tenant string, r *receiver, events ...string) outbound.Subscription {
+	w.t.Helper()
+	created, err := w.subs.Create(context.Background(), interrupt.Principal{Subject: "ops", Tenant: tenant}, outbound.Request{URL: r.url, Events: events})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	r.secret = created.Secret
+	return created.Subscription
+}
+
+const approval = `{"kind":"approval","key":"k","timeoutMs":3600000,"data":{"artifactId":"inv-1","artifactType":"invoice","title":"Pay <inv-1> & more","actions":["accept","reject"],"approversList":["alice","bob"]}}`
+
+// commit appends a commit of events to the run's log and returns it as the stream carries it.
+func (w *world) commit(tenant, run string, events ...runlog.Event) outbound.Committed {
+	w.t.Helper()
+	k := runlog.Key{Tenant: tenant, RunID: run}
+	prev, err := w.log.Read(context.Background(), k, 0, 0)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	c := runlog.Commit{Seq: int64(len(prev) + 1), ID: fmt.Sprint("c", len(prev)+1), At: w.clock.Now(), Events: events}
+	if err := w.log.Append(context.Background(), k, c); err != nil {
+		w.t.Fatal(err)
+	}
+	return outbound.Committed{Key: k, Commit: c}
+}
+
+func requested(node, id, payload string) runlog.Event {
+	return runlog.Event{Type: interrupt.EventRequested, NodeID: node, InterruptID: id, Payload: json.RawMessage(payload)}
+}
+
+func resolved(node, id string) runlog.Event {
+	return runlog.Event{Type: interrupt.EventResolved, NodeID: node, InterruptID: id,
+		Payload: json.RawMessage(`{"nodeId":"` + node + `","interruptId":"` + id + `","kind":"approval","resumeValue":{"action":"accept"}}`)}
+}
+
+func (w *world) deliver(batch ...outbound.Committed) outbound.Report {
+	w.t.Helper()
+	r, errs := w.d.Commits(context.Background(), batch)
+	for i, err := range errs {
+		if err != nil {
+			w.t.Fatalf("commit %d: %v", i, err)
+		}
+	}
+	return r
+}
+
+func (w *world) retries() outbound.Report {
+	w.t.Helper()
+	r, err := w.d.Retries(context.Background(), 100)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return r
+}
+
+// TestDeliversEveryEventSignedAndInOrder: every event of the run, as list-events returns it,
+// signed (verified by the reference library), in seq order, under its webhook-id.
+func TestDeliversEveryEventSignedAndInOrder(t *testing.T) {
+	w := newWorld(t)
+	r := w.receiver()
+	w.subscribe("acme", r, "*")
+	c1 := w.commit("acme", "run-1", requested("approve", "i1", approval))
+	c2 := w.commit("acme", "run-1", resolved("approve", "i1"))
+	w.deliver(c1, c2)
+	want := []string{"run-1:1:0", "run-1:1:1", "run-1:2:0", "run-1:2:1"}
+	if got := r.ids(); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("delivered %v, want %v", got, want)
+	}
+	envs := append(c1.Commit.Envelopes("run-1"), c2.Commit.Envelopes("run-1")...)
+	for i, d := range r.got {
+		e, _ := json.Marshal(envs[i])
+		got, _ := json.Marshal(d.Msg.Data)
+		if string(got) != string(e) || d.Msg.Type != envs[i].Type || d.Msg.Timestamp != envs[i].At {
+			t.Errorf("delivery %d: %s, want the envelope %s", i, d.Raw, e)
+		}
+	}
+	if !strings.Contains(string(r.got[0].Raw), `"title":"Pay <inv-1> & more"`) {
+		t.Errorf("the payload was re-encoded: %s", r.got[0].Raw)
+	}
+	// The stream delivers at least once: the same commit again delivers nothing more.
+	w.deliver(c2)
+	if n := len(r.got); n != 4 {
+		t.Errorf("a commit seen twice was delivered again: %d deliveries", n)
+	}
+}
+
+// TestSubscriptionsGetWhatTheyName: the event types a subscription names, of its tenant only.
+func TestSubscriptionsGetWhatTheyName(t *testing.T) {
+	w := newWorld(t)
+	resolvedOnly, other, legacy := w.receiver(), w.receiver(), w.receiver()
+	w.subscribe("acme", resolvedOnly, interrupt.EventResolved)
+	w.subscribe("globex", other, "*")
+	w.subscribe("acme", legacy, "approval.requested", "approval.resolved")
+	w.deliver(w.commit("acme", "run-1", requested("approve", "i1", approval)), w.commit("acme", "run-1", resolved("approve", "i1")))
+	if got := resolvedOnly.ids(); strings.Join(got, " ") != "run-1:2:0" {
+		t.Errorf("interrupt.resolved subscriber got %v", got)
+	}
+	if got := legacy.ids(); strings.Join(got, " ") != "run-1:1:1 run-1:2:1" {
+		t.Errorf("legacy subscriber got %v", got)
+	}
+	if got := other.ids(); len(got) != 0 {
+		t.Errorf("another tenant's subscriber got %v", got)
+	}
+}
+
+// TestFailedDeliveriesAreRetriedInOrder: a receiver that fails the first attempts gets the
+// event later, and the run's later events after it, once each; the attempts are listed.
+func TestFailedDeliveriesAreRetriedInOrder(t *testing.T) {
+	w := newWorld(t)
+	r := w.receiver()
+	r.fail = func(id string, try int) bool { return id == "run-1:1:0" && try <= 2 }
+	sub := w.subscribe("acme", r, interrupt.EventRequested, interrupt.EventResolved)
+	w.deliver(w.commit("acme", "run-1", requested("approve", "i1", approval)))
+	w.deliver(w.commit("acme", "run-1", resolved("approve", "i1")))
+	if got := r.ids(); len(got) != 0 {
+		t.Fatalf("delivered %v past a failed event", got)
+	}
+	if rep := w.retries(); rep.Retries != 0 {
+		t.Fatalf("a retry ran before its backoff: %+v", rep)
+	}
+	w.clock.advance(outbound.Backoff[0])
+	if rep := w.retries(); rep.Retries != 1 || rep.Retrying != 1 {
+		t.Fatalf("second attempt: %+v", rep)
+	}
+	w.clock.advance(outbound.Backoff[1])
+	if rep := w.retries(); rep.Delivered != 2 {
+		t.Fatalf("third attempt: %+v", rep)
+	}
+	if got := r.ids(); strings.Join(got, " ") != "run-1:1:0 run-1:2:0" {
+		t.Fatalf("delivered %v", got)
+	}
+	// After the retrier caught up, the stream delivers the run's new commits again.
+	w.deliver(w.commit("acme", "run-1", requested("next", "i2", approval)))
+	if got := r.ids(); len(got) != 3 {
+		t.Fatalf("after the catch-up: %v", got)
+	}
+	attempts, err := w.subs.Deliveries(context.Background(), interrupt.Principal{Tenant: "acme"}, sub.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var summary []string
+	for _, a := range attempts {
+		summary = append(summary, fmt.Sprintf("%s/%s/%d", a.EventID, a.Status, a.Attempts))
+	}
+	want := "run-1:3:0/delivered/1 run-1:2:0/delivered/1 run-1:1:0/delivered/3 run-1:1:0/retrying/2 run-1:1:0/retrying/1"
+	if strings.Join(summary, " ") != want {
+		t.Errorf("attempts %v, want %s", summary, want)
+	}
+	if attempts[4].StatusCode != 500 || attempts[4].LastError == "" {
+		t.Errorf("a failed attempt says %+v", attempts[4])
+	}
+}
+
+// TestAnEventFailingForADayIsRecordedFailed: past MaxRetryAge the event is recorded as failed
+// and the run's next events follow it.
+func TestAnEventFailingForADayIsRecordedFailed(t *testing.T) {
+	w := newWorld(t)
+	r := w.receiver()
+	r.ignore = true
+	r.fail = func(id string, _ int) bool { return id == "run-1:1:0" }
+	sub := w.subscribe("acme", r, interrupt.EventRequested, interrupt.EventResolved)
+	w.deliver(w.commit("acme", "run-1", requested("approve", "i1", approval)), w.commit("acme", "run-1", resolved("approve", "i1")))
+	for range 40 {
+		w.clock.advance(outbound.Backoff[len(outbound.Backoff)-1])
+		w.retries()
+	}
+	if got := r.ids(); strings.Join(got, " ") != "run-1:2:0" {
+		t.Fatalf("delivered %v, want the next event after the failed one", got)
+	}
+	attempts, _ := w.subs.Deliveries(context.Background(), interrupt.Principal{Tenant: "acme"}, sub.ID)
+	if attempts[1].EventID != "run-1:1:0" || attempts[1].Status != outbound.StatusFailed {
+		t.Errorf("the failed event's last attempt: %+v", attempts[1])
+	}
+	if due := w.retries(); due.Retries != 0 {
+		t.Errorf("retries left: %+v", due)
+	}
+}
+
+// TestADeadReceiverDelaysNoOther: while one receiver hangs, another subscription's receiver
+// gets the same commit; the hanging one is tried once per pass, not once per run.
+func TestADeadReceiverDelaysNoOther(t *testing.T) {
+	w := newWorld(t)
+	live := w.receiver()
+	got := make(chan struct{})
+	var once sync.Once
+	live.fail = func(string, int) bool { once.Do(func() { close(got) }); return false }
+	var hung sync.Mutex
+	hangs := 0
+	dead := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, req *http.Request) {
+		hung.Lock()
+		hangs++
+		hung.Unlock()
+		select {
+		case <-got: // the live receiver was served while this one hung
+			rw.WriteHeader(http.StatusServiceUnavailable)
+		case <-req.Context().Done():
+			t.Error("the live receiver was not served while the dead one hung")
+		}
+	}))
+	defer dead.Close()
+	w.subscribe("acme", live, "*")
+	deadSub := &receiver{url: dead.URL}
+	w.subscribe("acme", deadSub, "*")
+	rep := w.deliver(w.commit("acme", "run-1", requested("a", "i1", approval)), w.commit("acme", "run-2", requested("a", "i2", approval)))
+	if len(live.ids()) != 4 {
+		t.Errorf("live receiver got %v", live.ids())
+	}
+	if hangs != 1 || rep.Retrying != 1 {
+		t.Errorf("the dead receiver was tried %d times in one pass (%+v), want once", hangs, rep)
+	}
+}
+
+// TestApprovalLinks: the requested event of an approval carries one link per approver, a
+// resolve token for that principal expiring at the deadline at the latest; other events none.
+func TestApprovalLinks(t *testing.T) {
+	w := newWorld(t)
+	r := w.receiver()
+	w.subscribe("acme", r, interrupt.EventRequested, interrupt.EventResolved)
+	open := `{"kind":"approval","key":"k2","data":{"artifactId":"a","artifactType":"doc","title":"t","actions":["accept"]}}`
+	w.deliver(w.commit("acme", "run-1", requested("approve", "i1", approval), requested("open", "i2", open)), w.commit("acme", "run-1", resolved("approve", "i1")))
+	if len(r.got) != 3 {
+		t.Fatalf("got %d deliveries", len(r.got))
+	}
+	check := func(l outbound.Link, principal, node string, deadline time.Time) {
+		t.Helper()
+		raw, ok := strings.CutPrefix(l.URL, "https://host.example/approve/")
+		if !ok || l.Principal != principal {
+			t.Fatalf("link %+v", l)
+		}
+		c, err := token.Verify(context.Background(), w.keys, raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Sub != principal || c.Intent != token.IntentResolve || c.NodeID != node || c.Tenant != "acme" || c.RunID != "run-1" || c.ExpiresAt > deadline.UnixMilli() {
+			t.Errorf("link token %+v", c)
+		}
+	}
+	links := r.got[0].Msg.Links
+	if len(links) != 2 {
+		t.Fatalf("links %+v", links)
+	}
+	check(links[0], "alice", "approve", w.clock.Now().Add(time.Hour))
+	check(links[1], "bob", "approve", w.clock.Now().Add(time.Hour))
+	if links := r.got[1].Msg.Links; len(links) != 1 {
+		t.Fatalf("an approval without approvers has links %+v", links)
+	} else {
+		check(links[0], "", "open", w.clock.Now().Add(outbound.LinkTTL))
+	}
+	if r.got[2].Msg.Links != nil || strings.Contains(string(r.got[2].Raw), "links") {
+		t.Errorf("interrupt.resolved carries links: %s", r.got[2].Raw)
+	}
+}

@@ -1,0 +1,148 @@
+// Package outbound delivers a tenant's committed events to the receivers its subscriptions name:
+// signed Standard Webhooks requests (or Slack messages), at least once and in seq order per run
+// and subscription, retried with backoff for a day, each attempt recorded (README, "Outbound
+// events"). The run log is the source: a delivery is driven by a commit seen on the table's
+// stream, and a receiver that fails is caught up later from the log itself, so a slow or dead
+// receiver holds up nothing but its own deliveries.
+package outbound
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/interrupthost/interrupthost/pkg/interrupt"
+	"github.com/interrupthost/interrupthost/pkg/runlog"
+)
+
+// Formats a subscription delivers in.
+const (
+	// FormatStandard is a Standard Webhooks request: webhook-id, webhook-timestamp and
+	// webhook-signature headers, body { type, timestamp, data, links? }.
+	FormatStandard = "standard-webhooks"
+	// FormatSlack is a Block Kit message for a Slack incoming webhook.
+	FormatSlack = "slack"
+)
+
+// AllEvents in a subscription's events names every event type.
+const AllEvents = "*"
+
+// EventTypes are the types a subscription may name: every event list-events returns.
+var EventTypes = []string{
+	interrupt.EventRequested, interrupt.EventResolved, interrupt.EventVoted, interrupt.EventAsked,
+	interrupt.EventExpired, interrupt.EventRunCancelled, interrupt.EventRunCompleted,
+	interrupt.EventAgentDecided, interrupt.EventNodeSuspended, interrupt.EventRunConfigured,
+	"approval.requested", "approval.resolved", "clarification.requested", "clarification.resolved",
+}
+
+// Subscription is where a tenant's events go. Its signing secret lives in a secret store,
+// shown once when the subscription is created and never again.
+type Subscription struct {
+	ID        string    `json:"id"`
+	Tenant    string    `json:"-"`
+	URL       string    `json:"url"`
+	Events    []string  `json:"events"`
+	Format    string    `json:"format"`
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+// Wants reports whether the subscription names events of type t.
+func (s Subscription) Wants(t string) bool {
+	return slices.Contains(s.Events, AllEvents) || slices.Contains(s.Events, t)
+}
+
+// wantsAny reports whether the subscription names any of envs.
+func (s Subscription) wantsAny(envs []runlog.Envelope) bool {
+	return slices.ContainsFunc(envs, func(e runlog.Envelope) bool { return s.Wants(e.Type) })
+}
+
+// Position is where an event sits in its run's log: the commit's seq and the envelope's index.
+type Position struct {
+	Seq   int64 `json:"seq"`
+	Index int   `json:"index"`
+}
+
+// before reports whether p comes before o in the log.
+func (p Position) before(o Position) bool {
+	return p.Seq < o.Seq || (p.Seq == o.Seq && p.Index < o.Index)
+}
+
+// Cursor is how far one subscription's deliveries of one run have come: Next is the first event
+// not yet delivered. While RetryAt is set the retrier owns the cursor and the stream leaves it
+// alone, so the run's events keep their order behind the one that failed.
+type Cursor struct {
+	Tenant, Subscription, RunID string
+	Next                        Position
+	// Version is 0 for a cursor never saved; each save increments it, conditionally, so two
+	// workers never both move one cursor.
+	Version int64
+	// Attempts counts the failed attempts of the event at Next; FailingSince is the first.
+	Attempts     int
+	FailingSince time.Time
+	RetryAt      time.Time
+	LastError    string
+}
+
+// Retry is an entry of the retry index: the cursor it names is due at At (a hint, re-validated
+// against the cursor).
+type Retry struct {
+	At                          time.Time
+	Tenant, Subscription, RunID string
+}
+
+// Attempt statuses.
+const (
+	StatusDelivered = "delivered"
+	StatusRetrying  = "retrying"
+	StatusFailed    = "failed"
+)
+
+// Attempt is one delivery attempt as GET /subscriptions/{id}/deliveries lists it.
+type Attempt struct {
+	// EventID is the delivery's webhook-id: <runId>:<seq>:<index>.
+	EventID   string `json:"eventId"`
+	EventType string `json:"eventType"`
+	RunID     string `json:"runId"`
+	Status    string `json:"status"`
+	// Attempts is the attempt's number for its event, from 1.
+	Attempts   int       `json:"attempts"`
+	StatusCode int       `json:"statusCode,omitempty"`
+	LastError  string    `json:"lastError,omitempty"`
+	At         time.Time `json:"at"`
+}
+
+// Errors of the stores.
+var (
+	// ErrNoSubscription is what a store answers for a subscription it does not hold.
+	ErrNoSubscription = errors.New("outbound: no such subscription")
+	// ErrCursorMoved refuses to save a cursor another worker saved since it was read.
+	ErrCursorMoved = errors.New("outbound: the cursor moved")
+)
+
+// Store keeps subscriptions, cursors, attempts and the retry index (pkg/dynamo, pkg/inmem, held
+// to the same behaviour by one contract test).
+type Store interface {
+	CreateSubscription(ctx context.Context, s Subscription) error
+	// Subscription reads one of tenant's subscriptions, or ErrNoSubscription.
+	Subscription(ctx context.Context, tenant, id string) (Subscription, error)
+	DeleteSubscription(ctx context.Context, tenant, id string) error
+	// Subscriptions lists tenant's subscriptions, oldest first.
+	Subscriptions(ctx context.Context, tenant string) ([]Subscription, error)
+
+	// Cursor reads a cursor; one never saved comes back with Version 0.
+	Cursor(ctx context.Context, tenant, subscription, runID string) (Cursor, error)
+	// SaveCursor writes c as version c.Version+1 if the stored one is still c.Version, else
+	// ErrCursorMoved; it keeps the cursor until expires.
+	SaveCursor(ctx context.Context, c Cursor, expires time.Time) error
+
+	// RecordAttempt keeps an attempt until expires.
+	RecordAttempt(ctx context.Context, tenant, subscription string, a Attempt, expires time.Time) error
+	// Attempts lists a subscription's most recent attempts, newest first.
+	Attempts(ctx context.Context, tenant, subscription string, limit int) ([]Attempt, error)
+
+	ScheduleRetry(ctx context.Context, r Retry) error
+	// DueRetries lists the entries due at now, oldest first.
+	DueRetries(ctx context.Context, now time.Time, limit int) ([]Retry, error)
+	DropRetry(ctx context.Context, r Retry) error
+}

@@ -1,0 +1,109 @@
+package outbound_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/interrupthost/interrupthost/infra/local/localaws"
+	"github.com/interrupthost/interrupthost/pkg/dynamo"
+	"github.com/interrupthost/interrupthost/pkg/inmem"
+	"github.com/interrupthost/interrupthost/pkg/outbound"
+)
+
+// stores are the implementations of outbound.Store that TestStoreContract holds to one
+// behaviour; the DynamoDB one talks to the local stack (skipped under -short).
+var stores = map[string]func(t *testing.T) outbound.Store{
+	"inmem": func(*testing.T) outbound.Store { return inmem.NewOutbound() },
+	"dynamo": func(t *testing.T) outbound.Store {
+		db, table := localaws.NewTable(t)
+		return dynamo.NewOutbound(db, table)
+	},
+}
+
+// TestStoreContract: subscriptions per tenant, cursors saved only over the version read,
+// attempts newest first, the retry index in time order up to now.
+func TestStoreContract(t *testing.T) {
+	ctx := context.Background()
+	at := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	for name, open := range stores {
+		t.Run(name, func(t *testing.T) {
+			st := open(t)
+			a := outbound.Subscription{ID: "sub_a", Tenant: "acme", URL: "https://a.example/", Events: []string{"*"}, Format: outbound.FormatStandard, CreatedAt: at}
+			b := outbound.Subscription{ID: "sub_b", Tenant: "acme", URL: "https://b.example/", Events: []string{"interrupt.resolved", "run.completed"}, Format: outbound.FormatSlack, CreatedAt: at.Add(time.Second)}
+			other := outbound.Subscription{ID: "sub_c", Tenant: "globex", URL: "https://c.example/", Events: []string{"*"}, Format: outbound.FormatStandard, CreatedAt: at}
+			for _, s := range []outbound.Subscription{b, a, other} {
+				if err := st.CreateSubscription(ctx, s); err != nil {
+					t.Fatal(err)
+				}
+			}
+			subs, err := st.Subscriptions(ctx, "acme")
+			if err != nil || len(subs) != 2 || subs[0].ID != "sub_a" || subs[1].ID != "sub_b" || subs[1].Events[1] != "run.completed" || subs[1].Format != outbound.FormatSlack || !subs[1].CreatedAt.Equal(b.CreatedAt) {
+				t.Fatalf("subscriptions of acme: %+v %v", subs, err)
+			}
+			if _, err := st.Subscription(ctx, "globex", "sub_a"); !errors.Is(err, outbound.ErrNoSubscription) {
+				t.Errorf("another tenant's subscription: %v", err)
+			}
+			if err := st.DeleteSubscription(ctx, "acme", "sub_b"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := st.Subscription(ctx, "acme", "sub_b"); !errors.Is(err, outbound.ErrNoSubscription) {
+				t.Errorf("a deleted subscription: %v", err)
+			}
+
+			c, err := st.Cursor(ctx, "acme", "sub_a", "run-1")
+			if err != nil || c.Version != 0 || c.RunID != "run-1" {
+				t.Fatalf("a cursor never saved: %+v %v", c, err)
+			}
+			c.Next, c.Attempts, c.FailingSince, c.RetryAt, c.LastError = outbound.Position{Seq: 3, Index: 1}, 2, at, at.Add(5*time.Second), "the receiver answered 500"
+			if err := st.SaveCursor(ctx, c, at.Add(time.Hour)); err != nil {
+				t.Fatal(err)
+			}
+			if err := st.SaveCursor(ctx, c, at.Add(time.Hour)); !errors.Is(err, outbound.ErrCursorMoved) {
+				t.Errorf("a second save over version 0: %v", err)
+			}
+			got, err := st.Cursor(ctx, "acme", "sub_a", "run-1")
+			if err != nil || got.Version != 1 || got.Next != c.Next || got.Attempts != 2 || !got.FailingSince.Equal(at) || !got.RetryAt.Equal(c.RetryAt) || got.LastError != c.LastError {
+				t.Fatalf("cursor read back %+v %v, want %+v", got, err, c)
+			}
+			got.RetryAt, got.LastError = time.Time{}, ""
+			if err := st.SaveCursor(ctx, got, at.Add(time.Hour)); err != nil {
+				t.Fatal(err)
+			}
+			if again, _ := st.Cursor(ctx, "acme", "sub_a", "run-1"); again.Version != 2 || !again.RetryAt.IsZero() {
+				t.Errorf("cursor after the second save: %+v", again)
+			}
+
+			for i, id := range []string{"r:1:0", "r:1:1", "r:2:0"} {
+				a := outbound.Attempt{EventID: id, EventType: "interrupt.requested", RunID: "r", Status: outbound.StatusDelivered, Attempts: 1, At: at.Add(time.Duration(i) * time.Millisecond)}
+				if err := st.RecordAttempt(ctx, "acme", "sub_a", a, time.Now().Add(time.Hour)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			attempts, err := st.Attempts(ctx, "acme", "sub_a", 2)
+			if err != nil || len(attempts) != 2 || attempts[0].EventID != "r:2:0" || attempts[1].EventID != "r:1:1" {
+				t.Errorf("the two latest attempts: %+v %v", attempts, err)
+			}
+
+			r1 := outbound.Retry{At: at.Add(2 * time.Second), Tenant: "acme", Subscription: "sub_a", RunID: "run-1"}
+			r2 := outbound.Retry{At: at.Add(time.Second), Tenant: "globex", Subscription: "sub_c", RunID: "run-9"}
+			r3 := outbound.Retry{At: at.Add(time.Minute), Tenant: "acme", Subscription: "sub_a", RunID: "run-2"}
+			for _, r := range []outbound.Retry{r1, r2, r3} {
+				if err := st.ScheduleRetry(ctx, r); err != nil {
+					t.Fatal(err)
+				}
+			}
+			due, err := st.DueRetries(ctx, at.Add(2*time.Second), 10)
+			if err != nil || len(due) != 2 || due[0].RunID != "run-9" || due[1].RunID != "run-1" || !due[1].At.Equal(r1.At) {
+				t.Fatalf("due at +2s: %+v %v", due, err)
+			}
+			if err := st.DropRetry(ctx, due[0]); err != nil {
+				t.Fatal(err)
+			}
+			if due, _ := st.DueRetries(ctx, at.Add(time.Hour), 1); len(due) != 1 || due[0].RunID != "run-1" {
+				t.Errorf("due at +1h, one: %+v", due)
+			}
+		})
+	}
+}

@@ -1,0 +1,134 @@
+package outbound
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/interrupthost/interrupthost/pkg/interrupt"
+)
+
+// SecretStore keeps subscriptions' signing secrets (webhook.Cache over Secrets Manager): never
+// in the table, never in a log line, in an answer only when the subscription is created.
+type SecretStore interface {
+	Put(ctx context.Context, id string, secrets []string) error
+	Delete(ctx context.Context, id string) error
+}
+
+// Subscriptions manages a tenant's subscriptions. Safe for concurrent use.
+type Subscriptions struct {
+	Store   Store
+	Secrets SecretStore
+	Targets Targets
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Limits of subscriptions.
+const (
+	MaxSubscriptions = 20
+	MaxEventTypes    = 32
+	// MaxDeliveriesListed is how many recent attempts GET /subscriptions/{id}/deliveries shows.
+	MaxDeliveriesListed = 100
+)
+
+// Request creates a subscription.
+type Request struct {
+	URL    string   `json:"url"`
+	Events []string `json:"events"`
+	Format string   `json:"format,omitempty"`
+}
+
+// Created is a new subscription with its signing secret, which is never shown again.
+type Created struct {
+	Subscription
+	Secret string `json:"secret"`
+}
+
+// check validates a request, reporting every failing field.
+func (m *Subscriptions) check(ctx context.Context, req *Request) []interrupt.FieldError {
+	var fields []interrupt.FieldError
+	if req.Format == "" {
+		req.Format = FormatStandard
+	}
+	if req.Format != FormatStandard && req.Format != FormatSlack {
+		fields = append(fields, interrupt.FieldError{Path: "/format", Message: "must be standard-webhooks or slack"})
+	}
+	if err := m.Targets.Check(ctx, req.URL); err != nil {
+		fields = append(fields, interrupt.FieldError{Path: "/url", Message: err.Error()})
+	}
+	if len(req.Events) < 1 || len(req.Events) > MaxEventTypes {
+		fields = append(fields, interrupt.FieldError{Path: "/events", Message: fmt.Sprintf("must list 1 to %d event types, or [\"*\"]", MaxEventTypes)})
+	}
+	for i, t := range req.Events {
+		if t != AllEvents && !slices.Contains(EventTypes, t) {
+			fields = append(fields, interrupt.FieldError{Path: fmt.Sprintf("/events/%d", i), Message: "must be \"*\" or one of " + strings.Join(EventTypes, ", ")})
+		}
+	}
+	return fields
+}
+
+// Create subscribes a receiver to the caller's tenant's events. The secret is stored first, so
+// a subscription never exists without it.
+func (m *Subscriptions) Create(ctx context.Context, p interrupt.Principal, req Request) (Created, error) {
+	if fields := m.check(ctx, &req); len(fields) > 0 {
+		return Created{}, interrupt.Invalid("the subscription is not acceptable", fields...)
+	}
+	existing, err := m.Store.Subscriptions(ctx, p.Tenant)
+	if err != nil {
+		return Created{}, err
+	}
+	if len(existing) >= MaxSubscriptions {
+		return Created{}, interrupt.Errorf(interrupt.CodeConflict, "a tenant has at most %d subscriptions; delete one first", MaxSubscriptions)
+	}
+	now := time.Now
+	if m.Now != nil {
+		now = m.Now
+	}
+	slices.Sort(req.Events)
+	s := Subscription{
+		ID: "sub_" + strings.ToLower(rand.Text()), Tenant: p.Tenant, URL: req.URL,
+		Events: slices.Compact(req.Events), Format: req.Format, CreatedAt: now().UTC(),
+	}
+	secret := NewSecret()
+	if err := m.Secrets.Put(ctx, s.ID, []string{secret}); err != nil {
+		return Created{}, err
+	}
+	if err := m.Store.CreateSubscription(ctx, s); err != nil {
+		return Created{}, errors.Join(err, m.Secrets.Delete(context.WithoutCancel(ctx), s.ID))
+	}
+	return Created{Subscription: s, Secret: secret}, nil
+}
+
+// Get reads one of the caller's tenant's subscriptions; another tenant's does not exist.
+func (m *Subscriptions) Get(ctx context.Context, p interrupt.Principal, id string) (Subscription, error) {
+	s, err := m.Store.Subscription(ctx, p.Tenant, id)
+	if errors.Is(err, ErrNoSubscription) {
+		return s, interrupt.Errorf(interrupt.CodeNotFound, "no subscription %s", id)
+	}
+	return s, err
+}
+
+// Delete removes a subscription, then its secret: nothing is delivered to it from then on (a
+// retry due finds it gone), and its cursors and attempts expire with their retention.
+func (m *Subscriptions) Delete(ctx context.Context, p interrupt.Principal, id string) error {
+	if _, err := m.Get(ctx, p, id); err != nil {
+		return err
+	}
+	if err := m.Store.DeleteSubscription(ctx, p.Tenant, id); err != nil {
+		return err
+	}
+	return m.Secrets.Delete(ctx, id)
+}
+
+// Deliveries lists a subscription's recent attempts, newest first.
+func (m *Subscriptions) Deliveries(ctx context.Context, p interrupt.Principal, id string) ([]Attempt, error) {
+	if _, err := m.Get(ctx, p, id); err != nil {
+		return nil, err
+	}
+	return m.Store.Attempts(ctx, p.Tenant, id, MaxDeliveriesListed)
+}
