@@ -4,11 +4,13 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -21,8 +23,10 @@ import (
 
 	"github.com/interrupthost/interrupthost/pkg/apigw"
 	"github.com/interrupthost/interrupthost/pkg/dynamo"
+	"github.com/interrupthost/interrupthost/pkg/dynamostream"
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/keyring"
+	"github.com/interrupthost/interrupthost/pkg/outbound"
 	"github.com/interrupthost/interrupthost/pkg/schema"
 	"github.com/interrupthost/interrupthost/pkg/webhook"
 )
@@ -42,6 +46,12 @@ const (
 	EnvInboxRetention = "INBOX_RETENTION_DAYS"
 	EnvRetention      = "RETENTION_DAYS"
 	EnvEscalation     = "ESCALATION_THRESHOLD"
+	// EnvSubscriptionSecrets is the name prefix of the subscriptions' signing secrets.
+	EnvSubscriptionSecrets = "SUBSCRIPTION_SECRET_PREFIX"
+	// EnvAllowPrivateTargets ("true") lets subscriptions deliver to private addresses and http.
+	EnvAllowPrivateTargets = "ALLOW_PRIVATE_DELIVERY_TARGETS"
+	// EnvPublicBaseURL is where the API is reached from outside: approval links start with it.
+	EnvPublicBaseURL = "PUBLIC_BASE_URL"
 )
 
 // Option adds a dependency that only some functions have.
@@ -140,6 +150,94 @@ func newHost(ctx context.Context, opts ...Option) (*host.Host, error) {
 		}
 	}
 	return host.New(dynamo.NewRunLog(dynamo.NewClient(cfg), table), schemas, hc), nil
+}
+
+// outboundDeps are what the outbound functions share: the table's stores, the subscriptions'
+// secrets and the delivery targets' rule.
+type outboundDeps struct {
+	cfg     aws.Config
+	store   *dynamo.Outbound
+	runs    *dynamo.RunLog
+	secrets *webhook.Cache
+	targets outbound.Targets
+}
+
+func newOutbound(ctx context.Context) (outboundDeps, error) {
+	var o outboundDeps
+	table, prefix := os.Getenv(EnvTable), os.Getenv(EnvSubscriptionSecrets)
+	if table == "" || prefix == "" {
+		return o, errors.New("app: " + EnvTable + " and " + EnvSubscriptionSecrets + " must be set")
+	}
+	allow, err := strconv.ParseBool(cmp.Or(os.Getenv(EnvAllowPrivateTargets), "false"))
+	if err != nil {
+		return o, fmt.Errorf("app: %s=%q is not true or false", EnvAllowPrivateTargets, os.Getenv(EnvAllowPrivateTargets))
+	}
+	if o.cfg, err = config.LoadDefaultConfig(ctx); err != nil {
+		return o, err
+	}
+	db := dynamo.NewClient(o.cfg)
+	o.store, o.runs = dynamo.NewOutbound(db, table), dynamo.NewRunLog(db, table)
+	o.secrets = webhook.NewCache(webhook.SecretsManager{Client: secretsmanager.NewFromConfig(o.cfg), Prefix: prefix}, nil)
+	o.targets = outbound.Targets{AllowPrivate: allow}
+	return o, nil
+}
+
+// MustSubscriptions is the subscriptions function's handler.
+func MustSubscriptions(ctx context.Context) apigw.Handler {
+	o, err := newOutbound(ctx)
+	exitOn(err)
+	return Must(ctx).Subscriptions(&outbound.Subscriptions{Store: o.store, Secrets: o.secrets, Targets: o.targets})
+}
+
+// deliverer builds the deliverer of deliver-events and retry-deliveries: it signs with the
+// subscriptions' secrets and mints approval links with the keyring, under PUBLIC_BASE_URL.
+func deliverer(ctx context.Context) (*outbound.Deliverer, error) {
+	o, err := newOutbound(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var hc host.Config
+	if err := WithKeyring(ctx, o.cfg, &hc); err != nil {
+		return nil, err
+	}
+	base := os.Getenv(EnvPublicBaseURL)
+	if u, err := url.Parse(base); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return nil, fmt.Errorf("app: %s=%q is not an http(s) URL", EnvPublicBaseURL, base)
+	}
+	return &outbound.Deliverer{
+		Store: o.store, Log: o.runs, Secrets: o.secrets, Client: outbound.NewHTTPClient(o.targets.AllowPrivate),
+		Links: outbound.Links{Keys: hc.Keys, BaseURL: base}, Logger: logger(),
+	}, nil
+}
+
+// MustDeliver is deliver-events' handler: the run-log table's stream, delivered.
+func MustDeliver(ctx context.Context) func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+	d, err := deliverer(ctx)
+	exitOn(err)
+	return dynamostream.Handler(d, logger())
+}
+
+// RetryBatch bounds the retry entries one retry-deliveries invocation takes on.
+const RetryBatch = 200
+
+// MustRetryDeliveries is retry-deliveries' handler: one pass over the retries due per scheduled
+// invocation (the schedule's input is not read), and one log line saying what it did when
+// anything was due.
+func MustRetryDeliveries(ctx context.Context) func(context.Context, json.RawMessage) (outbound.Report, error) {
+	d, err := deliverer(ctx)
+	exitOn(err)
+	log := logger()
+	return func(ctx context.Context, _ json.RawMessage) (outbound.Report, error) {
+		r, err := d.Retries(ctx, RetryBatch)
+		attrs := []any{"due", r.Retries, "delivered", r.Delivered, "retrying", r.Retrying, "failed", r.Failed}
+		switch {
+		case err != nil:
+			log.Error("retries", append(attrs, "error", err.Error())...)
+		case r.Retries > 0:
+			log.Info("retries", attrs...)
+		}
+		return r, err
+	}
 }
 
 // MustSweep is the expiry-sweep function's handler: one sweep per scheduled invocation (the

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -315,4 +316,20 @@ func decodeClaim(item map[string]types.AttributeValue) (runlog.Claim, error) {
 		return runlog.Claim{}, fmt.Errorf("dynamo: claim time: %w", err)
 	}
 	return runlog.Claim{RunID: owner.Value, At: t}, nil
+}
+
+// CommitOf reads a run's commit from a whole item as the table's stream carries it (its new
+// image). ok is false for items that are not commits (claims, inbox, subscriptions, cursors).
+func CommitOf(item map[string]types.AttributeValue) (k runlog.Key, c runlog.Commit, ok bool, err error) {
+	pk, sk := str(item[attrPK]), str(item[attrSK])
+	tenant, runID, isRun := strings.Cut(pk, "#run#")
+	if !isRun || !strings.HasPrefix(sk, "c#") {
+		return k, c, false, nil
+	}
+	k = runlog.Key{Tenant: tenant, RunID: runID}
+	if !k.Valid() {
+		return k, c, false, fmt.Errorf("dynamo: commit of %q: %w", pk, runlog.ErrInvalidKey)
+	}
+	c, err = decode(item)
+	return k, c, err == nil, err
 }

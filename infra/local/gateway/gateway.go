@@ -45,6 +45,7 @@ type Route struct {
 type Gateway struct {
 	routes    []*Route
 	schedules []*scheduled
+	streams   []*streamed
 	key       *rsa.PublicKey
 	log       *slog.Logger
 	now       func() time.Time

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/interrupthost/interrupthost/infra/local/ddbstream"
 	"github.com/interrupthost/interrupthost/infra/local/devjwt"
 	"github.com/interrupthost/interrupthost/infra/local/samtemplate"
 )
@@ -22,6 +23,9 @@ type Options struct {
 	Resolver samtemplate.Resolver
 	// Env is added to every function's environment: AWS endpoints, region, credentials.
 	Env []string
+	// EnvOverrides replace the template's values of these variables: what the local stack is to
+	// the functions where the template names an AWS resource (PUBLIC_BASE_URL: the gateway).
+	EnvOverrides map[string]string
 	// MaxInstances caps each function's pool.
 	MaxInstances int
 	// RIE is the path of the aws-lambda-rie binary.
@@ -57,9 +61,14 @@ func FromTemplate(t *samtemplate.Template, bin string, opts Options) (*Gateway, 
 	pools := map[string]*Pool{}
 	var routes []*Route
 	var schedules []*scheduled
+	var streams []*streamed
 	for _, f := range functions {
 		env := append(os.Environ(), opts.Env...)
 		for name, v := range f.Environment {
+			if s, ok := opts.EnvOverrides[name]; ok {
+				env = append(env, name+"="+s)
+				continue
+			}
 			s, err := opts.Resolver.String(v)
 			if err != nil {
 				return nil, fmt.Errorf("gateway: %s: %s: %w", f.LogicalID, name, err)
@@ -81,6 +90,21 @@ func FromTemplate(t *samtemplate.Template, bin string, opts Options) (*Gateway, 
 			}
 			schedules = append(schedules, &scheduled{function: f.Name, every: every, input: []byte(sc.Input), pool: pools[f.Name]})
 		}
+		for _, st := range f.Streams {
+			table, ok := opts.Resolver.Resources[st.Table]
+			if !ok {
+				return nil, fmt.Errorf("gateway: %s: stream of %s, a table the stack does not run", f.LogicalID, st.Table)
+			}
+			s := &streamed{Stream: st, function: f.Name, table: table, pool: pools[f.Name]}
+			for _, p := range st.Filters {
+				filter, err := ddbstream.ParseFilter(p)
+				if err != nil {
+					return nil, fmt.Errorf("gateway: %s: %w", f.LogicalID, err)
+				}
+				s.filters = append(s.filters, filter)
+			}
+			streams = append(streams, s)
+		}
 		for _, r := range f.Routes {
 			route := &Route{Route: r, Function: f.Name}
 			if r.Authorizer != samtemplate.NoAuthorizer {
@@ -95,7 +119,7 @@ func FromTemplate(t *samtemplate.Template, bin string, opts Options) (*Gateway, 
 	if err != nil {
 		return nil, err
 	}
-	g.schedules = schedules
+	g.schedules, g.streams = schedules, streams
 	return g, nil
 }
 

@@ -21,6 +21,25 @@ type Function struct {
 	MemoryMB    int
 	Routes      []Route
 	Schedules   []Schedule
+	Streams     []Stream
+}
+
+// Stream is a DynamoDB event of a function: Lambda reads the table's stream and invokes the
+// function with batches of its records that pass the filters.
+type Stream struct {
+	Name string
+	// Table is the logical id of the table whose stream it reads.
+	Table          string
+	BatchSize      int
+	BatchingWindow time.Duration
+	// MaxRetries is how often a failed batch is retried (-1: until the record expires).
+	MaxRetries int
+	// Bisect splits a failed batch in two before retrying it.
+	Bisect bool
+	// PartialBatch: the function reports the records it did not handle (ReportBatchItemFailures).
+	PartialBatch bool
+	// Filters are event filter patterns (JSON); a record passes if any matches, or if none is set.
+	Filters []string
 }
 
 // Schedule is a ScheduleV2 event of a function: EventBridge Scheduler invokes it with Input on
@@ -96,6 +115,14 @@ func (t *Template) function(id string, props map[string]any) (Function, error) {
 				Path               string
 				ScheduleExpression string
 				Input              string
+
+				Stream                         any
+				BatchSize                      int
+				MaximumBatchingWindowInSeconds int
+				MaximumRetryAttempts           *int
+				BisectBatchOnFunctionError     bool
+				FunctionResponseTypes          []string
+				FilterCriteria                 struct{ Filters []struct{ Pattern string } }
 				Auth               struct {
 					Authorizer          string
 					AuthorizationScopes []string
@@ -132,6 +159,24 @@ func (t *Template) function(id string, props map[string]any) (Function, error) {
 			f.Schedules = append(f.Schedules, Schedule{Name: name, Expression: ev.Properties.ScheduleExpression, Input: ev.Properties.Input})
 			continue
 		}
+		if ev.Type == "DynamoDB" {
+			st, err := stream(name, ev.Properties.Stream)
+			if err != nil {
+				return Function{}, err
+			}
+			p := ev.Properties
+			st.BatchSize, st.BatchingWindow, st.Bisect = firstNonZero(p.BatchSize, 100), time.Duration(p.MaximumBatchingWindowInSeconds)*time.Second, p.BisectBatchOnFunctionError
+			st.MaxRetries = -1
+			if p.MaximumRetryAttempts != nil {
+				st.MaxRetries = *p.MaximumRetryAttempts
+			}
+			st.PartialBatch = slices.Contains(p.FunctionResponseTypes, "ReportBatchItemFailures")
+			for _, f := range p.FilterCriteria.Filters {
+				st.Filters = append(st.Filters, f.Pattern)
+			}
+			f.Streams = append(f.Streams, st)
+			continue
+		}
 		if ev.Type != "HttpApi" {
 			continue
 		}
@@ -146,6 +191,25 @@ func (t *Template) function(id string, props map[string]any) (Function, error) {
 		})
 	}
 	return f, nil
+}
+
+// stream reads a DynamoDB event's Stream: the GetAtt of a table's StreamArn.
+func stream(name string, v any) (Stream, error) {
+	att, _ := v.(map[string]any)["Fn::GetAtt"]
+	var parts []string
+	switch a := att.(type) {
+	case string:
+		parts = strings.SplitN(a, ".", 2)
+	case []any:
+		for _, p := range a {
+			s, _ := p.(string)
+			parts = append(parts, s)
+		}
+	}
+	if len(parts) != 2 || parts[1] != "StreamArn" || parts[0] == "" {
+		return Stream{}, fmt.Errorf("stream event %s: Stream is not !GetAtt <Table>.StreamArn", name)
+	}
+	return Stream{Name: name, Table: parts[0]}, nil
 }
 
 // defaultAuthorizer is the API's DefaultAuthorizer, or NoAuthorizer when it has none.

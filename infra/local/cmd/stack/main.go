@@ -21,6 +21,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -29,6 +30,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/interrupthost/interrupthost/infra/local/ddbstream"
 	"github.com/interrupthost/interrupthost/infra/local/devjwt"
 	"github.com/interrupthost/interrupthost/infra/local/gateway"
 	"github.com/interrupthost/interrupthost/infra/local/samtemplate"
@@ -166,7 +168,9 @@ Interrupt host serving on %[1]s (first request answered %[2]s after start). Ctrl
 	return cmd.Run()
 }
 
-// serveGateway builds the functions and the emulator and serves the template's routes.
+// serveGateway builds the functions and the emulator and serves the template's routes, the
+// functions' DynamoDB calls going through the stream stand-in, whose records it feeds to the
+// functions that read the table's stream.
 func serveGateway(ctx context.Context, log *slog.Logger, root string, inst instance, tmpl *samtemplate.Template, maxInstances int) (*gateway.Gateway, string, error) {
 	bin := inst.functions()
 	if err := gateway.BuildFunctions(ctx, root, bin); err != nil {
@@ -186,15 +190,7 @@ func serveGateway(ctx context.Context, log *slog.Logger, root string, inst insta
 	if os.Getenv("STACK_FUNCTION_LOGS") == "stdout" {
 		out = io.MultiWriter(logs, os.Stdout)
 	}
-	gw, err := gateway.FromTemplate(tmpl, bin, gateway.Options{
-		Root: root,
-		Resolver: samtemplate.Resolver{
-			Template:  tmpl,
-			Overrides: map[string]string{"JwtIssuer": devjwt.Issuer, "JwtAudience": devjwt.Audience, "OverridePrincipals": overridePrincipal, "WebhookSecretPrefix": inst.webhooks},
-			Resources: map[string]string{"RunLogTable": inst.table, "KeyringSecret": inst.keyring},
-		},
-		Env: inst.clientEnv(), MaxInstances: maxInstances, RIE: rie, Logs: out, Log: log,
-	})
+	streams, streamsURL, err := serveStreams(ctx, log, inst)
 	if err != nil {
 		return nil, "", err
 	}
@@ -205,11 +201,49 @@ func serveGateway(ctx context.Context, log *slog.Logger, root string, inst insta
 			return nil, "", err
 		}
 	}
+	url := "http://" + ln.Addr().String()
+	gw, err := gateway.FromTemplate(tmpl, bin, gateway.Options{
+		Root: root,
+		Resolver: samtemplate.Resolver{
+			Template: tmpl,
+			Overrides: map[string]string{
+				"JwtIssuer": devjwt.Issuer, "JwtAudience": devjwt.Audience, "OverridePrincipals": overridePrincipal,
+				"WebhookSecretPrefix": inst.webhooks, "SubscriptionSecretPrefix": inst.subscriptions,
+				// Local receivers listen on 127.0.0.1, over http.
+				"AllowPrivateDeliveryTargets": "true",
+			},
+			Resources: map[string]string{"RunLogTable": inst.table, "KeyringSecret": inst.keyring},
+		},
+		Env:          append(inst.clientEnv(), "AWS_ENDPOINT_URL_DYNAMODB="+streamsURL),
+		EnvOverrides: map[string]string{"PUBLIC_BASE_URL": url},
+		MaxInstances: maxInstances, RIE: rie, Logs: out, Log: log,
+	})
+	if err != nil {
+		ln.Close()
+		return nil, "", err
+	}
 	srv := &http.Server{Handler: gw, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	context.AfterFunc(ctx, func() { _ = srv.Close() })
+	gw.RunStreams(ctx, streams)
 	log.Info("gateway serving", "addr", ln.Addr().String(), "routes", len(gw.Routes()), "maxInstancesPerFunction", maxInstances)
 	return gw, ln.Addr().String(), nil
+}
+
+// serveStreams starts the DynamoDB API proxy that stands in for the table's stream: the
+// functions talk to it, it forwards to dynalite and records the instance's table's writes.
+func serveStreams(ctx context.Context, log *slog.Logger, inst instance) (*ddbstream.Proxy, string, error) {
+	proxy := ddbstream.NewProxy(&url.URL{Scheme: "http", Host: dynamoAddr}, log)
+	proxy.Stream(inst.table)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, "", err
+	}
+	srv := &http.Server{Handler: proxy, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	context.AfterFunc(ctx, func() { _ = srv.Close() })
+	log.Info("stream stand-in serving", "dynamodb", "http://"+ln.Addr().String(), "table", inst.table)
+	return proxy, "http://" + ln.Addr().String(), nil
 }
 
 // firstRequest reads a run that does not exist through the gateway: a 404 problem document is

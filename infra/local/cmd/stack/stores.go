@@ -40,8 +40,9 @@ const (
 // stack's data, keys, binaries and logs alone.
 type instance struct {
 	table, keyring string
-	// webhooks is the name prefix of its webhook endpoints' secrets.
-	webhooks string
+	// webhooks and subscriptions are the name prefixes of its webhook endpoints' and
+	// subscriptions' secrets.
+	webhooks, subscriptions string
 	// dir holds functions/ (the binaries) and logs/.
 	dir  string
 	logs string
@@ -51,12 +52,12 @@ type instance struct {
 
 func newInstance(root string, exec bool) instance {
 	in := instance{table: "interrupt-host-local", keyring: "interrupt-host-local/keyring",
-		webhooks: "interrupt-host-local/webhook-endpoints/", dir: filepath.Join(root, ".local")}
+		webhooks: "interrupt-host-local/webhook-endpoints/", subscriptions: "interrupt-host-local/subscriptions/", dir: filepath.Join(root, ".local")}
 	if exec {
 		id := strings.ToLower(rand.Text()[:8])
 		in = instance{
 			table: "interrupt-host-exec-" + id, keyring: "interrupt-host-exec-" + id + "/keyring",
-			webhooks: "interrupt-host-exec-" + id + "/webhook-endpoints/", dir: filepath.Join(root, ".local", "exec-"+id), temporary: true,
+			webhooks: "interrupt-host-exec-" + id + "/webhook-endpoints/", subscriptions: "interrupt-host-exec-" + id + "/subscriptions/", dir: filepath.Join(root, ".local", "exec-"+id), temporary: true,
 		}
 	}
 	in.logs = filepath.Join(in.dir, "logs")
@@ -75,7 +76,7 @@ func (in instance) remove(ctx context.Context, keepLogs bool) error {
 	}
 	_, err := dynamoClient.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(in.table)})
 	_, serr := secretsClient.DeleteSecret(ctx, &secretsmanager.DeleteSecretInput{SecretId: aws.String(in.keyring), ForceDeleteWithoutRecovery: aws.Bool(true)})
-	serr = errors.Join(serr, in.removeWebhookSecrets(ctx))
+	serr = errors.Join(serr, in.removeSecrets(ctx, in.webhooks), in.removeSecrets(ctx, in.subscriptions))
 	folder := os.RemoveAll(in.functions())
 	if !keepLogs {
 		folder = os.RemoveAll(in.dir)
@@ -83,10 +84,11 @@ func (in instance) remove(ctx context.Context, keepLogs bool) error {
 	return errors.Join(err, serr, folder)
 }
 
-// removeWebhookSecrets deletes the secrets of the webhook endpoints made under the instance.
-func (in instance) removeWebhookSecrets(ctx context.Context) error {
+// removeSecrets deletes the secrets made under the instance's prefix (webhook endpoints',
+// subscriptions').
+func (in instance) removeSecrets(ctx context.Context, prefix string) error {
 	pages := secretsmanager.NewListSecretsPaginator(secretsClient, &secretsmanager.ListSecretsInput{
-		Filters: []smtypes.Filter{{Key: smtypes.FilterNameStringTypeName, Values: []string{in.webhooks}}},
+		Filters: []smtypes.Filter{{Key: smtypes.FilterNameStringTypeName, Values: []string{prefix}}},
 	})
 	var errs []error
 	for pages.HasMorePages() {
@@ -95,7 +97,7 @@ func (in instance) removeWebhookSecrets(ctx context.Context) error {
 			return err
 		}
 		for _, sec := range page.SecretList {
-			if sec.Name != nil && strings.HasPrefix(*sec.Name, in.webhooks) {
+			if sec.Name != nil && strings.HasPrefix(*sec.Name, prefix) {
 				_, err := secretsClient.DeleteSecret(ctx, &secretsmanager.DeleteSecretInput{SecretId: sec.Name, ForceDeleteWithoutRecovery: aws.Bool(true)})
 				errs = append(errs, err)
 			}
@@ -115,6 +117,7 @@ func (in instance) clientEnv() []string {
 		"TABLE_NAME=" + in.table,
 		"KEYRING_SECRET_ID=" + in.keyring,
 		"WEBHOOK_SECRET_PREFIX=" + in.webhooks,
+		"SUBSCRIPTION_SECRET_PREFIX=" + in.subscriptions,
 	}
 }
 

@@ -1,0 +1,15 @@
+// Command deliver-events delivers the run-log table's new commits, from its DynamoDB stream, to
+// the subscriptions that name their events.
+package main
+
+import (
+	"context"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/interrupthost/interrupthost/pkg/app"
+)
+
+func main() {
+	lambda.Start(app.MustDeliver(context.Background()))
+}

@@ -1,0 +1,15 @@
+// Command subscriptions serves POST /subscriptions, GET and DELETE /subscriptions/{id} and
+// GET /subscriptions/{id}/deliveries.
+package main
+
+import (
+	"context"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/interrupthost/interrupthost/pkg/app"
+)
+
+func main() {
+	lambda.Start(app.MustSubscriptions(context.Background()))
+}

@@ -1,0 +1,233 @@
+// Package ddbstream stands in for DynamoDB Streams, which dynalite lacks: a DynamoDB API proxy
+// in front of dynalite that the functions of the local stack talk to, and that turns every item
+// a PutItem writes into the stream record DynamoDB would emit for it (INSERT or MODIFY, with the
+// keys and the new image), in the order the writes were acknowledged. The local gateway feeds the
+// records to the functions whose template events read the table's stream, as Lambda's event
+// source mapping does (gateway.RunStreams). Only PutItem is captured: it is the only write of a
+// commit, the one item type the template's stream filter passes.
+package ddbstream
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+)
+
+// Proxy forwards the DynamoDB API to a server and records the puts of its tables. Safe for
+// concurrent use.
+type Proxy struct {
+	proxy *httputil.ReverseProxy
+	log   *slog.Logger
+
+	mu      sync.Mutex
+	seq     int64
+	streams map[string]*Stream
+}
+
+// NewProxy forwards to target (dynalite's URL).
+func NewProxy(target *url.URL, log *slog.Logger) *Proxy {
+	return &Proxy{proxy: httputil.NewSingleHostReverseProxy(target), log: log, streams: map[string]*Stream{}}
+}
+
+// Stream is the record log of one table: records appended in acknowledgement order, read by
+// position. Safe for concurrent use.
+type Stream struct {
+	Table string
+	mu    sync.Mutex
+	cond  *sync.Cond
+	recs  []events.DynamoDBEventRecord
+}
+
+// Stream returns the stream of table, recording from now on.
+func (p *Proxy) Stream(table string) *Stream {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s, ok := p.streams[table]
+	if !ok {
+		s = &Stream{Table: table}
+		s.cond = sync.NewCond(&s.mu)
+		p.streams[table] = s
+	}
+	return s
+}
+
+// Read waits until records exist at from or after, or until stop is closed, and returns those
+// there are (at most max).
+func (s *Stream) Read(from, max int, stop <-chan struct{}) []events.DynamoDBEventRecord {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for len(s.recs) <= from {
+		select {
+		case <-stop:
+			return nil
+		default:
+		}
+		s.cond.Wait()
+	}
+	end := min(len(s.recs), from+max)
+	return append([]events.DynamoDBEventRecord(nil), s.recs[from:end]...)
+}
+
+// Len is how many records the stream holds.
+func (s *Stream) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.recs)
+}
+
+// Wake makes readers look at stop again.
+func (s *Stream) Wake() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cond.Broadcast()
+}
+
+func (s *Stream) append(r events.DynamoDBEventRecord) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.recs = append(s.recs, r)
+	s.cond.Broadcast()
+}
+
+// putItem is what the proxy reads of a PutItem request.
+type putItem struct {
+	TableName    string
+	Item         map[string]json.RawMessage
+	ReturnValues string
+}
+
+// ServeHTTP forwards the request; for a PutItem of a recorded table it asks for the old item
+// too (to tell INSERT from MODIFY), and on success records the write and answers what the
+// caller asked for.
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	if req.Header.Get("X-Amz-Target") != "DynamoDB_20120810.PutItem" {
+		p.proxy.ServeHTTP(w, req)
+		return
+	}
+	body, err := io.ReadAll(req.Body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	var put putItem
+	var doc map[string]json.RawMessage
+	if json.Unmarshal(body, &put) != nil || json.Unmarshal(body, &doc) != nil {
+		p.forward(w, req, body, nil)
+		return
+	}
+	p.mu.Lock()
+	stream := p.streams[put.TableName]
+	p.mu.Unlock()
+	if stream == nil {
+		p.forward(w, req, body, nil)
+		return
+	}
+	added := put.ReturnValues == "" || put.ReturnValues == "NONE"
+	if added {
+		doc["ReturnValues"] = json.RawMessage(`"ALL_OLD"`)
+		body, _ = json.Marshal(doc)
+	}
+	p.forward(w, req, body, func(resp *http.Response) error {
+		if resp.StatusCode != http.StatusOK {
+			return nil
+		}
+		raw, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return err
+		}
+		var out map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &out); err != nil {
+			return err
+		}
+		_, existed := out["Attributes"]
+		if added {
+			delete(out, "Attributes")
+			if raw, err = json.Marshal(out); err != nil {
+				return err
+			}
+		}
+		resp.Body = io.NopCloser(bytes.NewReader(raw))
+		resp.ContentLength = int64(len(raw))
+		resp.Header.Set("Content-Length", strconv.Itoa(len(raw)))
+		// The SDK checks the body against DynamoDB's CRC32 header.
+		resp.Header.Set("X-Amz-Crc32", strconv.FormatUint(uint64(crc32.ChecksumIEEE(raw)), 10))
+		if err := p.record(stream, put.Item, existed); err != nil {
+			p.log.Error("stream record", "table", put.TableName, "error", err)
+		}
+		return nil
+	})
+}
+
+// forward sends body on with modify applied to the answer.
+func (p *Proxy) forward(w http.ResponseWriter, req *http.Request, body []byte, modify func(*http.Response) error) {
+	req.Body = io.NopCloser(bytes.NewReader(body))
+	req.ContentLength = int64(len(body))
+	req.Header.Set("Content-Length", strconv.Itoa(len(body)))
+	if modify == nil {
+		p.proxy.ServeHTTP(w, req)
+		return
+	}
+	rp := *p.proxy
+	rp.ModifyResponse = modify
+	rp.ServeHTTP(w, req)
+}
+
+// keyNames are the run-log table's keys (template.yaml).
+var keyNames = []string{"pk", "sk"}
+
+// record appends the stream record of a put: the item's keys and its new image.
+func (p *Proxy) record(s *Stream, item map[string]json.RawMessage, existed bool) error {
+	image := map[string]events.DynamoDBAttributeValue{}
+	raw, err := json.Marshal(item)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(raw, &image); err != nil {
+		return fmt.Errorf("the item is not DynamoDB JSON: %w", err)
+	}
+	keys := map[string]events.DynamoDBAttributeValue{}
+	for _, k := range keyNames {
+		if v, ok := image[k]; ok {
+			keys[k] = v
+		}
+	}
+	name := events.DynamoDBOperationTypeInsert
+	if existed {
+		name = events.DynamoDBOperationTypeModify
+	}
+	// One lock over numbering and appending: sequence numbers grow in the stream's order.
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.seq++
+	seq := p.seq
+	now := time.Now()
+	s.append(events.DynamoDBEventRecord{
+		AWSRegion:      "us-east-1",
+		EventID:        fmt.Sprintf("local-%d", seq),
+		EventName:      string(name),
+		EventSource:    "aws:dynamodb",
+		EventVersion:   "1.1",
+		EventSourceArn: "arn:aws:dynamodb:us-east-1:000000000000:table/" + s.Table + "/stream/local",
+		Change: events.DynamoDBStreamRecord{
+			ApproximateCreationDateTime: events.SecondsEpochTime{Time: now},
+			Keys:                        keys,
+			NewImage:                    image,
+			SequenceNumber:              fmt.Sprintf("%021d", seq),
+			SizeBytes:                   int64(len(raw)),
+			StreamViewType:              string(events.DynamoDBStreamViewTypeNewImage),
+		},
+	})
+	return nil
+}

@@ -1,0 +1,123 @@
+// Package dynamostream maps the run-log table's DynamoDB stream, as Lambda delivers it to
+// deliver-events, onto the outbound deliverer: each inserted commit of a run, in the stream's
+// order, and a partial batch response naming the first commit not fully handled, from which
+// Lambda retries (README, "Outbound events").
+package dynamostream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/interrupthost/interrupthost/pkg/dynamo"
+	"github.com/interrupthost/interrupthost/pkg/outbound"
+)
+
+// Deliverer delivers a batch of commits (outbound.Deliverer); errs[i] is batch[i]'s.
+type Deliverer interface {
+	Commits(ctx context.Context, batch []outbound.Committed) (outbound.Report, []error)
+}
+
+// Handler is deliver-events' entry point. The template's filter passes only inserted commits;
+// the handler checks again and passes over anything else. A commit that cannot be read is
+// logged and passed over (retrying cannot mend it); a commit whose deliveries hit a store
+// failure is reported, with every later record, for Lambda to retry.
+func Handler(d Deliverer, log *slog.Logger) func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+	return func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+		var batch []outbound.Committed
+		var ids []string
+		for _, r := range ev.Records {
+			if r.EventName != string(events.DynamoDBOperationTypeInsert) {
+				continue
+			}
+			item, err := Item(r.Change.NewImage)
+			var c outbound.Committed
+			var ok bool
+			if err == nil {
+				c.Key, c.Commit, ok, err = dynamo.CommitOf(item)
+			}
+			if err != nil {
+				log.Error("a commit on the stream cannot be read; passed over", "sequenceNumber", r.Change.SequenceNumber, "error", err.Error())
+				continue
+			}
+			if ok {
+				batch = append(batch, c)
+				ids = append(ids, r.Change.SequenceNumber)
+			}
+		}
+		var resp events.DynamoDBEventResponse
+		if len(batch) == 0 {
+			return resp, nil
+		}
+		report, errs := d.Commits(ctx, batch)
+		attrs := []any{"records", len(ev.Records), "commits", report.Commits, "delivered", report.Delivered, "retrying", report.Retrying, "failed", report.Failed}
+		for i, err := range errs {
+			if err != nil {
+				resp.BatchItemFailures = []events.DynamoDBBatchItemFailure{{ItemIdentifier: ids[i]}}
+				log.Error("deliveries", append(attrs, "retryFrom", ids[i], "runId", batch[i].Key.RunID, "seq", batch[i].Commit.Seq, "error", err.Error())...)
+				return resp, nil
+			}
+		}
+		log.Info("deliveries", attrs...)
+		return resp, nil
+	}
+}
+
+// Item converts a stream image into the SDK's attribute values, which package dynamo reads.
+func Item(image map[string]events.DynamoDBAttributeValue) (map[string]types.AttributeValue, error) {
+	out := make(map[string]types.AttributeValue, len(image))
+	for k, v := range image {
+		av, err := value(v)
+		if err != nil {
+			return nil, fmt.Errorf("dynamostream: attribute %s: %w", k, err)
+		}
+		out[k] = av
+	}
+	return out, nil
+}
+
+func value(v events.DynamoDBAttributeValue) (types.AttributeValue, error) {
+	switch v.DataType() {
+	case events.DataTypeString:
+		return &types.AttributeValueMemberS{Value: v.String()}, nil
+	case events.DataTypeNumber:
+		if _, err := strconv.ParseFloat(v.Number(), 64); err != nil {
+			return nil, fmt.Errorf("number %q", v.Number())
+		}
+		return &types.AttributeValueMemberN{Value: v.Number()}, nil
+	case events.DataTypeBinary:
+		return &types.AttributeValueMemberB{Value: v.Binary()}, nil
+	case events.DataTypeBoolean:
+		return &types.AttributeValueMemberBOOL{Value: v.Boolean()}, nil
+	case events.DataTypeNull:
+		return &types.AttributeValueMemberNULL{Value: true}, nil
+	case events.DataTypeStringSet:
+		return &types.AttributeValueMemberSS{Value: v.StringSet()}, nil
+	case events.DataTypeNumberSet:
+		return &types.AttributeValueMemberNS{Value: v.NumberSet()}, nil
+	case events.DataTypeBinarySet:
+		return &types.AttributeValueMemberBS{Value: v.BinarySet()}, nil
+	case events.DataTypeList:
+		list := make([]types.AttributeValue, 0, len(v.List()))
+		for _, e := range v.List() {
+			av, err := value(e)
+			if err != nil {
+				return nil, err
+			}
+			list = append(list, av)
+		}
+		return &types.AttributeValueMemberL{Value: list}, nil
+	case events.DataTypeMap:
+		m, err := Item(v.Map())
+		if err != nil {
+			return nil, err
+		}
+		return &types.AttributeValueMemberM{Value: m}, nil
+	}
+	return nil, errors.New("an attribute of no known type")
+}
