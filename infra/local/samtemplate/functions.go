@@ -123,7 +123,7 @@ func (t *Template) function(id string, props map[string]any) (Function, error) {
 				BisectBatchOnFunctionError     bool
 				FunctionResponseTypes          []string
 				FilterCriteria                 struct{ Filters []struct{ Pattern string } }
-				Auth               struct {
+				Auth                           struct {
 					Authorizer          string
 					AuthorizationScopes []string
 				}
