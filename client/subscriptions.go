@@ -1,0 +1,52 @@
+package client
+
+import (
+	"context"
+	"net/http"
+)
+
+// Subscription is where the host delivers a tenant's events.
+type Subscription struct {
+	ID        string   `json:"id"`
+	URL       string   `json:"url"`
+	Events    []string `json:"events"`
+	Format    string   `json:"format"`
+	CreatedAt string   `json:"createdAt"`
+	// Secret signs the deliveries; the host shows it only in Subscribe's answer.
+	Secret string `json:"secret,omitempty"`
+}
+
+// Subscribe has the host deliver the caller's tenant's events of the types named (["*"]: all)
+// to url, in format "standard-webhooks" (or "slack"). Keep the answer's Secret: it verifies the
+// deliveries (NewReceiver) and is never shown again.
+func (c *Client) Subscribe(ctx context.Context, url string, events []string, format string) (Subscription, error) {
+	var out Subscription
+	err := c.do(ctx, http.MethodPost, "/subscriptions", map[string]any{"url": url, "events": events, "format": format}, &out)
+	return out, err
+}
+
+// Unsubscribe deletes a subscription: nothing more is delivered to it.
+func (c *Client) Unsubscribe(ctx context.Context, id string) error {
+	return c.do(ctx, http.MethodDelete, "/subscriptions/"+esc(id), nil, nil)
+}
+
+// Attempt is one delivery attempt of a subscription.
+type Attempt struct {
+	EventID    string `json:"eventId"`
+	EventType  string `json:"eventType"`
+	RunID      string `json:"runId"`
+	Status     string `json:"status"`
+	Attempts   int    `json:"attempts"`
+	StatusCode int    `json:"statusCode,omitempty"`
+	LastError  string `json:"lastError,omitempty"`
+	At         string `json:"at"`
+}
+
+// Deliveries lists a subscription's recent delivery attempts, newest first.
+func (c *Client) Deliveries(ctx context.Context, id string) ([]Attempt, error) {
+	var out struct {
+		Deliveries []Attempt `json:"deliveries"`
+	}
+	err := c.do(ctx, http.MethodGet, "/subscriptions/"+esc(id)+"/deliveries", nil, &out)
+	return out.Deliveries, err
+}
