@@ -1,7 +1,7 @@
 package e2e
 
 import (
-	"encoding/json"
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -19,29 +19,29 @@ func TestDeadlinesAct(t *testing.T) {
 	if a.Status != 201 || len(created.Tokens) != 1 {
 		t.Fatalf("request: %d %s", a.Status, a.Body)
 	}
-	// The scheduler is another process: watch the log until its sweep has acted, for at most
-	// 20 periods of a minute's schedule shortened to a second.
-	var expired []json.RawMessage
-	for give := time.Now().Add(20 * time.Second); len(expired) == 0; {
-		if time.Now().After(give) {
-			t.Fatal("no interrupt.expired 20 s after the deadline: is the stack's scheduler running (STACK_SCHEDULE_PERIOD)?")
-		}
-		<-time.After(250 * time.Millisecond)
-		var page struct {
-			Events []struct {
-				Type    string
-				Payload json.RawMessage
-			}
-		}
-		do(t, "GET", "/runs/"+run+"/events", eng, "").json(t, &page)
-		for _, e := range page.Events {
-			if e.Type == "interrupt.expired" {
-				expired = append(expired, e.Payload)
-			}
+	// The scheduler is another process: await the outcome from the log, for at most 20
+	// periods of a minute's schedule shortened to a second.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	out, err := newClient(t, everyone).Await(ctx, run, "n", nil)
+	if err != nil {
+		t.Fatalf("no interrupt.expired 20 s after the deadline (is the stack's scheduler running? STACK_SCHEDULE_PERIOD): %v", err)
+	}
+	if out.Status != "expired" || out.Event.Type != "interrupt.expired" || !strings.Contains(string(out.Event.Payload), `"kind":"custom"`) {
+		t.Errorf("outcome %+v", out)
+	}
+	page, err := newClient(t, everyone).Events(context.Background(), run, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	expired := 0
+	for _, e := range page.Events {
+		if e.Type == "interrupt.expired" {
+			expired++
 		}
 	}
-	if len(expired) != 1 || !strings.Contains(string(expired[0]), `"kind":"custom"`) {
-		t.Errorf("expired: %s", expired)
+	if expired != 1 {
+		t.Errorf("%d interrupt.expired events", expired)
 	}
 	if a := do(t, "POST", "/runs/"+run+"/interrupts/n", eng, `{"resumeValue":{}}`); a.Status != 409 {
 		t.Errorf("a resolve after the expiry: %d %s", a.Status, a.Body)

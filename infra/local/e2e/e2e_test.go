@@ -5,6 +5,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -86,7 +87,7 @@ func (a answer) json(t testing.TB, v any) {
 	}
 }
 
-var client = &http.Client{Timeout: 30 * time.Second}
+var httpClient = &http.Client{Timeout: 30 * time.Second}
 
 // call is one HTTP request of the suite. base "" is the stack's gateway; bearer is sent as
 // "Bearer <bearer>", authorization verbatim when bearer is empty; each idempotencyKeys entry is
@@ -126,7 +127,7 @@ func (r call) send() (answer, error) {
 	for k, v := range r.headers {
 		req.Header.Set(k, v)
 	}
-	resp, err := client.Do(req)
+	resp, err := httpClient.Do(req)
 	if err != nil {
 		return answer{}, fmt.Errorf("%s %s (is the stack running? `make run`): %w", r.method, r.path, err)
 	}
@@ -168,77 +169,46 @@ func example(t testing.TB, kind string) string {
 func newRun(prefix string) string { return prefix + "-" + strings.ToLower(rand.Text()[:12]) }
 
 // TestApprovalJourney: request an approval, read the run, resolve it, read the events, replay the
-// key; all over HTTP through the gateway.
+// key; all over HTTP through the gateway, with the engine's client package.
 func TestApprovalJourney(t *testing.T) {
+	ctx := context.Background()
 	run := newRun("journey")
-	eng, alice := jwt(t, engine), jwt(t, approver)
+	eng, alice := newClient(t, engine), newClient(t, approver)
 	payload := example(t, "approval")
 
-	a := do(t, "POST", "/runs/"+run+"/interrupts", eng, `{"nodeId":"approve","payload":`+payload+`}`)
-	var created struct {
-		InterruptID, Status string
-		Seq                 int
+	created, err := eng.Request(ctx, run, "approve", json.RawMessage(payload), nil)
+	if err != nil || created.Status != "pending" || created.Seq != 1 {
+		t.Fatalf("request: %+v %v", created, err)
 	}
-	a.json(t, &created)
-	if a.Status != 201 || created.Status != "pending" || created.Seq != 1 {
-		t.Fatalf("request: %d %s", a.Status, a.Body)
+	snap, err := eng.Snapshot(ctx, run)
+	if err != nil || snap.Status != "waiting-approval" || snap.CurrentNodeID != "approve" {
+		t.Errorf("snapshot: %+v %v", snap, err)
 	}
-
-	a = do(t, "GET", "/runs/"+run, eng, "")
-	var snap struct {
-		Status, CurrentNodeID string
-		LastSeq               int
+	resolved, err := alice.Resolve(ctx, run, "approve", map[string]any{"action": "accept", "decidedAt": "2026-11-30T09:00:00Z"})
+	if err != nil || resolved.Status != "resolved" || !strings.Contains(string(resolved.ResumeValue), `"decidedBy":"alice"`) || resolved.Seq != 2 {
+		t.Fatalf("resolve: %+v %v", resolved, err)
 	}
-	a.json(t, &snap)
-	if a.Status != 200 || snap.Status != "waiting-approval" || snap.CurrentNodeID != "approve" {
-		t.Errorf("snapshot: %d %s", a.Status, a.Body)
+	page, err := eng.Events(ctx, run, 0)
+	if err != nil {
+		t.Fatal(err)
 	}
-
-	a = do(t, "POST", "/runs/"+run+"/interrupts/approve", alice, `{"resumeValue":{"action":"accept","decidedAt":"2026-11-30T09:00:00Z"}}`)
-	var resolved struct {
-		Status      string
-		ResumeValue map[string]any
-		Seq         int
-	}
-	a.json(t, &resolved)
-	if a.Status != 200 || resolved.Status != "resolved" || resolved.ResumeValue["decidedBy"] != "alice" || resolved.Seq != 2 {
-		t.Fatalf("resolve: %d %s", a.Status, a.Body)
-	}
-
-	a = do(t, "GET", "/runs/"+run+"/events?after=0", eng, "")
-	var page struct {
-		Events []struct {
-			Seq     int
-			Type    string
-			Payload json.RawMessage
-		}
-		Next int
-	}
-	a.json(t, &page)
 	var types []string
 	for _, e := range page.Events {
 		types = append(types, e.Type)
 	}
-	if a.Status != 200 || strings.Join(types, " ") != "interrupt.requested approval.requested interrupt.voted interrupt.resolved approval.resolved" || page.Next != 2 {
-		t.Errorf("events: %d %s", a.Status, a.Body)
+	if strings.Join(types, " ") != "interrupt.requested approval.requested interrupt.voted interrupt.resolved approval.resolved" || page.Next != 2 {
+		t.Errorf("events: %+v", page)
 	}
 	if string(page.Events[0].Payload) != payload {
 		t.Errorf("interrupt.requested payload %s, want %s", page.Events[0].Payload, payload)
 	}
 
-	a = do(t, "POST", "/runs/"+run+"/interrupts", eng, `{"nodeId":"approve","payload":`+payload+`}`)
-	var replay struct {
-		InterruptID, Status string
-		ResumeValue         map[string]any
+	replay, err := eng.Request(ctx, run, "approve", json.RawMessage(payload), nil)
+	if err != nil || replay.Status != "resolved" || replay.InterruptID != created.InterruptID || !strings.Contains(string(replay.ResumeValue), `"action":"accept"`) {
+		t.Errorf("replay: %+v %v", replay, err)
 	}
-	a.json(t, &replay)
-	if a.Status != 200 || replay.Status != "resolved" || replay.InterruptID != created.InterruptID || replay.ResumeValue["action"] != "accept" {
-		t.Errorf("replay: %d %s", a.Status, a.Body)
-	}
-	a = do(t, "GET", "/runs/"+run+"/events?after=2", eng, "")
-	a.json(t, &page)
-	if len(page.Events) != 0 {
-		t.Errorf("the replay appended %d events", len(page.Events))
+	if page, err := eng.Events(ctx, run, 2); err != nil || len(page.Events) != 0 {
+		t.Errorf("the replay appended events: %+v %v", page, err)
 	}
 }
 
