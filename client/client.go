@@ -61,7 +61,9 @@ type FieldError struct {
 	Message string `json:"message"`
 }
 
-func (p *Problem) Error() string { return fmt.Sprintf("interrupt host: %d %s: %s", p.Status, p.Code, p.Detail) }
+func (p *Problem) Error() string {
+	return fmt.Sprintf("interrupt host: %d %s: %s", p.Status, p.Code, p.Detail)
+}
 
 // IsCode reports whether err is a Problem with code (interrupt_already_resolved, ...).
 func IsCode(err error, code string) bool {
