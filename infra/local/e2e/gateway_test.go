@@ -34,11 +34,12 @@ func gatewayWith(t *testing.T, resources, params map[string]string) *gateway.Gat
 		t.Fatal(err)
 	}
 	overrides := map[string]string{"JwtIssuer": devjwt.Issuer, "JwtAudience": devjwt.Audience, "OverridePrincipals": "supervisor",
-		"WebhookSecretPrefix": os.Getenv("WEBHOOK_SECRET_PREFIX")}
+		"WebhookSecretPrefix": os.Getenv("WEBHOOK_SECRET_PREFIX"), "SubscriptionSecretPrefix": os.Getenv("SUBSCRIPTION_SECRET_PREFIX")}
 	maps.Copy(overrides, params)
 	gw, err := gateway.FromTemplate(tmpl, functionsDir(t), gateway.Options{
 		Root:         r,
 		Resolver:     samtemplate.Resolver{Template: tmpl, Overrides: overrides, Resources: resources},
+		EnvOverrides: map[string]string{"PUBLIC_BASE_URL": "http://127.0.0.1"},
 		RIE:          filepath.Join(r, ".local", "bin", "aws-lambda-rie"),
 		MaxInstances: 4, Logs: io.Discard, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})

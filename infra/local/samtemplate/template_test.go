@@ -8,9 +8,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/interrupthost/interrupthost/infra/local/ddbstream"
 	"github.com/interrupthost/interrupthost/infra/local/devjwt"
 	"github.com/interrupthost/interrupthost/infra/local/gateway"
 	"github.com/interrupthost/interrupthost/infra/local/samtemplate"
@@ -75,9 +77,10 @@ func TestRouteTableMatchesTheTemplate(t *testing.T) {
 	}
 	overrides := map[string]string{"JwtIssuer": devjwt.Issuer, "JwtAudience": devjwt.Audience}
 	gw, err := gateway.FromTemplate(tmpl, filepath.Join(t.TempDir(), "functions"), gateway.Options{
-		Root:     r,
-		Resolver: samtemplate.Resolver{Template: tmpl, Overrides: overrides, Resources: map[string]string{"RunLogTable": "t", "KeyringSecret": "k"}},
-		RIE:      filepath.Join(t.TempDir(), "aws-lambda-rie"), MaxInstances: 1,
+		Root:         r,
+		Resolver:     samtemplate.Resolver{Template: tmpl, Overrides: overrides, Resources: map[string]string{"RunLogTable": "t", "KeyringSecret": "k"}},
+		EnvOverrides: map[string]string{"PUBLIC_BASE_URL": "http://127.0.0.1:3000"},
+		RIE:          filepath.Join(t.TempDir(), "aws-lambda-rie"), MaxInstances: 1,
 		Logs: io.Discard, Log: slog.New(slog.DiscardHandler),
 	})
 	if err != nil {
@@ -118,5 +121,37 @@ func TestOpenAPIMatchesTheTemplate(t *testing.T) {
 	slices.Sort(documented)
 	if deployed := templateRoutes(t); !slices.Equal(documented, deployed) {
 		t.Errorf("openapi.yaml documents\n  %v\ntemplate.yaml deploys\n  %v", documented, deployed)
+	}
+}
+
+// TestStreamEvents: the local stack reads deliver-events' stream event as Lambda's event source
+// mapping would: the run-log table, the batch, the retry behaviour and a filter it can evaluate.
+func TestStreamEvents(t *testing.T) {
+	tmpl, err := samtemplate.Load(filepath.Join(root(t), "template.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	functions, err := tmpl.Functions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var streams []samtemplate.Stream
+	for _, f := range functions {
+		for _, s := range f.Streams {
+			if f.Name != "deliver-events" {
+				t.Errorf("%s reads a stream", f.Name)
+			}
+			streams = append(streams, s)
+		}
+	}
+	if len(streams) != 1 {
+		t.Fatalf("streams %+v", streams)
+	}
+	s := streams[0]
+	if s.Table != "RunLogTable" || s.BatchSize != 100 || s.BatchingWindow != time.Second || !s.Bisect || !s.PartialBatch || s.MaxRetries != 10000 || len(s.Filters) != 1 {
+		t.Errorf("stream %+v", s)
+	}
+	if _, err := ddbstream.ParseFilter(s.Filters[0]); err != nil {
+		t.Error(err)
 	}
 }
