@@ -37,7 +37,7 @@ func fuzzHandler(f *testing.F, pick func(*stack) apigw.Handler, route string, se
 			RequestContext: events.APIGatewayV2HTTPRequestContext{RequestID: "fuzz", RouteKey: route},
 		}
 		authorize(&req, map[string]any{"sub": "fuzzer", "tenant": "acme", "groups": []string{"finance"}},
-			[]string{apigw.ScopeInterruptsWrite, apigw.ScopeApprovalsRespond, apigw.ScopeRunsRead, apigw.ScopeWebhooksManage})
+			[]string{apigw.ScopeInterruptsWrite, apigw.ScopeApprovalsRespond, apigw.ScopeRunsRead, apigw.ScopeWebhooksManage, apigw.ScopeSubscriptionsManage})
 		if idemKey != "" {
 			req.Headers["idempotency-key"] = idemKey
 		}
@@ -126,4 +126,9 @@ func FuzzWebhookEndpoints(f *testing.F) {
 func FuzzWebhookIngest(f *testing.F) {
 	fuzzHandler(f, func(s *stack) apigw.Handler { return s.api.WebhookIngest() }, "POST /webhooks/{endpointId}",
 		`{"id":"evt_1","type":"payment_intent.succeeded","data":{"object":{"id":"pi_1"}}}`)
+}
+
+func FuzzSubscriptions(f *testing.F) {
+	fuzzHandler(f, func(s *stack) apigw.Handler { return s.api.Subscriptions(s.subs) }, "POST /subscriptions",
+		`{"url":"https://hooks.example.com/in","events":["*"]}`, `{"url":"https://hooks.example.com/in","events":["run.completed"],"format":"slack"}`)
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/dynamo"
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/keyring"
+	"github.com/interrupthost/interrupthost/pkg/outbound"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
 	"github.com/interrupthost/interrupthost/pkg/schema"
 	"github.com/interrupthost/interrupthost/pkg/token"
@@ -38,6 +39,7 @@ import (
 // local Secrets Manager, with a clock tests can move.
 type stack struct {
 	api     *apigw.API
+	subs    *outbound.Subscriptions
 	db      *dynamodb.Client
 	table   string
 	log     *dynamo.RunLog
@@ -122,7 +124,12 @@ func buildWith(db *dynamodb.Client, table string, c *clock, keys token.Keys, con
 	configure(&cfg)
 	h := host.New(log, schemas, cfg)
 	api := apigw.New(h, slog.New(slog.NewJSONHandler(io.Discard, nil)), apigw.Options{})
-	return &stack{api: api, db: db, table: table, log: log, clock: c}, nil
+	subs := &outbound.Subscriptions{
+		Store:   dynamo.NewOutbound(db, table),
+		Secrets: webhook.NewCache(webhook.SecretsManager{Client: localaws.SecretsManager(), Prefix: "test/" + strings.ToLower(rand.Text()) + "/"}, nil),
+		Targets: outbound.Targets{Resolver: names{"hooks.example.com": "93.184.215.14", "intranet.example": "10.0.0.7"}}, Now: c.Now,
+	}
+	return &stack{api: api, subs: subs, db: db, table: table, log: log, clock: c}, nil
 }
 
 // caller is who calls: the claims the gateway's JWT authorizer would pass on.

@@ -1,0 +1,88 @@
+package apigw_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/netip"
+	"strings"
+	"testing"
+
+	"github.com/interrupthost/interrupthost/pkg/apigw"
+)
+
+// names resolves each host to one address, so the URL rules are tested without DNS.
+type names map[string]string
+
+func (n names) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+	a, ok := n[host]
+	if !ok {
+		return nil, errors.New("no such host")
+	}
+	return []netip.Addr{netip.MustParseAddr(a)}, nil
+}
+
+var subscriber = caller{"ops", "acme", []string{apigw.ScopeSubscriptionsManage}}
+
+func (s *stack) subscriptions(t *testing.T, who caller, route, id, body string) response {
+	t.Helper()
+	return invoke(t, s.api.Subscriptions(s.subs), call{who: &who, route: route, params: map[string]string{"id": id}, body: body})
+}
+
+// TestSubscriptionRoutes: create answers the secret once, read never; another tenant's
+// subscription does not exist; bad URLs and event types are 400 with their paths and write
+// nothing; the deliveries list; delete, then 404.
+func TestSubscriptionRoutes(t *testing.T) {
+	s := hookStack(t)
+	r := s.subscriptions(t, subscriber, "POST /subscriptions", "", `{"url":"https://hooks.example.com/in","events":["interrupt.resolved","interrupt.requested","interrupt.resolved"]}`)
+	var created struct {
+		ID, URL, Format, Secret string
+		Events                  []string
+	}
+	if err := json.Unmarshal(r.Body, &created); err != nil || r.Status != 201 || !strings.HasPrefix(created.Secret, "whsec_") ||
+		created.Format != "standard-webhooks" || strings.Join(created.Events, " ") != "interrupt.requested interrupt.resolved" {
+		t.Fatalf("create: %d %s", r.Status, r.Body)
+	}
+	r = s.subscriptions(t, subscriber, "GET /subscriptions/{id}", created.ID, "")
+	if r.Status != 200 || strings.Contains(string(r.Body), "whsec_") || strings.Contains(string(r.Body), "secret") {
+		t.Errorf("read: %d %s", r.Status, r.Body)
+	}
+	other := caller{"ops", "globex", subscriber.scopes}
+	if r := s.subscriptions(t, other, "GET /subscriptions/{id}", created.ID, ""); r.Status != 404 {
+		t.Errorf("another tenant reads it: %d %s", r.Status, r.Body)
+	}
+	if r := s.subscriptions(t, caller{"ops", "acme", []string{apigw.ScopeWebhooksManage}}, "GET /subscriptions/{id}", created.ID, ""); r.Status != 403 {
+		t.Errorf("without subscriptions:manage: %d %s", r.Status, r.Body)
+	}
+	before := s.items(t)
+	for _, c := range []struct{ body, path string }{
+		{`{"url":"http://hooks.example.com/in","events":["*"]}`, "/url"},
+		{`{"url":"https://intranet.example/in","events":["*"]}`, "/url"},
+		{`{"url":"https://10.1.1.1/in","events":["*"]}`, "/url"},
+		{`{"url":"https://127.0.0.1:8443/in","events":["*"]}`, "/url"},
+		{`{"url":"https://hooks.example.com/in","events":["interrupt.maybe"]}`, "/events/0"},
+		{`{"url":"https://hooks.example.com/in","events":[]}`, "/events"},
+		{`{"url":"https://hooks.example.com/in","events":["*"],"format":"email"}`, "/format"},
+	} {
+		r := s.subscriptions(t, subscriber, "POST /subscriptions", "", c.body)
+		if r.Status != 400 || r.Headers["Content-Type"] != "application/problem+json" || !strings.Contains(string(r.Body), `"path":"`+c.path+`"`) {
+			t.Errorf("%s: %d %s, want 400 naming %s", c.body, r.Status, r.Body, c.path)
+		}
+	}
+	if r := s.subscriptions(t, subscriber, "POST /subscriptions", "", `{"url":"https://hooks.example.com/in","events":["*"],"secret":"mine"}`); r.Status != 400 {
+		t.Errorf("an unknown member: %d %s", r.Status, r.Body)
+	}
+	if after := s.items(t); after != before {
+		t.Errorf("refusals wrote %d items", after-before)
+	}
+	r = s.subscriptions(t, subscriber, "GET /subscriptions/{id}/deliveries", created.ID, "")
+	if r.Status != 200 || string(r.Body) != `{"deliveries":[]}` {
+		t.Errorf("deliveries: %d %s", r.Status, r.Body)
+	}
+	if r := s.subscriptions(t, subscriber, "DELETE /subscriptions/{id}", created.ID, ""); r.Status != 204 {
+		t.Errorf("delete: %d %s", r.Status, r.Body)
+	}
+	if r := s.subscriptions(t, subscriber, "GET /subscriptions/{id}", created.ID, ""); r.Status != 404 {
+		t.Errorf("after delete: %d %s", r.Status, r.Body)
+	}
+}
