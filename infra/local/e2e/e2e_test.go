@@ -71,7 +71,7 @@ func jwt(t testing.TB, tok devjwt.Token) string {
 var (
 	engine   = devjwt.Token{Subject: "engine", Tenant: "acme", Scopes: []string{"interrupts:write", "runs:read"}}
 	approver = devjwt.Token{Subject: "alice", Tenant: "acme", Scopes: []string{"approvals:respond", "runs:read"}}
-	everyone = devjwt.Token{Subject: "root", Tenant: "acme", Scopes: []string{"interrupts:write", "approvals:respond", "runs:read", "webhooks:manage"}}
+	everyone = devjwt.Token{Subject: "root", Tenant: "acme", Scopes: []string{"interrupts:write", "approvals:respond", "runs:read", "webhooks:manage", "subscriptions:manage"}}
 )
 
 type answer struct {
