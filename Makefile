@@ -16,7 +16,7 @@ PY_DEPS := $(VENV)/.installed
 # Go 1.26's fuzz coordinator can fail a duration-bounded run with a bare "context deadline
 # exceeded" when its deadline races a busy worker (go.dev/issue/75804, fixed in Go 1.27).
 FUZZTIME ?= 8000x
-FUZZ_TARGETS := pkg/token:FuzzVerify $(foreach f,RequestInterrupt ResolveByRun InspectByToken ResolveByToken MintToken GetRun ListEvents EndRun Discovery AgentDecisions ConfigureRun WebhookEndpoints WebhookIngest Subscriptions,pkg/apigw:Fuzz$(f))
+FUZZ_TARGETS := pkg/token:FuzzVerify $(foreach f,RequestInterrupt ResolveByRun InspectByToken ResolveByToken MintToken GetRun ListEvents EndRun Discovery AgentDecisions ConfigureRun WebhookEndpoints WebhookIngest Subscriptions ApprovalPage,pkg/apigw:Fuzz$(f))
 
 ## deps: the pinned Node.js (dynalite) and Python (moto, aws-sam-cli, cfn-lint) tools
 deps: $(NODE_DEPS) $(PY_DEPS)

@@ -228,6 +228,7 @@ func invokeErr(h apigw.Handler, c call) (response, error) {
 		RouteKey:              c.route,
 		RequestContext:        events.APIGatewayV2HTTPRequestContext{RequestID: "test", RouteKey: c.route},
 	}
+	req.RequestContext.HTTP.Method, _, _ = strings.Cut(c.route, " ")
 	if c.body != "" {
 		req.Headers["content-type"] = "application/json"
 	}

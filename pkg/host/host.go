@@ -148,6 +148,9 @@ func CheckConfig(cfg Config) error {
 // HasCapability reports whether the host advertises capability c.
 func (h *Host) HasCapability(c string) bool { return slices.Contains(h.cfg.Capabilities, c) }
 
+// Now is the host's clock: what a page decided at now records as decidedAt.
+func (h *Host) Now() time.Time { return h.cfg.Now() }
+
 // key names the caller's run, refusing a run id that could name none (as no such run).
 func key(p interrupt.Principal, runID string) (runlog.Key, error) {
 	k := runlog.Key{Tenant: p.Tenant, RunID: runID}

@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"time"
 
@@ -170,4 +171,57 @@ func (h *Host) ResolveByToken(ctx context.Context, g Grant, value []byte, idem *
 	c := g.claims
 	p := interrupt.Principal{Subject: c.Sub, Tenant: c.Tenant, Token: c.JTI}
 	return h.resolve(ctx, p, c.RunID, idem, func(st *runlog.State) (*runlog.Interrupt, error) { return h.tokenTarget(st, c) }, value)
+}
+
+// Opened is what a token shows its bearer of the interrupt it names: what the approval page
+// renders. Reading it never writes.
+type Opened struct {
+	RunID, NodeID, InterruptID string
+	// Raw is the InterruptPayload as requested; Payload the host's view of it.
+	Raw     json.RawMessage
+	Payload interrupt.Payload
+	// Status is the interrupt's now: only a pending one can be decided.
+	Status interrupt.Status
+	// Principal is who the token resolves as; "" for a token minted without one.
+	Principal string
+	// CanResolve is false for an inspect token.
+	CanResolve bool
+	// Deadline is zero when the interrupt has none; ExpiresAt is the token's expiry.
+	Deadline, ExpiresAt time.Time
+	// Tally is an approval's count so far; Voted is the principal's counted vote, if any.
+	Tally interrupt.Tally
+	Voted *interrupt.Vote
+}
+
+// Found reports whether the token named an interrupt that exists (Open may answer it with an
+// error that says it is no longer pending).
+func (o Opened) Found() bool { return o.InterruptID != "" }
+
+// Open verifies a token and reads the interrupt it names, answering as the token surface does:
+// 401 and 410 for the token, 404 when the interrupt does not exist, then 410 past its deadline
+// and 409 once resolved or its run ended, with the interrupt filled in.
+func (h *Host) Open(ctx context.Context, raw string) (Opened, TokenCaller, error) {
+	c, err := h.verify(ctx, raw)
+	if err != nil {
+		return Opened{}, TokenCaller{}, err
+	}
+	who := TokenCaller{RunID: c.RunID, NodeID: c.NodeID}
+	st, err := h.load(ctx, runlog.Key{Tenant: c.Tenant, RunID: c.RunID})
+	if err != nil {
+		return Opened{}, who, err
+	}
+	in := st.ByID(c.InterruptID)
+	if in == nil || in.NodeID != c.NodeID {
+		return Opened{}, who, interrupt.Errorf(interrupt.CodeNotFound, "the token's interrupt does not exist")
+	}
+	o := Opened{
+		RunID: c.RunID, NodeID: in.NodeID, InterruptID: in.ID, Raw: in.Raw, Payload: in.Payload,
+		Status: in.StatusAt(h.cfg.Now()), Principal: c.Sub, CanResolve: c.Intent == token.IntentResolve,
+		Deadline: in.Deadline, ExpiresAt: time.UnixMilli(c.ExpiresAt).UTC(), Tally: in.Tally(),
+	}
+	if c.Sub != "" {
+		o.Voted = in.Voted(c.Sub)
+	}
+	_, err = h.tokenTarget(st, c)
+	return o, who, err
 }

@@ -1,0 +1,233 @@
+package apigw
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"mime"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/interrupthost/interrupthost/pkg/approvalpage"
+	"github.com/interrupthost/interrupthost/pkg/host"
+	"github.com/interrupthost/interrupthost/pkg/interrupt"
+)
+
+// pageHeaders are the approval page's on every answer: its Content-Security-Policy, no framing
+// (clickjacking), no Referer (the token is in the URL), no caching (the page holds the token
+// and changes with the run).
+var pageHeaders = map[string]string{
+	"Content-Type":            "text/html; charset=utf-8",
+	"Content-Security-Policy": approvalpage.CSP,
+	"X-Frame-Options":         "DENY",
+	"Referrer-Policy":         "no-referrer",
+	"Cache-Control":           "no-store",
+	"X-Content-Type-Options":  "nosniff",
+}
+
+// ApprovalPage serves GET, HEAD and POST /approve/{token}, which API Gateway leaves open: the
+// signed token in the path authenticates. GET and HEAD render the interrupt and never write, so
+// a mail scanner fetching the link changes nothing; POST (a form) decides through the token
+// surface's rules, a hidden one-time form key making a double submit one decision.
+func (a *API) ApprovalPage() Handler {
+	return func(ctx context.Context, req events.APIGatewayV2HTTPRequest) (resp events.APIGatewayV2HTTPResponse, _ error) {
+		start := time.Now()
+		c := &call{req: req}
+		var err error
+		defer func() {
+			if v := recover(); v != nil {
+				err = fmt.Errorf("panic: %v", v)
+				resp = pageResponse(approvalpage.Problem(http.StatusInternalServerError, "Something went wrong", "The host could not show this page. Try the link again later."), false)
+			}
+			a.access(ctx, c, resp, err, time.Since(start))
+		}()
+		var v approvalpage.View
+		v, err = a.page(ctx, c)
+		return pageResponse(v, req.RequestContext.HTTP.Method == http.MethodHead), nil
+	}
+}
+
+func (a *API) page(ctx context.Context, c *call) (approvalpage.View, error) {
+	raw := c.req.PathParameters["token"]
+	o, who, err := a.host.Open(ctx, raw)
+	c.runID, c.nodeID = who.RunID, who.NodeID
+	if !o.Found() {
+		return problemPage(err), err
+	}
+	if c.req.RequestContext.HTTP.Method != http.MethodPost {
+		if err != nil {
+			return approvalpage.ReadOnly(o, statusFor(err), closedNotice(o, err)), err
+		}
+		return approvalpage.Decide(o, formKey(), nil, nil), nil
+	}
+	if !o.CanResolve {
+		err := interrupt.Errorf(interrupt.CodeForbidden, "an inspect token cannot resolve")
+		return approvalpage.ReadOnly(o, http.StatusForbidden, &approvalpage.Notice{Kind: "error", Text: "This link lets you read the request, not decide it."}), err
+	}
+	if !approvalpage.Decidable(o.Payload.Kind) {
+		err := interrupt.Invalid("this interrupt is not decided on the approval page")
+		return approvalpage.ReadOnly(o, http.StatusBadRequest, nil), err
+	}
+	if approvalpage.Anonymous(o) {
+		err := interrupt.Errorf(interrupt.CodeNotEligible, "a link without principal cannot vote on an approval with named approvers")
+		return approvalpage.ReadOnly(o, http.StatusForbidden, approvalpage.AnonymousNotice), err
+	}
+	form, err := readForm(c.req)
+	if err != nil {
+		return problemPage(err), err
+	}
+	key := form.Get("formKey")
+	value, fields := approvalpage.Decision(o, form, a.host.Now())
+	if len(fields) > 0 {
+		err := interrupt.Invalid("the decision is not acceptable", fields...)
+		return approvalpage.Decide(o, cmpOr(key, formKey()), form, approvalpage.Mistakes(fields, "")), err
+	}
+	grant, err := a.host.Authorize(ctx, raw)
+	if err != nil {
+		return problemPage(err), err
+	}
+	var idem *host.Idempotency
+	if key != "" {
+		idem = &host.Idempotency{Key: "form:" + key, Fingerprint: formFingerprint(c.req, form)}
+	}
+	res, err := a.host.ResolveByToken(ctx, grant, value, idem)
+	var e *interrupt.Error
+	switch {
+	case err == nil:
+	case errors.As(err, &e) && e.Code == interrupt.CodeValidation:
+		return approvalpage.Decide(o, cmpOr(key, formKey()), form, approvalpage.Mistakes(e.Fields, e.Message)), err
+	case errors.As(err, &e) && e.Code == interrupt.CodeIdempotencyReuse:
+		return approvalpage.ReadOnly(o, http.StatusUnprocessableEntity, &approvalpage.Notice{Kind: "error", Text: "This form was already sent with another decision; the first one counts. Open the link again to see where the request stands."}), err
+	default:
+		return approvalpage.ReadOnly(o, statusFor(err), closedNotice(o, err)), err
+	}
+	if res.Replay != nil {
+		if err := json.Unmarshal(res.Replay, &res); err != nil {
+			return problemPage(err), err
+		}
+	}
+	return approvalpage.Done(o, form.Get("action"), res), nil
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// formKey is a fresh one-time form key.
+func formKey() string { return strings.ToLower(rand.Text()) }
+
+// statusFor is the status of err as the token surface answers it.
+func statusFor(err error) int { return statusOf[interrupt.ErrorCode(err)] }
+
+// closedNotice says, in words, why an interrupt that exists cannot be decided now.
+func closedNotice(o host.Opened, err error) *approvalpage.Notice {
+	n := &approvalpage.Notice{Kind: "error"}
+	switch interrupt.ErrorCode(err) {
+	case interrupt.CodeAlreadyResolved:
+		n.Text = "This request was already decided, or its run ended. Nothing more is needed from you."
+		if o.Status == interrupt.StatusResolved {
+			n.Kind, n.Text = "", "This request was already decided. Nothing more is needed from you."
+		}
+	case interrupt.CodeExpired:
+		n.Text = "This request passed its deadline; it can no longer be decided."
+	case interrupt.CodeAlreadyVoted:
+		n.Text = "You have voted on this request already; your first vote counts."
+	case interrupt.CodeNotEligible:
+		n.Text = "You are not one of the approvers of this request."
+	case interrupt.CodeConflict:
+		n.Text = "This decision is not possible now: " + messageOf(err)
+	case interrupt.CodeUnavailable:
+		n.Text = "The host is busy; nothing was recorded. Please try again in a moment."
+	default:
+		n.Text = "Nothing was recorded: " + messageOf(err)
+	}
+	return n
+}
+
+func messageOf(err error) string {
+	var e *interrupt.Error
+	if errors.As(err, &e) {
+		return e.Message
+	}
+	return "an internal error (the request id identifies it in the host's logs)"
+}
+
+// problemPage is the page of a link that shows nothing: not valid, expired, or naming nothing.
+func problemPage(err error) approvalpage.View {
+	status := statusFor(err)
+	switch interrupt.ErrorCode(err) {
+	case interrupt.CodeTokenInvalid:
+		return approvalpage.Problem(status, "This link is not valid", "Check that the whole link was opened; links in some mail clients break across lines.")
+	case interrupt.CodeExpired:
+		return approvalpage.Problem(status, "This link has expired", "Ask whoever sent it for a new one.")
+	case interrupt.CodeNotFound:
+		return approvalpage.Problem(status, "Nothing to decide here", "The request this link names does not exist (any more).")
+	case interrupt.CodeValidation, interrupt.CodeUnsupportedMedia, interrupt.CodePayloadTooLarge:
+		return approvalpage.Problem(status, "The form could not be read", messageOf(err))
+	case interrupt.CodeUnavailable:
+		return approvalpage.Problem(status, "Please try again", "The host is busy; nothing was recorded.")
+	}
+	return approvalpage.Problem(status, "Something went wrong", "The host could not show this page. Try the link again later.")
+}
+
+// readForm reads a POSTed application/x-www-form-urlencoded body, bounded as every body.
+func readForm(req events.APIGatewayV2HTTPRequest) (url.Values, error) {
+	mt, _, err := mime.ParseMediaType(req.Headers["content-type"])
+	if err != nil || mt != "application/x-www-form-urlencoded" {
+		return nil, interrupt.Errorf(interrupt.CodeUnsupportedMedia, "the decision is posted as application/x-www-form-urlencoded")
+	}
+	body := req.Body
+	if req.IsBase64Encoded {
+		b, err := base64.StdEncoding.DecodeString(body)
+		if err != nil {
+			return nil, interrupt.Invalid("the body is not valid base64")
+		}
+		body = string(b)
+	}
+	if len(body) > MaxBody {
+		return nil, interrupt.Errorf(interrupt.CodePayloadTooLarge, "the body exceeds %d bytes", MaxBody)
+	}
+	form, err := url.ParseQuery(body)
+	if err != nil {
+		return nil, interrupt.Invalid("the form is malformed")
+	}
+	return form, nil
+}
+
+// formFingerprint identifies a posted decision for its form key: the route, the token and the
+// fields as posted, sorted (decidedAt is the server's, so the same form twice is the same).
+func formFingerprint(req events.APIGatewayV2HTTPRequest, form url.Values) string {
+	var b strings.Builder
+	b.WriteString(req.RouteKey + "\n" + req.PathParameters["token"])
+	for _, k := range slices.Sorted(maps.Keys(form)) {
+		for _, v := range form[k] {
+			b.WriteString("\n" + k + "=" + v)
+		}
+	}
+	return b.String()
+}
+
+// pageResponse renders v; a HEAD answer has the headers and no body.
+func pageResponse(v approvalpage.View, head bool) events.APIGatewayV2HTTPResponse {
+	body, err := approvalpage.Render(v)
+	if err != nil {
+		body, v.Status = []byte("<!doctype html><title>Error</title><p>The page could not be rendered."), http.StatusInternalServerError
+	}
+	resp := events.APIGatewayV2HTTPResponse{StatusCode: v.Status, Headers: maps.Clone(pageHeaders), Body: string(body)}
+	if head {
+		resp.Body = ""
+	}
+	return resp
+}

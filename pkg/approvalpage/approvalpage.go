@@ -1,0 +1,125 @@
+// Package approvalpage renders the page an approver opens from a mail or chat link (GET
+// /approve/{token}) and reads the decision it posts back: html/template escapes every payload
+// string, the page runs no script at all and loads nothing but itself, and its forms work in
+// any browser (README, "The approval page"). The HTTP mapping is package apigw's; this package
+// knows views, forms and resume values.
+package approvalpage
+
+import (
+	"bytes"
+	"crypto/sha256"
+	_ "embed"
+	"encoding/base64"
+	"encoding/json"
+	"html/template"
+	"net/url"
+)
+
+//go:embed assets/page.css
+var css string
+
+//go:embed assets/page.html
+var layout string
+
+var page = template.Must(template.New("").Parse(layout))
+
+// CSP is the page's Content-Security-Policy: nothing may load or run but its own style element
+// (by hash), and its forms post only back to the host. No script-src: the page has no script.
+var CSP = func() string {
+	sum := sha256.Sum256([]byte(css))
+	return "default-src 'none'; style-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'; " +
+		"img-src 'none'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+}()
+
+// View is one page.
+type View struct {
+	// Status is the HTTP status the page is answered with.
+	Status  int
+	Title   string
+	Kicker  string
+	Heading string
+	Notice  *Notice
+	Facts   []Fact
+	// Description is the approval's own text, shown as written.
+	Description string
+	// Blocks are JSON values shown formatted (an artifact's data, a custom payload).
+	Blocks []Block
+	Form   *Form
+	Footer string
+}
+
+// Notice is a message above the page's content: an outcome, or what was wrong.
+type Notice struct {
+	// Kind is "ok", "error" or "" (information).
+	Kind  string
+	Text  string
+	Items []string
+}
+
+// Fact is one labelled value of the interrupt.
+type Fact struct{ Label, Value string }
+
+// Block is a labelled JSON value.
+type Block struct{ Label, Text string }
+
+// Form is the decision the page offers, if any.
+type Form struct {
+	// Key is the one-time form key: a double submit is one decision (the Idempotency-Key).
+	Key string
+	// NeedsName asks who decides: the link's token names no principal.
+	NeedsName bool
+	Approval  *ApprovalForm
+	Questions []Question
+	// values are what the caller posted, shown again when the page answers a mistake.
+	values url.Values
+}
+
+// ApprovalForm is an approval's actions, each one offered only if the approval allows it.
+type ApprovalForm struct {
+	Accept, Reject, Refine, EditAccept, Ask bool
+	ArtifactType                            string
+	// Edited prefills edit-accept's field with the artifact's data.
+	Edited string
+}
+
+// Question is one clarification question as a form field.
+type Question struct {
+	ID, Label, Hint string
+	// Input is "text", "number", "checkbox", "select" or "json", from the question's schema.
+	Input   string
+	Options []string
+	Value   string
+}
+
+// Value is what the caller posted in field name, to show again.
+func (f *Form) Value(name string) string { return f.values.Get(name) }
+
+// Named is the name field of one of the page's forms, whose ids must differ.
+func (f *Form) Named(id string) struct {
+	ID, Name  string
+	NeedsName bool
+} {
+	return struct {
+		ID, Name  string
+		NeedsName bool
+	}{ID: id, Name: f.values.Get("decidedBy"), NeedsName: f.NeedsName}
+}
+
+// Render writes v as HTML.
+func Render(v View) ([]byte, error) {
+	var b bytes.Buffer
+	err := page.ExecuteTemplate(&b, "page", struct {
+		View
+		CSS template.CSS
+	}{v, template.CSS(css)})
+	return b.Bytes(), err
+}
+
+// pretty formats a JSON value for a <pre> block, or gives it as it is if it is not JSON.
+func pretty(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if err := json.Indent(&b, raw, "", "  "); err != nil {
+		return string(raw)
+	}
+	return b.String()
+}

@@ -1,0 +1,211 @@
+package approvalpage
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/interrupthost/interrupthost/pkg/host"
+	"github.com/interrupthost/interrupthost/pkg/interrupt"
+	"github.com/interrupthost/interrupthost/pkg/runlog"
+)
+
+// questionText is the question's text as the clarification asks it.
+func questionText(o host.Opened, id string) string {
+	var p struct {
+		Data struct {
+			Questions []struct {
+				ID       string `json:"id"`
+				Question string `json:"question"`
+			} `json:"questions"`
+		} `json:"data"`
+	}
+	_ = json.Unmarshal(o.Raw, &p)
+	for _, q := range p.Data.Questions {
+		if q.ID == id {
+			return q.Question
+		}
+	}
+	return id
+}
+
+// inputOf picks a question's field from its schema: a checkbox for a boolean, a number field for
+// a number, a list for an enum of strings, a JSON field for objects and arrays (or anything
+// else a schema allows), text otherwise. The host validates the answer against the schema.
+func inputOf(schema json.RawMessage) (input string, options []string) {
+	var s struct {
+		Type any   `json:"type"`
+		Enum []any `json:"enum"`
+	}
+	if len(schema) == 0 || json.Unmarshal(schema, &s) != nil {
+		return "text", nil
+	}
+	if len(s.Enum) > 0 {
+		for _, e := range s.Enum {
+			str, ok := e.(string)
+			if !ok {
+				return "json", nil
+			}
+			options = append(options, str)
+		}
+		return "select", options
+	}
+	switch s.Type {
+	case "boolean":
+		return "checkbox", nil
+	case "number", "integer":
+		return "number", nil
+	case "string", nil:
+		return "text", nil
+	}
+	return "json", nil
+}
+
+func questions(o host.Opened, posted url.Values) []Question {
+	var out []Question
+	for _, q := range o.Payload.Data.Questions {
+		input, options := inputOf(q.Schema)
+		hint := ""
+		switch input {
+		case "json":
+			hint = "JSON"
+		case "number":
+			hint = "a number"
+		}
+		out = append(out, Question{ID: q.ID, Label: questionText(o, q.ID), Hint: hint, Input: input, Options: options, Value: posted.Get("q." + q.ID)})
+	}
+	return out
+}
+
+// Decision reads a posted form into the resume value of the interrupt o, decided at now, or
+// says which fields are wrong (as the paths the host's own validation uses).
+func Decision(o host.Opened, form url.Values, now time.Time) (json.RawMessage, []interrupt.FieldError) {
+	if o.Payload.Kind == interrupt.KindClarification {
+		return answers(o, form)
+	}
+	var fields []interrupt.FieldError
+	bad := func(path, msg string) {
+		fields = append(fields, interrupt.FieldError{Path: "/resumeValue/" + path, Message: msg})
+	}
+	action := interrupt.Action(form.Get("action"))
+	if !slices.Contains(o.Payload.Data.Actions, action) {
+		bad("action", "choose one of the decisions offered")
+		return nil, fields
+	}
+	v := map[string]any{"action": action, "decidedAt": now.UTC().Format(runlog.TimeFormat)}
+	if o.Principal == "" {
+		name := strings.TrimSpace(form.Get("decidedBy"))
+		if name == "" {
+			bad("decidedBy", "say who you are")
+		}
+		v["decidedBy"] = name
+	}
+	feedback := strings.TrimSpace(form.Get("feedback"))
+	if feedback != "" {
+		v["feedback"] = feedback
+	}
+	switch action {
+	case interrupt.ActionAsk:
+		if feedback == "" {
+			bad("feedback", "write your question")
+		}
+	case interrupt.ActionRefine:
+		r := map[string]any{"scope": cmpOr(form.Get("refineScope"), "whole")}
+		if s := strings.TrimSpace(form.Get("sectionPath")); s != "" {
+			r["sectionPath"] = s
+		}
+		if ids := splitIDs(form.Get("itemIds")); len(ids) > 0 {
+			r["itemIds"] = ids
+		}
+		if t := strings.TrimSpace(form.Get("refineText")); t != "" {
+			r["text"] = t
+		}
+		v["refineFeedback"] = r
+	case interrupt.ActionEditAccept:
+		raw := strings.TrimSpace(form.Get("editedArtifactData"))
+		if !json.Valid([]byte(raw)) {
+			bad("editedArtifactData", "the edited data is not valid JSON")
+		} else {
+			v["editedArtifactData"] = json.RawMessage(raw)
+		}
+	}
+	if len(fields) > 0 {
+		return nil, fields
+	}
+	b, err := runlog.Marshal(v)
+	if err != nil {
+		bad("", err.Error())
+	}
+	return b, fields
+}
+
+// splitIDs reads item ids given one per line or separated by commas.
+func splitIDs(s string) []string {
+	var ids []string
+	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == '\n' || r == '\r' }) {
+		if f = strings.TrimSpace(f); f != "" {
+			ids = append(ids, f)
+		}
+	}
+	return ids
+}
+
+// answers reads a clarification's fields into { answers: { <questionId>: value } }, each value
+// of the JSON type its field stands for.
+func answers(o host.Opened, form url.Values) (json.RawMessage, []interrupt.FieldError) {
+	out := map[string]json.RawMessage{}
+	var fields []interrupt.FieldError
+	for _, q := range o.Payload.Data.Questions {
+		raw := form.Get("q." + q.ID)
+		input, _ := inputOf(q.Schema)
+		var v json.RawMessage
+		switch input {
+		case "checkbox":
+			v = json.RawMessage(strconv.FormatBool(raw == "true"))
+		case "number":
+			f, err := strconv.ParseFloat(strings.TrimSpace(raw), 64)
+			if err != nil {
+				fields = append(fields, interrupt.FieldError{Path: "/resumeValue/answers/" + q.ID, Message: "must be a number"})
+				continue
+			}
+			v = json.RawMessage(strconv.FormatFloat(f, 'g', -1, 64))
+		case "json":
+			var buf bytes.Buffer
+			if json.Compact(&buf, []byte(raw)) != nil {
+				fields = append(fields, interrupt.FieldError{Path: "/resumeValue/answers/" + q.ID, Message: "must be JSON"})
+				continue
+			}
+			v = buf.Bytes()
+		default:
+			v, _ = runlog.Marshal(raw)
+		}
+		out[q.ID] = v
+	}
+	if len(fields) > 0 {
+		return nil, fields
+	}
+	b, err := runlog.Marshal(map[string]any{"answers": out})
+	if err != nil {
+		return nil, []interrupt.FieldError{{Path: "/resumeValue", Message: err.Error()}}
+	}
+	return b, nil
+}
+
+// Mistakes is the notice of a refused decision: each field's message, in words.
+func Mistakes(fields []interrupt.FieldError, detail string) *Notice {
+	n := &Notice{Kind: "error", Text: cmpOr(detail, "Please check your decision.")}
+	for _, f := range fields {
+		where := strings.TrimPrefix(strings.TrimPrefix(f.Path, "/resumeValue"), "/")
+		if where == "" {
+			n.Items = append(n.Items, f.Message)
+			continue
+		}
+		n.Items = append(n.Items, fmt.Sprintf("%s: %s", label(strings.ReplaceAll(where, "/", " ")), f.Message))
+	}
+	return n
+}

@@ -1,0 +1,273 @@
+package approvalpage
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/interrupthost/interrupthost/pkg/host"
+	"github.com/interrupthost/interrupthost/pkg/interrupt"
+)
+
+// footer reminds whoever holds the page what the link is.
+const footer = "This page was opened from a personal link: do not forward it. Opening it changes nothing; only a button on it does."
+
+// when spells a time for people, in UTC (the page cannot know the reader's zone without script).
+func when(t time.Time) string { return t.UTC().Format("Mon 2 Jan 2006, 15:04 UTC") }
+
+// Decidable reports whether the page offers a decision on an interrupt of kind k.
+func Decidable(k interrupt.Kind) bool {
+	return k == interrupt.KindApproval || k == interrupt.KindClarification
+}
+
+// heading is the page's title line for o.
+func heading(o host.Opened) (kicker, title string) {
+	var d struct {
+		Title string `json:"title"`
+	}
+	var p struct {
+		Data json.RawMessage `json:"data"`
+	}
+	_ = json.Unmarshal(o.Raw, &p)
+	_ = json.Unmarshal(p.Data, &d)
+	switch o.Payload.Kind {
+	case interrupt.KindApproval:
+		kicker = "Approval requested"
+	case interrupt.KindClarification:
+		kicker, d.Title = "Questions for you", cmpOr(d.Title, "A run needs your answers")
+	default:
+		kicker = string(o.Payload.Kind) + " interrupt"
+	}
+	return kicker, cmpOr(d.Title, "Interrupt at "+o.NodeID)
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// facts lists what a reader needs to decide: the artifact, where in which run, the deadline, who
+// decides and where the count stands, then the rest of the data by label.
+func facts(o host.Opened) (fs []Fact, description string, blocks []Block) {
+	var data map[string]json.RawMessage
+	var p struct {
+		Data json.RawMessage `json:"data"`
+	}
+	_ = json.Unmarshal(o.Raw, &p)
+	_ = json.Unmarshal(p.Data, &data)
+	str := func(k string) string {
+		var s string
+		_ = json.Unmarshal(data[k], &s)
+		return s
+	}
+	if t, id := str("artifactType"), str("artifactId"); t != "" || id != "" {
+		fs = append(fs, Fact{"Artifact", strings.TrimSpace(t + " " + id)})
+	}
+	fs = append(fs, Fact{"Run", o.RunID}, Fact{"Step", o.NodeID})
+	if !o.Deadline.IsZero() {
+		fs = append(fs, Fact{"Decide by", when(o.Deadline)})
+	}
+	switch {
+	case o.Principal != "":
+		fs = append(fs, Fact{"Deciding as", o.Principal})
+	case o.CanResolve:
+		fs = append(fs, Fact{"Deciding as", "whoever holds this link (you will be asked your name)"})
+	}
+	if o.Payload.Kind == interrupt.KindApproval {
+		t := o.Tally
+		fs = append(fs, Fact{"Approvals so far", fmt.Sprintf("%d of %d needed", t.Approvals, t.Required)})
+		if t.Rejections > 0 {
+			fs = append(fs, Fact{"Rejections so far", fmt.Sprint(t.Rejections)})
+		}
+		if o.Voted != nil {
+			fs = append(fs, Fact{"Your vote", string(o.Voted.Action)})
+		}
+	}
+	shown := map[string]bool{"title": true, "artifactType": true, "artifactId": true, "description": true, "actions": true, "questions": true}
+	description = str("description")
+	for _, k := range sortedKeys(data) {
+		if shown[k] {
+			continue
+		}
+		v := data[k]
+		var s string
+		var list []string
+		switch {
+		case json.Unmarshal(v, &s) == nil:
+			fs = append(fs, Fact{label(k), s})
+		case json.Unmarshal(v, &list) == nil:
+			fs = append(fs, Fact{label(k), strings.Join(list, ", ")})
+		case len(v) > 0 && v[0] != '{' && v[0] != '[':
+			fs = append(fs, Fact{label(k), string(v)})
+		default:
+			blocks = append(blocks, Block{label(k), pretty(v)})
+		}
+	}
+	return fs, description, blocks
+}
+
+func sortedKeys(m map[string]json.RawMessage) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// labels name the protocol's data fields for people; others are spelled out from their name.
+var labels = map[string]string{
+	"artifactData": "Data", "requiredApprovals": "Approvals needed", "rejectionPolicy": "Rejection policy",
+	"approversList": "Approvers", "approverGroupRefs": "Approver groups", "approverRoleRefs": "Approver roles",
+	"overrideBypassesQuorum": "Override bypasses the count", "audience": "Audience", "eventType": "Waiting for event",
+	"correlation": "Correlation", "customKind": "Kind", "payload": "Payload", "conversationId": "Conversation",
+}
+
+// label is a field's name for people: its label, or camelCase spelled as words.
+func label(k string) string {
+	if l, ok := labels[k]; ok {
+		return l
+	}
+	var b strings.Builder
+	for i, r := range k {
+		if i > 0 && r >= 'A' && r <= 'Z' {
+			b.WriteByte(' ')
+			r += 'a' - 'A'
+		} else if i == 0 && r >= 'a' && r <= 'z' {
+			r -= 'a' - 'A'
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func base(o host.Opened) View {
+	kicker, title := heading(o)
+	fs, description, blocks := facts(o)
+	return View{Status: http.StatusOK, Title: title, Kicker: kicker, Heading: title, Facts: fs, Description: description, Blocks: blocks, Footer: footer}
+}
+
+// Anonymous reports whether o's link cannot decide: it names nobody, and only named approvers
+// may decide the approval (eligibility is read from the caller, and such a link has none).
+func Anonymous(o host.Opened) bool {
+	d := o.Payload.Data
+	return o.Payload.Kind == interrupt.KindApproval && o.Principal == "" &&
+		(len(d.ApproversList) > 0 || len(d.ApproverGroupRefs) > 0 || len(d.ApproverRoleRefs) > 0)
+}
+
+// AnonymousNotice says why an anonymous link shows no decision.
+var AnonymousNotice = &Notice{Text: "Only the approvers named below may decide, and this link does not say who you are. Use the link sent to you personally."}
+
+// Decide is the page of a pending interrupt the link may decide: its forms with a fresh form
+// key, and after a mistake the caller's values with what was wrong.
+func Decide(o host.Opened, key string, posted url.Values, problem *Notice) View {
+	v := base(o)
+	if !o.CanResolve || !Decidable(o.Payload.Kind) || o.Status != interrupt.StatusPending {
+		return ReadOnly(o, http.StatusOK, nil)
+	}
+	if o.Voted != nil {
+		v.Notice = &Notice{Text: fmt.Sprintf("You voted %s. The approval waits for the others.", o.Voted.Action)}
+		return v
+	}
+	if Anonymous(o) {
+		v.Notice = AnonymousNotice
+		return v
+	}
+	f := &Form{Key: key, values: posted}
+	if o.Payload.Kind == interrupt.KindApproval {
+		f.NeedsName = o.Principal == ""
+		af := &ApprovalForm{ArtifactType: "document"}
+		for _, a := range o.Payload.Data.Actions {
+			switch a {
+			case interrupt.ActionAccept:
+				af.Accept = true
+			case interrupt.ActionReject:
+				af.Reject = true
+			case interrupt.ActionRefine:
+				af.Refine = true
+			case interrupt.ActionEditAccept:
+				af.EditAccept = true
+			case interrupt.ActionAsk:
+				af.Ask = true
+			}
+		}
+		var d struct {
+			ArtifactType string          `json:"artifactType"`
+			ArtifactData json.RawMessage `json:"artifactData"`
+		}
+		var p struct {
+			Data json.RawMessage `json:"data"`
+		}
+		_ = json.Unmarshal(o.Raw, &p)
+		_ = json.Unmarshal(p.Data, &d)
+		af.ArtifactType = cmpOr(d.ArtifactType, af.ArtifactType)
+		af.Edited = cmpOr(posted.Get("editedArtifactData"), pretty(d.ArtifactData))
+		if len(d.ArtifactData) == 0 && posted.Get("editedArtifactData") == "" {
+			af.Edited = "{}"
+		}
+		f.Approval = af
+	} else {
+		f.Questions = questions(o, posted)
+	}
+	v.Form = f
+	if problem != nil {
+		v.Status, v.Notice = http.StatusBadRequest, problem
+	}
+	return v
+}
+
+// ReadOnly is the page without a decision: an inspect link, a kind decided elsewhere, or an
+// interrupt no longer pending (status then says why, as the token surface would).
+func ReadOnly(o host.Opened, status int, notice *Notice) View {
+	v := base(o)
+	v.Status, v.Notice = status, notice
+	if v.Notice == nil {
+		switch {
+		case !o.CanResolve:
+			v.Notice = &Notice{Text: "This link lets you read the request, not decide it."}
+		case !Decidable(o.Payload.Kind):
+			v.Notice = &Notice{Text: "This request is not decided on this page."}
+		}
+	}
+	var p struct {
+		Data json.RawMessage `json:"data"`
+	}
+	if o.Payload.Kind == interrupt.KindClarification && json.Unmarshal(o.Raw, &p) == nil {
+		for _, q := range o.Payload.Data.Questions {
+			v.Facts = append(v.Facts, Fact{"Question", questionText(o, q.ID)})
+		}
+	}
+	return v
+}
+
+// Done is the page after a decision was recorded.
+func Done(o host.Opened, action string, res host.Resolution) View {
+	v := base(o)
+	v.Facts = slices.DeleteFunc(v.Facts, func(f Fact) bool { return f.Label == "Approvals so far" || f.Label == "Rejections so far" })
+	text := "Your answers were recorded. The run goes on."
+	switch {
+	case action == string(interrupt.ActionAsk):
+		text = "Your question was recorded. The approval stays open."
+	case o.Payload.Kind == interrupt.KindApproval && res.Status == interrupt.StatusResolved:
+		text = fmt.Sprintf("Your decision (%s) was recorded, and it decides the approval.", action)
+	case o.Payload.Kind == interrupt.KindApproval:
+		text = fmt.Sprintf("Your vote (%s) was recorded. The approval waits for the others.", action)
+	}
+	v.Notice = &Notice{Kind: "ok", Text: text}
+	if res.Tally != nil && o.Payload.Kind == interrupt.KindApproval {
+		v.Facts = append(v.Facts, Fact{"Approvals", fmt.Sprintf("%d of %d needed", res.Tally.Approvals, res.Tally.Required)})
+	}
+	return v
+}
+
+// Problem is a page that says what went wrong and nothing else: the link is not valid, or
+// names nothing.
+func Problem(status int, title, detail string) View {
+	return View{Status: status, Title: title, Kicker: "Approval link", Heading: title, Notice: &Notice{Kind: "error", Text: detail}, Footer: footer}
+}
