@@ -9,8 +9,11 @@ STACK := .local/bin/stack
 VENV := .venv
 NODE_DEPS := infra/local/node_modules/.package-lock.json
 PY_DEPS := $(VENV)/.installed
+# CHROMIUM is Debian's headless browser the approval page's browser test drives.
+CHROMIUM ?= /usr/bin/chromium
+SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: run test lint template bench deps stack stack-tests fuzz
+.PHONY: run test lint template bench deps browser stack stack-tests fuzz
 
 # FUZZTIME bounds each fuzz target under `make test`: a count of executions, not a duration, since
 # Go 1.26's fuzz coordinator can fail a duration-bounded run with a bare "context deadline
@@ -18,8 +21,15 @@ PY_DEPS := $(VENV)/.installed
 FUZZTIME ?= 8000x
 FUZZ_TARGETS := pkg/token:FuzzVerify $(foreach f,RequestInterrupt ResolveByRun InspectByToken ResolveByToken MintToken GetRun ListEvents EndRun Discovery AgentDecisions ConfigureRun WebhookEndpoints WebhookIngest Subscriptions ApprovalPage,pkg/apigw:Fuzz$(f))
 
-## deps: the pinned Node.js (dynalite) and Python (moto, aws-sam-cli, cfn-lint) tools
+## deps: the pinned Node.js (dynalite, playwright-core, axe-core) and Python (moto, aws-sam-cli,
+## cfn-lint) tools
 deps: $(NODE_DEPS) $(PY_DEPS)
+
+## browser: Debian's Chromium, for the approval page's browser test
+browser: $(CHROMIUM)
+
+$(CHROMIUM):
+	$(SUDO) apt-get install -y --no-install-recommends chromium || { $(SUDO) apt-get update && $(SUDO) apt-get install -y --no-install-recommends chromium; }
 
 $(NODE_DEPS): infra/local/package.json infra/local/package-lock.json
 	npm ci --prefix infra/local --no-audit --no-fund
@@ -38,14 +48,17 @@ run: deps stack
 	STACK_FUNCTION_LOGS=stdout $(STACK) run
 
 ## test: lint, the template checks, then against one local stack (its scheduled functions every
-## second): every unit, integration and end-to-end test, schemathesis with openapi.yaml, each
-## benchmark once so none rots, and each fuzz target for FUZZTIME executions
-test: deps lint template stack
+## second): every unit, integration and end-to-end test, the approval page in headless Chromium,
+## schemathesis with openapi.yaml, each benchmark once so none rots, and each fuzz target for
+## FUZZTIME executions
+test: deps browser lint template stack
 	STACK_SCHEDULE_PERIOD=1s $(STACK) exec -- $(MAKE) --no-print-directory stack-tests
 
 # stack-tests runs inside `stack exec`, which provides the stores, the gateway and their env.
 stack-tests:
 	go test -count=1 -race ./...
+	ENGINE_JWT=$$(go run ./infra/local/cmd/devtoken -sub engine -tenant browser -scopes "interrupts:write runs:read") \
+	  CHROMIUM=$(CHROMIUM) node --test infra/local/browser/
 	infra/local/apicheck.sh
 	go test -count=1 -run '^$$' -bench . -benchtime 1x ./...
 	$(MAKE) --no-print-directory fuzz

@@ -89,7 +89,7 @@ func facts(o host.Opened) (fs []Fact, description string, blocks []Block) {
 			fs = append(fs, Fact{"Your vote", string(o.Voted.Action)})
 		}
 	}
-	shown := map[string]bool{"title": true, "artifactType": true, "artifactId": true, "description": true, "actions": true, "questions": true}
+	shown := map[string]bool{"title": true, "artifactType": true, "artifactId": true, "description": true, "actions": true, "questions": true, "requiredApprovals": true}
 	description = str("description")
 	for _, k := range sortedKeys(data) {
 		if shown[k] {
@@ -123,7 +123,7 @@ func sortedKeys(m map[string]json.RawMessage) []string {
 
 // labels name the protocol's data fields for people; others are spelled out from their name.
 var labels = map[string]string{
-	"artifactData": "Data", "requiredApprovals": "Approvals needed", "rejectionPolicy": "Rejection policy",
+	"artifactData": "Data", "rejectionPolicy": "Rejection policy",
 	"approversList": "Approvers", "approverGroupRefs": "Approver groups", "approverRoleRefs": "Approver roles",
 	"overrideBypassesQuorum": "Override bypasses the count", "audience": "Audience", "eventType": "Waiting for event",
 	"correlation": "Correlation", "customKind": "Kind", "payload": "Payload", "conversationId": "Conversation",
