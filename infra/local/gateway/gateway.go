@@ -368,7 +368,7 @@ func newRequestID() string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// Close stops every pool.
+// Close stops every pool: the routes', the schedules' and the streams'.
 func (g *Gateway) Close() {
 	seen := map[*Pool]bool{}
 	closeOnce := func(p *Pool) {
@@ -381,6 +381,9 @@ func (g *Gateway) Close() {
 		closeOnce(r.pool)
 	}
 	for _, s := range g.schedules {
+		closeOnce(s.pool)
+	}
+	for _, s := range g.streams {
 		closeOnce(s.pool)
 	}
 }

@@ -139,7 +139,15 @@ func (p *Pool) start(ctx context.Context, in *instance) error {
 	in.cmd.Env = p.Env
 	in.cmd.Stdout, in.cmd.Stderr = p.Logs, p.Logs
 	in.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := in.cmd.Start(); err != nil {
+	// Started under the lock Close takes: a pool closed meanwhile starts nothing it would not stop.
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return ErrClosed
+	}
+	err = in.cmd.Start()
+	p.mu.Unlock()
+	if err != nil {
 		return fmt.Errorf("gateway: start %s: %w", p.Name, err)
 	}
 	go func() { _ = in.cmd.Wait(); close(in.exited) }()
