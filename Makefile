@@ -13,7 +13,7 @@ PY_DEPS := $(VENV)/.installed
 CHROMIUM ?= /usr/bin/chromium
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: run test lint template bench deps browser stack stack-tests fuzz
+.PHONY: run test lint template bench load deps browser stack stack-tests fuzz
 
 # FUZZTIME bounds each fuzz target under `make test`: a count of executions, not a duration, since
 # Go 1.26's fuzz coordinator can fail a duration-bounded run with a bare "context deadline
@@ -86,3 +86,9 @@ template: $(PY_DEPS)
 ## bench: the benchmarks with their figures (fold, resume validation, resolve round trips)
 bench: deps stack
 	$(STACK) exec -- go test -count=1 -run '^$$' -bench . -benchmem ./...
+
+## load: the wait-and-resolve cycle against the running stack (`make run` in another terminal):
+## cycles/s, latency per step, and CPU per cycle by process group; LOAD_FLAGS passes flags on
+## (-clients 8 -duration 30s -surface run|token -race)
+load:
+	go run ./infra/local/cmd/load $(LOAD_FLAGS)

@@ -1,0 +1,308 @@
+// Command load drives the wait-and-resolve cycle against a running local stack (`make run`) and
+// reports throughput, latency per step, races and the CPU each process group of the stack spent
+// per cycle, read from /proc:
+//
+//	go run ./infra/local/cmd/load -clients 8 -duration 30s            (make load)
+//	go run ./infra/local/cmd/load -surface token -race
+//
+// One cycle: request an approval (request-interrupt), resolve it (resolve-by-run, or with
+// -surface token resolve-by-token with the token the request minted; with -race two resolvers at
+// once, of which exactly one must win), and read the run's snapshot (get-run).
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/interrupthost/interrupthost/infra/local/devjwt"
+	"github.com/interrupthost/interrupthost/infra/local/samtemplate"
+)
+
+func main() {
+	url := flag.String("url", envOr("GATEWAY_URL", "http://127.0.0.1:3000"), "the stack's API")
+	clients := flag.Int("clients", 8, "concurrent clients, each running cycles one after another")
+	duration := flag.Duration("duration", 30*time.Second, "how long to run after the warm-up")
+	warmup := flag.Duration("warmup", 3*time.Second, "cycles run first and not counted (instances start)")
+	surface := flag.String("surface", "run", "resolve by run (resolve-by-run) or by token (resolve-by-token)")
+	race := flag.Bool("race", false, "two concurrent resolvers per cycle; exactly one may win")
+	flag.Parse()
+	if *surface != "run" && *surface != "token" {
+		fmt.Fprintln(os.Stderr, "load: -surface is run or token")
+		os.Exit(2)
+	}
+	l, err := newLoad(*url, *surface, *race)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "load:", err)
+		os.Exit(1)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), *warmup)
+	l.run(ctx, *clients, nil)
+	cancel()
+	before, err := sample()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "load: read /proc:", err)
+		os.Exit(1)
+	}
+	st := &stats{steps: map[string][]time.Duration{}}
+	ctx, cancel = context.WithTimeout(context.Background(), *duration)
+	began := time.Now()
+	l.run(ctx, *clients, st)
+	took := time.Since(began)
+	cancel()
+	after, err := sample()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "load: read /proc:", err)
+		os.Exit(1)
+	}
+	st.report(os.Stdout, *clients, took, *surface, *race, after.minus(before))
+	if st.errors > 0 || st.badRaces > 0 {
+		os.Exit(1)
+	}
+}
+
+func envOr(k, v string) string {
+	if s := os.Getenv(k); s != "" {
+		return s
+	}
+	return v
+}
+
+// load is the cycle's fixed parts: who calls, and how.
+type load struct {
+	base, surface      string
+	race               bool
+	engine, alice, bob string
+	client             *http.Client
+	payload            json.RawMessage
+	tokenReq           string
+	tenant             string
+}
+
+func newLoad(base, surface string, race bool) (*load, error) {
+	tmpl, err := samtemplate.Find(".")
+	if err != nil {
+		return nil, err
+	}
+	key, err := devjwt.LoadKey(filepath.Dir(tmpl))
+	if err != nil {
+		return nil, err
+	}
+	tenant := "load-" + strings.ToLower(rand.Text()[:8])
+	sign := func(sub string, scopes ...string) (string, error) {
+		return devjwt.Sign(key, devjwt.Token{Subject: sub, Tenant: tenant, Scopes: scopes, TTL: 24 * time.Hour}.Claims(time.Now()))
+	}
+	l := &load{base: base, surface: surface, race: race, tenant: tenant,
+		client: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 256}}}
+	if l.engine, err = sign("engine", "interrupts:write", "runs:read"); err != nil {
+		return nil, err
+	}
+	if l.alice, err = sign("alice", "approvals:respond"); err != nil {
+		return nil, err
+	}
+	if l.bob, err = sign("bob", "approvals:respond"); err != nil {
+		return nil, err
+	}
+	l.payload = json.RawMessage(`{"kind":"approval","key":"pay","data":{"artifactId":"inv-1","artifactType":"invoice","title":"Pay invoice inv-1","actions":["accept","reject"],"requiredApprovals":1,"rejectionPolicy":"single-veto"}}`)
+	if surface == "token" {
+		l.tokenReq = `,"token":{"intent":"resolve"}`
+	}
+	return l, nil
+}
+
+// stats gathers one run's figures; nil during the warm-up.
+type stats struct {
+	mu       sync.Mutex
+	cycles   int
+	errors   int
+	firstErr string
+	races    int
+	badRaces int
+	steps    map[string][]time.Duration
+}
+
+func (s *stats) step(name string, d time.Duration) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.steps[name] = append(s.steps[name], d)
+}
+
+func (s *stats) fail(format string, args ...any) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.errors++
+	if s.firstErr == "" {
+		s.firstErr = fmt.Sprintf(format, args...)
+	}
+}
+
+func (l *load) run(ctx context.Context, clients int, st *stats) {
+	var wg sync.WaitGroup
+	for c := range clients {
+		wg.Go(func() {
+			for n := 0; ctx.Err() == nil; n++ {
+				if l.cycle(ctx, fmt.Sprintf("c%d-%d-%s", c, n, strings.ToLower(rand.Text()[:6])), st) && st != nil {
+					st.mu.Lock()
+					st.cycles++
+					st.mu.Unlock()
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// call sends one request and times it.
+func (l *load) call(ctx context.Context, st *stats, step, method, path, bearer, body string) (int, []byte) {
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(context.WithoutCancel(ctx), method, l.base+path, rd)
+	if err != nil {
+		st.fail("%s: %v", step, err)
+		return 0, nil
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if bearer != "" {
+		req.Header.Set("Authorization", "Bearer "+bearer)
+	}
+	begin := time.Now()
+	resp, err := l.client.Do(req)
+	if err != nil {
+		st.fail("%s: %v", step, err)
+		return 0, nil
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	st.step(step, time.Since(begin))
+	return resp.StatusCode, b
+}
+
+// cycle runs one wait-and-resolve cycle; it reports whether every step answered as it must.
+func (l *load) cycle(ctx context.Context, run string, st *stats) bool {
+	status, body := l.call(ctx, st, "request", "POST", "/runs/"+run+"/interrupts", l.engine, `{"nodeId":"approve","payload":`+string(l.payload)+l.tokenReq+`}`)
+	if status != 201 {
+		st.fail("request: %d %.200s", status, body)
+		return false
+	}
+	var created struct{ Tokens []struct{ Token string } }
+	if err := json.Unmarshal(body, &created); err != nil {
+		st.fail("request: %v", err)
+		return false
+	}
+	value := `{"resumeValue":{"action":"accept","decidedAt":"2026-11-30T09:00:00Z"}}`
+	resolve := func(bearer string) int {
+		if l.surface == "token" {
+			if len(created.Tokens) != 1 {
+				st.fail("request: no token in the answer")
+				return 0
+			}
+			s, _ := l.call(ctx, st, "resolve", "POST", "/interrupts/"+created.Tokens[0].Token, "", value)
+			return s
+		}
+		s, _ := l.call(ctx, st, "resolve", "POST", "/runs/"+run+"/interrupts/approve", bearer, value)
+		return s
+	}
+	if l.race {
+		var a, b int
+		var wg sync.WaitGroup
+		wg.Go(func() { a = resolve(l.alice) })
+		wg.Go(func() { b = resolve(l.bob) })
+		wg.Wait()
+		codes := []int{a, b}
+		slices.Sort(codes)
+		if st != nil {
+			st.mu.Lock()
+			st.races++
+			if codes[0] != 200 || codes[1] != 409 {
+				st.badRaces++
+			}
+			st.mu.Unlock()
+		}
+	} else if s := resolve(l.alice); s != 200 {
+		st.fail("resolve: %d", s)
+		return false
+	}
+	status, body = l.call(ctx, st, "snapshot", "GET", "/runs/"+run, l.engine, "")
+	if status != 200 || !bytes.Contains(body, []byte(`"status":"running"`)) {
+		st.fail("snapshot: %d %.200s", status, body)
+		return false
+	}
+	return true
+}
+
+func percentile(ds []time.Duration, p float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[min(len(s)-1, int(float64(len(s))*p))]
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
+
+func (s *stats) report(w io.Writer, clients int, took time.Duration, surface string, race bool, cpu groups) {
+	fmt.Fprintf(w, "clients %d, %s, surface %s, race %v\n", clients, took.Round(time.Millisecond), surface, race)
+	fmt.Fprintf(w, "cycles %d, %.1f cycles/s, errors %d", s.cycles, float64(s.cycles)/took.Seconds(), s.errors)
+	if s.firstErr != "" {
+		fmt.Fprintf(w, " (first: %s)", s.firstErr)
+	}
+	fmt.Fprintln(w)
+	if race {
+		fmt.Fprintf(w, "races %d, exactly one winner in %d\n", s.races, s.races-s.badRaces)
+	}
+	for _, step := range []string{"request", "resolve", "snapshot"} {
+		d := s.steps[step]
+		fmt.Fprintf(w, "  %-9s n=%-6d p50 %-9s p99 %s\n", step, len(d), ms(percentile(d, .5)), ms(percentile(d, .99)))
+	}
+	invocations := map[string]int{
+		"request-interrupt": len(s.steps["request"]),
+		"get-run":           len(s.steps["snapshot"]),
+	}
+	if surface == "token" {
+		invocations["resolve-by-token"] = len(s.steps["resolve"])
+	} else {
+		invocations["resolve-by-run"] = len(s.steps["resolve"])
+	}
+	fmt.Fprintln(w, "CPU (user+system) per cycle, by process group:")
+	var total time.Duration
+	for _, name := range slices.Sorted(maps.Keys(cpu)) {
+		d := cpu[name]
+		total += d
+		line := fmt.Sprintf("  %-22s %8.3f ms/cycle", name, perCycle(d, s.cycles))
+		if n := invocations[strings.TrimPrefix(name, "function ")]; n > 0 {
+			line += fmt.Sprintf("   %.3f ms per invocation (%d)", float64(d.Microseconds())/1000/float64(n), n)
+		}
+		fmt.Fprintln(w, line)
+	}
+	fmt.Fprintf(w, "  %-22s %8.3f ms/cycle\n", "all", perCycle(total, s.cycles))
+}
+
+func perCycle(d time.Duration, cycles int) float64 {
+	if cycles == 0 {
+		return 0
+	}
+	return float64(d.Microseconds()) / 1000 / float64(cycles)
+}
