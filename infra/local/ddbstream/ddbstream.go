@@ -37,7 +37,11 @@ type Proxy struct {
 
 // NewProxy forwards to target (dynalite's URL).
 func NewProxy(target *url.URL, log *slog.Logger) *Proxy {
-	return &Proxy{proxy: httputil.NewSingleHostReverseProxy(target), log: log, streams: map[string]*Stream{}}
+	rp := httputil.NewSingleHostReverseProxy(target)
+	// Every function instance keeps connections to the proxy; keep as many to dynalite, or each
+	// request beyond http.DefaultTransport's two idle connections opens a new one.
+	rp.Transport = &http.Transport{MaxIdleConns: 512, MaxIdleConnsPerHost: 512, IdleConnTimeout: 90 * time.Second}
+	return &Proxy{proxy: rp, log: log, streams: map[string]*Stream{}}
 }
 
 // Stream is the record log of one table: records appended in acknowledgement order, read by
