@@ -149,7 +149,12 @@ func TestOutboundJourney(t *testing.T) {
 	if !ok {
 		t.Fatalf("link %s is not the gateway's approval page", link)
 	}
-	// The link's token resolves as bob, on the token surface the approval page uses.
+	// The link opens bob's approval page, which decides nothing by being opened.
+	opened := call{method: "GET", path: strings.TrimPrefix(link, gatewayURL())}.must(t)
+	if opened.Status != 200 || opened.Header.Get("Content-Type") != "text/html; charset=utf-8" || !strings.Contains(string(opened.Body), "Pay &lt;inv-1&gt; &amp; co") {
+		t.Fatalf("the link's page: %d %s", opened.Status, opened.Body)
+	}
+	// The link's token resolves as bob, on the token surface as on the page.
 	res, err := client.New(gatewayURL()).ResolveByToken(ctx, token, map[string]any{"action": "accept", "decidedAt": "2026-11-30T09:00:00Z"})
 	if err != nil || res.Status != "resolved" || !strings.Contains(string(res.ResumeValue), `"decidedBy":"bob"`) {
 		t.Fatalf("resolve by the link's token: %+v %v", res, err)
