@@ -94,6 +94,31 @@ type pass struct {
 	mu     sync.Mutex
 	probes map[string]*probe
 	report Report
+	// subs are the tenants' subscriptions as this pass read them, once per tenant.
+	subs map[string]*tenantSubs
+}
+
+type tenantSubs struct {
+	once sync.Once
+	subs []Subscription
+	err  error
+}
+
+// subscriptions reads a tenant's subscriptions once per pass: a batch holds many commits of
+// few tenants.
+func (p *pass) subscriptions(ctx context.Context, st Store, tenant string) ([]Subscription, error) {
+	p.mu.Lock()
+	if p.subs == nil {
+		p.subs = map[string]*tenantSubs{}
+	}
+	ts, ok := p.subs[tenant]
+	if !ok {
+		ts = &tenantSubs{}
+		p.subs[tenant] = ts
+	}
+	p.mu.Unlock()
+	ts.once.Do(func() { ts.subs, ts.err = st.Subscriptions(ctx, tenant) })
+	return ts.subs, ts.err
 }
 
 type probe struct {
@@ -198,7 +223,7 @@ func (d *Deliverer) each(n int, f func(int)) {
 // commit delivers one commit's events to every subscription of its tenant that names one of
 // them, the subscriptions at once.
 func (d *Deliverer) commit(ctx context.Context, p *pass, c Committed) error {
-	subs, err := d.Store.Subscriptions(ctx, c.Key.Tenant)
+	subs, err := p.subscriptions(ctx, d.Store, c.Key.Tenant)
 	if err != nil {
 		return err
 	}

@@ -431,3 +431,36 @@ func TestApprovalLinks(t *testing.T) {
 		t.Errorf("interrupt.resolved carries links: %s", r.got[2].Raw)
 	}
 }
+
+// countingStore counts the reads of subscriptions.
+type countingStore struct {
+	*inmem.Outbound
+	mu    sync.Mutex
+	reads int
+}
+
+func (c *countingStore) Subscriptions(ctx context.Context, tenant string) ([]outbound.Subscription, error) {
+	c.mu.Lock()
+	c.reads++
+	c.mu.Unlock()
+	return c.Outbound.Subscriptions(ctx, tenant)
+}
+
+// TestABatchReadsEachTenantsSubscriptionsOnce: a stream batch holds many commits of few
+// tenants; their subscriptions are read once per tenant, not once per commit.
+func TestABatchReadsEachTenantsSubscriptionsOnce(t *testing.T) {
+	w := newWorld(t)
+	r := w.receiver()
+	w.subscribe("acme", r, "*")
+	counting := &countingStore{Outbound: w.store}
+	w.d.Store = counting
+	var batch []outbound.Committed
+	for i := range 10 {
+		batch = append(batch, w.commit("acme", fmt.Sprint("run-", i), requested("n", "i", approval)))
+		batch = append(batch, w.commit("globex", fmt.Sprint("run-", i), requested("n", "i", approval)))
+	}
+	w.deliver(batch...)
+	if counting.reads != 2 || len(r.ids()) != 20 {
+		t.Errorf("%d reads of subscriptions, %d deliveries; want 2 and 20", counting.reads, len(r.ids()))
+	}
+}
