@@ -3,6 +3,9 @@ package outbound_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -105,5 +108,71 @@ func TestStoreContract(t *testing.T) {
 				t.Errorf("due at +1h, one: %+v", due)
 			}
 		})
+	}
+}
+
+// TestConcurrentDeliverers: two deliverers (two invocations, as Lambda may run after a retry)
+// take the same batch at once over DynamoDB's conditional writes, while the retrier runs: each
+// event reaches the receiver, and after dedupe every run's events arrived in seq order.
+func TestConcurrentDeliverers(t *testing.T) {
+	db, table := localaws.NewTable(t)
+	w := newWorld(t)
+	store := dynamo.NewOutbound(db, table)
+	w.store = nil
+	w.subs.Store = store
+	r := w.receiver()
+	r.ignore = true // the clock runs ahead for the retrier
+	r.fail = func(id string, try int) bool {
+		return try == 1 && (strings.HasPrefix(id, "run-1:") || strings.HasPrefix(id, "run-3:"))
+	}
+	w.subscribe("acme", r, "*")
+	var batch []outbound.Committed
+	for i := range 5 {
+		for run := range 4 {
+			batch = append(batch, w.commit("acme", fmt.Sprint("run-", run), requested(fmt.Sprint("n", i), fmt.Sprint("i", i), approval)))
+		}
+	}
+	deliverer := func() *outbound.Deliverer {
+		d := *w.d
+		d.Store = store
+		return &d
+	}
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() {
+			if _, errs := deliverer().Commits(context.Background(), batch); errors.Join(errs...) != nil {
+				t.Error(errors.Join(errs...))
+			}
+		})
+	}
+	wg.Go(func() {
+		if _, err := deliverer().Retries(context.Background(), 100); err != nil {
+			t.Error(err)
+		}
+	})
+	wg.Wait()
+	for range 20 {
+		w.clock.advance(time.Minute)
+		if _, err := deliverer().Retries(context.Background(), 100); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	seen := map[string]bool{}
+	last := map[string]int{}
+	for _, d := range r.got {
+		if seen[d.ID] {
+			continue
+		}
+		seen[d.ID] = true
+		run, seq := d.Msg.Data.RunID, int(d.Msg.Data.Seq)*10+d.Msg.Data.Index
+		if seq < last[run] {
+			t.Errorf("%s arrived after a later event of its run", d.ID)
+		}
+		last[run] = seq
+	}
+	if len(seen) != 40 {
+		t.Errorf("%d distinct events delivered, want 40", len(seen))
 	}
 }
