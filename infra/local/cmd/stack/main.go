@@ -26,6 +26,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"syscall"
 	"time"
@@ -38,10 +39,11 @@ import (
 
 func main() {
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: stack [-max-instances N] run | stack exec -- COMMAND [ARGS...]")
+		fmt.Fprintln(os.Stderr, "usage: stack [-max-instances N] [-cpuprofile FILE] run | stack exec -- COMMAND [ARGS...]")
 		flag.PrintDefaults()
 	}
 	maxInstances := flag.Int("max-instances", 8, "emulator instances per function (Lambda's concurrency)")
+	cpuprofile := flag.String("cpuprofile", "", "write the stack process's CPU profile (gateway, stream stand-in) to this file")
 	flag.Parse()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -62,7 +64,18 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "stack: -cpuprofile:", err)
+			os.Exit(2)
+		}
+	}
 	err := run(ctx, log, *maxInstances, command)
+	pprof.StopCPUProfile()
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
 		os.Exit(exit.ExitCode())
