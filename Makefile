@@ -29,7 +29,7 @@ deps: $(NODE_DEPS) $(PY_DEPS)
 browser: $(CHROMIUM)
 
 $(CHROMIUM):
-	$(SUDO) apt-get install -y --no-install-recommends chromium || { $(SUDO) apt-get update && $(SUDO) apt-get install -y --no-install-recommends chromium; }
+	$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium || { $(SUDO) apt-get update && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium; }
 
 $(NODE_DEPS): infra/local/package.json infra/local/package-lock.json
 	npm ci --prefix infra/local --no-audit --no-fund
