@@ -1,7 +1,9 @@
 // Package dynamostream maps the run-log table's DynamoDB stream, as Lambda delivers it to
-// deliver-events, onto the outbound deliverer: each inserted commit of a run, in the stream's
-// order, and a partial batch response naming the first commit not fully handled, from which
-// Lambda retries (README, "Outbound events").
+// deliver-events, onto the outbound deliverer: each new commit of a run, in the stream's order,
+// and a partial batch response naming the first commit not fully handled, from which Lambda
+// retries (README, "Outbound events"). A new commit is an inserted one, or one written over an
+// expired commit (a new run of a retired id: a MODIFY whose old image is another commit); a
+// MODIFY of the same commit (its retention) is not news.
 package dynamostream
 
 import (
@@ -23,8 +25,8 @@ type Deliverer interface {
 	Commits(ctx context.Context, batch []outbound.Committed) (outbound.Report, []error)
 }
 
-// Handler is deliver-events' entry point. The template's filter passes only inserted commits;
-// the handler checks again and passes over anything else. A commit that cannot be read is
+// Handler is deliver-events' entry point. The template's filter passes only inserted and
+// modified commits; the handler checks again and passes over anything else. A commit that cannot be read is
 // logged and passed over (retrying cannot mend it); a commit whose deliveries hit a store
 // failure is reported, with every later record, for Lambda to retry.
 func Handler(d Deliverer, log *slog.Logger) func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
@@ -32,15 +34,7 @@ func Handler(d Deliverer, log *slog.Logger) func(context.Context, events.DynamoD
 		var batch []outbound.Committed
 		var ids []string
 		for _, r := range ev.Records {
-			if r.EventName != string(events.DynamoDBOperationTypeInsert) {
-				continue
-			}
-			item, err := Item(r.Change.NewImage)
-			var c outbound.Committed
-			var ok bool
-			if err == nil {
-				c.Key, c.Commit, ok, err = dynamo.CommitOf(item)
-			}
+			c, ok, err := committed(r)
 			if err != nil {
 				log.Error("a commit on the stream cannot be read; passed over", "sequenceNumber", r.Change.SequenceNumber, "error", err.Error())
 				continue
@@ -66,6 +60,37 @@ func Handler(d Deliverer, log *slog.Logger) func(context.Context, events.DynamoD
 		log.Info("deliveries", attrs...)
 		return resp, nil
 	}
+}
+
+// committed reads a record: ok for a new commit (inserted, or written over another commit).
+func committed(r events.DynamoDBEventRecord) (c outbound.Committed, ok bool, err error) {
+	switch events.DynamoDBOperationType(r.EventName) {
+	case events.DynamoDBOperationTypeInsert, events.DynamoDBOperationTypeModify:
+	default:
+		return c, false, nil
+	}
+	item, err := Item(r.Change.NewImage)
+	if err != nil {
+		return c, false, err
+	}
+	if c.Key, c.Commit, ok, err = dynamo.CommitOf(item); err != nil || !ok {
+		return c, false, err
+	}
+	if r.EventName == string(events.DynamoDBOperationTypeModify) {
+		old, err := Item(r.Change.OldImage)
+		if err != nil {
+			return c, false, err
+		}
+		_, before, wasCommit, err := dynamo.CommitOf(old)
+		if err != nil {
+			return c, false, err
+		}
+		if wasCommit && before.ID == c.Commit.ID {
+			return c, false, nil // the same commit, an attribute changed (its retention)
+		}
+		c.Rewrite = true
+	}
+	return c, true, nil
 }
 
 // Item converts a stream image into the SDK's attribute values, which package dynamo reads.

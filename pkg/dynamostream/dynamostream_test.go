@@ -17,7 +17,8 @@ import (
 )
 
 // batch is a stream batch as Lambda delivers it: a commit, a subscription item, a retention
-// update of a commit, a commit of another tenant with an idempotency record, an unreadable one.
+// update of a commit (MODIFY, the same commit id), a commit written over an expired one (MODIFY,
+// another commit id), a commit of another tenant with an idempotency record, an unreadable one.
 //
 //go:embed testdata/batch.json
 var batch []byte
@@ -48,16 +49,19 @@ func event(t *testing.T) events.DynamoDBEvent {
 	return ev
 }
 
-// TestInsertedCommitsAreDelivered: only inserted commits reach the deliverer, in stream order,
-// read as the log stores them; the unreadable one is logged and passed over.
-func TestInsertedCommitsAreDelivered(t *testing.T) {
+// TestNewCommitsAreDelivered: inserted commits and commits written over expired ones reach the
+// deliverer, in stream order, read as the log stores them; a retention update does not; the
+// unreadable one is logged and passed over.
+func TestNewCommitsAreDelivered(t *testing.T) {
 	var logs bytes.Buffer
 	r := &recorder{}
 	resp, err := dynamostream.Handler(r, slog.New(slog.NewJSONHandler(&logs, nil)))(context.Background(), event(t))
 	if err != nil || len(resp.BatchItemFailures) != 0 {
 		t.Fatalf("%+v %v", resp, err)
 	}
-	if len(r.got) != 2 || r.got[0].Key.Tenant != "acme" || r.got[0].Key.RunID != "run-1" || r.got[1].Key.Tenant != "globex" || r.got[1].Commit.Seq != 3 {
+	if len(r.got) != 3 || r.got[0].Key.RunID != "run-1" || r.got[0].Rewrite ||
+		r.got[1].Key.RunID != "run-7" || !r.got[1].Rewrite || r.got[1].Commit.ID != "new" ||
+		r.got[2].Key.Tenant != "globex" || r.got[2].Commit.Seq != 3 || r.got[2].Rewrite {
 		t.Fatalf("delivered %+v", r.got)
 	}
 	envs := r.got[0].Commit.Envelopes("run-1")
@@ -65,8 +69,8 @@ func TestInsertedCommitsAreDelivered(t *testing.T) {
 		string(envs[0].Payload) != `{"kind":"approval","key":"k","data":{"title":"Pay <1> & 2"}}` {
 		t.Errorf("envelopes %+v", envs)
 	}
-	if r.got[1].Commit.Idem == nil || r.got[1].Commit.Idem.Key != "engine/k" {
-		t.Errorf("idempotency record %+v", r.got[1].Commit.Idem)
+	if r.got[2].Commit.Idem == nil || r.got[2].Commit.Idem.Key != "engine/k" {
+		t.Errorf("idempotency record %+v", r.got[2].Commit.Idem)
 	}
 	if !strings.Contains(logs.String(), `"sequenceNumber":"104"`) {
 		t.Errorf("the unreadable commit was not logged: %s", logs.String())

@@ -84,6 +84,9 @@ func (d *Deliverer) logger() *slog.Logger {
 type Committed struct {
 	Key    runlog.Key
 	Commit runlog.Commit
+	// Rewrite marks a commit written over an expired one: a new run of a retired id, whose
+	// cursors (the old run's) no longer say anything.
+	Rewrite bool
 }
 
 // pass is one invocation's deliveries. The first attempt to a receiver in a pass is a probe:
@@ -247,6 +250,10 @@ func (d *Deliverer) fromStream(ctx context.Context, p *pass, s Subscription, c C
 	cur, err := d.Store.Cursor(ctx, c.Key.Tenant, s.ID, c.Key.RunID)
 	if err != nil {
 		return err
+	}
+	if c.Rewrite && cur.Version > 0 && c.Commit.Seq < cur.Next.Seq {
+		// The old run's cursor: the new run starts where its commit is.
+		cur = Cursor{Tenant: c.Key.Tenant, Subscription: s.ID, RunID: c.Key.RunID, Next: Position{Seq: c.Commit.Seq}, Version: cur.Version}
 	}
 	if cur.Version > 0 && (c.Commit.Seq < cur.Next.Seq || !cur.RetryAt.IsZero()) {
 		return nil

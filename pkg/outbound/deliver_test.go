@@ -464,3 +464,25 @@ func TestABatchReadsEachTenantsSubscriptionsOnce(t *testing.T) {
 		t.Errorf("%d reads of subscriptions, %d deliveries; want 2 and 20", counting.reads, len(r.ids()))
 	}
 }
+
+// TestANewRunOfARetiredIDIsDelivered: a run whose id was used before (its commits expired) is
+// written over the old items; the stream brings those commits as rewrites, and the old run's
+// cursor does not hide them.
+func TestANewRunOfARetiredIDIsDelivered(t *testing.T) {
+	w := newWorld(t)
+	r := w.receiver()
+	w.subscribe("acme", r, interrupt.EventRequested)
+	w.deliver(w.commit("acme", "run-1", requested("a", "i1", approval)), w.commit("acme", "run-1", requested("b", "i2", approval)))
+	again := outbound.Committed{Key: runlog.Key{Tenant: "acme", RunID: "run-1"}, Commit: runlog.Commit{
+		Seq: 1, ID: "new-c1", At: w.clock.Now().Add(31 * 24 * time.Hour), Events: []runlog.Event{requested("x", "i9", approval)},
+	}}
+	w.deliver(again) // as an insert the stream would never send: taken for a repeat
+	if n := len(r.got); n != 2 {
+		t.Fatalf("%d deliveries after a repeated commit", n)
+	}
+	again.Rewrite = true
+	w.deliver(again)
+	if n := len(r.got); n != 3 || r.got[2].Msg.Data.InterruptID != "i9" {
+		t.Fatalf("the new run's first commit was not delivered: %d", n)
+	}
+}

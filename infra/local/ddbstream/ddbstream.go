@@ -1,7 +1,7 @@
 // Package ddbstream stands in for DynamoDB Streams, which dynalite lacks: a DynamoDB API proxy
 // in front of dynalite that the functions of the local stack talk to, and that turns every item
 // a PutItem writes into the stream record DynamoDB would emit for it (INSERT or MODIFY, with the
-// keys and the new image), in the order the writes were acknowledged. The local gateway feeds the
+// keys, the new image and the old one), in the order the writes were acknowledged. The local gateway feeds the
 // records to the functions whose template events read the table's stream, as Lambda's event
 // source mapping does (gateway.RunStreams). Only PutItem is captured: it is the only write of a
 // commit, the one item type the template's stream filter passes.
@@ -155,7 +155,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		if err := json.Unmarshal(raw, &out); err != nil {
 			return err
 		}
-		_, existed := out["Attributes"]
+		old := out["Attributes"]
 		if added {
 			delete(out, "Attributes")
 			if raw, err = json.Marshal(out); err != nil {
@@ -167,7 +167,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		resp.Header.Set("Content-Length", strconv.Itoa(len(raw)))
 		// The SDK checks the body against DynamoDB's CRC32 header.
 		resp.Header.Set("X-Amz-Crc32", strconv.FormatUint(uint64(crc32.ChecksumIEEE(raw)), 10))
-		if err := p.record(stream, put.Item, existed); err != nil {
+		if err := p.record(stream, put.Item, old); err != nil {
 			p.log.Error("stream record", "table", put.TableName, "error", err)
 		}
 		return nil
@@ -191,8 +191,9 @@ func (p *Proxy) forward(w http.ResponseWriter, req *http.Request, body []byte, m
 // keyNames are the run-log table's keys (template.yaml).
 var keyNames = []string{"pk", "sk"}
 
-// record appends the stream record of a put: the item's keys and its new image.
-func (p *Proxy) record(s *Stream, item map[string]json.RawMessage, existed bool) error {
+// record appends the stream record of a put: the item's keys, its new image, and the old one
+// when it replaced an item (a MODIFY).
+func (p *Proxy) record(s *Stream, item map[string]json.RawMessage, old json.RawMessage) error {
 	image := map[string]events.DynamoDBAttributeValue{}
 	raw, err := json.Marshal(item)
 	if err != nil {
@@ -201,6 +202,12 @@ func (p *Proxy) record(s *Stream, item map[string]json.RawMessage, existed bool)
 	if err := json.Unmarshal(raw, &image); err != nil {
 		return fmt.Errorf("the item is not DynamoDB JSON: %w", err)
 	}
+	var oldImage map[string]events.DynamoDBAttributeValue
+	if old != nil {
+		if err := json.Unmarshal(old, &oldImage); err != nil {
+			return fmt.Errorf("the old item is not DynamoDB JSON: %w", err)
+		}
+	}
 	keys := map[string]events.DynamoDBAttributeValue{}
 	for _, k := range keyNames {
 		if v, ok := image[k]; ok {
@@ -208,7 +215,7 @@ func (p *Proxy) record(s *Stream, item map[string]json.RawMessage, existed bool)
 		}
 	}
 	name := events.DynamoDBOperationTypeInsert
-	if existed {
+	if oldImage != nil {
 		name = events.DynamoDBOperationTypeModify
 	}
 	// One lock over numbering and appending: sequence numbers grow in the stream's order.
@@ -228,9 +235,10 @@ func (p *Proxy) record(s *Stream, item map[string]json.RawMessage, existed bool)
 			ApproximateCreationDateTime: events.SecondsEpochTime{Time: now},
 			Keys:                        keys,
 			NewImage:                    image,
+			OldImage:                    oldImage,
 			SequenceNumber:              fmt.Sprintf("%021d", seq),
-			SizeBytes:                   int64(len(raw)),
-			StreamViewType:              string(events.DynamoDBStreamViewTypeNewImage),
+			SizeBytes:                   int64(len(raw) + len(old)),
+			StreamViewType:              string(events.DynamoDBStreamViewTypeNewAndOldImages),
 		},
 	})
 	return nil

@@ -17,9 +17,9 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/dynamo"
 )
 
-// TestFilter: the template's pattern passes inserted commits only.
+// TestFilter: the template's pattern passes inserted and modified commits only.
 func TestFilter(t *testing.T) {
-	f, err := ddbstream.ParseFilter(`{"eventName": ["INSERT"], "dynamodb": {"Keys": {"sk": {"S": [{"prefix": "c#"}]}}}}`)
+	f, err := ddbstream.ParseFilter(`{"eventName": ["INSERT", "MODIFY"], "dynamodb": {"Keys": {"sk": {"S": [{"prefix": "c#"}]}}}}`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +33,7 @@ func TestFilter(t *testing.T) {
 		want bool
 	}{
 		{rec("INSERT", "c#00000000000000000001"), true},
-		{rec("MODIFY", "c#00000000000000000001"), false},
+		{rec("MODIFY", "c#00000000000000000001"), true},
 		{rec("INSERT", "claim"), false},
 		{rec("REMOVE", "c#00000000000000000001"), false},
 		{events.DynamoDBEventRecord{EventName: "INSERT"}, false},
@@ -106,6 +106,12 @@ func TestProxyRecordsPuts(t *testing.T) {
 		r := recs[i]
 		if r.EventName != want.name || r.Change.NewImage["v"].String() != want.v || r.Change.Keys["sk"].String() != "c#1" || len(r.Change.Keys) != 2 {
 			t.Errorf("record %d: %s %v", i, r.EventName, r.Change.NewImage)
+		}
+		if (r.EventName == "MODIFY") != (r.Change.OldImage != nil) {
+			t.Errorf("record %d: %s with old image %v", i, r.EventName, r.Change.OldImage)
+		}
+		if i == 1 && r.Change.OldImage["v"].String() != "first" {
+			t.Errorf("record 1's old image: %v", r.Change.OldImage)
 		}
 		if i > 0 && r.Change.SequenceNumber <= recs[i-1].Change.SequenceNumber {
 			t.Errorf("sequence numbers out of order: %s after %s", r.Change.SequenceNumber, recs[i-1].Change.SequenceNumber)
