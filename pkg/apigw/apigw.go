@@ -4,6 +4,7 @@
 package apigw
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -52,16 +53,15 @@ type API struct {
 
 // New returns an API over h that logs to log.
 func New(h *host.Host, log *slog.Logger, opts Options) *API {
-	if opts.TenantClaim == "" {
-		opts.TenantClaim = "tenant"
-	}
-	if opts.GroupsClaim == "" {
-		opts.GroupsClaim = "groups"
-	}
-	if opts.RolesClaim == "" {
-		opts.RolesClaim = "roles"
-	}
-	return &API{host: h, log: log, opts: opts}
+	return &API{host: h, log: log, opts: opts.withDefaults()}
+}
+
+// withDefaults fills in the claims' default names.
+func (o Options) withDefaults() Options {
+	o.TenantClaim = cmp.Or(o.TenantClaim, "tenant")
+	o.GroupsClaim = cmp.Or(o.GroupsClaim, "groups")
+	o.RolesClaim = cmp.Or(o.RolesClaim, "roles")
+	return o
 }
 
 // call is one invocation in flight: what handlers read and what the access log reports.
@@ -80,10 +80,35 @@ type reply struct {
 }
 
 // route wraps an operation with what every function does alike: re-check the caller's scope
-// (a mis-wired gateway route must not open a function), recover from panics, map errors to
-// problem documents and write one access-log line. Routes whose scope is noJWT take no JWT:
-// on token routes the signed token in the path authenticates; discovery is open to anyone.
+// (a mis-wired gateway route must not open a function), map errors to problem documents, and
+// what observed adds. Routes whose scope is noJWT take no JWT: on token routes the signed token
+// in the path authenticates; discovery is open to anyone.
 func (a *API) route(scope string, op func(context.Context, *call) (reply, error)) Handler {
+	crash := func() events.APIGatewayV2HTTPResponse {
+		return problemResponse(interrupt.Errorf(interrupt.CodeInternal, "internal error"))
+	}
+	return a.observed(crash, func(ctx context.Context, c *call) (events.APIGatewayV2HTTPResponse, error) {
+		var err error
+		if scope != noJWT {
+			c.principal, err = a.authenticate(c.req, scope)
+		}
+		var out reply
+		if err == nil {
+			out, err = op(ctx, c)
+		}
+		if err != nil {
+			return problemResponse(err), err
+		}
+		resp := jsonResponse(out.status, out.body)
+		maps.Copy(resp.Headers, out.headers)
+		return resp, nil
+	})
+}
+
+// observed runs one invocation with what every function does around it, whatever it answers:
+// recover from a panic (answering crash()) and write one access-log line with the error serve
+// answered for.
+func (a *API) observed(crash func() events.APIGatewayV2HTTPResponse, serve func(context.Context, *call) (events.APIGatewayV2HTTPResponse, error)) Handler {
 	return func(ctx context.Context, req events.APIGatewayV2HTTPRequest) (resp events.APIGatewayV2HTTPResponse, _ error) {
 		start := time.Now()
 		c := &call{req: req}
@@ -91,22 +116,11 @@ func (a *API) route(scope string, op func(context.Context, *call) (reply, error)
 		defer func() {
 			if v := recover(); v != nil {
 				err = fmt.Errorf("panic: %v", v)
-				resp = problemResponse(interrupt.Errorf(interrupt.CodeInternal, "internal error"))
+				resp = crash()
 			}
 			a.access(ctx, c, resp, err, time.Since(start))
 		}()
-		var out reply
-		if scope != noJWT {
-			c.principal, err = a.authenticate(req, scope)
-		}
-		if err == nil {
-			out, err = op(ctx, c)
-		}
-		if err != nil {
-			return problemResponse(err), nil
-		}
-		resp = jsonResponse(out.status, out.body)
-		maps.Copy(resp.Headers, out.headers)
+		resp, err = serve(ctx, c)
 		return resp, nil
 	}
 }

@@ -1,19 +1,18 @@
 package apigw
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"maps"
 	"mime"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -39,27 +38,18 @@ var pageHeaders = map[string]string{
 // a mail scanner fetching the link changes nothing; POST (a form) decides through the token
 // surface's rules, a hidden one-time form key making a double submit one decision.
 func (a *API) ApprovalPage() Handler {
-	return func(ctx context.Context, req events.APIGatewayV2HTTPRequest) (resp events.APIGatewayV2HTTPResponse, _ error) {
-		start := time.Now()
-		c := &call{req: req}
-		var err error
-		defer func() {
-			if v := recover(); v != nil {
-				err = fmt.Errorf("panic: %v", v)
-				resp = pageResponse(approvalpage.Problem(http.StatusInternalServerError, "Something went wrong", "The host could not show this page. Try the link again later."), false)
-			}
-			a.access(ctx, c, resp, err, time.Since(start))
-		}()
-		var v approvalpage.View
-		v, err = a.page(ctx, c)
-		return pageResponse(v, req.RequestContext.HTTP.Method == http.MethodHead), nil
+	crash := func() events.APIGatewayV2HTTPResponse {
+		return pageResponse(approvalpage.Problem(http.StatusInternalServerError, "Something went wrong", "The host could not show this page. Try the link again later."), false)
 	}
+	return a.observed(crash, func(ctx context.Context, c *call) (events.APIGatewayV2HTTPResponse, error) {
+		v, err := a.page(ctx, c)
+		return pageResponse(v, c.req.RequestContext.HTTP.Method == http.MethodHead), err
+	})
 }
 
 func (a *API) page(ctx context.Context, c *call) (approvalpage.View, error) {
-	raw := c.req.PathParameters["token"]
-	o, who, err := a.host.Open(ctx, raw)
-	c.runID, c.nodeID = who.RunID, who.NodeID
+	o, grant, err := a.host.Open(ctx, c.req.PathParameters["token"])
+	c.runID, c.nodeID = grant.Caller.RunID, grant.Caller.NodeID
 	if !o.Found() {
 		return problemPage(err), err
 	}
@@ -89,11 +79,7 @@ func (a *API) page(ctx context.Context, c *call) (approvalpage.View, error) {
 	value, fields := approvalpage.Decision(o, form, a.host.Now())
 	if len(fields) > 0 {
 		err := interrupt.Invalid("the decision is not acceptable", fields...)
-		return approvalpage.Decide(o, cmpOr(key, formKey()), form, approvalpage.Mistakes(fields, "")), err
-	}
-	grant, err := a.host.Authorize(ctx, raw)
-	if err != nil {
-		return problemPage(err), err
+		return approvalpage.Decide(o, cmp.Or(key, formKey()), form, approvalpage.Mistakes(fields, "")), err
 	}
 	var idem *host.Idempotency
 	if key != "" {
@@ -104,7 +90,7 @@ func (a *API) page(ctx context.Context, c *call) (approvalpage.View, error) {
 	switch {
 	case err == nil:
 	case errors.As(err, &e) && e.Code == interrupt.CodeValidation:
-		return approvalpage.Decide(o, cmpOr(key, formKey()), form, approvalpage.Mistakes(e.Fields, e.Message)), err
+		return approvalpage.Decide(o, cmp.Or(key, formKey()), form, approvalpage.Mistakes(e.Fields, e.Message)), err
 	case errors.As(err, &e) && e.Code == interrupt.CodeIdempotencyReuse:
 		return approvalpage.ReadOnly(o, http.StatusUnprocessableEntity, &approvalpage.Notice{Kind: "error", Text: "This form was already sent with another decision; the first one counts. Open the link again to see where the request stands."}), err
 	default:
@@ -116,13 +102,6 @@ func (a *API) page(ctx context.Context, c *call) (approvalpage.View, error) {
 		}
 	}
 	return approvalpage.Done(o, form.Get("action"), res), nil
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // formKey is a fresh one-time form key.

@@ -1,6 +1,7 @@
 package apigw_test
 
 import (
+	"cmp"
 	"net/url"
 	"regexp"
 	"strings"
@@ -217,7 +218,7 @@ func TestUnnamedLink(t *testing.T) {
 		{url.Values{"action": {"ask"}, "decidedBy": {"dan"}}, "", 400},     // no question
 		{url.Values{"action": {"accept"}, "decidedBy": {"dan"}}, "application/json", 415},
 	} {
-		req := call{route: "POST /approve/{token}", params: map[string]string{"token": tok}, body: c.form.Encode(), ctype: cmpOr(c.ctype, "application/x-www-form-urlencoded")}
+		req := call{route: "POST /approve/{token}", params: map[string]string{"token": tok}, body: c.form.Encode(), ctype: cmp.Or(c.ctype, "application/x-www-form-urlencoded")}
 		if r := invoke(t, s.api.ApprovalPage(), req); r.Status != c.status || r.Headers["Content-Type"] != "text/html; charset=utf-8" {
 			t.Errorf("%v (%s): %d, want %d", c.form, c.ctype, r.Status, c.status)
 		}
@@ -261,13 +262,6 @@ func TestClarificationPage(t *testing.T) {
 	}
 }
 
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
-
 // FuzzApprovalPage: whatever is posted to the page, with whatever token, it answers a page,
 // never a 5xx, and writes nothing when it refuses.
 func FuzzApprovalPage(f *testing.F) {
@@ -294,7 +288,7 @@ func FuzzApprovalPage(f *testing.F) {
 			method = "POST"
 		}
 		before := s.items(t)
-		r := invoke(t, s.api.ApprovalPage(), call{route: method + " /approve/{token}", params: map[string]string{"token": tok}, body: body, ctype: cmpOr(ctype, "-")})
+		r := invoke(t, s.api.ApprovalPage(), call{route: method + " /approve/{token}", params: map[string]string{"token": tok}, body: body, ctype: cmp.Or(ctype, "-")})
 		if r.Status >= 500 {
 			t.Fatalf("answered %d: %s", r.Status, r.Body)
 		}

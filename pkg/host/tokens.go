@@ -199,20 +199,21 @@ func (o Opened) Found() bool { return o.InterruptID != "" }
 
 // Open verifies a token and reads the interrupt it names, answering as the token surface does:
 // 401 and 410 for the token, 404 when the interrupt does not exist, then 410 past its deadline
-// and 409 once resolved or its run ended, with the interrupt filled in.
-func (h *Host) Open(ctx context.Context, raw string) (Opened, TokenCaller, error) {
+// and 409 once resolved or its run ended, with the interrupt filled in. The grant is the
+// verified token's, for ResolveByToken when Opened.CanResolve: one verification serves both.
+func (h *Host) Open(ctx context.Context, raw string) (Opened, Grant, error) {
 	c, err := h.verify(ctx, raw)
 	if err != nil {
-		return Opened{}, TokenCaller{}, err
+		return Opened{}, Grant{}, err
 	}
-	who := TokenCaller{RunID: c.RunID, NodeID: c.NodeID}
+	g := Grant{claims: c, Caller: TokenCaller{RunID: c.RunID, NodeID: c.NodeID}}
 	st, err := h.load(ctx, runlog.Key{Tenant: c.Tenant, RunID: c.RunID})
 	if err != nil {
-		return Opened{}, who, err
+		return Opened{}, g, err
 	}
 	in := st.ByID(c.InterruptID)
 	if in == nil || in.NodeID != c.NodeID {
-		return Opened{}, who, interrupt.Errorf(interrupt.CodeNotFound, "the token's interrupt does not exist")
+		return Opened{}, g, interrupt.Errorf(interrupt.CodeNotFound, "the token's interrupt does not exist")
 	}
 	o := Opened{
 		RunID: c.RunID, NodeID: in.NodeID, InterruptID: in.ID, Raw: in.Raw, Payload: in.Payload,
@@ -223,5 +224,5 @@ func (h *Host) Open(ctx context.Context, raw string) (Opened, TokenCaller, error
 		o.Voted = in.Voted(c.Sub)
 	}
 	_, err = h.tokenTarget(st, c)
-	return o, who, err
+	return o, g, err
 }
