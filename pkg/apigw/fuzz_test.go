@@ -129,6 +129,8 @@ func FuzzWebhookIngest(f *testing.F) {
 }
 
 func FuzzSubscriptions(f *testing.F) {
-	fuzzHandler(f, func(s *stack) apigw.Handler { return s.api.Subscriptions(s.subs) }, "POST /subscriptions",
+	fuzzHandler(f, func(s *stack) apigw.Handler {
+		return apigw.Subscriptions(s.subs, slog.New(slog.DiscardHandler), apigw.Options{})
+	}, "POST /subscriptions",
 		`{"url":"https://hooks.example.com/in","events":["*"]}`, `{"url":"https://hooks.example.com/in","events":["run.completed"],"format":"slack"}`)
 }

@@ -2,6 +2,7 @@ package apigw
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
@@ -14,8 +15,10 @@ const ScopeSubscriptionsManage = "subscriptions:manage"
 
 // Subscriptions serves the subscriptions routes over m, all under subscriptions:manage:
 // POST /subscriptions (201, the secret shown this once), GET and DELETE /subscriptions/{id}
-// (200, 204) and GET /subscriptions/{id}/deliveries (200, the recent attempts).
-func (a *API) Subscriptions(m *outbound.Subscriptions) Handler {
+// (200, 204) and GET /subscriptions/{id}/deliveries (200, the recent attempts). It needs no
+// host: the function builds no run log, schemas or keyring it would not use.
+func Subscriptions(m *outbound.Subscriptions, log *slog.Logger, opts Options) Handler {
+	a := &API{log: log, opts: opts.withDefaults()}
 	return a.route(ScopeSubscriptionsManage, func(ctx context.Context, c *call) (reply, error) {
 		if c.req.RouteKey == "POST /subscriptions" {
 			var body outbound.Request

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/netip"
 	"strings"
 	"testing"
@@ -26,7 +27,7 @@ var subscriber = caller{"ops", "acme", []string{apigw.ScopeSubscriptionsManage}}
 
 func (s *stack) subscriptions(t *testing.T, who caller, route, id, body string) response {
 	t.Helper()
-	return invoke(t, s.api.Subscriptions(s.subs), call{who: &who, route: route, params: map[string]string{"id": id}, body: body})
+	return invoke(t, apigw.Subscriptions(s.subs, slog.New(slog.DiscardHandler), apigw.Options{}), call{who: &who, route: route, params: map[string]string{"id": id}, body: body})
 }
 
 // TestSubscriptionRoutes: create answers the secret once, read never; another tenant's

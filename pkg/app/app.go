@@ -121,9 +121,12 @@ func New(ctx context.Context, opts ...Option) (*apigw.API, error) {
 	if err != nil {
 		return nil, err
 	}
-	return apigw.New(h, logger(), apigw.Options{
-		TenantClaim: os.Getenv(EnvTenantClaim), GroupsClaim: os.Getenv(EnvGroupsClaim), RolesClaim: os.Getenv(EnvRolesClaim),
-	}), nil
+	return apigw.New(h, logger(), apiOptions()), nil
+}
+
+// apiOptions are the claims' names the deployment chose.
+func apiOptions() apigw.Options {
+	return apigw.Options{TenantClaim: os.Getenv(EnvTenantClaim), GroupsClaim: os.Getenv(EnvGroupsClaim), RolesClaim: os.Getenv(EnvRolesClaim)}
 }
 
 // newHost builds the host over the run-log table TABLE_NAME names.
@@ -186,7 +189,7 @@ func newOutbound(ctx context.Context) (outboundDeps, error) {
 func MustSubscriptions(ctx context.Context) apigw.Handler {
 	o, err := newOutbound(ctx)
 	exitOn(err)
-	return Must(ctx).Subscriptions(&outbound.Subscriptions{Store: o.store, Secrets: o.secrets, Targets: o.targets})
+	return apigw.Subscriptions(&outbound.Subscriptions{Store: o.store, Secrets: o.secrets, Targets: o.targets}, logger(), apiOptions())
 }
 
 // deliverer builds the deliverer of deliver-events and retry-deliveries: it signs with the
