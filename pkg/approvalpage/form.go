@@ -2,6 +2,7 @@ package approvalpage
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -14,25 +15,6 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
 )
-
-// questionText is the question's text as the clarification asks it.
-func questionText(o host.Opened, id string) string {
-	var p struct {
-		Data struct {
-			Questions []struct {
-				ID       string `json:"id"`
-				Question string `json:"question"`
-			} `json:"questions"`
-		} `json:"data"`
-	}
-	_ = json.Unmarshal(o.Raw, &p)
-	for _, q := range p.Data.Questions {
-		if q.ID == id {
-			return q.Question
-		}
-	}
-	return id
-}
 
 // inputOf picks a question's field from its schema: a checkbox for a boolean, a number field for
 // a number, a list for an enum of strings, a JSON field for objects and arrays (or anything
@@ -66,7 +48,7 @@ func inputOf(schema json.RawMessage) (input string, options []string) {
 	return "json", nil
 }
 
-func questions(o host.Opened, posted url.Values) []Question {
+func questions(o host.Opened, c content, posted url.Values) []Question {
 	var out []Question
 	for _, q := range o.Payload.Data.Questions {
 		input, options := inputOf(q.Schema)
@@ -77,7 +59,7 @@ func questions(o host.Opened, posted url.Values) []Question {
 		case "number":
 			hint = "a number"
 		}
-		out = append(out, Question{ID: q.ID, Label: questionText(o, q.ID), Hint: hint, Input: input, Options: options, Value: posted.Get("q." + q.ID)})
+		out = append(out, Question{ID: q.ID, Label: c.question(q.ID), Hint: hint, Input: input, Options: options, Value: posted.Get("q." + q.ID)})
 	}
 	return out
 }
@@ -115,7 +97,7 @@ func Decision(o host.Opened, form url.Values, now time.Time) (json.RawMessage, [
 			bad("feedback", "write your question")
 		}
 	case interrupt.ActionRefine:
-		r := map[string]any{"scope": cmpOr(form.Get("refineScope"), "whole")}
+		r := map[string]any{"scope": cmp.Or(form.Get("refineScope"), "whole")}
 		if s := strings.TrimSpace(form.Get("sectionPath")); s != "" {
 			r["sectionPath"] = s
 		}
@@ -198,7 +180,7 @@ func answers(o host.Opened, form url.Values) (json.RawMessage, []interrupt.Field
 
 // Mistakes is the notice of a refused decision: each field's message, in words.
 func Mistakes(fields []interrupt.FieldError, detail string) *Notice {
-	n := &Notice{Kind: "error", Text: cmpOr(detail, "Please check your decision.")}
+	n := &Notice{Kind: "error", Text: cmp.Or(detail, "Please check your decision.")}
 	for _, f := range fields {
 		where := strings.TrimPrefix(strings.TrimPrefix(f.Path, "/resumeValue"), "/")
 		if where == "" {

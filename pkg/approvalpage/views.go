@@ -1,8 +1,10 @@
 package approvalpage
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -24,50 +26,70 @@ func Decidable(k interrupt.Kind) bool {
 	return k == interrupt.KindApproval || k == interrupt.KindClarification
 }
 
-// heading is the page's title line for o.
-func heading(o host.Opened) (kicker, title string) {
-	var d struct {
-		Title string `json:"title"`
-	}
+// content is what a page reads of the InterruptPayload's data, parsed once per page.
+type content struct {
+	// members are the data's members, for the facts.
+	members                                      map[string]json.RawMessage
+	Title, ArtifactType, ArtifactID, Description string
+	ArtifactData                                 json.RawMessage
+	// questions are a clarification's questions' texts, by id.
+	questions map[string]string
+}
+
+func contentOf(o host.Opened) content {
 	var p struct {
 		Data json.RawMessage `json:"data"`
 	}
+	var c content
+	var d struct {
+		Title        string          `json:"title"`
+		ArtifactType string          `json:"artifactType"`
+		ArtifactID   string          `json:"artifactId"`
+		Description  string          `json:"description"`
+		ArtifactData json.RawMessage `json:"artifactData"`
+		Questions    []struct {
+			ID       string `json:"id"`
+			Question string `json:"question"`
+		} `json:"questions"`
+	}
+	// The host validated the payload when it was requested; a member of another type reads as
+	// absent.
 	_ = json.Unmarshal(o.Raw, &p)
+	_ = json.Unmarshal(p.Data, &c.members)
 	_ = json.Unmarshal(p.Data, &d)
+	c.Title, c.ArtifactType, c.ArtifactID, c.Description, c.ArtifactData = d.Title, d.ArtifactType, d.ArtifactID, d.Description, d.ArtifactData
+	c.questions = make(map[string]string, len(d.Questions))
+	for _, q := range d.Questions {
+		c.questions[q.ID] = q.Question
+	}
+	return c
+}
+
+// question is the text of question id, or its id.
+func (c content) question(id string) string { return cmp.Or(c.questions[id], id) }
+
+// heading is the page's title line for o.
+func heading(o host.Opened, c content) (kicker, title string) {
+	title = c.Title
 	switch o.Payload.Kind {
 	case interrupt.KindApproval:
 		kicker = "Approval requested"
 	case interrupt.KindClarification:
-		kicker, d.Title = "Questions for you", cmpOr(d.Title, "A run needs your answers")
+		kicker, title = "Questions for you", cmp.Or(title, "A run needs your answers")
 	default:
 		kicker = string(o.Payload.Kind) + " interrupt"
 	}
-	return kicker, cmpOr(d.Title, "Interrupt at "+o.NodeID)
+	return kicker, cmp.Or(title, "Interrupt at "+o.NodeID)
 }
 
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
+// shown are the data members the page shows in places of their own, not among the facts.
+var shown = map[string]bool{"title": true, "artifactType": true, "artifactId": true, "description": true, "actions": true, "questions": true, "requiredApprovals": true}
 
 // facts lists what a reader needs to decide: the artifact, where in which run, the deadline, who
 // decides and where the count stands, then the rest of the data by label.
-func facts(o host.Opened) (fs []Fact, description string, blocks []Block) {
-	var data map[string]json.RawMessage
-	var p struct {
-		Data json.RawMessage `json:"data"`
-	}
-	_ = json.Unmarshal(o.Raw, &p)
-	_ = json.Unmarshal(p.Data, &data)
-	str := func(k string) string {
-		var s string
-		_ = json.Unmarshal(data[k], &s)
-		return s
-	}
-	if t, id := str("artifactType"), str("artifactId"); t != "" || id != "" {
-		fs = append(fs, Fact{"Artifact", strings.TrimSpace(t + " " + id)})
+func facts(o host.Opened, c content) (fs []Fact, blocks []Block) {
+	if t := strings.TrimSpace(c.ArtifactType + " " + c.ArtifactID); t != "" {
+		fs = append(fs, Fact{"Artifact", t})
 	}
 	fs = append(fs, Fact{"Run", o.RunID}, Fact{"Step", o.NodeID})
 	if !o.Deadline.IsZero() {
@@ -89,13 +111,11 @@ func facts(o host.Opened) (fs []Fact, description string, blocks []Block) {
 			fs = append(fs, Fact{"Your vote", string(o.Voted.Action)})
 		}
 	}
-	shown := map[string]bool{"title": true, "artifactType": true, "artifactId": true, "description": true, "actions": true, "questions": true, "requiredApprovals": true}
-	description = str("description")
-	for _, k := range sortedKeys(data) {
+	for _, k := range slices.Sorted(maps.Keys(c.members)) {
 		if shown[k] {
 			continue
 		}
-		v := data[k]
+		v := c.members[k]
 		var s string
 		var list []string
 		switch {
@@ -109,16 +129,7 @@ func facts(o host.Opened) (fs []Fact, description string, blocks []Block) {
 			blocks = append(blocks, Block{label(k), pretty(v)})
 		}
 	}
-	return fs, description, blocks
-}
-
-func sortedKeys(m map[string]json.RawMessage) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
+	return fs, blocks
 }
 
 // labels name the protocol's data fields for people; others are spelled out from their name.
@@ -147,10 +158,11 @@ func label(k string) string {
 	return b.String()
 }
 
-func base(o host.Opened) View {
-	kicker, title := heading(o)
-	fs, description, blocks := facts(o)
-	return View{Status: http.StatusOK, Title: title, Kicker: kicker, Heading: title, Facts: fs, Description: description, Blocks: blocks, Footer: footer}
+// base is the page of o without a decision or a notice.
+func base(o host.Opened, c content) View {
+	kicker, title := heading(o, c)
+	fs, blocks := facts(o, c)
+	return View{Status: http.StatusOK, Title: title, Kicker: kicker, Heading: title, Facts: fs, Description: c.Description, Blocks: blocks, Footer: footer}
 }
 
 // Anonymous reports whether o's link cannot decide: it names nobody, and only named approvers
@@ -167,10 +179,11 @@ var AnonymousNotice = &Notice{Text: "Only the approvers named below may decide, 
 // Decide is the page of a pending interrupt the link may decide: its forms with a fresh form
 // key, and after a mistake the caller's values with what was wrong.
 func Decide(o host.Opened, key string, posted url.Values, problem *Notice) View {
-	v := base(o)
 	if !o.CanResolve || !Decidable(o.Payload.Kind) || o.Status != interrupt.StatusPending {
 		return ReadOnly(o, http.StatusOK, nil)
 	}
+	c := contentOf(o)
+	v := base(o, c)
 	if o.Voted != nil {
 		v.Notice = &Notice{Text: fmt.Sprintf("You voted %s. The approval waits for the others.", o.Voted.Action)}
 		return v
@@ -197,23 +210,14 @@ func Decide(o host.Opened, key string, posted url.Values, problem *Notice) View 
 				af.Ask = true
 			}
 		}
-		var d struct {
-			ArtifactType string          `json:"artifactType"`
-			ArtifactData json.RawMessage `json:"artifactData"`
-		}
-		var p struct {
-			Data json.RawMessage `json:"data"`
-		}
-		_ = json.Unmarshal(o.Raw, &p)
-		_ = json.Unmarshal(p.Data, &d)
-		af.ArtifactType = cmpOr(d.ArtifactType, af.ArtifactType)
-		af.Edited = cmpOr(posted.Get("editedArtifactData"), pretty(d.ArtifactData))
-		if len(d.ArtifactData) == 0 && posted.Get("editedArtifactData") == "" {
+		af.ArtifactType = cmp.Or(c.ArtifactType, af.ArtifactType)
+		af.Edited = cmp.Or(posted.Get("editedArtifactData"), pretty(c.ArtifactData))
+		if len(c.ArtifactData) == 0 && posted.Get("editedArtifactData") == "" {
 			af.Edited = "{}"
 		}
 		f.Approval = af
 	} else {
-		f.Questions = questions(o, posted)
+		f.Questions = questions(o, c, posted)
 	}
 	v.Form = f
 	if problem != nil {
@@ -225,7 +229,8 @@ func Decide(o host.Opened, key string, posted url.Values, problem *Notice) View 
 // ReadOnly is the page without a decision: an inspect link, a kind decided elsewhere, or an
 // interrupt no longer pending (status then says why, as the token surface would).
 func ReadOnly(o host.Opened, status int, notice *Notice) View {
-	v := base(o)
+	c := contentOf(o)
+	v := base(o, c)
 	v.Status, v.Notice = status, notice
 	if v.Notice == nil {
 		switch {
@@ -235,12 +240,9 @@ func ReadOnly(o host.Opened, status int, notice *Notice) View {
 			v.Notice = &Notice{Text: "This request is not decided on this page."}
 		}
 	}
-	var p struct {
-		Data json.RawMessage `json:"data"`
-	}
-	if o.Payload.Kind == interrupt.KindClarification && json.Unmarshal(o.Raw, &p) == nil {
+	if o.Payload.Kind == interrupt.KindClarification {
 		for _, q := range o.Payload.Data.Questions {
-			v.Facts = append(v.Facts, Fact{"Question", questionText(o, q.ID)})
+			v.Facts = append(v.Facts, Fact{"Question", c.question(q.ID)})
 		}
 	}
 	return v
@@ -248,7 +250,7 @@ func ReadOnly(o host.Opened, status int, notice *Notice) View {
 
 // Done is the page after a decision was recorded.
 func Done(o host.Opened, action string, res host.Resolution) View {
-	v := base(o)
+	v := base(o, contentOf(o))
 	v.Facts = slices.DeleteFunc(v.Facts, func(f Fact) bool { return f.Label == "Approvals so far" || f.Label == "Rejections so far" })
 	text := "Your answers were recorded. The run goes on."
 	switch {
