@@ -22,6 +22,18 @@ type HTTPClient struct {
 	client       *http.Client
 }
 
+// userAgent names the host to receivers.
+const userAgent = "interrupthost-webhooks/1"
+
+// scheme checks a delivery URL's scheme again when sending, as the dialer checks the address:
+// what a subscription was created with is not trusted to still hold.
+func (c *HTTPClient) scheme(raw string) error {
+	if strings.HasPrefix(raw, "https://") || (c.allowPrivate && strings.HasPrefix(raw, "http://")) {
+		return nil
+	}
+	return errors.New("outbound: the delivery URL is not https")
+}
+
 // Post sends body to url and reports the receiver's status; any status but 2xx, and any
 // transport failure, is an error whose text names what happened (never the body it answered,
 // which is the receiver's and may hold anything).

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
-	"strings"
 	"syscall"
 	"time"
 )
@@ -140,16 +139,4 @@ func NewHTTPClient(allowPrivate bool) *HTTPClient {
 		},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}}
-}
-
-// userAgent names the host to receivers.
-const userAgent = "interrupthost-webhooks/1"
-
-// scheme checks a delivery URL's scheme again when sending: a stored subscription predates
-// nothing, but the check is cheap.
-func (c *HTTPClient) scheme(raw string) error {
-	if strings.HasPrefix(raw, "https://") || (c.allowPrivate && strings.HasPrefix(raw, "http://")) {
-		return nil
-	}
-	return errors.New("outbound: the delivery URL is not https")
 }
