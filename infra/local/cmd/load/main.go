@@ -117,7 +117,8 @@ func newLoad(base, surface string, race bool) (*load, error) {
 	}
 	l.payload = json.RawMessage(`{"kind":"approval","key":"pay","data":{"artifactId":"inv-1","artifactType":"invoice","title":"Pay invoice inv-1","actions":["accept","reject"],"requiredApprovals":1,"rejectionPolicy":"single-veto"}}`)
 	if surface == "token" {
-		l.tokenReq = `,"token":{"intent":"resolve"}`
+		// Minted for a principal: a token without one must say who decides, in every resume value.
+		l.tokenReq = `,"token":{"intent":"resolve","principal":"alice"}`
 	}
 	return l, nil
 }
