@@ -104,16 +104,9 @@ func (s *Stream) append(r events.DynamoDBEventRecord) {
 	s.cond.Broadcast()
 }
 
-// putItem is what the proxy reads of a PutItem request.
-type putItem struct {
-	TableName    string
-	Item         map[string]json.RawMessage
-	ReturnValues string
-}
-
 // ServeHTTP forwards the request; for a PutItem of a recorded table it asks for the old item
 // too (to tell INSERT from MODIFY), and on success records the write and answers what the
-// caller asked for.
+// caller asked for. Each body is decoded once, and re-encoded only where it must change.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	if req.Header.Get("X-Amz-Target") != "DynamoDB_20120810.PutItem" {
 		p.proxy.ServeHTTP(w, req)
@@ -124,24 +117,29 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	var put putItem
 	var doc map[string]json.RawMessage
-	if json.Unmarshal(body, &put) != nil || json.Unmarshal(body, &doc) != nil {
+	var table, returnValues string
+	if json.Unmarshal(body, &doc) != nil || json.Unmarshal(doc["TableName"], &table) != nil {
+		p.forward(w, req, body, nil)
+		return
+	}
+	if rv, ok := doc["ReturnValues"]; ok && json.Unmarshal(rv, &returnValues) != nil {
 		p.forward(w, req, body, nil)
 		return
 	}
 	p.mu.Lock()
-	stream := p.streams[put.TableName]
+	stream := p.streams[table]
 	p.mu.Unlock()
 	if stream == nil {
 		p.forward(w, req, body, nil)
 		return
 	}
-	added := put.ReturnValues == "" || put.ReturnValues == "NONE"
+	added := returnValues == "" || returnValues == "NONE"
 	if added {
 		doc["ReturnValues"] = json.RawMessage(`"ALL_OLD"`)
 		body, _ = json.Marshal(doc)
 	}
+	item := doc["Item"]
 	p.forward(w, req, body, func(resp *http.Response) error {
 		if resp.StatusCode != http.StatusOK {
 			return nil
@@ -155,20 +153,20 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		if err := json.Unmarshal(raw, &out); err != nil {
 			return err
 		}
-		old := out["Attributes"]
-		if added {
+		old, replaced := out["Attributes"]
+		if added && replaced {
 			delete(out, "Attributes")
 			if raw, err = json.Marshal(out); err != nil {
 				return err
 			}
+			// The SDK checks the body against DynamoDB's CRC32 header.
+			resp.Header.Set("X-Amz-Crc32", strconv.FormatUint(uint64(crc32.ChecksumIEEE(raw)), 10))
 		}
 		resp.Body = io.NopCloser(bytes.NewReader(raw))
 		resp.ContentLength = int64(len(raw))
 		resp.Header.Set("Content-Length", strconv.Itoa(len(raw)))
-		// The SDK checks the body against DynamoDB's CRC32 header.
-		resp.Header.Set("X-Amz-Crc32", strconv.FormatUint(uint64(crc32.ChecksumIEEE(raw)), 10))
-		if err := p.record(stream, put.Item, old); err != nil {
-			p.log.Error("stream record", "table", put.TableName, "error", err)
+		if err := p.record(stream, item, old); err != nil {
+			p.log.Error("stream record", "table", table, "error", err)
 		}
 		return nil
 	})
@@ -193,13 +191,9 @@ var keyNames = []string{"pk", "sk"}
 
 // record appends the stream record of a put: the item's keys, its new image, and the old one
 // when it replaced an item (a MODIFY).
-func (p *Proxy) record(s *Stream, item map[string]json.RawMessage, old json.RawMessage) error {
-	image := map[string]events.DynamoDBAttributeValue{}
-	raw, err := json.Marshal(item)
-	if err != nil {
-		return err
-	}
-	if err := json.Unmarshal(raw, &image); err != nil {
+func (p *Proxy) record(s *Stream, item, old json.RawMessage) error {
+	var image map[string]events.DynamoDBAttributeValue
+	if err := json.Unmarshal(item, &image); err != nil {
 		return fmt.Errorf("the item is not DynamoDB JSON: %w", err)
 	}
 	var oldImage map[string]events.DynamoDBAttributeValue
@@ -237,7 +231,7 @@ func (p *Proxy) record(s *Stream, item map[string]json.RawMessage, old json.RawM
 			NewImage:                    image,
 			OldImage:                    oldImage,
 			SequenceNumber:              fmt.Sprintf("%021d", seq),
-			SizeBytes:                   int64(len(raw) + len(old)),
+			SizeBytes:                   int64(len(item) + len(old)),
 			StreamViewType:              string(events.DynamoDBStreamViewTypeNewAndOldImages),
 		},
 	})

@@ -18,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -138,9 +139,59 @@ func Sign(key *rsa.PrivateKey, claims Claims) (string, error) {
 // ErrInvalid is any token the authorizer refuses; API Gateway does not say why, and neither do we.
 var ErrInvalid = errors.New("devjwt: invalid token")
 
-// Verify checks token as the HTTP API JWT authorizer does: RS256 signature, issuer, audience,
-// expiry and not-before, and returns its claims.
-func Verify(pub *rsa.PublicKey, token, issuer, audience string, now time.Time) (Claims, error) {
+// Verifier checks tokens as the HTTP API JWT authorizer does: RS256 signature, issuer,
+// audience, expiry and not-before. It remembers the tokens whose signature it has verified: an
+// RSA verification is most of the local gateway's CPU per request, and a client sends the same
+// token until it expires. Issuer, audience and times are checked on every call.
+type Verifier struct {
+	key *rsa.PublicKey
+
+	mu     sync.Mutex
+	signed map[string]Claims
+}
+
+// maxSigned bounds the remembered tokens; past it the verifier starts again from none. Only
+// tokens signed with the stack's own key are remembered, so a client cannot fill it with junk.
+const maxSigned = 4096
+
+// NewVerifier returns a Verifier of tokens signed with the private half of pub.
+func NewVerifier(pub *rsa.PublicKey) *Verifier {
+	return &Verifier{key: pub, signed: map[string]Claims{}}
+}
+
+// Verify returns token's claims if the authorizer would admit it for issuer and audience at now.
+// The claims are shared between calls with the same token: callers must not change them.
+func (v *Verifier) Verify(token, issuer, audience string, now time.Time) (Claims, error) {
+	v.mu.Lock()
+	c, ok := v.signed[token]
+	v.mu.Unlock()
+	if !ok {
+		var err error
+		if c, err = verifySignature(v.key, token); err != nil {
+			return nil, err
+		}
+		v.mu.Lock()
+		if len(v.signed) >= maxSigned {
+			clear(v.signed)
+		}
+		v.signed[token] = c
+		v.mu.Unlock()
+	}
+	exp, hasExp := c["exp"].(float64)
+	nbf, hasNbf := c["nbf"].(float64)
+	switch {
+	case c["iss"] != issuer, !c.hasAudience(audience), !hasExp:
+		return nil, ErrInvalid
+	case now.Unix() >= int64(exp):
+		return nil, ErrInvalid
+	case hasNbf && now.Unix() < int64(nbf):
+		return nil, ErrInvalid
+	}
+	return c, nil
+}
+
+// verifySignature returns the claims of a well-formed RS256 token signed with pub's private half.
+func verifySignature(pub *rsa.PublicKey, token string) (Claims, error) {
 	parts := strings.Split(token, ".")
 	if len(parts) != 3 {
 		return nil, ErrInvalid
@@ -159,16 +210,6 @@ func Verify(pub *rsa.PublicKey, token, issuer, audience string, now time.Time) (
 	}
 	var c Claims
 	if err := decodeSegment(parts[1], &c); err != nil {
-		return nil, ErrInvalid
-	}
-	exp, hasExp := c["exp"].(float64)
-	nbf, hasNbf := c["nbf"].(float64)
-	switch {
-	case c["iss"] != issuer, !c.hasAudience(audience), !hasExp:
-		return nil, ErrInvalid
-	case now.Unix() >= int64(exp):
-		return nil, ErrInvalid
-	case hasNbf && now.Unix() < int64(nbf):
 		return nil, ErrInvalid
 	}
 	return c, nil
