@@ -32,7 +32,7 @@ func NewClient(cfg aws.Config, optFns ...func(*dynamodb.Options)) *dynamodb.Clie
 			t.TLSClientConfig = base.GetTransport().TLSClientConfig.Clone()
 		}
 	})
-	opts := append([]func(*dynamodb.Options){func(o *dynamodb.Options) { o.HTTPClient = httpClient }}, optFns...)
+	opts := append([]func(*dynamodb.Options){func(o *dynamodb.Options) { o.HTTPClient = wholeBodies{httpClient} }}, optFns...)
 	return dynamodb.NewFromConfig(cfg, opts...)
 }
 
