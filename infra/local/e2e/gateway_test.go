@@ -26,7 +26,7 @@ func serveGateway(t *testing.T, params map[string]string) string {
 	return srv.URL
 }
 
-func gatewayWith(t *testing.T, resources, params map[string]string) *gateway.Gateway {
+func gatewayWith(t testing.TB, resources, params map[string]string) *gateway.Gateway {
 	t.Helper()
 	r := root(t)
 	tmpl, err := samtemplate.Load(filepath.Join(r, "template.yaml"))

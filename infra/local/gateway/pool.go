@@ -109,6 +109,18 @@ func (p *Pool) acquire(ctx context.Context) (*instance, error) {
 	}
 }
 
+// Start starts an instance ahead of the first event and leaves it idle, as provisioned
+// concurrency does: the emulator listens, the function has not run. The first Invoke then takes
+// it, and its duration is the function's init and first event alone.
+func (p *Pool) Start(ctx context.Context) error {
+	in, err := p.acquire(ctx)
+	if err != nil {
+		return err
+	}
+	p.release(in, true)
+	return nil
+}
+
 // release returns a healthy instance to the pool and retires a broken one, then wakes waiters.
 func (p *Pool) release(in *instance, healthy bool) {
 	p.mu.Lock()
