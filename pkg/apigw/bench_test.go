@@ -3,6 +3,8 @@ package apigw_test
 import (
 	"strconv"
 	"testing"
+
+	"github.com/interrupthost/interrupthost/infra/local/localaws"
 )
 
 // BenchmarkCycle is the wait-and-resolve cycle through the handlers the functions run, over the
@@ -13,6 +15,7 @@ func BenchmarkCycle(b *testing.B) {
 	payload := example(b, "approval")
 	n := 0
 	b.ReportAllocs()
+	defer localaws.CPUPerOp(b)()
 	for b.Loop() {
 		n++
 		run := "cycle-" + strconv.Itoa(n)

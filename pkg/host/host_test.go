@@ -178,6 +178,8 @@ func BenchmarkResolve(b *testing.B) {
 	ctx := context.Background()
 	value := json.RawMessage(`{"action":"accept","decidedAt":"2026-11-30T09:00:00Z"}`)
 	n := 0
+	b.ReportAllocs()
+	defer localaws.CPUPerOp(b)()
 	for b.Loop() {
 		n++
 		run := "bench-" + strconv.Itoa(n)
