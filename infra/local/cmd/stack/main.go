@@ -26,6 +26,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"strconv"
 	"syscall"
@@ -45,6 +46,10 @@ func main() {
 	maxInstances := flag.Int("max-instances", 8, "emulator instances per function (Lambda's concurrency)")
 	cpuprofile := flag.String("cpuprofile", "", "write the stack process's CPU profile (gateway, stream stand-in) to this file")
 	flag.Parse()
+	// The stack's process moves bytes between clients, emulators and stores and does little else.
+	// On one P its goroutines hand work to each other without waking another thread, which in a
+	// microVM costs more than the work: make load measured the gateway's CPU per cycle 15% lower.
+	runtime.GOMAXPROCS(1)
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
