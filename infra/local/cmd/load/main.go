@@ -22,6 +22,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -33,44 +34,90 @@ import (
 
 func main() {
 	url := flag.String("url", envOr("GATEWAY_URL", "http://127.0.0.1:3000"), "the stack's API")
-	clients := flag.Int("clients", 8, "concurrent clients, each running cycles one after another")
-	duration := flag.Duration("duration", 30*time.Second, "how long to run after the warm-up")
-	warmup := flag.Duration("warmup", 3*time.Second, "cycles run first and not counted (instances start)")
-	surface := flag.String("surface", "run", "resolve by run (resolve-by-run) or by token (resolve-by-token)")
-	race := flag.Bool("race", false, "two concurrent resolvers per cycle; exactly one may win")
+	var cfg config
+	flag.IntVar(&cfg.clients, "clients", 8, "concurrent clients, each running cycles one after another")
+	flag.DurationVar(&cfg.duration, "duration", 30*time.Second, "how long to run after the warm-up")
+	flag.DurationVar(&cfg.warmup, "warmup", 3*time.Second, "cycles run first and not counted (instances start)")
+	flag.StringVar(&cfg.surface, "surface", "run", "resolve by run (resolve-by-run) or by token (resolve-by-token)")
+	flag.BoolVar(&cfg.race, "race", false, "two concurrent resolvers per cycle; exactly one may win")
+	baseline := flag.String("baseline", "", "a git revision: start its stack and this tree's, one after the other, and print both side by side")
+	rounds := flag.Int("rounds", 1, "with -baseline, how often to run the pair")
 	flag.Parse()
-	if *surface != "run" && *surface != "token" {
+	// One P, as the stack's own process: the clients mostly wait, and whatever this tool spends
+	// is taken from the stack it measures (it reports its own share).
+	runtime.GOMAXPROCS(1)
+	if cfg.surface != "run" && cfg.surface != "token" {
 		fmt.Fprintln(os.Stderr, "load: -surface is run or token")
 		os.Exit(2)
 	}
-	l, err := newLoad(*url, *surface, *race)
+	if *baseline != "" {
+		if err := compare(cfg, *baseline, *rounds); err != nil {
+			fmt.Fprintln(os.Stderr, "load:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	res, err := measure(".", *url, cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "load:", err)
 		os.Exit(1)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), *warmup)
-	l.run(ctx, *clients, nil)
+	res.report(os.Stdout)
+	if !res.ok() {
+		os.Exit(1)
+	}
+}
+
+// config is what one measurement runs.
+type config struct {
+	clients          int
+	warmup, duration time.Duration
+	surface          string
+	race             bool
+}
+
+// result is one measurement: the cycles' figures and the CPU each process group spent.
+type result struct {
+	cfg   config
+	stats *stats
+	took  time.Duration
+	cpu   groups
+	// self is this tool's own CPU over the run: the machine's share the stack did not get.
+	self time.Duration
+}
+
+func (r result) ok() bool { return r.stats.errors == 0 && r.stats.badRaces == 0 }
+
+func (r result) cyclesPerSecond() float64 { return float64(r.stats.cycles) / r.took.Seconds() }
+
+// measure runs the cycle against the stack at url, signing as the stack of the work tree at
+// root does: a warm-up, then the measured run between two readings of /proc.
+func measure(root, url string, cfg config) (result, error) {
+	l, err := newLoad(root, url, cfg.surface, cfg.race)
+	if err != nil {
+		return result{}, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), cfg.warmup)
+	l.run(ctx, cfg.clients, nil)
 	cancel()
 	before, err := sample()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "load: read /proc:", err)
-		os.Exit(1)
+		return result{}, fmt.Errorf("read /proc: %w", err)
 	}
-	st := &stats{steps: map[string][]time.Duration{}}
-	ctx, cancel = context.WithTimeout(context.Background(), *duration)
+	self := ownCPU()
+	res := result{cfg: cfg, stats: &stats{steps: map[string][]time.Duration{}}}
+	ctx, cancel = context.WithTimeout(context.Background(), cfg.duration)
 	began := time.Now()
-	l.run(ctx, *clients, st)
-	took := time.Since(began)
+	l.run(ctx, cfg.clients, res.stats)
+	res.took = time.Since(began)
+	res.self = ownCPU() - self
 	cancel()
 	after, err := sample()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "load: read /proc:", err)
-		os.Exit(1)
+		return result{}, fmt.Errorf("read /proc: %w", err)
 	}
-	st.report(os.Stdout, *clients, took, *surface, *race, after.minus(before))
-	if st.errors > 0 || st.badRaces > 0 {
-		os.Exit(1)
-	}
+	res.cpu = after.minus(before)
+	return res, nil
 }
 
 func envOr(k, v string) string {
@@ -91,8 +138,8 @@ type load struct {
 	tenant             string
 }
 
-func newLoad(base, surface string, race bool) (*load, error) {
-	tmpl, err := samtemplate.Find(".")
+func newLoad(root, base, surface string, race bool) (*load, error) {
+	tmpl, err := samtemplate.Find(root)
 	if err != nil {
 		return nil, err
 	}
@@ -264,41 +311,53 @@ func percentile(ds []time.Duration, p float64) time.Duration {
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
 
-func (s *stats) report(w io.Writer, clients int, took time.Duration, surface string, race bool, cpu groups) {
-	fmt.Fprintf(w, "clients %d, %s, surface %s, race %v\n", clients, took.Round(time.Millisecond), surface, race)
-	fmt.Fprintf(w, "cycles %d, %.1f cycles/s, errors %d", s.cycles, float64(s.cycles)/took.Seconds(), s.errors)
+// invocations is how many times the cycle invoked each function the load drives.
+func (r result) invocations() map[string]int {
+	n := map[string]int{"request-interrupt": len(r.stats.steps["request"]), "get-run": len(r.stats.steps["snapshot"])}
+	if r.cfg.surface == "token" {
+		n["resolve-by-token"] = len(r.stats.steps["resolve"])
+	} else {
+		n["resolve-by-run"] = len(r.stats.steps["resolve"])
+	}
+	return n
+}
+
+// perInvocation is a function's CPU per invocation in ms, or 0 if the cycle does not invoke it.
+func (r result) perInvocation(group string) float64 {
+	n := r.invocations()[strings.TrimPrefix(group, "function ")]
+	if n == 0 {
+		return 0
+	}
+	return float64(r.cpu[group].Microseconds()) / 1000 / float64(n)
+}
+
+func (r result) report(w io.Writer) {
+	s := r.stats
+	fmt.Fprintf(w, "clients %d, %s, surface %s, race %v\n", r.cfg.clients, r.took.Round(time.Millisecond), r.cfg.surface, r.cfg.race)
+	fmt.Fprintf(w, "cycles %d, %.1f cycles/s, errors %d", s.cycles, r.cyclesPerSecond(), s.errors)
 	if s.firstErr != "" {
 		fmt.Fprintf(w, " (first: %s)", s.firstErr)
 	}
 	fmt.Fprintln(w)
-	if race {
+	if r.cfg.race {
 		fmt.Fprintf(w, "races %d, exactly one winner in %d\n", s.races, s.races-s.badRaces)
 	}
 	for _, step := range []string{"request", "resolve", "snapshot"} {
 		d := s.steps[step]
 		fmt.Fprintf(w, "  %-9s n=%-6d p50 %-9s p99 %s\n", step, len(d), ms(percentile(d, .5)), ms(percentile(d, .99)))
 	}
-	invocations := map[string]int{
-		"request-interrupt": len(s.steps["request"]),
-		"get-run":           len(s.steps["snapshot"]),
-	}
-	if surface == "token" {
-		invocations["resolve-by-token"] = len(s.steps["resolve"])
-	} else {
-		invocations["resolve-by-run"] = len(s.steps["resolve"])
-	}
 	fmt.Fprintln(w, "CPU (user+system) per cycle, by process group:")
 	var total time.Duration
-	for _, name := range slices.Sorted(maps.Keys(cpu)) {
-		d := cpu[name]
-		total += d
-		line := fmt.Sprintf("  %-22s %8.3f ms/cycle", name, perCycle(d, s.cycles))
-		if n := invocations[strings.TrimPrefix(name, "function ")]; n > 0 {
-			line += fmt.Sprintf("   %.3f ms per invocation (%d)", float64(d.Microseconds())/1000/float64(n), n)
+	for _, name := range slices.Sorted(maps.Keys(r.cpu)) {
+		total += r.cpu[name]
+		line := fmt.Sprintf("  %-28s %8.3f ms/cycle", name, perCycle(r.cpu[name], s.cycles))
+		if per := r.perInvocation(name); per > 0 {
+			line += fmt.Sprintf("   %.3f ms per invocation", per)
 		}
 		fmt.Fprintln(w, line)
 	}
-	fmt.Fprintf(w, "  %-22s %8.3f ms/cycle\n", "all", perCycle(total, s.cycles))
+	fmt.Fprintf(w, "  %-28s %8.3f ms/cycle\n", "all", perCycle(total, s.cycles))
+	fmt.Fprintf(w, "  %-28s %8.3f ms/cycle\n", "(this load tool, not in all)", perCycle(r.self, s.cycles))
 }
 
 func perCycle(d time.Duration, cycles int) float64 {

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -96,4 +97,13 @@ func (s snapshot) minus(before snapshot) groups {
 		g[p.group] += d
 	}
 	return g
+}
+
+// ownCPU is this process's CPU time so far, user and system.
+func ownCPU() time.Duration {
+	var u syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &u); err != nil {
+		return 0
+	}
+	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
 }
