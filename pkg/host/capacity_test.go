@@ -1,0 +1,143 @@
+package host_test
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"sync"
+	"testing"
+
+	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go/middleware"
+
+	"github.com/interrupthost/interrupthost/infra/local/localaws"
+	"github.com/interrupthost/interrupthost/pkg/dynamo"
+	"github.com/interrupthost/interrupthost/pkg/host"
+	"github.com/interrupthost/interrupthost/pkg/schema"
+)
+
+// meter asks DynamoDB for the capacity each call consumes and adds it up, as on-demand mode bills
+// it: request units, at least one per call (a strongly consistent read of up to 4 KB, a write of
+// up to 1 KB), whatever the local server reports for an empty read.
+type meter struct {
+	mu           sync.Mutex
+	calls        int
+	reads, write float64
+}
+
+func (m *meter) option(o *dynamodb.Options) {
+	o.APIOptions = append(o.APIOptions, func(s *middleware.Stack) error {
+		return s.Initialize.Add(middleware.InitializeMiddlewareFunc("meter", func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+			switch p := in.Parameters.(type) {
+			case *dynamodb.QueryInput:
+				p.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
+			case *dynamodb.GetItemInput:
+				p.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
+			case *dynamodb.PutItemInput:
+				p.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
+			case *dynamodb.UpdateItemInput:
+				p.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
+			case *dynamodb.DeleteItemInput:
+				p.ReturnConsumedCapacity = types.ReturnConsumedCapacityTotal
+			}
+			out, md, err := next.HandleInitialize(ctx, in)
+			var units float64
+			switch r := out.Result.(type) {
+			case *dynamodb.QueryOutput:
+				units = consumed(r.ConsumedCapacity)
+			case *dynamodb.GetItemOutput:
+				units = consumed(r.ConsumedCapacity)
+			case *dynamodb.PutItemOutput:
+				units = consumed(r.ConsumedCapacity)
+			case *dynamodb.UpdateItemOutput:
+				units = consumed(r.ConsumedCapacity)
+			case *dynamodb.DeleteItemOutput:
+				units = consumed(r.ConsumedCapacity)
+			}
+			units = max(units, 1)
+			m.mu.Lock()
+			defer m.mu.Unlock()
+			m.calls++
+			switch awsmiddleware.GetOperationName(ctx) {
+			case "Query", "GetItem":
+				m.reads += units
+			default:
+				m.write += units
+			}
+			return out, md, err
+		}), middleware.After)
+	})
+}
+
+func consumed(c *types.ConsumedCapacity) float64 {
+	if c == nil || c.CapacityUnits == nil {
+		return 0
+	}
+	return *c.CapacityUnits
+}
+
+// report puts the meter's totals per iteration of b.
+func (m *meter) report(b *testing.B) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	b.ReportMetric(float64(m.calls)/float64(b.N), "roundtrips/op")
+	b.ReportMetric(m.reads/float64(b.N), "RRU/op")
+	b.ReportMetric(m.write/float64(b.N), "WRU/op")
+}
+
+// BenchmarkFlowCapacity measures what the README's cost table is computed from: the DynamoDB
+// calls and request units of the two flows it prices, against the local DynamoDB API. An
+// approval: request it on a new run, one approver accepts, the engine reads the snapshot. A
+// payment: request an external event on a new run, the provider's webhook resolves it, the
+// engine reads the snapshot.
+func BenchmarkFlowCapacity(b *testing.B) {
+	ctx := context.Background()
+	accept := json.RawMessage(`{"action":"accept","decidedAt":"2026-11-30T09:00:00Z"}`)
+	b.Run("approval", func(b *testing.B) {
+		m := &meter{}
+		db, table := localaws.NewTable(b, m.option)
+		sch, err := schema.Load()
+		if err != nil {
+			b.Fatal(err)
+		}
+		h := host.New(dynamo.NewRunLog(db, table), sch, host.Config{})
+		payload := example(b, "approval")
+		n := 0
+		for b.Loop() {
+			n++
+			run := "approval-" + strconv.Itoa(n)
+			if _, _, err := h.RequestInterrupt(ctx, alice, run, host.Request{NodeID: "n1", Payload: payload}); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := h.Resolve(ctx, alice, run, "n1", accept, nil); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := h.Snapshot(ctx, alice, run); err != nil {
+				b.Fatal(err)
+			}
+		}
+		m.report(b)
+	})
+	b.Run("payment", func(b *testing.B) {
+		m := &meter{}
+		h, e, _, _ := dynamoHookHost(b, m.option)
+		n := 0
+		for b.Loop() {
+			n++
+			run, order := "payment-"+strconv.Itoa(n), "order-"+strconv.Itoa(n)
+			if _, _, err := h.RequestInterrupt(ctx, who("engine"), run, host.Request{NodeID: "pay", Payload: waitFor(order)}); err != nil {
+				b.Fatal(err)
+			}
+			body := stripeEvent("evt_"+strconv.Itoa(n), "payment_intent.succeeded", order)
+			if res, err := h.Ingest(ctx, e.ID, stripeHeaders(body, stripeSecret), body); err != nil || res.Outcome != host.OutcomeResolved {
+				b.Fatalf("%+v %v", res, err)
+			}
+			if _, err := h.Snapshot(ctx, who("engine"), run); err != nil {
+				b.Fatal(err)
+			}
+		}
+		m.report(b)
+	})
+}
