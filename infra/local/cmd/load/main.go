@@ -4,10 +4,13 @@
 //
 //	go run ./infra/local/cmd/load -clients 8 -duration 30s            (make load)
 //	go run ./infra/local/cmd/load -surface token -race
+//	go run ./infra/local/cmd/load -surface webhook
 //
 // One cycle: request an approval (request-interrupt), resolve it (resolve-by-run, or with
 // -surface token resolve-by-token with the token the request minted; with -race two resolvers at
-// once, of which exactly one must win), and read the run's snapshot (get-run).
+// once, of which exactly one must win), and read the run's snapshot (get-run). With -surface
+// webhook the request is an external event (a payment) and the resolver a Stripe webhook, signed
+// with stripe-go, to an endpoint the tool creates (webhook-ingest).
 package main
 
 import (
@@ -28,6 +31,8 @@ import (
 	"sync"
 	"time"
 
+	stripewebhook "github.com/stripe/stripe-go/v82/webhook"
+
 	"github.com/interrupthost/interrupthost/infra/local/devjwt"
 	"github.com/interrupthost/interrupthost/infra/local/samtemplate"
 )
@@ -38,7 +43,7 @@ func main() {
 	flag.IntVar(&cfg.clients, "clients", 8, "concurrent clients, each running cycles one after another")
 	flag.DurationVar(&cfg.duration, "duration", 30*time.Second, "how long to run after the warm-up")
 	flag.DurationVar(&cfg.warmup, "warmup", 3*time.Second, "cycles run first and not counted (instances start)")
-	flag.StringVar(&cfg.surface, "surface", "run", "resolve by run (resolve-by-run) or by token (resolve-by-token)")
+	flag.StringVar(&cfg.surface, "surface", "run", "resolve by run (resolve-by-run), by token (resolve-by-token), or a payment by a provider's webhook (webhook-ingest)")
 	flag.BoolVar(&cfg.race, "race", false, "two concurrent resolvers per cycle; exactly one may win")
 	baseline := flag.String("baseline", "", "a git revision: start its stack and this tree's, one after the other, and print both side by side")
 	rounds := flag.Int("rounds", 1, "with -baseline, how often to run the pair")
@@ -46,8 +51,8 @@ func main() {
 	// One P, as the stack's own process: the clients mostly wait, and whatever this tool spends
 	// is taken from the stack it measures (it reports its own share).
 	runtime.GOMAXPROCS(1)
-	if cfg.surface != "run" && cfg.surface != "token" {
-		fmt.Fprintln(os.Stderr, "load: -surface is run or token")
+	if !slices.Contains([]string{"run", "token", "webhook"}, cfg.surface) || cfg.race && cfg.surface == "webhook" {
+		fmt.Fprintln(os.Stderr, "load: -surface is run, token or webhook (-race: run or token)")
 		os.Exit(2)
 	}
 	if *baseline != "" {
@@ -136,6 +141,8 @@ type load struct {
 	payload            json.RawMessage
 	tokenReq           string
 	tenant             string
+	// endpoint and secret are the Stripe endpoint of -surface webhook.
+	endpoint, secret string
 }
 
 func newLoad(root, base, surface string, race bool) (*load, error) {
@@ -166,6 +173,19 @@ func newLoad(root, base, surface string, race bool) (*load, error) {
 	if surface == "token" {
 		// Minted for a principal: a token without one must say who decides, in every resume value.
 		l.tokenReq = `,"token":{"intent":"resolve","principal":"alice"}`
+	}
+	if surface == "webhook" {
+		admin, err := sign("ops", "webhooks:manage")
+		if err != nil {
+			return nil, err
+		}
+		l.secret = "whsec_" + rand.Text()
+		status, body := l.call(context.Background(), nil, "setup", "POST", "/webhook-endpoints", admin, `{"provider":"stripe","secrets":["`+l.secret+`"]}`)
+		var created struct{ ID string }
+		if status != 201 || json.Unmarshal(body, &created) != nil {
+			return nil, fmt.Errorf("create the webhook endpoint: %d %.200s", status, body)
+		}
+		l.endpoint = created.ID
 	}
 	return l, nil
 }
@@ -219,7 +239,7 @@ func (l *load) run(ctx context.Context, clients int, st *stats) {
 }
 
 // call sends one request and times it.
-func (l *load) call(ctx context.Context, st *stats, step, method, path, bearer, body string) (int, []byte) {
+func (l *load) call(ctx context.Context, st *stats, step, method, path, bearer, body string, headers ...string) (int, []byte) {
 	var rd io.Reader
 	if body != "" {
 		rd = strings.NewReader(body)
@@ -235,6 +255,9 @@ func (l *load) call(ctx context.Context, st *stats, step, method, path, bearer, 
 	if bearer != "" {
 		req.Header.Set("Authorization", "Bearer "+bearer)
 	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
 	begin := time.Now()
 	resp, err := l.client.Do(req)
 	if err != nil {
@@ -249,6 +272,9 @@ func (l *load) call(ctx context.Context, st *stats, step, method, path, bearer, 
 
 // cycle runs one wait-and-resolve cycle; it reports whether every step answered as it must.
 func (l *load) cycle(ctx context.Context, run string, st *stats) bool {
+	if l.surface == "webhook" {
+		return l.payment(ctx, run, st)
+	}
 	status, body := l.call(ctx, st, "request", "POST", "/runs/"+run+"/interrupts", l.engine, `{"nodeId":"approve","payload":`+string(l.payload)+l.tokenReq+`}`)
 	if status != 201 {
 		st.fail("request: %d %.200s", status, body)
@@ -292,7 +318,31 @@ func (l *load) cycle(ctx context.Context, run string, st *stats) bool {
 		st.fail("resolve: %d", s)
 		return false
 	}
-	status, body = l.call(ctx, st, "snapshot", "GET", "/runs/"+run, l.engine, "")
+	return l.snapshot(ctx, run, st)
+}
+
+// payment is the cycle of -surface webhook: the run waits for a payment, Stripe's signed
+// payment_intent.succeeded event resolves it, the engine reads the snapshot.
+func (l *load) payment(ctx context.Context, run string, st *stats) bool {
+	status, body := l.call(ctx, st, "request", "POST", "/runs/"+run+"/interrupts", l.engine,
+		`{"nodeId":"pay","payload":{"kind":"external-event","key":"pay","data":{"eventType":"payment_intent.succeeded","correlation":"`+run+`"}}}`)
+	if status != 201 {
+		st.fail("request: %d %.200s", status, body)
+		return false
+	}
+	event := []byte(`{"id":"evt_` + run + `","type":"payment_intent.succeeded","data":{"object":{"id":"pi_` + run + `","metadata":{"correlation":"` + run + `"}}}}`)
+	signed := stripewebhook.GenerateTestSignedPayload(&stripewebhook.UnsignedPayload{Payload: event, Secret: l.secret, Timestamp: time.Now()})
+	status, body = l.call(ctx, st, "resolve", "POST", "/webhooks/"+l.endpoint, "", string(event), "Stripe-Signature", signed.Header)
+	if status != 200 || !bytes.Contains(body, []byte(`"outcome":"resolved"`)) {
+		st.fail("webhook: %d %.200s", status, body)
+		return false
+	}
+	return l.snapshot(ctx, run, st)
+}
+
+// snapshot reads the run after its interrupt was resolved: running again.
+func (l *load) snapshot(ctx context.Context, run string, st *stats) bool {
+	status, body := l.call(ctx, st, "snapshot", "GET", "/runs/"+run, l.engine, "")
 	if status != 200 || !bytes.Contains(body, []byte(`"status":"running"`)) {
 		st.fail("snapshot: %d %.200s", status, body)
 		return false
@@ -314,11 +364,8 @@ func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Micros
 // invocations is how many times the cycle invoked each function the load drives.
 func (r result) invocations() map[string]int {
 	n := map[string]int{"request-interrupt": len(r.stats.steps["request"]), "get-run": len(r.stats.steps["snapshot"])}
-	if r.cfg.surface == "token" {
-		n["resolve-by-token"] = len(r.stats.steps["resolve"])
-	} else {
-		n["resolve-by-run"] = len(r.stats.steps["resolve"])
-	}
+	resolver := map[string]string{"run": "resolve-by-run", "token": "resolve-by-token", "webhook": "webhook-ingest"}[r.cfg.surface]
+	n[resolver] = len(r.stats.steps["resolve"])
 	return n
 }
 
