@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -113,13 +114,30 @@ func (s *side) measure(cfg config) (result, error) {
 	defer logs.Close()
 	stack := exec.Command(filepath.Join(s.dir, ".local", "bin", "stack"), "run")
 	stack.Dir, stack.Stdout, stack.Stderr = s.dir, logs, logs
+	// A process group of its own, so that a stack that will not stop can be killed whole; Ctrl-C
+	// reaches this tool alone, which stops the stack before it exits.
 	stack.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := stack.Start(); err != nil {
 		return result{}, err
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- stack.Wait() }()
-	defer stop(stack, exited)
+	interrupted := make(chan os.Signal, 1)
+	signal.Notify(interrupted, os.Interrupt, syscall.SIGTERM)
+	measured := make(chan struct{})
+	go func() {
+		select {
+		case <-interrupted:
+			stop(stack, exited)
+			os.Exit(130)
+		case <-measured:
+		}
+	}()
+	defer func() {
+		signal.Stop(interrupted)
+		close(measured)
+		stop(stack, exited)
+	}()
 	if err := awaitStack(exited); err != nil {
 		return result{}, fmt.Errorf("%w (its log: %s)", err, logs.Name())
 	}
