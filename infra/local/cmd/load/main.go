@@ -38,7 +38,7 @@ import (
 )
 
 func main() {
-	url := flag.String("url", envOr("GATEWAY_URL", "http://127.0.0.1:3000"), "the stack's API")
+	url := flag.String("url", envOr("GATEWAY_URL", "http://127.0.0.1:3000"), "the stack's API (-baseline starts its stacks on 127.0.0.1:3000)")
 	var cfg config
 	flag.IntVar(&cfg.clients, "clients", 8, "concurrent clients, each running cycles one after another")
 	flag.DurationVar(&cfg.duration, "duration", 30*time.Second, "how long to run after the warm-up")
