@@ -44,13 +44,19 @@ func NewProxy(target *url.URL, log *slog.Logger) *Proxy {
 	return &Proxy{proxy: rp, log: log, streams: map[string]*Stream{}}
 }
 
+// Retention is how long a stream keeps a record, as DynamoDB Streams does; without it a long
+// `make run` session would hold every record it ever wrote.
+const Retention = 24 * time.Hour
+
 // Stream is the record log of one table: records appended in acknowledgement order, read by
-// position. Safe for concurrent use.
+// position, kept for Retention. Safe for concurrent use.
 type Stream struct {
 	Table string
 	mu    sync.Mutex
 	cond  *sync.Cond
-	recs  []events.DynamoDBEventRecord
+	// base is the position of recs[0]: the records before it are past Retention.
+	base int
+	recs []events.DynamoDBEventRecord
 }
 
 // Stream returns the stream of table, recording from now on.
@@ -67,27 +73,22 @@ func (p *Proxy) Stream(table string) *Stream {
 }
 
 // Read waits until records exist at from or after, or until stop is closed, and returns those
-// there are (at most max).
-func (s *Stream) Read(from, max int, stop <-chan struct{}) []events.DynamoDBEventRecord {
+// there are (at most limit) and the position after them. A reader behind the oldest record kept
+// starts there, as a shard iterator behind DynamoDB's trim horizon does.
+func (s *Stream) Read(from, limit int, stop <-chan struct{}) ([]events.DynamoDBEventRecord, int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for len(s.recs) <= from {
+	for s.base+len(s.recs) <= from {
 		select {
 		case <-stop:
-			return nil
+			return nil, from
 		default:
 		}
 		s.cond.Wait()
 	}
-	end := min(len(s.recs), from+max)
-	return append([]events.DynamoDBEventRecord(nil), s.recs[from:end]...)
-}
-
-// Len is how many records the stream holds.
-func (s *Stream) Len() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.recs)
+	start := max(from, s.base) - s.base
+	end := min(len(s.recs), start+limit)
+	return append([]events.DynamoDBEventRecord(nil), s.recs[start:end]...), s.base + end
 }
 
 // Wake makes readers look at stop again.
@@ -97,10 +98,17 @@ func (s *Stream) Wake() {
 	s.cond.Broadcast()
 }
 
+// append adds r and drops the records older than Retention before it.
 func (s *Stream) append(r events.DynamoDBEventRecord) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.recs = append(s.recs, r)
+	horizon := r.Change.ApproximateCreationDateTime.Add(-Retention)
+	expired := 0
+	for expired < len(s.recs) && s.recs[expired].Change.ApproximateCreationDateTime.Before(horizon) {
+		expired++
+	}
+	s.recs, s.base = s.recs[expired:], s.base+expired
 	s.cond.Broadcast()
 }
 

@@ -98,7 +98,7 @@ func TestProxyRecordsPuts(t *testing.T) {
 		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: "acme#run#r1"}}}); err != nil {
 		t.Fatalf("a query through the proxy: %v", err)
 	}
-	recs := stream.Read(0, 10, nil)
+	recs, _ := stream.Read(0, 10, nil)
 	if len(recs) != 3 {
 		t.Fatalf("%d records, want 3", len(recs))
 	}

@@ -44,7 +44,7 @@ func (g *Gateway) RunStreams(ctx context.Context, src Streams) {
 
 func (g *Gateway) consume(ctx context.Context, s *streamed, st *ddbstream.Stream) {
 	for pos := 0; ctx.Err() == nil; {
-		recs := st.Read(pos, s.BatchSize, ctx.Done())
+		recs, next := st.Read(pos, s.BatchSize, ctx.Done())
 		if len(recs) == 0 {
 			return
 		}
@@ -54,9 +54,9 @@ func (g *Gateway) consume(ctx context.Context, s *streamed, st *ddbstream.Stream
 				return
 			case <-time.After(s.BatchingWindow):
 			}
-			recs = st.Read(pos, s.BatchSize, ctx.Done())
+			recs, next = st.Read(pos, s.BatchSize, ctx.Done())
 		}
-		pos += len(recs)
+		pos = next
 		var batch []events.DynamoDBEventRecord
 		for _, r := range recs {
 			if s.passes(r) {
