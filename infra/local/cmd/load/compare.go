@@ -120,8 +120,10 @@ func (s *side) measure(cfg config) (result, error) {
 	if err := stack.Start(); err != nil {
 		return result{}, err
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- stack.Wait() }()
+	// exited is closed when the stack has exited, its error then in waitErr: every waiter sees it.
+	exited := make(chan struct{})
+	var waitErr error
+	go func() { waitErr = stack.Wait(); close(exited) }()
 	interrupted := make(chan os.Signal, 1)
 	signal.Notify(interrupted, os.Interrupt, syscall.SIGTERM)
 	measured := make(chan struct{})
@@ -138,17 +140,23 @@ func (s *side) measure(cfg config) (result, error) {
 		close(measured)
 		stop(stack, exited)
 	}()
-	if err := awaitStack(exited); err != nil {
+	if err := awaitStack(stackURL, exited); err != nil {
+		if errors.Is(err, errExited) {
+			err = fmt.Errorf("%w: %v", err, waitErr)
+		}
 		return result{}, fmt.Errorf("%w (its log: %s)", err, logs.Name())
 	}
 	return measure(s.dir, stackURL, cfg)
 }
 
-// awaitStack waits until the stack serves (it builds its functions first), or exits.
-func awaitStack(exited <-chan error) error {
+// errExited is a stack that exited before it served.
+var errExited = errors.New("the stack exited while starting")
+
+// awaitStack waits until the stack serves at url (it builds its functions first), or exits.
+func awaitStack(url string, exited <-chan struct{}) error {
 	deadline := time.Now().Add(5 * time.Minute)
 	for time.Now().Before(deadline) {
-		if resp, err := http.Get(stackURL + "/.well-known/interrupt-host"); err == nil {
+		if resp, err := http.Get(url + "/.well-known/interrupt-host"); err == nil {
 			_, _ = io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
@@ -156,8 +164,8 @@ func awaitStack(exited <-chan error) error {
 			}
 		}
 		select {
-		case err := <-exited:
-			return fmt.Errorf("the stack exited while starting: %v", err)
+		case <-exited:
+			return errExited
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
@@ -166,7 +174,7 @@ func awaitStack(exited <-chan error) error {
 
 // stop interrupts the stack as Ctrl-C does (it stops its functions and the stores it started)
 // and waits for it; after a minute it kills the whole process group.
-func stop(stack *exec.Cmd, exited <-chan error) {
+func stop(stack *exec.Cmd, exited <-chan struct{}) {
 	_ = stack.Process.Signal(os.Interrupt)
 	select {
 	case <-exited:

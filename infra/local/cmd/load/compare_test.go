@@ -1,6 +1,9 @@
 package main
 
 import (
+	"errors"
+	"net"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -38,5 +41,32 @@ func TestSideBySide(t *testing.T) {
 	}
 	if strings.Contains(out.String(), "moto") || strings.Contains(out.String(), "CPU ms/cycle function get-run") {
 		t.Errorf("a group neither side spent on, or a cycle function per cycle:\n%s", out.String())
+	}
+}
+
+// TestAStackThatExitsWhileStarting: the tool reports it at once and its stop does not wait for
+// an exit that has already happened (both watch the same closed channel).
+func TestAStackThatExitsWhileStarting(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + ln.Addr().String()
+	ln.Close() // nothing serves there
+	stack := exec.Command("sh", "-c", "exit 3")
+	if err := stack.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = stack.Wait(); close(exited) }()
+	if err := awaitStack(url, exited); !errors.Is(err, errExited) {
+		t.Fatalf("awaitStack: %v, want errExited", err)
+	}
+	done := make(chan struct{})
+	go func() { stop(stack, exited); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("stop waited for a stack that had exited")
 	}
 }
