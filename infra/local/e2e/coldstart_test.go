@@ -11,6 +11,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/interrupthost/interrupthost/infra/local/gateway"
 	"github.com/interrupthost/interrupthost/infra/local/localaws"
 	"github.com/interrupthost/interrupthost/infra/local/samtemplate"
 )
@@ -23,8 +24,8 @@ import (
 // and change no run: an unauthenticated request (the function re-checks its auth), the
 // schedule's own input (a sweep finds nothing due), an empty stream batch, the rotation's
 // setSecret step. Each function is started once unmeasured first, so the binary is in the page
-// cache (as Lambda's cached code is) and a sweep has caught up on the minutes before. make bench prints the figures;
-// nothing fails on a time.
+// cache (as Lambda's cached code is) and a sweep has caught up on the minutes before. make bench
+// prints the figures; nothing fails on a time.
 func BenchmarkColdStart(b *testing.B) {
 	localaws.NeedsStack(b)
 	tmpl, err := samtemplate.Load(filepath.Join(root(b), "template.yaml"))
@@ -53,11 +54,7 @@ func BenchmarkColdStart(b *testing.B) {
 
 // coldStart starts an instance of pool idle, sends it event cold, then warm (the fastest of three),
 // and stops it.
-func coldStart(b *testing.B, pool interface {
-	Start(context.Context) error
-	Invoke(context.Context, string, []byte) ([]byte, error)
-	Close()
-}, event []byte) (cold, warm time.Duration) {
+func coldStart(b *testing.B, pool *gateway.Pool, event []byte) (cold, warm time.Duration) {
 	b.Helper()
 	defer pool.Close()
 	ctx := context.Background()
