@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/interrupthost/interrupthost/infra/local/localaws"
+	"github.com/interrupthost/interrupthost/internal/testclock"
 	"github.com/interrupthost/interrupthost/pkg/apigw"
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
@@ -172,7 +173,7 @@ func TestEarlierLayoutReadsTheSame(t *testing.T) {
 // problem naming it and writes nothing, and the run can still be ended.
 func TestRunGrowthIsBounded(t *testing.T) {
 	db, table := localaws.NewTable(t)
-	s, err := buildWith(db, table, &clock{now: time.Now()}, nil, func(cfg *host.Config) {
+	s, err := buildWith(db, table, testclock.New(time.Now()), nil, func(cfg *host.Config) {
 		cfg.MaxRunCommits, cfg.MaxRunBytes = 4, 6000
 	})
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/interrupthost/interrupthost/infra/local/localaws"
+	"github.com/interrupthost/interrupthost/internal/testclock"
 	"github.com/interrupthost/interrupthost/pkg/apigw"
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
@@ -265,7 +266,7 @@ func helper(t *testing.T, table, run, node, payload string) ([]byte, error) {
 }
 
 func helperProcess() int {
-	s, err := build(localaws.DynamoDB(), os.Getenv("HELPER_TABLE"), &clock{now: time.Now()}, nil)
+	s, err := build(localaws.DynamoDB(), os.Getenv("HELPER_TABLE"), testclock.New(time.Now()), nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

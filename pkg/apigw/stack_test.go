@@ -12,7 +12,6 @@ import (
 	"maps"
 	"os"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -23,6 +22,7 @@ import (
 	"github.com/aws/smithy-go/middleware"
 
 	"github.com/interrupthost/interrupthost/infra/local/localaws"
+	"github.com/interrupthost/interrupthost/internal/testclock"
 	"github.com/interrupthost/interrupthost/pkg/apigw"
 	"github.com/interrupthost/interrupthost/pkg/dynamo"
 	"github.com/interrupthost/interrupthost/pkg/host"
@@ -43,7 +43,7 @@ type stack struct {
 	db      *dynamodb.Client
 	table   string
 	log     *dynamo.RunLog
-	clock   *clock
+	clock   *testclock.Clock
 	keyring *keyring.Keyring
 	// secrets and secretID let tests rotate the keyring.
 	secrets  *secretsmanager.Client
@@ -51,23 +51,6 @@ type stack struct {
 	keys     map[string]string
 	// secretCalls counts the Secrets Manager calls of the keyring's client.
 	secretCalls *atomic.Int64
-}
-
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
 }
 
 func newStack(t testing.TB, capabilities ...string) *stack {
@@ -89,7 +72,7 @@ func stackOn(t testing.TB, db *dynamodb.Client, table string, capabilities ...st
 			}), middleware.After)
 		})
 	})
-	c := &clock{now: time.Now().UTC()}
+	c := testclock.New(time.Now().UTC())
 	k, err := keyring.New(context.Background(), keyring.SecretsManager{Client: secrets, SecretID: secretID}, keyring.Options{TTL: time.Minute, Now: c.Now})
 	if err != nil {
 		t.Fatal(err)
@@ -102,7 +85,7 @@ func stackOn(t testing.TB, db *dynamodb.Client, table string, capabilities ...st
 	return s
 }
 
-func build(db *dynamodb.Client, table string, c *clock, keys token.Keys, capabilities ...string) (*stack, error) {
+func build(db *dynamodb.Client, table string, c *testclock.Clock, keys token.Keys, capabilities ...string) (*stack, error) {
 	return buildWith(db, table, c, keys, func(cfg *host.Config) {
 		if capabilities != nil {
 			cfg.Capabilities = capabilities
@@ -111,7 +94,7 @@ func build(db *dynamodb.Client, table string, c *clock, keys token.Keys, capabil
 }
 
 // buildWith is build with the host configuration adjusted by configure.
-func buildWith(db *dynamodb.Client, table string, c *clock, keys token.Keys, configure func(*host.Config)) (*stack, error) {
+func buildWith(db *dynamodb.Client, table string, c *testclock.Clock, keys token.Keys, configure func(*host.Config)) (*stack, error) {
 	schemas, err := schema.Load()
 	if err != nil {
 		return nil, err

@@ -11,6 +11,7 @@ import (
 	stripewebhook "github.com/stripe/stripe-go/v82/webhook"
 
 	"github.com/interrupthost/interrupthost/infra/local/localaws"
+	"github.com/interrupthost/interrupthost/internal/testclock"
 	"github.com/interrupthost/interrupthost/pkg/apigw"
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
@@ -24,7 +25,7 @@ func hookStack(t *testing.T) *stack {
 	t.Helper()
 	localaws.NeedsStack(t)
 	db, table := localaws.NewTable(t)
-	s, err := buildWith(db, table, &clock{now: time.Now().UTC()}, nil, func(*host.Config) {})
+	s, err := buildWith(db, table, testclock.New(time.Now().UTC()), nil, func(*host.Config) {})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,28 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/interrupthost/interrupthost/internal/testclock"
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
 )
-
-// movable is a clock tests move.
-type movable struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *movable) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *movable) Set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = t
-}
 
 func timed(key string, ms int) json.RawMessage {
 	return json.RawMessage(fmt.Sprintf(`{"kind":"approval","key":%q,"timeoutMs":%d,"data":{"artifactId":"a","artifactType":"t","title":"x","actions":["accept"],"requiredApprovals":2}}`, key, ms))
@@ -56,7 +39,7 @@ func expiredEvents(t testing.TB, h *host.Host, run string) []runlog.Envelope {
 func TestSweepExpires(t *testing.T) {
 	ctx := context.Background()
 	t0 := time.Date(2026, 11, 30, 9, 0, 45, 0, time.UTC)
-	clock := &movable{now: t0}
+	clock := testclock.New(t0)
 	h, _ := memHost(t, func(c *host.Config) { c.Now = clock.Now })
 	v, _, err := h.RequestInterrupt(ctx, who("engine"), "r1", host.Request{NodeID: "gate", Payload: timed("k", 1500)})
 	if err != nil {
@@ -108,7 +91,7 @@ func TestSweepExpires(t *testing.T) {
 func TestSweepSkipsWhatIsDone(t *testing.T) {
 	ctx := context.Background()
 	t0 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
-	clock := &movable{now: t0}
+	clock := testclock.New(t0)
 	h, l := memHost(t, func(c *host.Config) { c.Now = clock.Now })
 	custom := func(key string) json.RawMessage {
 		return json.RawMessage(`{"kind":"custom","key":"` + key + `","timeoutMs":1000,"data":{"customKind":"x"}}`)
@@ -159,7 +142,7 @@ func (c *counted) Append(ctx context.Context, k runlog.Key, cm runlog.Commit) er
 func TestSweepCostFollowsTheDue(t *testing.T) {
 	ctx := context.Background()
 	t0 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
-	clock := &movable{now: t0}
+	clock := testclock.New(t0)
 	c := &counted{calls: map[string]int{}}
 	h, mem := memHostOn(t, func(l host.Log) host.Log { c.Log = l; return c }, func(cfg *host.Config) { cfg.Now = clock.Now })
 	for i := range 10_000 {
@@ -191,7 +174,7 @@ func TestSweepCostFollowsTheDue(t *testing.T) {
 func TestRetentionFollowsTheEnd(t *testing.T) {
 	ctx := context.Background()
 	t0 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
-	clock := &movable{now: t0}
+	clock := testclock.New(t0)
 	h, l := memHost(t, func(c *host.Config) { c.Now = clock.Now; c.Retention = 48 * time.Hour })
 	for _, run := range []string{"ended", "idle", "waiting"} {
 		if _, _, err := h.RequestInterrupt(ctx, who("engine"), run, host.Request{NodeID: "n", Payload: json.RawMessage(`{"kind":"custom","key":"k","data":{"customKind":"x"}}`)}); err != nil {
@@ -227,7 +210,7 @@ func TestRetentionFollowsTheEnd(t *testing.T) {
 func TestSweepBudgetResumes(t *testing.T) {
 	ctx := context.Background()
 	t0 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
-	clock := &movable{now: t0}
+	clock := testclock.New(t0)
 	h, _ := memHost(t, func(c *host.Config) { c.Now = clock.Now })
 	const n = host.MaxSweepEntries + 150
 	for i := range n {

@@ -18,6 +18,7 @@ import (
 	"github.com/aws/smithy-go/middleware"
 
 	"github.com/interrupthost/interrupthost/infra/local/localaws"
+	"github.com/interrupthost/interrupthost/internal/testclock"
 	"github.com/interrupthost/interrupthost/pkg/dynamo"
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
@@ -212,7 +213,7 @@ func TestResolveAndSweepRace(t *testing.T) {
 		t.Fatal(err)
 	}
 	t0 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
-	clock := &movable{now: t0}
+	clock := testclock.New(t0)
 	at := func(d time.Duration) func() time.Time { return func() time.Time { return clock.Now().Add(d) } }
 	log := dynamo.NewRunLog(db, table)
 	engine := host.New(log, sch, host.Config{Now: clock.Now})
@@ -260,7 +261,7 @@ func TestSweepDyingMidwayIsFinished(t *testing.T) {
 		t.Fatal(err)
 	}
 	t0 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
-	clock := &movable{now: t0}
+	clock := testclock.New(t0)
 	h := host.New(dynamo.NewRunLog(db, table), sch, host.Config{Now: clock.Now})
 	ctx := context.Background()
 	for i := range 6 {
@@ -293,7 +294,7 @@ func BenchmarkSweep(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	clock := &movable{now: time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)}
+	clock := testclock.New(time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC))
 	h := host.New(dynamo.NewRunLog(db, table), sch, host.Config{Now: clock.Now})
 	ctx := context.Background()
 	const perSweep = 20
@@ -333,7 +334,7 @@ func TestRetentionOnTheItems(t *testing.T) {
 		t.Fatal(err)
 	}
 	t0 := time.Now().UTC().Truncate(time.Second)
-	clock := &movable{now: t0}
+	clock := testclock.New(t0)
 	h := host.New(dynamo.NewRunLog(db, table), sch, host.Config{Now: clock.Now, Retention: 24 * time.Hour})
 	ctx := context.Background()
 	for _, run := range []string{"ended", "waiting"} {

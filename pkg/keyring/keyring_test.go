@@ -13,6 +13,7 @@ import (
 	"github.com/aws/smithy-go/middleware"
 
 	"github.com/interrupthost/interrupthost/infra/local/localaws"
+	"github.com/interrupthost/interrupthost/internal/testclock"
 	"github.com/interrupthost/interrupthost/pkg/keyring"
 	"github.com/interrupthost/interrupthost/pkg/token"
 )
@@ -29,23 +30,11 @@ func (r *reads) option(o *secretsmanager.Options) {
 	})
 }
 
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
-func newKeyring(t *testing.T, value string) (*keyring.Keyring, *reads, *clock, func(string)) {
+func newKeyring(t *testing.T, value string) (*keyring.Keyring, *reads, *testclock.Clock, func(string)) {
 	t.Helper()
 	r := &reads{}
 	c, name := localaws.NewSecret(t, value, r.option)
-	clk := &clock{now: time.Now()}
+	clk := testclock.New(time.Now())
 	k, err := keyring.New(context.Background(), keyring.SecretsManager{Client: c, SecretID: name}, keyring.Options{TTL: time.Minute, Cooldown: 10 * time.Second, Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
+	"github.com/interrupthost/interrupthost/internal/testclock"
 	"github.com/interrupthost/interrupthost/pkg/inmem"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/keyring"
@@ -21,25 +22,6 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/runlog"
 	"github.com/interrupthost/interrupthost/pkg/token"
 )
-
-// clock is a settable clock near the real time (the reference library checks a delivery's
-// timestamp against the real one).
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 // secrets is the subscriptions' secret store of the tests.
 type secrets struct {
@@ -75,7 +57,7 @@ func (f fixedKeyring) Fetch(context.Context) ([]byte, error) { return []byte(f),
 // world is a host's outbound side over in-memory stores, with receivers on 127.0.0.1.
 type world struct {
 	t       *testing.T
-	clock   *clock
+	clock   *testclock.Clock
 	log     *inmem.RunLog
 	store   *inmem.Outbound
 	secrets *secrets
@@ -86,7 +68,7 @@ type world struct {
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
-	c := &clock{now: time.Now().UTC().Truncate(time.Millisecond)}
+	c := testclock.New(time.Now().UTC().Truncate(time.Millisecond))
 	keys, err := keyring.New(context.Background(), fixedKeyring(`{"active":"k1","keys":{"k1":"MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY="}}`), keyring.Options{Now: c.Now})
 	if err != nil {
 		t.Fatal(err)
@@ -299,11 +281,11 @@ func TestFailedDeliveriesAreRetriedInOrder(t *testing.T) {
 	if rep := w.retries(); rep.Retries != 0 {
 		t.Fatalf("a retry ran before its backoff: %+v", rep)
 	}
-	w.clock.advance(outbound.Backoff[0])
+	w.clock.Advance(outbound.Backoff[0])
 	if rep := w.retries(); rep.Retries != 1 || rep.Retrying != 1 {
 		t.Fatalf("second attempt: %+v", rep)
 	}
-	w.clock.advance(outbound.Backoff[1])
+	w.clock.Advance(outbound.Backoff[1])
 	if rep := w.retries(); rep.Delivered != 2 {
 		t.Fatalf("third attempt: %+v", rep)
 	}
@@ -342,7 +324,7 @@ func TestAnEventFailingForADayIsRecordedFailed(t *testing.T) {
 	sub := w.subscribe("acme", r, interrupt.EventRequested, interrupt.EventResolved)
 	w.deliver(w.commit("acme", "run-1", requested("approve", "i1", approval)), w.commit("acme", "run-1", resolved("approve", "i1")))
 	for range 40 {
-		w.clock.advance(outbound.Backoff[len(outbound.Backoff)-1])
+		w.clock.Advance(outbound.Backoff[len(outbound.Backoff)-1])
 		w.retries()
 	}
 	if got := r.ids(); strings.Join(got, " ") != "run-1:2:0" {

@@ -152,7 +152,7 @@ func TestConcurrentDeliverers(t *testing.T) {
 	})
 	wg.Wait()
 	for range 20 {
-		w.clock.advance(time.Minute)
+		w.clock.Advance(time.Minute)
 		if _, err := deliverer().Retries(context.Background(), 100); err != nil {
 			t.Fatal(err)
 		}
