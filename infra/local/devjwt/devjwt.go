@@ -5,6 +5,7 @@
 package devjwt
 
 import (
+	"cmp"
 	"crypto"
 	"crypto/rand"
 	"crypto/rsa"
@@ -22,12 +23,27 @@ import (
 	"time"
 )
 
-// Issuer and Audience are what the local stack passes as the template's JwtIssuer and
-// JwtAudience parameters.
-const (
-	Issuer   = "http://127.0.0.1:3000/local-issuer"
-	Audience = "interrupt-host-local"
-)
+// GatewayURL is where `make run` serves the gateway. `make test` serves its own elsewhere when
+// that port is taken, and tells its commands where in GATEWAY_URL.
+const GatewayURL = "http://127.0.0.1:3000"
+
+// IssuerPath is where under the gateway its identity provider lives. The issuer of the JWTs a
+// gateway accepts is its URL and this path, so that a function discovering the provider at the
+// issuer it is configured with (as the approval page's sign-in does in AWS) reaches the gateway
+// that serves it, on whichever port `make test` found free.
+const IssuerPath = "/local-issuer"
+
+// Audience is what the local stack passes as the template's JwtAudience parameter: the app
+// client id of the approval page's sign-in, as a Cognito app client's id is in AWS.
+const Audience = "interrupt-host-local"
+
+// IssuerAt is the issuer of the gateway served at gatewayURL: what the stack passes as the
+// template's JwtIssuer.
+func IssuerAt(gatewayURL string) string { return strings.TrimSuffix(gatewayURL, "/") + IssuerPath }
+
+// DefaultIssuer is the issuer of the gateway the tools talk to: GATEWAY_URL's, which `stack
+// exec` sets for its command, else make run's.
+func DefaultIssuer() string { return IssuerAt(cmp.Or(os.Getenv("GATEWAY_URL"), GatewayURL)) }
 
 // KeyFile is where the development key lives, relative to the repository root.
 const KeyFile = ".local/dev-jwt.pem"
@@ -89,6 +105,8 @@ type Claims map[string]any
 
 // Token is what a developer asks devtoken for.
 type Token struct {
+	// Issuer is the token's iss; empty means DefaultIssuer.
+	Issuer  string
 	Subject string
 	Tenant  string
 	Scopes  []string
@@ -100,7 +118,7 @@ type Token struct {
 // Claims are the claims of t issued at now, as the local issuer writes them.
 func (t Token) Claims(now time.Time) Claims {
 	c := Claims{
-		"iss": Issuer, "aud": Audience, "sub": t.Subject,
+		"iss": cmp.Or(t.Issuer, DefaultIssuer()), "aud": Audience, "sub": t.Subject,
 		"iat": now.Unix(), "exp": now.Add(t.TTL).Unix(),
 	}
 	if t.Tenant != "" {

@@ -104,7 +104,7 @@ func TestGatewayAuth(t *testing.T) {
 	}
 	now := time.Now()
 	fresh := engine
-	fresh.TTL = time.Hour
+	fresh.Issuer, fresh.TTL = devjwt.IssuerAt(gatewayURL()), time.Hour
 	good := fresh.Claims(now)
 	with := func(k string, v any) devjwt.Claims {
 		c := maps.Clone(good)

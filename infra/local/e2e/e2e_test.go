@@ -51,9 +51,12 @@ func functionsDir(t testing.TB) string {
 	return filepath.Join(root(t), ".local", "functions")
 }
 
-// jwt mints a JWT the local issuer would issue.
+// jwt mints a JWT the local issuer of the gateway under test would issue.
 func jwt(t testing.TB, tok devjwt.Token) string {
 	t.Helper()
+	if tok.Issuer == "" {
+		tok.Issuer = devjwt.IssuerAt(gatewayURL())
+	}
 	key, err := devjwt.LoadKey(root(t))
 	if err != nil {
 		t.Fatal(err)

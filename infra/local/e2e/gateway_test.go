@@ -33,7 +33,8 @@ func gatewayWith(t testing.TB, resources, params map[string]string) *gateway.Gat
 	if err != nil {
 		t.Fatal(err)
 	}
-	overrides := map[string]string{"JwtIssuer": devjwt.Issuer, "JwtAudience": devjwt.Audience, "OverridePrincipals": "supervisor",
+	// It accepts the suite's JWTs, which are issued for the stack's gateway.
+	overrides := map[string]string{"JwtIssuer": devjwt.IssuerAt(gatewayURL()), "JwtAudience": devjwt.Audience, "OverridePrincipals": "supervisor",
 		"WebhookSecretPrefix": os.Getenv("WEBHOOK_SECRET_PREFIX"), "SubscriptionSecretPrefix": os.Getenv("SUBSCRIPTION_SECRET_PREFIX")}
 	maps.Copy(overrides, params)
 	gw, err := gateway.FromTemplate(tmpl, functionsDir(t), gateway.Options{

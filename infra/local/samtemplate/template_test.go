@@ -75,7 +75,7 @@ func TestRouteTableMatchesTheTemplate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	overrides := map[string]string{"JwtIssuer": devjwt.Issuer, "JwtAudience": devjwt.Audience}
+	overrides := map[string]string{"JwtIssuer": devjwt.IssuerAt(devjwt.GatewayURL), "JwtAudience": devjwt.Audience}
 	gw, err := gateway.FromTemplate(tmpl, filepath.Join(t.TempDir(), "functions"), gateway.Options{
 		Root:         r,
 		Resolver:     samtemplate.Resolver{Template: tmpl, Overrides: overrides, Resources: map[string]string{"RunLogTable": "t", "KeyringSecret": "k"}},

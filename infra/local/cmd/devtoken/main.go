@@ -1,11 +1,13 @@
 // Command devtoken prints a JWT that the local gateway accepts, signed with the local stack's
-// development key:
+// development key and issued by the gateway's issuer (-gateway, by default GATEWAY_URL's, which
+// `stack exec` sets, else make run's):
 //
 //	go run ./infra/local/cmd/devtoken -sub alice -scopes "approvals:respond runs:read" \
 //	    -tenant acme -groups finance,ops -roles manager
 package main
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
 	"os"
@@ -19,7 +21,8 @@ import (
 
 func main() {
 	var t devjwt.Token
-	var scopes, groups, roles string
+	var gateway, scopes, groups, roles string
+	flag.StringVar(&gateway, "gateway", cmp.Or(os.Getenv("GATEWAY_URL"), devjwt.GatewayURL), "URL of the gateway that is to accept the token (its issuer is URL"+devjwt.IssuerPath+")")
 	flag.StringVar(&t.Subject, "sub", "", "subject (the principal), required")
 	flag.StringVar(&t.Tenant, "tenant", "", "tenant claim")
 	flag.StringVar(&scopes, "scopes", "", "space-separated scopes, e.g. \"interrupts:write runs:read\"")
@@ -32,6 +35,7 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
+	t.Issuer = devjwt.IssuerAt(gateway)
 	t.Scopes = strings.Fields(scopes)
 	t.Groups = split(groups)
 	t.Roles = split(roles)

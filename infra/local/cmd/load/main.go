@@ -156,7 +156,7 @@ func newLoad(root, base, surface string, race bool) (*load, error) {
 	}
 	tenant := "load-" + strings.ToLower(rand.Text()[:8])
 	sign := func(sub string, scopes ...string) (string, error) {
-		return devjwt.Sign(key, devjwt.Token{Subject: sub, Tenant: tenant, Scopes: scopes, TTL: 24 * time.Hour}.Claims(time.Now()))
+		return devjwt.Sign(key, devjwt.Token{Issuer: devjwt.IssuerAt(base), Subject: sub, Tenant: tenant, Scopes: scopes, TTL: 24 * time.Hour}.Claims(time.Now()))
 	}
 	l := &load{base: base, surface: surface, race: race, tenant: tenant,
 		client: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 256}}}

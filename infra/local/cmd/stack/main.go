@@ -172,7 +172,7 @@ func run(ctx context.Context, log *slog.Logger, maxInstances int, command []stri
 		fmt.Printf(`
 Interrupt host serving on %[1]s (first request answered %[2]s after start). Ctrl-C stops it all.
 
-  TOKEN=$(go run ./infra/local/cmd/devtoken -sub engine -tenant acme -scopes "interrupts:write runs:read")
+  TOKEN=$(go run ./infra/local/cmd/devtoken -gateway %[1]s -sub engine -tenant acme -scopes "interrupts:write runs:read")
   curl -s -X POST %[1]s/runs/run-1/interrupts -H "Authorization: Bearer $TOKEN" \
     -H 'Content-Type: application/json' -d "{\"nodeId\":\"approve\",\"payload\":$(cat schemas/examples/approval.json)}"
 
@@ -225,7 +225,7 @@ func serveGateway(ctx context.Context, log *slog.Logger, root string, inst insta
 		Resolver: samtemplate.Resolver{
 			Template: tmpl,
 			Overrides: map[string]string{
-				"JwtIssuer": devjwt.Issuer, "JwtAudience": devjwt.Audience, "OverridePrincipals": overridePrincipal,
+				"JwtIssuer": devjwt.IssuerAt(url), "JwtAudience": devjwt.Audience, "OverridePrincipals": overridePrincipal,
 				"WebhookSecretPrefix": inst.webhooks, "SubscriptionSecretPrefix": inst.subscriptions,
 				// Local receivers listen on 127.0.0.1, over http.
 				"AllowPrivateDeliveryTargets": "true",
@@ -272,7 +272,7 @@ func firstRequest(ctx context.Context, root string, inst instance, url string) (
 	if err != nil {
 		return 0, err
 	}
-	token, err := devjwt.Sign(key, devjwt.Token{Subject: "stack", Tenant: "local", Scopes: []string{"runs:read"}, TTL: time.Minute}.Claims(time.Now()))
+	token, err := devjwt.Sign(key, devjwt.Token{Issuer: devjwt.IssuerAt(url), Subject: "stack", Tenant: "local", Scopes: []string{"runs:read"}, TTL: time.Minute}.Claims(time.Now()))
 	if err != nil {
 		return 0, err
 	}
