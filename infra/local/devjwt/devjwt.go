@@ -1,7 +1,9 @@
 // Package devjwt issues and verifies the JWTs of the local stack. They are RS256 tokens, as a
 // Cognito or other OIDC issuer would sign them in AWS, under a development key kept in the work
 // tree (.local/dev-jwt.pem, made on first use); the local gateway checks them the way the HTTP
-// API's JWT authorizer does. It is local tooling: nothing under pkg/ imports it.
+// API's JWT authorizer does, and issues them to people through the OpenID Connect provider the
+// gateway serves (Provider). It is local tooling: nothing under pkg/ imports it but tests, which
+// sign in against the Provider.
 package devjwt
 
 import (
@@ -140,7 +142,7 @@ var enc = base64.RawURLEncoding
 
 // Sign serialises claims as a compact RS256 JWT.
 func Sign(key *rsa.PrivateKey, claims Claims) (string, error) {
-	header, _ := json.Marshal(map[string]string{"alg": "RS256", "typ": "JWT", "kid": "local"})
+	header, _ := json.Marshal(map[string]string{"alg": "RS256", "typ": "JWT", "kid": KeyID})
 	body, err := json.Marshal(claims)
 	if err != nil {
 		return "", err

@@ -1,0 +1,411 @@
+package devjwt
+
+import (
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"html/template"
+	"math/big"
+	"mime"
+	"net/http"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// CallbackPath is the one redirect URI path the provider admits under the gateway: the
+// approval page's sign-in callback route. A provider that redirected anywhere asked would hand
+// codes to whoever wrote the link.
+const CallbackPath = "/signin/callback"
+
+// KeyID names the development key in JWT headers and in the provider's JWKS, so a verifier that
+// selects keys by kid (go-oidc does) finds it.
+const KeyID = "local"
+
+// codeTTL is how long an authorization code may wait for its exchange; RFC 6749 (4.1.2)
+// recommends at most ten minutes, and a browser redirect takes a second.
+const codeTTL = 60 * time.Second
+
+// maxCodes bounds the codes waiting for their exchange: past it (after expired ones are
+// dropped) a sign-in is refused, so a script posting the form in a loop cannot grow the map.
+const maxCodes = 1024
+
+// idTokenTTL is the ID token's lifetime, Cognito's default.
+const idTokenTTL = time.Hour
+
+// User is a development user: who a person signing in locally may be, with the groups and
+// roles approvals name in approverGroupRefs and approverRoleRefs.
+type User struct {
+	Subject string
+	Groups  []string
+	Roles   []string
+}
+
+// Users are the people the local provider lets one sign in as: approvers in groups and roles,
+// and mallory, who is in none, to see a refusal.
+func Users() []User {
+	return []User{
+		{Subject: "alice", Groups: []string{"finance", "ops"}, Roles: []string{"manager"}},
+		{Subject: "bob", Groups: []string{"finance"}},
+		{Subject: "carol", Groups: []string{"ops"}},
+		{Subject: "dave", Roles: []string{"manager"}},
+		{Subject: "mallory"},
+	}
+}
+
+// Provider is the local stack's OpenID Connect identity provider, standing in for Cognito's
+// hosted UI: discovery, JWKS, an authorization endpoint whose login is a pick from Users, and a
+// token endpoint, for the authorization code flow of a public client with PKCE (S256) only.
+// Codes live in memory, one use each. It is safe for concurrent use.
+type Provider struct {
+	key      *rsa.PrivateKey
+	issuer   string
+	path     string // the issuer's path, under which every endpoint lives
+	redirect string
+	now      func() time.Time
+
+	mu    sync.Mutex
+	codes map[string]grant
+}
+
+// grant is what a code was issued for, checked again at its exchange.
+type grant struct {
+	user             User
+	tenant           string
+	redirect         string
+	challenge, nonce string
+	authTime         time.Time
+	expires          time.Time
+}
+
+// NewProvider returns the provider of the gateway served at gatewayURL, signing with key; now
+// is its clock (nil: time.Now), which tests move past a code's lifetime.
+func NewProvider(key *rsa.PrivateKey, gatewayURL string, now func() time.Time) *Provider {
+	if now == nil {
+		now = time.Now
+	}
+	issuer := IssuerAt(gatewayURL)
+	u, _ := url.Parse(issuer)
+	return &Provider{
+		key: key, issuer: issuer, path: u.Path, now: now,
+		redirect: strings.TrimSuffix(gatewayURL, "/") + CallbackPath,
+		codes:    map[string]grant{},
+	}
+}
+
+func (p *Provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	switch strings.TrimPrefix(r.URL.Path, p.path) {
+	case "/.well-known/openid-configuration":
+		p.discovery(w, r)
+	case "/jwks.json":
+		p.jwks(w, r)
+	case "/authorize":
+		p.authorize(w, r)
+	case "/token":
+		p.token(w, r)
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func (p *Provider) discovery(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.WriteHeader(http.StatusMethodNotAllowed)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"issuer":                                p.issuer,
+		"authorization_endpoint":                p.issuer + "/authorize",
+		"token_endpoint":                        p.issuer + "/token",
+		"jwks_uri":                              p.issuer + "/jwks.json",
+		"response_types_supported":              []string{"code"},
+		"grant_types_supported":                 []string{"authorization_code"},
+		"subject_types_supported":               []string{"public"},
+		"id_token_signing_alg_values_supported": []string{"RS256"},
+		"code_challenge_methods_supported":      []string{"S256"},
+		"scopes_supported":                      []string{"openid"},
+		"token_endpoint_auth_methods_supported": []string{"none"},
+		"claims_supported":                      []string{"iss", "aud", "sub", "iat", "exp", "nonce", "auth_time", "tenant", "groups", "roles"},
+	})
+}
+
+func (p *Provider) jwks(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.WriteHeader(http.StatusMethodNotAllowed)
+		return
+	}
+	pub := p.key.PublicKey
+	writeJSON(w, http.StatusOK, map[string]any{"keys": []map[string]string{{
+		"kty": "RSA", "use": "sig", "alg": "RS256", "kid": KeyID,
+		"n": enc.EncodeToString(pub.N.Bytes()),
+		"e": enc.EncodeToString(big.NewInt(int64(pub.E)).Bytes()),
+	}}})
+}
+
+// authRequest is an authorization request's parameters, carried through the login form in
+// hidden fields and checked again when it is posted.
+type authRequest struct {
+	ClientID, RedirectURI, ResponseType, Scope, State, Nonce, Challenge, Method string
+}
+
+func readAuthRequest(v url.Values) authRequest {
+	return authRequest{
+		ClientID: v.Get("client_id"), RedirectURI: v.Get("redirect_uri"), ResponseType: v.Get("response_type"),
+		Scope: v.Get("scope"), State: v.Get("state"), Nonce: v.Get("nonce"),
+		Challenge: v.Get("code_challenge"), Method: v.Get("code_challenge_method"),
+	}
+}
+
+// challengePattern is an S256 challenge: the unpadded base64url of a SHA-256 (RFC 7636, 4.2).
+var challengePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{43}$`)
+
+// problem is what is wrong with the request, or "". An invalid client or redirect URI is shown
+// and never redirected to (RFC 6749, 4.1.2.1); the provider shows every other fault too, as
+// nothing but a developer's client talks to it.
+func (a authRequest) problem(redirect string) string {
+	switch {
+	case a.ClientID != Audience:
+		return "unknown client_id (the local app client is " + Audience + ")"
+	case a.RedirectURI != redirect:
+		return "redirect_uri must be " + redirect
+	case a.ResponseType != "code":
+		return "response_type must be code"
+	case !slices.Contains(strings.Fields(a.Scope), "openid"):
+		return "scope must include openid"
+	case a.Method != "S256":
+		return "code_challenge_method must be S256"
+	case !challengePattern.MatchString(a.Challenge):
+		return "code_challenge must be an S256 challenge"
+	}
+	return ""
+}
+
+// hidden are the request's parameters as the form carries them.
+func (a authRequest) hidden() []field {
+	return []field{
+		{"client_id", a.ClientID}, {"redirect_uri", a.RedirectURI}, {"response_type", a.ResponseType},
+		{"scope", a.Scope}, {"state", a.State}, {"nonce", a.Nonce},
+		{"code_challenge", a.Challenge}, {"code_challenge_method", a.Method},
+	}
+}
+
+type field struct{ Name, Value string }
+
+// loginPage is the provider's only page: a login form, or what was wrong with the request.
+// html/template escapes every value, the request's parameters included.
+var loginPage = template.Must(template.New("login").Parse(`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Sign in: local identity provider</title>
+<style>
+body { font: 16px/1.5 system-ui, sans-serif; margin: 0; padding: 2rem 1rem; background: #f5f5f4; color: #1c1917; }
+main { max-width: 28rem; margin: 0 auto; background: #fff; padding: 1.5rem; border-radius: .5rem; }
+label { display: block; margin-top: 1rem; font-weight: 600; }
+select, input { display: block; width: 100%; box-sizing: border-box; font: inherit; padding: .4rem; margin-top: .25rem; }
+button { font: inherit; margin-top: 1.25rem; margin-right: .5rem; padding: .5rem 1rem; }
+[role=alert] { color: #991b1b; }
+</style>
+</head>
+<body>
+<main>
+<h1>Local identity provider</h1>
+{{if .Problem}}<p role="alert">This sign-in request cannot be served: {{.Problem}}.</p>
+{{else}}<p>Development users only: pick who you are.</p>
+<form method="post" action="{{.Action}}">
+{{range .Hidden}}<input type="hidden" name="{{.Name}}" value="{{.Value}}">
+{{end}}<label for="user">User</label>
+<select id="user" name="user">
+{{range .Users}}<option value="{{.Subject}}">{{.Subject}}{{with .Groups}}, groups {{range $i, $g := .}}{{if $i}}, {{end}}{{$g}}{{end}}{{end}}{{with .Roles}}; roles {{range $i, $r := .}}{{if $i}}, {{end}}{{$r}}{{end}}{{end}}</option>
+{{end}}</select>
+<label for="tenant">Tenant</label>
+<input id="tenant" name="tenant" value="acme" autocomplete="off" aria-describedby="tenant-hint">
+<small id="tenant-hint">Left empty, the ID token carries no tenant claim.</small>
+<button type="submit">Sign in</button><button type="submit" name="deny" value="1">Cancel</button>
+</form>
+{{end}}</main>
+</body>
+</html>
+`))
+
+type loginView struct {
+	Problem string
+	Action  string
+	Hidden  []field
+	Users   []User
+}
+
+func (p *Provider) page(w http.ResponseWriter, status int, v loginView) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'")
+	w.Header().Set("Referrer-Policy", "no-referrer")
+	w.WriteHeader(status)
+	_ = loginPage.Execute(w, v)
+}
+
+// authorize shows the login form for a valid request (GET) and, when it is posted, issues a
+// code and redirects to the client with it (or with access_denied when the person cancelled).
+func (p *Provider) authorize(w http.ResponseWriter, r *http.Request) {
+	var params url.Values
+	switch r.Method {
+	case http.MethodGet:
+		params = r.URL.Query()
+	case http.MethodPost:
+		r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
+		if err := r.ParseForm(); err != nil {
+			p.page(w, http.StatusBadRequest, loginView{Problem: "the form could not be read"})
+			return
+		}
+		params = r.PostForm
+	default:
+		w.WriteHeader(http.StatusMethodNotAllowed)
+		return
+	}
+	req := readAuthRequest(params)
+	if problem := req.problem(p.redirect); problem != "" {
+		p.page(w, http.StatusBadRequest, loginView{Problem: problem})
+		return
+	}
+	if r.Method == http.MethodGet {
+		p.page(w, http.StatusOK, loginView{Action: p.issuer + "/authorize", Hidden: req.hidden(), Users: Users()})
+		return
+	}
+	answer := url.Values{}
+	if req.State != "" {
+		answer.Set("state", req.State)
+	}
+	if params.Get("deny") != "" {
+		answer.Set("error", "access_denied")
+		http.Redirect(w, r, req.RedirectURI+"?"+answer.Encode(), http.StatusSeeOther)
+		return
+	}
+	i := slices.IndexFunc(Users(), func(u User) bool { return u.Subject == params.Get("user") })
+	tenant := strings.TrimSpace(params.Get("tenant"))
+	if i < 0 || len(tenant) > 128 {
+		p.page(w, http.StatusBadRequest, loginView{Problem: "pick one of the development users, and a tenant of at most 128 characters"})
+		return
+	}
+	now := p.now()
+	code, ok := p.issue(grant{
+		user: Users()[i], tenant: tenant, redirect: req.RedirectURI,
+		challenge: req.Challenge, nonce: req.Nonce, authTime: now, expires: now.Add(codeTTL),
+	}, now)
+	if !ok {
+		p.page(w, http.StatusServiceUnavailable, loginView{Problem: "too many sign-ins are waiting for their code's exchange; try again in a minute"})
+		return
+	}
+	answer.Set("code", code)
+	http.Redirect(w, r, req.RedirectURI+"?"+answer.Encode(), http.StatusSeeOther)
+}
+
+// issue keeps g under a new code, unless maxCodes unexpired codes are waiting.
+func (p *Provider) issue(g grant, now time.Time) (string, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for c, other := range p.codes {
+		if !now.Before(other.expires) {
+			delete(p.codes, c)
+		}
+	}
+	if len(p.codes) >= maxCodes {
+		return "", false
+	}
+	code := rand.Text()
+	p.codes[code] = g
+	return code, true
+}
+
+// take removes code and returns what it was issued for: a code is used once, whether or not
+// its exchange succeeds, so a wrong verifier cannot be followed by another guess.
+func (p *Provider) take(code string) (grant, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	g, ok := p.codes[code]
+	delete(p.codes, code)
+	return g, ok
+}
+
+// tokenError answers an RFC 6749 (5.2) error.
+func tokenError(w http.ResponseWriter, code, description string) {
+	w.Header().Set("Pragma", "no-cache")
+	writeJSON(w, http.StatusBadRequest, map[string]string{"error": code, "error_description": description})
+}
+
+// verifierPattern is a PKCE code verifier (RFC 7636, 4.1).
+var verifierPattern = regexp.MustCompile(`^[A-Za-z0-9._~-]{43,128}$`)
+
+// token exchanges a code for an ID token, given the verifier of its challenge.
+func (p *Provider) token(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.WriteHeader(http.StatusMethodNotAllowed)
+		return
+	}
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/x-www-form-urlencoded" {
+		tokenError(w, "invalid_request", "the body must be application/x-www-form-urlencoded")
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
+	if err := r.ParseForm(); err != nil {
+		tokenError(w, "invalid_request", "the form could not be read")
+		return
+	}
+	f := r.PostForm
+	switch {
+	case f.Get("grant_type") != "authorization_code":
+		tokenError(w, "unsupported_grant_type", "only authorization_code is supported")
+		return
+	case f.Get("client_id") != Audience:
+		tokenError(w, "invalid_client", "unknown client_id")
+		return
+	case f.Get("code") == "":
+		tokenError(w, "invalid_request", "code is required")
+		return
+	}
+	g, ok := p.take(f.Get("code"))
+	now := p.now()
+	switch {
+	case !ok || !now.Before(g.expires):
+		tokenError(w, "invalid_grant", "the code is unknown, used or expired")
+		return
+	case f.Get("redirect_uri") != g.redirect:
+		tokenError(w, "invalid_grant", "redirect_uri is not the one the code was issued for")
+		return
+	case !verifierPattern.MatchString(f.Get("code_verifier")):
+		tokenError(w, "invalid_grant", "code_verifier is missing or malformed")
+		return
+	}
+	sum := sha256.Sum256([]byte(f.Get("code_verifier")))
+	if subtle.ConstantTimeCompare([]byte(enc.EncodeToString(sum[:])), []byte(g.challenge)) != 1 {
+		tokenError(w, "invalid_grant", "code_verifier does not match the code_challenge")
+		return
+	}
+	claims := Token{Issuer: p.issuer, Subject: g.user.Subject, Tenant: g.tenant, Groups: g.user.Groups, Roles: g.user.Roles, TTL: idTokenTTL}.Claims(now)
+	claims["auth_time"] = g.authTime.Unix()
+	if g.nonce != "" {
+		claims["nonce"] = g.nonce
+	}
+	idToken, err := Sign(p.key, claims)
+	if err != nil {
+		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": "server_error"})
+		return
+	}
+	w.Header().Set("Pragma", "no-cache")
+	// The access token is opaque: the page needs only the ID token, and the API accepts none of
+	// this provider's access tokens.
+	writeJSON(w, http.StatusOK, map[string]any{
+		"access_token": rand.Text(), "id_token": idToken, "token_type": "Bearer", "expires_in": int(idTokenTTL.Seconds()),
+	})
+}
