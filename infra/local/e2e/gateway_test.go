@@ -39,6 +39,7 @@ func gatewayWith(t testing.TB, resources, params map[string]string) *gateway.Gat
 	maps.Copy(overrides, params)
 	gw, err := gateway.FromTemplate(tmpl, functionsDir(t), gateway.Options{
 		Root:         r,
+		URL:          gatewayURL(),
 		Resolver:     samtemplate.Resolver{Template: tmpl, Overrides: overrides, Resources: resources},
 		EnvOverrides: map[string]string{"PUBLIC_BASE_URL": "http://127.0.0.1"},
 		RIE:          filepath.Join(r, ".local", "bin", "aws-lambda-rie"),

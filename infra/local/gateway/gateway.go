@@ -1,7 +1,8 @@
 // Package gateway is the local stand-in for API Gateway's HTTP API: it serves the routes that
 // template.yaml declares, checks JWTs and route scopes the way the JWT authorizer does, and
 // invokes each function's real bootstrap under the Lambda Runtime Interface Emulator with the
-// payload format 2.0 event AWS would send.
+// payload format 2.0 event AWS would send. Under devjwt.IssuerPath it serves the identity
+// provider that issues those JWTs (devjwt.Provider), which in AWS is the deployment's own.
 package gateway
 
 import (
@@ -48,8 +49,10 @@ type Gateway struct {
 	streams   []*streamed
 	pools     map[string]*Pool
 	tokens    *devjwt.Verifier
-	log       *slog.Logger
-	now       func() time.Time
+	// issuer serves the identity provider's paths; nil in a gateway New built for its routes.
+	issuer http.Handler
+	log    *slog.Logger
+	now    func() time.Time
 }
 
 // New returns a gateway over routes whose functions run in pools (by function name), verifying
@@ -128,6 +131,11 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 
 func (g *Gateway) serve(w http.ResponseWriter, req *http.Request, requestID string) (status int, route, function string) {
 	w.Header().Set("Apigw-Requestid", requestID)
+	if g.issuer != nil && strings.HasPrefix(req.URL.Path, devjwt.IssuerPath+"/") {
+		rec := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		g.issuer.ServeHTTP(rec, req)
+		return rec.status, devjwt.IssuerPath, ""
+	}
 	r, params := g.match(req.Method, req.URL.EscapedPath())
 	if r == nil {
 		return message(w, http.StatusNotFound, "Not Found"), "", ""
@@ -162,6 +170,17 @@ func (g *Gateway) serve(w http.ResponseWriter, req *http.Request, requestID stri
 		return message(w, http.StatusInternalServerError, "Internal Server Error"), r.Key(), r.Function
 	}
 	return writeResponse(w, out), r.Key(), r.Function
+}
+
+// statusWriter remembers the status written through it, for the access log.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(status int) {
+	w.status = status
+	w.ResponseWriter.WriteHeader(status)
 }
 
 var errForbidden = fmt.Errorf("gateway: forbidden")

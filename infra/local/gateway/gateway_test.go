@@ -1,6 +1,8 @@
 package gateway
 
 import (
+	"crypto/rand"
+	"crypto/rsa"
 	"encoding/base64"
 	"io"
 	"log/slog"
@@ -130,6 +132,34 @@ func TestWriteResponse(t *testing.T) {
 		}
 		if w.Body.String() != c.body || w.Header().Get("Content-Type") != c.ctyp {
 			t.Errorf("%s: body %q type %q", c.out, w.Body.String(), w.Header().Get("Content-Type"))
+		}
+	}
+}
+
+// TestServesTheIdentityProvider: the provider's paths reach it, before any route or authorizer;
+// everything else is still the routes'.
+func TestServesTheIdentityProvider(t *testing.T) {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := testGateway(t, "GET /runs/{runId}")
+	g.issuer = devjwt.NewProvider(key, "http://127.0.0.1:3000", nil)
+	for _, c := range []struct {
+		path   string
+		status int
+		has    string
+	}{
+		{"/local-issuer/.well-known/openid-configuration", 200, `"issuer":"http://127.0.0.1:3000/local-issuer"`},
+		{"/local-issuer/jwks.json", 200, `"kid":"local"`},
+		{"/local-issuer/nothing", 404, ""},
+		{"/local-issuer", 404, `{"message":"Not Found"}`},
+		{"/runs/r1", 401, `{"message":"Unauthorized"}`},
+	} {
+		w := httptest.NewRecorder()
+		g.ServeHTTP(w, httptest.NewRequest("GET", c.path, nil))
+		if w.Code != c.status || !strings.Contains(w.Body.String(), c.has) {
+			t.Errorf("GET %s: %d %s, want %d with %s", c.path, w.Code, w.Body, c.status, c.has)
 		}
 	}
 }

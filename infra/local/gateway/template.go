@@ -19,6 +19,9 @@ import (
 type Options struct {
 	// Root is the repository root (where template.yaml and functions/ are).
 	Root string
+	// URL is where the gateway is served (http://127.0.0.1:3000): its identity provider's
+	// issuer is devjwt.IssuerAt(URL), and its one redirect URI URL/signin/callback.
+	URL string
 	// Resolver gives template values their local meaning (parameters, table names).
 	Resolver samtemplate.Resolver
 	// Env is added to every function's environment: AWS endpoints, region, credentials.
@@ -53,6 +56,9 @@ func FromTemplate(t *samtemplate.Template, bin string, opts Options) (*Gateway, 
 	functions, err := t.Functions()
 	if err != nil {
 		return nil, err
+	}
+	if opts.URL == "" {
+		return nil, fmt.Errorf("gateway: Options.URL is required (the identity provider's issuer is under it)")
 	}
 	key, err := devjwt.LoadKey(opts.Root)
 	if err != nil {
@@ -120,6 +126,7 @@ func FromTemplate(t *samtemplate.Template, bin string, opts Options) (*Gateway, 
 		return nil, err
 	}
 	g.schedules, g.streams = schedules, streams
+	g.issuer = devjwt.NewProvider(key, opts.URL, nil)
 	return g, nil
 }
 

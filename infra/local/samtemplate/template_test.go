@@ -78,6 +78,7 @@ func TestRouteTableMatchesTheTemplate(t *testing.T) {
 	overrides := map[string]string{"JwtIssuer": devjwt.IssuerAt(devjwt.GatewayURL), "JwtAudience": devjwt.Audience}
 	gw, err := gateway.FromTemplate(tmpl, filepath.Join(t.TempDir(), "functions"), gateway.Options{
 		Root:         r,
+		URL:          devjwt.GatewayURL,
 		Resolver:     samtemplate.Resolver{Template: tmpl, Overrides: overrides, Resources: map[string]string{"RunLogTable": "t", "KeyringSecret": "k"}},
 		EnvOverrides: map[string]string{"PUBLIC_BASE_URL": "http://127.0.0.1:3000"},
 		RIE:          filepath.Join(t.TempDir(), "aws-lambda-rie"), MaxInstances: 1,

@@ -221,7 +221,7 @@ func serveGateway(ctx context.Context, log *slog.Logger, root string, inst insta
 	}
 	url := "http://" + ln.Addr().String()
 	gw, err := gateway.FromTemplate(tmpl, bin, gateway.Options{
-		Root: root,
+		Root: root, URL: url,
 		Resolver: samtemplate.Resolver{
 			Template: tmpl,
 			Overrides: map[string]string{
