@@ -56,7 +56,7 @@ func (a *API) AgentDecisions() Handler {
 // ConfigureRun serves PUT /runs/{runId}/configurable { escalationThreshold }: 200 with the
 // run's configuration as it stands.
 func (a *API) ConfigureRun() Handler {
-	return a.route(ScopeInterruptsWrite, func(ctx context.Context, c *call) (reply, error) {
+	return a.route(ScopeRunsConfigure, func(ctx context.Context, c *call) (reply, error) {
 		if err := c.readRun(); err != nil {
 			return reply{}, err
 		}

@@ -27,8 +27,14 @@ type Handler func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGa
 // Scopes the routes require (README, "API").
 const (
 	ScopeInterruptsWrite  = "interrupts:write"
-	ScopeApprovalsRespond = "approvals:respond"
+	ScopeApprovalsRespond = interrupt.ScopeApprovalsRespond
 	ScopeRunsRead         = "runs:read"
+	// ScopeRunsConfigure sets a run's configuration: an operator's, not the agent's, since the
+	// escalation threshold decides when the agent is checked by a person.
+	ScopeRunsConfigure = "runs:configure"
+	// ScopeTokensDelegate mints tokens that decide as someone else (docs/design.md, "Who may
+	// decide").
+	ScopeTokensDelegate = interrupt.ScopeTokensDelegate
 
 	// noJWT marks the routes API Gateway serves without its JWT authorizer.
 	noJWT = ""
@@ -84,13 +90,22 @@ type reply struct {
 // what observed adds. Routes whose scope is noJWT take no JWT: on token routes the signed token
 // in the path authenticates; discovery is open to anyone.
 func (a *API) route(scope string, op func(context.Context, *call) (reply, error)) Handler {
+	if scope == noJWT {
+		return a.routeAny(nil, op)
+	}
+	return a.routeAny([]string{scope}, op)
+}
+
+// routeAny is route for an operation any one of several scopes opens (as a route's
+// AuthorizationScopes do); none means the route takes no JWT.
+func (a *API) routeAny(scopes []string, op func(context.Context, *call) (reply, error)) Handler {
 	crash := func() events.APIGatewayV2HTTPResponse {
 		return problemResponse(interrupt.Errorf(interrupt.CodeInternal, "internal error"))
 	}
 	return a.observed(crash, func(ctx context.Context, c *call) (events.APIGatewayV2HTTPResponse, error) {
 		var err error
-		if scope != noJWT {
-			c.principal, err = a.authenticate(c.req, scope)
+		if len(scopes) > 0 {
+			c.principal, err = a.authenticate(c.req, scopes)
 		}
 		var out reply
 		if err == nil {
@@ -125,7 +140,8 @@ func (a *API) observed(crash func() events.APIGatewayV2HTTPResponse, serve func(
 	}
 }
 
-func (a *API) authenticate(req events.APIGatewayV2HTTPRequest, scope string) (interrupt.Principal, error) {
+// authenticate reads the caller from the verified JWT, which must grant one of scopes.
+func (a *API) authenticate(req events.APIGatewayV2HTTPRequest, scopes []string) (interrupt.Principal, error) {
 	var p interrupt.Principal
 	if req.RequestContext.Authorizer == nil || req.RequestContext.Authorizer.JWT == nil {
 		return p, interrupt.Errorf(interrupt.CodeUnauthorized, "the request carries no verified JWT")
@@ -148,8 +164,8 @@ func (a *API) authenticate(req events.APIGatewayV2HTTPRequest, scope string) (in
 		return p, interrupt.Errorf(interrupt.CodeUnauthorized, "the JWT has no subject")
 	case !runlog.ValidID(p.Tenant):
 		return p, interrupt.Errorf(interrupt.CodeForbidden, "the JWT carries no usable %s claim (a string id)", a.opts.TenantClaim)
-	case !slices.Contains(p.Scopes, scope):
-		return p, interrupt.Errorf(interrupt.CodeForbidden, "this operation needs scope %s", scope)
+	case !slices.ContainsFunc(scopes, p.Holds):
+		return p, interrupt.Errorf(interrupt.CodeForbidden, "this operation needs scope %s", strings.Join(scopes, " or "))
 	}
 	return p, nil
 }

@@ -43,9 +43,12 @@ func (a *API) ResolveByToken() Handler {
 }
 
 // MintToken serves POST /runs/{runId}/interrupts/{nodeId}/tokens with body
-// { intent, ttlMs?, principal? }: 201 with { token, intent, expiresAt }.
+// { intent, ttlMs?, principal? }: 201 with { token, intent, expiresAt }. The engine mints
+// callbacks and inspect tokens (interrupts:write), an approver its own link
+// (approvals:respond), trusted tooling a person's (tokens:delegate); the host decides which
+// token each may have.
 func (a *API) MintToken() Handler {
-	return a.route(ScopeInterruptsWrite, func(ctx context.Context, c *call) (reply, error) {
+	return a.routeAny([]string{ScopeInterruptsWrite, ScopeApprovalsRespond, ScopeTokensDelegate}, func(ctx context.Context, c *call) (reply, error) {
 		if err := c.readRunNode(); err != nil {
 			return reply{}, err
 		}

@@ -45,6 +45,7 @@ const (
 	attrAt     = "at"
 	attrEvents = "events"
 	attrIdem   = "idem"
+	attrBy     = "by"
 	// attrExpires is the table's TTL attribute (template.yaml), in epoch seconds.
 	attrExpires = "expiresAt"
 )
@@ -143,6 +144,9 @@ func (l *RunLog) Append(ctx context.Context, k runlog.Key, c runlog.Commit) erro
 		}
 		item[attrIdem] = &types.AttributeValueMemberS{Value: string(idem)}
 	}
+	if c.By != "" {
+		item[attrBy] = &types.AttributeValueMemberS{Value: c.By}
+	}
 	if size := ItemSize(item); size > MaxItemBytes {
 		return &runlog.TooLargeError{Size: size, Limit: MaxItemBytes}
 	}
@@ -224,6 +228,9 @@ func decode(item map[string]types.AttributeValue) (runlog.Commit, error) {
 	c.Seq = n
 	if id, ok := item[attrID].(*types.AttributeValueMemberS); ok {
 		c.ID = id.Value
+	}
+	if by, ok := item[attrBy].(*types.AttributeValueMemberS); ok {
+		c.By = by.Value
 	}
 	at, ok := item[attrAt].(*types.AttributeValueMemberS)
 	if !ok {

@@ -34,7 +34,7 @@ func (h *Host) Configure(ctx context.Context, p interrupt.Principal, runID strin
 	if err != nil {
 		return RunConfig{}, err
 	}
-	return commit(ctx, h, k, st, func(st *runlog.State) (decision[RunConfig], error) {
+	return commit(ctx, h, k, st, p.Voter(), func(st *runlog.State) (decision[RunConfig], error) {
 		if st.Ended != "" {
 			return decision[RunConfig]{}, interrupt.Errorf(interrupt.CodeConflict, "run %s is %s", runID, st.Ended)
 		}
@@ -92,7 +92,7 @@ func (h *Host) Decide(ctx context.Context, p interrupt.Principal, runID string, 
 		return Decided{}, false, err
 	}
 	id := newInterruptID()
-	res, err := commit(ctx, h, k, st, func(st *runlog.State) (decision[decided], error) {
+	res, err := commit(ctx, h, k, st, p.Voter(), func(st *runlog.State) (decision[decided], error) {
 		if seq := st.Decided(d.Key); seq > 0 {
 			first := Decided{RunID: runID, NodeID: d.NodeID, Seq: seq}
 			if in := st.ByKey(d.Key); in != nil && in.RequestedSeq == seq {

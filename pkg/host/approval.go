@@ -12,9 +12,14 @@ import (
 // eligibility decides, now and once, whether p may vote on the approval in, and records why.
 // approversList binds everywhere; group and role refs bind only where the host advertises those
 // ref kinds (refKinds), and are ignored otherwise; audience never grants anything. An approval
-// with no binding rule is open to every caller with approvals:respond.
+// with no binding rule is open to every caller with approvals:respond. Quorum counts people: a
+// token minted without a principal votes only where one vote releases.
 func eligibility(in *runlog.Interrupt, p interrupt.Principal, refKinds []string) (interrupt.Eligibility, error) {
 	d := in.Payload.Data
+	if p.Subject == "" && in.Tally().Required > 1 {
+		return interrupt.Eligibility{}, interrupt.Errorf(interrupt.CodeNotEligible,
+			"a token without a principal is no one in particular and cannot count towards a quorum of %d; approvers decide as themselves", in.Tally().Required)
+	}
 	groups := slices.Contains(refKinds, interrupt.RefGroup) && len(d.ApproverGroupRefs) > 0
 	roles := slices.Contains(refKinds, interrupt.RefRole) && len(d.ApproverRoleRefs) > 0
 	if len(d.ApproversList) == 0 && !groups && !roles {

@@ -32,7 +32,7 @@ func (h *Host) EndRun(ctx context.Context, p interrupt.Principal, runID string, 
 	if !st.Exists() {
 		return RunEnd{}, interrupt.Errorf(interrupt.CodeNotFound, "no run %s", runID)
 	}
-	return commit(ctx, h, k, st, func(st *runlog.State) (decision[RunEnd], error) {
+	return commit(ctx, h, k, st, p.Voter(), func(st *runlog.State) (decision[RunEnd], error) {
 		switch st.Ended {
 		case end:
 			return decision[RunEnd]{answer: RunEnd{RunID: runID, Status: end, Seq: st.EndedSeq}}, nil

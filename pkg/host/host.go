@@ -208,8 +208,8 @@ type decision[T answer[T]] struct {
 // commit is the one write path. decide sees the state folded up to the newest commit it knows
 // of; if its events lose the race for seq+1, the commits that won are folded in and decide runs
 // again, so every answer is consistent with the log as it stands after the write. On return st
-// includes the commit written.
-func commit[T answer[T]](ctx context.Context, h *Host, k runlog.Key, st *runlog.State, decide func(*runlog.State) (decision[T], error)) (T, error) {
+// includes the commit written. by is who makes the commit (runlog.Commit.By).
+func commit[T answer[T]](ctx context.Context, h *Host, k runlog.Key, st *runlog.State, by string, decide func(*runlog.State) (decision[T], error)) (T, error) {
 	var zero T
 	for range h.cfg.MaxAttempts {
 		d, err := decide(st)
@@ -230,7 +230,7 @@ func commit[T answer[T]](ctx context.Context, h *Host, k runlog.Key, st *runlog.
 				return zero, err
 			}
 		}
-		c := runlog.Commit{Seq: st.Seq + 1, ID: rand.Text(), At: at, Events: d.events}
+		c := runlog.Commit{Seq: st.Seq + 1, ID: rand.Text(), At: at, Events: d.events, By: by}
 		if d.idem != nil {
 			rec := *d.idem
 			if rec.Response, err = idemResponse(d.answer.atSeq(c.Seq)); err != nil {

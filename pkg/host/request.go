@@ -11,6 +11,7 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
 	"github.com/interrupthost/interrupthost/pkg/schema"
+	"github.com/interrupthost/interrupthost/pkg/token"
 )
 
 // Request is the body of request-interrupt, decoded.
@@ -61,6 +62,10 @@ func (h *Host) RequestInterrupt(ctx context.Context, p interrupt.Principal, runI
 		if fields := req.Token.Check("/token"); len(fields) > 0 {
 			return InterruptView{}, false, interrupt.Invalid("the token request is not acceptable", fields...)
 		}
+		if req.Token.Intent == token.IntentResolve && payload.Kind.DecidedByPerson() {
+			return InterruptView{}, false, interrupt.Errorf(interrupt.CodeForbidden,
+				"the caller that requests a %s cannot hold a token that decides it; its deciders get theirs from the host (docs/design.md, \"Who may decide\")", payload.Kind)
+		}
 	}
 	if !runlog.ValidID(req.NodeID) {
 		return InterruptView{}, false, interrupt.Invalid("nodeId is not a valid id",
@@ -71,7 +76,7 @@ func (h *Host) RequestInterrupt(ctx context.Context, p interrupt.Principal, runI
 		return InterruptView{}, false, err
 	}
 	id := newInterruptID()
-	res, err := commit(ctx, h, k, st, func(st *runlog.State) (decision[requested], error) {
+	res, err := commit(ctx, h, k, st, p.Voter(), func(st *runlog.State) (decision[requested], error) {
 		now := h.cfg.Now()
 		if prior := st.ByKey(payload.Key); prior != nil {
 			return decision[requested]{answer: requested{view: h.view(runID, prior, now)}}, nil

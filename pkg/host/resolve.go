@@ -81,7 +81,7 @@ func (h *Host) resolve(ctx context.Context, p interrupt.Principal, runID string,
 		record = idem.scoped(caller)
 	}
 	var judged checked
-	return commit(ctx, h, k, st, func(st *runlog.State) (decision[Resolution], error) {
+	return commit(ctx, h, k, st, p.Voter(), func(st *runlog.State) (decision[Resolution], error) {
 		if record != nil {
 			if d, seen, err := replay(st, record); seen {
 				return d, err
@@ -114,6 +114,11 @@ func (h *Host) resolve(ctx context.Context, p interrupt.Principal, runID string,
 // judge decides whether p may resolve in with value, and what value is recorded.
 func (h *Host) judge(in *runlog.Interrupt, p interrupt.Principal, value json.RawMessage) checked {
 	c := checked{interruptID: in.ID}
+	if in.Payload.Kind.DecidedByPerson() {
+		if c.err = notTheRequester(in, p); c.err != nil {
+			return c
+		}
+	}
 	if in.Payload.Kind == interrupt.KindApproval {
 		if c.eligibility, c.err = eligibility(in, p, h.cfg.RefKinds); c.err != nil {
 			return c

@@ -159,6 +159,7 @@ func TestEligibility(t *testing.T) {
 		{"the list before the groups", `,"approversList":["erin"],"approverGroupRefs":["finance"]`, []string{"group"}, member("erin", []string{"finance"}, nil), "principal:erin"},
 		{"a token without a principal", `,"approversList":["alice"]`, nil, interrupt.Principal{Tenant: "acme", Token: "jti"}, "approver_not_eligible"},
 		{"a token for a listed principal", `,"approversList":["alice"]`, nil, interrupt.Principal{Subject: "alice", Tenant: "acme", Token: "jti"}, "principal:alice"},
+		{"a token without a principal, quorum 2", `,"requiredApprovals":2`, nil, interrupt.Principal{Tenant: "acme", Token: "jti"}, "approver_not_eligible"},
 		{"audience grants nothing", `,"approversList":["alice"],"audience":["bob"]`, nil, who("bob"), "approver_not_eligible"},
 	}
 	ctx := context.Background()

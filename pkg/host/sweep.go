@@ -142,7 +142,7 @@ func (h *Host) expire(ctx context.Context, d runlog.Due, now time.Time) (bool, e
 	if err != nil {
 		return false, err
 	}
-	res, err := commit(ctx, h, k, st, func(st *runlog.State) (decision[expiry], error) {
+	res, err := commit(ctx, h, k, st, "", func(st *runlog.State) (decision[expiry], error) {
 		in := st.ByID(d.InterruptID)
 		if in == nil || in.Recorded() != interrupt.StatusPending || in.Deadline.IsZero() || in.Deadline.After(now) {
 			return decision[expiry]{}, nil

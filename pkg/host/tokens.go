@@ -85,7 +85,70 @@ func (h *Host) MintToken(ctx context.Context, p interrupt.Principal, runID, node
 	if status := in.StatusAt(h.cfg.Now()); status != interrupt.StatusPending {
 		return TokenView{}, interrupt.Errorf(interrupt.CodeAlreadyResolved, "interrupt %s is %s", in.ID, status)
 	}
+	if err := h.mayMint(in, p, &req); err != nil {
+		return TokenView{}, err
+	}
 	return h.mint(ctx, p.Tenant, runID, in, req)
+}
+
+// mayMint decides whether p may have req minted for in (docs/design.md, "Who may decide"). An
+// inspect token only reads, and a resolve token for an interrupt a machine answers is the
+// engine's callback: both are anyone's on the route. A resolve token for an interrupt a person
+// decides is that person's credential: it is minted for the caller itself (an approver's own
+// link; a principal left out means the caller), or by tooling trusted with tokens:delegate, and
+// never by or for whoever requested the interrupt, nor for the agent a low-confidence interrupt
+// escalates. What the token could not do at resolve time (vote without being eligible, count
+// anonymously towards a quorum) is refused now, where the minter can still do something else.
+func (h *Host) mayMint(in *runlog.Interrupt, p interrupt.Principal, req *TokenRequest) error {
+	if req.Intent != token.IntentResolve || !in.Payload.Kind.DecidedByPerson() {
+		return nil
+	}
+	delegate := p.Holds(interrupt.ScopeTokensDelegate)
+	if req.Principal == "" && !delegate {
+		req.Principal = p.Subject
+	}
+	if err := notTheRequester(in, p); err != nil {
+		return err
+	}
+	who := interrupt.Principal{Subject: req.Principal, Tenant: p.Tenant, Token: "minting"}
+	if err := notTheRequester(in, who); err != nil {
+		return err
+	}
+	if !delegate && !(p.Holds(interrupt.ScopeApprovalsRespond) && req.Principal == p.Subject) {
+		return interrupt.Errorf(interrupt.CodeForbidden,
+			"a token that decides a %s is minted for the caller itself (scope %s) or by tooling holding %s", in.Payload.Kind, interrupt.ScopeApprovalsRespond, interrupt.ScopeTokensDelegate)
+	}
+	if in.Payload.Kind != interrupt.KindApproval {
+		return nil
+	}
+	if _, err := eligibility(in, who, h.cfg.RefKinds); err != nil {
+		return interrupt.Errorf(interrupt.CodeNotEligible,
+			"%s; a token carries no group or role memberships: those approvers decide by signing in on the approval page", messageOf(err))
+	}
+	return nil
+}
+
+// notTheRequester refuses p a decision on what p itself requested: an approval is a second
+// person's decision, and a low-confidence interrupt is a person's check on the agent it names.
+// Logs written before requesters were recorded name none, and refuse nobody.
+func notTheRequester(in *runlog.Interrupt, p interrupt.Principal) error {
+	switch voter := p.Voter(); {
+	case voter == "":
+		return nil
+	case voter == in.RequestedBy:
+		return interrupt.Errorf(interrupt.CodeForbidden, "%s requested interrupt %s and cannot decide it", voter, in.ID)
+	case in.Payload.Kind == interrupt.KindLowConfidence && p.Subject == in.Payload.Data.AgentID:
+		return interrupt.Errorf(interrupt.CodeForbidden, "interrupt %s escalates agent %s's decision to a person; the agent cannot decide it", in.ID, p.Subject)
+	}
+	return nil
+}
+
+// messageOf is the client-safe message of an *interrupt.Error.
+func messageOf(err error) string {
+	if e := (*interrupt.Error)(nil); errors.As(err, &e) {
+		return e.Message
+	}
+	return err.Error()
 }
 
 // verify checks a token in docs/design.md's order: grammar, alg, kid and MAC (401), then expiry (410).

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"math/big"
 	"reflect"
+	"slices"
 )
 
 // Kind discriminates an InterruptPayload; it decides the payload's data shape, the legacy event
@@ -28,6 +29,14 @@ const (
 // IsConversation reports whether the kind is gated on the host's conversation capability.
 func (k Kind) IsConversation() bool {
 	return k == KindConversationStart || k == KindConversationExchange || k == KindConversationClose
+}
+
+// DecidedByPerson reports whether a person answers interrupts of this kind (an approval, a
+// clarification, an escalated agent decision, a conversation's turns), so that a token which
+// resolves one is a person's credential, minted only under the rules of docs/design.md ("Who
+// may decide"). external-event and custom interrupts are answered by machines.
+func (k Kind) DecidedByPerson() bool {
+	return k != KindExternalEvent && k != KindCustom
 }
 
 // WaitingStatus is the RunSnapshot status while an interrupt of this kind is pending.
@@ -177,6 +186,18 @@ type Principal struct {
 	// Token is the id (jti) of the signed token the caller presented, when it came by token.
 	Token string
 }
+
+// Scopes the host's rules read, beside those that open routes (README, "API").
+const (
+	// ScopeApprovalsRespond lets a caller decide as itself, and mint a token for itself.
+	ScopeApprovalsRespond = "approvals:respond"
+	// ScopeTokensDelegate lets trusted tooling (a team's own mailer) mint tokens that decide as
+	// a named person, and receive them in subscription deliveries.
+	ScopeTokensDelegate = "tokens:delegate"
+)
+
+// Holds reports whether the caller's credentials grant scope.
+func (p Principal) Holds(scope string) bool { return slices.Contains(p.Scopes, scope) }
 
 // Voter is the identity under which the principal's votes are counted: its subject, or for a
 // token without one, the token itself.

@@ -75,6 +75,11 @@ type Commit struct {
 	Events []Event
 	// Idem is the Idempotency-Key of the request that made the commit, if it had one.
 	Idem *Idem
+	// By is who made the commit: the authenticated caller's subject, "token:<jti>" for the
+	// bearer of a token minted without a principal, "" for the host's own commits (the sweep, a
+	// provider's event). The rules of who may decide read it: nobody decides what they
+	// requested (docs/design.md, "Who may decide"). Commits written before it was kept have none.
+	By string
 }
 
 // Idem records a request's Idempotency-Key with the commit it made, so a retry finds the
@@ -108,7 +113,7 @@ const TimeFormat = "2006-01-02T15:04:05.000Z07:00"
 // Size is what the commit adds to its run's log, in bytes of events and idempotency record: the
 // measure a run's growth is bounded by.
 func (c Commit) Size() int {
-	n := 0
+	n := len(c.By)
 	for _, e := range c.Events {
 		n += len(e.Type) + len(e.NodeID) + len(e.InterruptID) + len(e.Payload)
 	}

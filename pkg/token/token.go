@@ -180,8 +180,19 @@ func Verify(ctx context.Context, keys Keys, s string) (Claims, error) {
 	return c, nil
 }
 
-// Mint signs c under the active key. It fills v, iat and jti.
+// Mint signs c under the active key. It fills v, iat and a fresh jti.
 func Mint(ctx context.Context, keys Keys, c Claims, now time.Time) (string, Claims, error) {
+	c.IssuedAt, c.JTI = now.UnixMilli(), rand.Text()
+	return Sign(ctx, keys, c)
+}
+
+// Sign signs c, iat and jti as given, under the active key: the same claims give the same token
+// while the active key stays, which is how one link is made once however often it is delivered.
+// It fills v.
+func Sign(ctx context.Context, keys Keys, c Claims) (string, Claims, error) {
+	if c.JTI == "" || c.IssuedAt <= 0 {
+		return "", c, errors.New("token: a token needs a jti and an issue time")
+	}
 	kid, key, err := keys.Active(ctx)
 	if err != nil {
 		return "", c, err
@@ -189,7 +200,7 @@ func Mint(ctx context.Context, keys Keys, c Claims, now time.Time) (string, Clai
 	if !ValidKid(kid) || kid == LegacyKid {
 		return "", c, fmt.Errorf("token: cannot mint under kid %q", kid)
 	}
-	c.V, c.IssuedAt, c.JTI = 2, now.UnixMilli(), rand.Text()
+	c.V = 2
 	payload, err := json.Marshal(c)
 	if err != nil {
 		return "", c, err
