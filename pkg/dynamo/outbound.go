@@ -64,6 +64,7 @@ func (o *Outbound) CreateSubscription(ctx context.Context, sub outbound.Subscrip
 		return err
 	}
 	item["url"], item["events"], item["format"] = s(sub.URL), s(string(events)), s(sub.Format)
+	item["approvalLinks"] = s(sub.ApprovalLinks)
 	item[attrAt] = s(sub.CreatedAt.UTC().Format(time.RFC3339Nano))
 	_, err = o.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &o.table, Item: item})
 	return classify("put subscription", err)
@@ -86,7 +87,10 @@ func (o *Outbound) Subscription(ctx context.Context, tenant, id string) (outboun
 }
 
 func decodeSubscription(tenant string, item map[string]types.AttributeValue) (outbound.Subscription, error) {
-	sub := outbound.Subscription{Tenant: tenant, URL: str(item["url"]), Format: str(item["format"])}
+	sub := outbound.Subscription{Tenant: tenant, URL: str(item["url"]), Format: str(item["format"]), ApprovalLinks: outbound.LinksPlain}
+	if links := str(item["approvalLinks"]); links != "" {
+		sub.ApprovalLinks = links // a subscription made before the choice existed has plain links
+	}
 	sub.ID = strings.TrimPrefix(str(item[attrSK]), "sub#")
 	if err := json.Unmarshal([]byte(str(item["events"])), &sub.Events); err != nil {
 		return sub, fmt.Errorf("dynamo: subscription %s events: %w", sub.ID, err)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -373,17 +374,48 @@ func TestADeadReceiverDelaysNoOther(t *testing.T) {
 	}
 }
 
-// TestApprovalLinks: the requested event of an approval carries one link per approver, a
-// resolve token for that principal expiring at the deadline at the latest; other events none.
+// TestApprovalLinks: a subscription's deliveries carry plain links, which name the interrupt
+// and hold no credential; only interrupt.requested carries them, not its alias nor later events.
 func TestApprovalLinks(t *testing.T) {
 	w := newWorld(t)
 	r := w.receiver()
-	w.subscribe("acme", r, interrupt.EventRequested, interrupt.EventResolved)
-	open := `{"kind":"approval","key":"k2","data":{"artifactId":"a","artifactType":"doc","title":"t","actions":["accept"]}}`
-	w.deliver(w.commit("acme", "run-1", requested("approve", "i1", approval), requested("open", "i2", open)), w.commit("acme", "run-1", resolved("approve", "i1")))
+	w.subscribe("acme", r, interrupt.EventRequested, "approval.requested", interrupt.EventResolved)
+	w.deliver(w.commit("acme", "run-1", requested("approve", "i1", approval)), w.commit("acme", "run-1", resolved("approve", "i1")))
 	if len(r.got) != 3 {
 		t.Fatalf("got %d deliveries", len(r.got))
 	}
+	want := []outbound.Link{{URL: "https://host.example/approve/run-1/i1", ExpiresAt: w.clock.Now().Add(time.Hour).Format(runlog.TimeFormat)}}
+	if links := r.got[0].Msg.Links; !slices.Equal(links, want) {
+		t.Errorf("links %+v, want %+v", links, want)
+	}
+	for _, d := range r.got[1:] {
+		if d.Msg.Links != nil || strings.Contains(string(d.Raw), "links") || strings.Contains(string(d.Raw), "ow2.") {
+			t.Errorf("%s carries links: %s", d.Msg.Type, d.Raw)
+		}
+	}
+}
+
+// TestSignedApprovalLinks: a subscription whose creator holds tokens:delegate and asked for
+// signed links gets one per approver of approversList, a resolve token for that principal
+// expiring at the deadline at the latest; one without principal only where any one vote
+// releases; the plain link where no one person's link decides. Every attempt carries the same
+// link.
+func TestSignedApprovalLinks(t *testing.T) {
+	w := newWorld(t)
+	r := w.receiver()
+	delegate := interrupt.Principal{Subject: "mailer", Tenant: "acme", Scopes: []string{interrupt.ScopeTokensDelegate}}
+	created, err := w.subs.Create(context.Background(), delegate, outbound.Request{URL: r.url, Events: []string{interrupt.EventRequested}, ApprovalLinks: outbound.LinksSigned})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.secret = created.Secret
+	open := `{"kind":"approval","key":"k2","data":{"artifactId":"a","artifactType":"doc","title":"t","actions":["accept"]}}`
+	quorum := `{"kind":"approval","key":"k3","data":{"artifactId":"a","artifactType":"doc","title":"t","actions":["accept"],"requiredApprovals":2}}`
+	w.deliver(w.commit("acme", "run-1", requested("approve", "i1", approval), requested("open", "i2", open), requested("quorum", "i3", quorum)))
+	if len(r.got) != 3 {
+		t.Fatalf("got %d deliveries", len(r.got))
+	}
+	jtis := map[string]bool{}
 	check := func(l outbound.Link, principal, node string, deadline time.Time) {
 		t.Helper()
 		raw, ok := strings.CutPrefix(l.URL, "https://host.example/approve/")
@@ -397,6 +429,10 @@ func TestApprovalLinks(t *testing.T) {
 		if c.Sub != principal || c.Intent != token.IntentResolve || c.NodeID != node || c.Tenant != "acme" || c.RunID != "run-1" || c.ExpiresAt > deadline.UnixMilli() {
 			t.Errorf("link token %+v", c)
 		}
+		if jtis[c.JTI] {
+			t.Errorf("two links share token id %s", c.JTI)
+		}
+		jtis[c.JTI] = true
 	}
 	links := r.got[0].Msg.Links
 	if len(links) != 2 {
@@ -409,8 +445,46 @@ func TestApprovalLinks(t *testing.T) {
 	} else {
 		check(links[0], "", "open", w.clock.Now().Add(outbound.LinkTTL))
 	}
-	if r.got[2].Msg.Links != nil || strings.Contains(string(r.got[2].Raw), "links") {
-		t.Errorf("interrupt.resolved carries links: %s", r.got[2].Raw)
+	if links := r.got[2].Msg.Links; len(links) != 1 || links[0].URL != "https://host.example/approve/run-1/i3" {
+		t.Errorf("an approval of quorum 2 without approvers has links %+v, want the plain one", links)
+	}
+
+	at := w.clock.Now()
+	env := runlog.Commit{Seq: 1, At: at, Events: []runlog.Event{requested("approve", "i1", approval)}}.Envelopes("run-1")[0]
+	first, err := w.d.Links.For(context.Background(), created.Subscription, at, env, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := w.d.Links.For(context.Background(), created.Subscription, at, env, at.Add(30*time.Minute))
+	if err != nil || !slices.Equal(first, again) {
+		t.Errorf("a redelivery's links differ: %+v, then %+v (%v)", first, again, err)
+	}
+}
+
+// TestSignedLinksNeedDelegation: signed links are a person's credential; a subscription gets
+// them only when its creator holds tokens:delegate, and never to a Slack channel.
+func TestSignedLinksNeedDelegation(t *testing.T) {
+	w := newWorld(t)
+	r := w.receiver()
+	for _, c := range []struct {
+		name   string
+		who    interrupt.Principal
+		format string
+		code   interrupt.Code
+	}{
+		{"without tokens:delegate", interrupt.Principal{Subject: "ops", Tenant: "acme", Scopes: []string{"subscriptions:manage"}}, "", interrupt.CodeForbidden},
+		{"to slack", interrupt.Principal{Subject: "ops", Tenant: "acme", Scopes: []string{interrupt.ScopeTokensDelegate}}, outbound.FormatSlack, interrupt.CodeValidation},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := w.subs.Create(context.Background(), c.who, outbound.Request{URL: r.url, Events: []string{"*"}, Format: c.format, ApprovalLinks: outbound.LinksSigned})
+			if got := interrupt.ErrorCode(err); got != c.code {
+				t.Errorf("%v, want %s", err, c.code)
+			}
+		})
+	}
+	subs, err := w.store.Subscriptions(context.Background(), "acme")
+	if err != nil || len(subs) != 0 {
+		t.Errorf("refused subscriptions were stored: %+v %v", subs, err)
 	}
 }
 

@@ -2,8 +2,11 @@ package outbound
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base32"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"strings"
 	"time"
 
@@ -18,14 +21,18 @@ func EventID(e runlog.Envelope) string {
 	return fmt.Sprintf("%s:%d:%d", e.RunID, e.Seq, e.Index)
 }
 
-// Link is an approval-page link for one approver: opening it shows the approval, deciding there
-// resolves as Principal (README, "Outbound events": approval links).
+// Link is an approval-page link in a delivery (README, "Outbound events": approval links).
+// Most links hold no credential: they name the interrupt, and the page signs the approver in
+// with the deployment's identity provider and decides as whoever signed in. Only a subscription
+// that opted in to signed links (LinksSigned) receives links holding a token, one per principal.
 type Link struct {
-	// Principal is who the link's token resolves as; "" when the approval names no approvers
-	// (the page then asks who decides).
+	// Principal is who a signed link's token resolves as; "" for a plain link, and for a signed
+	// one of an approval that names no approvers (the page then asks who decides).
 	Principal string `json:"principal,omitempty"`
 	URL       string `json:"url"`
-	ExpiresAt string `json:"expiresAt"`
+	// ExpiresAt is a signed link's expiry, or a plain link's interrupt's deadline; "" for a
+	// plain link of an interrupt without one.
+	ExpiresAt string `json:"expiresAt,omitempty"`
 }
 
 // Message is a Standard Webhooks delivery's body: the event as list-events returns it, under
@@ -37,61 +44,83 @@ type Message struct {
 	Links     []Link          `json:"links,omitempty"`
 }
 
-// LinkTTL is how long an approval link works, at most: a mail may be read days later. It never
-// outlives the approval's deadline.
+// LinkTTL is how long a signed link works after its interrupt was requested, at most: a mail
+// may be read days later. It never outlives the approval's deadline.
 const LinkTTL = 7 * 24 * time.Hour
 
-// Links mints approval links. Keys nil mints none (a deployment without a keyring).
+// Links makes approval links. Keys nil makes no signed links (a deployment without a keyring).
 type Links struct {
 	Keys token.Keys
-	// BaseURL is the public base of the host's API, where /approve/{token} is served.
+	// BaseURL is the public base of the host's API, where /approve/... is served.
 	BaseURL string
 }
 
-// carriesLinks reports whether a delivery of e carries approval links: the requested event of
-// an approval (interrupt.requested, and its alias approval.requested).
-func carriesLinks(e runlog.Envelope) bool {
-	return e.Type == interrupt.EventRequested || e.Type == "approval.requested"
+// carriesLinks reports whether a delivery of e carries links: the interrupt.requested of an
+// interrupt the page decides (its legacy alias repeats the event, not the links).
+func carriesLinks(e runlog.Envelope) (interrupt.Payload, bool) {
+	var p interrupt.Payload
+	if e.Type != interrupt.EventRequested || json.Unmarshal(e.Payload, &p) != nil {
+		return p, false
+	}
+	return p, p.Kind == interrupt.KindApproval || p.Kind == interrupt.KindClarification
 }
 
-// For mints the links of an approval's requested event: one per principal of approversList,
-// or one without principal when the approval has no list. Other events get none.
-func (l Links) For(ctx context.Context, tenant string, at time.Time, e runlog.Envelope, now time.Time) ([]Link, error) {
-	if l.Keys == nil || !carriesLinks(e) {
+// For makes the links of e's delivery to s, requested at at: a plain link to the page, or, for a
+// subscription with signed links, an approval's links holding tokens, one per principal of
+// approversList (one without principal when any one vote of anyone releases it; the plain link
+// when no one person's link could vote, or once LinkTTL has passed). A signed link is a function of the interrupt, its principal and the active key,
+// so every attempt to deliver the event carries the same link. Other events get none.
+func (l Links) For(ctx context.Context, s Subscription, at time.Time, e runlog.Envelope, now time.Time) ([]Link, error) {
+	p, ok := carriesLinks(e)
+	if !ok {
 		return nil, nil
 	}
-	var p interrupt.Payload
-	if err := json.Unmarshal(e.Payload, &p); err != nil || p.Kind != interrupt.KindApproval {
-		return nil, nil
-	}
-	exp := now.Add(LinkTTL)
+	var deadline time.Time
 	if p.TimeoutMs > 0 {
-		if deadline := at.Add(time.Duration(p.TimeoutMs) * time.Millisecond); deadline.Before(exp) {
-			exp = deadline
+		deadline = at.Add(time.Duration(p.TimeoutMs) * time.Millisecond)
+		if !deadline.After(now) {
+			return nil, nil // past its deadline: nothing to decide any more
 		}
 	}
-	if !exp.After(now) {
-		return nil, nil // past its deadline: nothing to decide any more
+	base := strings.TrimSuffix(l.BaseURL, "/") + "/approve/"
+	plain := Link{URL: base + url.PathEscape(e.RunID) + "/" + url.PathEscape(e.InterruptID)}
+	if !deadline.IsZero() {
+		plain.ExpiresAt = deadline.UTC().Format(runlog.TimeFormat)
+	}
+	if s.ApprovalLinks != LinksSigned || l.Keys == nil || p.Kind != interrupt.KindApproval {
+		return []Link{plain}, nil
+	}
+	exp := at.Add(LinkTTL)
+	if !deadline.IsZero() && deadline.Before(exp) {
+		exp = deadline
 	}
 	principals := p.Data.ApproversList
-	if len(principals) == 0 {
-		principals = []string{""}
+	if len(principals) == 0 && p.Data.RequiredApprovals <= 1 && len(p.Data.ApproverGroupRefs) == 0 && len(p.Data.ApproverRoleRefs) == 0 {
+		principals = []string{""} // any one vote of anyone releases it
+	}
+	if len(principals) == 0 || !exp.After(now) {
+		return []Link{plain}, nil // no link of one person decides it: its approvers sign in
 	}
 	links := make([]Link, 0, len(principals))
 	for _, who := range principals {
-		s, c, err := token.Mint(ctx, l.Keys, token.Claims{
-			Tenant: tenant, RunID: e.RunID, NodeID: e.NodeID, InterruptID: e.InterruptID,
-			Intent: token.IntentResolve, Sub: who, ExpiresAt: exp.UnixMilli(),
-		}, now)
+		tok, c, err := token.Sign(ctx, l.Keys, token.Claims{
+			Tenant: s.Tenant, RunID: e.RunID, NodeID: e.NodeID, InterruptID: e.InterruptID,
+			Intent: token.IntentResolve, Sub: who, IssuedAt: at.UnixMilli(), ExpiresAt: exp.UnixMilli(),
+			JTI: linkID(s.Tenant, e.RunID, e.InterruptID, who),
+		})
 		if err != nil {
 			return nil, err
 		}
-		links = append(links, Link{
-			Principal: who, URL: strings.TrimSuffix(l.BaseURL, "/") + "/approve/" + s,
-			ExpiresAt: time.UnixMilli(c.ExpiresAt).UTC().Format(runlog.TimeFormat),
-		})
+		links = append(links, Link{Principal: who, URL: base + tok, ExpiresAt: time.UnixMilli(c.ExpiresAt).UTC().Format(runlog.TimeFormat)})
 	}
 	return links, nil
+}
+
+// linkID is a signed link's token id: one per interrupt and principal, so that the votes of one
+// link, however often delivered, count once.
+func linkID(tenant, runID, interruptID, principal string) string {
+	sum := sha256.Sum256([]byte(tenant + "\x00" + runID + "\x00" + interruptID + "\x00" + principal))
+	return "lnk" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(sum[:16]))
 }
 
 // body renders a delivery in the subscription's format.

@@ -36,15 +36,28 @@ var EventTypes = []string{
 	"approval.requested", "approval.resolved", "clarification.requested", "clarification.resolved",
 }
 
+// What approval links a subscription's deliveries carry (Subscription.ApprovalLinks).
+const (
+	// LinksPlain links name the interrupt and hold no credential: whoever opens one signs in on
+	// the page and decides as themselves. Every subscription gets these unless it opted in.
+	LinksPlain = "plain"
+	// LinksSigned links hold a token that decides as one named approver: only for a
+	// subscription whose creator holds tokens:delegate and asked for them, a team's own mailer
+	// that sends each link to its person and no one else.
+	LinksSigned = "signed"
+)
+
 // Subscription is where a tenant's events go. Its signing secret lives in a secret store,
 // shown once when the subscription is created and never again.
 type Subscription struct {
-	ID        string    `json:"id"`
-	Tenant    string    `json:"-"`
-	URL       string    `json:"url"`
-	Events    []string  `json:"events"`
-	Format    string    `json:"format"`
-	CreatedAt time.Time `json:"createdAt"`
+	ID     string   `json:"id"`
+	Tenant string   `json:"-"`
+	URL    string   `json:"url"`
+	Events []string `json:"events"`
+	Format string   `json:"format"`
+	// ApprovalLinks is LinksPlain or LinksSigned.
+	ApprovalLinks string    `json:"approvalLinks"`
+	CreatedAt     time.Time `json:"createdAt"`
 }
 
 // Wants reports whether the subscription names events of type t.

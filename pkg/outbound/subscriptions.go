@@ -41,6 +41,8 @@ type Request struct {
 	URL    string   `json:"url"`
 	Events []string `json:"events"`
 	Format string   `json:"format,omitempty"`
+	// ApprovalLinks is LinksPlain (the default) or LinksSigned.
+	ApprovalLinks string `json:"approvalLinks,omitempty"`
 }
 
 // Created is a new subscription with its signing secret, which is never shown again.
@@ -55,8 +57,17 @@ func (m *Subscriptions) check(ctx context.Context, req *Request) []interrupt.Fie
 	if req.Format == "" {
 		req.Format = FormatStandard
 	}
+	if req.ApprovalLinks == "" {
+		req.ApprovalLinks = LinksPlain
+	}
 	if req.Format != FormatStandard && req.Format != FormatSlack {
 		fields = append(fields, interrupt.FieldError{Path: "/format", Message: "must be standard-webhooks or slack"})
+	}
+	switch {
+	case req.ApprovalLinks != LinksPlain && req.ApprovalLinks != LinksSigned:
+		fields = append(fields, interrupt.FieldError{Path: "/approvalLinks", Message: "must be plain or signed"})
+	case req.ApprovalLinks == LinksSigned && req.Format != FormatStandard:
+		fields = append(fields, interrupt.FieldError{Path: "/approvalLinks", Message: "a channel reaches many people: only a standard-webhooks receiver that sends each link to its person takes signed links"})
 	}
 	if err := m.Targets.Check(ctx, req.URL); err != nil {
 		fields = append(fields, interrupt.FieldError{Path: "/url", Message: err.Error()})
@@ -78,6 +89,10 @@ func (m *Subscriptions) Create(ctx context.Context, p interrupt.Principal, req R
 	if fields := m.check(ctx, &req); len(fields) > 0 {
 		return Created{}, interrupt.Invalid("the subscription is not acceptable", fields...)
 	}
+	if req.ApprovalLinks == LinksSigned && !p.Holds(interrupt.ScopeTokensDelegate) {
+		return Created{}, interrupt.Errorf(interrupt.CodeForbidden,
+			"signed approval links decide as the approvers they name: a subscription receives them only when its creator holds %s", interrupt.ScopeTokensDelegate)
+	}
 	existing, err := m.Store.Subscriptions(ctx, p.Tenant)
 	if err != nil {
 		return Created{}, err
@@ -92,7 +107,7 @@ func (m *Subscriptions) Create(ctx context.Context, p interrupt.Principal, req R
 	slices.Sort(req.Events)
 	s := Subscription{
 		ID: "sub_" + strings.ToLower(rand.Text()), Tenant: p.Tenant, URL: req.URL,
-		Events: slices.Compact(req.Events), Format: req.Format, CreatedAt: now().UTC(),
+		Events: slices.Compact(req.Events), Format: req.Format, ApprovalLinks: req.ApprovalLinks, CreatedAt: now().UTC(),
 	}
 	secret := NewSecret()
 	if err := m.Secrets.Put(ctx, s.ID, []string{secret}); err != nil {
