@@ -98,6 +98,8 @@ func NewProvider(key *rsa.PrivateKey, gatewayURL string, now func() time.Time) *
 	}
 }
 
+// ServeHTTP answers the provider's endpoints under its issuer's path, which the gateway hands
+// it, and never caches: codes, tokens and forms are each for one use.
 func (p *Provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	switch strings.TrimPrefix(r.URL.Path, p.path) {
@@ -216,6 +218,7 @@ body { font: 16px/1.5 system-ui, sans-serif; margin: 0; padding: 2rem 1rem; back
 main { max-width: 28rem; margin: 0 auto; background: #fff; padding: 1.5rem; border-radius: .5rem; }
 label { display: block; margin-top: 1rem; font-weight: 600; }
 select, input { display: block; width: 100%; box-sizing: border-box; font: inherit; padding: .4rem; margin-top: .25rem; }
+small { display: block; margin-top: .25rem; color: #57534e; }
 button { font: inherit; margin-top: 1.25rem; margin-right: .5rem; padding: .5rem 1rem; }
 [role=alert] { color: #991b1b; }
 </style>
@@ -234,7 +237,7 @@ button { font: inherit; margin-top: 1.25rem; margin-right: .5rem; padding: .5rem
 <label for="tenant">Tenant</label>
 <input id="tenant" name="tenant" value="acme" autocomplete="off" aria-describedby="tenant-hint">
 <small id="tenant-hint">Left empty, the ID token carries no tenant claim.</small>
-<button type="submit">Sign in</button><button type="submit" name="deny" value="1">Cancel</button>
+<div><button type="submit">Sign in</button><button type="submit" name="deny" value="1">Cancel</button></div>
 </form>
 {{end}}</main>
 </body>

@@ -178,6 +178,7 @@ type statusWriter struct {
 	status int
 }
 
+// WriteHeader records status and writes it.
 func (w *statusWriter) WriteHeader(status int) {
 	w.status = status
 	w.ResponseWriter.WriteHeader(status)
