@@ -1,0 +1,569 @@
+package signin_test
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/interrupthost/interrupthost/infra/local/devjwt"
+	"github.com/interrupthost/interrupthost/internal/testclock"
+	"github.com/interrupthost/interrupthost/pkg/signin"
+	"github.com/interrupthost/interrupthost/pkg/token"
+)
+
+// staticKeys is a fixed keyring.
+type staticKeys struct {
+	active string
+	keys   map[string][]byte
+}
+
+func (s staticKeys) Active(context.Context) (string, []byte, error) {
+	return s.active, s.keys[s.active], nil
+}
+
+func (s staticKeys) Key(_ context.Context, kid string) ([]byte, error) {
+	if k, ok := s.keys[kid]; ok {
+		return k, nil
+	}
+	return nil, token.ErrUnknownKid
+}
+
+var keys = staticKeys{active: "k2026", keys: map[string][]byte{
+	"k2026": []byte("0123456789abcdef0123456789abcdef"),
+	"k2025": []byte("fedcba9876543210fedcba9876543210"),
+}}
+
+var ctx = context.Background()
+
+// devKey is the local provider's signing key, made once: RSA key generation is slow.
+var devKey = sync.OnceValue(func() *rsa.PrivateKey {
+	k, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		panic(err)
+	}
+	return k
+})
+
+// stack is the local identity provider on 127.0.0.1, which can be made to answer 503 under a
+// path prefix, and a Flow that signs in with it, both on one test clock.
+type stack struct {
+	base  string
+	clock *testclock.Clock
+	flow  *signin.Flow
+	down  atomic.Pointer[string]
+}
+
+func newStack(t *testing.T, cfg signin.Config) *stack {
+	t.Helper()
+	s := &stack{clock: testclock.New(time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC))}
+	srv := httptest.NewUnstartedServer(nil)
+	s.base = "http://" + srv.Listener.Addr().String()
+	provider := devjwt.NewProvider(devKey(), s.base, s.clock.Now)
+	srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p := s.down.Load(); p != nil && strings.HasPrefix(r.URL.Path, *p) {
+			http.Error(w, "down", http.StatusServiceUnavailable)
+			return
+		}
+		provider.ServeHTTP(w, r)
+	})
+	srv.Start()
+	t.Cleanup(srv.Close)
+	cfg.Issuer, cfg.ClientID, cfg.RedirectURL = devjwt.IssuerAt(s.base), devjwt.Audience, s.base+devjwt.CallbackPath
+	cfg.Now = s.clock.Now
+	if cfg.Keys == nil {
+		cfg.Keys = keys
+	}
+	flow, err := signin.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.flow = flow
+	return s
+}
+
+// failUnder makes the provider answer 503 to every path under prefix ("" for none).
+func (s *stack) failUnder(prefix string) {
+	if prefix == "" {
+		s.down.Store(nil)
+		return
+	}
+	s.down.Store(&prefix)
+}
+
+// noRedirects is a browser that shows each redirect instead of following it.
+var noRedirects = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
+// callback is what the browser brings to the callback: its cookies and the query.
+type callback struct {
+	cookies []string
+	query   url.Values
+}
+
+// signIn plays the browser and the person: Begin for next, the provider's form (its request
+// changed by change, as an attacker who writes the link could) posted with form, and the
+// redirect back.
+func (s *stack) signIn(t *testing.T, next string, form url.Values, change func(url.Values)) callback {
+	t.Helper()
+	authURL, setCookie, err := s.flow.Begin(ctx, next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := url.Parse(authURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	params := u.Query()
+	if change != nil {
+		change(params)
+	}
+	for k, v := range form {
+		params[k] = v
+	}
+	u.RawQuery = ""
+	resp, err := noRedirects.PostForm(u.String(), params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	loc, err := url.Parse(resp.Header.Get("Location"))
+	if resp.StatusCode != http.StatusSeeOther || err != nil || !strings.HasPrefix(loc.String(), s.base+devjwt.CallbackPath+"?") {
+		t.Fatalf("the provider answered %d %q", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	return callback{cookies: []string{pair(setCookie)}, query: loc.Query()}
+}
+
+// pair is the "name=value" a browser sends back for a Set-Cookie value.
+func pair(setCookie string) string {
+	p, _, _ := strings.Cut(setCookie, ";")
+	return p
+}
+
+func as(user, tenant string) url.Values { return url.Values{"user": {user}, "tenant": {tenant}} }
+
+func verifierChallenge(v string) string {
+	sum := sha256.Sum256([]byte(v))
+	return base64.RawURLEncoding.EncodeToString(sum[:])
+}
+
+// TestFinish drives the whole flow against the local provider: who signs in is read from the
+// ID token, and every callback that is not the answer to this browser's sign-in is refused
+// with the error the page maps.
+func TestFinish(t *testing.T) {
+	s := newStack(t, signin.Config{})
+	now := s.clock.Now()
+	cases := []struct {
+		name   string
+		form   url.Values
+		change func(url.Values)                       // the authorization request
+		alter  func(t *testing.T, cb *callback)       // the callback
+		want   error                                  // nil: signed in
+		check  func(t *testing.T, got signin.Session) // of a sign-in
+	}{
+		{name: "alice", form: as("alice", "acme"), check: func(t *testing.T, got signin.Session) {
+			if got.Subject != "alice" || got.Tenant != "acme" || !slices.Equal(got.Groups, []string{"finance", "ops"}) ||
+				!slices.Equal(got.Roles, []string{"manager"}) || !got.ExpiresAt.Equal(now.Add(time.Hour)) || got.ID == "" {
+				t.Errorf("%+v", got)
+			}
+		}},
+		{name: "bob, in one group", form: as("bob", "globex"), check: func(t *testing.T, got signin.Session) {
+			if got.Subject != "bob" || got.Tenant != "globex" || !slices.Equal(got.Groups, []string{"finance"}) || got.Roles != nil {
+				t.Errorf("%+v", got)
+			}
+		}},
+		{name: "mallory, in none", form: as("mallory", "acme"), check: func(t *testing.T, got signin.Session) {
+			if got.Subject != "mallory" || got.Groups != nil || got.Roles != nil {
+				t.Errorf("%+v", got)
+			}
+		}},
+		{name: "another state", form: as("alice", "acme"), want: signin.ErrState,
+			alter: func(t *testing.T, cb *callback) { cb.query.Set("state", "ATTACKERSSTATE") }},
+		{name: "no state", form: as("alice", "acme"), want: signin.ErrState,
+			alter: func(t *testing.T, cb *callback) { cb.query.Del("state") }},
+		{name: "no state cookie", form: as("alice", "acme"), want: signin.ErrState,
+			alter: func(t *testing.T, cb *callback) { cb.cookies = nil }},
+		{name: "another browser's state cookie", form: as("alice", "acme"), want: signin.ErrState,
+			alter: func(t *testing.T, cb *callback) {
+				_, other, err := s.flow.Begin(ctx, "/")
+				if err != nil {
+					t.Fatal(err)
+				}
+				cb.cookies = []string{pair(other)}
+			}},
+		{name: "a state cookie past its 10 minutes", form: as("alice", "acme"), want: signin.ErrState,
+			alter: func(t *testing.T, cb *callback) { s.clock.Advance(10 * time.Minute) }},
+		{name: "a state cookie tampered with", form: as("alice", "acme"), want: signin.ErrState,
+			alter: func(t *testing.T, cb *callback) { cb.cookies[0] = flipPayload(cb.cookies[0]) }},
+		{name: "no code", form: as("alice", "acme"), want: signin.ErrState,
+			alter: func(t *testing.T, cb *callback) { cb.query.Del("code") }},
+		{name: "a code the provider never issued", form: as("alice", "acme"), want: signin.ErrIDToken,
+			alter: func(t *testing.T, cb *callback) { cb.query.Set("code", "FORGED") }},
+		{name: "a code issued for another challenge (wrong verifier)", form: as("alice", "acme"), want: signin.ErrIDToken,
+			change: func(p url.Values) { p.Set("code_challenge", verifierChallenge(strings.Repeat("x", 43))) }},
+		{name: "an ID token for another nonce", form: as("alice", "acme"), want: signin.ErrIDToken,
+			change: func(p url.Values) { p.Set("nonce", "ATTACKERSNONCE") }},
+		{name: "an ID token without nonce", form: as("alice", "acme"), want: signin.ErrIDToken,
+			change: func(p url.Values) { p.Del("nonce") }},
+		{name: "no tenant", form: as("alice", ""), want: signin.ErrNoTenant},
+		{name: "a tenant that is no id", form: as("alice", "acme corp"), want: signin.ErrNoTenant},
+		{name: "the person cancelled", form: url.Values{"user": {"alice"}, "deny": {"1"}}, want: signin.ErrDenied},
+		{name: "the provider failed", form: as("alice", "acme"), want: signin.ErrUnavailable,
+			alter: func(t *testing.T, cb *callback) { cb.query.Del("code"); cb.query.Set("error", "server_error") }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s.clock.Set(now)
+			cb := s.signIn(t, "/approve/tok?x=1", c.form, c.change)
+			if c.alter != nil {
+				c.alter(t, &cb)
+			}
+			got, cookies, next, err := s.flow.Finish(ctx, cb.cookies, cb.query)
+			if c.want != nil {
+				if !errors.Is(err, c.want) || cookies != nil || next != "" {
+					t.Fatalf("%v, %v, %q; want %v", err, cookies, next, c.want)
+				}
+				for _, other := range []error{signin.ErrState, signin.ErrDenied, signin.ErrIDToken, signin.ErrNoTenant, signin.ErrUnavailable} {
+					if other != c.want && errors.Is(err, other) {
+						t.Errorf("%v is also %v", err, other)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if next != "/approve/tok?x=1" {
+				t.Errorf("next %q", next)
+			}
+			c.check(t, got)
+			if len(cookies) != 2 || !strings.HasPrefix(cookies[0], "__Host-ih-session=ihs1.k2026.") || !strings.HasPrefix(cookies[1], "__Host-ih-signin=;") ||
+				!strings.Contains(cookies[1], "Max-Age=0") {
+				t.Fatalf("set-cookies %q", cookies)
+			}
+			for _, c := range cookies {
+				checkAttributes(t, c)
+			}
+			if !strings.Contains(cookies[0], "Max-Age=3600") {
+				t.Errorf("session cookie %q does not last the session", cookies[0])
+			}
+			back, ok := s.flow.SessionFrom(ctx, []string{"other=1", pair(cookies[0])})
+			if !ok || back.ID != got.ID || back.Subject != got.Subject || back.Tenant != got.Tenant || !slices.Equal(back.Groups, got.Groups) ||
+				!slices.Equal(back.Roles, got.Roles) || !back.ExpiresAt.Equal(got.ExpiresAt) {
+				t.Errorf("SessionFrom %+v %v, want %+v", back, ok, got)
+			}
+		})
+	}
+}
+
+// checkAttributes: every cookie is HttpOnly, Secure, SameSite=Lax, Path=/ and __Host-.
+func checkAttributes(t *testing.T, setCookie string) {
+	t.Helper()
+	c, err := http.ParseSetCookie(setCookie)
+	if err != nil || !strings.HasPrefix(c.Name, "__Host-") || !c.HttpOnly || !c.Secure || c.SameSite != http.SameSiteLaxMode || c.Path != "/" || c.Domain != "" {
+		t.Errorf("Set-Cookie %q: %+v %v", setCookie, c, err)
+	}
+}
+
+// flipPayload changes one character of a cookie's payload, keeping it canonical base64url.
+func flipPayload(cookie string) string {
+	name, value, _ := strings.Cut(cookie, "=")
+	parts := strings.Split(value, ".")
+	b, _ := base64.RawURLEncoding.DecodeString(parts[2])
+	b[len(b)/2] ^= 1
+	parts[2] = base64.RawURLEncoding.EncodeToString(b)
+	return name + "=" + strings.Join(parts, ".")
+}
+
+// TestReplayedCallback: a callback finishes once; the same code again is refused by the
+// provider, even with the state cookie still there.
+func TestReplayedCallback(t *testing.T) {
+	s := newStack(t, signin.Config{})
+	cb := s.signIn(t, "/", as("alice", "acme"), nil)
+	if _, _, _, err := s.flow.Finish(ctx, cb.cookies, cb.query); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, err := s.flow.Finish(ctx, cb.cookies, cb.query); !errors.Is(err, signin.ErrIDToken) {
+		t.Fatalf("replay: %v, want ErrIDToken", err)
+	}
+}
+
+// TestBegin: the authorization request is the code flow with PKCE S256, a state and a nonce,
+// and the state cookie lasts 10 minutes.
+func TestBegin(t *testing.T) {
+	s := newStack(t, signin.Config{})
+	authURL, setCookie, err := s.flow.Begin(ctx, "/approve/tok")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, _ := url.Parse(authURL)
+	q := u.Query()
+	if u.String() != devjwt.IssuerAt(s.base)+"/authorize?"+u.RawQuery || q.Get("response_type") != "code" || q.Get("scope") != "openid" ||
+		q.Get("client_id") != devjwt.Audience || q.Get("redirect_uri") != s.base+devjwt.CallbackPath || q.Get("code_challenge_method") != "S256" ||
+		len(q.Get("code_challenge")) != 43 || q.Get("state") == "" || q.Get("nonce") == "" || q.Get("state") == q.Get("nonce") {
+		t.Errorf("authorization request %s", authURL)
+	}
+	checkAttributes(t, setCookie)
+	if !strings.HasPrefix(setCookie, "__Host-ih-signin=ihst1.k2026.") || !strings.Contains(setCookie, "Max-Age=600") || strings.Contains(setCookie, q.Get("code_challenge")) {
+		t.Errorf("state cookie %q", setCookie)
+	}
+	other, _, err := s.flow.Begin(ctx, "/approve/tok")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, _ := url.Parse(other); o.Query().Get("state") == q.Get("state") || o.Query().Get("code_challenge") == q.Get("code_challenge") {
+		t.Error("two sign-ins share a state or a verifier")
+	}
+}
+
+// TestBeginRefusesOtherSites: next must be a path of this site however it is spelt, or a
+// sign-in would end with a redirect elsewhere.
+func TestBeginRefusesOtherSites(t *testing.T) {
+	s := newStack(t, signin.Config{})
+	for _, c := range []struct {
+		next string
+		ok   bool
+	}{
+		{"/", true},
+		{"/approve/ow2.hs256.k.p.m", true},
+		{"/approve/x?a=1&b=%2F%2Fevil", true},
+		{"", false},
+		{"approve/x", false},
+		{"//evil.example/x", false},
+		{"/\\evil.example", false},
+		{"/\t/evil.example", false},
+		{"/\n/evil.example", false},
+		{"/ /evil.example", false},
+		{"https://evil.example/", false},
+		{"javascript:alert(1)", false},
+		{"/caf\u00e9", false},
+		{"/" + strings.Repeat("a", 2048), false},
+	} {
+		_, _, err := s.flow.Begin(ctx, c.next)
+		if c.ok != (err == nil) || !c.ok && !errors.Is(err, signin.ErrNext) {
+			t.Errorf("Begin(%q): %v", c.next, err)
+		}
+	}
+}
+
+// TestSessionFrom: only a session cookie this host signed, unexpired, is a session; a state
+// cookie, a token or a session signed by another keyring is not.
+func TestSessionFrom(t *testing.T) {
+	s := newStack(t, signin.Config{})
+	now := s.clock.Now()
+	cb := s.signIn(t, "/", as("alice", "acme"), nil)
+	got, cookies, _, err := s.flow.Finish(ctx, cb.cookies, cb.query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	session := pair(cookies[0])
+	_, value, _ := strings.Cut(session, "=")
+	_, state, _ := strings.Cut(cb.cookies[0], "=")
+	// the same sign-in signed by other keyrings: a kid this one does not know, and its kid with
+	// another key
+	elsewhere := func(k staticKeys) string {
+		o := newStack(t, signin.Config{Keys: k})
+		cb := o.signIn(t, "/", as("alice", "acme"), nil)
+		_, cookies, _, err := o.flow.Finish(ctx, cb.cookies, cb.query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, v, _ := strings.Cut(pair(cookies[0]), "=")
+		return v
+	}
+	unknownKid := elsewhere(staticKeys{active: "k2099", keys: map[string][]byte{"k2099": []byte("another-key-another-key-another!")}})
+	otherKey := elsewhere(staticKeys{active: "k2026", keys: map[string][]byte{"k2026": []byte("another-key-another-key-another!")}})
+	tok, _, err := token.Mint(ctx, keys, token.Claims{Tenant: "acme", RunID: "r1", NodeID: "n1", InterruptID: "i1", Intent: token.IntentResolve, Sub: "alice", ExpiresAt: now.Add(time.Hour).UnixMilli()}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts := strings.Split(value, ".")
+	for _, c := range []struct {
+		name    string
+		cookies []string
+		at      time.Duration
+		ok      bool
+	}{
+		{"the session", []string{session}, 0, true},
+		{"among others", []string{"a=1", "__Host-ih-session=junk", session}, 0, true},
+		{"a minute before it ends", []string{session}, time.Hour - time.Minute, true},
+		{"when it ends", []string{session}, time.Hour, false},
+		{"no cookie", nil, 0, false},
+		{"another cookie's name", []string{"ih-session=" + value}, 0, false},
+		{"tampered payload", []string{flipPayload(session)}, 0, false},
+		{"tampered MAC", []string{"__Host-ih-session=" + strings.Join(append(parts[:3:3], strings.Repeat("A", 43)), ".")}, 0, false},
+		{"another prefix", []string{"__Host-ih-session=ihst1." + strings.Join(parts[1:], ".")}, 0, false},
+		{"padded", []string{session + "="}, 0, false},
+		{"the state cookie as the session", []string{"__Host-ih-session=" + state}, 0, false},
+		{"an unknown kid", []string{"__Host-ih-session=" + unknownKid}, 0, false},
+		{"another key", []string{"__Host-ih-session=" + otherKey}, 0, false},
+		{"a token", []string{"__Host-ih-session=" + tok}, 0, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s.clock.Set(now.Add(c.at))
+			back, ok := s.flow.SessionFrom(ctx, c.cookies)
+			if ok != c.ok || ok && back.ID != got.ID {
+				t.Fatalf("%+v %v, want %v", back, ok, c.ok)
+			}
+		})
+	}
+	s.clock.Set(now)
+	if _, err := token.Verify(ctx, keys, value); err == nil {
+		t.Error("a session cookie verifies as a token")
+	}
+	if _, _, _, err := s.flow.Finish(ctx, []string{"__Host-ih-signin=" + value}, cb.query); !errors.Is(err, signin.ErrState) {
+		t.Errorf("the session cookie as the state cookie: %v", err)
+	}
+	if out := s.flow.SignOut(); !strings.HasPrefix(out, "__Host-ih-session=;") || !strings.Contains(out, "Max-Age=0") {
+		t.Errorf("SignOut %q", out)
+	} else {
+		checkAttributes(t, out)
+	}
+	rotated := staticKeys{active: "k2027", keys: map[string][]byte{"k2027": []byte("a-rotated-key-a-rotated-key-a-ro"), "k2026": keys.keys["k2026"]}}
+	r := newStack(t, signin.Config{Keys: rotated})
+	r.clock.Set(now)
+	if _, ok := r.flow.SessionFrom(ctx, []string{session}); !ok {
+		t.Error("a session signed before a rotation, whose key is still kept, is refused")
+	}
+}
+
+// TestSessionTTL: a session lasts SessionTTL, and never past the ID token's exp (an hour).
+func TestSessionTTL(t *testing.T) {
+	for _, c := range []struct {
+		ttl, want time.Duration
+	}{{0, time.Hour}, {10 * time.Minute, 10 * time.Minute}, {3 * time.Hour, time.Hour}} {
+		s := newStack(t, signin.Config{SessionTTL: c.ttl})
+		now := s.clock.Now()
+		cb := s.signIn(t, "/", as("dave", "acme"), nil)
+		got, cookies, _, err := s.flow.Finish(ctx, cb.cookies, cb.query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !got.ExpiresAt.Equal(now.Add(c.want)) || !strings.Contains(cookies[0], "Max-Age="+strconv.Itoa(int(c.want.Seconds()))) {
+			t.Errorf("SessionTTL %v: ends %v, cookie %q; want after %v", c.ttl, got.ExpiresAt, cookies[0], c.want)
+		}
+	}
+}
+
+// TestCSRF: a form token belongs to one session, under any key the keyring still holds.
+func TestCSRF(t *testing.T) {
+	s := newStack(t, signin.Config{})
+	a, b := signin.Session{ID: "SESSIONA"}, signin.Session{ID: "SESSIONB"}
+	tokA, err := s.flow.CSRF(ctx, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kid, mac, _ := strings.Cut(tokA, ".")
+	other := newStack(t, signin.Config{Keys: staticKeys{active: "k2025", keys: keys.keys}})
+	tokOld, err := other.flow.CSRF(ctx, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name    string
+		session signin.Session
+		token   string
+		ok      bool
+	}{
+		{"its session", a, tokA, true},
+		{"under a kept older key", a, tokOld, true},
+		{"another session", b, tokA, false},
+		{"no session", signin.Session{}, tokA, false},
+		{"empty", a, "", false},
+		{"no kid", a, mac, false},
+		{"an unknown kid", a, "k2099." + mac, false},
+		{"another kid's key", a, "k2025." + mac, false},
+		{"tampered", a, kid + "." + strings.Repeat("A", 43), false},
+		{"padded", a, tokA + "=", false},
+	} {
+		if got := s.flow.CheckCSRF(ctx, c.session, c.token); got != c.ok {
+			t.Errorf("%s: %v, want %v", c.name, got, c.ok)
+		}
+	}
+}
+
+// TestIssuerDownThenUp: while the provider fails, sign-in answers ErrUnavailable, at whichever
+// step; the same Flow signs in once it is back, discovery tried again and the code kept.
+func TestIssuerDownThenUp(t *testing.T) {
+	s := newStack(t, signin.Config{})
+	issuerPath := devjwt.IssuerPath + "/"
+	s.failUnder(issuerPath)
+	if _, _, err := s.flow.Begin(ctx, "/"); !errors.Is(err, signin.ErrUnavailable) {
+		t.Fatalf("Begin while down: %v", err)
+	}
+	s.failUnder("")
+	cb := s.signIn(t, "/", as("alice", "acme"), nil)
+	for _, path := range []string{devjwt.IssuerPath + "/token", devjwt.IssuerPath + "/jwks.json"} {
+		s.failUnder(path)
+		if _, _, _, err := s.flow.Finish(ctx, cb.cookies, cb.query); !errors.Is(err, signin.ErrUnavailable) || errors.Is(err, signin.ErrIDToken) {
+			t.Fatalf("Finish with %s down: %v", path, err)
+		}
+		s.failUnder("")
+		if path == devjwt.IssuerPath+"/jwks.json" {
+			// the exchange before the JWKS spent the code
+			cb = s.signIn(t, "/", as("alice", "acme"), nil)
+		}
+	}
+	got, _, _, err := s.flow.Finish(ctx, cb.cookies, cb.query)
+	if err != nil || got.Subject != "alice" {
+		t.Fatalf("once back: %+v %v", got, err)
+	}
+
+	// nobody listening at all
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	gone, err := signin.New(signin.Config{Issuer: "http://" + addr + "/local-issuer", ClientID: "c", RedirectURL: "http://" + addr + "/signin/callback", Keys: keys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := gone.Begin(ctx, "/"); !errors.Is(err, signin.ErrUnavailable) {
+		t.Fatalf("Begin with nobody listening: %v", err)
+	}
+}
+
+// TestNew: a configuration that cannot sign anyone in safely is refused at start.
+func TestNew(t *testing.T) {
+	good := signin.Config{Issuer: "https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_abc", ClientID: "client", RedirectURL: "https://approvals.example.com/signin/callback", Keys: keys}
+	if _, err := signin.New(good); err != nil {
+		t.Fatal(err)
+	}
+	for name, change := range map[string]func(*signin.Config){
+		"no issuer":                     func(c *signin.Config) { c.Issuer = "" },
+		"an issuer over http":           func(c *signin.Config) { c.Issuer = "http://idp.example.com" },
+		"a relative issuer":             func(c *signin.Config) { c.Issuer = "/local-issuer" },
+		"an issuer with a query":        func(c *signin.Config) { c.Issuer = "https://idp.example.com/?a=1" },
+		"no client":                     func(c *signin.Config) { c.ClientID = "" },
+		"no redirect URL":               func(c *signin.Config) { c.RedirectURL = "" },
+		"a redirect URL over http":      func(c *signin.Config) { c.RedirectURL = "http://approvals.example.com/signin/callback" },
+		"no keys":                       func(c *signin.Config) { c.Keys = nil },
+		"a negative session lifetime":   func(c *signin.Config) { c.SessionTTL = -time.Second },
+		"credentials in the issuer URL": func(c *signin.Config) { c.Issuer = "https://u:p@idp.example.com" },
+	} {
+		c := good
+		change(&c)
+		if _, err := signin.New(c); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	local := good
+	local.Issuer, local.RedirectURL = "http://127.0.0.1:3000/local-issuer", "http://127.0.0.1:3000/signin/callback"
+	if _, err := signin.New(local); err != nil {
+		t.Errorf("the local stack's provider: %v", err)
+	}
+}
