@@ -23,6 +23,11 @@
 // http://127.0.0.1:<port>, on a 302 too and on a redirect back from another site; only a
 // __Host- cookie without Secure is dropped. So there is no local-only code path.
 //
+// A browser runs one sign-in at a time: a second Begin replaces the first's state cookie, and
+// the first's callback then answers ErrState (start again). Cookies are not kept per port, so
+// two local stacks on 127.0.0.1 share them; each reads the other's as no session, since their
+// keyrings differ.
+//
 // A cookie's value is <prefix>.<kid>.<payload>.<mac>: prefix ihs1 (session) or ihst1 (state),
 // the kid of the key it is signed under, the unpadded base64url of its JSON, and an
 // HMAC-SHA256 over a purpose string ("interrupthost session v1", "interrupthost signin-state
@@ -376,7 +381,12 @@ func (f *Flow) Finish(ctx context.Context, cookies []string, query url.Values) (
 		if unreachable(err) {
 			return Session{}, nil, "", fmt.Errorf("%w: token endpoint: %v", ErrUnavailable, err)
 		}
-		return Session{}, nil, "", fmt.Errorf("%w: the code exchange was refused: %v", ErrIDToken, err)
+		// Only the provider's error code: its answer's body is its own, and is not ours to log.
+		var refused *oauth2.RetrieveError
+		if errors.As(err, &refused) {
+			return Session{}, nil, "", fmt.Errorf("%w: the code exchange was refused (%s)", ErrIDToken, cmp.Or(refused.ErrorCode, "without an error code"))
+		}
+		return Session{}, nil, "", fmt.Errorf("%w: the code exchange failed: %v", ErrIDToken, err)
 	}
 	raw, _ := tok.Extra("id_token").(string)
 	if raw == "" {

@@ -240,6 +240,16 @@ func TestFinish(t *testing.T) {
 						t.Errorf("%v is also %v", err, other)
 					}
 				}
+				secrets := []string{cb.query.Get("code")}
+				for _, c := range cb.cookies {
+					_, value, _ := strings.Cut(c, "=")
+					secrets = append(secrets, value)
+				}
+				for _, secret := range secrets {
+					if secret != "" && strings.Contains(err.Error(), secret) {
+						t.Errorf("the error %q carries a code or a cookie", err)
+					}
+				}
 				return
 			}
 			if err != nil {
