@@ -58,6 +58,7 @@ test: deps browser lint template stack
 stack-tests:
 	go test -count=1 -race ./...
 	ENGINE_JWT=$$(go run ./infra/local/cmd/devtoken -sub engine -tenant browser -scopes "interrupts:write runs:read") \
+	  DELEGATE_JWT=$$(go run ./infra/local/cmd/devtoken -sub mailer -tenant browser -scopes "tokens:delegate") \
 	  CHROMIUM=$(CHROMIUM) node --test infra/local/browser/
 	infra/local/apicheck.sh
 	go test -count=1 -run '^$$' -bench . -benchtime 1x ./...

@@ -1,5 +1,7 @@
-// Command approval-page serves GET, HEAD and POST /approve/{token}: the page an approver opens
-// from a mail or chat link, and the decision it posts.
+// Command approval-page serves the page an approver opens from a mail or chat link and the
+// decision it posts: GET, HEAD and POST /approve/{token} (a link holding a token) and
+// /approve/{runId}/{interruptId} (a link holding none: the approver signs in), and GET
+// /signin/callback, where the identity provider sends the approver back.
 package main
 
 import (
@@ -11,5 +13,5 @@ import (
 )
 
 func main() {
-	lambda.Start(app.Must(context.Background(), app.WithKeyring).ApprovalPage())
+	lambda.Start(app.MustApprovalPage(context.Background()))
 }

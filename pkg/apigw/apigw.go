@@ -19,6 +19,7 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
+	"github.com/interrupthost/interrupthost/pkg/signin"
 )
 
 // Handler is one function's entry point, as lambda.Start takes it.
@@ -48,6 +49,9 @@ type Options struct {
 	// "roles" when empty.
 	GroupsClaim string
 	RolesClaim  string
+	// SignIn signs approvers in on the approval page; nil for the functions that serve no page
+	// (the page's links without a credential then answer 404).
+	SignIn *signin.Flow
 }
 
 // API serves the host's operations to API Gateway. Safe for concurrent invocations.

@@ -19,6 +19,8 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/approvalpage"
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
+	"github.com/interrupthost/interrupthost/pkg/runlog"
+	"github.com/interrupthost/interrupthost/pkg/signin"
 )
 
 // pageHeaders are the approval page's on every answer: its Content-Security-Policy, no framing
@@ -33,17 +35,41 @@ var pageHeaders = map[string]string{
 	"X-Content-Type-Options":  "nosniff",
 }
 
-// ApprovalPage serves GET, HEAD and POST /approve/{token}, which API Gateway leaves open: the
-// signed token in the path authenticates. GET and HEAD render the interrupt and never write, so
-// a mail scanner fetching the link changes nothing; POST (a form) decides through the token
-// surface's rules, a hidden one-time form key making a double submit one decision.
+// The approval page's routes (template.yaml), by path.
+const (
+	pathByToken  = "/approve/{token}"
+	pathSignedIn = "/approve/{runId}/{interruptId}"
+	pathCallback = "/signin/callback"
+)
+
+// ApprovalPage serves the approval page, which API Gateway leaves open to the network:
+//
+//   - GET, HEAD and POST /approve/{token}: a link holding a signed token, which authenticates;
+//   - GET, HEAD and POST /approve/{runId}/{interruptId}: a link holding no credential; the page
+//     signs the approver in with the deployment's identity provider (Options.SignIn) and decides
+//     as the signed-in principal, with the groups and roles of its ID token;
+//   - GET /signin/callback: where the identity provider sends the approver back.
+//
+// GET and HEAD render the interrupt and never write, so a mail scanner fetching a link changes
+// nothing; POST (a form) decides, a hidden one-time form key making a double submit one
+// decision, and on a signed-in page a CSRF token bound to the session.
 func (a *API) ApprovalPage() Handler {
 	crash := func() events.APIGatewayV2HTTPResponse {
 		return pageResponse(approvalpage.Problem(http.StatusInternalServerError, "Something went wrong", "The host could not show this page. Try the link again later."), false)
 	}
 	return a.observed(crash, func(ctx context.Context, c *call) (events.APIGatewayV2HTTPResponse, error) {
-		v, err := a.page(ctx, c)
-		return pageResponse(v, c.req.RequestContext.HTTP.Method == http.MethodHead), err
+		head := c.req.RequestContext.HTTP.Method == http.MethodHead
+		switch _, path, _ := strings.Cut(c.req.RouteKey, " "); path {
+		case pathByToken:
+			v, err := a.page(ctx, c)
+			return pageResponse(v, head), err
+		case pathSignedIn:
+			return a.signedInPage(ctx, c, head)
+		case pathCallback:
+			return a.signInCallback(ctx, c)
+		}
+		err := interrupt.Errorf(interrupt.CodeNotFound, "no such page")
+		return pageResponse(problemPage(err), head), err
 	})
 }
 
@@ -63,8 +89,7 @@ func (a *API) page(ctx context.Context, c *call) (approvalpage.View, error) {
 		err := interrupt.Errorf(interrupt.CodeForbidden, "an inspect token cannot resolve")
 		return approvalpage.ReadOnly(o, http.StatusForbidden, &approvalpage.Notice{Kind: "error", Text: "This link lets you read the request, not decide it."}), err
 	}
-	if !approvalpage.Decidable(o.Payload.Kind) {
-		err := interrupt.Invalid("this interrupt is not decided on the approval page")
+	if err := undecidable(o); err != nil {
 		return approvalpage.ReadOnly(o, http.StatusBadRequest, nil), err
 	}
 	if approvalpage.Anonymous(o) {
@@ -75,6 +100,21 @@ func (a *API) page(ctx context.Context, c *call) (approvalpage.View, error) {
 	if err != nil {
 		return problemPage(err), err
 	}
+	return a.decide(o, form, c.req, func(value []byte, idem *host.Idempotency) (host.Resolution, error) {
+		return a.host.ResolveByToken(ctx, grant, value, idem)
+	})
+}
+
+// undecidable refuses a decision on a kind the page does not decide.
+func undecidable(o host.Opened) error {
+	if approvalpage.Decidable(o.Payload.Kind) {
+		return nil
+	}
+	return interrupt.Invalid("this interrupt is not decided on the approval page")
+}
+
+// decide records the decision a page's form posted, through resolve, and renders the outcome.
+func (a *API) decide(o host.Opened, form url.Values, req events.APIGatewayV2HTTPRequest, resolve func([]byte, *host.Idempotency) (host.Resolution, error)) (approvalpage.View, error) {
 	key := form.Get("formKey")
 	value, fields := approvalpage.Decision(o, form, a.host.Now())
 	if len(fields) > 0 {
@@ -83,9 +123,9 @@ func (a *API) page(ctx context.Context, c *call) (approvalpage.View, error) {
 	}
 	var idem *host.Idempotency
 	if key != "" {
-		idem = &host.Idempotency{Key: "form:" + key, Fingerprint: formFingerprint(c.req, form)}
+		idem = &host.Idempotency{Key: "form:" + key, Fingerprint: formFingerprint(req, form)}
 	}
-	res, err := a.host.ResolveByToken(ctx, grant, value, idem)
+	res, err := resolve(value, idem)
 	var e *interrupt.Error
 	switch {
 	case err == nil:
@@ -102,6 +142,113 @@ func (a *API) page(ctx context.Context, c *call) (approvalpage.View, error) {
 		}
 	}
 	return approvalpage.Done(o, form.Get("action"), res), nil
+}
+
+// signedInPage serves /approve/{runId}/{interruptId}: without a session it starts a sign-in that
+// comes back here; with one it shows the interrupt of the session's tenant, and decides as the
+// session's principal.
+func (a *API) signedInPage(ctx context.Context, c *call, head bool) (events.APIGatewayV2HTTPResponse, error) {
+	if a.opts.SignIn == nil {
+		err := interrupt.Errorf(interrupt.CodeNotFound, "this host signs no one in")
+		return pageResponse(problemPage(err), head), err
+	}
+	runID, interruptID := c.req.PathParameters["runId"], c.req.PathParameters["interruptId"]
+	if !runlog.ValidID(runID) || !runlog.ValidID(interruptID) {
+		err := interrupt.Errorf(interrupt.CodeNotFound, "no such interrupt")
+		return pageResponse(problemPage(err), head), err
+	}
+	c.runID = runID
+	s, ok := a.opts.SignIn.SessionFrom(ctx, c.req.Cookies)
+	if !ok {
+		to, cookie, err := a.opts.SignIn.Begin(ctx, c.req.RawPath)
+		if err != nil {
+			return pageResponse(signInProblem(err), head), err
+		}
+		return redirect(to, cookie), nil
+	}
+	p := interrupt.Principal{Subject: s.Subject, Tenant: s.Tenant, Groups: s.Groups, Roles: s.Roles}
+	csrf, err := a.opts.SignIn.CSRF(ctx, s)
+	if err != nil {
+		return pageResponse(problemPage(err), head), err
+	}
+	v, err := a.signedInView(ctx, c, p, interruptID, func(form url.Values) bool { return a.opts.SignIn.CheckCSRF(ctx, s, form.Get("csrf")) })
+	return pageResponse(approvalpage.SignedIn(v, s.Subject, csrf), head), err
+}
+
+func (a *API) signedInView(ctx context.Context, c *call, p interrupt.Principal, interruptID string, fromPage func(url.Values) bool) (approvalpage.View, error) {
+	o, err := a.host.OpenAs(ctx, p, c.runID, interruptID)
+	c.nodeID = o.NodeID
+	switch {
+	case !o.Found():
+		return problemPage(err), err
+	case err != nil:
+		return approvalpage.ReadOnly(o, statusFor(err), closedNotice(o, err)), err
+	case o.Refused != nil:
+		return approvalpage.ReadOnly(o, statusFor(o.Refused), approvalpage.RefusedNotice(o.Refused)), o.Refused
+	case c.req.RequestContext.HTTP.Method != http.MethodPost:
+		return approvalpage.Decide(o, formKey(), nil, nil), nil
+	}
+	if err := undecidable(o); err != nil {
+		return approvalpage.ReadOnly(o, http.StatusBadRequest, nil), err
+	}
+	form, err := readForm(c.req)
+	if err != nil {
+		return problemPage(err), err
+	}
+	if !fromPage(form) {
+		err := interrupt.Errorf(interrupt.CodeForbidden, "the form does not carry this session's CSRF token")
+		return approvalpage.ReadOnly(o, http.StatusForbidden, &approvalpage.Notice{Kind: "error", Text: "This form was not sent from this page; nothing was recorded. Open the link again and decide there."}), err
+	}
+	return a.decide(o, form, c.req, func(value []byte, idem *host.Idempotency) (host.Resolution, error) {
+		return a.host.ResolveInterrupt(ctx, p, c.runID, interruptID, value, idem)
+	})
+}
+
+// signInCallback serves GET /signin/callback: the identity provider's answer completes the
+// sign-in, the session cookie is set, and the approver goes back to the page it came from.
+func (a *API) signInCallback(ctx context.Context, c *call) (events.APIGatewayV2HTTPResponse, error) {
+	if a.opts.SignIn == nil {
+		err := interrupt.Errorf(interrupt.CodeNotFound, "this host signs no one in")
+		return pageResponse(problemPage(err), false), err
+	}
+	query, err := url.ParseQuery(c.req.RawQueryString)
+	if err != nil {
+		err := interrupt.Invalid("the callback's query is malformed")
+		return pageResponse(problemPage(err), false), err
+	}
+	_, cookies, next, err := a.opts.SignIn.Finish(ctx, c.req.Cookies, query)
+	if err != nil {
+		return pageResponse(signInProblem(err), false), err
+	}
+	return redirect(next, cookies...), nil
+}
+
+// redirect sends the browser to location with 303 See Other (a GET whatever the method was),
+// setting cookies.
+func redirect(location string, cookies ...string) events.APIGatewayV2HTTPResponse {
+	headers := maps.Clone(pageHeaders)
+	headers["Location"] = location
+	delete(headers, "Content-Type")
+	return events.APIGatewayV2HTTPResponse{StatusCode: http.StatusSeeOther, Headers: headers, Cookies: cookies}
+}
+
+// signInProblem is the page of a sign-in that failed, by pkg/signin's error contract.
+func signInProblem(err error) approvalpage.View {
+	switch {
+	case errors.Is(err, signin.ErrState):
+		return approvalpage.Problem(http.StatusBadRequest, "Please sign in again", "This sign-in was not started here, or took too long. Open the link you were sent again.")
+	case errors.Is(err, signin.ErrDenied):
+		return approvalpage.Problem(http.StatusForbidden, "Sign-in refused", "The identity provider did not sign you in.")
+	case errors.Is(err, signin.ErrIDToken):
+		return approvalpage.Problem(http.StatusUnauthorized, "Sign-in failed", "The identity provider's answer could not be verified. Open the link you were sent again.")
+	case errors.Is(err, signin.ErrNoTenant):
+		return approvalpage.Problem(http.StatusForbidden, "No organisation", "Your account does not say which organisation you belong to, so no request can be shown to you.")
+	case errors.Is(err, signin.ErrUnavailable):
+		return approvalpage.Problem(http.StatusServiceUnavailable, "Please try again", "The identity provider cannot be reached right now; nothing was recorded.")
+	case errors.Is(err, signin.ErrNext):
+		return approvalpage.Problem(http.StatusBadRequest, "This link is not valid", "Check that the whole link was opened.")
+	}
+	return approvalpage.Problem(http.StatusInternalServerError, "Something went wrong", "The host could not sign you in. Try the link again later.")
 }
 
 // formKey is a fresh one-time form key.

@@ -28,6 +28,7 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/keyring"
 	"github.com/interrupthost/interrupthost/pkg/outbound"
 	"github.com/interrupthost/interrupthost/pkg/schema"
+	"github.com/interrupthost/interrupthost/pkg/signin"
 	"github.com/interrupthost/interrupthost/pkg/webhook"
 )
 
@@ -52,6 +53,10 @@ const (
 	EnvAllowPrivateTargets = "ALLOW_PRIVATE_DELIVERY_TARGETS"
 	// EnvPublicBaseURL is where the API is reached from outside: approval links start with it.
 	EnvPublicBaseURL = "PUBLIC_BASE_URL"
+	// EnvOIDCIssuer and EnvOIDCClientID are the identity provider approvers sign in with on the
+	// approval page, and its app client.
+	EnvOIDCIssuer   = "OIDC_ISSUER"
+	EnvOIDCClientID = "OIDC_CLIENT_ID"
 )
 
 // Option adds a dependency that only some functions have.
@@ -117,11 +122,38 @@ func logger() *slog.Logger { return slog.New(slog.NewJSONHandler(os.Stdout, nil)
 // New builds the API from the environment. The SDK finds its region, credentials and endpoints
 // (AWS_ENDPOINT_URL_DYNAMODB locally) the standard way; nothing here is local-only.
 func New(ctx context.Context, opts ...Option) (*apigw.API, error) {
-	h, err := newHost(ctx, opts...)
+	h, _, err := newHost(ctx, opts...)
 	if err != nil {
 		return nil, err
 	}
 	return apigw.New(h, logger(), apiOptions()), nil
+}
+
+// MustApprovalPage is the approval-page function's handler: the page over the host with its
+// keyring, which also signs the sign-in's cookies, and the sign-in with the identity provider
+// OIDC_ISSUER names (the HTTP API's JwtIssuer) for the app client OIDC_CLIENT_ID, coming back to
+// PUBLIC_BASE_URL's /signin/callback.
+func MustApprovalPage(ctx context.Context) apigw.Handler {
+	h, hc, err := newHost(ctx, WithKeyring)
+	exitOn(err)
+	base, err := publicBase()
+	exitOn(err)
+	opts := apiOptions()
+	opts.SignIn, err = signin.New(signin.Config{
+		Issuer: os.Getenv(EnvOIDCIssuer), ClientID: os.Getenv(EnvOIDCClientID), RedirectURL: strings.TrimSuffix(base, "/") + "/signin/callback",
+		Keys: hc.Keys, TenantClaim: opts.TenantClaim, GroupsClaim: opts.GroupsClaim, RolesClaim: opts.RolesClaim,
+	})
+	exitOn(err)
+	return apigw.New(h, logger(), opts).ApprovalPage()
+}
+
+// publicBase is PUBLIC_BASE_URL, checked: where approvers reach the API.
+func publicBase() (string, error) {
+	base := os.Getenv(EnvPublicBaseURL)
+	if u, err := url.Parse(base); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return "", fmt.Errorf("app: %s=%q is not an http(s) URL", EnvPublicBaseURL, base)
+	}
+	return base, nil
 }
 
 // apiOptions are the claims' names the deployment chose.
@@ -130,29 +162,29 @@ func apiOptions() apigw.Options {
 }
 
 // newHost builds the host over the run-log table TABLE_NAME names.
-func newHost(ctx context.Context, opts ...Option) (*host.Host, error) {
+func newHost(ctx context.Context, opts ...Option) (*host.Host, host.Config, error) {
 	table := os.Getenv(EnvTable)
 	if table == "" {
-		return nil, errors.New("app: " + EnvTable + " is not set")
+		return nil, host.Config{}, errors.New("app: " + EnvTable + " is not set")
 	}
 	cfg, err := config.LoadDefaultConfig(ctx)
 	if err != nil {
-		return nil, err
+		return nil, host.Config{}, err
 	}
 	schemas, err := schema.Load()
 	if err != nil {
-		return nil, err
+		return nil, host.Config{}, err
 	}
 	hc, err := hostConfig()
 	if err != nil {
-		return nil, err
+		return nil, hc, err
 	}
 	for _, opt := range opts {
 		if err := opt(ctx, cfg, &hc); err != nil {
-			return nil, err
+			return nil, hc, err
 		}
 	}
-	return host.New(dynamo.NewRunLog(dynamo.NewClient(cfg), table), schemas, hc), nil
+	return host.New(dynamo.NewRunLog(dynamo.NewClient(cfg), table), schemas, hc), hc, nil
 }
 
 // outboundDeps are what the outbound functions share: the table's stores, the subscriptions'
@@ -203,9 +235,9 @@ func deliverer(ctx context.Context) (*outbound.Deliverer, error) {
 	if err := WithKeyring(ctx, o.cfg, &hc); err != nil {
 		return nil, err
 	}
-	base := os.Getenv(EnvPublicBaseURL)
-	if u, err := url.Parse(base); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return nil, fmt.Errorf("app: %s=%q is not an http(s) URL", EnvPublicBaseURL, base)
+	base, err := publicBase()
+	if err != nil {
+		return nil, err
 	}
 	return &outbound.Deliverer{
 		Store: o.store, Log: o.runs, Secrets: o.secrets, Client: outbound.NewHTTPClient(o.targets.AllowPrivate),
@@ -247,7 +279,7 @@ func MustRetryDeliveries(ctx context.Context) func(context.Context, json.RawMess
 // schedule's input is not read), bounded by the invocation's deadline, and one log line saying
 // what it did.
 func MustSweep(ctx context.Context) func(context.Context, json.RawMessage) (host.SweepReport, error) {
-	h, err := newHost(ctx)
+	h, _, err := newHost(ctx)
 	exitOn(err)
 	log := logger()
 	return func(ctx context.Context, _ json.RawMessage) (host.SweepReport, error) {

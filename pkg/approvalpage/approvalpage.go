@@ -66,6 +66,9 @@ type Block struct{ Label, Text string }
 type Form struct {
 	// Key is the one-time form key: a double submit is one decision (the Idempotency-Key).
 	Key string
+	// CSRF is a signed-in page's form token, bound to the session: a form posted from another
+	// site without it decides nothing.
+	CSRF string
 	// NeedsName asks who decides: the link's token names no principal.
 	NeedsName bool
 	Approval  *ApprovalForm

@@ -64,7 +64,7 @@ func (h *Host) RequestInterrupt(ctx context.Context, p interrupt.Principal, runI
 		}
 		if req.Token.Intent == token.IntentResolve && payload.Kind.DecidedByPerson() {
 			return InterruptView{}, false, interrupt.Errorf(interrupt.CodeForbidden,
-				"the caller that requests a %s cannot hold a token that decides it; its deciders get theirs from the host (docs/design.md, \"Who may decide\")", payload.Kind)
+				"the caller that requests an interrupt a person decides (%s) cannot hold a token that decides it: its deciders sign in on the approval page, or mint their own", payload.Kind)
 		}
 	}
 	if !runlog.ValidID(req.NodeID) {

@@ -116,12 +116,15 @@ func (h *Host) mayMint(in *runlog.Interrupt, p interrupt.Principal, req *TokenRe
 	}
 	if !delegate && !(p.Holds(interrupt.ScopeApprovalsRespond) && req.Principal == p.Subject) {
 		return interrupt.Errorf(interrupt.CodeForbidden,
-			"a token that decides a %s is minted for the caller itself (scope %s) or by tooling holding %s", in.Payload.Kind, interrupt.ScopeApprovalsRespond, interrupt.ScopeTokensDelegate)
+			"a token that decides interrupt %s (%s) is minted for the caller itself (scope %s) or by tooling holding %s", in.ID, in.Payload.Kind, interrupt.ScopeApprovalsRespond, interrupt.ScopeTokensDelegate)
 	}
 	if in.Payload.Kind != interrupt.KindApproval {
 		return nil
 	}
 	if _, err := eligibility(in, who, h.cfg.RefKinds); err != nil {
+		if d := in.Payload.Data; len(d.ApproverGroupRefs)+len(d.ApproverRoleRefs) == 0 {
+			return err
+		}
 		return interrupt.Errorf(interrupt.CodeNotEligible,
 			"%s; a token carries no group or role memberships: those approvers decide by signing in on the approval page", messageOf(err))
 	}
@@ -174,6 +177,12 @@ func (h *Host) tokenTarget(st *runlog.State, c token.Claims) (*runlog.Interrupt,
 	if in == nil || in.NodeID != c.NodeID {
 		return nil, interrupt.Errorf(interrupt.CodeNotFound, "the token's interrupt does not exist")
 	}
+	return h.pending(in)
+}
+
+// pending is in if it can be decided now: 410 past its deadline, 409 once resolved or its run
+// has ended.
+func (h *Host) pending(in *runlog.Interrupt) (*runlog.Interrupt, error) {
 	switch status := in.StatusAt(h.cfg.Now()); status {
 	case interrupt.StatusPending:
 		return in, nil
@@ -254,6 +263,9 @@ type Opened struct {
 	// Tally is an approval's count so far; Voted is the principal's counted vote, if any.
 	Tally interrupt.Tally
 	Voted *interrupt.Vote
+	// Refused is why the signed-in principal could not decide the interrupt now (not an
+	// eligible approver, its own request); nil when it could. OpenAs sets it.
+	Refused error
 }
 
 // Found reports whether the token named an interrupt that exists (Open may answer it with an
@@ -288,4 +300,45 @@ func (h *Host) Open(ctx context.Context, raw string) (Opened, Grant, error) {
 	}
 	_, err = h.tokenTarget(st, c)
 	return o, g, err
+}
+
+// OpenAs reads the interrupt interruptID of the caller's run for the page of a signed-in
+// approver: what it shows, and whether p could decide it now. Reading it never writes. Another
+// tenant's run, and an interrupt the run does not hold, answer 404.
+func (h *Host) OpenAs(ctx context.Context, p interrupt.Principal, runID, interruptID string) (Opened, error) {
+	_, st, err := h.loadRun(ctx, p, runID)
+	if err != nil {
+		return Opened{}, err
+	}
+	in := st.ByID(interruptID)
+	if in == nil {
+		return Opened{}, interrupt.Errorf(interrupt.CodeNotFound, "no interrupt %s in run %s", interruptID, runID)
+	}
+	o := Opened{
+		RunID: runID, NodeID: in.NodeID, InterruptID: in.ID, Raw: in.Raw, Payload: in.Payload,
+		Status: in.StatusAt(h.cfg.Now()), Principal: p.Subject, CanResolve: true,
+		Deadline: in.Deadline, Tally: in.Tally(), Voted: in.Voted(p.Voter()),
+	}
+	if _, err := h.pending(in); err != nil {
+		return o, err
+	}
+	if in.Payload.Kind.DecidedByPerson() {
+		o.Refused = notTheRequester(in, p)
+	}
+	if o.Refused == nil && in.Payload.Kind == interrupt.KindApproval {
+		_, o.Refused = eligibility(in, p, h.cfg.RefKinds)
+	}
+	return o, nil
+}
+
+// ResolveInterrupt resolves the interrupt interruptID of the caller's run as p: the approval
+// page's decision of a signed-in approver, under the rules of the run surface.
+func (h *Host) ResolveInterrupt(ctx context.Context, p interrupt.Principal, runID, interruptID string, value []byte, idem *Idempotency) (Resolution, error) {
+	return h.resolve(ctx, p, runID, idem, func(st *runlog.State) (*runlog.Interrupt, error) {
+		in := st.ByID(interruptID)
+		if in == nil {
+			return nil, interrupt.Errorf(interrupt.CodeNotFound, "no interrupt %s in run %s", interruptID, runID)
+		}
+		return h.pending(in)
+	}, value)
 }

@@ -1,8 +1,10 @@
 // The approval page in a real browser: Debian's headless Chromium driven by playwright-core,
 // against the stack `make test` runs (GATEWAY_URL), as an approver who opens a link would use
-// it. A screenshot of each state is saved under .local/screenshots/ for review.
+// it: a link holding a token (minted by the team's mailer, DELEGATE_JWT), and a link holding
+// none, where the approver signs in with the local identity provider. A screenshot of each
+// state is saved under .local/screenshots/ for review.
 //
-//   ENGINE_JWT=... GATEWAY_URL=http://127.0.0.1:3000 node --test infra/local/browser/
+//   ENGINE_JWT=... DELEGATE_JWT=... GATEWAY_URL=http://127.0.0.1:3000 node --test infra/local/browser/
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
@@ -13,6 +15,7 @@ import { chromium } from 'playwright-core';
 const require = createRequire(import.meta.url);
 const gateway = process.env.GATEWAY_URL ?? 'http://127.0.0.1:3000';
 const jwt = process.env.ENGINE_JWT;
+const delegateJwt = process.env.DELEGATE_JWT;
 const shots = new URL('../../../.local/screenshots/', import.meta.url).pathname;
 const chromiumPath = process.env.CHROMIUM ?? '/usr/bin/chromium';
 
@@ -20,16 +23,17 @@ let browser;
 
 before(async () => {
   assert.ok(jwt, 'ENGINE_JWT: a JWT with interrupts:write and runs:read (make test sets it)');
+  assert.ok(delegateJwt, 'DELEGATE_JWT: a JWT with tokens:delegate, of the same tenant (make test sets it)');
   mkdirSync(shots, { recursive: true });
   browser = await chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox'] });
 });
 
 after(async () => { await browser?.close(); });
 
-async function api(method, path, body) {
+async function api(method, path, body, bearer = jwt) {
   const res = await fetch(gateway + path, {
     method,
-    headers: { Authorization: `Bearer ${jwt}`, 'Content-Type': 'application/json' },
+    headers: { Authorization: `Bearer ${bearer}`, 'Content-Type': 'application/json' },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await res.text();
@@ -58,12 +62,22 @@ function approval(extra = {}) {
   };
 }
 
-// request suspends a fresh run on payload and mints a link token for principal.
+// request suspends a fresh run on payload and has the team's mailer mint a link token for
+// principal; plain is the link without a credential, to the page that signs the approver in.
 async function request(payload, principal = 'alice', intent = 'resolve') {
   const run = 'browser-' + randomUUID().slice(0, 12);
-  await api('POST', `/runs/${run}/interrupts`, { nodeId: 'approve', payload });
-  const tok = await api('POST', `/runs/${run}/interrupts/approve/tokens`, principal ? { intent, principal } : { intent });
-  return { run, url: `${gateway}/approve/${tok.token}` };
+  const { interruptId } = await api('POST', `/runs/${run}/interrupts`, { nodeId: 'approve', payload });
+  const tok = await api('POST', `/runs/${run}/interrupts/approve/tokens`, principal ? { intent, principal } : { intent }, delegateJwt);
+  return { run, url: `${gateway}/approve/${tok.token}`, plain: `${gateway}/approve/${run}/${interruptId}` };
+}
+
+// signIn answers the local identity provider's login form, where a link without a credential
+// leads, as user of tenant, and waits for the page the sign-in came back to.
+async function signIn(page, user, tenant) {
+  await page.getByLabel('User').selectOption(user);
+  await page.getByLabel('Tenant').fill(tenant);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForURL((u) => u.pathname.startsWith('/approve/'));
 }
 
 async function events(run) {
@@ -254,4 +268,46 @@ test('a phone, a keyboard and axe: usable, in order, without violations', async 
   const { violations } = await p.evaluate(() => globalThis.axe.run(document, { resultTypes: ['violations'] }));
   assert.deepEqual(violations.map((v) => `${v.id}: ${v.help} (${v.nodes.length})`), []);
   await audit.close();
+});
+
+test('a link without a credential: the approver signs in and decides as itself; an outsider signed in is refused', async () => {
+  const tenant = JSON.parse(Buffer.from(jwt.split('.')[1], 'base64url').toString()).tenant;
+  const { run, plain } = await request(approval({ approversList: undefined, approverGroupRefs: ['ops'] }), 'alice', 'inspect');
+  const { context, page, res, problems } = await open(plain);
+  assert.equal(new URL(page.url()).pathname, '/local-issuer/authorize', 'the page asks for a sign-in first');
+  assert.equal(res.status(), 200);
+  await page.screenshot({ path: shots + 'signin-form.png', fullPage: true });
+  await signIn(page, 'alice', tenant);
+  assert.equal(new URL(page.url()).pathname, new URL(plain).pathname);
+  assert.equal(await page.locator('dt:has-text("Deciding as") + dd').textContent(), 'alice');
+  await assert.doesNotReject(page.getByText('You are signed in as alice').waitFor());
+  const cookies = await context.cookies();
+  const session = cookies.find((c) => c.name === '__Host-ih-session');
+  assert.ok(session && session.httpOnly && session.secure && session.sameSite === 'Lax', JSON.stringify(cookies));
+  await page.screenshot({ path: shots + 'signin-approval.png', fullPage: true });
+  await page.getByRole('button', { name: 'Accept', exact: true }).click();
+  await assert.doesNotReject(page.getByText('Your decision (accept) was recorded').waitFor());
+  const voted = (await events(run)).find((e) => e.type === 'interrupt.voted');
+  assert.equal(voted.payload.principal, 'alice');
+  assert.equal(voted.payload.resumeValue.decidedBy, 'alice');
+  assert.deepEqual(voted.payload.eligibility, { via: 'group', ref: 'ops' });
+  assert.deepEqual(problems, []);
+  await context.close();
+
+  // mallory, of the same tenant but in no group, signs in: shown, not decided, and a form
+  // posted by hand with her session records nothing.
+  const other = await request(approval({ approversList: undefined, approverGroupRefs: ['ops'] }), 'alice', 'inspect');
+  const outsider = await open(other.plain);
+  await signIn(outsider.page, 'mallory', tenant);
+  assert.equal(await outsider.page.getByRole('button').count(), 0);
+  await assert.doesNotReject(outsider.page.getByText('You are not one of the approvers').waitFor());
+  await outsider.page.screenshot({ path: shots + 'signin-outsider.png', fullPage: true });
+  const reloaded = await outsider.page.reload();
+  assert.equal(reloaded.status(), 403);
+  for (const form of [{ formKey: 'k1', action: 'accept' }, { formKey: 'k2', action: 'accept', csrf: 'forged' }]) {
+    const posted = await outsider.context.request.post(other.plain, { form, maxRedirects: 0 });
+    assert.equal(posted.status(), 403, JSON.stringify(form));
+  }
+  assert.deepEqual((await events(other.run)).map((e) => e.type), ['interrupt.requested', 'approval.requested']);
+  await outsider.context.close();
 });
