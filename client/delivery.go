@@ -14,11 +14,14 @@ import (
 	"time"
 )
 
-// Link is an approval-page link a delivery of an approval's interrupt.requested carries.
+// Link is an approval-page link a delivery of an interrupt.requested carries: a plain link
+// names the interrupt (whoever opens it signs in and decides as themselves); a signed one, only
+// for a subscription WithSignedLinks, holds a token that decides as Principal.
 type Link struct {
 	Principal string `json:"principal,omitempty"`
 	URL       string `json:"url"`
-	ExpiresAt string `json:"expiresAt"`
+	// ExpiresAt is a signed link's expiry, or the interrupt's deadline; "" for neither.
+	ExpiresAt string `json:"expiresAt,omitempty"`
 }
 
 // Delivery is a verified delivery of a subscription: one event of a run.

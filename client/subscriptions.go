@@ -7,11 +7,14 @@ import (
 
 // Subscription is where the host delivers a tenant's events.
 type Subscription struct {
-	ID        string   `json:"id"`
-	URL       string   `json:"url"`
-	Events    []string `json:"events"`
-	Format    string   `json:"format"`
-	CreatedAt string   `json:"createdAt"`
+	ID     string   `json:"id"`
+	URL    string   `json:"url"`
+	Events []string `json:"events"`
+	Format string   `json:"format"`
+	// ApprovalLinks is "plain" (links that name the interrupt; the page signs the approver in)
+	// or "signed" (a token per named approver; WithSignedLinks).
+	ApprovalLinks string `json:"approvalLinks"`
+	CreatedAt     string `json:"createdAt"`
 	// Secret signs the deliveries; the host shows it only in Subscribe's answer.
 	Secret string `json:"secret,omitempty"`
 }
@@ -19,10 +22,24 @@ type Subscription struct {
 // Subscribe has the host deliver the caller's tenant's events of the types named (["*"]: all)
 // to url, in format "standard-webhooks" (or "slack"). Keep the answer's Secret: it verifies the
 // deliveries (NewReceiver) and is never shown again.
-func (c *Client) Subscribe(ctx context.Context, url string, events []string, format string) (Subscription, error) {
+func (c *Client) Subscribe(ctx context.Context, url string, events []string, format string, opts ...SubscribeOption) (Subscription, error) {
+	req := map[string]any{"url": url, "events": events, "format": format}
+	for _, opt := range opts {
+		opt(req)
+	}
 	var out Subscription
-	err := c.do(ctx, http.MethodPost, "/subscriptions", map[string]any{"url": url, "events": events, "format": format}, &out)
+	err := c.do(ctx, http.MethodPost, "/subscriptions", req, &out)
 	return out, err
+}
+
+// SubscribeOption sets a member of the subscription Subscribe asks for.
+type SubscribeOption func(map[string]any)
+
+// WithSignedLinks asks for approval links that each hold a token deciding as one named
+// approver, for a receiver that sends each link to its person (a team's own mailer). The host
+// grants them only to a caller holding tokens:delegate.
+func WithSignedLinks() SubscribeOption {
+	return func(req map[string]any) { req["approvalLinks"] = "signed" }
 }
 
 // Unsubscribe deletes a subscription: nothing more is delivered to it.

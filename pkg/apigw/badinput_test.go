@@ -207,7 +207,7 @@ func TestBodiesAreReadExactly(t *testing.T) {
 	if r := s.request(t, engine, "r2", "n1", quorum); r.Status != 201 {
 		t.Errorf("requiredApprovals 2.0: %d %s", r.Status, r.Body)
 	}
-	if r := s.mint(t, "r2", "n1", `{"intent":"resolve","ttlMs":60000.0}`); r.Status != 201 {
+	if r := s.mint(t, "r2", "n1", `{"intent":"resolve","ttlMs":60000.0,"principal":"bob"}`); r.Status != 201 {
 		t.Errorf("ttlMs 60000.0: %d %s", r.Status, r.Body)
 	}
 	if r := s.resolve(t, approver, "r2", "n1", value); r.Status != 202 || !strings.Contains(string(r.Body), `"required":2`) {

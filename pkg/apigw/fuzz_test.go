@@ -37,7 +37,7 @@ func fuzzHandler(f *testing.F, pick func(*stack) apigw.Handler, route string, se
 			RequestContext: events.APIGatewayV2HTTPRequestContext{RequestID: "fuzz", RouteKey: route},
 		}
 		authorize(&req, map[string]any{"sub": "fuzzer", "tenant": "acme", "groups": []string{"finance"}},
-			[]string{apigw.ScopeInterruptsWrite, apigw.ScopeApprovalsRespond, apigw.ScopeRunsRead, apigw.ScopeWebhooksManage, apigw.ScopeSubscriptionsManage})
+			[]string{apigw.ScopeInterruptsWrite, apigw.ScopeApprovalsRespond, apigw.ScopeRunsRead, apigw.ScopeRunsConfigure, apigw.ScopeWebhooksManage, apigw.ScopeSubscriptionsManage, apigw.ScopeTokensDelegate})
 		if idemKey != "" {
 			req.Headers["idempotency-key"] = idemKey
 		}

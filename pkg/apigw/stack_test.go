@@ -125,6 +125,7 @@ var (
 	engine   = caller{"engine", "acme", []string{apigw.ScopeInterruptsWrite, apigw.ScopeRunsRead}}
 	approver = caller{"alice", "acme", []string{apigw.ScopeApprovalsRespond, apigw.ScopeRunsRead}}
 	intruder = caller{"mallory", "evilcorp", []string{apigw.ScopeInterruptsWrite, apigw.ScopeApprovalsRespond, apigw.ScopeRunsRead}}
+	delegate = caller{"mailer", "acme", []string{apigw.ScopeTokensDelegate}}
 )
 
 func (c caller) named(sub string) caller { c.sub = sub; return c }

@@ -3,6 +3,8 @@ package e2e
 import (
 	"strings"
 	"testing"
+
+	"github.com/interrupthost/interrupthost/infra/local/devjwt"
 )
 
 // TestLowConfidenceEscalation: a run configured with threshold 0.8 gets, for a decision at
@@ -11,7 +13,8 @@ import (
 func TestLowConfidenceEscalation(t *testing.T) {
 	eng := jwt(t, engine)
 	run := newRun("agent")
-	if a := do(t, "PUT", "/runs/"+run+"/configurable", eng, `{"escalationThreshold":0.8}`); a.Status != 200 {
+	ops := jwt(t, devjwt.Token{Subject: "ops", Tenant: "acme", Scopes: []string{"runs:configure"}})
+	if a := do(t, "PUT", "/runs/"+run+"/configurable", ops, `{"escalationThreshold":0.8}`); a.Status != 200 {
 		t.Fatalf("configure: %d %s", a.Status, a.Body)
 	}
 	a := do(t, "POST", "/runs/"+run+"/agent-decisions", eng, `{"nodeId":"classify","key":"d1","agentId":"triage","confidence":0.41,"decision":{"label":"billing"}}`)

@@ -74,7 +74,9 @@ func jwt(t testing.TB, tok devjwt.Token) string {
 var (
 	engine   = devjwt.Token{Subject: "engine", Tenant: "acme", Scopes: []string{"interrupts:write", "runs:read"}}
 	approver = devjwt.Token{Subject: "alice", Tenant: "acme", Scopes: []string{"approvals:respond", "runs:read"}}
-	everyone = devjwt.Token{Subject: "root", Tenant: "acme", Scopes: []string{"interrupts:write", "approvals:respond", "runs:read", "webhooks:manage", "subscriptions:manage"}}
+	everyone = devjwt.Token{Subject: "root", Tenant: "acme", Scopes: []string{"interrupts:write", "approvals:respond", "runs:read", "runs:configure", "webhooks:manage", "subscriptions:manage", "tokens:delegate"}}
+	// delegate is trusted tooling, a team's mailer: it mints tokens that decide as a named person.
+	delegate = devjwt.Token{Subject: "mailer", Tenant: "acme", Scopes: []string{"tokens:delegate"}}
 )
 
 type answer struct {
@@ -91,6 +93,9 @@ func (a answer) json(t testing.TB, v any) {
 }
 
 var httpClient = &http.Client{Timeout: 30 * time.Second}
+
+// noRedirects answers a redirect as it is, to see where it leads.
+var noRedirects = &http.Client{Timeout: 30 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 
 // call is one HTTP request of the suite. base "" is the stack's gateway; bearer is sent as
 // "Bearer <bearer>", authorization verbatim when bearer is empty; each idempotencyKeys entry is

@@ -53,10 +53,16 @@ type subscriber struct {
 
 func subscribe(t *testing.T, c *client.Client, events ...string) *subscriber {
 	t.Helper()
+	return subscribeWith(t, c, nil, events...)
+}
+
+// subscribeWith is subscribe with options (signed links).
+func subscribeWith(t *testing.T, c *client.Client, opts []client.SubscribeOption, events ...string) *subscriber {
+	t.Helper()
 	s := &subscriber{t: t, attempts: map[string]int{}, arrived: make(chan struct{}, 1000)}
 	srv := httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(srv.Close)
-	sub, err := c.Subscribe(context.Background(), srv.URL+"/hooks", events, "standard-webhooks")
+	sub, err := c.Subscribe(context.Background(), srv.URL+"/hooks", events, "standard-webhooks", opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,8 +126,8 @@ func (s *subscriber) await(n int) []client.Delivery {
 
 const approvalWithApprovers = `{"kind":"approval","key":"pay-1","timeoutMs":3600000,"data":{"artifactId":"inv-1","artifactType":"invoice","title":"Pay <inv-1> & co","actions":["accept","reject"],"requiredApprovals":1,"approversList":["alice","bob"]}}`
 
-// TestOutboundJourney: subscribe a receiver, request an approval, resolve it through the link
-// its delivery carries, and the receiver gets every event of the run, signed, in order, as
+// TestOutboundJourney: subscribe a receiver, request an approval whose delivery carries a link
+// to its page (which asks the approver to sign in), resolve it as an approver, and the receiver gets every event of the run, signed, in order, as
 // list-events returns them; Await returns the resolution; another tenant's subscription gets
 // nothing, and a dead subscription of the same tenant holds nothing up.
 func TestOutboundJourney(t *testing.T) {
@@ -141,23 +147,29 @@ func TestOutboundJourney(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := rcv.await(2) // interrupt.requested and approval.requested
-	if got[0].Type != "interrupt.requested" || len(got[0].Links) != 2 || got[0].Links[1].Principal != "bob" {
+	if got[0].Type != "interrupt.requested" || len(got[0].Links) != 1 || got[0].Links[0].Principal != "" {
 		t.Fatalf("first delivery %+v", got[0])
 	}
-	link := got[0].Links[1].URL
-	token, ok := strings.CutPrefix(link, gatewayURL()+"/approve/")
-	if !ok {
-		t.Fatalf("link %s is not the gateway's approval page", link)
+	// The link names the interrupt and holds no credential: opening it asks for a sign-in with
+	// the deployment's identity provider, and decides nothing.
+	link := got[0].Links[0].URL
+	path, ok := strings.CutPrefix(link, gatewayURL()+"/approve/")
+	if !ok || path != run+"/"+got[0].Data.InterruptID {
+		t.Fatalf("link %s is not the gateway's approval page of the interrupt", link)
 	}
-	// The link opens bob's approval page, which decides nothing by being opened.
-	opened := call{method: "GET", path: strings.TrimPrefix(link, gatewayURL())}.must(t)
-	if opened.Status != 200 || opened.Header.Get("Content-Type") != "text/html; charset=utf-8" || !strings.Contains(string(opened.Body), "Pay &lt;inv-1&gt; &amp; co") {
-		t.Fatalf("the link's page: %d %s", opened.Status, opened.Body)
+	opened, err := noRedirects.Get(link)
+	if err != nil {
+		t.Fatal(err)
 	}
-	// The link's token resolves as bob, on the token surface as on the page.
-	res, err := client.New(gatewayURL()).ResolveByToken(ctx, token, map[string]any{"action": "accept", "decidedAt": "2026-11-30T09:00:00Z"})
+	opened.Body.Close()
+	if opened.StatusCode != 303 || !strings.HasPrefix(opened.Header.Get("Location"), devjwt.IssuerAt(gatewayURL())+"/authorize?") {
+		t.Fatalf("the link's page: %d %s", opened.StatusCode, opened.Header.Get("Location"))
+	}
+	// bob decides as himself.
+	bob := newClient(t, devjwt.Token{Subject: "bob", Tenant: op.Tenant, Scopes: []string{"approvals:respond"}})
+	res, err := bob.Resolve(ctx, run, "approve", map[string]any{"action": "accept", "decidedAt": "2026-11-30T09:00:00Z"})
 	if err != nil || res.Status != "resolved" || !strings.Contains(string(res.ResumeValue), `"decidedBy":"bob"`) {
-		t.Fatalf("resolve by the link's token: %+v %v", res, err)
+		t.Fatalf("bob resolves: %+v %v", res, err)
 	}
 	out, err := c.Await(ctx, run, "approve", rcv.receiver)
 	if err != nil || out.Status != "resolved" || !strings.Contains(string(out.ResumeValue), `"action":"accept"`) {

@@ -21,22 +21,24 @@ type tokenView struct {
 	Token, Intent, ExpiresAt string
 }
 
-// TestTokenJourney: an approval requested with a token, inspected and resolved through it (as
-// a mail link would), after which the token is dead.
+// TestTokenJourney: an approval requested, a token minted for bob by the team's mailer
+// (tokens:delegate), inspected and resolved through it (as bob's mail link would), after which
+// the token is dead.
 func TestTokenJourney(t *testing.T) {
 	run := newRun("mail")
 	eng := jwt(t, engine)
 	payload := example(t, "approval")
-	a := do(t, "POST", "/runs/"+run+"/interrupts", eng, `{"nodeId":"approve","payload":`+payload+`,"token":{"intent":"resolve","principal":"bob"}}`)
-	var created struct {
-		InterruptID string
-		Tokens      []tokenView
-	}
-	a.json(t, &created)
-	if a.Status != 201 || len(created.Tokens) != 1 {
+	if a := do(t, "POST", "/runs/"+run+"/interrupts", eng, `{"nodeId":"approve","payload":`+payload+`}`); a.Status != 201 {
 		t.Fatalf("request: %d %s", a.Status, a.Body)
 	}
-	link := "/interrupts/" + created.Tokens[0].Token
+	mailer := jwt(t, delegate)
+	a := do(t, "POST", "/runs/"+run+"/interrupts/approve/tokens", mailer, `{"intent":"resolve","principal":"bob"}`)
+	var minted tokenView
+	a.json(t, &minted)
+	if a.Status != 201 {
+		t.Fatalf("mint: %d %s", a.Status, a.Body)
+	}
+	link := "/interrupts/" + minted.Token
 
 	for range 5 {
 		if a := do(t, "GET", link, "", ""); a.Status != 200 || string(a.Body) != payload {
