@@ -108,7 +108,7 @@ func BenchmarkFlowCapacity(b *testing.B) {
 		for b.Loop() {
 			n++
 			run := "approval-" + strconv.Itoa(n)
-			if _, _, err := h.RequestInterrupt(ctx, alice, run, host.Request{NodeID: "n1", Payload: payload}); err != nil {
+			if _, _, err := h.RequestInterrupt(ctx, engine, run, host.Request{NodeID: "n1", Payload: payload}); err != nil {
 				b.Fatal(err)
 			}
 			if _, err := h.Resolve(ctx, alice, run, "n1", accept, nil); err != nil {

@@ -183,7 +183,7 @@ func BenchmarkResolve(b *testing.B) {
 	for b.Loop() {
 		n++
 		run := "bench-" + strconv.Itoa(n)
-		if _, _, err := h.RequestInterrupt(ctx, alice, run, host.Request{NodeID: "n1", Payload: example(b, "approval")}); err != nil {
+		if _, _, err := h.RequestInterrupt(ctx, engine, run, host.Request{NodeID: "n1", Payload: example(b, "approval")}); err != nil {
 			b.Fatal(err)
 		}
 		if _, err := h.Resolve(ctx, alice, run, "n1", value, nil); err != nil {

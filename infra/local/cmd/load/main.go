@@ -7,8 +7,8 @@
 //	go run ./infra/local/cmd/load -surface webhook
 //
 // One cycle: request an approval (request-interrupt), resolve it (resolve-by-run, or with
-// -surface token resolve-by-token with the token the request minted; with -race two resolvers at
-// once, of which exactly one must win), and read the run's snapshot (get-run). With -surface
+// -surface token resolve-by-token with the link alice mints for herself, mint-token; with -race
+// two resolvers at once, of which exactly one must win), and read the run's snapshot (get-run). With -surface
 // webhook the request is an external event (a payment) and the resolver a Stripe webhook, signed
 // with stripe-go, to an endpoint the tool creates (webhook-ingest).
 package main
@@ -139,7 +139,6 @@ type load struct {
 	engine, alice, bob string
 	client             *http.Client
 	payload            json.RawMessage
-	tokenReq           string
 	tenant             string
 	// endpoint and secret are the Stripe endpoint of -surface webhook.
 	endpoint, secret string
@@ -170,10 +169,6 @@ func newLoad(root, base, surface string, race bool) (*load, error) {
 		return nil, err
 	}
 	l.payload = json.RawMessage(`{"kind":"approval","key":"pay","data":{"artifactId":"inv-1","artifactType":"invoice","title":"Pay invoice inv-1","actions":["accept","reject"],"requiredApprovals":1,"rejectionPolicy":"single-veto"}}`)
-	if surface == "token" {
-		// Minted for a principal: a token without one must say who decides, in every resume value.
-		l.tokenReq = `,"token":{"intent":"resolve","principal":"alice"}`
-	}
 	if surface == "webhook" {
 		admin, err := sign("ops", "webhooks:manage")
 		if err != nil {
@@ -275,24 +270,24 @@ func (l *load) cycle(ctx context.Context, run string, st *stats) bool {
 	if l.surface == "webhook" {
 		return l.payment(ctx, run, st)
 	}
-	status, body := l.call(ctx, st, "request", "POST", "/runs/"+run+"/interrupts", l.engine, `{"nodeId":"approve","payload":`+string(l.payload)+l.tokenReq+`}`)
+	status, body := l.call(ctx, st, "request", "POST", "/runs/"+run+"/interrupts", l.engine, `{"nodeId":"approve","payload":`+string(l.payload)+`}`)
 	if status != 201 {
 		st.fail("request: %d %.200s", status, body)
 		return false
 	}
-	var created struct{ Tokens []struct{ Token string } }
-	if err := json.Unmarshal(body, &created); err != nil {
-		st.fail("request: %v", err)
-		return false
+	var link struct{ Token string }
+	if l.surface == "token" {
+		// The requester holds no token that decides its approval: alice mints her own link.
+		status, body := l.call(ctx, st, "mint", "POST", "/runs/"+run+"/interrupts/approve/tokens", l.alice, `{"intent":"resolve"}`)
+		if status != 201 || json.Unmarshal(body, &link) != nil {
+			st.fail("mint: %d %.200s", status, body)
+			return false
+		}
 	}
 	value := `{"resumeValue":{"action":"accept","decidedAt":"2026-11-30T09:00:00Z"}}`
 	resolve := func(bearer string) int {
 		if l.surface == "token" {
-			if len(created.Tokens) != 1 {
-				st.fail("request: no token in the answer")
-				return 0
-			}
-			s, _ := l.call(ctx, st, "resolve", "POST", "/interrupts/"+created.Tokens[0].Token, "", value)
+			s, _ := l.call(ctx, st, "resolve", "POST", "/interrupts/"+link.Token, "", value)
 			return s
 		}
 		s, _ := l.call(ctx, st, "resolve", "POST", "/runs/"+run+"/interrupts/approve", bearer, value)
@@ -366,6 +361,9 @@ func (r result) invocations() map[string]int {
 	n := map[string]int{"request-interrupt": len(r.stats.steps["request"]), "get-run": len(r.stats.steps["snapshot"])}
 	resolver := map[string]string{"run": "resolve-by-run", "token": "resolve-by-token", "webhook": "webhook-ingest"}[r.cfg.surface]
 	n[resolver] = len(r.stats.steps["resolve"])
+	if mints := len(r.stats.steps["mint"]); mints > 0 {
+		n["mint-token"] = mints
+	}
 	return n
 }
 
@@ -389,8 +387,11 @@ func (r result) report(w io.Writer) {
 	if r.cfg.race {
 		fmt.Fprintf(w, "races %d, exactly one winner in %d\n", s.races, s.races-s.badRaces)
 	}
-	for _, step := range []string{"request", "resolve", "snapshot"} {
+	for _, step := range []string{"request", "mint", "resolve", "snapshot"} {
 		d := s.steps[step]
+		if len(d) == 0 && step == "mint" {
+			continue
+		}
 		fmt.Fprintf(w, "  %-9s n=%-6d p50 %-9s p99 %s\n", step, len(d), ms(percentile(d, .5)), ms(percentile(d, .99)))
 	}
 	fmt.Fprintln(w, "CPU (user+system) per cycle, by process group:")
