@@ -27,6 +27,7 @@ var statusOf = map[interrupt.Code]int{
 	interrupt.CodeIdempotencyReuse: http.StatusUnprocessableEntity,
 	interrupt.CodeUnsupportedMedia: http.StatusUnsupportedMediaType,
 	interrupt.CodeUnavailable:      http.StatusServiceUnavailable,
+	interrupt.CodeOutcomeUnknown:   http.StatusServiceUnavailable,
 	interrupt.CodeInternal:         http.StatusInternalServerError,
 }
 
@@ -59,6 +60,9 @@ func problemResponse(err error) events.APIGatewayV2HTTPResponse {
 		p.Detail = "internal error; the request id identifies it in the host's logs"
 	case interrupt.CodeUnavailable:
 		p.Detail = "a dependency is unavailable; nothing was written, retry later"
+		headers["Retry-After"] = "1"
+	case interrupt.CodeOutcomeUnknown:
+		p.Detail = "the write's outcome is unknown (its answer was lost, and the store could not be read to find out); a retry of the same request, with the same Idempotency-Key or re-entry key, is safe and answers what happened"
 		headers["Retry-After"] = "1"
 	}
 	resp := jsonResponse(status, p)

@@ -18,6 +18,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
@@ -58,6 +60,32 @@ const (
 	EnvOIDCIssuer   = "OIDC_ISSUER"
 	EnvOIDCClientID = "OIDC_CLIENT_ID"
 )
+
+// Retry policy of the functions' AWS calls (docs/design.md, "Faults"): up to RetryAttempts
+// attempts, with full-jitter exponential backoff capped at RetryMaxBackoff, so that the retries
+// of one call end well within a function's 10 s timeout.
+const (
+	RetryAttempts   = 5
+	RetryMaxBackoff = 800 * time.Millisecond
+)
+
+// Retryer is the SDK's standard retryer without its client-side rate limiter. That limiter is a
+// token bucket shared by the process: a burst of errors empties it, and then every call of the
+// sandbox fails at once without being sent, until enough calls succeed, even after the store
+// has recovered. A Lambda sandbox runs one invocation at a time, so the bucket protects nothing
+// the attempt bound does not, and fails invocations the store would have served.
+func Retryer() aws.Retryer {
+	return retry.NewStandard(func(o *retry.StandardOptions) {
+		o.MaxAttempts = RetryAttempts
+		o.MaxBackoff = RetryMaxBackoff
+		o.RateLimiter = ratelimit.None
+	})
+}
+
+// loadConfig is the SDK's configuration of every client a function builds, with Retryer.
+func loadConfig(ctx context.Context) (aws.Config, error) {
+	return config.LoadDefaultConfig(ctx, config.WithRetryer(Retryer))
+}
 
 // Option adds a dependency that only some functions have.
 type Option func(ctx context.Context, cfg aws.Config, h *host.Config) error
@@ -167,7 +195,7 @@ func newHost(ctx context.Context, opts ...Option) (*host.Host, host.Config, erro
 	if table == "" {
 		return nil, host.Config{}, errors.New("app: " + EnvTable + " is not set")
 	}
-	cfg, err := config.LoadDefaultConfig(ctx)
+	cfg, err := loadConfig(ctx)
 	if err != nil {
 		return nil, host.Config{}, err
 	}
@@ -207,7 +235,7 @@ func newOutbound(ctx context.Context) (outboundDeps, error) {
 	if err != nil {
 		return o, fmt.Errorf("app: %s=%q is not true or false", EnvAllowPrivateTargets, os.Getenv(EnvAllowPrivateTargets))
 	}
-	if o.cfg, err = config.LoadDefaultConfig(ctx); err != nil {
+	if o.cfg, err = loadConfig(ctx); err != nil {
 		return o, err
 	}
 	db := dynamo.NewClient(o.cfg)
@@ -320,7 +348,7 @@ func exitOn(err error) {
 // keeps superseded kids for the longest token lifetime (plus the keyring cache's TTL) so that no
 // outstanding token is orphaned.
 func RotationHandler(ctx context.Context) (func(context.Context, events.SecretsManagerSecretRotationEvent) error, error) {
-	cfg, err := config.LoadDefaultConfig(ctx)
+	cfg, err := loadConfig(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -160,7 +160,12 @@ func (l *RunLog) Append(ctx context.Context, k runlog.Key, c runlog.Commit) erro
 		return runlog.ErrSeqTaken
 	}
 	if err != nil {
-		return classify("put", err)
+		// The SDK retried the put; any attempt may have been applied with its answer lost, and
+		// the last error says nothing of the others: only a read can tell.
+		if throttled(err) {
+			return fmt.Errorf("dynamo: put: %w: %w: %w", runlog.ErrUnknownOutcome, runlog.ErrRefused, classify("put", err))
+		}
+		return fmt.Errorf("dynamo: put: %w: %w", runlog.ErrUnknownOutcome, classify("put", err))
 	}
 	return nil
 }
@@ -202,14 +207,32 @@ var transient = map[string]bool{
 	"ServiceUnavailable":                     true,
 }
 
-// classify marks throttling and unreachable endpoints as interrupt.ErrUnavailable; anything else
-// (a missing table, a malformed request) is a fault of ours and stays internal. nil stays nil.
+// throttled reports whether err is DynamoDB refusing a request for its rate, before applying it.
+func throttled(err error) bool {
+	var apiErr smithy.APIError
+	if !errors.As(err, &apiErr) {
+		return false
+	}
+	switch apiErr.ErrorCode() {
+	case "ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded":
+		return true
+	}
+	return false
+}
+
+// classify marks what a retry later may get past as interrupt.ErrUnavailable: throttling, a 5xx
+// from the endpoint (DynamoDB's own, or a balancer's in front of it), a network error, the
+// retries running out or the deadline passing. Only a 4xx the store answered with a code of its
+// own (a missing table, a malformed request) is a fault of ours, and stays internal. nil stays
+// nil.
 func classify(op string, err error) error {
 	if err == nil {
 		return nil
 	}
 	var apiErr smithy.APIError
-	if errors.As(err, &apiErr) && !transient[apiErr.ErrorCode()] {
+	var resp interface{ HTTPStatusCode() int }
+	clientFault := errors.As(err, &resp) && resp.HTTPStatusCode() >= 400 && resp.HTTPStatusCode() < 500
+	if clientFault && errors.As(err, &apiErr) && !transient[apiErr.ErrorCode()] {
 		return fmt.Errorf("dynamo: %s: %w", op, err)
 	}
 	return fmt.Errorf("dynamo: %s: %w: %w", op, interrupt.ErrUnavailable, err)

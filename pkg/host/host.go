@@ -238,36 +238,71 @@ func commit[T answer[T]](ctx context.Context, h *Host, k runlog.Key, st *runlog.
 			}
 			c.Idem = &rec
 		}
-		err = h.log.Append(ctx, k, c)
-		if err == nil {
-			if err := st.Apply(c); err != nil {
-				return zero, err
-			}
+		seq, err := h.settle(ctx, k, st, c)
+		switch {
+		case err == nil:
 			h.endedBy(ctx, k, st)
-			return d.answer.atSeq(c.Seq), nil
-		}
-		if tooLarge := (*runlog.TooLargeError)(nil); errors.As(err, &tooLarge) {
-			return zero, interrupt.Errorf(interrupt.CodePayloadTooLarge,
-				"the commit would take %d bytes; the run log holds at most %d in one commit", tooLarge.Size, tooLarge.Limit)
-		}
-		if !errors.Is(err, runlog.ErrSeqTaken) {
-			return zero, err
-		}
-		newer, err := h.log.Read(ctx, k, st.Seq, 0)
-		if err != nil {
-			return zero, err
-		}
-		for _, n := range newer {
-			if err := st.Apply(n); err != nil {
-				return zero, err
-			}
-		}
-		// The SDK retries a put whose answer was lost; the commit it finds may be its own.
-		if seq, ok := st.CommitIDs[c.ID]; ok {
 			return d.answer.atSeq(seq), nil
+		case !errors.Is(err, runlog.ErrSeqTaken):
+			return zero, err
 		}
 	}
 	return zero, fmt.Errorf("host: %d attempts lost the race for the next commit: %w", h.cfg.MaxAttempts, interrupt.ErrUnavailable)
+}
+
+// unknownRetries bounds how often settle puts a commit again whose outcome was unknown and which
+// a read then did not find.
+const unknownRetries = 3
+
+// settle appends c and finds out what became of it. It answers the seq c was committed at (st
+// then includes it), or runlog.ErrSeqTaken when another writer's commit took its seq (st then
+// includes the winners'), or an error after which c was not written, but for
+// interrupt.ErrOutcomeUnknown: a put failed or lost its race, and no read could say whose commit
+// holds the seq.
+//
+// A put whose answer is lost may have been applied, and the SDK's retries of it then find the
+// seq taken, by itself: so every failed put is followed by a read for the commit's own id. If
+// the read finds the seq still free, the same commit is put again: whether the first put lands
+// late or never, the seq's condition lets exactly one of them be written, and a read finds it.
+// A put refused before it was applied (runlog.ErrRefused) whose seq a read finds free wrote
+// nothing: that is the one failed put answered as unavailable.
+func (h *Host) settle(ctx context.Context, k runlog.Key, st *runlog.State, c runlog.Commit) (int64, error) {
+	for attempt := 0; ; attempt++ {
+		err := h.log.Append(ctx, k, c)
+		if err == nil {
+			return c.Seq, st.Apply(c)
+		}
+		if tooLarge := (*runlog.TooLargeError)(nil); errors.As(err, &tooLarge) {
+			return 0, interrupt.Errorf(interrupt.CodePayloadTooLarge,
+				"the commit would take %d bytes; the run log holds at most %d in one commit", tooLarge.Size, tooLarge.Limit)
+		}
+		unknown := errors.Is(err, runlog.ErrUnknownOutcome)
+		if !unknown && !errors.Is(err, runlog.ErrSeqTaken) {
+			return 0, err
+		}
+		newer, rerr := h.log.Read(ctx, k, st.Seq, 0)
+		if rerr != nil {
+			// Even "seq taken" may be the SDK's retry finding the put it sent first. Only the
+			// outcome's being unknown is wrapped: "seq taken" or "unavailable" would say more.
+			return 0, fmt.Errorf("host: commit %d: %w (the put: %v; reading for it: %v)", c.Seq, interrupt.ErrOutcomeUnknown, err, rerr)
+		}
+		for _, n := range newer {
+			if err := st.Apply(n); err != nil {
+				return 0, err
+			}
+		}
+		if seq, ok := st.CommitIDs[c.ID]; ok {
+			return seq, nil
+		}
+		switch {
+		case len(newer) > 0 || !unknown:
+			return 0, runlog.ErrSeqTaken
+		case errors.Is(err, runlog.ErrRefused):
+			return 0, err // refused, and no earlier attempt landed: nothing was written
+		case attempt == unknownRetries:
+			return 0, fmt.Errorf("host: commit %d: %w (the put: %v)", c.Seq, interrupt.ErrOutcomeUnknown, err)
+		}
+	}
 }
 
 // endedBy files a retention entry for a run that its last commit ended, so that the sweep gives

@@ -112,8 +112,13 @@ func (h *Host) RequestInterrupt(ctx context.Context, p interrupt.Principal, runI
 		}
 		return d, nil
 	})
-	if err == nil && res.created && payload.Kind == interrupt.KindExternalEvent && res.view.Status == interrupt.StatusPending {
-		res.view, err = h.confirm(ctx, p, res.view, payload)
+	// An external event's waiter is confirmed after its commit, by the request that made it or,
+	// if that one failed to, by any repeat of it: the log holds the interrupt either way, so a
+	// failure here is no "nothing written", and the repeat repairs the join.
+	if in := st.ByKey(payload.Key); err == nil && in != nil && in.Payload.Kind == interrupt.KindExternalEvent && res.view.Status == interrupt.StatusPending {
+		if res.view, err = h.confirm(ctx, p, res.view, in.Payload); err != nil {
+			err = fmt.Errorf("host: interrupt %s is requested, its waiter not confirmed (%v); a repeat of the request confirms it: %w", in.ID, err, interrupt.ErrOutcomeUnknown)
+		}
 	}
 	if err != nil || req.Token == nil || res.view.Status != interrupt.StatusPending {
 		return res.view, res.created, err

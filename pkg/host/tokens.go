@@ -161,6 +161,9 @@ func (h *Host) verify(ctx context.Context, raw string) (token.Claims, error) {
 		return token.Claims{}, errors.New("host: no keyring configured to verify tokens")
 	}
 	c, err := token.Verify(ctx, h.cfg.Keys, raw)
+	if errors.Is(err, interrupt.ErrUnavailable) {
+		return c, err // the keys could not be read: no verdict on the token
+	}
 	if err != nil {
 		return c, interrupt.Errorf(interrupt.CodeTokenInvalid, "the token is not valid")
 	}

@@ -25,6 +25,9 @@ const (
 	CodeIdempotencyReuse Code = "idempotency_key_reused"
 	CodeUnsupportedMedia Code = "unsupported_media_type"
 	CodeUnavailable      Code = "unavailable"
+	// CodeOutcomeUnknown says a write was sent and neither its answer nor a read afterwards
+	// could tell whether it was applied: a retry with the same Idempotency-Key is safe.
+	CodeOutcomeUnknown   Code = "outcome_unknown"
 	CodeSignatureInvalid Code = "webhook_signature_invalid"
 	CodeInternal         Code = "internal"
 )
@@ -69,6 +72,8 @@ func ErrorCode(err error) Code {
 		return ""
 	case errors.As(err, &e):
 		return e.Code
+	case errors.Is(err, ErrOutcomeUnknown):
+		return CodeOutcomeUnknown
 	case errors.Is(err, ErrUnavailable):
 		return CodeUnavailable
 	default:
@@ -79,3 +84,8 @@ func ErrorCode(err error) Code {
 // ErrUnavailable marks a dependency failure after which nothing was written and a retry may
 // succeed (throttling, a store that cannot be reached).
 var ErrUnavailable = errors.New("interrupt: dependency unavailable")
+
+// ErrOutcomeUnknown marks a write whose outcome the host could not learn: its answer was lost
+// and the store could not be read to find it. It may or may not have been applied; a retry with
+// the same Idempotency-Key (or of an operation idempotent by its key) answers what happened.
+var ErrOutcomeUnknown = errors.New("interrupt: the outcome of a write is unknown")

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/token"
 )
 
@@ -51,7 +52,9 @@ type Keyring struct {
 	// what bounds a flood of random kids. A read for the TTL does not start it, so a kid added
 	// by a rotation just after one is learnt at once.
 	lastMiss time.Time
-	flight   *flight
+	// lastErr is the last read's error, nil once a read succeeded.
+	lastErr error
+	flight  *flight
 }
 
 type flight struct {
@@ -59,8 +62,15 @@ type flight struct {
 	err  error
 }
 
-// New reads the secret once and refuses a keyring it cannot use: a function without valid keys
-// must not start.
+// unloadedRetry is how soon a keyring without keys (Secrets Manager was unavailable when it
+// started) reads the secret again, at most: each request that needs a key asks.
+const unloadedRetry = time.Second
+
+// New reads the secret once and refuses a keyring it cannot use: a function whose secret is
+// missing, unreadable to it or not a usable keyring must not start. A Secrets Manager that is
+// only unavailable (interrupt.ErrUnavailable) does not stop it: the keyring starts without keys,
+// answers ErrUnavailable while it has none, and reads the secret again as requests need it, so
+// the function recovers with the store, without a new cold start.
 func New(ctx context.Context, src Source, opts Options) (*Keyring, error) {
 	if opts.TTL == 0 {
 		opts.TTL = 5 * time.Minute
@@ -72,7 +82,7 @@ func New(ctx context.Context, src Source, opts Options) (*Keyring, error) {
 		opts.Now = time.Now
 	}
 	k := &Keyring{src: src, opts: opts}
-	if err := k.refresh(ctx); err != nil {
+	if err := k.refresh(ctx); err != nil && !errors.Is(err, interrupt.ErrUnavailable) {
 		return nil, err
 	}
 	return k, nil
@@ -139,37 +149,53 @@ func (k *Keyring) refresh(ctx context.Context) error {
 	if err == nil {
 		k.active, k.keys, k.loadedAt = active, keys, now
 	}
-	k.lastAttempt, k.flight, f.err = now, nil, err
+	k.lastAttempt, k.lastErr, k.flight, f.err = now, err, nil, err
 	k.mu.Unlock()
 	close(f.done)
 	return err
 }
 
 // current returns the cached keys, refreshing first when the TTL has passed (and no refresh
-// failed within the cooldown).
-func (k *Keyring) current(ctx context.Context) (string, map[string][]byte) {
+// failed within the cooldown), or, without keys, when none was tried for unloadedRetry. Without
+// keys it answers why: the last read's error.
+func (k *Keyring) current(ctx context.Context) (string, map[string][]byte, error) {
 	now := k.opts.Now()
 	k.mu.Lock()
 	stale := now.Sub(k.loadedAt) >= k.opts.TTL && now.Sub(k.lastAttempt) >= k.opts.Cooldown
+	if k.keys == nil {
+		stale = now.Sub(k.lastAttempt) >= unloadedRetry
+	}
 	k.mu.Unlock()
 	if stale {
 		_ = k.refresh(ctx)
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	return k.active, k.keys
+	if k.keys == nil {
+		return "", nil, fmt.Errorf("keyring: no keys yet: %w", k.lastErr)
+	}
+	return k.active, k.keys, nil
 }
 
-// Active is the kid and key new tokens are signed with.
+// Active is the kid and key new tokens are signed with; an error (interrupt.ErrUnavailable)
+// only while the keyring has never been read.
 func (k *Keyring) Active(ctx context.Context) (string, []byte, error) {
-	active, keys := k.current(ctx)
+	active, keys, err := k.current(ctx)
+	if err != nil {
+		return "", nil, err
+	}
 	return active, keys[active], nil
 }
 
 // Key returns the key kid selects. An unknown kid refreshes the cache once per cooldown; between
-// refreshes it is refused at once.
+// refreshes it is refused at once (token.ErrUnknownKid). While the last read of the secret
+// failed, an unknown kid may be a key that read would have brought: it answers that error
+// (interrupt.ErrUnavailable), not a verdict on the token.
 func (k *Keyring) Key(ctx context.Context, kid string) ([]byte, error) {
-	_, keys := k.current(ctx)
+	_, keys, err := k.current(ctx)
+	if err != nil {
+		return nil, err
+	}
 	if key, ok := keys[kid]; ok {
 		return key, nil
 	}
@@ -180,15 +206,18 @@ func (k *Keyring) Key(ctx context.Context, kid string) ([]byte, error) {
 		k.lastMiss = now
 	}
 	k.mu.Unlock()
-	if cooling {
-		return nil, token.ErrUnknownKid
+	if !cooling {
+		_ = k.refresh(ctx)
 	}
-	_ = k.refresh(ctx)
 	k.mu.Lock()
 	key, ok := k.keys[kid]
+	failed := k.lastErr
 	k.mu.Unlock()
-	if !ok {
-		return nil, token.ErrUnknownKid
+	switch {
+	case ok:
+		return key, nil
+	case failed != nil:
+		return nil, fmt.Errorf("keyring: kid %q unknown while the secret cannot be read: %w", kid, failed)
 	}
-	return key, nil
+	return nil, token.ErrUnknownKid
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/interrupthost/interrupthost/infra/local/localaws"
 	"github.com/interrupthost/interrupthost/internal/testclock"
+	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/keyring"
 	"github.com/interrupthost/interrupthost/pkg/token"
 )
@@ -161,3 +162,72 @@ func TestFailedRefreshKeepsTheLastGoodKeys(t *testing.T) {
 		t.Errorf("active after a failed refresh: %s", kid)
 	}
 }
+
+// flakySource is a keyring secret whose store can be switched off, as Secrets Manager failing.
+type flakySource struct {
+	mu    sync.Mutex
+	value string
+	down  bool
+}
+
+func (s *flakySource) Fetch(context.Context) ([]byte, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.down {
+		return nil, fmt.Errorf("flaky: %w", interrupt.ErrUnavailable)
+	}
+	return []byte(s.value), nil
+}
+
+func (s *flakySource) set(value string, down bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.value, s.down = value, down
+}
+
+// TestAnUnavailableStoreIsNoVerdict: Secrets Manager down when a function starts does not stop
+// it; while there are no keys every use answers unavailable, and the keyring recovers with the
+// store without a new start. With keys, an unknown kid while the store is down is unavailable,
+// not "unknown": the read that failed might have brought it.
+func TestAnUnavailableStoreIsNoVerdict(t *testing.T) {
+	ctx := context.Background()
+	k32 := localaws.Key()
+	src := &flakySource{down: true}
+	clk := testclock.New(time.Now())
+	k, err := keyring.New(ctx, src, keyring.Options{TTL: time.Minute, Cooldown: 10 * time.Second, Now: clk.Now})
+	if err != nil {
+		t.Fatalf("a function refused to start while Secrets Manager was down: %v", err)
+	}
+	if _, _, err := k.Active(ctx); !errors.Is(err, interrupt.ErrUnavailable) {
+		t.Errorf("Active without keys: %v, want unavailable", err)
+	}
+	if _, err := k.Key(ctx, "a"); !errors.Is(err, interrupt.ErrUnavailable) {
+		t.Errorf("Key without keys: %v, want unavailable", err)
+	}
+	src.set(localaws.Keyring("a", map[string]string{"a": k32}), false)
+	clk.Advance(time.Second)
+	if kid, _, err := k.Active(ctx); err != nil || kid != "a" {
+		t.Fatalf("after the store came back: %q %v", kid, err)
+	}
+	src.set("", true)
+	clk.Advance(time.Minute)
+	if _, err := k.Key(ctx, "a"); err != nil {
+		t.Errorf("a known kid while the store is down: %v, want the cached key", err)
+	}
+	if _, err := k.Key(ctx, "b"); !errors.Is(err, interrupt.ErrUnavailable) {
+		t.Errorf("an unknown kid while the store is down: %v, want unavailable", err)
+	}
+	src.set(localaws.Keyring("a", map[string]string{"a": k32}), false)
+	clk.Advance(11 * time.Second)
+	if _, err := k.Key(ctx, "b"); !errors.Is(err, token.ErrUnknownKid) {
+		t.Errorf("an unknown kid once the store answers: %v, want unknown kid", err)
+	}
+	if _, err := keyring.New(ctx, errSource{errors.New("no such secret")}, keyring.Options{}); err == nil {
+		t.Errorf("a secret that cannot be read for good started a keyring")
+	}
+}
+
+// errSource fails every read with err.
+type errSource struct{ err error }
+
+func (s errSource) Fetch(context.Context) ([]byte, error) { return nil, s.err }

@@ -11,6 +11,18 @@ import (
 	"time"
 )
 
+// ErrUnknownOutcome is what a store's Append returns when it sent the commit and cannot say
+// whether it was written (the answer was lost, the connection reset, retries ran out after a
+// 5xx): the caller reads the log to find out, and may append the same commit again, since the
+// sequence number's condition lets only one of the two land.
+var ErrUnknownOutcome = errors.New("runlog: the append's outcome is unknown")
+
+// ErrRefused is what a store's Append wraps beside ErrUnknownOutcome when its last attempt was
+// refused before it was applied (throttled): had an earlier attempt been applied, that one
+// would have found the seq taken, so a read that then finds the seq free proves nothing was
+// written.
+var ErrRefused = errors.New("runlog: the store refused the append before applying it")
+
 // ErrSeqTaken is what a store returns when another writer committed the same sequence number
 // first: the caller re-reads, re-folds and decides again.
 var ErrSeqTaken = errors.New("runlog: sequence number already committed")
