@@ -9,6 +9,7 @@ package ddbstream
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"hash/crc32"
@@ -148,7 +149,12 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		body, _ = json.Marshal(doc)
 	}
 	item := doc["Item"]
-	p.forward(w, req, body, func(resp *http.Response) error {
+	// DynamoDB streams a write it applied whatever became of its caller: a function killed
+	// while its put is in flight must not keep the put from the stream, so the put goes on
+	// without the caller's cancellation, and without the writer's close notification, by which
+	// the reverse proxy would cancel it too.
+	req = req.WithContext(context.WithoutCancel(req.Context()))
+	p.forward(struct{ http.ResponseWriter }{w}, req, body, func(resp *http.Response) error {
 		if resp.StatusCode != http.StatusOK {
 			return nil
 		}

@@ -2,10 +2,14 @@ package ddbstream_test
 
 import (
 	"context"
+	"io"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -116,5 +120,49 @@ func TestProxyRecordsPuts(t *testing.T) {
 		if i > 0 && r.Change.SequenceNumber <= recs[i-1].Change.SequenceNumber {
 			t.Errorf("sequence numbers out of order: %s after %s", r.Change.SequenceNumber, recs[i-1].Change.SequenceNumber)
 		}
+	}
+}
+
+// TestAPutItsCallerAbandonedIsRecorded: a caller killed while its put is in flight (its
+// connection closed) does not keep the put from the stream once the store applied it, as
+// DynamoDB streams every write it applied.
+func TestAPutItsCallerAbandonedIsRecorded(t *testing.T) {
+	received, release := make(chan struct{}), make(chan struct{})
+	store := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		close(received)
+		<-release // the store applies the put after its caller has gone
+		w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+		_, _ = io.WriteString(w, `{}`)
+	}))
+	defer store.Close()
+	target, _ := url.Parse(store.URL)
+	p := ddbstream.NewProxy(target, slog.New(slog.DiscardHandler))
+	stream := p.Stream("runs")
+	srv := httptest.NewServer(p)
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	body := `{"TableName":"runs","Item":{"pk":{"S":"acme#run#r1"},"sk":{"S":"c#00000000000000000001"}}}`
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, strings.NewReader(body))
+	req.Header.Set("X-Amz-Target", "DynamoDB_20120810.PutItem")
+	done := make(chan error, 1)
+	go func() {
+		_, err := http.DefaultClient.Do(req)
+		done <- err
+	}()
+	<-received
+	cancel()
+	if err := <-done; err == nil {
+		t.Fatal("the caller's request was not abandoned")
+	}
+	close(release)
+	stop := make(chan struct{})
+	go func() { // the record is appended when the store answers; give up after 10 s
+		<-time.After(10 * time.Second)
+		close(stop)
+		stream.Wake()
+	}()
+	records, _ := stream.Read(0, 10, stop)
+	if len(records) != 1 || records[0].EventName != "INSERT" {
+		t.Fatalf("records %+v, want the put's INSERT", records)
 	}
 }

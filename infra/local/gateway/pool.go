@@ -9,8 +9,11 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -44,6 +47,9 @@ type instance struct {
 	cmd    *exec.Cmd
 	exited chan struct{}
 	warm   bool
+	// runtime is the function's process, which the emulator starts at the first event: 0 until
+	// then.
+	runtime int
 }
 
 // ErrClosed is returned by Invoke once Close has been called.
@@ -62,8 +68,39 @@ func (p *Pool) Invoke(ctx context.Context, requestID string, event []byte) ([]by
 		in.warm = true
 		p.Log.Info("cold start", "function", p.Name, "instance", in.id, "firstInvokeMs", time.Since(start).Milliseconds())
 	}
+	if in.runtime == 0 && in.cmd.Process != nil {
+		in.runtime = childOf(in.cmd.Process.Pid)
+	}
 	p.release(in, err == nil)
 	return out, err
+}
+
+// childOf is the first child process of pid (the emulator's function process), or 0: read from
+// the children lists of its threads, as any of them may have started it.
+func childOf(pid int) int {
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	for _, t := range tasks {
+		b, err := os.ReadFile(t)
+		if err != nil {
+			continue
+		}
+		if f := strings.Fields(string(b)); len(f) > 0 {
+			child, _ := strconv.Atoi(f[0])
+			return child
+		}
+	}
+	return 0
+}
+
+// alive reports whether process pid runs (it exists and is not a zombie).
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// The state follows the command name, which is in parentheses and may hold anything.
+	_, rest, ok := strings.Cut(string(b[bytes.LastIndexByte(b, ')')+1:]), " ")
+	return ok && rest != "" && rest[0] != 'Z' && rest[0] != 'X'
 }
 
 func (p *Pool) acquire(ctx context.Context) (*instance, error) {
@@ -85,8 +122,15 @@ func (p *Pool) acquire(ctx context.Context) (*instance, error) {
 				p.release(in, false)
 				continue
 			default:
-				return in, nil
 			}
+			// A function process that died between events (killed, out of memory) would fail
+			// the next one: Lambda gives that event a new sandbox, and so does the pool.
+			if in.runtime != 0 && !alive(in.runtime) {
+				p.Log.Info("instance lost its function process; replaced", "function", p.Name, "instance", in.id)
+				p.release(in, false)
+				continue
+			}
+			return in, nil
 		}
 		if len(p.all) < p.Max {
 			p.started++
