@@ -21,6 +21,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httputil"
 	"net/url"
 	"os"
 	"os/exec"
@@ -34,6 +35,7 @@ import (
 
 	"github.com/interrupthost/interrupthost/infra/local/ddbstream"
 	"github.com/interrupthost/interrupthost/infra/local/devjwt"
+	"github.com/interrupthost/interrupthost/infra/local/faults"
 	"github.com/interrupthost/interrupthost/infra/local/gateway"
 	"github.com/interrupthost/interrupthost/infra/local/samtemplate"
 )
@@ -208,7 +210,12 @@ func serveGateway(ctx context.Context, log *slog.Logger, root string, inst insta
 	if os.Getenv("STACK_FUNCTION_LOGS") == "stdout" {
 		out = io.MultiWriter(logs, os.Stdout)
 	}
-	streams, streamsURL, err := serveStreams(ctx, log, inst)
+	injector := faults.New()
+	streams, streamsURL, err := serveStreams(ctx, log, inst, injector)
+	if err != nil {
+		return nil, "", err
+	}
+	secretsURL, err := serveSecrets(ctx, log, injector)
 	if err != nil {
 		return nil, "", err
 	}
@@ -232,7 +239,7 @@ func serveGateway(ctx context.Context, log *slog.Logger, root string, inst insta
 			},
 			Resources: map[string]string{"RunLogTable": inst.table, "KeyringSecret": inst.keyring},
 		},
-		Env:          append(inst.clientEnv(), "AWS_ENDPOINT_URL_DYNAMODB="+streamsURL),
+		Env:          append(inst.clientEnv(), "AWS_ENDPOINT_URL_DYNAMODB="+streamsURL, "AWS_ENDPOINT_URL_SECRETS_MANAGER="+secretsURL),
 		EnvOverrides: map[string]string{"PUBLIC_BASE_URL": url},
 		MaxInstances: maxInstances, RIE: rie, Logs: out, Log: log,
 	})
@@ -240,7 +247,12 @@ func serveGateway(ctx context.Context, log *slog.Logger, root string, inst insta
 		ln.Close()
 		return nil, "", err
 	}
-	srv := &http.Server{Handler: gw, ReadHeaderTimeout: 10 * time.Second}
+	// The faults injected between the functions and the stores are set at /local-faults, beside
+	// the routes: the chaos suite turns them on and off while the stack runs.
+	mux := http.NewServeMux()
+	mux.Handle("/local-faults", injector)
+	mux.Handle("/", gw)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	context.AfterFunc(ctx, func() { _ = srv.Close() })
 	gw.RunStreams(ctx, streams)
@@ -250,18 +262,33 @@ func serveGateway(ctx context.Context, log *slog.Logger, root string, inst insta
 
 // serveStreams starts the DynamoDB API proxy that stands in for the table's stream: the
 // functions talk to it, it forwards to dynalite and records the instance's table's writes.
-func serveStreams(ctx context.Context, log *slog.Logger, inst instance) (*ddbstream.Proxy, string, error) {
+func serveStreams(ctx context.Context, log *slog.Logger, inst instance, injector *faults.Injector) (*ddbstream.Proxy, string, error) {
 	proxy := ddbstream.NewProxy(&url.URL{Scheme: "http", Host: dynamoAddr}, log)
 	proxy.Stream(inst.table)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, "", err
 	}
-	srv := &http.Server{Handler: proxy, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: injector.Wrap("dynamodb", proxy), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	context.AfterFunc(ctx, func() { _ = srv.Close() })
 	log.Info("stream stand-in serving", "dynamodb", "http://"+ln.Addr().String(), "table", inst.table)
 	return proxy, "http://" + ln.Addr().String(), nil
+}
+
+// serveSecrets is the functions' Secrets Manager endpoint: a proxy to moto, with the faults the
+// injector sets for "secretsmanager" (tests and tools reach moto directly).
+func serveSecrets(ctx context.Context, log *slog.Logger, injector *faults.Injector) (string, error) {
+	proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: motoAddr})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	srv := &http.Server{Handler: injector.Wrap("secretsmanager", proxy), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	context.AfterFunc(ctx, func() { _ = srv.Close() })
+	log.Info("secrets manager proxy serving", "secretsmanager", "http://"+ln.Addr().String())
+	return "http://" + ln.Addr().String(), nil
 }
 
 // firstRequest reads a run that does not exist through the gateway: a 404 problem document is
