@@ -87,11 +87,37 @@ var nonPublic = []netip.Prefix{
 	netip.MustParsePrefix("192.0.2.0/24"),    // documentation
 	netip.MustParsePrefix("198.51.100.0/24"), // documentation
 	netip.MustParsePrefix("203.0.113.0/24"),  // documentation
+	netip.MustParsePrefix("2001::/32"),       // Teredo: tunnels to an IPv4 address of anyone's choosing
+}
+
+// IPv6 ranges whose addresses carry an IPv4 address that a translator or tunnel on the path
+// delivers to: a receiver there is where that IPv4 address is.
+var (
+	nat64          = netip.MustParsePrefix("64:ff9b::/96") // RFC 6052, the last 32 bits
+	ipv4Compatible = netip.MustParsePrefix("::/96")        // deprecated, the last 32 bits
+	ipv4Translated = netip.MustParsePrefix("::ffff:0:0:0/96")
+	sixToFour      = netip.MustParsePrefix("2002::/16") // RFC 3056, bits 16 to 48
+)
+
+// embedded is the IPv4 address an IPv6 transition address carries, if it is one.
+func embedded(a netip.Addr) (netip.Addr, bool) {
+	b := a.As16()
+	switch {
+	case !a.Is6():
+		return a, false
+	case nat64.Contains(a), ipv4Compatible.Contains(a), ipv4Translated.Contains(a):
+		return netip.AddrFrom4([4]byte(b[12:16])), true
+	case sixToFour.Contains(a):
+		return netip.AddrFrom4([4]byte(b[2:6])), true
+	}
+	return a, false
 }
 
 // Public reports whether a is an address a receiver may have: not loopback, private (RFC 1918,
 // fc00::/7), link-local (169.254/16 with the metadata service, fe80::/10), unspecified,
-// multicast or otherwise reserved. IPv4-mapped IPv6 addresses are judged as the IPv4 address.
+// multicast or otherwise reserved. IPv4-mapped IPv6 addresses are judged as the IPv4 address,
+// and so are the IPv6 forms that carry one to a translator or tunnel (NAT64, 6to4,
+// IPv4-compatible and -translated); Teredo is refused outright.
 func Public(a netip.Addr) bool {
 	a = a.Unmap()
 	if !a.IsValid() || a.IsLoopback() || a.IsPrivate() || a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() ||
@@ -102,6 +128,9 @@ func Public(a netip.Addr) bool {
 		if p.Contains(a) {
 			return false
 		}
+	}
+	if v4, ok := embedded(a); ok {
+		return Public(v4)
 	}
 	return true
 }

@@ -37,6 +37,7 @@ func TestTargets(t *testing.T) {
 		"mapped.example":    {"::ffff:10.0.0.1"},
 		"ula.example":       {"fd00::1"},
 		"cgnat.example":     {"100.64.0.1"},
+		"nat64.example":     {"64:ff9b::a9fe:a9fe"},
 	}
 	cases := []struct {
 		url          string
@@ -56,6 +57,14 @@ func TestTargets(t *testing.T) {
 		{"https://ula.example/", false, "fd00::1"},
 		{"https://cgnat.example/", false, "100.64.0.1"},
 		{"https://10.9.8.7/hook", false, "10.9.8.7"},
+		{"https://[64:ff9b::a00:1]/", false, "64:ff9b::a00:1"},
+		{"https://[2002:7f00:1::1]/", false, "2002:7f00:1::1"},
+		{"https://[::7f00:1]/", false, "::7f00:1"},
+		{"https://[::ffff:0:7f00:1]/", false, "::ffff:0:7f00:1"},
+		{"https://[2001:0::1]/", false, "2001::1"},
+		{"https://nat64.example/", false, "64:ff9b::a9fe:a9fe"},
+		{"https://[64:ff9b::5db8:d70e]/", false, ""},
+		{"https://[2002:5db8:d70e::1]/", false, ""},
 		{"https://127.0.0.1:8443/hook", false, "127.0.0.1"},
 		{"https://[::1]/hook", false, "::1"},
 		{"https://0.0.0.0/", false, "0.0.0.0"},
