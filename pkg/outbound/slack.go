@@ -9,20 +9,13 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/runlog"
 )
 
-// Slack's limits on what a message carries (Block Kit reference): longer text is cut. A
-// section's text (at most 3000 characters) is built of parts cut shorter than that.
+// Slack's limits on what a message carries (Block Kit reference): a text object holds at most
+// 3000 characters, a button's text 75; an actions block at most 25 elements.
 const (
+	slackTextMax    = 3000
 	slackButtonText = 75
 	slackButtons    = 25
 )
-
-// slackText escapes the three characters Slack's mrkdwn reserves and cuts s to n characters.
-func slackText(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		s = string(r[:n-1]) + "…"
-	}
-	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
-}
 
 type slackBlock struct {
 	Type string        `json:"type"`
@@ -44,9 +37,18 @@ type slackElement struct {
 	Style    string        `json:"style,omitempty"`
 }
 
+// plain is text Slack shows as it is: a plain_text object is neither formatted (a title's
+// *bold* stays asterisks) nor parsed for mrkdwn's entities, so it needs no escaping, and is cut
+// to Slack's limit as the characters it shows.
+func plain(s string) *slackTextObj {
+	return &slackTextObj{Type: "plain_text", Text: truncate(s, slackTextMax)}
+}
+
 // slackMessage renders an event as a Slack incoming-webhook message: what happened, to which
-// artifact, where in which run, and for an approval one "Review" button per link. A button only
-// opens the approval page; nothing decides on a click that a link unfurler could make.
+// artifact, where in which run, and for an approval a "Review" button per link. Every text is
+// plain: run ids and payload strings are whoever requested the interrupt's words, and must
+// neither format nor turn into mrkdwn links. A button only opens the approval page; nothing
+// decides on a click that a link unfurler could make.
 func slackMessage(e runlog.Envelope, links []Link) ([]byte, error) {
 	var p struct {
 		Kind interrupt.Kind `json:"kind"`
@@ -63,18 +65,18 @@ func slackMessage(e runlog.Envelope, links []Link) ([]byte, error) {
 	if p.Kind != "" {
 		headline = fmt.Sprintf("%s requested in run %s", p.Kind, e.RunID)
 	}
-	text := "*" + slackText(headline, 200) + "*"
+	blocks := []slackBlock{{Type: "section", Text: plain(headline)}}
+	var about []string
 	if p.Data.Title != "" {
-		text += "\n" + slackText(p.Data.Title, 1000)
+		about = append(about, p.Data.Title)
 	}
-	if p.Data.ArtifactType != "" || p.Data.ArtifactID != "" {
-		text += "\n" + slackText(strings.TrimSpace(p.Data.ArtifactType+" "+p.Data.ArtifactID), 500)
+	if a := strings.TrimSpace(p.Data.ArtifactType + " " + p.Data.ArtifactID); a != "" {
+		about = append(about, a)
 	}
-	context := fmt.Sprintf("node %s · seq %d · %s", e.NodeID, e.Seq, e.At)
-	blocks := []slackBlock{
-		{Type: "section", Text: &slackTextObj{Type: "mrkdwn", Text: text}},
-		{Type: "context", Elements: []any{slackTextObj{Type: "mrkdwn", Text: slackText(context, 500)}}},
+	if len(about) > 0 {
+		blocks = append(blocks, slackBlock{Type: "section", Text: plain(strings.Join(about, "\n"))})
 	}
+	blocks = append(blocks, slackBlock{Type: "context", Elements: []any{plain(fmt.Sprintf("node %s · seq %d · %s", e.NodeID, e.Seq, e.At))}})
 	if len(links) > 0 {
 		actions := slackBlock{Type: "actions"}
 		for i, l := range links[:min(len(links), slackButtons)] {
@@ -92,7 +94,7 @@ func slackMessage(e runlog.Envelope, links []Link) ([]byte, error) {
 	return runlog.Marshal(struct {
 		Text   string       `json:"text"`
 		Blocks []slackBlock `json:"blocks"`
-	}{Text: slackText(headline, 200), Blocks: blocks})
+	}{Text: truncate(headline, slackTextMax), Blocks: blocks})
 }
 
 func truncate(s string, n int) string {

@@ -32,16 +32,16 @@ func TestSlackMessage(t *testing.T) {
 	if err := json.Unmarshal(r.got[0].Raw, &msg); err != nil {
 		t.Fatalf("not a Slack message: %v: %s", err, r.got[0].Raw)
 	}
-	if msg.Blocks == nil || len(msg.Blocks.BlockSet) != 3 || msg.Text == "" {
+	if msg.Blocks == nil || len(msg.Blocks.BlockSet) != 4 || msg.Text == "" {
 		t.Fatalf("blocks %s", r.got[0].Raw)
 	}
-	section, ok := msg.Blocks.BlockSet[0].(*slack.SectionBlock)
-	if !ok || section.Text.Type != slack.MarkdownType || !strings.Contains(section.Text.Text, "Pay &lt;inv-1&gt; &amp; more") || !strings.Contains(section.Text.Text, "invoice inv-1") {
-		t.Errorf("section %+v", msg.Blocks.BlockSet[0])
+	section, ok := msg.Blocks.BlockSet[1].(*slack.SectionBlock)
+	if !ok || section.Text.Type != slack.PlainTextType || section.Text.Text != "Pay <inv-1> & more\ninvoice inv-1" {
+		t.Errorf("section %+v", msg.Blocks.BlockSet[1])
 	}
-	actions, ok := msg.Blocks.BlockSet[2].(*slack.ActionBlock)
+	actions, ok := msg.Blocks.BlockSet[3].(*slack.ActionBlock)
 	if !ok || len(actions.Elements.ElementSet) != 1 {
-		t.Fatalf("actions %+v", msg.Blocks.BlockSet[2])
+		t.Fatalf("actions %+v", msg.Blocks.BlockSet[3])
 	}
 	b, ok := actions.Elements.ElementSet[0].(*slack.ButtonBlockElement)
 	if !ok || b.Text.Text != "Review" || b.URL != "https://host.example/approve/run-1/i1" || b.Value != "" {
@@ -49,5 +49,39 @@ func TestSlackMessage(t *testing.T) {
 	}
 	if strings.Contains(string(r.got[0].Raw), "ow2.") {
 		t.Errorf("a Slack message holds a token: %s", r.got[0].Raw)
+	}
+}
+
+// TestSlackTextIsInert: a payload's strings reach Slack as plain text within its limits: a title
+// of a thousand "&" is a thousand characters (escaped first and cut after, it grew past Slack's
+// 3000 and every later event of the run waited behind a day of retries), and *bold* or a
+// mrkdwn link stays text.
+func TestSlackTextIsInert(t *testing.T) {
+	for _, title := range []string{strings.Repeat("&", 1000), strings.Repeat("<", 5000), "*urgent* <https://evil.example|sign here> @channel"} {
+		w := newWorld(t)
+		r := w.receiver()
+		created, err := w.subs.Create(context.Background(), interrupt.Principal{Tenant: "acme"}, outbound.Request{URL: r.url, Events: []string{"interrupt.requested"}, Format: outbound.FormatSlack})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.secret = created.Secret
+		payload, _ := json.Marshal(map[string]any{"kind": "approval", "key": "k", "data": map[string]any{"artifactId": "a", "artifactType": "t", "title": title, "actions": []string{"accept"}}})
+		w.deliver(w.commit("acme", "run-1", requested("approve", "i1", string(payload))))
+		var msg slack.WebhookMessage
+		if len(r.got) != 1 || json.Unmarshal(r.got[0].Raw, &msg) != nil {
+			t.Fatalf("deliveries %d", len(r.got))
+		}
+		for _, b := range msg.Blocks.BlockSet {
+			section, ok := b.(*slack.SectionBlock)
+			if !ok {
+				continue
+			}
+			if section.Text.Type != slack.PlainTextType || len([]rune(section.Text.Text)) > 3000 {
+				t.Errorf("title %.20q: a section of %s, %d characters", title, section.Text.Type, len([]rune(section.Text.Text)))
+			}
+		}
+		if about := msg.Blocks.BlockSet[1].(*slack.SectionBlock).Text.Text; !strings.HasPrefix(about, title[:min(len(title), 100)]) {
+			t.Errorf("the title is not shown as written: %.60q", about)
+		}
 	}
 }
