@@ -203,7 +203,21 @@ func (l *RunLog) Settle(ctx context.Context, k webhook.Key, d webhook.Delivery, 
 }
 
 func recordKey(endpointID, eventID string) map[string]types.AttributeValue {
-	return map[string]types.AttributeValue{attrPK: s("whep#" + endpointID), attrSK: s("evt#" + eventID)}
+	return map[string]types.AttributeValue{attrPK: s("whep#" + endpointID), attrSK: s("evt#" + keyPart(eventID))}
+}
+
+// maxKeyPart is the longest provider id a key holds as it is; DynamoDB's sort key holds 1024
+// bytes, and an event's id is whatever its (verified) sender chose.
+const maxKeyPart = 256
+
+// keyPart is id as a part of a key: itself when short, else the hex of its SHA-256 (prefixed so
+// that it never equals a short id).
+func keyPart(id string) string {
+	if len(id) <= maxKeyPart && !strings.HasPrefix(id, "sha256:") {
+		return id
+	}
+	sum := sha256.Sum256([]byte(id))
+	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
 // Recorded is the answer recorded for an event delivered to an endpoint, outside a slot.

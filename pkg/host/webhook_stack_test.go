@@ -380,3 +380,24 @@ func TestRetentionOnTheItems(t *testing.T) {
 		t.Errorf("%d commit items", commits)
 	}
 }
+
+// TestAnEventWithALongIDIsAnswered: a verified event whose id is longer than DynamoDB lets a
+// key be (Stripe's ids are short, but the signature proves only who sent it) is answered like
+// any other, once, and its redelivery is a duplicate: no 500 for the provider to retry forever.
+func TestAnEventWithALongIDIsAnswered(t *testing.T) {
+	ctx := context.Background()
+	h, e, _, _ := dynamoHookHost(t)
+	for _, body := range [][]byte{
+		[]byte(`{"id":"evt_` + strings.Repeat("x", 2000) + `","type":"payment_intent.succeeded","data":{"object":{"id":"pi_x"}}}`),
+		stripeEvent("evt_"+strings.Repeat("y", 2000), "payment_intent.succeeded", "order-long"),
+	} {
+		first, err := h.Ingest(ctx, e.ID, stripeHeaders(body, stripeSecret), body)
+		if err != nil {
+			t.Fatalf("the event: %v", err)
+		}
+		again, err := h.Ingest(ctx, e.ID, stripeHeaders(body, stripeSecret), body)
+		if err != nil || again.Outcome != host.OutcomeDuplicate || again.EventID != first.EventID {
+			t.Errorf("its redelivery: %+v %v (first %s)", again, err, first.Outcome)
+		}
+	}
+}
