@@ -51,12 +51,31 @@ func slotKey(k webhook.Key) (map[string]types.AttributeValue, error) {
 	return map[string]types.AttributeValue{attrPK: s(k.Tenant + "#corr#" + hex.EncodeToString(sum[:16])), attrSK: s(skSlot)}, nil
 }
 
-// CreateEndpoint stores e.
-func (l *RunLog) CreateEndpoint(ctx context.Context, e webhook.Endpoint) error {
+// CreateEndpoint stores e, within its tenant's limit: a count item of the tenant's is raised
+// first, conditionally on the limit, then the endpoint written; a failed write gives the place
+// back. A creator that dies between the two leaves a place lost, never one too many. (Endpoints
+// made before the count existed do not count.)
+func (l *RunLog) CreateEndpoint(ctx context.Context, e webhook.Endpoint, limit int) (err error) {
 	corr, err := json.Marshal(e.Correlation)
 	if err != nil {
 		return err
 	}
+	_, err = l.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: &l.table, Key: endpointCountKey(e.Tenant), UpdateExpression: aws.String("ADD n :one"),
+		ConditionExpression:       aws.String("attribute_not_exists(n) OR n < :limit"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":one": n(1), ":limit": n(int64(limit))},
+	})
+	if IsCondCheckFailed(err) {
+		return webhook.ErrLimit
+	}
+	if err != nil {
+		return classify("count endpoints", err)
+	}
+	defer func() {
+		if err != nil {
+			l.releaseEndpoint(context.WithoutCancel(ctx), e.Tenant)
+		}
+	}()
 	item := endpointKey(e.ID)
 	item["tenant"], item["provider"], item["correlation"] = s(e.Tenant), s(e.Provider), s(string(corr))
 	item[attrAt] = s(e.CreatedAt.UTC().Format(time.RFC3339Nano))
@@ -88,11 +107,29 @@ func (l *RunLog) Endpoint(ctx context.Context, id string) (webhook.Endpoint, err
 
 // DeleteEndpoint forgets the endpoint id.
 func (l *RunLog) DeleteEndpoint(ctx context.Context, id string) error {
-	_, err := l.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &l.table, Key: endpointKey(id)})
+	out, err := l.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &l.table, Key: endpointKey(id), ReturnValues: types.ReturnValueAllOld})
 	if err != nil {
 		return classify("delete endpoint", err)
 	}
+	if tenant := str(out.Attributes["tenant"]); tenant != "" {
+		l.releaseEndpoint(ctx, tenant)
+	}
 	return nil
+}
+
+// endpointCountKey is the item counting a tenant's endpoints.
+func endpointCountKey(tenant string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{attrPK: s(tenant + "#whep"), attrSK: s("count")}
+}
+
+// releaseEndpoint lowers the tenant's count of endpoints, never under zero; a failure leaves a
+// place lost.
+func (l *RunLog) releaseEndpoint(ctx context.Context, tenant string) {
+	_, _ = l.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: &l.table, Key: endpointCountKey(tenant), UpdateExpression: aws.String("ADD n :minus"),
+		ConditionExpression:       aws.String("n > :zero"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":minus": n(-1), ":zero": n(0)},
+	})
 }
 
 // Wait registers w at k and returns the event live there, if any, in one write.

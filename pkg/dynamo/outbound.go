@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/outbound"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
 )
@@ -53,12 +54,23 @@ func subKey(tenant, id string) (map[string]types.AttributeValue, error) {
 
 func subPartition(tenant, id string) string { return tenant + "#sub#" + id }
 
-// CreateSubscription implements outbound.Store.
-func (o *Outbound) CreateSubscription(ctx context.Context, sub outbound.Subscription) error {
+// CreateSubscription implements outbound.Store. The tenant's count (an item beside its
+// subscriptions) is raised first, conditionally on the limit, then the subscription is written;
+// a failed write gives the place back. A creator that dies between the two leaves the count one
+// too high, a place lost, never one too many.
+func (o *Outbound) CreateSubscription(ctx context.Context, sub outbound.Subscription, limit int) error {
 	item, err := subKey(sub.Tenant, sub.ID)
 	if err != nil {
 		return err
 	}
+	if err := o.reserve(ctx, sub.Tenant, limit); err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			o.release(context.WithoutCancel(ctx), sub.Tenant)
+		}
+	}()
 	events, err := json.Marshal(sub.Events)
 	if err != nil {
 		return err
@@ -67,7 +79,59 @@ func (o *Outbound) CreateSubscription(ctx context.Context, sub outbound.Subscrip
 	item["approvalLinks"] = s(sub.ApprovalLinks)
 	item[attrAt] = s(sub.CreatedAt.UTC().Format(time.RFC3339Nano))
 	_, err = o.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &o.table, Item: item})
-	return classify("put subscription", err)
+	err = classify("put subscription", err)
+	return err
+}
+
+// countKey is the item counting a tenant's subscriptions, in their partition.
+func countKey(tenant string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{attrPK: s(tenant + "#subs"), attrSK: s("count")}
+}
+
+// reserve raises the tenant's count of subscriptions if it is under limit, else ErrLimit. A
+// tenant whose subscriptions were made before the count existed starts it at how many it holds.
+func (o *Outbound) reserve(ctx context.Context, tenant string, limit int) error {
+	for range 3 {
+		_, err := o.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName: &o.table, Key: countKey(tenant), UpdateExpression: aws.String("ADD n :one"),
+			ConditionExpression:       aws.String("n < :limit"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":one": n(1), ":limit": n(int64(limit))},
+		})
+		if !IsCondCheckFailed(err) {
+			return classify("count subscriptions", err)
+		}
+		counted, err := o.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &o.table, Key: countKey(tenant), ConsistentRead: aws.Bool(true)})
+		if err != nil {
+			return classify("read the count of subscriptions", err)
+		}
+		if counted.Item != nil {
+			return outbound.ErrLimit
+		}
+		held, err := o.Subscriptions(ctx, tenant)
+		if err != nil {
+			return err
+		}
+		if len(held) >= limit {
+			return outbound.ErrLimit
+		}
+		item := countKey(tenant)
+		item["n"] = n(int64(len(held) + 1))
+		_, err = o.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &o.table, Item: item, ConditionExpression: aws.String("attribute_not_exists(sk)")})
+		if !IsCondCheckFailed(err) {
+			return classify("start the count of subscriptions", err)
+		}
+	}
+	return fmt.Errorf("dynamo: the count of %s's subscriptions keeps moving: %w", tenant, interrupt.ErrUnavailable)
+}
+
+// release lowers the tenant's count of subscriptions, never under zero. A failure leaves it one
+// too high, which a later delete does not repair: a place lost, never one too many.
+func (o *Outbound) release(ctx context.Context, tenant string) {
+	_, _ = o.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: &o.table, Key: countKey(tenant), UpdateExpression: aws.String("ADD n :minus"),
+		ConditionExpression:       aws.String("n > :zero"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":minus": n(-1), ":zero": n(0)},
+	})
 }
 
 // Subscription implements outbound.Store.
@@ -114,8 +178,14 @@ func (o *Outbound) DeleteSubscription(ctx context.Context, tenant, id string) er
 	if err != nil {
 		return err
 	}
-	_, err = o.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &o.table, Key: key})
-	return classify("delete subscription", err)
+	out, err := o.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &o.table, Key: key, ReturnValues: types.ReturnValueAllOld})
+	if err != nil {
+		return classify("delete subscription", err)
+	}
+	if len(out.Attributes) > 0 {
+		o.release(ctx, tenant)
+	}
+	return nil
 }
 
 // Subscriptions implements outbound.Store: one Query of the tenant's partition.

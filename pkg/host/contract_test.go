@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -173,7 +175,7 @@ func TestInboxContract(t *testing.T) {
 			t.Run("endpoints", func(t *testing.T) {
 				l := open(t)
 				e := webhook.Endpoint{ID: "we_1", Tenant: "acme", Provider: "stripe", Correlation: []string{"/data/id"}, CreatedAt: t0}
-				if err := l.CreateEndpoint(ctx, e); err != nil {
+				if err := l.CreateEndpoint(ctx, e, host.MaxEndpoints); err != nil {
 					t.Fatal(err)
 				}
 				got, err := l.Endpoint(ctx, "we_1")
@@ -185,6 +187,46 @@ func TestInboxContract(t *testing.T) {
 				}
 				if _, err := l.Endpoint(ctx, "we_1"); !errors.Is(err, webhook.ErrNoEndpoint) {
 					t.Errorf("a deleted endpoint: %v", err)
+				}
+			})
+			t.Run("a tenant's limit of endpoints holds at once", func(t *testing.T) {
+				l := open(t)
+				const limit = 5
+				endpoint := func(tenant string, i int) webhook.Endpoint {
+					return webhook.Endpoint{ID: fmt.Sprintf("we_%s_%d", tenant, i), Tenant: tenant, Provider: "stripe", Correlation: []string{"/data/id"}, CreatedAt: t0}
+				}
+				for i := range limit - 2 {
+					if err := l.CreateEndpoint(ctx, endpoint("acme", i), limit); err != nil {
+						t.Fatal(err)
+					}
+				}
+				var wg sync.WaitGroup
+				var made atomic.Int32
+				for i := range 8 {
+					wg.Go(func() {
+						switch err := l.CreateEndpoint(ctx, endpoint("acme", 100+i), limit); {
+						case err == nil:
+							made.Add(1)
+						case !errors.Is(err, webhook.ErrLimit):
+							t.Errorf("a refusal: %v", err)
+						}
+					})
+				}
+				wg.Wait()
+				if made.Load() != 2 {
+					t.Fatalf("%d of 8 made at %d of %d, want 2", made.Load(), limit-2, limit)
+				}
+				if err := l.CreateEndpoint(ctx, endpoint("globex", 1), limit); err != nil {
+					t.Errorf("another tenant: %v", err)
+				}
+				if err := l.DeleteEndpoint(ctx, "we_acme_0"); err != nil {
+					t.Fatal(err)
+				}
+				if err := l.CreateEndpoint(ctx, endpoint("acme", 200), limit); err != nil {
+					t.Errorf("after a deletion: %v", err)
+				}
+				if err := l.CreateEndpoint(ctx, endpoint("acme", 201), limit); !errors.Is(err, webhook.ErrLimit) {
+					t.Errorf("past the limit again: %v", err)
 				}
 			})
 			t.Run("a slot keeps the first live event and its waiters", func(t *testing.T) {

@@ -35,6 +35,9 @@ type EndpointRequest struct {
 const (
 	MaxEndpointSecrets  = 3
 	MaxCorrelationPaths = 8
+	// MaxEndpoints bounds a tenant's endpoints: each holds a Secrets Manager secret, billed by
+	// the month.
+	MaxEndpoints = 20
 )
 
 // checkSecrets refuses secrets the provider would never issue, naming them by place only.
@@ -81,8 +84,14 @@ func (h *Host) CreateEndpoint(ctx context.Context, p interrupt.Principal, req En
 	if err := h.cfg.Secrets.Put(ctx, e.ID, req.Secrets); err != nil {
 		return webhook.Endpoint{}, err
 	}
-	if err := h.log.CreateEndpoint(ctx, e); err != nil {
-		return webhook.Endpoint{}, errors.Join(err, h.cfg.Secrets.Delete(context.WithoutCancel(ctx), e.ID))
+	if err := h.log.CreateEndpoint(ctx, e, MaxEndpoints); err != nil {
+		if derr := h.cfg.Secrets.Delete(context.WithoutCancel(ctx), e.ID); derr != nil {
+			return webhook.Endpoint{}, errors.Join(err, derr)
+		}
+		if errors.Is(err, webhook.ErrLimit) {
+			return webhook.Endpoint{}, interrupt.Errorf(interrupt.CodeConflict, "a tenant has at most %d webhook endpoints; delete one first", MaxEndpoints)
+		}
+		return webhook.Endpoint{}, err
 	}
 	return e, nil
 }

@@ -13,7 +13,9 @@ import (
 // event type, correlation value), and answers to events kept outside a slot. Every slot write
 // is a single conditional write; every waiter is re-validated against its run's log.
 type Inbox interface {
-	CreateEndpoint(ctx context.Context, e webhook.Endpoint) error
+	// CreateEndpoint stores e unless its tenant holds limit endpoints already
+	// (webhook.ErrLimit), a bound that holds however many create at once.
+	CreateEndpoint(ctx context.Context, e webhook.Endpoint, limit int) error
 	// Endpoint answers webhook.ErrNoEndpoint for an endpoint it does not hold.
 	Endpoint(ctx context.Context, id string) (webhook.Endpoint, error)
 	DeleteEndpoint(ctx context.Context, id string) error

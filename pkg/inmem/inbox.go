@@ -17,9 +17,18 @@ type slot struct {
 }
 
 // CreateEndpoint stores e.
-func (l *RunLog) CreateEndpoint(_ context.Context, e webhook.Endpoint) error {
+func (l *RunLog) CreateEndpoint(_ context.Context, e webhook.Endpoint, limit int) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	held := 0
+	for _, other := range l.endpoints {
+		if other.Tenant == e.Tenant {
+			held++
+		}
+	}
+	if held >= limit {
+		return webhook.ErrLimit
+	}
 	e.Correlation = slices.Clone(e.Correlation)
 	l.endpoints[e.ID] = e
 	return nil

@@ -30,9 +30,18 @@ func NewOutbound() *Outbound {
 }
 
 // CreateSubscription implements outbound.Store.
-func (o *Outbound) CreateSubscription(_ context.Context, s outbound.Subscription) error {
+func (o *Outbound) CreateSubscription(_ context.Context, s outbound.Subscription, limit int) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	held := 0
+	for k := range o.subs {
+		if k[0] == s.Tenant {
+			held++
+		}
+	}
+	if held >= limit {
+		return outbound.ErrLimit
+	}
 	s.Events = slices.Clone(s.Events)
 	o.subs[[2]string{s.Tenant, s.ID}] = s
 	return nil

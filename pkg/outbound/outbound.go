@@ -131,12 +131,16 @@ var (
 	ErrNoSubscription = errors.New("outbound: no such subscription")
 	// ErrCursorMoved refuses to save a cursor another worker saved since it was read.
 	ErrCursorMoved = errors.New("outbound: the cursor moved")
+	// ErrLimit refuses a subscription to a tenant that holds as many as it may.
+	ErrLimit = errors.New("outbound: the tenant holds as many subscriptions as it may")
 )
 
 // Store keeps subscriptions, cursors, attempts and the retry index (pkg/dynamo, pkg/inmem, held
 // to the same behaviour by one contract test).
 type Store interface {
-	CreateSubscription(ctx context.Context, s Subscription) error
+	// CreateSubscription stores s unless its tenant holds limit subscriptions already
+	// (ErrLimit), a bound that holds however many create at once.
+	CreateSubscription(ctx context.Context, s Subscription, limit int) error
 	// Subscription reads one of tenant's subscriptions, or ErrNoSubscription.
 	Subscription(ctx context.Context, tenant, id string) (Subscription, error)
 	DeleteSubscription(ctx context.Context, tenant, id string) error

@@ -93,13 +93,6 @@ func (m *Subscriptions) Create(ctx context.Context, p interrupt.Principal, req R
 		return Created{}, interrupt.Errorf(interrupt.CodeForbidden,
 			"signed approval links decide as the approvers they name: a subscription receives them only when its creator holds %s", interrupt.ScopeTokensDelegate)
 	}
-	existing, err := m.Store.Subscriptions(ctx, p.Tenant)
-	if err != nil {
-		return Created{}, err
-	}
-	if len(existing) >= MaxSubscriptions {
-		return Created{}, interrupt.Errorf(interrupt.CodeConflict, "a tenant has at most %d subscriptions; delete one first", MaxSubscriptions)
-	}
 	now := time.Now
 	if m.Now != nil {
 		now = m.Now
@@ -113,8 +106,14 @@ func (m *Subscriptions) Create(ctx context.Context, p interrupt.Principal, req R
 	if err := m.Secrets.Put(ctx, s.ID, []string{secret}); err != nil {
 		return Created{}, err
 	}
-	if err := m.Store.CreateSubscription(ctx, s); err != nil {
-		return Created{}, errors.Join(err, m.Secrets.Delete(context.WithoutCancel(ctx), s.ID))
+	if err := m.Store.CreateSubscription(ctx, s, MaxSubscriptions); err != nil {
+		if derr := m.Secrets.Delete(context.WithoutCancel(ctx), s.ID); derr != nil {
+			return Created{}, errors.Join(err, derr)
+		}
+		if errors.Is(err, ErrLimit) {
+			return Created{}, interrupt.Errorf(interrupt.CodeConflict, "a tenant has at most %d subscriptions; delete one first", MaxSubscriptions)
+		}
+		return Created{}, err
 	}
 	return Created{Subscription: s, Secret: secret}, nil
 }

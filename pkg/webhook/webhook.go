@@ -181,6 +181,9 @@ type Slot struct {
 	Waiters []Waiter
 }
 
+// ErrLimit refuses an endpoint to a tenant that holds as many as it may.
+var ErrLimit = errors.New("webhook: the tenant holds as many endpoints as it may")
+
 // ErrNoEndpoint is what a store answers for an endpoint it does not hold.
 var ErrNoEndpoint = errors.New("webhook: no such endpoint")
 
