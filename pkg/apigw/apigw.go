@@ -155,14 +155,14 @@ func (a *API) authenticate(req events.APIGatewayV2HTTPRequest, scopes []string) 
 	if err != nil {
 		return p, err
 	}
-	p.Subject = c.str("sub")
-	p.Tenant = c.str(a.opts.TenantClaim)
+	p.Subject = c.Text("sub")
+	p.Tenant = c.Text(a.opts.TenantClaim)
 	p.Scopes = jwt.Scopes
 	if len(p.Scopes) == 0 {
 		p.Scopes = strings.Fields(jwt.Claims["scope"])
 	}
-	p.Groups = c.list(a.opts.GroupsClaim)
-	p.Roles = c.list(a.opts.RolesClaim)
+	p.Groups = c.Names(a.opts.GroupsClaim)
+	p.Roles = c.Names(a.opts.RolesClaim)
 	switch {
 	case p.Subject == "":
 		return p, interrupt.Errorf(interrupt.CodeUnauthorized, "the JWT has no subject")

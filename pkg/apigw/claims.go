@@ -7,6 +7,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/interrupthost/interrupthost/pkg/identity"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 )
 
@@ -17,7 +18,7 @@ import (
 // authorizer's identity source); the function reads the claims from there, and only when they
 // agree with what the authorizer verified. Its signature is not checked again here: the function
 // holds no issuer keys, and a token that differs from the verified one is refused.
-type claims map[string]json.RawMessage
+type claims = identity.Claims
 
 // bearerClaims decodes the Authorization header's JWT and checks it against the authorizer's
 // claims: the subject must be the one the authorizer verified, and every claim both hold as a
@@ -44,7 +45,7 @@ func bearerClaims(req events.APIGatewayV2HTTPRequest, verified map[string]string
 	if err := json.Unmarshal(payload, &c); err != nil || c == nil {
 		return nil, refused
 	}
-	if verified["sub"] == "" || c.str("sub") != verified["sub"] {
+	if verified["sub"] == "" || c.Text("sub") != verified["sub"] {
 		return nil, refused
 	}
 	for name, raw := range c {
@@ -54,36 +55,4 @@ func bearerClaims(req events.APIGatewayV2HTTPRequest, verified map[string]string
 		}
 	}
 	return c, nil
-}
-
-// str is a claim that must be a JSON string; anything else (a number, a boolean, an array) is
-// no value at all.
-func (c claims) str(name string) string {
-	var s string
-	if json.Unmarshal(c[name], &s) != nil {
-		return ""
-	}
-	return s
-}
-
-// list is a multi-valued claim: a JSON array of names, or one string that is one name (never
-// split, so names may hold spaces, commas and brackets). Members that are not strings are
-// ignored.
-func (c claims) list(name string) []string {
-	raw := c[name]
-	if s := c.str(name); s != "" {
-		return []string{s}
-	}
-	var items []json.RawMessage
-	if json.Unmarshal(raw, &items) != nil {
-		return nil
-	}
-	var out []string
-	for _, item := range items {
-		var s string
-		if json.Unmarshal(item, &s) == nil && s != "" {
-			out = append(out, s)
-		}
-	}
-	return out
 }

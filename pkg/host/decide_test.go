@@ -6,26 +6,16 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/interrupthost/interrupthost/internal/testkeys"
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/token"
 )
 
-// staticKeys is a keyring of one key, for minting without Secrets Manager.
-type staticKeys struct{}
+// keys is a keyring of one key, for minting without Secrets Manager.
+var keys = testkeys.Static{ActiveKid: "k1", Keys: map[string][]byte{"k1": []byte("0123456789abcdef0123456789abcdef")}}
 
-var staticKey = []byte("0123456789abcdef0123456789abcdef")
-
-func (staticKeys) Active(context.Context) (string, []byte, error) { return "k1", staticKey, nil }
-
-func (staticKeys) Key(_ context.Context, kid string) ([]byte, error) {
-	if kid != "k1" {
-		return nil, token.ErrUnknownKid
-	}
-	return staticKey, nil
-}
-
-func withKeys(c *host.Config) { c.Keys = staticKeys{} }
+func withKeys(c *host.Config) { c.Keys = keys }
 
 func scoped(sub string, scopes ...string) interrupt.Principal {
 	return interrupt.Principal{Subject: sub, Tenant: "acme", Scopes: scopes}
@@ -97,7 +87,7 @@ func TestWhoMayMint(t *testing.T) {
 				}
 				return
 			}
-			c, err := token.Verify(ctx, staticKeys{}, tv.Token)
+			c, err := token.Verify(ctx, keys, tv.Token)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -68,7 +68,6 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -84,6 +83,7 @@ import (
 	"github.com/coreos/go-oidc/v3/oidc"
 	"golang.org/x/oauth2"
 
+	"github.com/interrupthost/interrupthost/pkg/identity"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
 	"github.com/interrupthost/interrupthost/pkg/token"
 )
@@ -405,13 +405,13 @@ func (f *Flow) Finish(ctx context.Context, cookies []string, query url.Values) (
 	case idToken.Subject == "":
 		return Session{}, nil, "", fmt.Errorf("%w: no subject", ErrIDToken)
 	}
-	var c claims
+	var c identity.Claims
 	if err := idToken.Claims(&c); err != nil {
 		return Session{}, nil, "", fmt.Errorf("%w: claims: %v", ErrIDToken, err)
 	}
 	sc := sessionClaims{
-		V: 1, ID: rand.Text(), Sub: idToken.Subject, Tenant: c.str(f.cfg.TenantClaim),
-		Groups: c.list(f.cfg.GroupsClaim), Roles: c.list(f.cfg.RolesClaim),
+		V: 1, ID: rand.Text(), Sub: idToken.Subject, Tenant: c.Text(f.cfg.TenantClaim),
+		Groups: c.Names(f.cfg.GroupsClaim), Roles: c.Names(f.cfg.RolesClaim),
 		Exp: min(now.Add(f.cfg.SessionTTL).UnixMilli(), idToken.Expiry.UnixMilli()),
 	}
 	if !runlog.ValidID(sc.Tenant) {
@@ -454,38 +454,6 @@ func (p *keyProbe) VerifySignature(ctx context.Context, jwt string) ([]byte, err
 		p.err = err
 	}
 	return payload, err
-}
-
-// claims are an ID token's claims as issued.
-type claims map[string]json.RawMessage
-
-// str is a claim that must be a JSON string; anything else is no value.
-func (c claims) str(name string) string {
-	var s string
-	if json.Unmarshal(c[name], &s) != nil {
-		return ""
-	}
-	return s
-}
-
-// list is a multi-valued claim as pkg/apigw reads one: a JSON array of names, or one string that
-// is one name (never split). Members that are not strings are ignored.
-func (c claims) list(name string) []string {
-	if s := c.str(name); s != "" {
-		return []string{s}
-	}
-	var items []json.RawMessage
-	if json.Unmarshal(c[name], &items) != nil {
-		return nil
-	}
-	var out []string
-	for _, item := range items {
-		var s string
-		if json.Unmarshal(item, &s) == nil && s != "" {
-			out = append(out, s)
-		}
-	}
-	return out
 }
 
 // SessionFrom is the session of the request whose cookies are given ("name=value", as API

@@ -21,28 +21,12 @@ import (
 
 	"github.com/interrupthost/interrupthost/infra/local/devjwt"
 	"github.com/interrupthost/interrupthost/internal/testclock"
+	"github.com/interrupthost/interrupthost/internal/testkeys"
 	"github.com/interrupthost/interrupthost/pkg/signin"
 	"github.com/interrupthost/interrupthost/pkg/token"
 )
 
-// staticKeys is a fixed keyring.
-type staticKeys struct {
-	active string
-	keys   map[string][]byte
-}
-
-func (s staticKeys) Active(context.Context) (string, []byte, error) {
-	return s.active, s.keys[s.active], nil
-}
-
-func (s staticKeys) Key(_ context.Context, kid string) ([]byte, error) {
-	if k, ok := s.keys[kid]; ok {
-		return k, nil
-	}
-	return nil, token.ErrUnknownKid
-}
-
-var keys = staticKeys{active: "k2026", keys: map[string][]byte{
+var keys = testkeys.Static{ActiveKid: "k2026", Keys: map[string][]byte{
 	"k2026": []byte("0123456789abcdef0123456789abcdef"),
 	"k2025": []byte("fedcba9876543210fedcba9876543210"),
 }}
@@ -383,7 +367,7 @@ func TestSessionFrom(t *testing.T) {
 	_, state, _ := strings.Cut(cb.cookies[0], "=")
 	// the same sign-in signed by other keyrings: a kid this one does not know, and its kid with
 	// another key
-	elsewhere := func(k staticKeys) string {
+	elsewhere := func(k testkeys.Static) string {
 		o := newStack(t, signin.Config{Keys: k})
 		cb := o.signIn(t, "/", as("alice", "acme"), nil)
 		_, cookies, _, err := o.flow.Finish(ctx, cb.cookies, cb.query)
@@ -393,8 +377,8 @@ func TestSessionFrom(t *testing.T) {
 		_, v, _ := strings.Cut(pair(cookies[0]), "=")
 		return v
 	}
-	unknownKid := elsewhere(staticKeys{active: "k2099", keys: map[string][]byte{"k2099": []byte("another-key-another-key-another!")}})
-	otherKey := elsewhere(staticKeys{active: "k2026", keys: map[string][]byte{"k2026": []byte("another-key-another-key-another!")}})
+	unknownKid := elsewhere(testkeys.Static{ActiveKid: "k2099", Keys: map[string][]byte{"k2099": []byte("another-key-another-key-another!")}})
+	otherKey := elsewhere(testkeys.Static{ActiveKid: "k2026", Keys: map[string][]byte{"k2026": []byte("another-key-another-key-another!")}})
 	tok, _, err := token.Mint(ctx, keys, token.Claims{Tenant: "acme", RunID: "r1", NodeID: "n1", InterruptID: "i1", Intent: token.IntentResolve, Sub: "alice", ExpiresAt: now.Add(time.Hour).UnixMilli()}, now)
 	if err != nil {
 		t.Fatal(err)
@@ -441,7 +425,7 @@ func TestSessionFrom(t *testing.T) {
 	} else {
 		checkAttributes(t, out)
 	}
-	rotated := staticKeys{active: "k2027", keys: map[string][]byte{"k2027": []byte("a-rotated-key-a-rotated-key-a-ro"), "k2026": keys.keys["k2026"]}}
+	rotated := testkeys.Static{ActiveKid: "k2027", Keys: map[string][]byte{"k2027": []byte("a-rotated-key-a-rotated-key-a-ro"), "k2026": keys.Keys["k2026"]}}
 	r := newStack(t, signin.Config{Keys: rotated})
 	r.clock.Set(now)
 	if _, ok := r.flow.SessionFrom(ctx, []string{session}); !ok {
@@ -476,7 +460,7 @@ func TestCSRF(t *testing.T) {
 		t.Fatal(err)
 	}
 	kid, mac, _ := strings.Cut(tokA, ".")
-	other := newStack(t, signin.Config{Keys: staticKeys{active: "k2025", keys: keys.keys}})
+	other := newStack(t, signin.Config{Keys: testkeys.Static{ActiveKid: "k2025", Keys: keys.Keys}})
 	tokOld, err := other.flow.CSRF(ctx, a)
 	if err != nil {
 		t.Fatal(err)

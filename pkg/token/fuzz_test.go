@@ -18,7 +18,7 @@ func FuzzVerify(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(valid)
-	f.Add(token.MintLegacy(keys.keys["legacy"], claims()))
+	f.Add(token.MintLegacy(keys.Keys["legacy"], claims()))
 	f.Add(strings.Replace(valid, "hs256", "HS256", 1))
 	f.Add(valid + "=")
 	f.Add("ow2.hs256.k2026.e30.AAAA")

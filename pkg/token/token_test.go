@@ -8,27 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/interrupthost/interrupthost/internal/testkeys"
 	"github.com/interrupthost/interrupthost/pkg/token"
 )
 
-// staticKeys is a fixed keyring for the codec's unit tests.
-type staticKeys struct {
-	active string
-	keys   map[string][]byte
-}
-
-func (s staticKeys) Active(context.Context) (string, []byte, error) {
-	return s.active, s.keys[s.active], nil
-}
-
-func (s staticKeys) Key(_ context.Context, kid string) ([]byte, error) {
-	if k, ok := s.keys[kid]; ok {
-		return k, nil
-	}
-	return nil, token.ErrUnknownKid
-}
-
-var keys = staticKeys{active: "k2026", keys: map[string][]byte{
+var keys = testkeys.Static{ActiveKid: "k2026", Keys: map[string][]byte{
 	"k2026":  []byte("0123456789abcdef0123456789abcdef"),
 	"legacy": []byte("legacy-legacy-legacy-legacy-key!"),
 }}
@@ -62,7 +46,7 @@ func TestRoundTrip(t *testing.T) {
 		c.Intent != want.Intent || c.Sub != "alice" || c.ExpiresAt != want.ExpiresAt || c.IssuedAt != now.UnixMilli() || c.V != 2 || c.JTI == "" {
 		t.Errorf("claims %+v", c)
 	}
-	legacy := token.MintLegacy(keys.keys["legacy"], claims())
+	legacy := token.MintLegacy(keys.Keys["legacy"], claims())
 	if c, err := token.Verify(context.Background(), keys, legacy); err != nil || c.V != 1 {
 		t.Errorf("legacy token: %+v %v", c, err)
 	}
@@ -117,7 +101,7 @@ func TestVerifyRefuses(t *testing.T) {
 		{"../ kid", "ow2.hs256.../etc." + payload + "." + mac, token.ErrMalformed},
 		{"%2e kid", "ow2.hs256.%2e%2e." + payload + "." + mac, token.ErrMalformed},
 		{"another kid's MAC", "ow2.hs256.legacy." + payload + "." + mac, token.ErrMAC},
-		{"v2 payload as v1", payload + "." + enc(token.HMACOf(keys.keys["legacy"], payload)), token.ErrMalformed},
+		{"v2 payload as v1", payload + "." + enc(token.HMACOf(keys.Keys["legacy"], payload)), token.ErrMalformed},
 		{"empty", "", token.ErrMalformed},
 		{"just dots", "....", token.ErrMalformed},
 	}
@@ -143,7 +127,7 @@ func TestExpiry(t *testing.T) {
 }
 
 func TestMintRefusesTheLegacyKid(t *testing.T) {
-	if _, _, err := token.Mint(context.Background(), staticKeys{active: "legacy", keys: keys.keys}, claims(), now); err == nil {
+	if _, _, err := token.Mint(context.Background(), testkeys.Static{ActiveKid: "legacy", Keys: keys.Keys}, claims(), now); err == nil {
 		t.Error("minted under the legacy kid")
 	}
 }
