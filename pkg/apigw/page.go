@@ -247,6 +247,8 @@ func signInProblem(err error) approvalpage.View {
 		return approvalpage.Problem(http.StatusServiceUnavailable, "Please try again", "The identity provider cannot be reached right now; nothing was recorded.")
 	case errors.Is(err, signin.ErrNext):
 		return approvalpage.Problem(http.StatusBadRequest, "This link is not valid", "Check that the whole link was opened.")
+	case errors.Is(err, interrupt.ErrUnavailable):
+		return approvalpage.Problem(http.StatusServiceUnavailable, "Please try again", "The host cannot check sign-ins right now; nothing was recorded.")
 	}
 	return approvalpage.Problem(http.StatusInternalServerError, "Something went wrong", "The host could not sign you in. Try the link again later.")
 }
@@ -276,6 +278,8 @@ func closedNotice(o host.Opened, err error) *approvalpage.Notice {
 		n.Text = "This decision is not possible now: " + messageOf(err)
 	case interrupt.CodeUnavailable:
 		n.Text = "The host is busy; nothing was recorded. Please try again in a moment."
+	case interrupt.CodeOutcomeUnknown:
+		n.Text = "The host could not confirm whether your decision was recorded. Open the link again in a moment to see where the request stands."
 	default:
 		n.Text = "Nothing was recorded: " + messageOf(err)
 	}

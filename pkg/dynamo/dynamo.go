@@ -162,10 +162,14 @@ func (l *RunLog) Append(ctx context.Context, k runlog.Key, c runlog.Commit) erro
 	if err != nil {
 		// The SDK retried the put; any attempt may have been applied with its answer lost, and
 		// the last error says nothing of the others: only a read can tell.
-		if throttled(err) {
-			return fmt.Errorf("dynamo: put: %w: %w: %w", runlog.ErrUnknownOutcome, runlog.ErrRefused, classify("put", err))
+		cerr := classify("put", err)
+		switch {
+		case !errors.Is(cerr, interrupt.ErrUnavailable):
+			return cerr // refused for what it is (a malformed request, a missing grant): not applied
+		case throttled(err):
+			return fmt.Errorf("dynamo: put: %w: %w: %w", runlog.ErrUnknownOutcome, runlog.ErrRefused, cerr)
 		}
-		return fmt.Errorf("dynamo: put: %w: %w", runlog.ErrUnknownOutcome, classify("put", err))
+		return fmt.Errorf("dynamo: put: %w: %w", runlog.ErrUnknownOutcome, cerr)
 	}
 	return nil
 }

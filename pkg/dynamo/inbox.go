@@ -79,8 +79,12 @@ func (l *RunLog) CreateEndpoint(ctx context.Context, e webhook.Endpoint, limit i
 	item := endpointKey(e.ID)
 	item["tenant"], item["provider"], item["correlation"] = s(e.Tenant), s(e.Provider), s(string(corr))
 	item[attrAt] = s(e.CreatedAt.UTC().Format(time.RFC3339Nano))
+	item["counted"] = &types.AttributeValueMemberBOOL{Value: true} // its delete gives its place back
 	_, err = l.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &l.table, Item: item, ConditionExpression: aws.String("attribute_not_exists(pk)")})
 	if err != nil {
+		if found, rerr := l.item(ctx, endpointKey(e.ID)); rerr == nil && found != nil && str(found["tenant"]) == e.Tenant {
+			return nil // applied, its answer lost (the SDK's retry found it there): the place is its
+		}
 		return classify("create endpoint", err)
 	}
 	return nil
@@ -111,8 +115,8 @@ func (l *RunLog) DeleteEndpoint(ctx context.Context, id string) error {
 	if err != nil {
 		return classify("delete endpoint", err)
 	}
-	if tenant := str(out.Attributes["tenant"]); tenant != "" {
-		l.releaseEndpoint(ctx, tenant)
+	if counted, _ := out.Attributes["counted"].(*types.AttributeValueMemberBOOL); counted != nil && counted.Value {
+		l.releaseEndpoint(ctx, str(out.Attributes["tenant"]))
 	}
 	return nil
 }

@@ -77,10 +77,27 @@ func (o *Outbound) CreateSubscription(ctx context.Context, sub outbound.Subscrip
 	}
 	item["url"], item["events"], item["format"] = s(sub.URL), s(string(events)), s(sub.Format)
 	item["approvalLinks"] = s(sub.ApprovalLinks)
+	if sub.CreatedBy != "" {
+		item["createdBy"] = s(sub.CreatedBy)
+	}
 	item[attrAt] = s(sub.CreatedAt.UTC().Format(time.RFC3339Nano))
 	_, err = o.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &o.table, Item: item})
+	if err != nil && o.exists(ctx, subKeyOf(item)) {
+		err = nil // applied, its answer lost: the place is the subscription's
+	}
 	err = classify("put subscription", err)
 	return err
+}
+
+// subKeyOf is the key of item.
+func subKeyOf(item map[string]types.AttributeValue) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{attrPK: item[attrPK], attrSK: item[attrSK]}
+}
+
+// exists reports whether the item key names can be read and is there.
+func (o *Outbound) exists(ctx context.Context, key map[string]types.AttributeValue) bool {
+	out, err := o.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &o.table, Key: key, ConsistentRead: aws.Bool(true)})
+	return err == nil && out.Item != nil
 }
 
 // countKey is the item counting a tenant's subscriptions, in their partition.
@@ -151,7 +168,7 @@ func (o *Outbound) Subscription(ctx context.Context, tenant, id string) (outboun
 }
 
 func decodeSubscription(tenant string, item map[string]types.AttributeValue) (outbound.Subscription, error) {
-	sub := outbound.Subscription{Tenant: tenant, URL: str(item["url"]), Format: str(item["format"]), ApprovalLinks: outbound.LinksPlain}
+	sub := outbound.Subscription{Tenant: tenant, URL: str(item["url"]), Format: str(item["format"]), ApprovalLinks: outbound.LinksPlain, CreatedBy: str(item["createdBy"])}
 	if links := str(item["approvalLinks"]); links != "" {
 		sub.ApprovalLinks = links // a subscription made before the choice existed has plain links
 	}

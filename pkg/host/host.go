@@ -250,6 +250,13 @@ func commit[T answer[T]](ctx context.Context, h *Host, k runlog.Key, st *runlog.
 	return zero, fmt.Errorf("host: %d attempts lost the race for the next commit: %w", h.cfg.MaxAttempts, interrupt.ErrUnavailable)
 }
 
+// nearDeadline reports whether ctx ends too soon for another put and read: an answer of
+// outcome_unknown is better than the invocation's timeout.
+func nearDeadline(ctx context.Context) bool {
+	deadline, ok := ctx.Deadline()
+	return ok && time.Until(deadline) < 3*time.Second
+}
+
 // unknownRetries bounds how often settle puts a commit again whose outcome was unknown and which
 // a read then did not find.
 const unknownRetries = 3
@@ -267,6 +274,7 @@ const unknownRetries = 3
 // A put refused before it was applied (runlog.ErrRefused) whose seq a read finds free wrote
 // nothing: that is the one failed put answered as unavailable.
 func (h *Host) settle(ctx context.Context, k runlog.Key, st *runlog.State, c runlog.Commit) (int64, error) {
+	sentUnknown := false // a put of c was sent whose outcome no read has settled
 	for attempt := 0; ; attempt++ {
 		err := h.log.Append(ctx, k, c)
 		if err == nil {
@@ -297,10 +305,13 @@ func (h *Host) settle(ctx context.Context, k runlog.Key, st *runlog.State, c run
 		switch {
 		case len(newer) > 0 || !unknown:
 			return 0, runlog.ErrSeqTaken
-		case errors.Is(err, runlog.ErrRefused):
+		case errors.Is(err, runlog.ErrRefused) && !sentUnknown:
 			return 0, err // refused, and no earlier attempt landed: nothing was written
-		case attempt == unknownRetries:
+		case attempt == unknownRetries || nearDeadline(ctx):
 			return 0, fmt.Errorf("host: commit %d: %w (the put: %v)", c.Seq, interrupt.ErrOutcomeUnknown, err)
+		}
+		if !errors.Is(err, runlog.ErrRefused) {
+			sentUnknown = true
 		}
 	}
 }

@@ -125,7 +125,8 @@ func (h *Host) RequestInterrupt(ctx context.Context, p interrupt.Principal, runI
 	}
 	tv, err := h.mint(ctx, p.Tenant, runID, st.ByKey(payload.Key), *req.Token)
 	if err != nil {
-		return InterruptView{}, false, err
+		// The interrupt is in the log; a repeat of the request answers it and mints again.
+		return InterruptView{}, false, fmt.Errorf("host: interrupt %s is requested, its token not minted (%v): %w", res.view.InterruptID, err, interrupt.ErrOutcomeUnknown)
 	}
 	res.view.Tokens = append(res.view.Tokens, tv)
 	return res.view, res.created, nil

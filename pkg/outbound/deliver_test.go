@@ -450,14 +450,20 @@ func TestSignedApprovalLinks(t *testing.T) {
 	}
 
 	at := w.clock.Now()
-	env := runlog.Commit{Seq: 1, At: at, Events: []runlog.Event{requested("approve", "i1", approval)}}.Envelopes("run-1")[0]
-	first, err := w.d.Links.For(context.Background(), created.Subscription, at, env, at)
+	c := runlog.Commit{Seq: 1, At: at, By: "engine", Events: []runlog.Event{requested("approve", "i1", approval)}}
+	env := c.Envelopes("run-1")[0]
+	first, err := w.d.Links.For(context.Background(), created.Subscription, c, env, at)
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := w.d.Links.For(context.Background(), created.Subscription, at, env, at.Add(30*time.Minute))
+	again, err := w.d.Links.For(context.Background(), created.Subscription, c, env, at.Add(30*time.Minute))
 	if err != nil || !slices.Equal(first, again) {
 		t.Errorf("a redelivery's links differ: %+v, then %+v (%v)", first, again, err)
+	}
+	// The mailer requested this one itself: its own request's links hold no token.
+	c.By = "mailer"
+	if own, err := w.d.Links.For(context.Background(), created.Subscription, c, env, at); err != nil || len(own) != 1 || own[0].URL != "https://host.example/approve/run-1/i1" {
+		t.Errorf("the requester's own subscription got links %+v %v, want the plain one", own, err)
 	}
 }
 

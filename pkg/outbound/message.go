@@ -65,12 +65,13 @@ func carriesLinks(e runlog.Envelope) (interrupt.Payload, bool) {
 	return p, p.Kind == interrupt.KindApproval || p.Kind == interrupt.KindClarification
 }
 
-// For makes the links of e's delivery to s, requested at at: a plain link to the page, or, for a
+// For makes the links of e's delivery to s, requested by commit c: a plain link to the page, or, for a
 // subscription with signed links, an approval's links holding tokens, one per principal of
 // approversList (one without principal when any one vote of anyone releases it; the plain link
 // when no one person's link could vote, or once LinkTTL has passed). A signed link is a function of the interrupt, its principal and the active key,
 // so every attempt to deliver the event carries the same link. Other events get none.
-func (l Links) For(ctx context.Context, s Subscription, at time.Time, e runlog.Envelope, now time.Time) ([]Link, error) {
+func (l Links) For(ctx context.Context, s Subscription, c runlog.Commit, e runlog.Envelope, now time.Time) ([]Link, error) {
+	at := c.At
 	p, ok := carriesLinks(e)
 	if !ok {
 		return nil, nil
@@ -87,7 +88,8 @@ func (l Links) For(ctx context.Context, s Subscription, at time.Time, e runlog.E
 	if !deadline.IsZero() {
 		plain.ExpiresAt = deadline.UTC().Format(runlog.TimeFormat)
 	}
-	if s.ApprovalLinks != LinksSigned || l.Keys == nil || p.Kind != interrupt.KindApproval {
+	// Nobody decides what they requested: the requester's own subscription gets the plain link.
+	if s.ApprovalLinks != LinksSigned || l.Keys == nil || p.Kind != interrupt.KindApproval || (c.By != "" && c.By == s.CreatedBy) {
 		return []Link{plain}, nil
 	}
 	exp := at.Add(LinkTTL)

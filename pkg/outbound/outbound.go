@@ -56,8 +56,11 @@ type Subscription struct {
 	Events []string `json:"events"`
 	Format string   `json:"format"`
 	// ApprovalLinks is LinksPlain or LinksSigned.
-	ApprovalLinks string    `json:"approvalLinks"`
-	CreatedAt     time.Time `json:"createdAt"`
+	ApprovalLinks string `json:"approvalLinks"`
+	// CreatedBy is the subject that created it: a signed link never goes to the requester of
+	// its interrupt, whatever it may delegate.
+	CreatedBy string    `json:"-"`
+	CreatedAt time.Time `json:"createdAt"`
 }
 
 // Wants reports whether the subscription names events of type t.

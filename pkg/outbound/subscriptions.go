@@ -100,7 +100,7 @@ func (m *Subscriptions) Create(ctx context.Context, p interrupt.Principal, req R
 	slices.Sort(req.Events)
 	s := Subscription{
 		ID: "sub_" + strings.ToLower(rand.Text()), Tenant: p.Tenant, URL: req.URL,
-		Events: slices.Compact(req.Events), Format: req.Format, ApprovalLinks: req.ApprovalLinks, CreatedAt: now().UTC(),
+		Events: slices.Compact(req.Events), Format: req.Format, ApprovalLinks: req.ApprovalLinks, CreatedBy: p.Subject, CreatedAt: now().UTC(),
 	}
 	secret := NewSecret()
 	if err := m.Secrets.Put(ctx, s.ID, []string{secret}); err != nil {

@@ -567,9 +567,10 @@ func covers(got []client.Delivery, logs map[string][]chaosEvent) bool {
 	return true
 }
 
-// TestSecretsManagerDown: with the stack's Secrets Manager unavailable, a function started then
-// (mint-token, cold) answers 503 for what needs its keys, never 401 or 500; once Secrets Manager
-// answers again the same process mints, without a new start.
+// TestSecretsManagerDown: with the stack's Secrets Manager unavailable, a provider's event whose
+// endpoint's secrets are not cached, and a function started then (mint-token, cold), answer 503
+// for what needs the secrets, never 401 or 500; once Secrets Manager answers again the same
+// process mints, without a new start, and the provider's redelivery is taken.
 func TestSecretsManagerDown(t *testing.T) {
 	localaws.NeedsStack(t)
 	run := newRun("secrets")
@@ -577,7 +578,17 @@ func TestSecretsManagerDown(t *testing.T) {
 	if a := do(t, "POST", "/runs/"+run+"/interrupts", eng, `{"nodeId":"pay","payload":`+example(t, "external-event")+`}`); a.Status != 201 {
 		t.Fatalf("request: %d %s", a.Status, a.Body)
 	}
+	const secret = "whsec_down_0123456789abcdefgh"
+	endpoint := createEndpoint(t, `{"provider":"stripe","secrets":["`+secret+`"]}`)
+	event := `{"id":"evt_` + run + `","type":"payment_intent.succeeded","data":{"object":{"id":"pi_1","metadata":{"correlation":"order-` + run + `"}}}}`
+	deliver := func() answer {
+		signed := stripewebhook.GenerateTestSignedPayload(&stripewebhook.UnsignedPayload{Payload: []byte(event), Secret: secret})
+		return call{method: "POST", path: "/webhooks/" + endpoint, body: event, headers: map[string]string{"Stripe-Signature": signed.Header}}.must(t)
+	}
 	setFaults(t, faults.Config{"secretsmanager": {{Unavailable: 1}}})
+	if a := deliver(); a.Status != http.StatusServiceUnavailable || !strings.Contains(string(a.Body), `"code":"unavailable"`) {
+		t.Errorf("a provider's event whose secrets cannot be read: %d %s", a.Status, a.Body)
+	}
 	for _, pid := range functionProcesses(t, "mint-token", 0) {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 		gone(t, pid)
@@ -598,5 +609,8 @@ func TestSecretsManagerDown(t *testing.T) {
 	}
 	if now := functionProcesses(t, "mint-token", 0); !slices.Equal(now, pids) {
 		t.Errorf("mint-token recovered by a new start: processes %v, then %v", pids, now)
+	}
+	if a := deliver(); a.Status != 200 {
+		t.Errorf("the provider's redelivery once Secrets Manager is back: %d %s", a.Status, a.Body)
 	}
 }
