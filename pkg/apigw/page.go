@@ -184,7 +184,7 @@ func (a *API) signedInView(ctx context.Context, c *call, p interrupt.Principal, 
 	case err != nil:
 		return approvalpage.ReadOnly(o, statusFor(err), closedNotice(o, err)), err
 	case o.Refused != nil:
-		return approvalpage.ReadOnly(o, statusFor(o.Refused), approvalpage.RefusedNotice(o.Refused)), o.Refused
+		return approvalpage.ReadOnly(o, statusFor(o.Refused), closedNotice(o, o.Refused)), o.Refused
 	case c.req.RequestContext.HTTP.Method != http.MethodPost:
 		return approvalpage.Decide(o, formKey(), nil, nil), nil
 	}
@@ -259,7 +259,8 @@ func formKey() string { return strings.ToLower(rand.Text()) }
 // statusFor is the status of err as the token surface answers it.
 func statusFor(err error) int { return statusOf[interrupt.ErrorCode(err)] }
 
-// closedNotice says, in words, why an interrupt that exists cannot be decided now.
+// closedNotice says, in words, why an interrupt that exists cannot be decided now, or by this
+// principal.
 func closedNotice(o host.Opened, err error) *approvalpage.Notice {
 	n := &approvalpage.Notice{Kind: "error"}
 	switch interrupt.ErrorCode(err) {
@@ -274,6 +275,8 @@ func closedNotice(o host.Opened, err error) *approvalpage.Notice {
 		n.Text = "You have voted on this request already; your first vote counts."
 	case interrupt.CodeNotEligible:
 		n.Text = "You are not one of the approvers of this request."
+	case interrupt.CodeForbidden:
+		n.Text = "You cannot decide this request: " + messageOf(err)
 	case interrupt.CodeConflict:
 		n.Text = "This decision is not possible now: " + messageOf(err)
 	case interrupt.CodeUnavailable:

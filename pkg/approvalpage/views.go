@@ -3,7 +3,6 @@ package approvalpage
 import (
 	"cmp"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"net/http"
@@ -27,22 +26,6 @@ func SignedIn(v View, principal, csrf string) View {
 	}
 	v.Footer = "You are signed in as " + principal + ": a decision here is recorded as yours. Opening this page changes nothing; only a button on it does."
 	return v
-}
-
-// RefusedNotice says why a signed-in principal sees no decision: err is host.Opened.Refused.
-func RefusedNotice(err error) *Notice {
-	if interrupt.ErrorCode(err) == interrupt.CodeNotEligible {
-		return &Notice{Kind: "error", Text: "You are not one of the approvers of this request: it is shown to you, but you cannot decide it."}
-	}
-	return &Notice{Kind: "error", Text: "You cannot decide this request: " + messageOf(err)}
-}
-
-// messageOf is err's client-safe message.
-func messageOf(err error) string {
-	if e := (*interrupt.Error)(nil); errors.As(err, &e) {
-		return e.Message
-	}
-	return "the host refused it"
 }
 
 // when spells a time for people, in UTC (the page cannot know the reader's zone without script).

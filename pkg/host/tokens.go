@@ -126,7 +126,7 @@ func (h *Host) mayMint(in *runlog.Interrupt, p interrupt.Principal, req *TokenRe
 			return err
 		}
 		return interrupt.Errorf(interrupt.CodeNotEligible,
-			"%s; a token carries no group or role memberships: those approvers decide by signing in on the approval page", messageOf(err))
+			"a token carries no group or role memberships, so it decides approval %s only for a principal of its approversList: its group and role approvers sign in on the approval page", in.ID)
 	}
 	return nil
 }
@@ -144,14 +144,6 @@ func notTheRequester(in *runlog.Interrupt, p interrupt.Principal) error {
 		return interrupt.Errorf(interrupt.CodeForbidden, "interrupt %s escalates agent %s's decision to a person; the agent cannot decide it", in.ID, p.Subject)
 	}
 	return nil
-}
-
-// messageOf is the client-safe message of an *interrupt.Error.
-func messageOf(err error) string {
-	if e := (*interrupt.Error)(nil); errors.As(err, &e) {
-		return e.Message
-	}
-	return err.Error()
 }
 
 // verify checks a token in docs/design.md's order: grammar, alg, kid and MAC (401), then expiry (410).

@@ -17,23 +17,9 @@ import (
 // approval page (a link holding no credential, never an action that decides): everyone in the
 // channel sees it, and each decides as whoever signs in.
 func TestSlackMessage(t *testing.T) {
-	w := newWorld(t)
-	r := w.receiver()
-	created, err := w.subs.Create(context.Background(), interrupt.Principal{Tenant: "acme"}, outbound.Request{URL: r.url, Events: []string{"interrupt.requested"}, Format: outbound.FormatSlack})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.secret = created.Secret
-	w.deliver(w.commit("acme", "run-1", requested("approve", "i1", approval)))
-	if len(r.got) != 1 {
-		t.Fatalf("got %d deliveries", len(r.got))
-	}
-	var msg slack.WebhookMessage
-	if err := json.Unmarshal(r.got[0].Raw, &msg); err != nil {
-		t.Fatalf("not a Slack message: %v: %s", err, r.got[0].Raw)
-	}
+	msg, raw := slackDelivery(t, approval)
 	if msg.Blocks == nil || len(msg.Blocks.BlockSet) != 4 || msg.Text == "" {
-		t.Fatalf("blocks %s", r.got[0].Raw)
+		t.Fatalf("blocks %s", raw)
 	}
 	section, ok := msg.Blocks.BlockSet[1].(*slack.SectionBlock)
 	if !ok || section.Text.Type != slack.PlainTextType || section.Text.Text != "Pay <inv-1> & more\ninvoice inv-1" {
@@ -47,8 +33,8 @@ func TestSlackMessage(t *testing.T) {
 	if !ok || b.Text.Text != "Review" || b.URL != "https://host.example/approve/run-1/i1" || b.Value != "" {
 		t.Errorf("button: %+v", actions.Elements.ElementSet[0])
 	}
-	if strings.Contains(string(r.got[0].Raw), "ow2.") {
-		t.Errorf("a Slack message holds a token: %s", r.got[0].Raw)
+	if strings.Contains(string(raw), "ow2.") {
+		t.Errorf("a Slack message holds a token: %s", raw)
 	}
 }
 
@@ -58,19 +44,8 @@ func TestSlackMessage(t *testing.T) {
 // mrkdwn link stays text.
 func TestSlackTextIsInert(t *testing.T) {
 	for _, title := range []string{strings.Repeat("&", 1000), strings.Repeat("<", 5000), "*urgent* <https://evil.example|sign here> @channel"} {
-		w := newWorld(t)
-		r := w.receiver()
-		created, err := w.subs.Create(context.Background(), interrupt.Principal{Tenant: "acme"}, outbound.Request{URL: r.url, Events: []string{"interrupt.requested"}, Format: outbound.FormatSlack})
-		if err != nil {
-			t.Fatal(err)
-		}
-		r.secret = created.Secret
 		payload, _ := json.Marshal(map[string]any{"kind": "approval", "key": "k", "data": map[string]any{"artifactId": "a", "artifactType": "t", "title": title, "actions": []string{"accept"}}})
-		w.deliver(w.commit("acme", "run-1", requested("approve", "i1", string(payload))))
-		var msg slack.WebhookMessage
-		if len(r.got) != 1 || json.Unmarshal(r.got[0].Raw, &msg) != nil {
-			t.Fatalf("deliveries %d", len(r.got))
-		}
+		msg, _ := slackDelivery(t, string(payload))
 		for _, b := range msg.Blocks.BlockSet {
 			section, ok := b.(*slack.SectionBlock)
 			if !ok {
@@ -84,4 +59,26 @@ func TestSlackTextIsInert(t *testing.T) {
 			t.Errorf("the title is not shown as written: %.60q", about)
 		}
 	}
+}
+
+// slackDelivery delivers payload's interrupt.requested to a Slack subscription and reads the
+// one message posted with Slack's library.
+func slackDelivery(t *testing.T, payload string) (slack.WebhookMessage, []byte) {
+	t.Helper()
+	w := newWorld(t)
+	r := w.receiver()
+	created, err := w.subs.Create(context.Background(), interrupt.Principal{Tenant: "acme"}, outbound.Request{URL: r.url, Events: []string{"interrupt.requested"}, Format: outbound.FormatSlack})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.secret = created.Secret
+	w.deliver(w.commit("acme", "run-1", requested("approve", "i1", payload)))
+	if len(r.got) != 1 {
+		t.Fatalf("got %d deliveries", len(r.got))
+	}
+	var msg slack.WebhookMessage
+	if err := json.Unmarshal(r.got[0].Raw, &msg); err != nil {
+		t.Fatalf("not a Slack message: %v: %s", err, r.got[0].Raw)
+	}
+	return msg, r.got[0].Raw
 }
