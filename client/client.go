@@ -161,12 +161,24 @@ type Interrupt struct {
 // payload key again answers the interrupt as the log has it: resolved, with its resumeValue,
 // once someone resolved it.
 func (c *Client) Request(ctx context.Context, runID, nodeID string, payload json.RawMessage, token *TokenRequest, opts ...CallOption) (Interrupt, error) {
+	return c.request(ctx, runID, nodeID, "", payload, token, opts)
+}
+
+// RequestFrom is Request for an external-event interrupt that waits on the webhook endpoint
+// endpointID: only that endpoint's events resolve it. A tenant holding more than one endpoint
+// must name it.
+func (c *Client) RequestFrom(ctx context.Context, runID, nodeID, endpointID string, payload json.RawMessage, token *TokenRequest, opts ...CallOption) (Interrupt, error) {
+	return c.request(ctx, runID, nodeID, endpointID, payload, token, opts)
+}
+
+func (c *Client) request(ctx context.Context, runID, nodeID, endpointID string, payload json.RawMessage, token *TokenRequest, opts []CallOption) (Interrupt, error) {
 	var out Interrupt
 	in := struct {
-		NodeID  string          `json:"nodeId"`
-		Payload json.RawMessage `json:"payload"`
-		Token   *TokenRequest   `json:"token,omitempty"`
-	}{nodeID, payload, token}
+		NodeID   string          `json:"nodeId"`
+		Payload  json.RawMessage `json:"payload"`
+		Token    *TokenRequest   `json:"token,omitempty"`
+		Endpoint string          `json:"endpoint,omitempty"`
+	}{nodeID, payload, token, endpointID}
 	err := c.do(ctx, http.MethodPost, "/runs/"+esc(runID)+"/interrupts", in, &out, opts...)
 	return out, err
 }

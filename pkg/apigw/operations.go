@@ -11,6 +11,7 @@ import (
 
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
+	"github.com/interrupthost/interrupthost/pkg/runlog"
 )
 
 // RequestInterrupt serves POST /runs/{runId}/interrupts: 201 with the new interrupt, or 200 with
@@ -21,9 +22,10 @@ func (a *API) RequestInterrupt() Handler {
 			return reply{}, err
 		}
 		var body struct {
-			NodeID  *string            `json:"nodeId"`
-			Payload json.RawMessage    `json:"payload"`
-			Token   *host.TokenRequest `json:"token"`
+			NodeID   *string            `json:"nodeId"`
+			Payload  json.RawMessage    `json:"payload"`
+			Token    *host.TokenRequest `json:"token"`
+			Endpoint *string            `json:"endpoint"`
 		}
 		if _, err := decodeBody(c.req, &body); err != nil {
 			return reply{}, err
@@ -39,7 +41,15 @@ func (a *API) RequestInterrupt() Handler {
 			return reply{}, missing(absent...)
 		}
 		c.nodeID = *body.NodeID
-		view, created, err := a.host.RequestInterrupt(ctx, c.principal, c.runID, host.Request{NodeID: c.nodeID, Payload: body.Payload, Token: body.Token})
+		req := host.Request{NodeID: c.nodeID, Payload: body.Payload, Token: body.Token}
+		if body.Endpoint != nil {
+			if !runlog.ValidID(*body.Endpoint) {
+				return reply{}, interrupt.Invalid("endpoint is not a webhook endpoint id",
+					interrupt.FieldError{Path: "/endpoint", Message: "must match ^[A-Za-z0-9._:-]{1,128}$"})
+			}
+			req.Endpoint = *body.Endpoint
+		}
+		view, created, err := a.host.RequestInterrupt(ctx, c.principal, c.runID, req)
 		if err != nil {
 			return reply{}, err
 		}

@@ -24,8 +24,10 @@ import (
 //
 //	whep#<id>               endpoint      an endpoint: tenant, provider, correlation pointers
 //	whep#<id>               evt#<eventId> the answer to an event kept outside a slot
-//	<tenant>#corr#<sha256>  slot          a correlation item: the kept event (evt, evtKey,
-//	                                      evtExp) and one w_<interruptId> attribute per waiter
+//	<tenant>#whep           count         the tenant's endpoints: how many (n) and their ids
+//	<tenant>#corr#<sha256>  slot          a correlation item of one endpoint: the kept event
+//	                                      (evt, evtKey, evtExp) and one w_<interruptId>
+//	                                      attribute per waiter
 const (
 	skEndpoint   = "endpoint"
 	skSlot       = "slot"
@@ -41,29 +43,29 @@ func endpointKey(id string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{attrPK: s("whep#" + id), attrSK: s(skEndpoint)}
 }
 
-// slotKey hashes the event type and value, which may hold any character, into the key; the
-// tenant, an id without '#', keeps tenants apart.
+// slotKey hashes the endpoint, the event type and the value, which may hold any character, into
+// the key; the tenant, an id without '#', keeps tenants apart.
 func slotKey(k webhook.Key) (map[string]types.AttributeValue, error) {
 	if !runlog.ValidID(k.Tenant) {
 		return nil, fmt.Errorf("dynamo: slot of tenant %q: %w", k.Tenant, runlog.ErrInvalidKey)
 	}
-	sum := sha256.Sum256([]byte(k.EventType + "\x00" + k.Value))
+	sum := sha256.Sum256([]byte(k.Endpoint + "\x00" + k.EventType + "\x00" + k.Value))
 	return map[string]types.AttributeValue{attrPK: s(k.Tenant + "#corr#" + hex.EncodeToString(sum[:16])), attrSK: s(skSlot)}, nil
 }
 
 // CreateEndpoint stores e, within its tenant's limit: a count item of the tenant's is raised
-// first, conditionally on the limit, then the endpoint written; a failed write gives the place
-// back. A creator that dies between the two leaves a place lost, never one too many. (Endpoints
-// made before the count existed do not count.)
+// first, conditionally on the limit, and e's id added to it, then the endpoint written; a failed
+// write gives the place back. A creator that dies between the two leaves a place lost, never one
+// too many. (Endpoints made before the count existed neither count nor are listed.)
 func (l *RunLog) CreateEndpoint(ctx context.Context, e webhook.Endpoint, limit int) (err error) {
 	corr, err := json.Marshal(e.Correlation)
 	if err != nil {
 		return err
 	}
 	_, err = l.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: &l.table, Key: endpointCountKey(e.Tenant), UpdateExpression: aws.String("ADD n :one"),
+		TableName: &l.table, Key: endpointCountKey(e.Tenant), UpdateExpression: aws.String("ADD n :one, ids :id"),
 		ConditionExpression:       aws.String("attribute_not_exists(n) OR n < :limit"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":one": n(1), ":limit": n(int64(limit))},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":one": n(1), ":limit": n(int64(limit)), ":id": idSet(e.ID)},
 	})
 	if IsCondCheckFailed(err) {
 		return webhook.ErrLimit
@@ -73,7 +75,7 @@ func (l *RunLog) CreateEndpoint(ctx context.Context, e webhook.Endpoint, limit i
 	}
 	defer func() {
 		if err != nil {
-			l.releaseEndpoint(context.WithoutCancel(ctx), e.Tenant)
+			l.releaseEndpoint(context.WithoutCancel(ctx), e.Tenant, e.ID)
 		}
 	}()
 	item := endpointKey(e.ID)
@@ -116,7 +118,7 @@ func (l *RunLog) DeleteEndpoint(ctx context.Context, id string) error {
 		return classify("delete endpoint", err)
 	}
 	if counted, _ := out.Attributes["counted"].(*types.AttributeValueMemberBOOL); counted != nil && counted.Value {
-		l.releaseEndpoint(ctx, str(out.Attributes["tenant"]))
+		l.releaseEndpoint(ctx, str(out.Attributes["tenant"]), id)
 	}
 	return nil
 }
@@ -126,14 +128,30 @@ func endpointCountKey(tenant string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{attrPK: s(tenant + "#whep"), attrSK: s("count")}
 }
 
-// releaseEndpoint lowers the tenant's count of endpoints, never under zero; a failure leaves a
-// place lost.
-func (l *RunLog) releaseEndpoint(ctx context.Context, tenant string) {
+func idSet(id string) types.AttributeValue { return &types.AttributeValueMemberSS{Value: []string{id}} }
+
+// releaseEndpoint lowers the tenant's count of endpoints, never under zero, and forgets id; a
+// failure leaves a place lost.
+func (l *RunLog) releaseEndpoint(ctx context.Context, tenant, id string) {
 	_, _ = l.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: &l.table, Key: endpointCountKey(tenant), UpdateExpression: aws.String("ADD n :minus"),
+		TableName: &l.table, Key: endpointCountKey(tenant), UpdateExpression: aws.String("ADD n :minus DELETE ids :id"),
 		ConditionExpression:       aws.String("n > :zero"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":minus": n(-1), ":zero": n(0)},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":minus": n(-1), ":zero": n(0), ":id": idSet(id)},
 	})
+}
+
+// Endpoints lists the ids of tenant's endpoints, in no order, as the count item holds them: an
+// endpoint whose creation is under way (or died) may be listed without being readable.
+func (l *RunLog) Endpoints(ctx context.Context, tenant string) ([]string, error) {
+	item, err := l.item(ctx, endpointCountKey(tenant))
+	if err != nil || item == nil {
+		return nil, err
+	}
+	ids, _ := item["ids"].(*types.AttributeValueMemberSS)
+	if ids == nil {
+		return nil, nil
+	}
+	return ids.Value, nil
 }
 
 // Wait registers w at k and returns the event live there, if any, in one write.

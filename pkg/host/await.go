@@ -2,6 +2,8 @@ package host
 
 import (
 	"context"
+	"errors"
+	"fmt"
 
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
@@ -9,7 +11,8 @@ import (
 )
 
 // An external-event interrupt joins its provider event in its correlation slot, whichever comes
-// first (README, "Webhooks from providers"):
+// first (README, "Webhooks from providers"). The slot is its endpoint's: the request names the
+// endpoint (or the tenant holds one), and only that endpoint's events reach the interrupt.
 //
 //  1. before its commit, the request registers a waiter in the slot (await); if an event is
 //     kept there, the request's own commit resolves the interrupt with it;
@@ -22,18 +25,51 @@ import (
 // waiters. Both sides resolve through the run log's conditional append, so the join happens
 // exactly once.
 
-func slotOf(tenant string, d interrupt.Data) webhook.Key {
-	return webhook.Key{Tenant: tenant, EventType: d.EventType, Value: d.Correlation}
+func slotOf(tenant, endpoint string, d interrupt.Data) webhook.Key {
+	return webhook.Key{Tenant: tenant, Endpoint: endpoint, EventType: d.EventType, Value: d.Correlation}
 }
 
-// await registers the interrupt about to be committed as a waiter, and resolves it in d's own
-// commit with an event already kept, if the event passes the interrupt's resumeSchema.
-func (h *Host) await(ctx context.Context, p interrupt.Principal, runID, nodeID, id string, payload interrupt.Payload, d *decision[requested]) error {
-	event, err := h.log.Wait(ctx, slotOf(p.Tenant, payload.Data), webhook.Waiter{RunID: runID, NodeID: nodeID, InterruptID: id}, h.cfg.Now())
+// sourceOf is the endpoint an external-event interrupt of tenant waits on: named, it must be one
+// of the tenant's; omitted, the tenant's only one, or none when it holds none (the interrupt
+// then waits for a callback or a resolve by run). Omitted while the tenant holds several, it is
+// refused: which one the event comes from is the requester's to say.
+func (h *Host) sourceOf(ctx context.Context, tenant, named string) (string, error) {
+	if named != "" {
+		e, err := h.endpoints.get(ctx, h.log, named, h.cfg.Now())
+		if errors.Is(err, webhook.ErrNoEndpoint) || (err == nil && e.Tenant != tenant) {
+			return "", interrupt.Invalid("the tenant holds no webhook endpoint "+named,
+				interrupt.FieldError{Path: "/endpoint", Message: "must name one of the tenant's webhook endpoints"})
+		}
+		return e.ID, err
+	}
+	ids, err := h.log.Endpoints(ctx, tenant)
+	if err != nil {
+		return "", err
+	}
+	switch len(ids) {
+	case 0:
+		return "", nil
+	case 1:
+		if _, err := h.endpoints.get(ctx, h.log, ids[0], h.cfg.Now()); errors.Is(err, webhook.ErrNoEndpoint) {
+			return "", nil // listed while its creation failed or is under way
+		} else if err != nil {
+			return "", err
+		}
+		return ids[0], nil
+	}
+	return "", interrupt.Invalid(fmt.Sprintf("the tenant holds %d webhook endpoints: the request names the one its event comes from", len(ids)),
+		interrupt.FieldError{Path: "/endpoint", Message: "is required while the tenant holds more than one webhook endpoint"})
+}
+
+// await registers the interrupt about to be committed as a waiter at its endpoint's slot, and
+// resolves it in d's own commit with an event already kept, if the event passes the interrupt's
+// resumeSchema.
+func (h *Host) await(ctx context.Context, p interrupt.Principal, runID, nodeID, id, endpoint string, payload interrupt.Payload, d *decision[requested]) error {
+	event, err := h.log.Wait(ctx, slotOf(p.Tenant, endpoint, payload.Data), webhook.Waiter{RunID: runID, NodeID: nodeID, InterruptID: id}, h.cfg.Now())
 	if err != nil || event == nil {
 		return err
 	}
-	in := &runlog.Interrupt{ID: id, NodeID: nodeID, Payload: payload}
+	in := &runlog.Interrupt{ID: id, NodeID: nodeID, Payload: payload, Endpoint: endpoint}
 	value, _, err := h.checkResume(in, p, event.Body)
 	if err != nil {
 		return nil // the kept event does not fit this interrupt: it waits for another
@@ -45,8 +81,8 @@ func (h *Host) await(ctx context.Context, p interrupt.Principal, runID, nodeID, 
 
 // confirm confirms a committed external-event interrupt's waiter, and resolves the interrupt
 // with an event kept meanwhile.
-func (h *Host) confirm(ctx context.Context, p interrupt.Principal, view InterruptView, payload interrupt.Payload) (InterruptView, error) {
-	k := slotOf(p.Tenant, payload.Data)
+func (h *Host) confirm(ctx context.Context, p interrupt.Principal, view InterruptView, in *runlog.Interrupt) (InterruptView, error) {
+	k := slotOf(p.Tenant, in.Endpoint, in.Payload.Data)
 	event, err := h.log.Confirm(ctx, k, webhook.Waiter{RunID: view.RunID, NodeID: view.NodeID, InterruptID: view.InterruptID}, h.cfg.Now())
 	if err != nil || event == nil {
 		return view, err

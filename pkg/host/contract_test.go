@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -164,7 +165,7 @@ func TestLogContract(t *testing.T) {
 func TestInboxContract(t *testing.T) {
 	ctx := context.Background()
 	t0 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
-	k := webhook.Key{Tenant: "acme", EventType: "payment_intent.succeeded", Value: "order#7/é"}
+	k := webhook.Key{Tenant: "acme", Endpoint: "we_1", EventType: "payment_intent.succeeded", Value: "order#7/é"}
 	delivery := func(id string) webhook.Delivery {
 		return webhook.Delivery{EndpointID: "we_1", EventID: id, Body: json.RawMessage(`{"id":"` + id + `"}`), ReceivedAt: t0, Expires: t0.Add(time.Hour)}
 	}
@@ -187,6 +188,38 @@ func TestInboxContract(t *testing.T) {
 				}
 				if _, err := l.Endpoint(ctx, "we_1"); !errors.Is(err, webhook.ErrNoEndpoint) {
 					t.Errorf("a deleted endpoint: %v", err)
+				}
+			})
+			t.Run("a tenant's endpoints are listed", func(t *testing.T) {
+				l := open(t)
+				for _, e := range []webhook.Endpoint{
+					{ID: "we_a", Tenant: "acme", Provider: "stripe", Correlation: []string{"/data/id"}, CreatedAt: t0},
+					{ID: "we_b", Tenant: "acme", Provider: "standard-webhooks", Correlation: []string{"/data/id"}, CreatedAt: t0},
+					{ID: "we_g", Tenant: "globex", Provider: "stripe", Correlation: []string{"/data/id"}, CreatedAt: t0},
+				} {
+					if err := l.CreateEndpoint(ctx, e, host.MaxEndpoints); err != nil {
+						t.Fatal(err)
+					}
+				}
+				list := func(tenant string) []string {
+					ids, err := l.Endpoints(ctx, tenant)
+					if err != nil {
+						t.Fatal(err)
+					}
+					slices.Sort(ids)
+					return ids
+				}
+				if got := list("acme"); !slices.Equal(got, []string{"we_a", "we_b"}) {
+					t.Errorf("acme's: %v", got)
+				}
+				if err := l.DeleteEndpoint(ctx, "we_a"); err != nil {
+					t.Fatal(err)
+				}
+				if got := list("acme"); !slices.Equal(got, []string{"we_b"}) {
+					t.Errorf("acme's after a deletion: %v", got)
+				}
+				if got := list("initech"); len(got) != 0 {
+					t.Errorf("a tenant with none: %v", got)
 				}
 			})
 			t.Run("a tenant's limit of endpoints holds at once", func(t *testing.T) {
@@ -268,9 +301,13 @@ func TestInboxContract(t *testing.T) {
 				if slot, _ := l.Deliver(ctx, k, third, later); slot.Event == nil || slot.Event.EventID != "evt_3" || slot.Event.Answer != nil {
 					t.Errorf("an expired event is replaced: %+v", slot.Event)
 				}
-				other := webhook.Key{Tenant: "evilcorp", EventType: k.EventType, Value: k.Value}
-				if slot, _ := l.Deliver(ctx, other, delivery("evt_9"), t0); slot.Event.EventID != "evt_9" || len(slot.Waiters) != 0 {
-					t.Errorf("another tenant's slot: %+v", slot)
+				for _, other := range []webhook.Key{
+					{Tenant: "evilcorp", Endpoint: k.Endpoint, EventType: k.EventType, Value: k.Value},
+					{Tenant: k.Tenant, Endpoint: "we_2", EventType: k.EventType, Value: k.Value},
+				} {
+					if slot, _ := l.Deliver(ctx, other, delivery("evt_9"), t0); slot.Event.EventID != "evt_9" || len(slot.Waiters) != 0 {
+						t.Errorf("the slot of %+v: %+v", other, slot)
+					}
 				}
 			})
 			t.Run("answers outside slots are recorded once", func(t *testing.T) {

@@ -20,6 +20,7 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
 	"github.com/interrupthost/interrupthost/pkg/schema"
+	"github.com/interrupthost/interrupthost/pkg/webhook"
 	"github.com/interrupthost/interrupthost/schemas"
 )
 
@@ -78,10 +79,17 @@ var alice = interrupt.Principal{Subject: "alice", Tenant: "acme"}
 // TestRoundTrips pins the DynamoDB calls of each operation on a warm path: one consistent Query
 // to fold, one conditional PutItem to commit.
 func TestRoundTrips(t *testing.T) {
-	h, c := newHost(t, nil)
+	var l host.Log
+	h, c := newHost(t, func(inner host.Log) host.Log { l = inner; return inner })
 	ctx := context.Background()
 	if _, _, err := h.RequestInterrupt(ctx, alice, "r1", host.Request{NodeID: "n1", Payload: example(t, "custom")}); err != nil {
 		t.Fatal(err)
+	}
+	if err := l.CreateEndpoint(ctx, webhook.Endpoint{ID: "we_1", Tenant: alice.Tenant, Provider: "stripe", Correlation: []string{"/data/id"}}, host.MaxEndpoints); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := h.RequestInterrupt(ctx, alice, "r0", host.Request{NodeID: "n", Endpoint: "we_1", Payload: example(t, "external-event")}); err != nil {
+		t.Fatal(err) // a warm function has read the endpoint
 	}
 	c.take()
 	steps := []struct {
@@ -97,10 +105,14 @@ func TestRoundTrips(t *testing.T) {
 			_, _, err := h.RequestInterrupt(ctx, alice, "r1", host.Request{NodeID: "n2", Payload: example(t, "clarification")})
 			return err
 		}, map[string]int{"Query": 1}},
-		{"request of an external event with a deadline: file, register, commit, confirm", func() error {
-			_, _, err := h.RequestInterrupt(ctx, alice, "r1", host.Request{NodeID: "n4", Payload: example(t, "external-event")})
+		{"request of an external event with a deadline, naming its endpoint: file, register, commit, confirm", func() error {
+			_, _, err := h.RequestInterrupt(ctx, alice, "r1", host.Request{NodeID: "n4", Endpoint: "we_1", Payload: example(t, "external-event")})
 			return err
 		}, map[string]int{"Query": 1, "UpdateItem": 2, "PutItem": 2}},
+		{"naming none: the tenant's endpoints listed too", func() error {
+			_, _, err := h.RequestInterrupt(ctx, alice, "r1", host.Request{NodeID: "n5", Payload: json.RawMessage(`{"kind":"external-event","key":"other","timeoutMs":60000,"data":{"eventType":"t","correlation":"c"}}`)})
+			return err
+		}, map[string]int{"Query": 2, "UpdateItem": 2, "PutItem": 2}},
 		{"resolve", func() error {
 			_, err := h.Resolve(ctx, alice, "r1", "n1", json.RawMessage(`{}`), nil)
 			return err
@@ -109,8 +121,8 @@ func TestRoundTrips(t *testing.T) {
 		{"events", func() error { _, err := h.Events(ctx, alice, "r1", 0, 10); return err }, map[string]int{"Query": 1}},
 		{"events after a commit", func() error { _, err := h.Events(ctx, alice, "r1", 1, 10); return err }, map[string]int{"Query": 1}},
 		{"tail poll with nothing newer", func() error {
-			page, err := h.Events(ctx, alice, "r1", 4, 10)
-			if err == nil && (len(page.Events) != 0 || page.Next != 4) {
+			page, err := h.Events(ctx, alice, "r1", 5, 10)
+			if err == nil && (len(page.Events) != 0 || page.Next != 5) {
 				return fmt.Errorf("page %+v", page)
 			}
 			return err

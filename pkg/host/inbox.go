@@ -18,6 +18,9 @@ type Inbox interface {
 	CreateEndpoint(ctx context.Context, e webhook.Endpoint, limit int) error
 	// Endpoint answers webhook.ErrNoEndpoint for an endpoint it does not hold.
 	Endpoint(ctx context.Context, id string) (webhook.Endpoint, error)
+	// Endpoints lists the ids of tenant's endpoints, in no order; one may be listed while its
+	// creation is under way, and so not be readable yet (or ever).
+	Endpoints(ctx context.Context, tenant string) ([]string, error)
 	DeleteEndpoint(ctx context.Context, id string) error
 	// Wait registers w at k and returns the event live there, if any.
 	Wait(ctx context.Context, k webhook.Key, w webhook.Waiter, now time.Time) (*webhook.Delivery, error)

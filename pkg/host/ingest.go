@@ -77,7 +77,7 @@ func (h *Host) Ingest(ctx context.Context, endpointID string, headers map[string
 		return h.record(ctx, d, Ingested{EventID: ev.ID, Outcome: OutcomeRefused, Matched: []webhook.Waiter{},
 			Detail: "the event carries no correlation value at " + strings.Join(e.Correlation, ", ")})
 	}
-	k := webhook.Key{Tenant: e.Tenant, EventType: ev.Type, Value: value}
+	k := webhook.Key{Tenant: e.Tenant, Endpoint: e.ID, EventType: ev.Type, Value: value}
 	slot, err := h.log.Deliver(ctx, k, d, now)
 	if err != nil {
 		return Ingested{}, err
@@ -180,7 +180,7 @@ func (h *Host) deliverTo(ctx context.Context, k webhook.Key, w webhook.Waiter, b
 			return nil, interrupt.Errorf(interrupt.CodeNotFound, "interrupt %s is not in its run's log", w.InterruptID)
 		}
 		d := in.Payload.Data
-		if in.NodeID != w.NodeID || in.Payload.Kind != interrupt.KindExternalEvent || d.EventType != k.EventType || d.Correlation != k.Value {
+		if in.NodeID != w.NodeID || in.Payload.Kind != interrupt.KindExternalEvent || in.Endpoint != k.Endpoint || d.EventType != k.EventType || d.Correlation != k.Value {
 			return nil, interrupt.Errorf(interrupt.CodeConflict, "interrupt %s waits for another event", in.ID)
 		}
 		if status := in.StatusAt(h.cfg.Now()); status != interrupt.StatusPending {

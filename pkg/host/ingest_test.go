@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -250,15 +251,79 @@ func TestStandardWebhooksEndpoint(t *testing.T) {
 	if err != nil || e.Correlation[0] != "/data/correlation" {
 		t.Fatalf("%+v %v", e, err)
 	}
-	if _, _, err := h.RequestInterrupt(ctx, who("engine"), "r1", host.Request{NodeID: "pay", Payload: json.RawMessage(`{"kind":"external-event","key":"k","data":{"eventType":"invoice.paid","correlation":"inv-1"}}`)}); err != nil {
+	if _, _, err := h.RequestInterrupt(ctx, who("engine"), "r1", host.Request{NodeID: "pay", Endpoint: e.ID, Payload: json.RawMessage(`{"kind":"external-event","key":"k","data":{"eventType":"invoice.paid","correlation":"inv-1"}}`)}); err != nil {
 		t.Fatal(err)
 	}
 	body := []byte(`{"type":"invoice.paid","timestamp":"2026-11-30T09:00:00Z","data":{"correlation":"inv-1"}}`)
-	wh, _ := standardwebhooks.NewWebhook(standardSecret)
-	sig, _ := wh.Sign("msg_1", t0, body)
-	res, err := h.Ingest(ctx, e.ID, map[string]string{"webhook-id": "msg_1", "webhook-timestamp": fmt.Sprint(t0.Unix()), "webhook-signature": sig}, body)
+	res, err := h.Ingest(ctx, e.ID, standardHeaders(t, "msg_1", body), body)
 	if err != nil || res.Outcome != host.OutcomeResolved || res.EventID != "msg_1" {
 		t.Errorf("%+v %v", res, err)
+	}
+}
+
+func standardHeaders(t *testing.T, id string, body []byte) map[string]string {
+	t.Helper()
+	wh, err := standardwebhooks.NewWebhook(standardSecret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig, err := wh.Sign(id, t0, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return map[string]string{"webhook-id": id, "webhook-timestamp": fmt.Sprint(t0.Unix()), "webhook-signature": sig}
+}
+
+// TestAnEndpointAnswersOnlyItsOwnWaits: the holder of one endpoint's secret (here a Standard
+// Webhooks endpoint of the tenant) can neither resolve nor pre-seed an interrupt that waits on
+// another (its Stripe endpoint), and a request names its endpoint while the tenant holds several.
+func TestAnEndpointAnswersOnlyItsOwnWaits(t *testing.T) {
+	ctx := context.Background()
+	h, _, stripe := hookHost(t)
+	if v, _, err := h.RequestInterrupt(ctx, who("engine"), "r0", host.Request{NodeID: "pay", Payload: waitFor("order-0")}); err != nil || v.Status != interrupt.StatusPending {
+		t.Fatalf("a request naming no endpoint, the tenant's only one bound: %+v %v", v, err)
+	}
+	forger, err := h.CreateEndpoint(ctx, who("admin"), host.EndpointRequest{Provider: "standard-webhooks", Secrets: []string{standardSecret}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	forged := []byte(`{"type":"payment_intent.succeeded","data":{"id":"order-77","correlation":"order-77"}}`)
+	if res, err := h.Ingest(ctx, forger.ID, standardHeaders(t, "msg_forge_1", forged), forged); err != nil || res.Outcome != host.OutcomeBuffered {
+		t.Fatalf("the forged event: %+v %v", res, err)
+	}
+	for name, c := range map[string]struct {
+		endpoint string
+		kind     string
+		field    string
+	}{
+		"none named, two held": {"", "external-event", "/endpoint"},
+		"another tenant's":     {"we_nope", "external-event", "/endpoint"},
+		"on another kind":      {stripe.ID, "custom", "/endpoint"},
+	} {
+		payload := waitFor("order-77")
+		if c.kind == "custom" {
+			payload = json.RawMessage(`{"kind":"custom","key":"c","data":{"customKind":"x"}}`)
+		}
+		_, _, err := h.RequestInterrupt(ctx, who("engine"), "r-"+c.kind, host.Request{NodeID: "n", Endpoint: c.endpoint, Payload: payload})
+		var e *interrupt.Error
+		if !errors.As(err, &e) || e.Code != interrupt.CodeValidation || len(e.Fields) != 1 || e.Fields[0].Path != c.field {
+			t.Errorf("%s: %v, want a validation error at %s", name, err, c.field)
+		}
+	}
+	v, _, err := h.RequestInterrupt(ctx, who("engine"), "r1", host.Request{NodeID: "pay", Endpoint: stripe.ID, Payload: waitFor("order-77")})
+	if err != nil || v.Status != interrupt.StatusPending {
+		t.Fatalf("a wait on the Stripe endpoint was answered by another endpoint's event: %+v %v", v, err)
+	}
+	again := []byte(`{"type":"payment_intent.succeeded","data":{"id":"order-77","correlation":"order-77"}}`)
+	if res, err := h.Ingest(ctx, forger.ID, standardHeaders(t, "msg_forge_2", again), again); err != nil || len(res.Matched) != 0 {
+		t.Fatalf("another endpoint's event after the wait: %+v %v", res, err)
+	}
+	genuine := stripeEvent("evt_1", "payment_intent.succeeded", "order-77")
+	if res := mustIngest(t, h, stripe, genuine); res.Outcome != host.OutcomeResolved || len(res.Matched) != 1 {
+		t.Fatalf("the genuine event: %+v", res)
+	}
+	if v, _, _ := h.RequestInterrupt(ctx, who("engine"), "r1", host.Request{NodeID: "pay", Payload: waitFor("order-77")}); string(v.ResumeValue) != string(genuine) {
+		t.Errorf("resolved with %s, want the Stripe event", v.ResumeValue)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
@@ -20,6 +21,9 @@ type Request struct {
 	Payload json.RawMessage
 	// Token, when set, asks for a token for the interrupt in the answer.
 	Token *TokenRequest
+	// Endpoint names the webhook endpoint whose events an external-event interrupt waits for;
+	// it may be omitted while the tenant holds at most one (README, "Webhooks from providers").
+	Endpoint string
 }
 
 // InterruptView is the answer of request-interrupt: the interrupt as it stands.
@@ -71,11 +75,16 @@ func (h *Host) RequestInterrupt(ctx context.Context, p interrupt.Principal, runI
 		return InterruptView{}, false, interrupt.Invalid("nodeId is not a valid id",
 			interrupt.FieldError{Path: "/nodeId", Message: "must match ^[A-Za-z0-9._:-]{1,128}$"})
 	}
+	if req.Endpoint != "" && payload.Kind != interrupt.KindExternalEvent {
+		return InterruptView{}, false, interrupt.Invalid("only an external-event interrupt waits on a webhook endpoint",
+			interrupt.FieldError{Path: "/endpoint", Message: "must be omitted for a " + string(payload.Kind) + " interrupt"})
+	}
 	k, st, err := h.loadRun(ctx, p, runID)
 	if err != nil {
 		return InterruptView{}, false, err
 	}
 	id := newInterruptID()
+	source := sync.OnceValues(func() (string, error) { return h.sourceOf(ctx, p.Tenant, req.Endpoint) })
 	res, err := commit(ctx, h, k, st, p.Voter(), func(st *runlog.State) (decision[requested], error) {
 		now := h.cfg.Now()
 		if prior := st.ByKey(payload.Key); prior != nil {
@@ -91,7 +100,15 @@ func (h *Host) RequestInterrupt(ctx context.Context, p interrupt.Principal, runI
 			return decision[requested]{}, interrupt.Errorf(interrupt.CodeConflict,
 				"node %s already waits on interrupt %s (key %q)", req.NodeID, busy.ID, busy.Payload.Key)
 		}
-		d := decision[requested]{events: requestEvents(req.NodeID, id, payload, req.Payload), answer: requested{created: true, view: InterruptView{
+		var endpoint string
+		if payload.Kind == interrupt.KindExternalEvent {
+			bound, err := source()
+			if err != nil {
+				return decision[requested]{}, err
+			}
+			endpoint = bound
+		}
+		d := decision[requested]{events: requestEvents(req.NodeID, id, endpoint, payload, req.Payload), answer: requested{created: true, view: InterruptView{
 			RunID: runID, NodeID: req.NodeID, InterruptID: id, Key: payload.Key, Kind: payload.Kind,
 			Status: interrupt.StatusPending, Tokens: []TokenView{},
 		}}}
@@ -105,9 +122,9 @@ func (h *Host) RequestInterrupt(ctx context.Context, p interrupt.Principal, runI
 			d.prepare = append(d.prepare, func(ctx context.Context, _ *decision[requested], _ time.Time) error {
 				return h.claimConversation(ctx, p.Tenant, payload.Data.ConversationID, runID)
 			})
-		case payload.Kind == interrupt.KindExternalEvent:
+		case endpoint != "":
 			d.prepare = append(d.prepare, func(ctx context.Context, d *decision[requested], _ time.Time) error {
-				return h.await(ctx, p, runID, req.NodeID, id, payload, d)
+				return h.await(ctx, p, runID, req.NodeID, id, endpoint, payload, d)
 			})
 		}
 		return d, nil
@@ -115,8 +132,8 @@ func (h *Host) RequestInterrupt(ctx context.Context, p interrupt.Principal, runI
 	// An external event's waiter is confirmed after its commit, by the request that made it or,
 	// if that one failed to, by any repeat of it: the log holds the interrupt either way, so a
 	// failure here is no "nothing written", and the repeat repairs the join.
-	if in := st.ByKey(payload.Key); err == nil && in != nil && in.Payload.Kind == interrupt.KindExternalEvent && res.view.Status == interrupt.StatusPending {
-		if res.view, err = h.confirm(ctx, p, res.view, in.Payload); err != nil {
+	if in := st.ByKey(payload.Key); err == nil && in != nil && in.Endpoint != "" && res.view.Status == interrupt.StatusPending {
+		if res.view, err = h.confirm(ctx, p, res.view, in); err != nil {
 			err = fmt.Errorf("host: interrupt %s is requested, its waiter not confirmed (%v); a repeat of the request confirms it: %w", in.ID, err, interrupt.ErrOutcomeUnknown)
 		}
 	}
@@ -142,7 +159,7 @@ func (h *Host) view(runID string, in *runlog.Interrupt, now time.Time) Interrupt
 // requestEvents are the commit of a new interrupt: interrupt.requested with the payload verbatim
 // (readers see its legacy alias beside it), and for low-confidence the agent decision that
 // caused the suspension.
-func requestEvents(nodeID, id string, p interrupt.Payload, raw json.RawMessage) []runlog.Event {
+func requestEvents(nodeID, id, endpoint string, p interrupt.Payload, raw json.RawMessage) []runlog.Event {
 	var events []runlog.Event
 	if p.Kind == interrupt.KindLowConfidence {
 		decided, _ := runlog.Marshal(map[string]any{
@@ -153,7 +170,7 @@ func requestEvents(nodeID, id string, p interrupt.Payload, raw json.RawMessage) 
 			runlog.Event{Type: interrupt.EventAgentDecided, NodeID: nodeID, Payload: decided},
 			runlog.Event{Type: interrupt.EventNodeSuspended, NodeID: nodeID, InterruptID: id, Payload: suspended})
 	}
-	return append(events, runlog.Event{Type: interrupt.EventRequested, NodeID: nodeID, InterruptID: id, Payload: raw})
+	return append(events, runlog.Event{Type: interrupt.EventRequested, NodeID: nodeID, InterruptID: id, Payload: raw, Endpoint: endpoint})
 }
 
 // checkPayload validates an InterruptPayload before anything is read or written: the schema, the

@@ -46,6 +46,19 @@ func (l *RunLog) Endpoint(_ context.Context, id string) (webhook.Endpoint, error
 	return e, nil
 }
 
+// Endpoints lists the ids of tenant's endpoints.
+func (l *RunLog) Endpoints(_ context.Context, tenant string) ([]string, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var ids []string
+	for id, e := range l.endpoints {
+		if e.Tenant == tenant {
+			ids = append(ids, id)
+		}
+	}
+	return ids, nil
+}
+
 // DeleteEndpoint forgets the endpoint id.
 func (l *RunLog) DeleteEndpoint(_ context.Context, id string) error {
 	l.mu.Lock()

@@ -19,6 +19,8 @@ type Interrupt struct {
 	RequestedAt  time.Time
 	// RequestedBy is who requested it (Commit.By): never the one who decides it.
 	RequestedBy string
+	// Endpoint is the webhook endpoint an external-event interrupt waits on (Event.Endpoint).
+	Endpoint string
 	// Deadline is zero when the payload sets no timeoutMs.
 	Deadline    time.Time
 	ResumeValue json.RawMessage
@@ -164,7 +166,7 @@ func (s *State) change(c Commit, e Event, fresh map[string]*Interrupt) (func(), 
 		}
 		in := &Interrupt{
 			ID: e.InterruptID, NodeID: e.NodeID, Payload: p, Raw: e.Payload,
-			RequestedSeq: c.Seq, RequestedAt: c.At, RequestedBy: c.By, status: interrupt.StatusPending,
+			RequestedSeq: c.Seq, RequestedAt: c.At, RequestedBy: c.By, Endpoint: e.Endpoint, status: interrupt.StatusPending,
 		}
 		if p.TimeoutMs > 0 {
 			in.Deadline = c.At.Add(time.Duration(p.TimeoutMs) * time.Millisecond)

@@ -75,6 +75,10 @@ type Event struct {
 	NodeID      string          `json:"nodeId,omitempty"`
 	InterruptID string          `json:"interruptId,omitempty"`
 	Payload     json.RawMessage `json:"payload"`
+	// Endpoint is, on an external-event interrupt's request, the webhook endpoint whose events
+	// may resolve it ("" for none: a callback or resolve-by-run does). The host's own record,
+	// never part of the event as it leaves the host.
+	Endpoint string `json:"endpoint,omitempty"`
 }
 
 // Commit is the unit of appending: all of its events become visible together or not at all.

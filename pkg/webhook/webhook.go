@@ -142,10 +142,12 @@ type Endpoint struct {
 	CreatedAt   time.Time `json:"createdAt"`
 }
 
-// Key names the correlation item that joins a tenant's events of one type and correlation
-// value with the external-event interrupts that wait for them.
+// Key names the correlation item that joins the events of one type and correlation value that
+// one endpoint of a tenant receives with the external-event interrupts that wait on that
+// endpoint for them. The endpoint is part of the key so that whoever holds one endpoint's
+// secret can neither answer nor pre-seed a wait on another (README, "Webhooks from providers").
 type Key struct {
-	Tenant, EventType, Value string
+	Tenant, Endpoint, EventType, Value string
 }
 
 // Waiter is an external-event interrupt registered at a Key, written before the commit that

@@ -574,12 +574,12 @@ func covers(got []client.Delivery, logs map[string][]chaosEvent) bool {
 func TestSecretsManagerDown(t *testing.T) {
 	localaws.NeedsStack(t)
 	run := newRun("secrets")
-	eng := jwt(t, engine)
+	tenant, eng := hookTenant(t, "secrets")
+	const secret = "whsec_down_0123456789abcdefgh"
+	endpoint := createEndpoint(t, tenant, `{"provider":"stripe","secrets":["`+secret+`"]}`)
 	if a := do(t, "POST", "/runs/"+run+"/interrupts", eng, `{"nodeId":"pay","payload":`+example(t, "external-event")+`}`); a.Status != 201 {
 		t.Fatalf("request: %d %s", a.Status, a.Body)
 	}
-	const secret = "whsec_down_0123456789abcdefgh"
-	endpoint := createEndpoint(t, `{"provider":"stripe","secrets":["`+secret+`"]}`)
 	event := `{"id":"evt_` + run + `","type":"payment_intent.succeeded","data":{"object":{"id":"pi_1","metadata":{"correlation":"order-` + run + `"}}}}`
 	deliver := func() answer {
 		signed := stripewebhook.GenerateTestSignedPayload(&stripewebhook.UnsignedPayload{Payload: []byte(event), Secret: secret})

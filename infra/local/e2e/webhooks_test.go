@@ -14,11 +14,17 @@ import (
 	"github.com/interrupthost/interrupthost/infra/local/devjwt"
 )
 
-var opsAdmin = devjwt.Token{Subject: "ops", Tenant: "acme", Scopes: []string{"webhooks:manage"}}
-
-func createEndpoint(t *testing.T, body string) string {
+// hookTenant is a tenant of its own, with its engine's token: which endpoints a tenant holds
+// decides what its external-event requests must name, so no test shares them.
+func hookTenant(t *testing.T, name string) (tenant, eng string) {
 	t.Helper()
-	a := do(t, "POST", "/webhook-endpoints", jwt(t, opsAdmin), body)
+	tenant = newRun(name)
+	return tenant, jwt(t, devjwt.Token{Subject: "engine", Tenant: tenant, Scopes: engine.Scopes})
+}
+
+func createEndpoint(t *testing.T, tenant, body string) string {
+	t.Helper()
+	a := do(t, "POST", "/webhook-endpoints", jwt(t, devjwt.Token{Subject: "ops", Tenant: tenant, Scopes: []string{"webhooks:manage"}}), body)
 	var e struct{ ID, Path string }
 	a.json(t, &e)
 	if a.Status != 201 || e.Path != "/webhooks/"+e.ID || strings.Contains(string(a.Body), "whsec_") {
@@ -31,9 +37,9 @@ func createEndpoint(t *testing.T, body string) string {
 // interrupt, and a Standard Webhooks event signed by the reference library resolves the
 // interrupt requested after it, through the gateway and the functions' processes.
 func TestWebhooksThroughTheGateway(t *testing.T) {
-	eng := jwt(t, engine)
+	tenant, eng := hookTenant(t, "hooks")
 	const stripeSecret = "whsec_e2e_0123456789abcdefgh"
-	stripeEndpoint := createEndpoint(t, `{"provider":"stripe","secrets":["`+stripeSecret+`"]}`)
+	stripeEndpoint := createEndpoint(t, tenant, `{"provider":"stripe","secrets":["`+stripeSecret+`"]}`)
 	run := newRun("pay")
 	corr := "order-" + run
 	if a := do(t, "POST", "/runs/"+run+"/interrupts", eng, `{"nodeId":"pay","payload":{"kind":"external-event","key":"k","data":{"eventType":"payment_intent.succeeded","correlation":"`+corr+`"}}}`); a.Status != 201 {
@@ -60,7 +66,7 @@ func TestWebhooksThroughTheGateway(t *testing.T) {
 	}
 
 	secret := "whsec_" + base64.StdEncoding.EncodeToString([]byte("e2e-0123456789abcdef0123456789"))
-	standardEndpoint := createEndpoint(t, `{"provider":"standard-webhooks","secrets":["`+secret+`"]}`)
+	standardEndpoint := createEndpoint(t, tenant, `{"provider":"standard-webhooks","secrets":["`+secret+`"]}`)
 	later := newRun("later")
 	body := `{"type":"invoice.paid","timestamp":"2026-11-30T09:00:00Z","data":{"correlation":"contract-` + later + `"}}`
 	wh, err := standardwebhooks.NewWebhook(secret)
@@ -78,7 +84,7 @@ func TestWebhooksThroughTheGateway(t *testing.T) {
 	if a.Status != 200 || !strings.Contains(string(a.Body), `"outcome":"buffered"`) {
 		t.Fatalf("an early event: %d %s", a.Status, a.Body)
 	}
-	a = do(t, "POST", "/runs/"+later+"/interrupts", eng, `{"nodeId":"wait","payload":{"kind":"external-event","key":"k","data":{"eventType":"invoice.paid","correlation":"contract-`+later+`"}}}`)
+	a = do(t, "POST", "/runs/"+later+"/interrupts", eng, `{"nodeId":"wait","endpoint":"`+standardEndpoint+`","payload":{"kind":"external-event","key":"k","data":{"eventType":"invoice.paid","correlation":"contract-`+later+`"}}}`)
 	var v struct {
 		Status      string
 		ResumeValue json.RawMessage
@@ -86,5 +92,54 @@ func TestWebhooksThroughTheGateway(t *testing.T) {
 	a.json(t, &v)
 	if a.Status != 201 || v.Status != "resolved" || string(v.ResumeValue) != body {
 		t.Errorf("the request after it: %d %s", a.Status, a.Body)
+	}
+}
+
+// TestAnEndpointAnswersOnlyItsWaits: with a tenant's Stripe and Standard Webhooks endpoints, an
+// event signed for the second (by whoever holds its secret) neither answers nor pre-seeds a
+// payment wait on the first; a request names the endpoint while the tenant holds two; the
+// genuine Stripe event resolves the wait.
+func TestAnEndpointAnswersOnlyItsWaits(t *testing.T) {
+	tenant, eng := hookTenant(t, "forge")
+	const stripeSecret = "whsec_e2e_forge_0123456789abcd"
+	stripeEndpoint := createEndpoint(t, tenant, `{"provider":"stripe","secrets":["`+stripeSecret+`"]}`)
+	secret := "whsec_" + base64.StdEncoding.EncodeToString([]byte("forge-0123456789abcdef01234567"))
+	forger := createEndpoint(t, tenant, `{"provider":"standard-webhooks","secrets":["`+secret+`"]}`)
+	run := newRun("forged")
+	corr := "order-" + run
+	forged := `{"type":"payment_intent.succeeded","data":{"id":"` + corr + `","object":{"id":"pi_1","metadata":{"correlation":"` + corr + `"}}}}`
+	wh, err := standardwebhooks.NewWebhook(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	sig, err := wh.Sign("msg_forge_1", now, []byte(forged))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := call{method: "POST", path: "/webhooks/" + forger, body: forged, headers: map[string]string{
+		"webhook-id": "msg_forge_1", "webhook-timestamp": strconv.FormatInt(now.Unix(), 10), "webhook-signature": sig,
+	}}.must(t)
+	if a.Status != 200 || !strings.Contains(string(a.Body), `"outcome":"buffered"`) {
+		t.Fatalf("the other endpoint's event: %d %s", a.Status, a.Body)
+	}
+	payload := `"payload":{"kind":"external-event","key":"k","data":{"eventType":"payment_intent.succeeded","correlation":"` + corr + `"}}`
+	if a := do(t, "POST", "/runs/"+run+"/interrupts", eng, `{"nodeId":"pay",`+payload+`}`); a.Status != 400 || !strings.Contains(string(a.Body), `"/endpoint"`) {
+		t.Errorf("a request naming no endpoint of two: %d %s", a.Status, a.Body)
+	}
+	a = do(t, "POST", "/runs/"+run+"/interrupts", eng, `{"nodeId":"pay","endpoint":"`+stripeEndpoint+`",`+payload+`}`)
+	if a.Status != 201 || !strings.Contains(string(a.Body), `"status":"pending"`) {
+		t.Fatalf("the wait on the Stripe endpoint: %d %s", a.Status, a.Body)
+	}
+	event := `{"id":"evt_` + run + `","type":"payment_intent.succeeded","data":{"object":{"id":"pi_1","metadata":{"correlation":"` + corr + `"}}}}`
+	signed := stripewebhook.GenerateTestSignedPayload(&stripewebhook.UnsignedPayload{Payload: []byte(event), Secret: stripeSecret})
+	a = call{method: "POST", path: "/webhooks/" + stripeEndpoint, body: event, headers: map[string]string{"Stripe-Signature": signed.Header}}.must(t)
+	if a.Status != 200 || !strings.Contains(string(a.Body), `"outcome":"resolved"`) {
+		t.Fatalf("the genuine event: %d %s", a.Status, a.Body)
+	}
+	var v struct{ ResumeValue json.RawMessage }
+	do(t, "POST", "/runs/"+run+"/interrupts", eng, `{"nodeId":"pay",`+payload+`}`).json(t, &v)
+	if string(v.ResumeValue) != event {
+		t.Errorf("resolved with %s, want the Stripe event", v.ResumeValue)
 	}
 }

@@ -320,7 +320,7 @@ func (l *load) cycle(ctx context.Context, run string, st *stats) bool {
 // payment_intent.succeeded event resolves it, the engine reads the snapshot.
 func (l *load) payment(ctx context.Context, run string, st *stats) bool {
 	status, body := l.call(ctx, st, "request", "POST", "/runs/"+run+"/interrupts", l.engine,
-		`{"nodeId":"pay","payload":{"kind":"external-event","key":"pay","data":{"eventType":"payment_intent.succeeded","correlation":"`+run+`"}}}`)
+		`{"nodeId":"pay","endpoint":"`+l.endpoint+`","payload":{"kind":"external-event","key":"pay","data":{"eventType":"payment_intent.succeeded","correlation":"`+run+`"}}}`)
 	if status != 201 {
 		st.fail("request: %d %.200s", status, body)
 		return false
