@@ -312,7 +312,7 @@ func MustSweep(ctx context.Context) func(context.Context, json.RawMessage) (host
 	log := logger()
 	return func(ctx context.Context, _ json.RawMessage) (host.SweepReport, error) {
 		r, err := h.Sweep(ctx)
-		attrs := []any{"from", r.From, "to", r.To, "entries", r.Entries, "expired", r.Expired, "caughtUp", r.CaughtUp}
+		attrs := []any{"from", r.From, "to", r.To, "entries", r.Entries, "expired", r.Expired, "deferred", r.Deferred, "tenants", r.Tenants, "caughtUp", r.CaughtUp}
 		if err != nil {
 			log.Error("sweep", append(attrs, "error", err.Error())...)
 		} else {

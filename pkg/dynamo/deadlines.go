@@ -77,6 +77,11 @@ func (l *RunLog) SweepCursor(ctx context.Context) (runlog.SweepCursor, error) {
 		return c, fmt.Errorf("dynamo: sweep cursor: %w", err)
 	}
 	c.After = str(item["after"])
+	if done, ok := item["done"].(*types.AttributeValueMemberL); ok {
+		for _, v := range done.Value {
+			c.Done = append(c.Done, str(v))
+		}
+	}
 	if c.Version, err = strconv.ParseInt(num(item["v"]), 10, 64); err != nil {
 		return c, fmt.Errorf("dynamo: sweep cursor: %w", err)
 	}
@@ -88,6 +93,13 @@ func (l *RunLog) MoveSweep(ctx context.Context, from, to runlog.SweepCursor) err
 	item := map[string]types.AttributeValue{
 		attrPK: cursorKey[attrPK], attrSK: cursorKey[attrSK],
 		"minute": s(to.Minute.UTC().Format(time.RFC3339)), "after": s(to.After), "v": n(from.Version + 1),
+	}
+	if len(to.Done) > 0 {
+		done := make([]types.AttributeValue, len(to.Done))
+		for i, p := range to.Done {
+			done[i] = s(p)
+		}
+		item["done"] = &types.AttributeValueMemberL{Value: done}
 	}
 	in := &dynamodb.PutItemInput{TableName: &l.table, Item: item, ConditionExpression: aws.String("attribute_not_exists(pk)")}
 	if from.Version > 0 {

@@ -3,28 +3,43 @@ package host
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
 )
 
-// What one sweep may do (README, "Deadlines"). One invocation is bounded in minutes read,
-// entries handled and time; the next carries on from the cursor, oldest minute first.
+// What one sweep may do (README, "Deadlines"). One invocation reads at most MaxSweepRead due
+// entries from the cursor on, handles at most MaxSweepEntries of them shared fairly among their
+// tenants, and stops short of its own deadline; the next carries on from the cursor.
 const (
 	// SweepLookBack is how far back the first sweep of a deployment starts: due entries exist
 	// only since requests file them, and the schedule starts with the deployment.
 	SweepLookBack = time.Hour
 	// MaxSweepMinutes bounds the minutes of the due index one sweep reads.
 	MaxSweepMinutes = 120
-	// MaxSweepEntries bounds the due entries one sweep handles.
-	MaxSweepEntries = 500
-	// SweepGrace keeps a minute open this long after it ends: a request files its due entry
-	// before its commit, so an entry may land in a minute that has just ended.
+	// MaxSweepRead bounds the due entries one sweep reads: the window its fair share is taken
+	// from. A tenant must have this many entries due before another's to delay it.
+	MaxSweepRead = 10_000
+	// MaxSweepEntries bounds the due entries one sweep handles (each is a read of its run's log
+	// and, for an expiry, an append).
+	MaxSweepEntries = 2000
+	// SweepGrace is how late a due entry may be filed: a request files its entry before its
+	// commit, so an entry due at t may land until about t+SweepGrace. The cursor passes only
+	// entries due longer ago than this, and a minute only once it closed (SweepGrace after it
+	// ended).
 	SweepGrace = 30 * time.Second
+	// MaxSweepDoneBytes bounds the positions past the cursor a sweep remembers as handled (the
+	// cursor's Done, kept in one item); one it forgets is handled again, and found done.
+	MaxSweepDoneBytes = 200 << 10
+	// sweepWorkers handle a sweep's entries at once: an expiry is two round trips, mostly waiting.
+	sweepWorkers = 4
 	// sweepMargin is left of an invocation's time when the sweep stops.
 	sweepMargin = 3 * time.Second
-	sweepPage   = 100
+	sweepPage   = 1000
 )
 
 // SweepReport is what one sweep did, for its log line.
@@ -33,10 +48,14 @@ type SweepReport struct {
 	From time.Time `json:"from"`
 	To   time.Time `json:"to"`
 	// Entries is how many due entries it handled; Expired how many interrupt.expired it wrote
-	// (the others were resolved, ended, or never committed).
-	Entries int `json:"entries"`
-	Expired int `json:"expired"`
-	// CaughtUp is false when a bound stopped it before the present: the next sweep goes on.
+	// (the others were resolved, ended, or never committed); Deferred how many due entries it
+	// read and left for the next sweep (its budget's fair share went to other tenants).
+	Entries  int `json:"entries"`
+	Expired  int `json:"expired"`
+	Deferred int `json:"deferred"`
+	// Tenants is how many tenants the entries it read belong to.
+	Tenants int `json:"tenants"`
+	// CaughtUp is true only when the sweep read every entry due by now and handled them all.
 	CaughtUp bool `json:"caughtUp"`
 }
 
@@ -44,9 +63,15 @@ type SweepReport struct {
 // the due index's minutes from the cursor's to the present. Each expiry is a conditional
 // append, like a resolve: a resolve committed first makes it a no-op, one after it answers 409.
 // Two sweeps at once write no expiry twice (the log says it is written), and only one of them
-// moves the cursor. The cursor passes a minute only once it is closed (SweepGrace after its
-// end) and swept to its end; later minutes are swept again until they close, which costs a
-// re-read of their entries and never a second expiry.
+// moves the cursor.
+//
+// No tenant can hold the others back: the entries due are read first (a window of at most
+// MaxSweepRead, in deadline order), and the budget is dealt among their tenants in turn, one
+// entry each, oldest first, so a tenant with thousands due costs another tenant's entry at most
+// one place per round. The cursor then passes the handled entries in order, up to the first one
+// left or due within SweepGrace (which may still be joined by an entry filed late); entries
+// after it that were handled are read again by the next sweep and found done, never expired
+// twice.
 func (h *Host) Sweep(ctx context.Context) (SweepReport, error) {
 	now := h.cfg.Now().UTC()
 	start, err := h.log.SweepCursor(ctx)
@@ -57,69 +82,203 @@ func (h *Host) Sweep(ctx context.Context) (SweepReport, error) {
 	if cur.Version == 0 {
 		cur.Minute = now.Add(-SweepLookBack).Truncate(time.Minute)
 	}
-	report := SweepReport{From: cur.Minute}
-	present := now.Truncate(time.Minute)
-	deadline, bounded := ctx.Deadline()
-	moving := true // the minutes swept so far, from the cursor's, are all closed and finished
-	err = func() error {
-		for m, minutes := cur.Minute, 0; !m.After(present) && minutes < MaxSweepMinutes; m, minutes = m.Add(time.Minute), minutes+1 {
-			after := ""
-			if m.Equal(cur.Minute) {
-				after = cur.After
-			}
-			for {
-				if report.Entries == MaxSweepEntries || (bounded && time.Until(deadline) < sweepMargin) {
-					return nil
-				}
-				limit := min(sweepPage, MaxSweepEntries-report.Entries)
-				due, err := h.log.Due(ctx, m, after, limit)
-				if err != nil {
-					return err
-				}
-				finished := true
-				for _, d := range due {
-					if d.Deadline.After(now) {
-						finished = false // the rest of the minute is not due yet
-						break
-					}
-					act := h.expire
-					if d.Seq > 0 {
-						act = h.retain
-					}
-					written, err := act(ctx, d, now)
-					if err != nil {
-						return err
-					}
-					report.Entries++
-					if written {
-						report.Expired++
-					}
-					after = d.Position()
-					if moving && m.Equal(cur.Minute) && closed(m, now) {
-						cur.After = after
-					}
-				}
-				if finished && len(due) == limit {
-					continue // a full page: there may be more of the minute (or the budget ends)
-				}
-				if moving && finished && closed(m, now) {
-					cur = runlog.SweepCursor{Minute: m.Add(time.Minute), Version: cur.Version}
-				} else {
-					moving = false
-				}
-				break
-			}
+	report := SweepReport{From: cur.Minute, To: cur.Minute}
+	window, through, complete, err := h.dueWindow(ctx, cur, now)
+	if err != nil {
+		return report, err
+	}
+	before := make([]bool, len(window))
+	for i, d := range window {
+		_, before[i] = slices.BinarySearch(cur.Done, d.Position())
+	}
+	picked, tenants := fairShare(window, before, MaxSweepEntries)
+	report.Tenants = tenants
+	done, expired, err := h.handle(ctx, window, picked, now)
+	report.Expired = expired
+	for i := range done {
+		if done[i] {
+			report.Entries++
 		}
-		return nil
-	}()
+		done[i] = done[i] || before[i]
+	}
+	for _, ok := range done {
+		if !ok {
+			report.Deferred++
+		}
+	}
+	cur = passed(cur, window, done, through, now)
 	report.To = cur.Minute
-	report.CaughtUp = err == nil && !cur.Minute.Add(time.Minute).Before(present)
-	if cur != start {
+	report.CaughtUp = err == nil && complete && report.Deferred == 0
+	if !cur.Equal(start) {
 		if merr := h.log.MoveSweep(ctx, start, cur); merr != nil && !errors.Is(merr, runlog.ErrSeqTaken) {
 			err = errors.Join(err, merr)
 		}
 	}
 	return report, err
+}
+
+// dueWindow reads the entries due by now from cursor c on, in position order across minutes, at
+// most MaxSweepRead. through is the first minute it did not read to its end (every minute
+// before it was read whole); complete tells whether it read every entry due by now.
+func (h *Host) dueWindow(ctx context.Context, c runlog.SweepCursor, now time.Time) (window []runlog.Due, through time.Time, complete bool, err error) {
+	present := now.Truncate(time.Minute)
+	for m, minutes := c.Minute, 0; !m.After(present); m, minutes = m.Add(time.Minute), minutes+1 {
+		if minutes == MaxSweepMinutes {
+			return window, m, false, nil
+		}
+		after := ""
+		if m.Equal(c.Minute) {
+			after = c.After
+		}
+		for {
+			if len(window) == MaxSweepRead {
+				return window, m, false, nil
+			}
+			limit := min(sweepPage, MaxSweepRead-len(window))
+			due, err := h.log.Due(ctx, m, after, limit)
+			if err != nil {
+				return nil, m, false, err
+			}
+			for _, d := range due {
+				if d.Deadline.After(now) {
+					return window, m, true, nil // the rest of the minute is not due yet
+				}
+				window = append(window, d)
+				after = d.Position()
+			}
+			if len(due) < limit {
+				break
+			}
+		}
+	}
+	return window, present.Add(time.Minute), true, nil
+}
+
+// fairShare picks at most budget of window's entries not done before, dealing one to each
+// tenant in turn (in the order of their oldest entry), each tenant's oldest first. It answers
+// the indexes picked, in the order to handle them, and how many tenants the window holds.
+func fairShare(window []runlog.Due, before []bool, budget int) ([]int, int) {
+	var order []string
+	queues := map[string][]int{}
+	left := 0
+	for i, d := range window {
+		if _, ok := queues[d.Tenant]; !ok {
+			order = append(order, d.Tenant)
+			queues[d.Tenant] = nil
+		}
+		if !before[i] {
+			queues[d.Tenant] = append(queues[d.Tenant], i)
+			left++
+		}
+	}
+	picked := make([]int, 0, min(budget, left))
+	for len(picked) < budget && len(picked) < left {
+		for _, t := range order {
+			if q := queues[t]; len(q) > 0 && len(picked) < budget {
+				picked = append(picked, q[0])
+				queues[t] = q[1:]
+			}
+		}
+	}
+	return picked, len(order)
+}
+
+// handle expires (or retains) the picked entries of window, sweepWorkers at a time, until the
+// invocation nears its deadline or an entry fails. done tells which entries were handled.
+func (h *Host) handle(ctx context.Context, window []runlog.Due, picked []int, now time.Time) (done []bool, expired int, err error) {
+	done = make([]bool, len(window))
+	deadline, bounded := ctx.Deadline()
+	var (
+		mu   sync.Mutex
+		next int
+		wg   sync.WaitGroup
+	)
+	take := func() (int, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if next == len(picked) || err != nil || (bounded && time.Until(deadline) < sweepMargin) {
+			return 0, false
+		}
+		next++
+		return picked[next-1], true
+	}
+	for range min(sweepWorkers, len(picked)) {
+		wg.Go(func() {
+			for i, ok := take(); ok; i, ok = take() {
+				d := window[i]
+				act := h.expire
+				if d.Seq > 0 {
+					act = h.retain
+				}
+				written, aerr := act(ctx, d, now)
+				mu.Lock()
+				switch {
+				case aerr != nil:
+					err = errors.Join(err, aerr)
+				case written:
+					expired++
+					fallthrough
+				default:
+					done[i] = true
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return done, expired, err
+}
+
+// passed moves cursor c over the handled entries of window in order, up to the first entry
+// not handled or due within SweepGrace of now, and over whole minutes only once closed; past the
+// last entry, over the closed minutes before through, which were read whole. The entries past
+// it that are done, now or before, become its Done.
+func passed(c runlog.SweepCursor, window []runlog.Due, done []bool, through, now time.Time) runlog.SweepCursor {
+	known := c.Done
+	for _, i := range doneIndexes(done) {
+		known = append(known, window[i].Position())
+	}
+	c = advance(runlog.SweepCursor{Minute: c.Minute, After: c.After, Version: c.Version}, window, done, through, now)
+	slices.Sort(known)
+	known = slices.Compact(known)
+	floor := c.After
+	if floor == "" {
+		floor = fmt.Sprintf("%013d", c.Minute.UnixMilli())
+	}
+	size := 0
+	for _, p := range known {
+		if p > floor && size+len(p) <= MaxSweepDoneBytes {
+			c.Done = append(c.Done, p)
+			size += len(p)
+		}
+	}
+	return c
+}
+
+func doneIndexes(done []bool) []int {
+	var out []int
+	for i, ok := range done {
+		if ok {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+func advance(c runlog.SweepCursor, window []runlog.Due, done []bool, through, now time.Time) runlog.SweepCursor {
+	for i, d := range window {
+		for d.Minute().After(c.Minute) && closed(c.Minute, now) {
+			c = runlog.SweepCursor{Minute: c.Minute.Add(time.Minute), Version: c.Version}
+		}
+		if d.Minute().After(c.Minute) || !done[i] || now.Sub(d.Deadline) < SweepGrace {
+			return c
+		}
+		c.After = d.Position()
+	}
+	for c.Minute.Before(through) && closed(c.Minute, now) {
+		c = runlog.SweepCursor{Minute: c.Minute.Add(time.Minute), Version: c.Version}
+	}
+	return c
 }
 
 // closed reports whether minute m can receive no more due entries at now.

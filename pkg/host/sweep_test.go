@@ -243,3 +243,64 @@ func TestSweepBudgetResumes(t *testing.T) {
 		}
 	}
 }
+
+// TestOneTenantDelaysNoOther: with more of one tenant's interrupts due in the same seconds than
+// a sweep may handle, another tenant's interrupt due just after them is expired by the first
+// sweep; the next one handles only what is left, and says when it has caught up; once they are
+// older than SweepGrace the cursor passes them, inside a minute that has not closed.
+func TestOneTenantDelaysNoOther(t *testing.T) {
+	ctx := context.Background()
+	t0 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	clock := testclock.New(t0)
+	h, l := memHost(t, func(c *host.Config) { c.Now = clock.Now })
+	flood := interrupt.Principal{Subject: "engine", Tenant: "flood"}
+	const n = host.MaxSweepEntries + 20
+	for i := range n {
+		payload := json.RawMessage(fmt.Sprintf(`{"kind":"custom","key":"k","timeoutMs":%d,"data":{"customKind":"x"}}`, 1000+i))
+		if _, _, err := h.RequestInterrupt(ctx, flood, fmt.Sprintf("f%d", i), host.Request{NodeID: "n", Payload: payload}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	quiet := interrupt.Principal{Subject: "engine", Tenant: "quiet"}
+	if _, _, err := h.RequestInterrupt(ctx, quiet, "q", host.Request{NodeID: "n", Payload: json.RawMessage(`{"kind":"custom","key":"k","timeoutMs":3500,"data":{"customKind":"x"}}`)}); err != nil {
+		t.Fatal(err)
+	}
+	expired := func(p interrupt.Principal, run string) int {
+		page, err := h.Events(ctx, p, run, 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k := 0
+		for _, e := range page.Events {
+			if e.Type == interrupt.EventExpired {
+				k++
+			}
+		}
+		return k
+	}
+
+	clock.Set(t0.Add(5 * time.Second))
+	r, err := h.Sweep(ctx)
+	if err != nil || r.Entries != host.MaxSweepEntries || r.Deferred != n+1-host.MaxSweepEntries || r.Tenants != 2 || r.CaughtUp {
+		t.Fatalf("the first sweep: %+v %v", r, err)
+	}
+	if got := expired(quiet, "q"); got != 1 {
+		t.Fatalf("the quiet tenant's interrupt: %d interrupt.expired after the first sweep", got)
+	}
+	clock.Set(t0.Add(6 * time.Second))
+	if r, err := h.Sweep(ctx); err != nil || r.Entries != n+1-host.MaxSweepEntries || r.Deferred != 0 || !r.CaughtUp {
+		t.Fatalf("the second sweep handles only what the first left: %+v %v", r, err)
+	}
+	for i := range n {
+		if got := expired(flood, fmt.Sprintf("f%d", i)); got != 1 {
+			t.Fatalf("f%d: %d interrupt.expired", i, got)
+		}
+	}
+	clock.Set(t0.Add(40 * time.Second))
+	if r, err := h.Sweep(ctx); err != nil || r.Entries != 0 || !r.CaughtUp {
+		t.Errorf("a sweep after both: %+v %v", r, err)
+	}
+	if c, _ := l.SweepCursor(ctx); !c.Minute.Equal(t0) || c.After == "" || len(c.Done) != 0 {
+		t.Errorf("inside the open minute the cursor is %+v, want past every entry due before the grace", c)
+	}
+}

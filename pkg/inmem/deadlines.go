@@ -38,7 +38,9 @@ func (l *RunLog) Due(_ context.Context, minute time.Time, after string, limit in
 func (l *RunLog) SweepCursor(context.Context) (runlog.SweepCursor, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.cursor, nil
+	c := l.cursor
+	c.Done = slices.Clone(c.Done)
+	return c, nil
 }
 
 // MoveSweep moves the cursor from from to to, unless it is no longer at from.
@@ -49,6 +51,7 @@ func (l *RunLog) MoveSweep(_ context.Context, from, to runlog.SweepCursor) error
 		return runlog.ErrSeqTaken
 	}
 	to.Version = from.Version + 1
+	to.Done = slices.Clone(to.Done)
 	l.cursor = to
 	return nil
 }

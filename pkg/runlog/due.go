@@ -2,6 +2,7 @@ package runlog
 
 import (
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -38,4 +39,13 @@ type SweepCursor struct {
 	Minute  time.Time
 	After   string
 	Version int64
+	// Done lists, in position order, entries past After the sweep handled already: the cursor
+	// cannot pass them yet (an entry before them is left, or they are too recent to exclude one
+	// filed late), and the next sweep need not handle them again.
+	Done []string
+}
+
+// Equal reports whether c and o are the same cursor.
+func (c SweepCursor) Equal(o SweepCursor) bool {
+	return c.Minute.Equal(o.Minute) && c.After == o.After && c.Version == o.Version && slices.Equal(c.Done, o.Done)
 }
