@@ -123,16 +123,41 @@ func num(v types.AttributeValue) string {
 	return ""
 }
 
-// Retain gives commits 1 to upTo of the run the expiry expires (the table's TTL attribute): one
-// conditional update per commit (a run holds at most host.DefaultMaxRunCommits).
-func (l *RunLog) Retain(ctx context.Context, k runlog.Key, upTo int64, expires time.Time) error {
+// Retain gives the run's items (its commits, checkpoint and archive) the expiry the table's TTL
+// attribute deletes them at: at most budget of them per call, those that have none yet, so a
+// call that answers more picks up where the last one stopped. An ended run takes no more commits,
+// and its checkpoint and archive are written right after the commit they follow.
+func (l *RunLog) Retain(ctx context.Context, k runlog.Key, expires time.Time, budget int) (more bool, err error) {
 	pk, err := partition(k)
 	if err != nil {
-		return err
+		return false, err
 	}
-	for seq := int64(1); seq <= upTo; seq++ {
+	in := &dynamodb.QueryInput{
+		TableName: &l.table, ConsistentRead: aws.Bool(true),
+		KeyConditionExpression:    aws.String("pk = :pk"),
+		FilterExpression:          aws.String("attribute_not_exists(expiresAt)"),
+		ProjectionExpression:      aws.String("sk"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": s(pk)},
+	}
+	var sks []string
+	for len(sks) <= budget {
+		page, err := l.db.Query(ctx, in)
+		if err != nil {
+			return false, classify("retain", err)
+		}
+		for _, item := range page.Items {
+			sks = append(sks, str(item[attrSK]))
+		}
+		if page.LastEvaluatedKey == nil {
+			break
+		}
+		in.ExclusiveStartKey = page.LastEvaluatedKey
+	}
+	more = len(sks) > budget
+	sks = sks[:min(len(sks), budget)]
+	return more, each(len(sks), func(i int) error {
 		_, err := l.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-			TableName: &l.table, Key: map[string]types.AttributeValue{attrPK: s(pk), attrSK: s(sortKey(seq))},
+			TableName: &l.table, Key: map[string]types.AttributeValue{attrPK: s(pk), attrSK: s(sks[i])},
 			UpdateExpression:          aws.String("SET expiresAt = :t"),
 			ConditionExpression:       aws.String("attribute_exists(sk)"),
 			ExpressionAttributeValues: map[string]types.AttributeValue{":t": n(expires.Unix())},
@@ -140,6 +165,6 @@ func (l *RunLog) Retain(ctx context.Context, k runlog.Key, upTo int64, expires t
 		if err != nil && !IsCondCheckFailed(err) {
 			return classify("retain", err)
 		}
-	}
-	return nil
+		return nil
+	})
 }

@@ -83,12 +83,13 @@ func (l *RunLog) Read(ctx context.Context, k runlog.Key, after int64, limit int)
 	in := &dynamodb.QueryInput{
 		TableName:              &l.table,
 		ConsistentRead:         aws.Bool(true),
-		KeyConditionExpression: aws.String("pk = :pk AND sk > :after"),
+		KeyConditionExpression: aws.String("pk = :pk AND sk BETWEEN :from AND :last"),
 		FilterExpression:       aws.String("attribute_not_exists(expiresAt) OR expiresAt > :now"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":pk":    &types.AttributeValueMemberS{Value: pk},
-			":after": &types.AttributeValueMemberS{Value: sortKey(after)},
-			":now":   n(time.Now().Unix()),
+			":pk":   &types.AttributeValueMemberS{Value: pk},
+			":from": &types.AttributeValueMemberS{Value: sortKey(after + 1)},
+			":last": &types.AttributeValueMemberS{Value: lastCommitSK},
+			":now":  n(time.Now().Unix()),
 		},
 	}
 	if limit > 0 {

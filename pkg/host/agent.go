@@ -87,7 +87,8 @@ func (h *Host) Decide(ctx context.Context, p interrupt.Principal, runID string, 
 	if fields := checkDecision(d); len(fields) > 0 {
 		return Decided{}, false, interrupt.Invalid("the decision is not acceptable", fields...)
 	}
-	k, st, err := h.loadRun(ctx, p, runID)
+	k, st, err := h.loadRun(ctx, p, runID,
+		runlog.Ref{Kind: runlog.RefDecision, Name: d.Key}, runlog.Ref{Kind: runlog.RefKey, Name: d.Key})
 	if err != nil {
 		return Decided{}, false, err
 	}

@@ -98,7 +98,7 @@ func (h *Host) confirm(ctx context.Context, p interrupt.Principal, view Interrup
 
 // viewNow reads the interrupt of view as the log says it stands now.
 func (h *Host) viewNow(ctx context.Context, p interrupt.Principal, view InterruptView) (InterruptView, error) {
-	_, st, err := h.loadRun(ctx, p, view.RunID)
+	_, st, err := h.loadRun(ctx, p, view.RunID, runlog.Ref{Kind: runlog.RefInterrupt, Name: view.InterruptID})
 	if err != nil {
 		return view, err
 	}

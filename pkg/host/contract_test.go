@@ -373,36 +373,120 @@ func TestDeadlinesContract(t *testing.T) {
 	}
 }
 
-// TestRetentionContract: both stores read a run whose commits expired as no run, and let a new
+// TestRetentionContract: both stores give every item of a run (its commits, checkpoint and
+// archive) its expiry, budget by budget; read a run whose items expired as no run, and let a new
 // run of the same id write over them; a retained run not yet expired reads as before.
 func TestRetentionContract(t *testing.T) {
 	ctx := context.Background()
 	k := runlog.Key{Tenant: "acme", RunID: "r1"}
+	later := runlog.Key{Tenant: "acme", RunID: "later"}
+	ref := runlog.Ref{Kind: runlog.RefKey, Name: "k1"}
 	for name, open := range logs {
 		t.Run(name, func(t *testing.T) {
 			l := open(t)
-			for seq := int64(1); seq <= 3; seq++ {
-				if err := l.Append(ctx, k, commitOf(seq, `{}`)); err != nil {
+			for _, run := range []runlog.Key{k, later} {
+				for seq := int64(1); seq <= 3; seq++ {
+					if err := l.Append(ctx, run, commitOf(seq, `{}`)); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if err := l.Checkpoint(ctx, run, &runlog.Checkpoint{Seq: 2, Pending: []runlog.Saved{}, Archived: true}, []runlog.Found{{Ref: ref, Value: json.RawMessage(`"x"`)}}); err != nil {
 					t.Fatal(err)
 				}
 			}
-			if err := l.Retain(ctx, k, 3, time.Now().Add(time.Hour)); err != nil {
-				t.Fatal(err)
+			if more, err := l.Retain(ctx, later, time.Now().Add(time.Hour), 100); err != nil || more {
+				t.Fatalf("retain: %v %v", more, err)
 			}
-			if got, _ := l.Read(ctx, k, 0, 0); len(got) != 3 {
-				t.Fatalf("a retained run before its expiry: %d commits", len(got))
+			if cp, got, _ := l.Tail(ctx, later); cp == nil || len(got) != 1 {
+				t.Fatalf("a retained run before its expiry: %+v and %d commits", cp, len(got))
 			}
-			if err := l.Retain(ctx, k, 3, time.Now().Add(-time.Second)); err != nil {
-				t.Fatal(err)
+			past := time.Now().Add(-time.Second)
+			if more, err := l.Retain(ctx, k, past, 3); err != nil || !more {
+				t.Fatalf("a first budget of 3 of 5 items: more %v, %v", more, err)
+			}
+			if more, err := l.Retain(ctx, k, past, 3); err != nil || more {
+				t.Fatalf("the rest: more %v, %v", more, err)
 			}
 			if got, _ := l.Read(ctx, k, 0, 0); len(got) != 0 {
 				t.Errorf("a run past its expiry reads %d commits", len(got))
 			}
+			if cp, got, _ := l.Tail(ctx, k); cp != nil || len(got) != 0 {
+				t.Errorf("a run past its expiry: checkpoint %+v, %d commits", cp, len(got))
+			}
+			if found, _ := l.Lookup(ctx, k, []runlog.Ref{ref}); len(found) != 0 {
+				t.Errorf("its archive: %+v", found)
+			}
 			if err := l.Append(ctx, k, commitOf(1, `{"anew":true}`)); err != nil {
 				t.Fatalf("a new run over an expired one: %v", err)
 			}
-			if got, _ := l.Read(ctx, k, 0, 0); len(got) != 1 || string(got[0].Events[0].Payload) != `{"anew":true}` {
-				t.Errorf("the new run reads %+v", got)
+			if cp, got, _ := l.Tail(ctx, k); cp != nil || len(got) != 1 || string(got[0].Events[0].Payload) != `{"anew":true}` {
+				t.Errorf("the new run reads %+v, %+v", cp, got)
+			}
+		})
+	}
+}
+
+// TestCheckpointContract: both stores read a run's newest checkpoint and only the commits after
+// it, keep the newest checkpoint whatever the order of writes, answer archive items by ref, leave
+// both out of a read of commits, and refuse a checkpoint they cannot hold without changing one.
+// A writer that died after its archive items and before its checkpoint leaves the older
+// checkpoint read with more commits after it.
+func TestCheckpointContract(t *testing.T) {
+	ctx := context.Background()
+	k := runlog.Key{Tenant: "acme", RunID: "r1"}
+	at := func(seq int64) *runlog.Checkpoint {
+		return &runlog.Checkpoint{Seq: seq, At: time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC), Pending: []runlog.Saved{}, Open: []string{"conv-1"}, Archived: true}
+	}
+	kept := runlog.Found{Ref: runlog.Ref{Kind: runlog.RefKey, Name: "a key with any character: #/é"}, Value: json.RawMessage(`{"id":"int_1"}`)}
+	idem := runlog.Found{Ref: runlog.Ref{Kind: runlog.RefIdem, Name: "sub:alice\nk1"}, Value: json.RawMessage(`{"Key":"k1"}`)}
+	for name, open := range logs {
+		t.Run(name, func(t *testing.T) {
+			l := open(t)
+			for seq := int64(1); seq <= 40; seq++ {
+				if err := l.Append(ctx, k, commitOf(seq, `{}`)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if cp, tail, err := l.Tail(ctx, k); err != nil || cp != nil || len(tail) != 40 || tail[0].Seq != 1 || tail[39].Seq != 40 {
+				t.Fatalf("a run without a checkpoint: %+v, %d commits, %v", cp, len(tail), err)
+			}
+			if err := l.Checkpoint(ctx, k, at(32), []runlog.Found{kept}); err != nil {
+				t.Fatal(err)
+			}
+			if err := l.Checkpoint(ctx, k, at(16), []runlog.Found{idem}); err != nil {
+				t.Fatal(err) // an older checkpoint written late: its archive stays, it does not
+			}
+			cp, tail, err := l.Tail(ctx, k)
+			if err != nil || cp == nil || cp.Seq != 32 || len(cp.Open) != 1 || len(tail) != 8 || tail[0].Seq != 33 || tail[7].Seq != 40 {
+				t.Fatalf("the tail: %+v, %d commits, %v", cp, len(tail), err)
+			}
+			missing := runlog.Ref{Kind: runlog.RefKey, Name: "never"}
+			found, err := l.Lookup(ctx, k, []runlog.Ref{kept.Ref, idem.Ref, missing})
+			if err != nil || len(found) != 2 {
+				t.Fatalf("lookup: %+v %v", found, err)
+			}
+			for _, f := range found {
+				if want := map[runlog.Ref]string{kept.Ref: string(kept.Value), idem.Ref: string(idem.Value)}[f.Ref]; string(f.Value) != want {
+					t.Errorf("%+v holds %s, want %s", f.Ref, f.Value, want)
+				}
+			}
+			if found, _ := l.Lookup(ctx, runlog.Key{Tenant: "evilcorp", RunID: "r1"}, []runlog.Ref{kept.Ref}); len(found) != 0 {
+				t.Errorf("another tenant's run reads the archive: %+v", found)
+			}
+			if all, err := l.Read(ctx, k, 0, 0); err != nil || len(all) != 40 {
+				t.Errorf("a read of commits: %d, %v", len(all), err)
+			}
+			if page, err := l.Read(ctx, k, 30, 5); err != nil || len(page) != 5 || page[0].Seq != 31 {
+				t.Errorf("a page of commits: %+v, %v", page, err)
+			}
+			huge := at(40)
+			huge.Open = []string{strings.Repeat("x", 500<<10)}
+			var tooLarge *runlog.TooLargeError
+			if err := l.Checkpoint(ctx, k, huge, nil); !errors.As(err, &tooLarge) {
+				t.Errorf("a checkpoint too large: %v", err)
+			}
+			if cp, _, _ := l.Tail(ctx, k); cp == nil || cp.Seq != 32 {
+				t.Errorf("after a refused checkpoint: %+v", cp)
 			}
 		})
 	}

@@ -26,7 +26,7 @@ func (h *Host) claimConversation(ctx context.Context, tenant, id, runID string) 
 	if h.cfg.Now().Sub(owner.At) < ClaimGrace {
 		return taken
 	}
-	st, err := h.load(ctx, runlog.Key{Tenant: tenant, RunID: owner.RunID})
+	st, err := h.load(ctx, runlog.Key{Tenant: tenant, RunID: owner.RunID}, runlog.Ref{Kind: runlog.RefConversation, Name: id})
 	if err != nil {
 		return err
 	}

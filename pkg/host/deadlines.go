@@ -20,8 +20,9 @@ type Deadlines interface {
 	// MoveSweep moves the cursor from from to to, unless another sweep moved it from from first
 	// (runlog.ErrSeqTaken).
 	MoveSweep(ctx context.Context, from, to runlog.SweepCursor) error
-	// Retain gives commits 1 to upTo of a run the expiry expires (the table's TTL). A store
-	// reads a run whose commits have expired as no run, and lets a new run of the same id write
-	// over them.
-	Retain(ctx context.Context, k runlog.Key, upTo int64, expires time.Time) error
+	// Retain gives the run's items that have no expiry yet (its commits, checkpoint and
+	// archive) the expiry (the table's TTL), at most budget of them; more tells whether some are
+	// left for another call. A store reads a run whose commits have expired as no run, and lets a
+	// new run of the same id write over them.
+	Retain(ctx context.Context, k runlog.Key, expires time.Time, budget int) (more bool, err error)
 }

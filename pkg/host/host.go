@@ -20,13 +20,22 @@ import (
 
 // Log is the storage the host needs: a consistent read of the commits after a seq; an append
 // that fails with runlog.ErrSeqTaken when the seq is already committed and with a
-// *runlog.TooLargeError when the commit does not fit, writing nothing either way; and the
-// ownership of conversation ids (the spec makes a conversationId tenant-unique, so one run of a
-// tenant owns each), answering runlog.ErrClaimed with the owner when another run holds one; the
-// webhook Inbox; and the due index of Deadlines.
+// *runlog.TooLargeError when the commit does not fit, writing nothing either way; the run's
+// checkpoint and archive (runlog.Checkpoint); and the ownership of conversation ids (the spec
+// makes a conversationId tenant-unique, so one run of a tenant owns each), answering
+// runlog.ErrClaimed with the owner when another run holds one; the webhook Inbox; and the due
+// index of Deadlines.
 type Log interface {
 	Read(ctx context.Context, k runlog.Key, after int64, limit int) ([]runlog.Commit, error)
 	Append(ctx context.Context, k runlog.Key, c runlog.Commit) error
+	// Tail is the run's newest checkpoint (nil if none) and, consistently, the commits after it.
+	Tail(ctx context.Context, k runlog.Key) (*runlog.Checkpoint, []runlog.Commit, error)
+	// Checkpoint writes the archive items, then cp (unless a newer checkpoint is there): a
+	// reader never sees a checkpoint without what it left out. A *runlog.TooLargeError means
+	// the checkpoint does not fit, and reads stay longer.
+	Checkpoint(ctx context.Context, k runlog.Key, cp *runlog.Checkpoint, archive []runlog.Found) error
+	// Lookup answers the archive items of refs that exist.
+	Lookup(ctx context.Context, k runlog.Key, refs []runlog.Ref) ([]runlog.Found, error)
 	ClaimConversation(ctx context.Context, tenant, id, runID, takeOverFrom string, at time.Time) (runlog.Claim, error)
 	Inbox
 	Deadlines
@@ -48,10 +57,9 @@ type Config struct {
 	RefKinds []string
 	// OverridePrincipals may release an approval alone when it sets overrideBypassesQuorum.
 	OverridePrincipals []string
-	// MaxRunCommits and MaxRunBytes bound what one run's log can hold (every operation reads
-	// it whole); 0 means DefaultMaxRunCommits and DefaultMaxRunBytes.
-	MaxRunCommits int64
-	MaxRunBytes   int
+	// MaxPending bounds the interrupts pending at once in one run, which every read of the run
+	// folds (they are its checkpoint); 0 means DefaultMaxPending.
+	MaxPending int
 	// Secrets keep webhook endpoints' signing secrets; functions that handle none leave it nil.
 	Secrets EndpointSecrets
 	// InboxRetention is how long an accepted provider event is kept for interrupts requested
@@ -62,6 +70,9 @@ type Config struct {
 	// EscalationThreshold is the agent confidence below which a decision suspends its node,
 	// for runs that configure none; 0 means DefaultEscalationThreshold.
 	EscalationThreshold float64
+	// OnCheckpointError hears of a checkpoint not written (the operation succeeded anyway),
+	// for the function's log; nil ignores it.
+	OnCheckpointError func(k runlog.Key, seq int64, err error)
 }
 
 // DefaultRetention is the template's RetentionDays default.
@@ -70,12 +81,12 @@ const DefaultRetention = 30 * 24 * time.Hour
 // DefaultInboxRetention is the template's InboxRetentionDays default.
 const DefaultInboxRetention = 7 * 24 * time.Hour
 
-// How much one run may accumulate by default, and how often one principal may ask on one
-// approval: without bounds one resolver could grow a log until reading it times out.
+// A run's log has no bound on its length (its reads cost the same at any length: docs/design.md,
+// "Runs of any length"); what every read folds does: the interrupts pending at once, with their
+// votes, and how often one principal may ask on one approval.
 const (
-	DefaultMaxRunCommits = 1000
-	DefaultMaxRunBytes   = 4 << 20
-	MaxAsksPerPrincipal  = 10
+	DefaultMaxPending   = 200
+	MaxAsksPerPrincipal = 10
 )
 
 // Host runs the operations. It holds no per-request state and is safe for concurrent use.
@@ -94,11 +105,8 @@ func New(log Log, schemas *schema.Set, cfg Config) *Host {
 	if cfg.MaxAttempts == 0 {
 		cfg.MaxAttempts = 50
 	}
-	if cfg.MaxRunCommits == 0 {
-		cfg.MaxRunCommits = DefaultMaxRunCommits
-	}
-	if cfg.MaxRunBytes == 0 {
-		cfg.MaxRunBytes = DefaultMaxRunBytes
+	if cfg.MaxPending == 0 {
+		cfg.MaxPending = DefaultMaxPending
 	}
 	if cfg.InboxRetention == 0 {
 		cfg.InboxRetention = DefaultInboxRetention
@@ -160,27 +168,68 @@ func key(p interrupt.Principal, runID string) (runlog.Key, error) {
 	return k, nil
 }
 
-// loadRun folds the log of the caller's run runID, refusing a run id that could name none.
-func (h *Host) loadRun(ctx context.Context, p interrupt.Principal, runID string) (runlog.Key, *runlog.State, error) {
+// loadRun folds the log of the caller's run runID, refusing a run id that could name none; refs
+// are what the operation looks up in the run by key, from the archive when the state has not
+// got them.
+func (h *Host) loadRun(ctx context.Context, p interrupt.Principal, runID string, refs ...runlog.Ref) (runlog.Key, *runlog.State, error) {
 	k, err := key(p, runID)
 	if err != nil {
 		return k, nil, err
 	}
-	st, err := h.load(ctx, k)
+	st, err := h.load(ctx, k, refs...)
 	return k, st, err
 }
 
-// load folds the whole log of a run. A log that does not start at commit 1 is a run past its
-// retention whose commits DynamoDB is deleting one by one: no run, as when they are all gone.
-func (h *Host) load(ctx context.Context, k runlog.Key) (*runlog.State, error) {
-	commits, err := h.log.Read(ctx, k, 0, 0)
+// load folds a run from its newest checkpoint and the commits after it, and merges from the
+// archive what refs name and the state does not hold: the archive holds what a checkpoint left
+// out before the checkpoint exists, so a read after the fold finds it (runlog.Checkpoint). A
+// log without a checkpoint that does not start at commit 1 is a run past its retention whose
+// commits DynamoDB is deleting one by one: no run, as when they are all gone.
+func (h *Host) load(ctx context.Context, k runlog.Key, refs ...runlog.Ref) (*runlog.State, error) {
+	cp, commits, err := h.log.Tail(ctx, k)
 	if err != nil {
 		return nil, err
 	}
-	if len(commits) > 0 && commits[0].Seq != 1 {
+	if cp == nil && len(commits) > 0 && commits[0].Seq != 1 {
 		return runlog.Fold(nil)
 	}
-	return runlog.Fold(commits)
+	st, err := runlog.Resume(cp, commits)
+	if err != nil {
+		return nil, err
+	}
+	return st, h.lookUp(ctx, k, st, refs...)
+}
+
+// lookUp merges into st what the archive holds for the refs st misses.
+func (h *Host) lookUp(ctx context.Context, k runlog.Key, st *runlog.State, refs ...runlog.Ref) error {
+	for missing := st.Missing(refs...); len(missing) > 0; {
+		found, err := h.log.Lookup(ctx, k, missing)
+		if err != nil {
+			return err
+		}
+		if missing, err = st.Merge(missing, found); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkpoint writes the run's checkpoint once its log reached a multiple of
+// runlog.CheckpointEvery, with what it archives. A failure only leaves the next reads longer
+// (until the next checkpoint), so it is not the operation's: nothing the operation answers
+// depends on it. An ended run is not checkpointed: it takes no more commits, and its items
+// are being given their retention.
+func (h *Host) checkpoint(ctx context.Context, k runlog.Key, st *runlog.State) {
+	if st.Seq%runlog.CheckpointEvery != 0 || st.Ended != "" {
+		return
+	}
+	cp, archive, err := st.Checkpoint()
+	if err == nil {
+		err = h.log.Checkpoint(ctx, k, cp, archive)
+	}
+	if err != nil && h.cfg.OnCheckpointError != nil {
+		h.cfg.OnCheckpointError(k, st.Seq, err)
+	}
 }
 
 // answer is what an operation answers. A decision's answer is complete but for the seq of the
@@ -220,7 +269,7 @@ func commit[T answer[T]](ctx context.Context, h *Host, k runlog.Key, st *runlog.
 			return d.answer, nil
 		}
 		if !d.ends {
-			if err := h.fits(st, runlog.Commit{Seq: st.Seq + 1, Events: d.events}); err != nil {
+			if err := h.fits(st, d.events); err != nil {
 				return zero, err
 			}
 		}
@@ -242,6 +291,7 @@ func commit[T answer[T]](ctx context.Context, h *Host, k runlog.Key, st *runlog.
 		switch {
 		case err == nil:
 			h.endedBy(ctx, k, st)
+			h.checkpoint(ctx, k, st)
 			return d.answer.atSeq(seq), nil
 		case !errors.Is(err, runlog.ErrSeqTaken):
 			return zero, err
@@ -325,13 +375,19 @@ func (h *Host) endedBy(ctx context.Context, k runlog.Key, st *runlog.State) {
 	}
 }
 
-// fits refuses a commit that would take the run past the bounds of its log.
-func (h *Host) fits(st *runlog.State, c runlog.Commit) error {
-	if c.Seq > h.cfg.MaxRunCommits {
-		return interrupt.Errorf(interrupt.CodeConflict, "the run holds %d commits, as many as one run may; end it and start another", st.Seq)
+// fits refuses a commit that would take the run past the interrupts it may hold pending.
+func (h *Host) fits(st *runlog.State, events []runlog.Event) error {
+	requested := 0
+	for _, e := range events {
+		if e.Type == interrupt.EventRequested {
+			requested++
+		}
 	}
-	if size := st.Bytes + c.Size(); size > h.cfg.MaxRunBytes {
-		return interrupt.Errorf(interrupt.CodePayloadTooLarge, "the run's log would grow to %d bytes; one run holds at most %d", size, h.cfg.MaxRunBytes)
+	if requested == 0 {
+		return nil
+	}
+	if pending := len(st.Pending(h.cfg.Now())); pending+requested > h.cfg.MaxPending {
+		return interrupt.Errorf(interrupt.CodeConflict, "the run has %d interrupts pending, as many as one run may; resolve or cancel some first", pending)
 	}
 	return nil
 }

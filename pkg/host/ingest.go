@@ -173,7 +173,7 @@ const (
 func (h *Host) deliverTo(ctx context.Context, k webhook.Key, w webhook.Waiter, body json.RawMessage) (waiterOutcome, error) {
 	p := interrupt.Principal{Tenant: k.Tenant}
 	var ahead bool
-	_, err := h.resolve(ctx, p, w.RunID, nil, func(st *runlog.State) (*runlog.Interrupt, error) {
+	_, err := h.resolve(ctx, p, w.RunID, nil, runlog.Ref{Kind: runlog.RefInterrupt, Name: w.InterruptID}, func(st *runlog.State) (*runlog.Interrupt, error) {
 		in := st.ByID(w.InterruptID)
 		if in == nil {
 			ahead = true

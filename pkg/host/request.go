@@ -79,7 +79,11 @@ func (h *Host) RequestInterrupt(ctx context.Context, p interrupt.Principal, runI
 		return InterruptView{}, false, interrupt.Invalid("only an external-event interrupt waits on a webhook endpoint",
 			interrupt.FieldError{Path: "/endpoint", Message: "must be omitted for a " + string(payload.Kind) + " interrupt"})
 	}
-	k, st, err := h.loadRun(ctx, p, runID)
+	refs := []runlog.Ref{{Kind: runlog.RefKey, Name: payload.Key}}
+	if payload.Kind.IsConversation() {
+		refs = append(refs, runlog.Ref{Kind: runlog.RefConversation, Name: payload.Data.ConversationID})
+	}
+	k, st, err := h.loadRun(ctx, p, runID, refs...)
 	if err != nil {
 		return InterruptView{}, false, err
 	}

@@ -40,7 +40,7 @@ func (r Resolution) atSeq(seq int64) Resolution { r.Seq = seq; return r }
 // exactly one commits; the other re-reads, finds the interrupt resolved and fails with
 // interrupt_already_resolved.
 func (h *Host) Resolve(ctx context.Context, p interrupt.Principal, runID, nodeID string, resumeValue json.RawMessage, idem *Idempotency) (Resolution, error) {
-	return h.resolve(ctx, p, runID, idem, func(st *runlog.State) (*runlog.Interrupt, error) {
+	return h.resolve(ctx, p, runID, idem, runlog.Ref{Kind: runlog.RefNode, Name: nodeID}, func(st *runlog.State) (*runlog.Interrupt, error) {
 		in := st.LatestAt(nodeID)
 		if in == nil {
 			return nil, interrupt.Errorf(interrupt.CodeNotFound, "no interrupt at node %s of run %s", nodeID, runID)
@@ -62,23 +62,26 @@ type checked struct {
 }
 
 // resolve is the write both resolve surfaces share; target finds the pending interrupt in the
-// state (or says why there is none), and runs again whenever the state moves on. The value is
-// judged once per interrupt: a lost race that finds the same interrupt does not validate again.
-func (h *Host) resolve(ctx context.Context, p interrupt.Principal, runID string, idem *Idempotency, target func(*runlog.State) (*runlog.Interrupt, error), resumeValue json.RawMessage) (Resolution, error) {
-	k, st, err := h.loadRun(ctx, p, runID)
-	if err != nil {
-		return Resolution{}, err
-	}
-	if !st.Exists() {
-		return Resolution{}, interrupt.Errorf(interrupt.CodeNotFound, "no run %s", runID)
-	}
+// state (or says why there is none), and runs again whenever the state moves on; ref is what it
+// looks the interrupt up by. The value is judged once per interrupt: a lost race that finds the
+// same interrupt does not validate again.
+func (h *Host) resolve(ctx context.Context, p interrupt.Principal, runID string, idem *Idempotency, ref runlog.Ref, target func(*runlog.State) (*runlog.Interrupt, error), resumeValue json.RawMessage) (Resolution, error) {
 	var record *runlog.Idem
+	refs := []runlog.Ref{ref}
 	if idem != nil {
 		caller := "sub:" + p.Subject
 		if p.Token != "" {
 			caller = "token:" + p.Token
 		}
 		record = idem.scoped(caller)
+		refs = append(refs, runlog.Ref{Kind: runlog.RefIdem, Name: record.Key})
+	}
+	k, st, err := h.loadRun(ctx, p, runID, refs...)
+	if err != nil {
+		return Resolution{}, err
+	}
+	if !st.Exists() {
+		return Resolution{}, interrupt.Errorf(interrupt.CodeNotFound, "no run %s", runID)
 	}
 	var judged checked
 	return commit(ctx, h, k, st, p.Voter(), func(st *runlog.State) (decision[Resolution], error) {

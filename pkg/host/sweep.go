@@ -318,9 +318,15 @@ func (h *Host) expire(ctx context.Context, d runlog.Due, now time.Time) (bool, e
 	return res.written, err
 }
 
-// retain gives every commit of the ended run d names the retention expiry, counted from the
-// commit that ended it. An ended run takes no more commits, so its log can go whole.
-func (h *Host) retain(ctx context.Context, d runlog.Due, _ time.Time) (bool, error) {
+// retainBudget bounds the items one due entry of an ended run gives their expiry: a run of any
+// length is retained over as many sweeps as it takes, each entry re-filing the next.
+const retainBudget = 1000
+
+// retain gives every item of the ended run d names (its commits, checkpoint and archive) the
+// retention expiry, counted from the commit that ended it. An ended run takes no more commits, so
+// its log can go whole. Past retainBudget items, it files the entry again a minute on, for the
+// sweep to go on there.
+func (h *Host) retain(ctx context.Context, d runlog.Due, now time.Time) (bool, error) {
 	k := runlog.Key{Tenant: d.Tenant, RunID: d.RunID}
 	if !k.Valid() {
 		return false, nil
@@ -329,5 +335,11 @@ func (h *Host) retain(ctx context.Context, d runlog.Due, _ time.Time) (bool, err
 	if err != nil || st.Ended == "" || st.EndedSeq != d.Seq {
 		return false, err
 	}
-	return false, h.log.Retain(ctx, k, st.Seq, st.LastAt.Add(h.cfg.Retention))
+	more, err := h.log.Retain(ctx, k, st.LastAt.Add(h.cfg.Retention), retainBudget)
+	if err != nil || !more {
+		return false, err
+	}
+	next := d
+	next.Deadline = now.Add(time.Minute).Truncate(time.Millisecond)
+	return false, h.log.Schedule(ctx, next)
 }

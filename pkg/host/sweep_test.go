@@ -132,6 +132,11 @@ func (c *counted) Read(ctx context.Context, k runlog.Key, after int64, limit int
 	return c.Log.Read(ctx, k, after, limit)
 }
 
+func (c *counted) Tail(ctx context.Context, k runlog.Key) (*runlog.Checkpoint, []runlog.Commit, error) {
+	c.count("Tail")
+	return c.Log.Tail(ctx, k)
+}
+
 func (c *counted) Append(ctx context.Context, k runlog.Key, cm runlog.Commit) error {
 	c.count("Append")
 	return c.Log.Append(ctx, k, cm)
@@ -164,7 +169,7 @@ func TestSweepCostFollowsTheDue(t *testing.T) {
 	if err != nil || r.Expired != 100 {
 		t.Fatalf("%+v %v", r, err)
 	}
-	if c.calls["Read"] != 100 || c.calls["Append"] != 100 || c.calls["Due"] > 4 {
+	if c.calls["Tail"] != 100 || c.calls["Read"] != 0 || c.calls["Append"] != 100 || c.calls["Due"] > 4 {
 		t.Errorf("the sweep called %v for 100 due interrupts", c.calls)
 	}
 }

@@ -71,7 +71,7 @@ func (h *Host) MintToken(ctx context.Context, p interrupt.Principal, runID, node
 	if fields := req.Check(""); len(fields) > 0 {
 		return TokenView{}, interrupt.Invalid("the token request is not acceptable", fields...)
 	}
-	_, st, err := h.loadRun(ctx, p, runID)
+	_, st, err := h.loadRun(ctx, p, runID, runlog.Ref{Kind: runlog.RefNode, Name: nodeID})
 	if err != nil {
 		return TokenView{}, err
 	}
@@ -200,7 +200,7 @@ func (h *Host) Inspect(ctx context.Context, raw string) ([]byte, TokenCaller, er
 		return nil, TokenCaller{}, err
 	}
 	who := TokenCaller{RunID: c.RunID, NodeID: c.NodeID}
-	st, err := h.load(ctx, runlog.Key{Tenant: c.Tenant, RunID: c.RunID})
+	st, err := h.load(ctx, runlog.Key{Tenant: c.Tenant, RunID: c.RunID}, runlog.Ref{Kind: runlog.RefInterrupt, Name: c.InterruptID})
 	if err != nil {
 		return nil, who, err
 	}
@@ -237,7 +237,7 @@ func (h *Host) Authorize(ctx context.Context, raw string) (Grant, error) {
 func (h *Host) ResolveByToken(ctx context.Context, g Grant, value []byte, idem *Idempotency) (Resolution, error) {
 	c := g.claims
 	p := interrupt.Principal{Subject: c.Sub, Tenant: c.Tenant, Token: c.JTI}
-	return h.resolve(ctx, p, c.RunID, idem, func(st *runlog.State) (*runlog.Interrupt, error) { return h.tokenTarget(st, c) }, value)
+	return h.resolve(ctx, p, c.RunID, idem, runlog.Ref{Kind: runlog.RefInterrupt, Name: c.InterruptID}, func(st *runlog.State) (*runlog.Interrupt, error) { return h.tokenTarget(st, c) }, value)
 }
 
 // Opened is what a token shows its bearer of the interrupt it names: what the approval page
@@ -277,7 +277,7 @@ func (h *Host) Open(ctx context.Context, raw string) (Opened, Grant, error) {
 		return Opened{}, Grant{}, err
 	}
 	g := Grant{claims: c, Caller: TokenCaller{RunID: c.RunID, NodeID: c.NodeID}}
-	st, err := h.load(ctx, runlog.Key{Tenant: c.Tenant, RunID: c.RunID})
+	st, err := h.load(ctx, runlog.Key{Tenant: c.Tenant, RunID: c.RunID}, runlog.Ref{Kind: runlog.RefInterrupt, Name: c.InterruptID})
 	if err != nil {
 		return Opened{}, g, err
 	}
@@ -301,7 +301,7 @@ func (h *Host) Open(ctx context.Context, raw string) (Opened, Grant, error) {
 // approver: what it shows, and whether p could decide it now. Reading it never writes. Another
 // tenant's run, and an interrupt the run does not hold, answer 404.
 func (h *Host) OpenAs(ctx context.Context, p interrupt.Principal, runID, interruptID string) (Opened, error) {
-	_, st, err := h.loadRun(ctx, p, runID)
+	_, st, err := h.loadRun(ctx, p, runID, runlog.Ref{Kind: runlog.RefInterrupt, Name: interruptID})
 	if err != nil {
 		return Opened{}, err
 	}
@@ -329,7 +329,7 @@ func (h *Host) OpenAs(ctx context.Context, p interrupt.Principal, runID, interru
 // ResolveInterrupt resolves the interrupt interruptID of the caller's run as p: the approval
 // page's decision of a signed-in approver, under the rules of the run surface.
 func (h *Host) ResolveInterrupt(ctx context.Context, p interrupt.Principal, runID, interruptID string, value []byte, idem *Idempotency) (Resolution, error) {
-	return h.resolve(ctx, p, runID, idem, func(st *runlog.State) (*runlog.Interrupt, error) {
+	return h.resolve(ctx, p, runID, idem, runlog.Ref{Kind: runlog.RefInterrupt, Name: interruptID}, func(st *runlog.State) (*runlog.Interrupt, error) {
 		in := st.ByID(interruptID)
 		if in == nil {
 			return nil, interrupt.Errorf(interrupt.CodeNotFound, "no interrupt %s in run %s", interruptID, runID)

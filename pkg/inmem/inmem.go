@@ -24,7 +24,10 @@ const MaxCommitBytes = 400 * 1024
 type RunLog struct {
 	mu      sync.Mutex
 	commits map[runlog.Key][]stored
-	claims  map[[2]string]runlog.Claim
+	// each run's checkpoint and archive (runlog.Checkpoint), with the expiry Retain gave them
+	checkpoints map[runlog.Key]storedCheckpoint
+	archives    map[runlog.Key]map[runlog.Ref]storedFound
+	claims      map[[2]string]runlog.Claim
 	// the webhook inbox: endpoints, correlation slots, answers recorded outside slots
 	endpoints map[string]webhook.Endpoint
 	slots     map[webhook.Key]*slot
@@ -42,12 +45,26 @@ type stored struct {
 	expires time.Time
 }
 
-func (s stored) expired() bool { return !s.expires.IsZero() && !time.Now().Before(s.expires) }
+func (s stored) expired() bool { return expired(s.expires) }
+
+type storedCheckpoint struct {
+	seq     int64
+	raw     json.RawMessage
+	expires time.Time
+}
+
+type storedFound struct {
+	value   json.RawMessage
+	expires time.Time
+}
+
+func expired(at time.Time) bool { return !at.IsZero() && !time.Now().Before(at) }
 
 // New returns an empty log.
 func New() *RunLog {
 	return &RunLog{
 		commits: map[runlog.Key][]stored{}, claims: map[[2]string]runlog.Claim{},
+		checkpoints: map[runlog.Key]storedCheckpoint{}, archives: map[runlog.Key]map[runlog.Ref]storedFound{},
 		endpoints: map[string]webhook.Endpoint{}, slots: map[webhook.Key]*slot{}, records: map[[2]string]json.RawMessage{},
 		due: map[time.Time][]runlog.Due{},
 	}
@@ -62,8 +79,9 @@ func (l *RunLog) Read(_ context.Context, k runlog.Key, after int64, limit int) (
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var out []runlog.Commit
-	for _, c := range l.commits[k] {
-		if c.Seq <= after || c.expired() {
+	log := l.commits[k] // commit seq is at index seq-1
+	for _, c := range log[min(max(after, 0), int64(len(log))):] {
+		if c.expired() {
 			continue
 		}
 		if limit > 0 && len(out) == limit {
@@ -99,15 +117,101 @@ func (l *RunLog) Append(_ context.Context, k runlog.Key, c runlog.Commit) error 
 	return nil
 }
 
-// Retain gives commits 1 to upTo of the run the expiry expires.
-func (l *RunLog) Retain(_ context.Context, k runlog.Key, upTo int64, expires time.Time) error {
+// Retain gives the run's items that have no expiry yet (commits, checkpoint, archive) the
+// expiry, at most budget of them per call; more tells whether some are left.
+func (l *RunLog) Retain(_ context.Context, k runlog.Key, expires time.Time, budget int) (more bool, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	log := l.commits[k]
-	for i := 0; i < len(log) && int64(i) < upTo; i++ {
-		log[i].expires = expires
+	n := 0
+	give := func(at *time.Time) {
+		if at.IsZero() {
+			if n == budget {
+				more = true
+				return
+			}
+			*at = expires
+			n++
+		}
 	}
+	log := l.commits[k]
+	for i := range log {
+		give(&log[i].expires)
+	}
+	if cp, ok := l.checkpoints[k]; ok {
+		give(&cp.expires)
+		l.checkpoints[k] = cp
+	}
+	for r, f := range l.archives[k] {
+		give(&f.expires)
+		l.archives[k][r] = f
+	}
+	return more, nil
+}
+
+// Tail answers the run's checkpoint, if live, and copies of the commits after it.
+func (l *RunLog) Tail(ctx context.Context, k runlog.Key) (*runlog.Checkpoint, []runlog.Commit, error) {
+	if !k.Valid() {
+		return nil, nil, runlog.ErrInvalidKey
+	}
+	l.mu.Lock()
+	stored, ok := l.checkpoints[k]
+	l.mu.Unlock()
+	var after int64
+	var cp *runlog.Checkpoint
+	if ok && !expired(stored.expires) {
+		cp = &runlog.Checkpoint{}
+		if err := json.Unmarshal(stored.raw, cp); err != nil {
+			return nil, nil, err
+		}
+		after = cp.Seq
+	}
+	commits, err := l.Read(ctx, k, after, 0)
+	return cp, commits, err
+}
+
+// Checkpoint keeps the archive items, then cp, unless the run's checkpoint is newer.
+func (l *RunLog) Checkpoint(_ context.Context, k runlog.Key, cp *runlog.Checkpoint, archive []runlog.Found) error {
+	if !k.Valid() {
+		return runlog.ErrInvalidKey
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	items := l.archives[k]
+	if items == nil {
+		items = map[runlog.Ref]storedFound{}
+		l.archives[k] = items
+	}
+	for _, f := range archive {
+		items[f.Ref] = storedFound{value: slices.Clone(f.Value)}
+	}
+	if old, ok := l.checkpoints[k]; ok && old.seq >= cp.Seq && !expired(old.expires) {
+		return nil
+	}
+	raw, err := runlog.Marshal(cp)
+	if err != nil {
+		return err
+	}
+	if len(raw) > MaxCommitBytes {
+		return &runlog.TooLargeError{Size: len(raw), Limit: MaxCommitBytes}
+	}
+	l.checkpoints[k] = storedCheckpoint{seq: cp.Seq, raw: raw}
 	return nil
+}
+
+// Lookup answers the archive items refs name that the run holds.
+func (l *RunLog) Lookup(_ context.Context, k runlog.Key, refs []runlog.Ref) ([]runlog.Found, error) {
+	if !k.Valid() {
+		return nil, runlog.ErrInvalidKey
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var found []runlog.Found
+	for _, r := range refs {
+		if f, ok := l.archives[k][r]; ok && !expired(f.expires) {
+			found = append(found, runlog.Found{Ref: r, Value: slices.Clone(f.value)})
+		}
+	}
+	return found, nil
 }
 
 // Expires is the expiry of a run's commits, in order, for tests of the retention rule.

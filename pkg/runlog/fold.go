@@ -74,8 +74,6 @@ func (i *Interrupt) StatusAt(now time.Time) interrupt.Status {
 type State struct {
 	// Seq is the last commit applied; the next commit must be Seq+1.
 	Seq int64
-	// Bytes is the size of every commit applied (Commit.Size).
-	Bytes int
 	// LastAt is the time of the last commit applied.
 	LastAt time.Time
 	// Threshold is the run's escalation threshold (run.configured), nil until configured, and
@@ -88,28 +86,67 @@ type State struct {
 	Ended interrupt.RunStatus
 	// EndedSeq is the commit that ended the run.
 	EndedSeq int64
-	// CommitIDs maps the ID of every applied commit to its seq.
+	// CommitIDs maps the ID of every commit applied (not those a checkpoint stands for) to its
+	// seq.
 	CommitIDs map[string]int64
 	// idem maps each scoped Idempotency-Key to the commit it made.
 	idem map[string]*Idem
+	// conversations is where each conversation the run requested an interrupt of stands.
+	conversations map[string]ConversationState
 
+	// ordered are the interrupts of the state in the order they were requested: those a
+	// checkpoint kept and those requested since; byID, byKey and latestAt hold those and any
+	// merged from the archive.
 	ordered []*Interrupt
 	byID    map[string]*Interrupt
 	byKey   map[string]*Interrupt
 	// latestAt is the last interrupt requested at each node: resolving by node targets it.
 	latestAt map[string]*Interrupt
+
+	// archived is set once anything of the run went to the archive (Checkpoint.Archived); looked
+	// are the refs looked up there, merged those found, and lastOf the nodes whose last
+	// interrupt's key a lookup is under way for, by that key.
+	archived bool
+	looked   map[Ref]bool
+	merged   map[Ref]bool
+	lastOf   map[string]string
+}
+
+func (s *State) init() {
+	s.byID = map[string]*Interrupt{}
+	s.byKey = map[string]*Interrupt{}
+	s.latestAt = map[string]*Interrupt{}
+	s.CommitIDs = map[string]int64{}
+	s.idem = map[string]*Idem{}
+	s.decisions = map[string]int64{}
+	s.conversations = map[string]ConversationState{}
+	s.looked = map[Ref]bool{}
+	s.merged = map[Ref]bool{}
+	s.lastOf = map[string]string{}
+}
+
+// add makes in one of the state's interrupts, the last requested.
+func (s *State) add(in *Interrupt) {
+	s.ordered = append(s.ordered, in)
+	s.byID[in.ID] = in
+	s.byKey[in.Payload.Key] = in
+	s.latestAt[in.NodeID] = in
+	if !in.Payload.Kind.IsConversation() {
+		return
+	}
+	id := in.Payload.Data.ConversationID
+	switch in.Payload.Kind {
+	case interrupt.KindConversationStart:
+		if s.conversations[id] == ConversationNone {
+			s.conversations[id] = ConversationOpen
+		}
+	case interrupt.KindConversationClose:
+		s.conversations[id] = ConversationClosed
+	}
 }
 
 // Fold applies commits, in order, to an empty state.
-func Fold(commits []Commit) (*State, error) {
-	s := &State{}
-	for _, c := range commits {
-		if err := s.Apply(c); err != nil {
-			return nil, err
-		}
-	}
-	return s, nil
-}
+func Fold(commits []Commit) (*State, error) { return Resume(nil, commits) }
 
 // Apply folds one more commit into s. A commit out of sequence or with an unreadable event means
 // the log is corrupt or was read wrongly; s is then left unchanged.
@@ -118,12 +155,7 @@ func (s *State) Apply(c Commit) error {
 		return fmt.Errorf("runlog: commit %d applied after %d", c.Seq, s.Seq)
 	}
 	if s.byID == nil {
-		s.byID = map[string]*Interrupt{}
-		s.byKey = map[string]*Interrupt{}
-		s.latestAt = map[string]*Interrupt{}
-		s.CommitIDs = map[string]int64{}
-		s.idem = map[string]*Idem{}
-		s.decisions = map[string]int64{}
+		s.init()
 	}
 	// Parse before mutating, so that a bad event leaves s as it was.
 	type change func()
@@ -142,7 +174,6 @@ func (s *State) Apply(c Commit) error {
 		ch()
 	}
 	s.Seq, s.LastAt = c.Seq, c.At
-	s.Bytes += c.Size()
 	if c.ID != "" {
 		s.CommitIDs[c.ID] = c.Seq
 	}
@@ -172,12 +203,7 @@ func (s *State) change(c Commit, e Event, fresh map[string]*Interrupt) (func(), 
 			in.Deadline = c.At.Add(time.Duration(p.TimeoutMs) * time.Millisecond)
 		}
 		fresh[in.ID] = in
-		return func() {
-			s.ordered = append(s.ordered, in)
-			s.byID[in.ID] = in
-			s.byKey[p.Key] = in
-			s.latestAt[in.NodeID] = in
-		}, nil
+		return func() { s.add(in) }, nil
 	case interrupt.EventResolved:
 		var r interrupt.Resolved
 		if err := json.Unmarshal(e.Payload, &r); err != nil {
@@ -280,15 +306,9 @@ func (s *State) Decided(key string) int64 { return s.decisions[key] }
 // Exists reports whether the run has any commit.
 func (s *State) Exists() bool { return s.Seq > 0 }
 
-// HasConversation reports whether the run has requested an interrupt of the conversation.
-func (s *State) HasConversation(id string) bool {
-	for _, in := range s.ordered {
-		if in.Payload.Kind.IsConversation() && in.Payload.Data.ConversationID == id {
-			return true
-		}
-	}
-	return false
-}
+// HasConversation reports whether the run has opened the conversation (a conversation.exchange
+// or conversation.close is refused unless it did).
+func (s *State) HasConversation(id string) bool { return s.conversations[id] != ConversationNone }
 
 // ConversationState is where a conversation stands in a run: conversation.start opens it,
 // conversation.close closes it, for good.
@@ -302,23 +322,7 @@ const (
 )
 
 // Conversation is where conversation id stands in the run, by the interrupts it requested.
-func (s *State) Conversation(id string) ConversationState {
-	state := ConversationNone
-	for _, in := range s.ordered {
-		if !in.Payload.Kind.IsConversation() || in.Payload.Data.ConversationID != id {
-			continue
-		}
-		switch in.Payload.Kind {
-		case interrupt.KindConversationStart:
-			if state == ConversationNone {
-				state = ConversationOpen
-			}
-		case interrupt.KindConversationClose:
-			state = ConversationClosed
-		}
-	}
-	return state
-}
+func (s *State) Conversation(id string) ConversationState { return s.conversations[id] }
 
 // ByID is the interrupt with id, if any.
 func (s *State) ByID(id string) *Interrupt { return s.byID[id] }

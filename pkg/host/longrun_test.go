@@ -1,0 +1,142 @@
+package host_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/interrupthost/interrupthost/pkg/host"
+	"github.com/interrupthost/interrupthost/pkg/interrupt"
+	"github.com/interrupthost/interrupthost/pkg/runlog"
+	"github.com/interrupthost/interrupthost/pkg/token"
+)
+
+func custom(key string) json.RawMessage {
+	return json.RawMessage(`{"kind":"custom","key":"` + key + `","data":{"customKind":"x"}}`)
+}
+
+// longRun is a run whose first commits leave something of every kind a checkpoint moves to the
+// archive (a resolved interrupt with its value, an Idempotency-Key's answer, a closed
+// conversation, an agent decision, a token's interrupt), then grows to commits with request and
+// resolve pairs.
+type longRun struct {
+	h         *host.Host
+	run       string
+	first     host.Resolution
+	callback  string
+	decidedAt int64
+}
+
+func newLongRun(t testing.TB, h *host.Host, run string, commits int) *longRun {
+	t.Helper()
+	ctx := context.Background()
+	r := &longRun{h: h, run: run}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, _, err := h.RequestInterrupt(ctx, who("engine"), run, host.Request{NodeID: "a", Payload: custom("first")})
+	must(err)
+	_, err = h.Resolve(ctx, who("alice"), run, "a", json.RawMessage(`{"v":1}`), &host.Idempotency{Key: "idem-1", Fingerprint: "f1"})
+	must(err)
+	r.first, err = h.Resolve(ctx, who("alice"), run, "a", json.RawMessage(`{"v":1}`), &host.Idempotency{Key: "idem-1", Fingerprint: "f1"})
+	must(err) // its replay on the short run: the original bytes
+	if len(r.first.Replay) == 0 {
+		t.Fatal("a replay without the original bytes")
+	}
+	for _, kind := range []string{"conversation.start", "conversation.close"} {
+		_, _, err := h.RequestInterrupt(ctx, who("engine"), run, host.Request{NodeID: "talk", Payload: json.RawMessage(`{"kind":"` + kind + `","key":"` + kind + `","data":{"conversationId":"conv-1"}}`)})
+		must(err)
+		if kind == "conversation.start" {
+			_, err = h.Resolve(ctx, who("alice"), run, "talk", json.RawMessage(`{}`), nil)
+			must(err)
+		}
+	}
+	d, _, err := h.Decide(ctx, who("agent"), run, host.AgentDecision{NodeID: "plan", Key: "dec-1", AgentID: "planner", Confidence: 0.99, Decision: json.RawMessage(`{"go":true}`)})
+	must(err)
+	r.decidedAt = d.Seq
+	v, _, err := h.RequestInterrupt(ctx, who("engine"), run, host.Request{NodeID: "hook", Payload: custom("hook"), Token: &host.TokenRequest{Intent: token.IntentResolve}})
+	must(err)
+	r.callback = v.Tokens[0].Token
+	g, err := h.Authorize(ctx, r.callback)
+	must(err)
+	_, err = h.ResolveByToken(ctx, g, []byte(`{}`), nil)
+	must(err)
+	snap, err := h.Snapshot(ctx, who("engine"), run)
+	must(err)
+	for i := 0; snap.LastSeq < int64(commits); i++ {
+		_, _, err := h.RequestInterrupt(ctx, who("engine"), run, host.Request{NodeID: "n", Payload: custom(fmt.Sprintf("k%d", i))})
+		must(err)
+		res, err := h.Resolve(ctx, who("alice"), run, "n", json.RawMessage(`{}`), nil)
+		must(err)
+		snap.LastSeq = res.Seq
+	}
+	return r
+}
+
+// TestALongRunAnswersAsAShortOne: in a run of 100,000 commits (20,000 under -short), whose reads
+// fold a checkpoint and the commits after it, what its first commits did still answers as it did:
+// the re-entry key replays its persisted value and appends nothing, the Idempotency-Key its
+// original bytes (and 422 for another request), the interrupts they resolved are resolved to
+// every surface, the closed conversation stays closed, the agent decision answers its first
+// commit.
+func TestALongRunAnswersAsAShortOne(t *testing.T) {
+	t.Parallel()
+	commits := 100_000
+	if testing.Short() {
+		commits = 20_000
+	}
+	ctx := context.Background()
+	h, l := memHost(t, func(c *host.Config) { c.Keys = keys })
+	r := newLongRun(t, h, "long", commits)
+	k := runlog.Key{Tenant: "acme", RunID: "long"}
+	cp, tail, err := l.Tail(ctx, k)
+	if err != nil || cp == nil || len(tail) >= runlog.CheckpointEvery || cp.Seq < int64(commits-runlog.CheckpointEvery) || !cp.Archived {
+		t.Fatalf("the run's tail: checkpoint %+v, %d commits, %v", cp, len(tail), err)
+	}
+	if len(cp.Pending) > 1 {
+		t.Errorf("a checkpoint of a run with at most one interrupt pending keeps %d", len(cp.Pending))
+	}
+	writes := l.Writes()
+
+	v, created, err := h.RequestInterrupt(ctx, who("engine"), "long", host.Request{NodeID: "a", Payload: custom("first")})
+	if err != nil || created || v.Status != interrupt.StatusResolved || string(v.ResumeValue) != `{"v":1}` || v.Seq != 1 {
+		t.Errorf("the first re-entry key: %+v created %v, %v", v, created, err)
+	}
+	replay, err := h.Resolve(ctx, who("alice"), "long", "a", json.RawMessage(`{"v":1}`), &host.Idempotency{Key: "idem-1", Fingerprint: "f1"})
+	if err != nil || string(replay.Replay) != string(r.first.Replay) || replay.Seq != r.first.Seq {
+		t.Errorf("the first Idempotency-Key: %s (seq %d), first answered %s (seq %d), %v", replay.Replay, replay.Seq, r.first.Replay, r.first.Seq, err)
+	}
+	if _, err := h.Resolve(ctx, who("alice"), "long", "a", json.RawMessage(`{"v":2}`), &host.Idempotency{Key: "idem-1", Fingerprint: "f2"}); interrupt.ErrorCode(err) != interrupt.CodeIdempotencyReuse {
+		t.Errorf("the first Idempotency-Key for another request: %v", err)
+	}
+	if _, err := h.Resolve(ctx, who("bob"), "long", "a", json.RawMessage(`{}`), nil); interrupt.ErrorCode(err) != interrupt.CodeAlreadyResolved {
+		t.Errorf("a resolve by node of the first interrupt: %v", err)
+	}
+	if _, err := h.MintToken(ctx, who("engine"), "long", "a", host.TokenRequest{Intent: token.IntentInspect}); interrupt.ErrorCode(err) != interrupt.CodeAlreadyResolved {
+		t.Errorf("a token for the first interrupt: %v", err)
+	}
+	g, err := h.Authorize(ctx, r.callback)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.ResolveByToken(ctx, g, []byte(`{}`), nil); interrupt.ErrorCode(err) != interrupt.CodeAlreadyResolved {
+		t.Errorf("the callback of an interrupt resolved long ago: %v", err)
+	}
+	if _, _, err := h.RequestInterrupt(ctx, who("engine"), "long", host.Request{NodeID: "talk2", Payload: json.RawMessage(`{"kind":"conversation.start","key":"again","data":{"conversationId":"conv-1"}}`)}); interrupt.ErrorCode(err) != interrupt.CodeConflict {
+		t.Errorf("reopening the conversation closed long ago: %v", err)
+	}
+	d, created, err := h.Decide(ctx, who("agent"), "long", host.AgentDecision{NodeID: "plan", Key: "dec-1", AgentID: "planner", Confidence: 0.99, Decision: json.RawMessage(`{"go":true}`)})
+	if err != nil || created || d.Seq != r.decidedAt {
+		t.Errorf("the first agent decision again: %+v created %v, %v", d, created, err)
+	}
+	if l.Writes() != writes {
+		t.Errorf("answering what the first commits did wrote %d items", l.Writes()-writes)
+	}
+	if _, _, err := h.RequestInterrupt(ctx, who("engine"), "long", host.Request{NodeID: "n", Payload: custom("fresh")}); err != nil {
+		t.Errorf("a new request on the long run: %v", err)
+	}
+}

@@ -1,0 +1,325 @@
+package runlog
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/interrupthost/interrupthost/pkg/interrupt"
+)
+
+// A run's log is read at a cost that does not grow with the run (docs/design.md, "Runs of any
+// length"): every CheckpointEvery commits the host writes a checkpoint of the run's live state,
+// and a read folds the newest checkpoint and the commits after it. What the live state leaves
+// out grows with the run and is never needed whole: interrupts that closed, Idempotency-Key
+// records, agent decisions and closed conversations. The checkpoint's writer first moves them
+// to an archive of items looked up by key (Ref), then writes the checkpoint; so whatever a
+// checkpoint left out is in the archive before anyone can read the checkpoint, and a reader that
+// misses a key in the state it folded looks it up there (State.Missing, State.Merge).
+//
+// Both are derived data: deterministic from the log's prefix, written after the commits they
+// come from, never trusted past the commits that follow them (those are folded on top), and
+// their absence only costs a longer read.
+
+// CheckpointEvery is how many commits apart a run's checkpoints are.
+const CheckpointEvery = 16
+
+// Checkpoint is a run's live state after commit Seq.
+type Checkpoint struct {
+	Seq          int64               `json:"seq"`
+	At           time.Time           `json:"at"`
+	Threshold    *float64            `json:"threshold,omitempty"`
+	ThresholdSeq int64               `json:"thresholdSeq,omitempty"`
+	Ended        interrupt.RunStatus `json:"ended,omitempty"`
+	EndedSeq     int64               `json:"endedSeq,omitempty"`
+	// Pending are the interrupts the log records as pending, in the order they were requested.
+	Pending []Saved `json:"pending"`
+	// Open are the conversations open in the run.
+	Open []string `json:"open,omitempty"`
+	// Archived is set once anything of the run went to the archive: until then a key missing
+	// from the state is missing from the run.
+	Archived bool `json:"archived,omitempty"`
+}
+
+// Saved is an interrupt as a checkpoint or the archive keeps it.
+type Saved struct {
+	ID           string           `json:"id"`
+	NodeID       string           `json:"nodeId"`
+	Raw          json.RawMessage  `json:"payload"`
+	RequestedSeq int64            `json:"requestedSeq"`
+	RequestedAt  time.Time        `json:"requestedAt"`
+	RequestedBy  string           `json:"requestedBy,omitempty"`
+	Endpoint     string           `json:"endpoint,omitempty"`
+	Status       interrupt.Status `json:"status"`
+	ResumeValue  json.RawMessage  `json:"resumeValue,omitempty"`
+	Votes        []interrupt.Vote `json:"votes,omitempty"`
+	Asks         map[string]int   `json:"asks,omitempty"`
+}
+
+func (in *Interrupt) saved() Saved {
+	return Saved{
+		ID: in.ID, NodeID: in.NodeID, Raw: in.Raw, RequestedSeq: in.RequestedSeq, RequestedAt: in.RequestedAt,
+		RequestedBy: in.RequestedBy, Endpoint: in.Endpoint, Status: in.status, ResumeValue: in.ResumeValue,
+		Votes: in.Votes, Asks: in.Asks,
+	}
+}
+
+func (sv Saved) interrupt() (*Interrupt, error) {
+	in := &Interrupt{
+		ID: sv.ID, NodeID: sv.NodeID, Raw: sv.Raw, RequestedSeq: sv.RequestedSeq, RequestedAt: sv.RequestedAt,
+		RequestedBy: sv.RequestedBy, Endpoint: sv.Endpoint, status: sv.Status, ResumeValue: sv.ResumeValue,
+		Votes: sv.Votes, Asks: sv.Asks,
+	}
+	if err := json.Unmarshal(sv.Raw, &in.Payload); err != nil {
+		return nil, fmt.Errorf("runlog: saved interrupt %s: %w", sv.ID, err)
+	}
+	if in.Payload.TimeoutMs > 0 {
+		in.Deadline = in.RequestedAt.Add(time.Duration(in.Payload.TimeoutMs) * time.Millisecond)
+	}
+	return in, nil
+}
+
+// RefKind is what an archive item is looked up by.
+type RefKind byte
+
+// The archive's items, by what names them.
+const (
+	// RefKey: a re-entry key; the item is the closed interrupt requested with it (Saved).
+	RefKey RefKind = 'k'
+	// RefInterrupt: an interrupt id; the item is its re-entry key.
+	RefInterrupt RefKind = 'i'
+	// RefNode: a node; the item is the re-entry key of the last interrupt requested there, once
+	// closed.
+	RefNode RefKind = 'n'
+	// RefIdem: a scoped Idempotency-Key; the item is its record (archivedIdem).
+	RefIdem RefKind = 'm'
+	// RefDecision: an agent decision's key; the item is the seq of the commit that recorded it.
+	RefDecision RefKind = 'd'
+	// RefConversation: a conversation id; the item says it was closed.
+	RefConversation RefKind = 'c'
+)
+
+// Ref names one archive item of a run.
+type Ref struct {
+	Kind RefKind
+	Name string
+}
+
+// Found is an archive item: what Ref names, encoded.
+type Found struct {
+	Ref
+	Value json.RawMessage
+}
+
+// archivedIdem is an Idempotency-Key's record with the resume value its commit held.
+type archivedIdem struct {
+	Idem
+	Value json.RawMessage `json:"value,omitempty"`
+}
+
+// Resume is the state after cp and then commits, which must follow cp in order.
+func Resume(cp *Checkpoint, commits []Commit) (*State, error) {
+	s := &State{}
+	s.init()
+	if cp != nil {
+		s.Seq, s.LastAt, s.Threshold, s.ThresholdSeq, s.Ended, s.EndedSeq = cp.Seq, cp.At, cp.Threshold, cp.ThresholdSeq, cp.Ended, cp.EndedSeq
+		s.archived = cp.Archived
+		for _, sv := range cp.Pending {
+			in, err := sv.interrupt()
+			if err != nil {
+				return nil, err
+			}
+			s.add(in)
+		}
+		for _, id := range cp.Open {
+			s.conversations[id] = ConversationOpen
+		}
+	}
+	for _, c := range commits {
+		if err := s.Apply(c); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// Archived reports whether anything of the run went to the archive: only then can a key the
+// state does not hold be the run's.
+func (s *State) Archived() bool { return s.archived }
+
+// Checkpoint is s's live state, and the archive items that must be written before it: the
+// interrupts that closed, every Idempotency-Key record, agent decision and closed conversation
+// the state holds, but for those it was given from the archive.
+func (s *State) Checkpoint() (*Checkpoint, []Found, error) {
+	cp := &Checkpoint{
+		Seq: s.Seq, At: s.LastAt, Threshold: s.Threshold, ThresholdSeq: s.ThresholdSeq,
+		Ended: s.Ended, EndedSeq: s.EndedSeq, Pending: []Saved{},
+	}
+	var archive []Found
+	add := func(kind RefKind, name string, v any) error {
+		if s.merged[Ref{kind, name}] {
+			return nil
+		}
+		raw, err := Marshal(v)
+		if err != nil {
+			return err
+		}
+		archive = append(archive, Found{Ref: Ref{kind, name}, Value: raw})
+		return nil
+	}
+	for _, in := range s.ordered {
+		if in.status == interrupt.StatusPending {
+			cp.Pending = append(cp.Pending, in.saved())
+			continue
+		}
+		if err := add(RefKey, in.Payload.Key, in.saved()); err != nil {
+			return nil, nil, err
+		}
+		if err := add(RefInterrupt, in.ID, in.Payload.Key); err != nil {
+			return nil, nil, err
+		}
+		if s.latestAt[in.NodeID] == in {
+			if err := add(RefNode, in.NodeID, in.Payload.Key); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	for key, rec := range s.idem {
+		if err := add(RefIdem, key, archivedIdem{Idem: *rec, Value: rec.Value}); err != nil {
+			return nil, nil, err
+		}
+	}
+	for key, seq := range s.decisions {
+		if err := add(RefDecision, key, seq); err != nil {
+			return nil, nil, err
+		}
+	}
+	for id, state := range s.conversations {
+		switch state {
+		case ConversationOpen:
+			cp.Open = append(cp.Open, id)
+		case ConversationClosed:
+			if err := add(RefConversation, id, true); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	slices.Sort(cp.Open)
+	slices.SortFunc(archive, func(a, b Found) int {
+		if a.Kind != b.Kind {
+			return int(a.Kind) - int(b.Kind)
+		}
+		if a.Name < b.Name {
+			return -1
+		}
+		if a.Name > b.Name {
+			return 1
+		}
+		return 0
+	})
+	cp.Archived = s.archived || len(archive) > 0
+	return cp, archive, nil
+}
+
+// Missing are the refs whose keys s does not hold, and so must be looked up in the archive; none
+// when nothing of the run was archived.
+func (s *State) Missing(refs ...Ref) []Ref {
+	if !s.archived {
+		return nil
+	}
+	var out []Ref
+	for _, r := range refs {
+		if r.Name == "" || s.looked[r] {
+			continue
+		}
+		var held bool
+		switch r.Kind {
+		case RefKey:
+			held = s.byKey[r.Name] != nil
+		case RefInterrupt:
+			held = s.byID[r.Name] != nil
+		case RefNode:
+			held = s.latestAt[r.Name] != nil
+		case RefIdem:
+			held = s.idem[r.Name] != nil
+		case RefDecision:
+			held = s.decisions[r.Name] > 0
+		case RefConversation:
+			held = s.conversations[r.Name] != ConversationNone
+		}
+		if !held {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Merge adds to s what the archive holds for refs (found, as looked up), and answers the refs
+// that must be looked up next: an interrupt id or a node names a re-entry key.
+func (s *State) Merge(refs []Ref, found []Found) ([]Ref, error) {
+	var next []Ref
+	for _, r := range refs {
+		s.looked[r] = true
+	}
+	for _, f := range found {
+		s.merged[f.Ref] = true
+		switch f.Kind {
+		case RefKey:
+			var sv Saved
+			if err := json.Unmarshal(f.Value, &sv); err != nil {
+				return nil, fmt.Errorf("runlog: archived %q: %w", f.Name, err)
+			}
+			if s.byKey[f.Name] != nil {
+				continue
+			}
+			in, err := sv.interrupt()
+			if err != nil {
+				return nil, err
+			}
+			s.byKey[f.Name], s.byID[in.ID] = in, in
+			if node, ok := s.lastOf[f.Name]; ok && s.latestAt[node] == nil {
+				s.latestAt[node] = in
+			}
+		case RefInterrupt, RefNode:
+			var key string
+			if err := json.Unmarshal(f.Value, &key); err != nil {
+				return nil, fmt.Errorf("runlog: archived %q: %w", f.Name, err)
+			}
+			in := s.byKey[key]
+			switch {
+			case in != nil && f.Kind == RefNode && s.latestAt[f.Name] == nil:
+				s.latestAt[f.Name] = in
+			case in == nil:
+				if f.Kind == RefNode {
+					s.lastOf[key] = f.Name
+				}
+				if r := (Ref{RefKey, key}); !s.looked[r] && !slices.Contains(next, r) {
+					next = append(next, r)
+				}
+			}
+		case RefIdem:
+			var rec archivedIdem
+			if err := json.Unmarshal(f.Value, &rec); err != nil {
+				return nil, fmt.Errorf("runlog: archived %q: %w", f.Name, err)
+			}
+			if s.idem[f.Name] == nil {
+				rec.Idem.Value = rec.Value
+				s.idem[f.Name] = &rec.Idem
+			}
+		case RefDecision:
+			var seq int64
+			if err := json.Unmarshal(f.Value, &seq); err != nil {
+				return nil, fmt.Errorf("runlog: archived %q: %w", f.Name, err)
+			}
+			if s.decisions[f.Name] == 0 {
+				s.decisions[f.Name] = seq
+			}
+		case RefConversation:
+			if s.conversations[f.Name] == ConversationNone {
+				s.conversations[f.Name] = ConversationClosed
+			}
+		}
+	}
+	return next, nil
+}
