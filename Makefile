@@ -87,13 +87,15 @@ template: $(PY_DEPS)
 	GOFLAGS=-tags=lambda.norpc $(VENV)/bin/sam build
 
 ## bench: the benchmarks with their figures (fold, resume validation, round trips and request
-## units per flow, CPU per iteration, each function's cold init under the emulator)
+## units per flow and on runs of 10 to 100,000 commits, CPU per iteration, each function's cold
+## init under the emulator)
 bench: deps stack
-	$(STACK) exec -- go test -count=1 -run '^$$' -bench . -benchmem ./...
+	BENCH_LONG_RUN=1 $(STACK) exec -- go test -count=1 -timeout 30m -run '^$$' -bench . -benchmem ./...
 
 ## load: the wait-and-resolve cycle against the running stack (`make run` in another terminal):
 ## cycles/s, latency per step, and CPU per cycle by process group; LOAD_FLAGS passes flags on
 ## (-clients 8 -duration 30s -surface run|token -race; -baseline REV -rounds N, without make run,
-## starts REV's stack and this tree's in turn and prints them side by side)
+## starts REV's stack and this tree's in turn and prints them side by side; -long-run 20,4000,20000
+## grows one run and times fresh steps at each count of commits)
 load:
 	go run ./infra/local/cmd/load $(LOAD_FLAGS)

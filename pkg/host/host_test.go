@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"io/fs"
 	"strconv"
 	"sync"
@@ -204,4 +205,52 @@ func BenchmarkResolve(b *testing.B) {
 	}
 	ops := c.take()
 	b.ReportMetric(float64(ops["Query"]+ops["PutItem"])/float64(n), "roundtrips/op")
+}
+
+// TestRoundTripsOnALongRun pins the DynamoDB calls of a request and a resolve on a run whose
+// early interrupts a checkpoint moved to the archive: the read is still one Query (to the
+// checkpoint), a request of a key the state does not hold looks it up in the archive with one
+// more, and a re-entry key from the first commit answers from there, writing nothing.
+func TestRoundTripsOnALongRun(t *testing.T) {
+	h, c := newHost(t, nil)
+	ctx := context.Background()
+	for i := 0; i < 20; i++ {
+		if _, _, err := h.RequestInterrupt(ctx, alice, "long", host.Request{NodeID: "n", Payload: json.RawMessage(fmt.Sprintf(`{"kind":"custom","key":"k%d","data":{"customKind":"x"}}`, i))}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := h.Resolve(ctx, alice, "long", "n", json.RawMessage(`{"i":`+strconv.Itoa(i)+`}`), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.take()
+	steps := []struct {
+		name string
+		do   func() error
+		want map[string]int
+	}{
+		{"request of a new key: the tail, the archive, the commit", func() error {
+			_, _, err := h.RequestInterrupt(ctx, alice, "long", host.Request{NodeID: "n", Payload: json.RawMessage(`{"kind":"custom","key":"fresh","data":{"customKind":"x"}}`)})
+			return err
+		}, map[string]int{"Query": 2, "PutItem": 1}},
+		{"resolve", func() error {
+			_, err := h.Resolve(ctx, alice, "long", "n", json.RawMessage(`{}`), nil)
+			return err
+		}, map[string]int{"Query": 1, "PutItem": 1}},
+		{"the first commit's key again", func() error {
+			v, created, err := h.RequestInterrupt(ctx, alice, "long", host.Request{NodeID: "n", Payload: json.RawMessage(`{"kind":"custom","key":"k0","data":{"customKind":"x"}}`)})
+			if err == nil && (created || string(v.ResumeValue) != `{"i":0}`) {
+				return fmt.Errorf("answered %+v created %v", v, created)
+			}
+			return err
+		}, map[string]int{"Query": 2}},
+		{"snapshot", func() error { _, err := h.Snapshot(ctx, alice, "long"); return err }, map[string]int{"Query": 1}},
+	}
+	for _, s := range steps {
+		if err := s.do(); err != nil {
+			t.Fatalf("%s: %v", s.name, err)
+		}
+		if got := c.take(); !maps.Equal(got, s.want) {
+			t.Errorf("%s: calls %v, want %v", s.name, got, s.want)
+		}
+	}
 }

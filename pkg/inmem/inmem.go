@@ -273,3 +273,26 @@ func clone(c runlog.Commit) runlog.Commit {
 	}
 	return c
 }
+
+// Export is everything the log holds of run k (its commits, checkpoint and archive), for a
+// benchmark that builds a long run in memory and copies it into another store.
+func (l *RunLog) Export(k runlog.Key) ([]runlog.Commit, *runlog.Checkpoint, []runlog.Found, error) {
+	commits, err := l.Read(context.Background(), k, 0, 0)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var cp *runlog.Checkpoint
+	if stored, ok := l.checkpoints[k]; ok {
+		cp = &runlog.Checkpoint{}
+		if err := json.Unmarshal(stored.raw, cp); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	var archive []runlog.Found
+	for r, f := range l.archives[k] {
+		archive = append(archive, runlog.Found{Ref: r, Value: slices.Clone(f.value)})
+	}
+	return commits, cp, archive, nil
+}

@@ -70,3 +70,12 @@ func TestAStackThatExitsWhileStarting(t *testing.T) {
 		t.Fatal("stop waited for a stack that had exited")
 	}
 }
+
+func TestParseMarks(t *testing.T) {
+	t.Parallel()
+	for in, ok := range map[string]bool{"20,4000,20000": true, "20": true, " 20 , 40": true, "40,20": false, "20,20": false, "x": false, "-1": false, "": false} {
+		if _, err := parseMarks(in); (err == nil) != ok {
+			t.Errorf("%q: %v", in, err)
+		}
+	}
+}

@@ -47,6 +47,8 @@ func main() {
 	flag.BoolVar(&cfg.race, "race", false, "two concurrent resolvers per cycle; exactly one may win")
 	baseline := flag.String("baseline", "", "a git revision: start its stack and this tree's, one after the other, and print both side by side")
 	rounds := flag.Int("rounds", 1, "with -baseline, how often to run the pair")
+	long := flag.String("long-run", "", "commit counts (20,4000,20000): grow one run to each and time fresh steps there, instead of the cycle")
+	samples := flag.Int("samples", 50, "with -long-run, the steps timed at each mark")
 	flag.Parse()
 	// One P, as the stack's own process: the clients mostly wait, and whatever this tool spends
 	// is taken from the stack it measures (it reports its own share).
@@ -54,6 +56,20 @@ func main() {
 	if !slices.Contains([]string{"run", "token", "webhook"}, cfg.surface) || cfg.race && cfg.surface == "webhook" {
 		fmt.Fprintln(os.Stderr, "load: -surface is run, token or webhook (-race: run or token)")
 		os.Exit(2)
+	}
+	if *long != "" {
+		marks, err := parseMarks(*long)
+		if err == nil {
+			var l *load
+			if l, err = newLoad(".", *url, "run", false); err == nil {
+				err = longRun(l, marks, *samples, os.Stdout)
+			}
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "load:", err)
+			os.Exit(1)
+		}
+		return
 	}
 	if *baseline != "" {
 		if err := compare(cfg, *baseline, *rounds); err != nil {
