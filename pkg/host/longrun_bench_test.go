@@ -68,10 +68,11 @@ func copyRun(b *testing.B, r exportedRun, to host.Log, k runlog.Key) {
 	}
 }
 
-// BenchmarkLongRun measures a request (a new re-entry key) and the resolve of it on runs of 10,
-// 1,000 and, with BENCH_LONG_RUN set (make bench), 100,000 commits, against the local DynamoDB
-// API: round trips, request units (ReturnConsumedCapacity, as BenchmarkFlowCapacity) and CPU, per
-// request and per resolve. The run is built in memory by the host and copied as it wrote it.
+// BenchmarkLongRun measures requests (of new re-entry keys) and the resolves of them on runs of
+// 10, 1,000 and, with BENCH_LONG_RUN set (make bench), 100,000 commits, against the local
+// DynamoDB API: round trips, request units (ReturnConsumedCapacity, as BenchmarkFlowCapacity) and
+// CPU, per request and per resolve, the checkpoint written every runlog.CheckpointEvery commits
+// included. The run is built in memory by the host and copied as it wrote it.
 func BenchmarkLongRun(b *testing.B) {
 	sizes := []int{10, 1000}
 	if os.Getenv("BENCH_LONG_RUN") != "" {
@@ -101,6 +102,9 @@ func BenchmarkLongRun(b *testing.B) {
 			if !fresh {
 				copyRun(b, from, l, runlog.Key{Tenant: "acme", RunID: run})
 			}
+			// Each iteration is as many requests and resolves as make one checkpoint's worth of
+			// commits, so that every size pays for its checkpoints alike.
+			const pairs = runlog.CheckpointEvery / 2
 			var request, resolve usage
 			n := 0
 			for b.Loop() {
@@ -109,17 +113,19 @@ func BenchmarkLongRun(b *testing.B) {
 					run = fmt.Sprintf("short-%d", n)
 					copyRun(b, from, l, runlog.Key{Tenant: "acme", RunID: run})
 				}
-				request.measure(b, m, func() error {
-					_, _, err := h.RequestInterrupt(ctx, who("engine"), run, host.Request{NodeID: "bench", Payload: custom(fmt.Sprintf("bench-%d", n))})
-					return err
-				})
-				resolve.measure(b, m, func() error {
-					_, err := h.Resolve(ctx, who("alice"), run, "bench", json.RawMessage(`{}`), nil)
-					return err
-				})
+				for j := range pairs {
+					request.measure(b, m, func() error {
+						_, _, err := h.RequestInterrupt(ctx, who("engine"), run, host.Request{NodeID: "bench", Payload: custom(fmt.Sprintf("bench-%d-%d", n, j))})
+						return err
+					})
+					resolve.measure(b, m, func() error {
+						_, err := h.Resolve(ctx, who("alice"), run, "bench", json.RawMessage(`{}`), nil)
+						return err
+					})
+				}
 			}
-			request.report(b, "request")
-			resolve.report(b, "resolve")
+			request.report(b, "request", pairs)
+			resolve.report(b, "resolve", pairs)
 		})
 	}
 }
@@ -147,9 +153,11 @@ func (u *usage) measure(b *testing.B, m *meter, do func() error) {
 	m.mu.Unlock()
 }
 
-func (u *usage) report(b *testing.B, op string) {
-	b.ReportMetric(float64(u.calls)/float64(b.N), op+"-roundtrips/op")
-	b.ReportMetric(u.reads/float64(b.N), op+"-RRU/op")
-	b.ReportMetric(u.writes/float64(b.N), op+"-WRU/op")
-	b.ReportMetric(float64(u.cpuMicros)/float64(b.N), op+"-cpu-µs/op")
+// report puts the figures per call: per is how many calls each iteration made.
+func (u *usage) report(b *testing.B, op string, per int) {
+	n := float64(b.N * per)
+	b.ReportMetric(float64(u.calls)/n, op+"-roundtrips/op")
+	b.ReportMetric(u.reads/n, op+"-RRU/op")
+	b.ReportMetric(u.writes/n, op+"-WRU/op")
+	b.ReportMetric(float64(u.cpuMicros)/n, op+"-cpu-µs/op")
 }

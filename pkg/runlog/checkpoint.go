@@ -23,7 +23,7 @@ import (
 // their absence only costs a longer read.
 
 // CheckpointEvery is how many commits apart a run's checkpoints are.
-const CheckpointEvery = 16
+const CheckpointEvery = 8
 
 // Checkpoint is a run's live state after commit Seq.
 type Checkpoint struct {
