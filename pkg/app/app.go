@@ -29,6 +29,7 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/keyring"
 	"github.com/interrupthost/interrupthost/pkg/outbound"
+	"github.com/interrupthost/interrupthost/pkg/runlog"
 	"github.com/interrupthost/interrupthost/pkg/schema"
 	"github.com/interrupthost/interrupthost/pkg/signin"
 	"github.com/interrupthost/interrupthost/pkg/webhook"
@@ -121,10 +122,15 @@ func WithWebhookSecrets(ctx context.Context, cfg aws.Config, h *host.Config) err
 
 // hostConfig reads the host's behaviour from the environment and refuses what it cannot honour.
 func hostConfig() (host.Config, error) {
+	log := logger()
 	hc := host.Config{
 		Capabilities:       list(os.Getenv(EnvCapabilities)),
 		RefKinds:           list(os.Getenv(EnvRefKinds)),
 		OverridePrincipals: list(os.Getenv(EnvOverride)),
+		// The operation succeeded; its run's reads stay longer until a checkpoint is written.
+		OnCheckpointError: func(k runlog.Key, seq int64, err error) {
+			log.Warn("checkpoint not written", "tenant", k.Tenant, "runId", k.RunID, "seq", seq, "error", err.Error())
+		},
 	}
 	if v := os.Getenv(EnvEscalation); v != "" {
 		t, err := strconv.ParseFloat(v, 64)

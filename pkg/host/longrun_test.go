@@ -3,7 +3,10 @@ package host_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/interrupthost/interrupthost/pkg/host"
@@ -138,5 +141,46 @@ func TestALongRunAnswersAsAShortOne(t *testing.T) {
 	}
 	if _, _, err := h.RequestInterrupt(ctx, who("engine"), "long", host.Request{NodeID: "n", Payload: custom("fresh")}); err != nil {
 		t.Errorf("a new request on the long run: %v", err)
+	}
+}
+
+// TestACheckpointThatDoesNotFit: a checkpoint larger than the store holds (pending interrupts
+// with large payloads) is not written, the operation that reached it succeeds anyway and says so
+// to the function's log, and the run reads from its commits as before.
+func TestACheckpointThatDoesNotFit(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	var failed []int64
+	h, l := memHost(t, func(c *host.Config) {
+		c.OnCheckpointError = func(_ runlog.Key, seq int64, err error) {
+			var tooLarge *runlog.TooLargeError
+			if errors.As(err, &tooLarge) {
+				failed = append(failed, seq)
+			}
+		}
+	})
+	big := strings.Repeat("x", 110<<10)
+	for i := range 4 {
+		payload := json.RawMessage(fmt.Sprintf(`{"kind":"custom","key":"big-%d","data":{"customKind":"x","payload":%q}}`, i, big))
+		if _, _, err := h.RequestInterrupt(ctx, who("engine"), "r", host.Request{NodeID: fmt.Sprintf("n%d", i), Payload: payload}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range runlog.CheckpointEvery / 2 {
+		if _, _, err := h.RequestInterrupt(ctx, who("engine"), "r", host.Request{NodeID: "s", Payload: custom(fmt.Sprintf("s%d", i))}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := h.Resolve(ctx, who("alice"), "r", "s", json.RawMessage(`{}`), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !slices.Equal(failed, []int64{runlog.CheckpointEvery}) {
+		t.Errorf("checkpoints refused at %v, want the one at %d", failed, runlog.CheckpointEvery)
+	}
+	if cp, commits, err := l.Tail(ctx, runlog.Key{Tenant: "acme", RunID: "r"}); err != nil || cp != nil || len(commits) != 4+runlog.CheckpointEvery {
+		t.Errorf("the run's tail: %+v, %d commits, %v", cp, len(commits), err)
+	}
+	if snap, err := h.Snapshot(ctx, who("engine"), "r"); err != nil || len(snap.Pending) != 4 {
+		t.Errorf("the snapshot: %+v %v", snap, err)
 	}
 }
