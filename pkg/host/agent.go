@@ -43,11 +43,11 @@ func (h *Host) Configure(ctx context.Context, p interrupt.Principal, runID strin
 			answer.Seq = st.ThresholdSeq
 			return decision[RunConfig]{answer: answer}, nil
 		}
-		payload, err := runlog.Marshal(map[string]any{"escalationThreshold": threshold, "by": p.Subject})
+		configured, err := event(interrupt.EventRunConfigured, "", "", interrupt.Configured{EscalationThreshold: threshold, By: p.Subject})
 		if err != nil {
 			return decision[RunConfig]{}, err
 		}
-		return decision[RunConfig]{events: []runlog.Event{{Type: interrupt.EventRunConfigured, Payload: payload}}, answer: answer}, nil
+		return decision[RunConfig]{events: []runlog.Event{configured}, answer: answer}, nil
 	})
 }
 
@@ -111,25 +111,15 @@ func (h *Host) Decide(ctx context.Context, p interrupt.Principal, runID string, 
 		if st.Threshold != nil {
 			threshold = *st.Threshold
 		}
-		recorded, err := runlog.Marshal(map[string]any{
-			"nodeId": d.NodeID, "key": d.Key, "agentId": d.AgentID, "confidence": d.Confidence, "threshold": threshold, "decision": d.Decision,
-		})
-		if err != nil {
-			return decision[decided]{}, err
-		}
-		out := decision[decided]{
-			events: []runlog.Event{{Type: interrupt.EventAgentDecided, NodeID: d.NodeID, Payload: recorded}},
-			answer: decided{view: Decided{RunID: runID, NodeID: d.NodeID}, created: true},
-		}
+		made := interrupt.AgentDecided{NodeID: d.NodeID, Key: d.Key, AgentID: d.AgentID, Confidence: d.Confidence, Threshold: threshold, Decision: d.Decision}
+		out := decision[decided]{answer: decided{view: Decided{RunID: runID, NodeID: d.NodeID}, created: true}}
 		if d.Confidence >= threshold {
-			return out, nil
+			recorded, err := event(interrupt.EventAgentDecided, d.NodeID, "", made)
+			out.events = []runlog.Event{recorded}
+			return out, err
 		}
 		if busy := st.LatestAt(d.NodeID); busy != nil && busy.StatusAt(h.cfg.Now()) == interrupt.StatusPending {
 			return decision[decided]{}, interrupt.Errorf(interrupt.CodeConflict, "node %s already waits on interrupt %s", d.NodeID, busy.ID)
-		}
-		suspended, err := runlog.Marshal(map[string]any{"nodeId": d.NodeID, "reason": "low-confidence", "interruptId": id})
-		if err != nil {
-			return decision[decided]{}, err
 		}
 		payload, err := runlog.Marshal(map[string]any{
 			"kind": interrupt.KindLowConfidence, "key": d.Key,
@@ -138,9 +128,10 @@ func (h *Host) Decide(ctx context.Context, p interrupt.Principal, runID string, 
 		if err != nil {
 			return decision[decided]{}, err
 		}
-		out.events = append(out.events,
-			runlog.Event{Type: interrupt.EventNodeSuspended, NodeID: d.NodeID, InterruptID: id, Payload: suspended},
-			runlog.Event{Type: interrupt.EventRequested, NodeID: d.NodeID, InterruptID: id, Payload: payload})
+		if out.events, err = lowConfidence(made, id); err != nil {
+			return decision[decided]{}, err
+		}
+		out.events = append(out.events, runlog.Event{Type: interrupt.EventRequested, NodeID: d.NodeID, InterruptID: id, Payload: payload})
 		out.answer.view.Escalated, out.answer.view.InterruptID = true, id
 		return out, nil
 	})

@@ -59,7 +59,10 @@ func vote(in *runlog.Interrupt, p interrupt.Principal, elig interrupt.Eligibilit
 		if in.Asks[voter] >= MaxAsksPerPrincipal {
 			return decision[Resolution]{}, interrupt.Errorf(interrupt.CodeConflict, "%s has asked %d times on interrupt %s, as often as one principal may", voter, MaxAsksPerPrincipal, in.ID)
 		}
-		asked, _ := runlog.Marshal(map[string]any{"nodeId": in.NodeID, "interruptId": in.ID, "principal": voter, "resumeValue": value})
+		asked, err := runlog.Marshal(interrupt.Asked{NodeID: in.NodeID, InterruptID: in.ID, Principal: voter, ResumeValue: value})
+		if err != nil {
+			return decision[Resolution]{}, err
+		}
 		res.Tally = &tally
 		return decision[Resolution]{events: []runlog.Event{{Type: interrupt.EventAsked, NodeID: in.NodeID, InterruptID: in.ID, Payload: asked}}, answer: res}, nil
 	}

@@ -40,11 +40,10 @@ func (h *Host) EndRun(ctx context.Context, p interrupt.Principal, runID string, 
 		default:
 			return decision[RunEnd]{}, interrupt.Errorf(interrupt.CodeConflict, "run %s is already %s", runID, st.Ended)
 		}
-		body := map[string]string{"by": p.Subject}
-		if reason != "" {
-			body["reason"] = reason
+		payload, err := runlog.Marshal(interrupt.Ended{By: p.Subject, Reason: reason})
+		if err != nil {
+			return decision[RunEnd]{}, err
 		}
-		payload, _ := runlog.Marshal(body)
 		return decision[RunEnd]{
 			events: []runlog.Event{{Type: eventType, Payload: payload}},
 			answer: RunEnd{RunID: runID, Status: end},

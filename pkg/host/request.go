@@ -112,7 +112,11 @@ func (h *Host) RequestInterrupt(ctx context.Context, p interrupt.Principal, runI
 			}
 			endpoint = bound
 		}
-		d := decision[requested]{events: requestEvents(req.NodeID, id, endpoint, payload, req.Payload), answer: requested{created: true, view: InterruptView{
+		events, err := requestEvents(req.NodeID, id, endpoint, payload, req.Payload)
+		if err != nil {
+			return decision[requested]{}, err
+		}
+		d := decision[requested]{events: events, answer: requested{created: true, view: InterruptView{
 			RunID: runID, NodeID: req.NodeID, InterruptID: id, Key: payload.Key, Kind: payload.Kind,
 			Status: interrupt.StatusPending, Tokens: []TokenView{},
 		}}}
@@ -163,18 +167,16 @@ func (h *Host) view(runID string, in *runlog.Interrupt, now time.Time) Interrupt
 // requestEvents are the commit of a new interrupt: interrupt.requested with the payload verbatim
 // (readers see its legacy alias beside it), and for low-confidence the agent decision that
 // caused the suspension.
-func requestEvents(nodeID, id, endpoint string, p interrupt.Payload, raw json.RawMessage) []runlog.Event {
+func requestEvents(nodeID, id, endpoint string, p interrupt.Payload, raw json.RawMessage) ([]runlog.Event, error) {
 	var events []runlog.Event
 	if p.Kind == interrupt.KindLowConfidence {
-		decided, _ := runlog.Marshal(map[string]any{
-			"agentId": p.Data.AgentID, "confidence": *p.Data.Observed, "threshold": *p.Data.Threshold,
-		})
-		suspended, _ := runlog.Marshal(map[string]any{"nodeId": nodeID, "reason": "low-confidence", "interruptId": id})
-		events = append(events,
-			runlog.Event{Type: interrupt.EventAgentDecided, NodeID: nodeID, Payload: decided},
-			runlog.Event{Type: interrupt.EventNodeSuspended, NodeID: nodeID, InterruptID: id, Payload: suspended})
+		var err error
+		events, err = lowConfidence(interrupt.AgentDecided{NodeID: nodeID, AgentID: p.Data.AgentID, Confidence: *p.Data.Observed, Threshold: *p.Data.Threshold}, id)
+		if err != nil {
+			return nil, err
+		}
 	}
-	return append(events, runlog.Event{Type: interrupt.EventRequested, NodeID: nodeID, InterruptID: id, Payload: raw, Endpoint: endpoint})
+	return append(events, runlog.Event{Type: interrupt.EventRequested, NodeID: nodeID, InterruptID: id, Payload: raw, Endpoint: endpoint}), nil
 }
 
 // checkPayload validates an InterruptPayload before anything is read or written: the schema, the

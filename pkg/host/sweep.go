@@ -306,8 +306,8 @@ func (h *Host) expire(ctx context.Context, d runlog.Due, now time.Time) (bool, e
 		if in == nil || in.Recorded() != interrupt.StatusPending || in.Deadline.IsZero() || in.Deadline.After(now) {
 			return decision[expiry]{}, nil
 		}
-		payload, err := runlog.Marshal(map[string]any{
-			"nodeId": in.NodeID, "interruptId": in.ID, "kind": in.Payload.Kind, "deadline": in.Deadline.UTC().Format(runlog.TimeFormat),
+		payload, err := runlog.Marshal(interrupt.Expired{
+			NodeID: in.NodeID, InterruptID: in.ID, Kind: in.Payload.Kind, Deadline: in.Deadline.UTC().Format(runlog.TimeFormat),
 		})
 		if err != nil {
 			return decision[expiry]{}, err

@@ -29,12 +29,7 @@ const (
 const AllEvents = "*"
 
 // EventTypes are the types a subscription may name: every event list-events returns.
-var EventTypes = []string{
-	interrupt.EventRequested, interrupt.EventResolved, interrupt.EventVoted, interrupt.EventAsked,
-	interrupt.EventExpired, interrupt.EventRunCancelled, interrupt.EventRunCompleted,
-	interrupt.EventAgentDecided, interrupt.EventNodeSuspended, interrupt.EventRunConfigured,
-	"approval.requested", "approval.resolved", "clarification.requested", "clarification.resolved",
-}
+var EventTypes = interrupt.Events
 
 // What approval links a subscription's deliveries carry (Subscription.ApprovalLinks).
 const (

@@ -227,10 +227,7 @@ func (s *State) change(c Commit, e Event, fresh map[string]*Interrupt) (func(), 
 		}
 		return func() { in.Votes = append(in.Votes, v) }, nil
 	case interrupt.EventAsked:
-		var a struct {
-			InterruptID string `json:"interruptId"`
-			Principal   string `json:"principal"`
-		}
+		var a interrupt.Asked
 		if err := json.Unmarshal(e.Payload, &a); err != nil {
 			return nil, err
 		}
@@ -245,17 +242,13 @@ func (s *State) change(c Commit, e Event, fresh map[string]*Interrupt) (func(), 
 			in.Asks[a.Principal]++
 		}, nil
 	case interrupt.EventRunConfigured:
-		var cfg struct {
-			Threshold float64 `json:"escalationThreshold"`
-		}
+		var cfg interrupt.Configured
 		if err := json.Unmarshal(e.Payload, &cfg); err != nil {
 			return nil, err
 		}
-		return func() { s.Threshold, s.ThresholdSeq = &cfg.Threshold, c.Seq }, nil
+		return func() { s.Threshold, s.ThresholdSeq = &cfg.EscalationThreshold, c.Seq }, nil
 	case interrupt.EventAgentDecided:
-		var d struct {
-			Key string `json:"key"`
-		}
+		var d interrupt.AgentDecided
 		if err := json.Unmarshal(e.Payload, &d); err != nil {
 			return nil, err
 		}

@@ -1,0 +1,75 @@
+package interrupt
+
+import (
+	"encoding/json"
+	"slices"
+)
+
+// Events is every event type of a run as its readers see it (list-events, deliveries, a
+// subscription's events), in the order of the published schema's enum: the one list that
+// subscriptions, the legacy aliases and the schema are held to (TestEventTypes).
+var Events = []string{
+	EventRequested, EventResolved,
+	"approval.requested", "approval.resolved", "clarification.requested", "clarification.resolved",
+	EventVoted, EventAsked, EventExpired, EventRunCancelled, EventRunCompleted,
+	EventAgentDecided, EventNodeSuspended, EventRunConfigured,
+}
+
+// IsEvent reports whether t is one of Events.
+func IsEvent(t string) bool { return slices.Contains(Events, t) }
+
+// The typed payloads of the events the host writes, beside Resolved and Vote: one type per
+// event, the shape its writers build and its readers decode (schemas/v2/run-event-payloads
+// .schema.json defines each, TestEventPayloads holds them to it).
+
+// Asked is the payload of interrupt.asked: an approver's ask, recorded without exiting.
+type Asked struct {
+	NodeID      string          `json:"nodeId"`
+	InterruptID string          `json:"interruptId"`
+	Principal   string          `json:"principal"`
+	ResumeValue json.RawMessage `json:"resumeValue"`
+}
+
+// Expired is the payload of interrupt.expired.
+type Expired struct {
+	NodeID      string `json:"nodeId"`
+	InterruptID string `json:"interruptId"`
+	Kind        Kind   `json:"kind,omitempty"`
+	// Deadline is the deadline passed, as every timestamp leaves the host.
+	Deadline string `json:"deadline"`
+}
+
+// Ended is the payload of run.cancelled and run.completed.
+type Ended struct {
+	By     string `json:"by"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// Configured is the payload of run.configured.
+type Configured struct {
+	EscalationThreshold float64 `json:"escalationThreshold"`
+	By                  string  `json:"by"`
+}
+
+// AgentDecided is the payload of agent.decided: an agent's decision with the confidence it had
+// and the threshold it was held to. Key and Decision are set when the agent-decisions operation
+// recorded it; a low-confidence interrupt requested directly records the rest.
+type AgentDecided struct {
+	NodeID     string          `json:"nodeId,omitempty"`
+	Key        string          `json:"key,omitempty"`
+	AgentID    string          `json:"agentId"`
+	Confidence float64         `json:"confidence"`
+	Threshold  float64         `json:"threshold"`
+	Decision   json.RawMessage `json:"decision,omitempty"`
+}
+
+// ReasonLowConfidence is why a node is suspended by a decision less confident than its run's
+// threshold.
+const ReasonLowConfidence = "low-confidence"
+
+// Suspended is the payload of node.suspended.
+type Suspended struct {
+	NodeID      string `json:"nodeId"`
+	Reason      string `json:"reason"`
+	InterruptID string `json:"interruptId,omitempty"`
+}
