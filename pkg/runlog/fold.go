@@ -188,98 +188,137 @@ func (s *State) Apply(c Commit) error {
 // Idempotent is the record of the commit a scoped Idempotency-Key made, if any.
 func (s *State) Idempotent(key string) *Idem { return s.idem[key] }
 
+// applier is what an event e of commit c does to s: parsed now, applied by the func it answers
+// once every event of c has parsed. fresh holds the interrupts c itself requests.
+type applier func(s *State, c Commit, e Event, fresh map[string]*Interrupt) (func(), error)
+
+// appliers holds, for each event type the rules read, the method that applies it. The legacy
+// aliases repeat interrupt.*, and the other types inform readers, not decisions: they change
+// nothing.
+var appliers = map[string]applier{
+	interrupt.EventRequested:     (*State).requested,
+	interrupt.EventResolved:      (*State).resolved,
+	interrupt.EventVoted:         (*State).voted,
+	interrupt.EventAsked:         (*State).asked,
+	interrupt.EventRunConfigured: (*State).configured,
+	interrupt.EventAgentDecided:  (*State).agentDecided,
+	interrupt.EventExpired:       (*State).expired,
+	interrupt.EventRunCancelled:  (*State).ended,
+	interrupt.EventRunCompleted:  (*State).ended,
+}
+
 func (s *State) change(c Commit, e Event, fresh map[string]*Interrupt) (func(), error) {
-	switch e.Type {
-	case interrupt.EventRequested:
-		var p interrupt.Payload
-		if err := json.Unmarshal(e.Payload, &p); err != nil {
-			return nil, err
-		}
-		in := &Interrupt{
-			ID: e.InterruptID, NodeID: e.NodeID, Payload: p, Raw: e.Payload,
-			RequestedSeq: c.Seq, RequestedAt: c.At, RequestedBy: c.By, Endpoint: e.Endpoint, status: interrupt.StatusPending,
-		}
-		if p.TimeoutMs > 0 {
-			in.Deadline = c.At.Add(time.Duration(p.TimeoutMs) * time.Millisecond)
-		}
-		fresh[in.ID] = in
-		return func() { s.add(in) }, nil
-	case interrupt.EventResolved:
-		var r interrupt.Resolved
-		if err := json.Unmarshal(e.Payload, &r); err != nil {
-			return nil, err
-		}
-		in, err := s.known(r.InterruptID, fresh)
-		if err != nil {
-			return nil, err
-		}
-		return func() {
-			in.status, in.ResumeValue = interrupt.StatusResolved, r.ResumeValue
-		}, nil
-	case interrupt.EventVoted:
-		var v interrupt.Vote
-		if err := json.Unmarshal(e.Payload, &v); err != nil {
-			return nil, err
-		}
-		in, err := s.known(v.InterruptID, fresh)
-		if err != nil {
-			return nil, err
-		}
-		return func() { in.Votes = append(in.Votes, v) }, nil
-	case interrupt.EventAsked:
-		var a interrupt.Asked
-		if err := json.Unmarshal(e.Payload, &a); err != nil {
-			return nil, err
-		}
-		in, err := s.known(a.InterruptID, fresh)
-		if err != nil {
-			return nil, err
-		}
-		return func() {
-			if in.Asks == nil {
-				in.Asks = map[string]int{}
-			}
-			in.Asks[a.Principal]++
-		}, nil
-	case interrupt.EventRunConfigured:
-		var cfg interrupt.Configured
-		if err := json.Unmarshal(e.Payload, &cfg); err != nil {
-			return nil, err
-		}
-		return func() { s.Threshold, s.ThresholdSeq = &cfg.EscalationThreshold, c.Seq }, nil
-	case interrupt.EventAgentDecided:
-		var d interrupt.AgentDecided
-		if err := json.Unmarshal(e.Payload, &d); err != nil {
-			return nil, err
-		}
-		return func() {
-			if d.Key != "" {
-				s.decisions[d.Key] = c.Seq
-			}
-		}, nil
-	case interrupt.EventExpired:
-		in, err := s.known(e.InterruptID, fresh)
-		if err != nil {
-			return nil, err
-		}
-		return func() { in.status = interrupt.StatusExpired }, nil
-	case interrupt.EventRunCancelled, interrupt.EventRunCompleted:
-		ended := interrupt.RunCancelled
-		if e.Type == interrupt.EventRunCompleted {
-			ended = interrupt.RunCompleted
-		}
-		return func() {
-			s.Ended, s.EndedSeq = ended, c.Seq
-			for _, in := range s.ordered {
-				if in.status == interrupt.StatusPending {
-					in.status = interrupt.StatusCancelled
-				}
-			}
-		}, nil
-	default:
-		// Legacy aliases repeat interrupt.*; the other types inform readers, not decisions.
-		return nil, nil
+	if apply, ok := appliers[e.Type]; ok {
+		return apply(s, c, e, fresh)
 	}
+	return nil, nil
+}
+
+// payloadOf is e's payload as its type's Go value.
+func payloadOf[T any](e Event) (T, error) {
+	var v T
+	err := json.Unmarshal(e.Payload, &v)
+	return v, err
+}
+
+func (s *State) requested(c Commit, e Event, fresh map[string]*Interrupt) (func(), error) {
+	p, err := payloadOf[interrupt.Payload](e)
+	if err != nil {
+		return nil, err
+	}
+	in := &Interrupt{
+		ID: e.InterruptID, NodeID: e.NodeID, Payload: p, Raw: e.Payload,
+		RequestedSeq: c.Seq, RequestedAt: c.At, RequestedBy: c.By, Endpoint: e.Endpoint, status: interrupt.StatusPending,
+	}
+	if p.TimeoutMs > 0 {
+		in.Deadline = c.At.Add(time.Duration(p.TimeoutMs) * time.Millisecond)
+	}
+	fresh[in.ID] = in
+	return func() { s.add(in) }, nil
+}
+
+func (s *State) resolved(_ Commit, e Event, fresh map[string]*Interrupt) (func(), error) {
+	r, err := payloadOf[interrupt.Resolved](e)
+	if err != nil {
+		return nil, err
+	}
+	in, err := s.known(r.InterruptID, fresh)
+	if err != nil {
+		return nil, err
+	}
+	return func() { in.status, in.ResumeValue = interrupt.StatusResolved, r.ResumeValue }, nil
+}
+
+func (s *State) voted(_ Commit, e Event, fresh map[string]*Interrupt) (func(), error) {
+	v, err := payloadOf[interrupt.Vote](e)
+	if err != nil {
+		return nil, err
+	}
+	in, err := s.known(v.InterruptID, fresh)
+	if err != nil {
+		return nil, err
+	}
+	return func() { in.Votes = append(in.Votes, v) }, nil
+}
+
+func (s *State) asked(_ Commit, e Event, fresh map[string]*Interrupt) (func(), error) {
+	a, err := payloadOf[interrupt.Asked](e)
+	if err != nil {
+		return nil, err
+	}
+	in, err := s.known(a.InterruptID, fresh)
+	if err != nil {
+		return nil, err
+	}
+	return func() {
+		if in.Asks == nil {
+			in.Asks = map[string]int{}
+		}
+		in.Asks[a.Principal]++
+	}, nil
+}
+
+func (s *State) configured(c Commit, e Event, _ map[string]*Interrupt) (func(), error) {
+	cfg, err := payloadOf[interrupt.Configured](e)
+	if err != nil {
+		return nil, err
+	}
+	return func() { s.Threshold, s.ThresholdSeq = &cfg.EscalationThreshold, c.Seq }, nil
+}
+
+func (s *State) agentDecided(c Commit, e Event, _ map[string]*Interrupt) (func(), error) {
+	d, err := payloadOf[interrupt.AgentDecided](e)
+	if err != nil {
+		return nil, err
+	}
+	return func() {
+		if d.Key != "" {
+			s.decisions[d.Key] = c.Seq
+		}
+	}, nil
+}
+
+func (s *State) expired(_ Commit, e Event, fresh map[string]*Interrupt) (func(), error) {
+	in, err := s.known(e.InterruptID, fresh)
+	if err != nil {
+		return nil, err
+	}
+	return func() { in.status = interrupt.StatusExpired }, nil
+}
+
+func (s *State) ended(c Commit, e Event, _ map[string]*Interrupt) (func(), error) {
+	ended := interrupt.RunCancelled
+	if e.Type == interrupt.EventRunCompleted {
+		ended = interrupt.RunCompleted
+	}
+	return func() {
+		s.Ended, s.EndedSeq = ended, c.Seq
+		for _, in := range s.ordered {
+			if in.status == interrupt.StatusPending {
+				in.status = interrupt.StatusCancelled
+			}
+		}
+	}, nil
 }
 
 func (s *State) known(id string, fresh map[string]*Interrupt) (*Interrupt, error) {
