@@ -43,7 +43,7 @@ func (h *Host) Configure(ctx context.Context, p interrupt.Principal, runID strin
 			answer.Seq = st.ThresholdSeq
 			return decision[RunConfig]{answer: answer}, nil
 		}
-		configured, err := event(interrupt.EventRunConfigured, "", "", interrupt.Configured{EscalationThreshold: threshold, By: p.Subject})
+		configured, err := runlog.NewEvent(interrupt.EventRunConfigured, "", "", interrupt.Configured{EscalationThreshold: threshold, By: p.Subject})
 		if err != nil {
 			return decision[RunConfig]{}, err
 		}
@@ -114,7 +114,7 @@ func (h *Host) Decide(ctx context.Context, p interrupt.Principal, runID string, 
 		made := interrupt.AgentDecided{NodeID: d.NodeID, Key: d.Key, AgentID: d.AgentID, Confidence: d.Confidence, Threshold: threshold, Decision: d.Decision}
 		out := decision[decided]{answer: decided{view: Decided{RunID: runID, NodeID: d.NodeID}, created: true}}
 		if d.Confidence >= threshold {
-			recorded, err := event(interrupt.EventAgentDecided, d.NodeID, "", made)
+			recorded, err := runlog.NewEvent(interrupt.EventAgentDecided, d.NodeID, "", made)
 			out.events = []runlog.Event{recorded}
 			return out, err
 		}

@@ -59,12 +59,12 @@ func vote(in *runlog.Interrupt, p interrupt.Principal, elig interrupt.Eligibilit
 		if in.Asks[voter] >= MaxAsksPerPrincipal {
 			return decision[Resolution]{}, interrupt.Errorf(interrupt.CodeConflict, "%s has asked %d times on interrupt %s, as often as one principal may", voter, MaxAsksPerPrincipal, in.ID)
 		}
-		asked, err := runlog.Marshal(interrupt.Asked{NodeID: in.NodeID, InterruptID: in.ID, Principal: voter, ResumeValue: value})
+		asked, err := runlog.NewEvent(interrupt.EventAsked, in.NodeID, in.ID, interrupt.Asked{NodeID: in.NodeID, InterruptID: in.ID, Principal: voter, ResumeValue: value})
 		if err != nil {
 			return decision[Resolution]{}, err
 		}
 		res.Tally = &tally
-		return decision[Resolution]{events: []runlog.Event{{Type: interrupt.EventAsked, NodeID: in.NodeID, InterruptID: in.ID, Payload: asked}}, answer: res}, nil
+		return decision[Resolution]{events: []runlog.Event{asked}, answer: res}, nil
 	}
 	if prior := in.Voted(voter); prior != nil {
 		return decision[Resolution]{}, interrupt.Errorf(interrupt.CodeAlreadyVoted, "%s already voted %s on interrupt %s", voter, prior.Action, in.ID)
@@ -82,14 +82,18 @@ func vote(in *runlog.Interrupt, p interrupt.Principal, elig interrupt.Eligibilit
 	if released {
 		v.ResumeValue = nil // interrupt.resolved carries it; readers see it in both
 	}
-	voted, err := runlog.Marshal(v)
+	voted, err := runlog.NewEvent(interrupt.EventVoted, in.NodeID, in.ID, v)
 	if err != nil {
 		return decision[Resolution]{}, err
 	}
-	events := []runlog.Event{{Type: interrupt.EventVoted, NodeID: in.NodeID, InterruptID: in.ID, Payload: voted}}
+	events := []runlog.Event{voted}
 	res.Tally = &tally
 	if released {
-		events = append(events, resolveEvent(in, value))
+		resolved, err := resolveEvent(in, value)
+		if err != nil {
+			return decision[Resolution]{}, err
+		}
+		events = append(events, resolved)
 		res.Status = interrupt.StatusResolved
 	}
 	return decision[Resolution]{events: events, answer: res}, nil

@@ -74,7 +74,11 @@ func (h *Host) await(ctx context.Context, p interrupt.Principal, runID, nodeID, 
 	if err != nil {
 		return nil // the kept event does not fit this interrupt: it waits for another
 	}
-	d.events = append(d.events, resolveEvent(in, value))
+	resolved, err := resolveEvent(in, value)
+	if err != nil {
+		return err
+	}
+	d.events = append(d.events, resolved)
 	d.answer.view.Status, d.answer.view.ResumeValue = interrupt.StatusResolved, value
 	return nil
 }

@@ -40,12 +40,12 @@ func (h *Host) EndRun(ctx context.Context, p interrupt.Principal, runID string, 
 		default:
 			return decision[RunEnd]{}, interrupt.Errorf(interrupt.CodeConflict, "run %s is already %s", runID, st.Ended)
 		}
-		payload, err := runlog.Marshal(interrupt.Ended{By: p.Subject, Reason: reason})
+		ended, err := runlog.NewEvent(eventType, "", "", interrupt.Ended{By: p.Subject, Reason: reason})
 		if err != nil {
 			return decision[RunEnd]{}, err
 		}
 		return decision[RunEnd]{
-			events: []runlog.Event{{Type: eventType, Payload: payload}},
+			events: []runlog.Event{ended},
 			answer: RunEnd{RunID: runID, Status: end},
 			ends:   true,
 		}, nil

@@ -176,7 +176,7 @@ func requestEvents(nodeID, id, endpoint string, p interrupt.Payload, raw json.Ra
 			return nil, err
 		}
 	}
-	return append(events, runlog.Event{Type: interrupt.EventRequested, NodeID: nodeID, InterruptID: id, Payload: raw, Endpoint: endpoint}), nil
+	return append(events, runlog.Requested(nodeID, id, endpoint, p, raw)), nil
 }
 
 // checkPayload validates an InterruptPayload before anything is read or written: the schema, the

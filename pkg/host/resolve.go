@@ -104,8 +104,10 @@ func (h *Host) resolve(ctx context.Context, p interrupt.Principal, runID string,
 		if in.Payload.Kind == interrupt.KindApproval {
 			d, err = vote(in, p, judged.eligibility, judged.action, judged.value, h.cfg.OverridePrincipals)
 		} else {
+			var resolved runlog.Event
+			resolved, err = resolveEvent(in, judged.value)
 			d = decision[Resolution]{
-				events: []runlog.Event{resolveEvent(in, judged.value)},
+				events: []runlog.Event{resolved},
 				answer: Resolution{NodeID: in.NodeID, InterruptID: in.ID, ResumeValue: judged.value, Status: interrupt.StatusResolved},
 			}
 		}
@@ -132,9 +134,8 @@ func (h *Host) judge(in *runlog.Interrupt, p interrupt.Principal, value json.Raw
 }
 
 // resolveEvent is the event that exits the suspend; readers see its legacy alias beside it.
-func resolveEvent(in *runlog.Interrupt, value json.RawMessage) runlog.Event {
-	payload, _ := runlog.Marshal(interrupt.Resolved{NodeID: in.NodeID, InterruptID: in.ID, Kind: in.Payload.Kind, ResumeValue: value})
-	return runlog.Event{Type: interrupt.EventResolved, NodeID: in.NodeID, InterruptID: in.ID, Payload: payload}
+func resolveEvent(in *runlog.Interrupt, value json.RawMessage) (runlog.Event, error) {
+	return runlog.NewEvent(interrupt.EventResolved, in.NodeID, in.ID, interrupt.Resolved{NodeID: in.NodeID, InterruptID: in.ID, Kind: in.Payload.Kind, ResumeValue: value})
 }
 
 // checkResume validates a resume value against everything the interrupt declares and returns

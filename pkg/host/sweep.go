@@ -306,14 +306,14 @@ func (h *Host) expire(ctx context.Context, d runlog.Due, now time.Time) (bool, e
 		if in == nil || in.Recorded() != interrupt.StatusPending || in.Deadline.IsZero() || in.Deadline.After(now) {
 			return decision[expiry]{}, nil
 		}
-		payload, err := runlog.Marshal(interrupt.Expired{
+		expired, err := runlog.NewEvent(interrupt.EventExpired, in.NodeID, in.ID, interrupt.Expired{
 			NodeID: in.NodeID, InterruptID: in.ID, Kind: in.Payload.Kind, Deadline: in.Deadline.UTC().Format(runlog.TimeFormat),
 		})
 		if err != nil {
 			return decision[expiry]{}, err
 		}
 		// An expiry is always written, however large the run: like its end, it closes a wait.
-		return decision[expiry]{events: []runlog.Event{{Type: interrupt.EventExpired, NodeID: in.NodeID, InterruptID: in.ID, Payload: payload}}, ends: true}, nil
+		return decision[expiry]{events: []runlog.Event{expired}, ends: true}, nil
 	})
 	return res.written, err
 }

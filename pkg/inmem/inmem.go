@@ -261,7 +261,7 @@ func (l *RunLog) Writes() int {
 
 // clone copies a commit deeply, so that no caller shares memory with what the log holds.
 func clone(c runlog.Commit) runlog.Commit {
-	c.Events = slices.Clone(c.Events)
+	c = c.Stored()
 	for i := range c.Events {
 		c.Events[i].Payload = slices.Clone(c.Events[i].Payload)
 	}

@@ -214,8 +214,12 @@ func (s *State) change(c Commit, e Event, fresh map[string]*Interrupt) (func(), 
 	return nil, nil
 }
 
-// payloadOf is e's payload as its type's Go value.
+// payloadOf is e's payload as its type's Go value: the one it was encoded from when this
+// process built it, else parsed.
 func payloadOf[T any](e Event) (T, error) {
+	if v, ok := e.decoded.(T); ok {
+		return v, nil
+	}
 	var v T
 	err := json.Unmarshal(e.Payload, &v)
 	return v, err

@@ -212,3 +212,61 @@ func BenchmarkFold(b *testing.B) {
 		}
 	}
 }
+
+// TestFoldOfOwnCommits: the fold of commits as their writer built them (each payload's Go value
+// at hand) and of the same commits read back from a store (parsed) is one state, and a
+// checkpoint of either is the same bytes.
+func TestFoldOfOwnCommits(t *testing.T) {
+	t.Parallel()
+	must := func(e runlog.Event, err error) runlog.Event {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	raw := json.RawMessage(`{"kind":"approval","key":"k","timeoutMs":60000,"data":{"artifactId":"a","artifactType":"t","title":"x","actions":["accept","ask"],"requiredApprovals":2}}`)
+	var p interrupt.Payload
+	if err := json.Unmarshal(raw, &p); err != nil {
+		t.Fatal(err)
+	}
+	commits := []runlog.Commit{
+		{Seq: 1, ID: "c1", At: t0, By: "engine", Events: []runlog.Event{runlog.Requested("n", "int_1", "", p, raw)}},
+		{Seq: 2, ID: "c2", At: t0.Add(time.Second), Events: []runlog.Event{
+			must(runlog.NewEvent(interrupt.EventAsked, "n", "int_1", interrupt.Asked{NodeID: "n", InterruptID: "int_1", Principal: "bob", ResumeValue: json.RawMessage(`{"action":"ask"}`)})),
+			must(runlog.NewEvent(interrupt.EventVoted, "n", "int_1", interrupt.Vote{NodeID: "n", InterruptID: "int_1", Principal: "alice", Action: interrupt.ActionAccept, ResumeValue: json.RawMessage(`{"action":"accept"}`)})),
+		}},
+		{Seq: 3, ID: "c3", At: t0.Add(2 * time.Second), Events: []runlog.Event{
+			must(runlog.NewEvent(interrupt.EventRunConfigured, "", "", interrupt.Configured{EscalationThreshold: 0.4, By: "ops"})),
+			must(runlog.NewEvent(interrupt.EventAgentDecided, "m", "", interrupt.AgentDecided{NodeID: "m", Key: "d1", AgentID: "a", Confidence: 0.9, Threshold: 0.4})),
+		}},
+		{Seq: 4, ID: "c4", At: t0.Add(3 * time.Second), Events: []runlog.Event{
+			must(runlog.NewEvent(interrupt.EventResolved, "n", "int_1", interrupt.Resolved{NodeID: "n", InterruptID: "int_1", Kind: interrupt.KindApproval, ResumeValue: json.RawMessage(`{"action":"accept"}`)})),
+		}},
+	}
+	stored := make([]runlog.Commit, len(commits))
+	for i, c := range commits {
+		stored[i] = c.Stored()
+	}
+	own, err := runlog.Fold(commits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	read, err := runlog.Fold(stored)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, archiveA, errA := own.Checkpoint()
+	b, archiveB, errB := read.Checkpoint()
+	if errA != nil || errB != nil {
+		t.Fatal(errA, errB)
+	}
+	ja, _ := json.Marshal([]any{a, archiveA})
+	jb, _ := json.Marshal([]any{b, archiveB})
+	if string(ja) != string(jb) {
+		t.Errorf("the writer's fold %s\nthe reader's %s", ja, jb)
+	}
+	if own.Decided("d1") != 3 || *own.Threshold != 0.4 || own.ByKey("k").Recorded() != interrupt.StatusResolved || len(archiveA) == 0 {
+		t.Errorf("the fold: decided %d, threshold %v, %s, %d archived", own.Decided("d1"), *own.Threshold, own.ByKey("k").Recorded(), len(archiveA))
+	}
+}

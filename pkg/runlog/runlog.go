@@ -8,7 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"time"
+
+	"github.com/interrupthost/interrupthost/pkg/interrupt"
 )
 
 // ErrUnknownOutcome is what a store's Append returns when it sent the commit and cannot say
@@ -79,6 +82,27 @@ type Event struct {
 	// may resolve it ("" for none: a callback or resolve-by-run does). The host's own record,
 	// never part of the event as it leaves the host.
 	Endpoint string `json:"endpoint,omitempty"`
+	// decoded is Payload as the Go value its writer encoded it from (NewEvent, Requested), so
+	// that the fold of the writer's own commit does not parse what was just encoded. A store
+	// never keeps it: an event read back is parsed.
+	decoded any
+}
+
+// NewEvent is an event of type typ about nodeID (and interruptID, "" for none) whose payload is
+// p, encoded: the one way an event is built from its typed payload (interrupt.Resolved,
+// interrupt.Vote, interrupt.Asked, ...).
+func NewEvent(typ, nodeID, interruptID string, p any) (Event, error) {
+	raw, err := Marshal(p)
+	if err != nil {
+		return Event{}, err
+	}
+	return Event{Type: typ, NodeID: nodeID, InterruptID: interruptID, Payload: raw, decoded: p}, nil
+}
+
+// Requested is the interrupt.requested event of interrupt id at nodeID: raw is the
+// InterruptPayload verbatim, p what it parsed to.
+func Requested(nodeID, id, endpoint string, p interrupt.Payload, raw json.RawMessage) Event {
+	return Event{Type: interrupt.EventRequested, NodeID: nodeID, InterruptID: id, Payload: raw, Endpoint: endpoint, decoded: p}
 }
 
 // Commit is the unit of appending: all of its events become visible together or not at all.
@@ -96,6 +120,16 @@ type Commit struct {
 	// provider's event). The rules of who may decide read it: nobody decides what they
 	// requested (docs/design.md, "Who may decide"). Commits written before it was kept have none.
 	By string
+}
+
+// Stored is c as a store keeps it: its events without the Go values their writer encoded them
+// from, so that a read parses them as a read from any other store does.
+func (c Commit) Stored() Commit {
+	c.Events = slices.Clone(c.Events)
+	for i := range c.Events {
+		c.Events[i].decoded = nil
+	}
+	return c
 }
 
 // Idem records a request's Idempotency-Key with the commit it made, so a retry finds the
