@@ -9,29 +9,30 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/runlog"
 )
 
-// Schedule files d under its deadline's minute.
+// Schedule files d under its deadline's minute, in position order.
 func (l *RunLog) Schedule(_ context.Context, d runlog.Due) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	m := d.Minute()
-	if !slices.Contains(l.due[m], d) {
-		l.due[m] = append(l.due[m], d)
-		slices.SortFunc(l.due[m], func(a, b runlog.Due) int { return strings.Compare(a.Position(), b.Position()) })
+	i, filed := slices.BinarySearchFunc(l.due[m], d.Position(), byPosition)
+	if !filed {
+		l.due[m] = slices.Insert(l.due[m], i, d)
 	}
 	return nil
 }
+
+func byPosition(d runlog.Due, position string) int { return strings.Compare(d.Position(), position) }
 
 // Due lists the entries of minute after the position after, at most limit.
 func (l *RunLog) Due(_ context.Context, minute time.Time, after string, limit int) ([]runlog.Due, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	var out []runlog.Due
-	for _, d := range l.due[minute.UTC().Truncate(time.Minute)] {
-		if d.Position() > after && len(out) < limit {
-			out = append(out, d)
-		}
+	entries := l.due[minute.UTC().Truncate(time.Minute)]
+	i, filed := slices.BinarySearchFunc(entries, after, byPosition)
+	if filed {
+		i++
 	}
-	return out, nil
+	return slices.Clone(entries[i:min(len(entries), i+limit)]), nil
 }
 
 // SweepCursor is the cursor, zero before the first move.
