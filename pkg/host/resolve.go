@@ -140,9 +140,13 @@ func resolveEvent(in *runlog.Interrupt, value json.RawMessage) (runlog.Event, er
 
 // checkResume validates a resume value against everything the interrupt declares and returns
 // the value to persist (an approval without decidedBy records the caller) and, for approvals, its
-// action.
+// action. The value is parsed once, for every schema and rule that reads it.
 func (h *Host) checkResume(in *runlog.Interrupt, p interrupt.Principal, value json.RawMessage) (json.RawMessage, interrupt.Action, error) {
 	const at = "/resumeValue"
+	doc, err := schema.Parse(value)
+	if err != nil {
+		return nil, "", interrupt.Invalid("resumeValue is not acceptable for this interrupt", interrupt.FieldError{Path: at, Message: "is not valid JSON"})
+	}
 	var fields []interrupt.FieldError
 	check := func(s json.RawMessage) {
 		if len(s) == 0 {
@@ -153,7 +157,7 @@ func (h *Host) checkResume(in *runlog.Interrupt, p interrupt.Principal, value js
 			fields = append(fields, interrupt.FieldError{Path: at, Message: "the interrupt's schema cannot be used"})
 			return
 		}
-		fields = append(fields, compiled.Validate(value, at)...)
+		fields = append(fields, compiled.ValidateDoc(doc, at)...)
 	}
 	check(in.Payload.ResumeSchema)
 	var action interrupt.Action
@@ -161,18 +165,17 @@ func (h *Host) checkResume(in *runlog.Interrupt, p interrupt.Principal, value js
 	case interrupt.KindConversationExchange:
 		check(in.Payload.Data.OutcomeSchema)
 	case interrupt.KindClarification:
-		fields = append(fields, h.checkAnswers(in.Payload.Data.Questions, value)...)
+		fields = append(fields, h.checkAnswers(in.Payload.Data.Questions, doc)...)
 	case interrupt.KindApproval:
 		var errs []interrupt.FieldError
-		value, action, errs = checkApproval(h.schemas, in.Payload.Data.Actions, value)
+		action, errs = checkApproval(h.schemas, in.Payload.Data.Actions, doc)
 		fields = append(fields, errs...)
 	}
 	if len(fields) > 0 {
 		return nil, "", interrupt.Invalid("resumeValue is not acceptable for this interrupt", fields...)
 	}
 	if in.Payload.Kind == interrupt.KindApproval {
-		var err error
-		if value, err = decidedBy(p, value); err != nil {
+		if value, err = decidedBy(p, value, doc); err != nil {
 			return nil, "", err
 		}
 	}
@@ -183,45 +186,45 @@ func (h *Host) checkResume(in *runlog.Interrupt, p interrupt.Principal, value js
 // caller (or a token minted for a principal) may leave decidedBy out, and the host records the
 // caller; when sent it must name the caller, or anyone could record a decision as someone
 // else's. A token without a principal has no identity to check: its bearer must send
-// decidedBy, which stays as sent.
-func decidedBy(p interrupt.Principal, value json.RawMessage) (json.RawMessage, error) {
-	var v struct {
-		DecidedBy *string `json:"decidedBy"`
-	}
-	if err := json.Unmarshal(value, &v); err != nil {
-		return nil, err
+// decidedBy, which stays as sent. doc is value parsed, an object (the approval schema said so).
+func decidedBy(p interrupt.Principal, value json.RawMessage, doc *schema.Doc) (json.RawMessage, error) {
+	members, _ := doc.Object()
+	sent, given := members["decidedBy"]
+	var by string
+	if given {
+		by, _ = sent.String()
 	}
 	switch {
-	case p.Subject == "" && v.DecidedBy == nil:
+	case p.Subject == "" && !given:
 		// "decidedBy MAY be omitted by an authenticated caller": a token minted without a
 		// principal is not one, and only its bearer can say who decided.
 		return nil, interrupt.Invalid("resumeValue is not acceptable for this interrupt",
 			interrupt.FieldError{Path: "/resumeValue/decidedBy", Message: "is required from a token minted without a principal"})
 	case p.Subject == "":
 		return value, nil
-	case v.DecidedBy == nil:
+	case !given:
 		sub, _ := runlog.Marshal(p.Subject)
 		return appendMember(value, "decidedBy", sub), nil
-	case *v.DecidedBy != p.Subject:
+	case by != p.Subject:
 		return nil, interrupt.Errorf(interrupt.CodeForbidden, "decidedBy must be the caller (%s), who is recorded as the decider", p.Subject)
 	}
 	return value, nil
 }
 
-func checkApproval(schemas *schema.Set, allowed []interrupt.Action, value json.RawMessage) (json.RawMessage, interrupt.Action, []interrupt.FieldError) {
-	if fields := schemas.Validate(schema.ApprovalResume, value, "/resumeValue"); len(fields) > 0 {
-		return nil, "", fields
+func checkApproval(schemas *schema.Set, allowed []interrupt.Action, doc *schema.Doc) (interrupt.Action, []interrupt.FieldError) {
+	if fields := schemas.ValidateDoc(schema.ApprovalResume, doc, "/resumeValue"); len(fields) > 0 {
+		return "", fields
 	}
-	var v struct {
-		Action interrupt.Action `json:"action"`
+	members, _ := doc.Object()
+	var action interrupt.Action
+	if a, ok := members["action"]; ok {
+		s, _ := a.String()
+		action = interrupt.Action(s)
 	}
-	if err := json.Unmarshal(value, &v); err != nil {
-		return nil, "", []interrupt.FieldError{{Path: "/resumeValue", Message: "is not an approval decision"}}
+	if !slices.Contains(allowed, action) {
+		return "", []interrupt.FieldError{{Path: "/resumeValue/action", Message: fmt.Sprintf("%q is not one of this approval's actions %v", action, allowed)}}
 	}
-	if !slices.Contains(allowed, v.Action) {
-		return nil, "", []interrupt.FieldError{{Path: "/resumeValue/action", Message: fmt.Sprintf("%q is not one of this approval's actions %v", v.Action, allowed)}}
-	}
-	return value, v.Action, nil
+	return action, nil
 }
 
 // appendMember appends one member to a JSON object without re-encoding the rest, so the value
@@ -243,9 +246,9 @@ func appendMember(obj json.RawMessage, name string, value json.RawMessage) json.
 // checkAnswers validates a clarification's resume value: { answers: { <questionId>: value } }
 // with every question answered, no other ids, and each answer valid against its question's
 // schema.
-func (h *Host) checkAnswers(questions []interrupt.Question, value json.RawMessage) []interrupt.FieldError {
-	var body map[string]json.RawMessage
-	if err := json.Unmarshal(value, &body); err != nil || body == nil {
+func (h *Host) checkAnswers(questions []interrupt.Question, doc *schema.Doc) []interrupt.FieldError {
+	body, ok := doc.Object()
+	if !ok {
 		return []interrupt.FieldError{{Path: "/resumeValue", Message: "must be an object { answers: { <questionId>: value } }"}}
 	}
 	var fields []interrupt.FieldError
@@ -254,8 +257,14 @@ func (h *Host) checkAnswers(questions []interrupt.Question, value json.RawMessag
 			fields = append(fields, interrupt.FieldError{Path: "/resumeValue/" + name, Message: "Additional property " + name + " is not allowed"})
 		}
 	}
-	var answers map[string]json.RawMessage
-	if err := json.Unmarshal(body["answers"], &answers); err != nil || answers == nil {
+	var answers map[string]*schema.Doc
+	if a, ok := body["answers"]; ok {
+		answers, ok = a.Object()
+		if !ok {
+			answers = nil
+		}
+	}
+	if answers == nil {
 		return append(fields, interrupt.FieldError{Path: "/resumeValue/answers", Message: "is required and must be an object keyed by question id"})
 	}
 	known := map[string]bool{}
@@ -275,7 +284,7 @@ func (h *Host) checkAnswers(questions []interrupt.Question, value json.RawMessag
 			fields = append(fields, interrupt.FieldError{Path: path, Message: "the question's schema cannot be used"})
 			continue
 		}
-		fields = append(fields, compiled.Validate(answer, path)...)
+		fields = append(fields, compiled.ValidateDoc(answer, path)...)
 	}
 	var unknown []string
 	for id := range answers {

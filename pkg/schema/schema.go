@@ -80,11 +80,19 @@ type Inline struct {
 // Validate checks doc against the inline schema, reporting paths under at. A document whose
 // validation would exceed ValidationBudget is refused without running it.
 func (in *Inline) Validate(doc json.RawMessage, at string) []interrupt.FieldError {
-	if n := values(doc); n*in.nodes > ValidationBudget {
-		return []interrupt.FieldError{{Path: at, Message: fmt.Sprintf(
-			"is too large to check against the interrupt's schema: %d values against %d schema objects exceed the host's budget of %d", n, in.nodes, ValidationBudget)}}
+	if over := in.overBudget(values(doc), at); over != nil {
+		return over
 	}
 	return run(in.s, doc, at)
+}
+
+// overBudget refuses a document of n values whose validation would exceed ValidationBudget.
+func (in *Inline) overBudget(n int, at string) []interrupt.FieldError {
+	if n*in.nodes <= ValidationBudget {
+		return nil
+	}
+	return []interrupt.FieldError{{Path: at, Message: fmt.Sprintf(
+		"is too large to check against the interrupt's schema: %d values against %d schema objects exceed the host's budget of %d", n, in.nodes, ValidationBudget)}}
 }
 
 // Compile compiles an inline schema, reusing an earlier compilation of the same bytes. A schema
@@ -121,6 +129,11 @@ var wrappers = map[string]bool{
 
 func run(sch *gojsonschema.Schema, doc json.RawMessage, at string) []interrupt.FieldError {
 	res, err := sch.Validate(gojsonschema.NewBytesLoader(doc))
+	return report(res, err, at)
+}
+
+// report is a validation's failures, each with its path under at.
+func report(res *gojsonschema.Result, err error, at string) []interrupt.FieldError {
 	if err != nil {
 		return []interrupt.FieldError{{Path: at, Message: "is not valid JSON"}}
 	}
@@ -132,8 +145,7 @@ func run(sch *gojsonschema.Schema, doc json.RawMessage, at string) []interrupt.F
 		if wrappers[e.Type()] {
 			continue
 		}
-		path := pointer(at, e)
-		out = append(out, interrupt.FieldError{Path: path, Message: e.Description()})
+		out = append(out, interrupt.FieldError{Path: pointer(at, e), Message: e.Description()})
 	}
 	return out
 }
