@@ -35,6 +35,7 @@ const (
 	attrState    = "state"
 	attrValue    = "v"
 	attrName     = "name"
+	attrOrigin   = "origin"
 	// lookupsAtOnce bounds the reads and writes of archive items one call sends at once.
 	lookupsAtOnce = 8
 )
@@ -81,8 +82,11 @@ func (l *RunLog) Tail(ctx context.Context, k runlog.Key) (*runlog.Checkpoint, []
 				return nil, nil, err
 			}
 			if cp != nil && c.Seq <= cp.Seq {
-				slices.Reverse(commits)
-				return cp, commits, nil
+				if c.Seq == cp.Seq && c.ID == cp.Commit {
+					slices.Reverse(commits)
+					return cp, commits, nil
+				}
+				cp = nil // not beside its commit: read the log whole
 			}
 			commits = append(commits, c)
 		}
@@ -102,7 +106,8 @@ func decodeCheckpoint(item map[string]types.AttributeValue) (*runlog.Checkpoint,
 	return &cp, nil
 }
 
-// Checkpoint writes the archive items, then cp, unless a newer checkpoint is there already.
+// Checkpoint writes the archive items, then cp, unless a newer checkpoint of the same run is
+// there already (one of an earlier run of the id, or expired, is written over).
 // Nothing is written over an archive item but the same value (both are derived from the log), so
 // a writer that dies midway leaves only items the next checkpoint writes again.
 func (l *RunLog) Checkpoint(ctx context.Context, k runlog.Key, cp *runlog.Checkpoint, archive []runlog.Found) error {
@@ -114,17 +119,27 @@ func (l *RunLog) Checkpoint(ctx context.Context, k runlog.Key, cp *runlog.Checkp
 	if err != nil {
 		return err
 	}
-	item := map[string]types.AttributeValue{attrPK: s(pk), attrSK: s(skCheckpoint), attrSeq: n(cp.Seq), attrState: s(string(state))}
+	item := map[string]types.AttributeValue{attrPK: s(pk), attrSK: s(skCheckpoint), attrSeq: n(cp.Seq), attrState: s(string(state)), attrOrigin: s(cp.Origin)}
 	if size := ItemSize(item); size > MaxItemBytes {
 		return &runlog.TooLargeError{Size: size, Limit: MaxItemBytes}
 	}
 	err = each(len(archive), func(i int) error {
-		a := archiveKey(pk, archive[i].Ref)
-		a[attrName], a[attrValue] = s(archive[i].Name), s(string(archive[i].Value))
+		f := archive[i]
+		a := archiveKey(pk, f.Ref)
+		a[attrName], a[attrValue], a[attrOrigin] = s(f.Name), s(string(f.Value)), s(f.Origin)
 		if size := ItemSize(a); size > MaxItemBytes {
 			return &runlog.TooLargeError{Size: size, Limit: MaxItemBytes}
 		}
-		_, err := l.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &l.table, Item: a})
+		in := &dynamodb.PutItemInput{TableName: &l.table, Item: a}
+		if f.Seq > 0 { // a value that changes: the newest stays, whoever writes last
+			a[attrSeq] = n(f.Seq)
+			in.ConditionExpression = aws.String("attribute_not_exists(sk) OR seq < :seq OR origin <> :origin")
+			in.ExpressionAttributeValues = map[string]types.AttributeValue{":seq": n(f.Seq), ":origin": s(f.Origin)}
+		}
+		_, err := l.db.PutItem(ctx, in)
+		if IsCondCheckFailed(err) {
+			return nil
+		}
 		return classify("archive", err)
 	})
 	if err != nil {
@@ -132,8 +147,8 @@ func (l *RunLog) Checkpoint(ctx context.Context, k runlog.Key, cp *runlog.Checkp
 	}
 	_, err = l.db.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName: &l.table, Item: item,
-		ConditionExpression:       aws.String("attribute_not_exists(sk) OR seq < :seq OR expiresAt <= :now"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":seq": n(cp.Seq), ":now": n(time.Now().Unix())},
+		ConditionExpression:       aws.String("attribute_not_exists(sk) OR seq < :seq OR expiresAt <= :now OR origin <> :origin"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":seq": n(cp.Seq), ":now": n(time.Now().Unix()), ":origin": s(cp.Origin)},
 	})
 	if IsCondCheckFailed(err) {
 		return nil // a newer checkpoint is there: it stands for this one too
@@ -158,8 +173,9 @@ func (l *RunLog) Lookup(ctx context.Context, k runlog.Key, refs []runlog.Ref) ([
 		if exp, err := strconv.ParseInt(num(item[attrExpires]), 10, 64); err == nil && exp <= now {
 			return nil // the archive of an expired run, whose id a new run took
 		}
+		seq, _ := strconv.ParseInt(num(item[attrSeq]), 10, 64)
 		mu.Lock()
-		found = append(found, runlog.Found{Ref: refs[i], Value: json.RawMessage(str(item[attrValue]))})
+		found = append(found, runlog.Found{Ref: refs[i], Value: json.RawMessage(str(item[attrValue])), Origin: str(item[attrOrigin]), Seq: seq})
 		mu.Unlock()
 		return nil
 	})

@@ -390,7 +390,7 @@ func TestRetentionContract(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				if err := l.Checkpoint(ctx, run, &runlog.Checkpoint{Seq: 2, Pending: []runlog.Saved{}, Archived: true}, []runlog.Found{{Ref: ref, Value: json.RawMessage(`"x"`)}}); err != nil {
+				if err := l.Checkpoint(ctx, run, &runlog.Checkpoint{Seq: 2, Commit: "c2", Pending: []runlog.Saved{}, Archived: true}, []runlog.Found{{Ref: ref, Value: json.RawMessage(`"x"`)}}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -435,7 +435,7 @@ func TestCheckpointContract(t *testing.T) {
 	ctx := context.Background()
 	k := runlog.Key{Tenant: "acme", RunID: "r1"}
 	at := func(seq int64) *runlog.Checkpoint {
-		return &runlog.Checkpoint{Seq: seq, At: time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC), Pending: []runlog.Saved{}, Open: []string{"conv-1"}, Archived: true}
+		return &runlog.Checkpoint{Seq: seq, Commit: fmt.Sprintf("c%d", seq), At: time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC), Pending: []runlog.Saved{}, Open: []string{"conv-1"}, Archived: true}
 	}
 	kept := runlog.Found{Ref: runlog.Ref{Kind: runlog.RefKey, Name: "a key with any character: #/é"}, Value: json.RawMessage(`{"id":"int_1"}`)}
 	idem := runlog.Found{Ref: runlog.Ref{Kind: runlog.RefIdem, Name: "sub:alice\nk1"}, Value: json.RawMessage(`{"Key":"k1"}`)}

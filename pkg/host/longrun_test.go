@@ -8,10 +8,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/interrupthost/interrupthost/internal/testclock"
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
+	"github.com/interrupthost/interrupthost/pkg/schema"
 	"github.com/interrupthost/interrupthost/pkg/token"
 )
 
@@ -183,5 +186,118 @@ func TestACheckpointThatDoesNotFit(t *testing.T) {
 	}
 	if snap, err := h.Snapshot(ctx, who("engine"), "r"); err != nil || len(snap.Pending) != 4 {
 		t.Errorf("the snapshot: %+v %v", snap, err)
+	}
+}
+
+// late holds back the checkpoint writes of a log until told, as a writer that stalls between its
+// commit and its checkpoint does.
+type late struct {
+	host.Log
+	held []func() error
+}
+
+func (l *late) Checkpoint(ctx context.Context, k runlog.Key, cp *runlog.Checkpoint, archive []runlog.Found) error {
+	l.held = append(l.held, func() error { return l.Log.Checkpoint(ctx, k, cp, archive) })
+	return nil
+}
+
+// TestALateCheckpointRevivesNothing, on both stores: a checkpoint that lands after its run ended
+// and was retained past its expiry does not bring the run back (the checkpoint is read only beside
+// its own commit, live), and the archive it wrote is not the next run's of the same id.
+func TestALateCheckpointRevivesNothing(t *testing.T) {
+	ctx := context.Background()
+	sch, err := schema.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := runlog.Key{Tenant: "acme", RunID: "r"}
+	for name, open := range logs {
+		t.Run(name, func(t *testing.T) {
+			store := open(t)
+			stalled := &late{Log: store}
+			h := host.New(stalled, sch, host.Config{})
+			for i := range runlog.CheckpointEvery / 2 {
+				if _, _, err := h.RequestInterrupt(ctx, who("engine"), "r", host.Request{NodeID: "n", Payload: custom(fmt.Sprintf("k%d", i))}); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := h.Resolve(ctx, who("alice"), "r", "n", json.RawMessage(`{"old":true}`), nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, _, err := h.RequestInterrupt(ctx, who("engine"), "r", host.Request{NodeID: "m", Payload: custom("pending")}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := h.EndRun(ctx, who("engine"), "r", interrupt.RunCancelled, ""); err != nil {
+				t.Fatal(err)
+			}
+			for more := true; more; {
+				if more, err = store.Retain(ctx, k, time.Now().Add(-time.Second), 1000); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if len(stalled.held) != 1 {
+				t.Fatalf("%d checkpoints held, want the one at %d", len(stalled.held), runlog.CheckpointEvery)
+			}
+			if err := stalled.held[0](); err != nil {
+				t.Fatal(err)
+			}
+			if snap, err := h.Snapshot(ctx, who("engine"), "r"); interrupt.ErrorCode(err) != interrupt.CodeNotFound {
+				t.Errorf("the expired run, its checkpoint written late: %+v %v", snap, err)
+			}
+			// A new run of the id, past its own first checkpoints, asks for a key the old one
+			// archived: a new interrupt, not the old run's.
+			fresh := host.New(store, sch, host.Config{})
+			for i := range runlog.CheckpointEvery {
+				if _, _, err := fresh.RequestInterrupt(ctx, who("engine"), "r", host.Request{NodeID: "x", Payload: custom(fmt.Sprintf("new-%d", i))}); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := fresh.Resolve(ctx, who("alice"), "r", "x", json.RawMessage(`{}`), nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			v, created, err := fresh.RequestInterrupt(ctx, who("engine"), "r", host.Request{NodeID: "y", Payload: custom("k0")})
+			if err != nil || !created || v.Status != interrupt.StatusPending {
+				t.Errorf("the old run's key on the new run: %+v created %v, %v", v, created, err)
+			}
+		})
+	}
+}
+
+// TestTheLastInterruptAtANode: an interrupt past its deadline (the sweep has not recorded it),
+// then another at its node resolved: after a checkpoint, the node's last interrupt is still the
+// second, not the one the checkpoint keeps pending.
+func TestTheLastInterruptAtANode(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	t0 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	clock := testclock.New(t0)
+	h, _ := memHost(t, func(c *host.Config) { c.Now = clock.Now })
+	if _, _, err := h.RequestInterrupt(ctx, who("engine"), "r", host.Request{NodeID: "a", Payload: json.RawMessage(`{"kind":"custom","key":"first","timeoutMs":1000,"data":{"customKind":"x"}}`)}); err != nil {
+		t.Fatal(err)
+	}
+	clock.Set(t0.Add(2 * time.Second))
+	second, _, err := h.RequestInterrupt(ctx, who("engine"), "r", host.Request{NodeID: "a", Payload: custom("second")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Resolve(ctx, who("alice"), "r", "a", json.RawMessage(`{}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; ; i++ {
+		v, _, err := h.RequestInterrupt(ctx, who("engine"), "r", host.Request{NodeID: "b", Payload: custom(fmt.Sprintf("b%d", i))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := h.Resolve(ctx, who("alice"), "r", "b", json.RawMessage(`{}`), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.Seq > runlog.CheckpointEvery || res.Seq >= runlog.CheckpointEvery {
+			break
+		}
+	}
+	_, err = h.Resolve(ctx, who("bob"), "r", "a", json.RawMessage(`{}`), nil)
+	if interrupt.ErrorCode(err) != interrupt.CodeAlreadyResolved || !strings.Contains(err.Error(), second.InterruptID) || !strings.Contains(err.Error(), "resolved") {
+		t.Errorf("a resolve at the node after a checkpoint: %v, want %s resolved", err, second.InterruptID)
 	}
 }

@@ -49,12 +49,15 @@ func (s stored) expired() bool { return expired(s.expires) }
 
 type storedCheckpoint struct {
 	seq     int64
+	origin  string
 	raw     json.RawMessage
 	expires time.Time
 }
 
 type storedFound struct {
 	value   json.RawMessage
+	origin  string
+	seq     int64
 	expires time.Time
 }
 
@@ -163,7 +166,15 @@ func (l *RunLog) Tail(ctx context.Context, k runlog.Key) (*runlog.Checkpoint, []
 		if err := json.Unmarshal(stored.raw, cp); err != nil {
 			return nil, nil, err
 		}
-		after = cp.Seq
+		l.mu.Lock()
+		log := l.commits[k]
+		backed := cp.Seq >= 1 && cp.Seq <= int64(len(log)) && !log[cp.Seq-1].expired() && log[cp.Seq-1].ID == cp.Commit
+		l.mu.Unlock()
+		if backed {
+			after = cp.Seq
+		} else {
+			cp = nil // not beside its commit: read the log whole
+		}
 	}
 	commits, err := l.Read(ctx, k, after, 0)
 	return cp, commits, err
@@ -182,9 +193,12 @@ func (l *RunLog) Checkpoint(_ context.Context, k runlog.Key, cp *runlog.Checkpoi
 		l.archives[k] = items
 	}
 	for _, f := range archive {
-		items[f.Ref] = storedFound{value: slices.Clone(f.Value)}
+		if old, ok := items[f.Ref]; ok && f.Seq > 0 && old.seq >= f.Seq && old.origin == f.Origin {
+			continue // a value that changes: the newest stays
+		}
+		items[f.Ref] = storedFound{value: slices.Clone(f.Value), origin: f.Origin, seq: f.Seq}
 	}
-	if old, ok := l.checkpoints[k]; ok && old.seq >= cp.Seq && !expired(old.expires) {
+	if old, ok := l.checkpoints[k]; ok && old.seq >= cp.Seq && !expired(old.expires) && old.origin == cp.Origin {
 		return nil
 	}
 	raw, err := runlog.Marshal(cp)
@@ -194,7 +208,7 @@ func (l *RunLog) Checkpoint(_ context.Context, k runlog.Key, cp *runlog.Checkpoi
 	if len(raw) > MaxCommitBytes {
 		return &runlog.TooLargeError{Size: len(raw), Limit: MaxCommitBytes}
 	}
-	l.checkpoints[k] = storedCheckpoint{seq: cp.Seq, raw: raw}
+	l.checkpoints[k] = storedCheckpoint{seq: cp.Seq, origin: cp.Origin, raw: raw}
 	return nil
 }
 
@@ -208,7 +222,7 @@ func (l *RunLog) Lookup(_ context.Context, k runlog.Key, refs []runlog.Ref) ([]r
 	var found []runlog.Found
 	for _, r := range refs {
 		if f, ok := l.archives[k][r]; ok && !expired(f.expires) {
-			found = append(found, runlog.Found{Ref: r, Value: slices.Clone(f.value)})
+			found = append(found, runlog.Found{Ref: r, Value: slices.Clone(f.value), Origin: f.origin, Seq: f.seq})
 		}
 	}
 	return found, nil
@@ -292,7 +306,7 @@ func (l *RunLog) Export(k runlog.Key) ([]runlog.Commit, *runlog.Checkpoint, []ru
 	}
 	var archive []runlog.Found
 	for r, f := range l.archives[k] {
-		archive = append(archive, runlog.Found{Ref: r, Value: slices.Clone(f.value)})
+		archive = append(archive, runlog.Found{Ref: r, Value: slices.Clone(f.value), Origin: f.origin, Seq: f.seq})
 	}
 	return commits, cp, archive, nil
 }

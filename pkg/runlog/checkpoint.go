@@ -25,9 +25,12 @@ import (
 // CheckpointEvery is how many commits apart a run's checkpoints are.
 const CheckpointEvery = 8
 
-// Checkpoint is a run's live state after commit Seq.
+// Checkpoint is a run's live state after commit Seq, whose ID is Commit: a reader trusts it only
+// beside that very commit, live (not one a run id taken again wrote over, not one retention
+// expired while a late checkpoint was written).
 type Checkpoint struct {
 	Seq          int64               `json:"seq"`
+	Commit       string              `json:"commit"`
 	At           time.Time           `json:"at"`
 	Threshold    *float64            `json:"threshold,omitempty"`
 	ThresholdSeq int64               `json:"thresholdSeq,omitempty"`
@@ -40,6 +43,12 @@ type Checkpoint struct {
 	// Archived is set once anything of the run went to the archive: until then a key missing
 	// from the state is missing from the run.
 	Archived bool `json:"archived,omitempty"`
+	// Origin is the ID of the run's first commit: a run id taken again after its run expired
+	// names another run, whose archive items are not this one's.
+	Origin string `json:"origin,omitempty"`
+	// Superseded are the pending interrupts that are not the last requested at their node (one
+	// past its deadline, not yet recorded expired, and another requested there since).
+	Superseded []string `json:"superseded,omitempty"`
 }
 
 // Saved is an interrupt as a checkpoint or the archive keeps it.
@@ -106,10 +115,14 @@ type Ref struct {
 	Name string
 }
 
-// Found is an archive item: what Ref names, encoded.
+// Found is an archive item: what Ref names, encoded. Origin is the run's (Checkpoint.Origin);
+// Seq, when set, orders the values an item takes (a node's last interrupt): a store keeps the
+// highest.
 type Found struct {
 	Ref
-	Value json.RawMessage
+	Value  json.RawMessage
+	Origin string
+	Seq    int64
 }
 
 // archivedIdem is an Idempotency-Key's record with the resume value its commit held.
@@ -124,13 +137,16 @@ func Resume(cp *Checkpoint, commits []Commit) (*State, error) {
 	s.init()
 	if cp != nil {
 		s.Seq, s.LastAt, s.Threshold, s.ThresholdSeq, s.Ended, s.EndedSeq = cp.Seq, cp.At, cp.Threshold, cp.ThresholdSeq, cp.Ended, cp.EndedSeq
-		s.archived = cp.Archived
+		s.archived, s.origin, s.lastID = cp.Archived, cp.Origin, cp.Commit
 		for _, sv := range cp.Pending {
 			in, err := sv.interrupt()
 			if err != nil {
 				return nil, err
 			}
 			s.add(in)
+			if slices.Contains(cp.Superseded, in.ID) {
+				delete(s.latestAt, in.NodeID) // the last there is closed, and archived
+			}
 		}
 		for _, id := range cp.Open {
 			s.conversations[id] = ConversationOpen
@@ -153,11 +169,11 @@ func (s *State) Archived() bool { return s.archived }
 // the state holds, but for those it was given from the archive.
 func (s *State) Checkpoint() (*Checkpoint, []Found, error) {
 	cp := &Checkpoint{
-		Seq: s.Seq, At: s.LastAt, Threshold: s.Threshold, ThresholdSeq: s.ThresholdSeq,
-		Ended: s.Ended, EndedSeq: s.EndedSeq, Pending: []Saved{},
+		Seq: s.Seq, Commit: s.lastID, At: s.LastAt, Threshold: s.Threshold, ThresholdSeq: s.ThresholdSeq,
+		Ended: s.Ended, EndedSeq: s.EndedSeq, Pending: []Saved{}, Origin: s.origin,
 	}
 	var archive []Found
-	add := func(kind RefKind, name string, v any) error {
+	add := func(kind RefKind, name string, v any, seq int64) error {
 		if s.merged[Ref{kind, name}] {
 			return nil
 		}
@@ -165,33 +181,41 @@ func (s *State) Checkpoint() (*Checkpoint, []Found, error) {
 		if err != nil {
 			return err
 		}
-		archive = append(archive, Found{Ref: Ref{kind, name}, Value: raw})
+		archive = append(archive, Found{Ref: Ref{kind, name}, Value: raw, Origin: s.origin, Seq: seq})
 		return nil
 	}
 	for _, in := range s.ordered {
 		if in.status == interrupt.StatusPending {
 			cp.Pending = append(cp.Pending, in.saved())
+			if s.latestAt[in.NodeID] != in {
+				cp.Superseded = append(cp.Superseded, in.ID)
+			}
 			continue
 		}
-		if err := add(RefKey, in.Payload.Key, in.saved()); err != nil {
+		// A closed interrupt is archived without its votes and asks, which no rule reads once
+		// it closed: so its item holds its payload and value, each within a request's bound,
+		// and fits the store's.
+		closed := in.saved()
+		closed.Votes, closed.Asks = nil, nil
+		if err := add(RefKey, in.Payload.Key, closed, 0); err != nil {
 			return nil, nil, err
 		}
-		if err := add(RefInterrupt, in.ID, in.Payload.Key); err != nil {
+		if err := add(RefInterrupt, in.ID, in.Payload.Key, 0); err != nil {
 			return nil, nil, err
 		}
 		if s.latestAt[in.NodeID] == in {
-			if err := add(RefNode, in.NodeID, in.Payload.Key); err != nil {
+			if err := add(RefNode, in.NodeID, in.Payload.Key, in.RequestedSeq); err != nil {
 				return nil, nil, err
 			}
 		}
 	}
 	for key, rec := range s.idem {
-		if err := add(RefIdem, key, archivedIdem{Idem: *rec, Value: rec.Value}); err != nil {
+		if err := add(RefIdem, key, archivedIdem{Idem: *rec, Value: rec.Value}, 0); err != nil {
 			return nil, nil, err
 		}
 	}
 	for key, seq := range s.decisions {
-		if err := add(RefDecision, key, seq); err != nil {
+		if err := add(RefDecision, key, seq, 0); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -200,7 +224,7 @@ func (s *State) Checkpoint() (*Checkpoint, []Found, error) {
 		case ConversationOpen:
 			cp.Open = append(cp.Open, id)
 		case ConversationClosed:
-			if err := add(RefConversation, id, true); err != nil {
+			if err := add(RefConversation, id, true, 0); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -263,6 +287,9 @@ func (s *State) Merge(refs []Ref, found []Found) ([]Ref, error) {
 		s.looked[r] = true
 	}
 	for _, f := range found {
+		if f.Origin != s.origin {
+			continue // an earlier run of the same id, expired
+		}
 		s.merged[f.Ref] = true
 		switch f.Kind {
 		case RefKey:

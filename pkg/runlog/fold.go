@@ -107,6 +107,8 @@ type State struct {
 	// are the refs looked up there, merged those found, and lastOf the nodes whose last
 	// interrupt's key a lookup is under way for, by that key.
 	archived bool
+	origin   string
+	lastID   string
 	looked   map[Ref]bool
 	merged   map[Ref]bool
 	lastOf   map[string]string
@@ -173,7 +175,10 @@ func (s *State) Apply(c Commit) error {
 	for _, ch := range changes {
 		ch()
 	}
-	s.Seq, s.LastAt = c.Seq, c.At
+	s.Seq, s.LastAt, s.lastID = c.Seq, c.At, c.ID
+	if c.Seq == 1 {
+		s.origin = c.ID
+	}
 	if c.ID != "" {
 		s.CommitIDs[c.ID] = c.Seq
 	}

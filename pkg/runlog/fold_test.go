@@ -3,6 +3,7 @@ package runlog_test
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -265,6 +266,11 @@ func TestFoldOfOwnCommits(t *testing.T) {
 	jb, _ := json.Marshal([]any{b, archiveB})
 	if string(ja) != string(jb) {
 		t.Errorf("the writer's fold %s\nthe reader's %s", ja, jb)
+	}
+	for _, f := range archiveA {
+		if f.Kind == runlog.RefKey && strings.Contains(string(f.Value), `"votes"`) {
+			t.Errorf("a closed approval is archived with its votes (its item could outgrow the store's): %s", f.Value)
+		}
 	}
 	if own.Decided("d1") != 3 || *own.Threshold != 0.4 || own.ByKey("k").Recorded() != interrupt.StatusResolved || len(archiveA) == 0 {
 		t.Errorf("the fold: decided %d, threshold %v, %s, %d archived", own.Decided("d1"), *own.Threshold, own.ByKey("k").Recorded(), len(archiveA))
