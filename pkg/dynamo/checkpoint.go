@@ -91,8 +91,9 @@ func (l *RunLog) Tail(ctx context.Context, k runlog.Key) (*runlog.Checkpoint, []
 			commits = append(commits, c)
 		}
 		if page.LastEvaluatedKey == nil {
+			// Every commit read and none was the checkpoint's: it stands for no commit there is.
 			slices.Reverse(commits)
-			return cp, commits, nil
+			return nil, commits, nil
 		}
 		in.ExclusiveStartKey, in.Limit = page.LastEvaluatedKey, nil
 	}
