@@ -270,19 +270,7 @@ func TestOneTenantDelaysNoOther(t *testing.T) {
 	if _, _, err := h.RequestInterrupt(ctx, quiet, "q", host.Request{NodeID: "n", Payload: json.RawMessage(`{"kind":"custom","key":"k","timeoutMs":3500,"data":{"customKind":"x"}}`)}); err != nil {
 		t.Fatal(err)
 	}
-	expired := func(p interrupt.Principal, run string) int {
-		page, err := h.Events(ctx, p, run, 0, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		k := 0
-		for _, e := range page.Events {
-			if e.Type == interrupt.EventExpired {
-				k++
-			}
-		}
-		return k
-	}
+	expired := func(p interrupt.Principal, run string) int { return countEvents(t, h, p, run, interrupt.EventExpired) }
 
 	clock.Set(t0.Add(5 * time.Second))
 	r, err := h.Sweep(ctx)

@@ -47,13 +47,19 @@ func dynamoHookHost(t testing.TB, optFns ...func(*dynamodb.Options)) (*host.Host
 // resolvedCount counts the interrupt.resolved events of a run.
 func resolvedCount(t testing.TB, h *host.Host, run string) int {
 	t.Helper()
-	page, err := h.Events(context.Background(), who("engine"), run, 0, 0)
+	return countEvents(t, h, who("engine"), run, interrupt.EventResolved)
+}
+
+// countEvents is how many events of type typ p's run holds.
+func countEvents(t testing.TB, h *host.Host, p interrupt.Principal, run, typ string) int {
+	t.Helper()
+	page, err := h.Events(context.Background(), p, run, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	n := 0
 	for _, e := range page.Events {
-		if e.Type == interrupt.EventResolved {
+		if e.Type == typ {
 			n++
 		}
 	}
