@@ -157,7 +157,7 @@ func (h *Host) checkResume(in *runlog.Interrupt, p interrupt.Principal, value js
 			fields = append(fields, interrupt.FieldError{Path: at, Message: "the interrupt's schema cannot be used"})
 			return
 		}
-		fields = append(fields, compiled.ValidateDoc(doc, at)...)
+		fields = append(fields, compiled.Validate(doc, at)...)
 	}
 	check(in.Payload.ResumeSchema)
 	var action interrupt.Action
@@ -284,7 +284,7 @@ func (h *Host) checkAnswers(questions []interrupt.Question, doc *schema.Doc) []i
 			fields = append(fields, interrupt.FieldError{Path: path, Message: "the question's schema cannot be used"})
 			continue
 		}
-		fields = append(fields, compiled.ValidateDoc(answer, path)...)
+		fields = append(fields, compiled.Validate(answer, path)...)
 	}
 	var unknown []string
 	for id := range answers {

@@ -69,9 +69,8 @@ type SweepReport struct {
 // MaxSweepRead, in deadline order), and the budget is dealt among their tenants in turn, one
 // entry each, oldest first, so a tenant with thousands due costs another tenant's entry at most
 // one place per round. The cursor then passes the handled entries in order, up to the first one
-// left or due within SweepGrace (which may still be joined by an entry filed late); entries
-// after it that were handled are read again by the next sweep and found done, never expired
-// twice.
+// left or due within SweepGrace (which may still be joined by an entry filed late), and lists
+// those after it that were handled, so the next sweep does not handle them again.
 func (h *Host) Sweep(ctx context.Context) (SweepReport, error) {
 	now := h.cfg.Now().UTC()
 	start, err := h.log.SweepCursor(ctx)
@@ -96,13 +95,12 @@ func (h *Host) Sweep(ctx context.Context) (SweepReport, error) {
 	done, expired, err := h.handle(ctx, window, picked, now)
 	report.Expired = expired
 	for i := range done {
-		if done[i] {
+		switch {
+		case done[i]:
 			report.Entries++
-		}
-		done[i] = done[i] || before[i]
-	}
-	for _, ok := range done {
-		if !ok {
+		case before[i]:
+			done[i] = true
+		default:
 			report.Deferred++
 		}
 	}
@@ -234,9 +232,11 @@ func (h *Host) handle(ctx context.Context, window []runlog.Due, picked []int, no
 // last entry, over the closed minutes before through, which were read whole. The entries past
 // it that are done, now or before, become its Done.
 func passed(c runlog.SweepCursor, window []runlog.Due, done []bool, through, now time.Time) runlog.SweepCursor {
-	known := c.Done
-	for _, i := range doneIndexes(done) {
-		known = append(known, window[i].Position())
+	known := slices.Clone(c.Done)
+	for i, ok := range done {
+		if ok {
+			known = append(known, window[i].Position())
+		}
 	}
 	c = advance(runlog.SweepCursor{Minute: c.Minute, After: c.After, Version: c.Version}, window, done, through, now)
 	slices.Sort(known)
@@ -255,16 +255,7 @@ func passed(c runlog.SweepCursor, window []runlog.Due, done []bool, through, now
 	return c
 }
 
-func doneIndexes(done []bool) []int {
-	var out []int
-	for i, ok := range done {
-		if ok {
-			out = append(out, i)
-		}
-	}
-	return out
-}
-
+// advance is passed's move of the cursor, without its Done.
 func advance(c runlog.SweepCursor, window []runlog.Due, done []bool, through, now time.Time) runlog.SweepCursor {
 	for i, d := range window {
 		for d.Minute().After(c.Minute) && closed(c.Minute, now) {

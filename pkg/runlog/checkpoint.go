@@ -1,9 +1,11 @@
 package runlog
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
@@ -173,16 +175,15 @@ func (s *State) Checkpoint() (*Checkpoint, []Found, error) {
 		Ended: s.Ended, EndedSeq: s.EndedSeq, Pending: []Saved{}, Origin: s.origin,
 	}
 	var archive []Found
-	add := func(kind RefKind, name string, v any, seq int64) error {
-		if s.merged[Ref{kind, name}] {
-			return nil
+	var err error
+	add := func(kind RefKind, name string, v any, seq int64) {
+		if err != nil || s.merged[Ref{kind, name}] {
+			return
 		}
-		raw, err := Marshal(v)
-		if err != nil {
-			return err
+		var raw json.RawMessage
+		if raw, err = Marshal(v); err == nil {
+			archive = append(archive, Found{Ref: Ref{kind, name}, Value: raw, Origin: s.origin, Seq: seq})
 		}
-		archive = append(archive, Found{Ref: Ref{kind, name}, Value: raw, Origin: s.origin, Seq: seq})
-		return nil
 	}
 	for _, in := range s.ordered {
 		if in.status == interrupt.StatusPending {
@@ -197,50 +198,32 @@ func (s *State) Checkpoint() (*Checkpoint, []Found, error) {
 		// and fits the store's.
 		closed := in.saved()
 		closed.Votes, closed.Asks = nil, nil
-		if err := add(RefKey, in.Payload.Key, closed, 0); err != nil {
-			return nil, nil, err
-		}
-		if err := add(RefInterrupt, in.ID, in.Payload.Key, 0); err != nil {
-			return nil, nil, err
-		}
+		add(RefKey, in.Payload.Key, closed, 0)
+		add(RefInterrupt, in.ID, in.Payload.Key, 0)
 		if s.latestAt[in.NodeID] == in {
-			if err := add(RefNode, in.NodeID, in.Payload.Key, in.RequestedSeq); err != nil {
-				return nil, nil, err
-			}
+			add(RefNode, in.NodeID, in.Payload.Key, in.RequestedSeq)
 		}
 	}
 	for key, rec := range s.idem {
-		if err := add(RefIdem, key, archivedIdem{Idem: *rec, Value: rec.Value}, 0); err != nil {
-			return nil, nil, err
-		}
+		add(RefIdem, key, archivedIdem{Idem: *rec, Value: rec.Value}, 0)
 	}
 	for key, seq := range s.decisions {
-		if err := add(RefDecision, key, seq, 0); err != nil {
-			return nil, nil, err
-		}
+		add(RefDecision, key, seq, 0)
 	}
 	for id, state := range s.conversations {
 		switch state {
 		case ConversationOpen:
 			cp.Open = append(cp.Open, id)
 		case ConversationClosed:
-			if err := add(RefConversation, id, true, 0); err != nil {
-				return nil, nil, err
-			}
+			add(RefConversation, id, true, 0)
 		}
+	}
+	if err != nil {
+		return nil, nil, err
 	}
 	slices.Sort(cp.Open)
 	slices.SortFunc(archive, func(a, b Found) int {
-		if a.Kind != b.Kind {
-			return int(a.Kind) - int(b.Kind)
-		}
-		if a.Name < b.Name {
-			return -1
-		}
-		if a.Name > b.Name {
-			return 1
-		}
-		return 0
+		return cmp.Or(cmp.Compare(a.Kind, b.Kind), strings.Compare(a.Name, b.Name))
 	})
 	cp.Archived = s.archived || len(archive) > 0
 	return cp, archive, nil

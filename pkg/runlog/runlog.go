@@ -160,8 +160,8 @@ type Envelope struct {
 // TimeFormat is how every timestamp leaves the host: RFC 3339, UTC, milliseconds.
 const TimeFormat = "2006-01-02T15:04:05.000Z07:00"
 
-// Size is what the commit adds to its run's log, in bytes of events and idempotency record: the
-// measure a run's growth is bounded by.
+// Size is what the commit adds to its run's log, in bytes of events and idempotency record: what
+// the in-memory store bounds one commit by, standing in for DynamoDB's item limit.
 func (c Commit) Size() int {
 	n := len(c.By)
 	for _, e := range c.Events {

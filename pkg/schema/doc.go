@@ -61,7 +61,8 @@ func (p parsed) LoadJSON() (any, error) { return p.v, nil }
 
 func (d *Doc) loader() gojsonschema.JSONLoader { return parsed{gojsonschema.NewGoLoader(d.v), d.v} }
 
-// count is how many values the document holds, as values counts them in its text.
+// count is how many JSON values the document holds, as the validation budget counts them: one
+// per scalar, array and object.
 func (d *Doc) count() int {
 	n := 0
 	var walk func(v any)
@@ -92,8 +93,9 @@ func (s *Set) ValidateDoc(name string, d *Doc, at string) []interrupt.FieldError
 	return report(res, err, at)
 }
 
-// ValidateDoc is Validate of a parsed document.
-func (in *Inline) ValidateDoc(d *Doc, at string) []interrupt.FieldError {
+// Validate checks d against the inline schema, reporting paths under at. A document whose
+// validation would exceed ValidationBudget is refused without running it.
+func (in *Inline) Validate(d *Doc, at string) []interrupt.FieldError {
 	if over := in.overBudget(d.count(), at); over != nil {
 		return over
 	}

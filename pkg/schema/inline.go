@@ -196,23 +196,3 @@ func patternCost(pattern, at string) (int, error) {
 	}
 	return 0, &Error{Pointer: at, Message: fmt.Sprintf("needs more than %d regular-expression instructions (bounded repeats multiply them)", MaxPatternCost)}
 }
-
-// values counts the JSON values of a document, as the validation budget does: one per scalar,
-// array and object, from one pass over the bytes.
-func values(doc []byte) int {
-	n, inString, escaped := 1, false, false
-	for _, b := range doc {
-		switch {
-		case escaped:
-			escaped = false
-		case inString:
-			escaped = b == '\\'
-			inString = b != '"'
-		case b == '"':
-			inString = true
-		case b == ',' || b == '[' || b == '{':
-			n++
-		}
-	}
-	return n
-}

@@ -77,15 +77,6 @@ type Inline struct {
 	nodes int
 }
 
-// Validate checks doc against the inline schema, reporting paths under at. A document whose
-// validation would exceed ValidationBudget is refused without running it.
-func (in *Inline) Validate(doc json.RawMessage, at string) []interrupt.FieldError {
-	if over := in.overBudget(values(doc), at); over != nil {
-		return over
-	}
-	return run(in.s, doc, at)
-}
-
 // overBudget refuses a document of n values whose validation would exceed ValidationBudget.
 func (in *Inline) overBudget(n int, at string) []interrupt.FieldError {
 	if n*in.nodes <= ValidationBudget {

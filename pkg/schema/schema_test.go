@@ -13,6 +13,15 @@ import (
 	"github.com/interrupthost/interrupthost/schemas"
 )
 
+func parse(t testing.TB, doc string) *schema.Doc {
+	t.Helper()
+	d, err := schema.Parse(json.RawMessage(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
 func load(t testing.TB) *schema.Set {
 	t.Helper()
 	s, err := schema.Load()
@@ -142,7 +151,7 @@ func TestCompileRefusesExternalReferences(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := paths(in.Validate(json.RawMessage(`{"n":"x"}`), "/resumeValue")); got != "/resumeValue/n" {
+	if got := paths(in.Validate(parse(t, `{"n":"x"}`), "/resumeValue")); got != "/resumeValue/n" {
 		t.Errorf("paths = %q", got)
 	}
 }
@@ -153,7 +162,7 @@ func TestPointerEscapesSegments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := paths(in.Validate(json.RawMessage(`{"a/b~c":1}`), "")); got != "/a~1b~0c" {
+	if got := paths(in.Validate(parse(t, `{"a/b~c":1}`), "")); got != "/a~1b~0c" {
 		t.Errorf("paths = %q", got)
 	}
 }
@@ -170,10 +179,14 @@ func BenchmarkResumeValidation(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if f := in.Validate(value, "/resumeValue"); f != nil {
+		doc, err := schema.Parse(value)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if f := in.Validate(doc, "/resumeValue"); f != nil {
 			b.Fatal(f)
 		}
-		if f := s.Validate(schema.ApprovalResume, value, "/resumeValue"); f != nil {
+		if f := s.ValidateDoc(schema.ApprovalResume, doc, "/resumeValue"); f != nil {
 			b.Fatal(f)
 		}
 	}
@@ -245,7 +258,7 @@ func TestValidationBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc := json.RawMessage("[" + strings.Repeat("1,", 60_000) + "1]")
+	doc := parse(t, "["+strings.Repeat("1,", 60_000)+"1]")
 	if fields := large.Validate(doc, "/resumeValue"); len(fields) != 1 || fields[0].Path != "/resumeValue" || !strings.Contains(fields[0].Message, "budget") {
 		t.Errorf("over the budget: %v", fields)
 	}
