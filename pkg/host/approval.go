@@ -10,42 +10,83 @@ import (
 )
 
 // eligibility decides, now and once, whether p may vote on the approval in, and records why.
-// approversList binds everywhere; group and role refs bind only where the host advertises those
-// ref kinds (refKinds), and are ignored otherwise; audience never grants anything. An approval
-// with no binding rule is open to every caller with approvals:respond. Quorum counts people: a
-// token minted without a principal votes only where one vote releases.
+// Every eligibility field that binds must admit p: approversList binds everywhere, group and
+// role refs bind only where the host advertises those ref kinds (refKinds) and are ignored
+// otherwise, so an approval naming alice and the group ops admits alice only while she is in
+// ops. audience never grants anything. An approval with no binding field is open to every caller
+// with approvals:respond. Quorum counts people: a token minted without a principal votes only
+// where one vote releases.
 func eligibility(in *runlog.Interrupt, p interrupt.Principal, refKinds []string) (interrupt.Eligibility, error) {
-	d := in.Payload.Data
 	if p.Subject == "" && in.Tally().Required > 1 {
 		return interrupt.Eligibility{}, interrupt.Errorf(interrupt.CodeNotEligible,
 			"a token without a principal is no one in particular and cannot count towards a quorum of %d; approvers decide as themselves", in.Tally().Required)
 	}
-	groups := slices.Contains(refKinds, interrupt.RefGroup) && len(d.ApproverGroupRefs) > 0
-	roles := slices.Contains(refKinds, interrupt.RefRole) && len(d.ApproverRoleRefs) > 0
-	if len(d.ApproversList) == 0 && !groups && !roles {
+	rules := bindingRules(in.Payload.Data, refKinds)
+	if len(rules) == 0 {
 		return interrupt.Eligibility{Via: "open"}, nil
 	}
 	if p.Subject == "" {
 		return interrupt.Eligibility{}, interrupt.Errorf(interrupt.CodeNotEligible, "this approval names its approvers; a token must be minted for one of them")
 	}
-	if slices.Contains(d.ApproversList, p.Subject) {
-		return interrupt.Eligibility{Via: interrupt.RefPrincipal, Ref: p.Subject}, nil
-	}
-	if groups {
-		for _, ref := range d.ApproverGroupRefs {
-			if slices.Contains(p.Groups, ref) {
-				return interrupt.Eligibility{Via: interrupt.RefGroup, Ref: ref}, nil
-			}
+	var e interrupt.Eligibility
+	for _, r := range rules {
+		i := slices.IndexFunc(r.refs, func(ref string) bool { return slices.Contains(r.held(p), ref) })
+		if i < 0 {
+			return interrupt.Eligibility{}, interrupt.Errorf(interrupt.CodeNotEligible, "%s is not an eligible approver of interrupt %s: %s does not admit it", p.Subject, in.ID, r.field)
+		}
+		if e.Via == "" {
+			e.Via, e.Ref = r.via, r.refs[i]
+		} else {
+			e.Also = append(e.Also, interrupt.Admission{Via: r.via, Ref: r.refs[i]})
 		}
 	}
-	if roles {
-		for _, ref := range d.ApproverRoleRefs {
-			if slices.Contains(p.Roles, ref) {
-				return interrupt.Eligibility{Via: interrupt.RefRole, Ref: ref}, nil
-			}
-		}
+	return e, nil
+}
+
+// rule is one eligibility field that binds: the refs it lists, and what of a principal they
+// are matched against.
+type rule struct {
+	field, via string
+	refs       []string
+	held       func(interrupt.Principal) []string
+}
+
+// bindingRules are the eligibility fields of d that bind on this host, list first.
+func bindingRules(d interrupt.Data, refKinds []string) []rule {
+	var rules []rule
+	if len(d.ApproversList) > 0 {
+		rules = append(rules, rule{"approversList", interrupt.RefPrincipal, d.ApproversList, func(p interrupt.Principal) []string { return []string{p.Subject} }})
 	}
-	return interrupt.Eligibility{}, interrupt.Errorf(interrupt.CodeNotEligible, "%s is not an eligible approver of interrupt %s", p.Subject, in.ID)
+	if slices.Contains(refKinds, interrupt.RefGroup) && len(d.ApproverGroupRefs) > 0 {
+		rules = append(rules, rule{"approverGroupRefs", interrupt.RefGroup, d.ApproverGroupRefs, func(p interrupt.Principal) []string { return p.Groups }})
+	}
+	if slices.Contains(refKinds, interrupt.RefRole) && len(d.ApproverRoleRefs) > 0 {
+		rules = append(rules, rule{"approverRoleRefs", interrupt.RefRole, d.ApproverRoleRefs, func(p interrupt.Principal) []string { return p.Roles }})
+	}
+	return rules
+}
+
+// unreachable reports whether the approval's quorum can no longer be met once the vote of voter
+// is counted into tally: approversList bounds who may still vote, and the approvals still
+// possible from the listed principals who have not voted fall short (and none of them is an
+// override principal who could release the gate alone). Without a list nobody knows how many
+// approvers are left, and the gate waits.
+func unreachable(in *runlog.Interrupt, voter string, tally interrupt.Tally, overrides []string) bool {
+	d := in.Payload.Data
+	if len(d.ApproversList) == 0 {
+		return false
+	}
+	left := 0
+	for _, who := range d.ApproversList {
+		if who == voter || in.Voted(who) != nil {
+			continue
+		}
+		if d.OverrideBypassesQuorum && slices.Contains(overrides, who) {
+			return false
+		}
+		left++
+	}
+	return tally.Approvals+left < tally.Required
 }
 
 // vote decides what one approval decision commits. ask is recorded and does not exit; the other
@@ -78,6 +119,11 @@ func vote(in *runlog.Interrupt, p interrupt.Principal, elig interrupt.Eligibilit
 	v := interrupt.Vote{
 		NodeID: in.NodeID, InterruptID: in.ID, Principal: voter, Action: action, ResumeValue: value,
 		Eligibility: elig, Override: override && released && action != interrupt.ActionRefine, Tally: tally,
+	}
+	// Only a rejection can leave the quorum out of reach (an approval adds what it takes away),
+	// so the gate then releases with this rejection rather than wait for votes that cannot come.
+	if !released && action == interrupt.ActionReject && unreachable(in, voter, tally, overrides) {
+		released, v.Reason = true, interrupt.ReasonQuorumUnreachable
 	}
 	if released {
 		v.ResumeValue = nil // interrupt.resolved carries it; readers see it in both

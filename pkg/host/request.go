@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
@@ -213,11 +212,8 @@ func (h *Host) checkPayload(raw json.RawMessage) (interrupt.Payload, error) {
 	case p.Kind == interrupt.KindLowConfidence && *p.Data.Observed >= *p.Data.Threshold:
 		fields = append(fields, interrupt.FieldError{Path: "/payload/data/observed", Message: "must be below threshold for a low-confidence interrupt"})
 	case p.Kind == interrupt.KindApproval:
-		d := p.Data
-		named := len(d.ApproversList) > 0
-		byRef := slices.Contains(h.cfg.RefKinds, interrupt.RefGroup) && len(d.ApproverGroupRefs) > 0 ||
-			slices.Contains(h.cfg.RefKinds, interrupt.RefRole) && len(d.ApproverRoleRefs) > 0
-		if named && !byRef && int(d.RequiredApprovals) > len(d.ApproversList) {
+		// approversList binds always, so it bounds the voters whatever else binds.
+		if d := p.Data; len(d.ApproversList) > 0 && int(d.RequiredApprovals) > len(d.ApproversList) {
 			fields = append(fields, interrupt.FieldError{Path: "/payload/data/requiredApprovals",
 				Message: fmt.Sprintf("%d approvals can never come from the %d principals of approversList", d.RequiredApprovals, len(d.ApproversList))})
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/inmem"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
+	"github.com/interrupthost/interrupthost/pkg/runlog"
 	"github.com/interrupthost/interrupthost/pkg/schema"
 )
 
@@ -91,6 +92,11 @@ func TestApprovalRules(t *testing.T) {
 		{"override vetoes under majority", `,"requiredApprovals":3,"rejectionPolicy":"majority","overrideBypassesQuorum":true`, []step{{who("boss"), "reject", "resolved"}}, "reject"},
 		{"override counts once without the flag", `,"requiredApprovals":2`, []step{{who("boss"), "accept", "pending"}, {who("bob"), "accept", "resolved"}}, "accept"},
 		{"a token bearer never overrides", `,"requiredApprovals":2,"overrideBypassesQuorum":true`, []step{{token, "accept", "pending"}}, ""},
+		{"a quorum the list can no longer reach", `,"requiredApprovals":2,"rejectionPolicy":"majority","approversList":["alice","bob"]`, []step{{who("alice"), "accept", "pending"}, {who("bob"), "reject", "resolved"}}, "reject"},
+		{"a quorum the list can still reach", `,"requiredApprovals":2,"rejectionPolicy":"majority","approversList":["alice","bob","carol"]`, []step{{who("alice"), "accept", "pending"}, {who("bob"), "reject", "pending"}, {who("carol"), "accept", "resolved"}}, "accept"},
+		{"out of reach after an approval", `,"requiredApprovals":3,"rejectionPolicy":"majority","approversList":["a","b","c"]`, []step{{who("a"), "accept", "pending"}, {who("b"), "reject", "resolved"}}, "reject"},
+		{"an override principal left to vote", `,"requiredApprovals":3,"rejectionPolicy":"majority","overrideBypassesQuorum":true,"approversList":["alice","bob","boss"]`, []step{{who("alice"), "reject", "pending"}, {who("boss"), "accept", "resolved"}}, "accept"},
+		{"without a list the gate waits", `,"requiredApprovals":2,"rejectionPolicy":"majority"`, []step{{who("alice"), "accept", "pending"}, {who("bob"), "reject", "pending"}}, ""},
 		{"nothing after release", ``, []step{{who("alice"), "reject", "resolved"}, {who("bob"), "accept", "interrupt_already_resolved"}}, "reject"},
 	}
 	ctx := context.Background()
@@ -128,6 +134,60 @@ func TestApprovalRules(t *testing.T) {
 	}
 }
 
+// TestAnUnreachableQuorumIsRejected: the rejection that leaves the quorum out of the listed
+// approvers' reach releases the gate as rejected, and its vote says why.
+func TestAnUnreachableQuorumIsRejected(t *testing.T) {
+	ctx := context.Background()
+	h, _ := memHost(t)
+	if _, _, err := h.RequestInterrupt(ctx, who("engine"), "r1", host.Request{NodeID: "gate", Payload: approvalWith(`,"requiredApprovals":2,"rejectionPolicy":"majority","approversList":["alice","bob"]`)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := resolveAs(ctx, h, who("alice"), decision("accept")); err != nil {
+		t.Fatal(err)
+	}
+	res, err := resolveAs(ctx, h, who("bob"), decision("reject"))
+	if err != nil || res.Status != interrupt.StatusResolved {
+		t.Fatalf("bob's rejection: %+v %v", res, err)
+	}
+	page, err := h.Events(ctx, who("engine"), "r1", 2, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v interrupt.Vote
+	if err := json.Unmarshal(page.Events[0].Payload, &v); err != nil || page.Events[0].Type != interrupt.EventVoted {
+		t.Fatalf("%s %s %v", page.Events[0].Type, page.Events[0].Payload, err)
+	}
+	if v.Reason != interrupt.ReasonQuorumUnreachable || v.Tally != (interrupt.Tally{Approvals: 1, Rejections: 1, Required: 2}) {
+		t.Errorf("the releasing vote: %+v, want reason %s", v, interrupt.ReasonQuorumUnreachable)
+	}
+}
+
+// TestDecidedByIsOpaque: decidedBy is kept as the caller sent it, whatever it says, and who
+// decided is the host's own record: the vote's principal is the caller, never decidedBy.
+func TestDecidedByIsOpaque(t *testing.T) {
+	ctx := context.Background()
+	h, l := memHost(t)
+	if _, _, err := h.RequestInterrupt(ctx, who("engine"), "r1", host.Request{NodeID: "gate", Payload: approvalWith(`,"approversList":["alice","bob"]`)}); err != nil {
+		t.Fatal(err)
+	}
+	sent := `{"action":"accept","decidedAt":"2026-11-30T09:00:00Z","decidedBy":"bob"}`
+	res, err := resolveAs(ctx, h, who("alice"), json.RawMessage(sent))
+	if err != nil || string(res.ResumeValue) != sent {
+		t.Fatalf("alice naming bob: %s %v, want the value as sent", res.ResumeValue, err)
+	}
+	commits, err := l.Read(ctx, runlog.Key{Tenant: "acme", RunID: "r1"}, 1, 0)
+	if err != nil || len(commits) != 1 {
+		t.Fatal(commits, err)
+	}
+	var v interrupt.Vote
+	if err := json.Unmarshal(commits[0].Events[0].Payload, &v); err != nil {
+		t.Fatal(err)
+	}
+	if v.Principal != "alice" || commits[0].By != "alice" {
+		t.Errorf("recorded as decided by %q (commit by %q), want alice", v.Principal, commits[0].By)
+	}
+}
+
 // resolveAs resolves node gate of run r1 as p: by run, or by a token-like principal through the
 // same rules.
 func resolveAs(ctx context.Context, h *host.Host, p interrupt.Principal, value json.RawMessage) (host.Resolution, error) {
@@ -156,7 +216,12 @@ func TestEligibility(t *testing.T) {
 		{"group refs not advertised beside a list", `,"approversList":["alice"],"approverGroupRefs":["finance"]`, []string{"principal"}, member("carol", []string{"finance"}, nil), "approver_not_eligible"},
 		{"role holder", `,"approverRoleRefs":["manager"]`, []string{"role"}, member("dave", nil, []string{"manager"}), "role:manager"},
 		{"role refs not advertised", `,"approverRoleRefs":["manager"]`, []string{"group"}, member("dave", nil, nil), "open:"},
-		{"the list before the groups", `,"approversList":["erin"],"approverGroupRefs":["finance"]`, []string{"group"}, member("erin", []string{"finance"}, nil), "principal:erin"},
+		{"listed and in the group", `,"approversList":["erin"],"approverGroupRefs":["finance"]`, []string{"group"}, member("erin", []string{"finance"}, nil), "principal:erin+group:finance"},
+		{"in the group, not listed", `,"approversList":["alice"],"approverGroupRefs":["ops"]`, []string{"group"}, member("carol", []string{"ops"}, nil), "approver_not_eligible"},
+		{"listed, not in the group", `,"approversList":["alice"],"approverGroupRefs":["ops"]`, []string{"group"}, member("alice", []string{"finance"}, nil), "approver_not_eligible"},
+		{"in the group, without the role", `,"approverGroupRefs":["ops"],"approverRoleRefs":["manager"]`, []string{"group", "role"}, member("carol", []string{"ops"}, nil), "approver_not_eligible"},
+		{"in the group, holding the role", `,"approverGroupRefs":["ops","sre"],"approverRoleRefs":["manager"]`, []string{"group", "role"}, member("carol", []string{"sre"}, []string{"manager"}), "group:sre+role:manager"},
+		{"a token for a listed principal where groups bind", `,"approversList":["alice"],"approverGroupRefs":["ops"]`, []string{"group"}, interrupt.Principal{Subject: "alice", Tenant: "acme", Token: "jti"}, "approver_not_eligible"},
 		{"a token without a principal", `,"approversList":["alice"]`, nil, interrupt.Principal{Tenant: "acme", Token: "jti"}, "approver_not_eligible"},
 		{"a token for a listed principal", `,"approversList":["alice"]`, nil, interrupt.Principal{Subject: "alice", Tenant: "acme", Token: "jti"}, "principal:alice"},
 		{"a token without a principal, quorum 2", `,"requiredApprovals":2`, nil, interrupt.Principal{Tenant: "acme", Token: "jti"}, "approver_not_eligible"},
@@ -188,7 +253,11 @@ func TestEligibility(t *testing.T) {
 			if err := json.Unmarshal(page.Events[0].Payload, &vote); err != nil {
 				t.Fatal(err)
 			}
-			if got := vote.Eligibility.Via + ":" + vote.Eligibility.Ref; got != tt.want {
+			got := vote.Eligibility.Via + ":" + vote.Eligibility.Ref
+			for _, a := range vote.Eligibility.Also {
+				got += "+" + a.Via + ":" + a.Ref
+			}
+			if got != tt.want {
 				t.Errorf("recorded %s, want %s", got, tt.want)
 			}
 		})
@@ -256,7 +325,7 @@ func TestResumeValidation(t *testing.T) {
 		{"outcomeSchema fails", `{"kind":"conversation.exchange","key":"k","data":{"conversationId":"c","prompt":"?","outcomeSchema":{"type":"string"}}}`, `7`, who("a"), "validation_error /resumeValue"},
 		{"an action the approval does not allow", `{"kind":"approval","key":"k","data":{"artifactId":"a","artifactType":"t","title":"x","actions":["accept"]}}`, string(decision("reject")), who("a"), "validation_error /resumeValue/action"},
 		{"refine without feedback", string(approvalWith(``)), `{"action":"refine","decidedAt":"2026-11-30T09:00:00Z"}`, who("a"), "validation_error /resumeValue/refineFeedback"},
-		{"decidedBy someone else", string(approvalWith(``)), `{"action":"accept","decidedAt":"2026-11-30T09:00:00Z","decidedBy":"bob"}`, who("alice"), "forbidden"},
+		{"decidedBy is opaque", string(approvalWith(``)), `{"action":"accept","decidedAt":"2026-11-30T09:00:00Z","decidedBy":"user:alice"}`, who("alice"), ""},
 		{"decidedBy the caller", string(approvalWith(``)), `{"action":"accept","decidedAt":"2026-11-30T09:00:00Z","decidedBy":"alice"}`, who("alice"), ""},
 		{"no decidedBy from a token without a principal", string(approvalWith(``)), `{"action":"accept","decidedAt":"2026-11-30T09:00:00Z"}`, interrupt.Principal{Tenant: "acme", Token: "jti"}, "validation_error /resumeValue/decidedBy"},
 		{"decidedBy from a token without a principal", string(approvalWith(``)), `{"action":"accept","decidedAt":"2026-11-30T09:00:00Z","decidedBy":"Ops desk"}`, interrupt.Principal{Tenant: "acme", Token: "jti"}, ""},

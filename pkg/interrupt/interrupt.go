@@ -227,6 +227,15 @@ type Eligibility struct {
 	Via string `json:"via"`
 	// Ref is the approversList entry, group ref or role ref that admitted the voter.
 	Ref string `json:"ref,omitempty"`
+	// Also are the other eligibility fields that bound the approval, each with the ref through
+	// which it admitted the voter: every field that binds must admit.
+	Also []Admission `json:"also,omitempty"`
+}
+
+// Admission is one eligibility field's admission of a voter.
+type Admission struct {
+	Via string `json:"via"`
+	Ref string `json:"ref"`
 }
 
 // Tally counts an approval's votes.
@@ -247,9 +256,16 @@ type Vote struct {
 	ResumeValue json.RawMessage `json:"resumeValue,omitempty"`
 	Eligibility Eligibility     `json:"eligibility"`
 	// Override is set when a configured override principal released the gate alone.
-	Override bool  `json:"override,omitempty"`
-	Tally    Tally `json:"tally"`
+	Override bool `json:"override,omitempty"`
+	// Reason says why a vote that would not have released the gate by itself did:
+	// ReasonQuorumUnreachable.
+	Reason string `json:"reason,omitempty"`
+	Tally  Tally  `json:"tally"`
 }
+
+// ReasonQuorumUnreachable is why a rejection released an approval whose quorum the listed
+// approvers who had not voted could no longer reach: it is rejected rather than left waiting.
+const ReasonQuorumUnreachable = "quorum-unreachable"
 
 // Integer is a JSON integer as JSON Schema counts one: any number with an integral value, so
 // 1.0 is 1 (as the published schemas accept it), while 1.5 and numbers past int64 are errors.

@@ -55,7 +55,10 @@ func TestEventPayloads(t *testing.T) {
 		interrupt.EventRunConfigured: interrupt.Configured{EscalationThreshold: 0.5, By: "ops"},
 		interrupt.EventAgentDecided:  interrupt.AgentDecided{NodeID: "n", Key: "k", AgentID: "a", Confidence: 0.2, Threshold: 0.5, Decision: json.RawMessage(`{"go":true}`)},
 		interrupt.EventNodeSuspended: interrupt.Suspended{NodeID: "n", Reason: interrupt.ReasonLowConfidence, InterruptID: "int_1"},
-		interrupt.EventResolved:      interrupt.Resolved{NodeID: "n", InterruptID: "int_1", Kind: interrupt.KindCustom, ResumeValue: json.RawMessage(`{}`)},
+		interrupt.EventVoted: interrupt.Vote{NodeID: "n", InterruptID: "int_1", Principal: "alice", Action: interrupt.ActionReject, ResumeValue: json.RawMessage(`{"action":"reject"}`),
+			Eligibility: interrupt.Eligibility{Via: interrupt.RefPrincipal, Ref: "alice", Also: []interrupt.Admission{{Via: interrupt.RefGroup, Ref: "ops"}}},
+			Reason:      interrupt.ReasonQuorumUnreachable, Tally: interrupt.Tally{Approvals: 1, Rejections: 1, Required: 2}},
+		interrupt.EventResolved: interrupt.Resolved{NodeID: "n", InterruptID: "int_1", Kind: interrupt.KindCustom, ResumeValue: json.RawMessage(`{}`)},
 	} {
 		body, err := json.Marshal(payload)
 		if err != nil {
