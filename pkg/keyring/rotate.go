@@ -9,12 +9,13 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	smtypes "github.com/aws/aws-sdk-go-v2/service/secretsmanager/types"
+
+	"github.com/interrupthost/interrupthost/pkg/token"
 )
 
 // kidLayout names each kid after the moment it was made, so that the rotation can tell from the
@@ -93,11 +94,17 @@ func (r Rotator) create(ctx context.Context, secretID, token string) error {
 	return err
 }
 
-// Next is the keyring that follows current: a new active kid, the kids superseded within Retain,
-// and nothing else. A current value that is not a keyring starts an empty one.
+// Next is the keyring that follows current: a new active kid, every kid that stopped being
+// active within Retain (and the legacy kid, which an operator retires by hand), and nothing
+// else. When each kid stopped being active is recorded on the keyring itself ("retired", RFC
+// 3339), whatever the kid is called: a kid found without a record (the previous active one, or
+// any kid an operator added by hand) is recorded as retired now, so it verifies for Retain more
+// and no outstanding token signed under it is orphaned. A current value that is not a keyring
+// starts an empty one.
 func (r Rotator) Next(current []byte) ([]byte, error) {
 	var v struct {
-		Keys map[string]string `json:"keys"`
+		Keys    map[string]string `json:"keys"`
+		Retired map[string]string `json:"retired"`
 	}
 	if json.Unmarshal(current, &v) != nil || v.Keys == nil {
 		v.Keys = map[string]string{}
@@ -112,30 +119,21 @@ func (r Rotator) Next(current []byte) ([]byte, error) {
 		return nil, err
 	}
 	keys := map[string]string{kid: base64.StdEncoding.EncodeToString(key)}
-	// A kid stopped being active when the kid after it was made.
-	made := func(k string) (time.Time, bool) {
-		t, err := time.Parse(kidLayout, k)
-		return t, err == nil
-	}
-	var dated []string
+	retired := map[string]string{}
 	for k, val := range v.Keys {
-		if _, ok := made(k); ok {
-			dated = append(dated, k)
-		} else if strings.HasPrefix(k, "legacy") {
-			keys[k] = val // the v1 key has no date; an operator retires it by hand
+		if k == token.LegacyKid {
+			keys[k] = val
+			continue
+		}
+		at, err := time.Parse(time.RFC3339, v.Retired[k])
+		if err != nil {
+			at = now
+		}
+		if now.Sub(at) <= r.Retain {
+			keys[k], retired[k] = val, at.UTC().Format(time.RFC3339)
 		}
 	}
-	slices.Sort(dated)
-	for i, k := range dated {
-		supersededAt := now
-		if i+1 < len(dated) {
-			supersededAt, _ = made(dated[i+1])
-		}
-		if now.Sub(supersededAt) <= r.Retain {
-			keys[k] = v.Keys[k]
-		}
-	}
-	return json.Marshal(map[string]any{"active": kid, "keys": keys})
+	return json.Marshal(map[string]any{"active": kid, "keys": keys, "retired": retired})
 }
 
 func (r Rotator) finish(ctx context.Context, secretID, token string) error {
