@@ -2,7 +2,9 @@ package e2e
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"os"
@@ -204,5 +206,54 @@ func TestRotationThroughTheGateway(t *testing.T) {
 	}
 	if a := do(t, "GET", "/interrupts/"+created.Tokens[0].Token, "", ""); a.Status != 200 {
 		t.Errorf("token under the old kid: %d %s", a.Status, a.Body)
+	}
+}
+
+// TestV1Tokens: a v1 token (<payload>.<mac>, the MAC under the keyring's legacy kid) inspects and
+// resolves until its expiresAt, and past it answers 410, as the spec keeps it. The token is
+// built here byte by byte from the v1 grammar, not by the host's own code.
+func TestV1Tokens(t *testing.T) {
+	ring := localKeys(t)
+	legacy, err := base64.StdEncoding.DecodeString(ring.Keys[token.LegacyKid])
+	if err != nil || len(legacy) == 0 {
+		t.Fatalf("the local keyring holds no legacy kid: %v", err)
+	}
+	run := newRun("v1")
+	eng := jwt(t, engine)
+	a := do(t, "POST", "/runs/"+run+"/interrupts", eng, `{"nodeId":"n1","payload":`+example(t, "custom")+`}`)
+	var created struct{ InterruptID string }
+	a.json(t, &created)
+	if a.Status != 201 {
+		t.Fatalf("request: %d %s", a.Status, a.Body)
+	}
+	v1 := func(intent string, exp time.Time) string {
+		payload, _ := json.Marshal(map[string]any{
+			"v": 1, "tenant": "acme", "runId": run, "nodeId": "n1", "interruptId": created.InterruptID,
+			"intent": intent, "iat": time.Now().UnixMilli(), "exp": exp.UnixMilli(), "jti": rand.Text(),
+		})
+		p := base64.RawURLEncoding.EncodeToString(payload)
+		mac := hmac.New(sha256.New, legacy)
+		mac.Write([]byte(p))
+		return p + "." + base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
+	}
+	expired := v1(token.IntentResolve, time.Now().Add(-time.Second))
+	if a := do(t, "GET", "/interrupts/"+expired, "", ""); a.Status != 410 || !strings.Contains(string(a.Body), `"code":"interrupt_expired"`) {
+		t.Errorf("inspect with a v1 token past its expiresAt: %d %s", a.Status, a.Body)
+	}
+	if a := do(t, "POST", "/interrupts/"+expired, "", `{"resumeValue":{"ok":true}}`); a.Status != 410 {
+		t.Errorf("resolve with a v1 token past its expiresAt: %d %s", a.Status, a.Body)
+	}
+	live := v1(token.IntentResolve, time.Now().Add(time.Minute))
+	if a := do(t, "GET", "/interrupts/"+live, "", ""); a.Status != 200 || !strings.Contains(string(a.Body), `"customKind":"acme.calibration"`) {
+		t.Errorf("inspect with a v1 token: %d %s", a.Status, a.Body)
+	}
+	if a := do(t, "POST", "/interrupts/"+v1(token.IntentInspect, time.Now().Add(time.Minute)), "", `{"resumeValue":{"ok":true}}`); a.Status != 403 {
+		t.Errorf("resolve with a v1 inspect token: %d %s", a.Status, a.Body)
+	}
+	if a := do(t, "POST", "/interrupts/"+live, "", `{"resumeValue":{"ok":true}}`); a.Status != 200 {
+		t.Errorf("resolve with a v1 token: %d %s", a.Status, a.Body)
+	}
+	if a := do(t, "GET", "/interrupts/"+live, "", ""); a.Status != 409 {
+		t.Errorf("the v1 token after its interrupt resolved: %d %s", a.Status, a.Body)
 	}
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/interrupthost/interrupthost/infra/local/gateway"
 	"github.com/interrupthost/interrupthost/infra/local/localaws"
 	"github.com/interrupthost/interrupthost/infra/local/samtemplate"
+	"github.com/interrupthost/interrupthost/pkg/token"
 )
 
 const (
@@ -170,15 +171,20 @@ func (inst instance) createTable(ctx context.Context, tmpl *samtemplate.Template
 	return err
 }
 
-// seedKeyring gives the stack a fresh development keyring in the format of docs/design.md, and
-// returns its active kid.
+// seedKeyring gives the stack a fresh development keyring in the format of the README ("Tokens"),
+// and returns its active kid. It holds a legacy kid too, as a deployment that still honours v1
+// tokens does, so the v1 form is resolved locally as it would be there.
 func (in instance) seedKeyring(ctx context.Context) (string, error) {
 	kid := "dev-" + strings.ToLower(rand.Text()[:10])
-	key := make([]byte, 32)
-	if _, err := rand.Read(key); err != nil {
-		return "", err
+	keys := map[string]string{}
+	for _, k := range []string{kid, token.LegacyKid} {
+		key := make([]byte, 32)
+		if _, err := rand.Read(key); err != nil {
+			return "", err
+		}
+		keys[k] = base64.StdEncoding.EncodeToString(key)
 	}
-	value, err := json.Marshal(map[string]any{"active": kid, "keys": map[string]string{kid: base64.StdEncoding.EncodeToString(key)}})
+	value, err := json.Marshal(map[string]any{"active": kid, "keys": keys})
 	if err != nil {
 		return "", err
 	}
