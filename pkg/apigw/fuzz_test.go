@@ -115,7 +115,7 @@ func FuzzAgentDecisions(f *testing.F) {
 
 func FuzzConfigureRun(f *testing.F) {
 	fuzzHandler(f, func(s *stack) apigw.Handler { return s.api.ConfigureRun() }, "PUT /runs/{runId}/configurable",
-		`{"escalationThreshold":0.8}`, `{"escalationThreshold":1e-3}`)
+		`{"escalationThreshold":0.8}`, `{"escalationThreshold":1e-3}`, `{"configurable":{"run":{"escalationThreshold":0.4}}}`)
 }
 
 func FuzzWebhookEndpoints(f *testing.F) {

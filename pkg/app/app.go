@@ -134,10 +134,11 @@ func hostConfig() (host.Config, error) {
 	}
 	if v := os.Getenv(EnvEscalation); v != "" {
 		t, err := strconv.ParseFloat(v, 64)
-		if err != nil || t <= 0 || t > 1 {
-			return hc, fmt.Errorf("app: %s=%q is not a threshold in (0, 1]", EnvEscalation, v)
+		// The range a run may configure (host.Configure) and the template admits.
+		if err != nil || t < 0 || t > 1 {
+			return hc, fmt.Errorf("app: %s=%q is not a threshold from 0 to 1", EnvEscalation, v)
 		}
-		hc.EscalationThreshold = t
+		hc.EscalationThreshold = &t
 	}
 	for env, into := range map[string]*time.Duration{EnvInboxRetention: &hc.InboxRetention, EnvRetention: &hc.Retention} {
 		if v := os.Getenv(env); v != "" {

@@ -107,7 +107,7 @@ func (h *Host) Decide(ctx context.Context, p interrupt.Principal, runID string, 
 		case st.ByKey(d.Key) != nil:
 			return decision[decided]{}, interrupt.Errorf(interrupt.CodeConflict, "key %q names an interrupt of this run, not a decision", d.Key)
 		}
-		threshold := h.cfg.EscalationThreshold
+		threshold := *h.cfg.EscalationThreshold
 		if st.Threshold != nil {
 			threshold = *st.Threshold
 		}

@@ -68,8 +68,8 @@ type Config struct {
 	// Retention is how long a run's log is kept after the run ended; 0 means DefaultRetention.
 	Retention time.Duration
 	// EscalationThreshold is the agent confidence below which a decision suspends its node,
-	// for runs that configure none; 0 means DefaultEscalationThreshold.
-	EscalationThreshold float64
+	// for runs that configure none; nil means DefaultEscalationThreshold, and 0 suspends none.
+	EscalationThreshold *float64
 	// OnCheckpointError hears of a checkpoint not written (the operation succeeded anyway),
 	// for the function's log; nil ignores it.
 	OnCheckpointError func(k runlog.Key, seq int64, err error)
@@ -114,8 +114,9 @@ func New(log Log, schemas *schema.Set, cfg Config) *Host {
 	if cfg.Retention == 0 {
 		cfg.Retention = DefaultRetention
 	}
-	if cfg.EscalationThreshold == 0 {
-		cfg.EscalationThreshold = DefaultEscalationThreshold
+	if cfg.EscalationThreshold == nil {
+		t := DefaultEscalationThreshold
+		cfg.EscalationThreshold = &t
 	}
 	return &Host{log: log, schemas: schemas, cfg: cfg, endpoints: &endpointCache{m: map[string]cachedEndpoint{}}}
 }

@@ -14,7 +14,7 @@ func TestLowConfidenceEscalation(t *testing.T) {
 	eng := jwt(t, engine)
 	run := newRun("agent")
 	ops := jwt(t, devjwt.Token{Subject: "ops", Tenant: "acme", Scopes: []string{"runs:configure"}})
-	if a := do(t, "PUT", "/runs/"+run+"/configurable", ops, `{"escalationThreshold":0.8}`); a.Status != 200 {
+	if a := do(t, "PUT", "/runs/"+run+"/configurable", ops, `{"configurable":{"run":{"escalationThreshold":0.8}}}`); a.Status != 200 {
 		t.Fatalf("configure: %d %s", a.Status, a.Body)
 	}
 	a := do(t, "POST", "/runs/"+run+"/agent-decisions", eng, `{"nodeId":"classify","key":"d1","agentId":"triage","confidence":0.41,"decision":{"label":"billing"}}`)
