@@ -94,8 +94,8 @@ func (a *API) GetRun() Handler {
 	})
 }
 
-// ListEvents serves GET /runs/{runId}/events?after=SEQ&limit=N&mode=updates|debug. Every event
-// the host writes is durable, so both modes carry the same events.
+// ListEvents serves GET /runs/{runId}/events?after=SEQ&limit=N&mode=updates|debug: debug (and
+// no mode) every event, updates the state updates only (interrupt.Mode).
 func (a *API) ListEvents() Handler {
 	return a.route(ScopeRunsRead, func(ctx context.Context, c *call) (reply, error) {
 		if err := c.readRun(); err != nil {
@@ -118,13 +118,14 @@ func (a *API) ListEvents() Handler {
 			}
 			limit = n
 		}
-		if v, ok := q["mode"]; ok && v != "updates" && v != "debug" {
+		mode := interrupt.Mode(q["mode"])
+		if _, ok := q["mode"]; ok && mode != interrupt.ModeUpdates && mode != interrupt.ModeDebug {
 			fields = append(fields, interrupt.FieldError{Path: "mode", Message: "must be updates or debug"})
 		}
 		if len(fields) > 0 {
 			return reply{}, interrupt.Invalid("the query is not acceptable", fields...)
 		}
-		page, err := a.host.Events(ctx, c.principal, c.runID, after, limit)
+		page, err := a.host.Events(ctx, c.principal, c.runID, after, limit, mode)
 		if err != nil {
 			return reply{}, err
 		}

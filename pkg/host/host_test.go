@@ -119,10 +119,10 @@ func TestRoundTrips(t *testing.T) {
 			return err
 		}, map[string]int{"Query": 1, "PutItem": 1}},
 		{"snapshot", func() error { _, err := h.Snapshot(ctx, alice, "r1"); return err }, map[string]int{"Query": 1}},
-		{"events", func() error { _, err := h.Events(ctx, alice, "r1", 0, 10); return err }, map[string]int{"Query": 1}},
-		{"events after a commit", func() error { _, err := h.Events(ctx, alice, "r1", 1, 10); return err }, map[string]int{"Query": 1}},
+		{"events", func() error { _, err := h.Events(ctx, alice, "r1", 0, 10, ""); return err }, map[string]int{"Query": 1}},
+		{"events after a commit", func() error { _, err := h.Events(ctx, alice, "r1", 1, 10, ""); return err }, map[string]int{"Query": 1}},
 		{"tail poll with nothing newer", func() error {
-			page, err := h.Events(ctx, alice, "r1", 5, 10)
+			page, err := h.Events(ctx, alice, "r1", 5, 10, "")
 			if err == nil && (len(page.Events) != 0 || page.Next != 5) {
 				return fmt.Errorf("page %+v", page)
 			}
@@ -175,7 +175,7 @@ func TestCommitRecognisesItsOwnCommit(t *testing.T) {
 	if err != nil || !created || v.Seq != 1 {
 		t.Fatalf("request whose answer was lost: %+v created=%v err=%v", v, created, err)
 	}
-	events, err := h.Events(ctx, alice, "r1", 0, 0)
+	events, err := h.Events(ctx, alice, "r1", 0, 0, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -140,7 +140,7 @@ func TestEarlyEventsResolveLaterRequests(t *testing.T) {
 	if err != nil || !created || v.Status != interrupt.StatusResolved || string(v.ResumeValue) != string(body) || v.Seq != 1 {
 		t.Fatalf("a request after its event: %+v %v", v, err)
 	}
-	page, _ := h.Events(ctx, who("engine"), "r1", 0, 0)
+	page, _ := h.Events(ctx, who("engine"), "r1", 0, 0, "")
 	if len(page.Events) != 2 || page.Events[0].Type != interrupt.EventRequested || page.Events[1].Type != interrupt.EventResolved {
 		t.Errorf("the request's own commit: %+v", page.Events)
 	}
@@ -229,7 +229,7 @@ func TestEventAndRequestMeetWhicheverIsFirst(t *testing.T) {
 			if err != nil || v.Status != interrupt.StatusResolved || string(v.ResumeValue) != string(body) {
 				t.Errorf("request: %+v %v, want resolved by the event", v, err)
 			}
-			page, _ := h.Events(ctx, who("engine"), "r1", 0, 0)
+			page, _ := h.Events(ctx, who("engine"), "r1", 0, 0, "")
 			resolved := 0
 			for _, ev := range page.Events {
 				if ev.Type == interrupt.EventResolved {

@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"slices"
 
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
@@ -38,9 +39,11 @@ const (
 const envelopeOverhead = 128
 
 // Events lists the events of the commits after seq after, at most limit commits (0: no limit)
-// and about MaxPageBytes. Reading from the commit at after itself tells, in the same Query,
-// whether the run exists, so polling the tail of a run costs one round trip.
-func (h *Host) Events(ctx context.Context, p interrupt.Principal, runID string, after int64, limit int) (EventPage, error) {
+// and about MaxPageBytes, the ones mode includes. Reading from the commit at after itself tells,
+// in the same Query, whether the run exists, so polling the tail of a run costs one round trip.
+// A page counts commits, not events: one of updates may hold fewer events than commits, even
+// none, with Next past the commits it read.
+func (h *Host) Events(ctx context.Context, p interrupt.Principal, runID string, after int64, limit int, mode interrupt.Mode) (EventPage, error) {
 	k, err := key(p, runID)
 	if err != nil {
 		return EventPage{}, err
@@ -71,7 +74,7 @@ func (h *Host) Events(ctx context.Context, p interrupt.Principal, runID string, 
 	page := EventPage{Events: []runlog.Envelope{}, Next: after}
 	size := 0
 	for _, c := range commits {
-		envs := c.Envelopes(runID)
+		envs := slices.DeleteFunc(c.Envelopes(runID), func(e runlog.Envelope) bool { return !mode.Includes(e.Type) })
 		n := 0
 		for _, e := range envs {
 			n += len(e.Type) + len(e.RunID) + len(e.NodeID) + len(e.InterruptID) + len(e.Payload) + envelopeOverhead

@@ -149,7 +149,7 @@ func TestAnUnreachableQuorumIsRejected(t *testing.T) {
 	if err != nil || res.Status != interrupt.StatusResolved {
 		t.Fatalf("bob's rejection: %+v %v", res, err)
 	}
-	page, err := h.Events(ctx, who("engine"), "r1", 2, 0)
+	page, err := h.Events(ctx, who("engine"), "r1", 2, 0, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,6 +185,48 @@ func TestDecidedByIsOpaque(t *testing.T) {
 	}
 	if v.Principal != "alice" || commits[0].By != "alice" {
 		t.Errorf("recorded as decided by %q (commit by %q), want alice", v.Principal, commits[0].By)
+	}
+}
+
+// TestStreamModes: debug (and no mode) lists every event; updates only the state updates, the
+// votes, asks and agent decisions left out, while its next still passes every commit read.
+func TestStreamModes(t *testing.T) {
+	ctx := context.Background()
+	h, _ := memHost(t)
+	if _, _, err := h.RequestInterrupt(ctx, who("engine"), "r1", host.Request{NodeID: "gate", Payload: approvalWith(`,"requiredApprovals":2`)}); err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []struct{ by, action string }{{"alice", "ask"}, {"alice", "accept"}, {"bob", "accept"}} {
+		if _, err := resolveAs(ctx, h, who(step.by), decision(step.action)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := h.Decide(ctx, who("engine"), "r1", host.AgentDecision{NodeID: "classify", Key: "d1", AgentID: "triage", Confidence: 0.2, Decision: json.RawMessage(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	types := func(mode interrupt.Mode) (string, int64) {
+		page, err := h.Events(ctx, who("engine"), "r1", 0, 0, mode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, e := range page.Events {
+			got = append(got, e.Type)
+		}
+		return strings.Join(got, " "), page.Next
+	}
+	all := "interrupt.requested approval.requested interrupt.asked interrupt.voted interrupt.voted interrupt.resolved approval.resolved agent.decided node.suspended interrupt.requested"
+	updates := "interrupt.requested approval.requested interrupt.resolved approval.resolved node.suspended interrupt.requested"
+	for _, tt := range []struct {
+		mode interrupt.Mode
+		want string
+	}{{"", all}, {interrupt.ModeDebug, all}, {interrupt.ModeUpdates, updates}} {
+		if got, next := types(tt.mode); got != tt.want || next != 5 {
+			t.Errorf("mode %q: %s (next %d), want %s (next 5)", tt.mode, got, next, tt.want)
+		}
+	}
+	if page, err := h.Events(ctx, who("engine"), "r1", 1, 1, interrupt.ModeUpdates); err != nil || len(page.Events) != 0 || page.Next != 2 {
+		t.Errorf("a page of updates over the ask alone: %+v %v, want no events and next 2", page, err)
 	}
 }
 
@@ -245,7 +287,7 @@ func TestEligibility(t *testing.T) {
 				}
 				return
 			}
-			page, err := h.Events(ctx, who("engine"), "r1", 1, 0)
+			page, err := h.Events(ctx, who("engine"), "r1", 1, 0, "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -417,7 +459,7 @@ func TestAgentDecisions(t *testing.T) {
 	if err != nil || !created || !low.Escalated || low.InterruptID == "" || low.Seq != 2 {
 		t.Fatalf("below the threshold: %+v %v %v", low, created, err)
 	}
-	page, _ := h.Events(ctx, who("engine"), "r1", 1, 0)
+	page, _ := h.Events(ctx, who("engine"), "r1", 1, 0, "")
 	var types []string
 	for _, e := range page.Events {
 		types = append(types, e.Type)

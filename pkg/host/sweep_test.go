@@ -20,7 +20,7 @@ func timed(key string, ms int) json.RawMessage {
 
 func expiredEvents(t testing.TB, h *host.Host, run string) []runlog.Envelope {
 	t.Helper()
-	page, err := h.Events(context.Background(), who("engine"), run, 0, 0)
+	page, err := h.Events(context.Background(), who("engine"), run, 0, 0, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,7 +53,7 @@ func resolvedCount(t testing.TB, h *host.Host, run string) int {
 // countEvents is how many events of type typ p's run holds.
 func countEvents(t testing.TB, h *host.Host, p interrupt.Principal, run, typ string) int {
 	t.Helper()
-	page, err := h.Events(context.Background(), p, run, 0, 0)
+	page, err := h.Events(context.Background(), p, run, 0, 0, "")
 	if err != nil {
 		t.Fatal(err)
 	}

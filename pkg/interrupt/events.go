@@ -18,6 +18,28 @@ var Events = []string{
 // IsEvent reports whether t is one of Events.
 func IsEvent(t string) bool { return slices.Contains(Events, t) }
 
+// Mode is a stream mode of list-events (docs/design.md, "Stream modes").
+type Mode string
+
+// The stream modes. Every event the host writes is durable and appears in ModeDebug; ModeUpdates
+// holds the state updates only.
+const (
+	ModeUpdates Mode = "updates"
+	ModeDebug   Mode = "debug"
+)
+
+// Detail are the event types that are debug detail rather than state updates: the steps inside
+// a decision (an approval's counted votes and asks, an agent's decision record), after which the
+// run's snapshot (status, current node, pending interrupts) and configuration are what they were.
+// The event that changes them (interrupt.resolved, node.suspended) is an update of its own.
+var Detail = []string{EventVoted, EventAsked, EventAgentDecided}
+
+// Includes reports whether the stream mode m carries events of type t; the zero Mode carries
+// every event, as ModeDebug does.
+func (m Mode) Includes(t string) bool {
+	return m != ModeUpdates || !slices.Contains(Detail, t)
+}
+
 // The typed payloads of the events the host writes, beside Resolved and Vote: one type per
 // event, the shape its writers build and its readers decode (schemas/v2/run-event-payloads
 // .schema.json defines each, TestEventPayloads holds them to it).
