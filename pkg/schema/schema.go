@@ -104,6 +104,9 @@ func (s *Set) Compile(raw json.RawMessage) (*Inline, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkKeywords(doc); err != nil {
+		return nil, err
+	}
 	sch, err := gojsonschema.NewSchema(gojsonschema.NewGoLoader(doc))
 	if err != nil {
 		return nil, err

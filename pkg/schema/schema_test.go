@@ -266,3 +266,60 @@ func TestValidationBudget(t *testing.T) {
 		t.Errorf("within the budget: %v", fields)
 	}
 }
+
+// TestCompileReadsOnlyTheDraftsItImplements: a schema that declares a draft other than 4, 6 or
+// 7, declares one below its root, or uses a keyword gojsonschema would skip (one of 2019-09 or
+// 2020-12, or one newer than its declared draft) is refused, pointing at it; a declared draft is
+// read as that draft, over http or https; keywords' names used as data or property names are
+// no keywords.
+func TestCompileReadsOnlyTheDraftsItImplements(t *testing.T) {
+	s := load(t)
+	tests := []struct {
+		name, schema string
+		// pointer is where the refusal points, or "" for a schema that compiles.
+		pointer string
+		// valid and invalid are values the compiled schema must accept and refuse.
+		valid, invalid string
+	}{
+		{"2020-12 declared", `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"array","prefixItems":[{"type":"integer"}],"items":false}`, "/$schema", "", ""},
+		{"2019-09 declared", `{"$schema":"https://json-schema.org/draft/2019-09/schema"}`, "/$schema", "", ""},
+		{"a draft that is not a URL", `{"$schema":"draft-07"}`, "/$schema", "", ""},
+		{"a $schema that is no string", `{"$schema":7}`, "/$schema", "", ""},
+		{"prefixItems undeclared", `{"type":"array","prefixItems":[{"type":"integer"}]}`, "/prefixItems", "", ""},
+		{"dependentRequired below the root", `{"properties":{"card":{"type":"object","dependentRequired":{"number":["cvc"]}}}}`, "/properties/card/dependentRequired", "", ""},
+		{"unevaluatedProperties in allOf", `{"allOf":[{"unevaluatedProperties":false}]}`, "/allOf/0/unevaluatedProperties", "", ""},
+		{"$schema below the root", `{"properties":{"a":{"$schema":"http://json-schema.org/draft-07/schema#"}}}`, "/properties/a/$schema", "", ""},
+		{"const under draft 4", `{"$schema":"http://json-schema.org/draft-04/schema#","const":1}`, "/const", "", ""},
+		{"if under draft 6", `{"$schema":"http://json-schema.org/draft-06/schema#","if":{"type":"string"}}`, "/if", "", ""},
+		{"a property named like a later keyword", `{"type":"object","properties":{"prefixItems":{"type":"integer"}},"required":["prefixItems"]}`, "", `{"prefixItems":1}`, `{"prefixItems":"x"}`},
+		{"a later keyword's name as data", `{"enum":[{"dependentRequired":1}],"default":{"prefixItems":[]}}`, "", `{"dependentRequired":1}`, `{}`},
+		{"draft 7 over https", `{"$schema":"https://json-schema.org/draft-07/schema","if":{"type":"string"},"then":{"minLength":2}}`, "", `"ab"`, `"a"`},
+		{"draft 4 read as draft 4", `{"$schema":"http://json-schema.org/draft-04/schema#","minimum":5,"exclusiveMinimum":true}`, "", `6`, `5`},
+		{"draft 6 read as draft 6", `{"$schema":"https://json-schema.org/draft-06/schema#","exclusiveMinimum":5}`, "", `6`, `5`},
+		{"no draft declared", `{"type":"array","items":{"type":"integer"},"contains":{"const":3}}`, "", `[1,3]`, `[1,2]`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in, err := s.Compile(json.RawMessage(tt.schema))
+			var refused *schema.Error
+			if tt.pointer != "" {
+				if !errors.As(err, &refused) || refused.Pointer != tt.pointer {
+					t.Fatalf("got %v, want a refusal at %q", err, tt.pointer)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("refused: %v", err)
+			}
+			for value, want := range map[string]bool{tt.valid: true, tt.invalid: false} {
+				doc, err := schema.Parse(json.RawMessage(value))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := len(in.Validate(doc, "")) == 0; got != want {
+					t.Errorf("%s valid: %v, want %v", value, got, want)
+				}
+			}
+		})
+	}
+}
