@@ -94,6 +94,8 @@ type Data struct {
 	ApproversList          []string `json:"approversList,omitempty"`
 	ApproverGroupRefs      []string `json:"approverGroupRefs,omitempty"`
 	ApproverRoleRefs       []string `json:"approverRoleRefs,omitempty"`
+	// Audience is whom to notify, a hint that never grants anything.
+	Audience []string `json:"audience,omitempty"`
 
 	Questions     []Question      `json:"questions,omitempty"`
 	OutcomeSchema json.RawMessage `json:"outcomeSchema,omitempty"`

@@ -410,11 +410,11 @@ func (d *Deliverer) save(ctx context.Context, cur *Cursor) error {
 
 // send renders and posts one event to the subscription's receiver.
 func (d *Deliverer) send(ctx context.Context, s Subscription, c runlog.Commit, e runlog.Envelope, now time.Time) (int, error) {
-	links, err := d.Links.For(ctx, s, c, e, now)
+	notice, err := d.Links.For(ctx, s, c, e, now)
 	if err != nil {
 		return 0, fmt.Errorf("approval links: %w", err)
 	}
-	b, err := body(s.Format, e, links)
+	b, err := body(s.Format, e, notice)
 	if err != nil {
 		return 0, err
 	}

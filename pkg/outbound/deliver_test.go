@@ -7,7 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"slices"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -384,9 +384,10 @@ func TestApprovalLinks(t *testing.T) {
 	if len(r.got) != 3 {
 		t.Fatalf("got %d deliveries", len(r.got))
 	}
-	want := []outbound.Link{{URL: "https://host.example/approve/run-1/i1", ExpiresAt: w.clock.Now().Add(time.Hour).Format(runlog.TimeFormat)}}
-	if links := r.got[0].Msg.Links; !slices.Equal(links, want) {
-		t.Errorf("links %+v, want %+v", links, want)
+	approvers := []outbound.Recipient{{Kind: "principal", Ref: "alice"}, {Kind: "principal", Ref: "bob"}}
+	want := []outbound.Link{{URL: "https://host.example/approve/run-1/i1", ExpiresAt: w.clock.Now().Add(time.Hour).Format(runlog.TimeFormat), For: approvers}}
+	if links := r.got[0].Msg.Links; !reflect.DeepEqual(links, want) || !reflect.DeepEqual(r.got[0].Msg.Audience, approvers) {
+		t.Errorf("audience %+v, links %+v, want %+v", r.got[0].Msg.Audience, links, want)
 	}
 	for _, d := range r.got[1:] {
 		if d.Msg.Links != nil || strings.Contains(string(d.Raw), "links") || strings.Contains(string(d.Raw), "ow2.") {
@@ -457,13 +458,79 @@ func TestSignedApprovalLinks(t *testing.T) {
 		t.Fatal(err)
 	}
 	again, err := w.d.Links.For(context.Background(), created.Subscription, c, env, at.Add(30*time.Minute))
-	if err != nil || !slices.Equal(first, again) {
+	if err != nil || !reflect.DeepEqual(first, again) {
 		t.Errorf("a redelivery's links differ: %+v, then %+v (%v)", first, again, err)
 	}
 	// The mailer requested this one itself: its own request's links hold no token.
 	c.By = "mailer"
-	if own, err := w.d.Links.For(context.Background(), created.Subscription, c, env, at); err != nil || len(own) != 1 || own[0].URL != "https://host.example/approve/run-1/i1" {
+	if own, err := w.d.Links.For(context.Background(), created.Subscription, c, env, at); err != nil || len(own.Links) != 1 || own.Links[0].URL != "https://host.example/approve/run-1/i1" {
 		t.Errorf("the requester's own subscription got links %+v %v, want the plain one", own, err)
+	}
+}
+
+// TestNotificationsReachTheAudience: a delivery is for the approval's audience when it names
+// one, else for the union of its eligibility refs, each typed by the field naming it, and every
+// link says whom it is for. Signed links go only to principals, and only where approversList
+// alone binds (a token carries no memberships); groups, roles and untyped refs get the plain
+// link, by which their people sign in.
+func TestNotificationsReachTheAudience(t *testing.T) {
+	w := newWorld(t)
+	delegate := interrupt.Principal{Subject: "mailer", Tenant: "acme", Scopes: []string{interrupt.ScopeTokensDelegate}}
+	created, err := w.subs.Create(context.Background(), delegate, outbound.Request{URL: w.receiver().url, Events: []string{interrupt.EventRequested}, ApprovalLinks: outbound.LinksSigned})
+	if err != nil {
+		t.Fatal(err)
+	}
+	signed, plain := created.Subscription, outbound.Subscription{Tenant: "acme", Format: outbound.FormatStandard}
+	p, g, r, ref := func(s string) outbound.Recipient { return outbound.Recipient{Kind: "principal", Ref: s} },
+		func(s string) outbound.Recipient { return outbound.Recipient{Kind: "group", Ref: s} },
+		func(s string) outbound.Recipient { return outbound.Recipient{Kind: "role", Ref: s} },
+		func(s string) outbound.Recipient { return outbound.Recipient{Kind: "ref", Ref: s} }
+	tests := []struct {
+		name, data string
+		sub        outbound.Subscription
+		audience   []outbound.Recipient
+		// links are the principal of each link ("-" for the plain one) and whom it is for.
+		links map[string][]outbound.Recipient
+	}{
+		{"the audience, typed", `"approversList":["alice","bob"],"approverGroupRefs":["ops"],"audience":["alice","ops","pager"]`, plain,
+			[]outbound.Recipient{p("alice"), g("ops"), ref("pager")}, map[string][]outbound.Recipient{"-": {p("alice"), g("ops"), ref("pager")}}},
+		{"the union without an audience", `"approverGroupRefs":["ops"],"approverRoleRefs":["manager"]`, plain,
+			[]outbound.Recipient{g("ops"), r("manager")}, map[string][]outbound.Recipient{"-": {g("ops"), r("manager")}}},
+		{"groups get no token", `"approverGroupRefs":["ops"],"approverRoleRefs":["manager"]`, signed,
+			[]outbound.Recipient{g("ops"), r("manager")}, map[string][]outbound.Recipient{"-": {g("ops"), r("manager")}}},
+		{"a list beside a group gets no token", `"approversList":["alice"],"approverGroupRefs":["ops"]`, signed,
+			[]outbound.Recipient{p("alice"), g("ops")}, map[string][]outbound.Recipient{"-": {p("alice"), g("ops")}}},
+		{"signed links for the audience's principals", `"approversList":["alice","bob"],"audience":["bob","finance-desk"]`, signed,
+			[]outbound.Recipient{p("bob"), ref("finance-desk")}, map[string][]outbound.Recipient{"bob": {p("bob")}, "-": {ref("finance-desk")}}},
+		{"signed links for the list", `"approversList":["alice","bob"]`, signed,
+			[]outbound.Recipient{p("alice"), p("bob")}, map[string][]outbound.Recipient{"alice": {p("alice")}, "bob": {p("bob")}}},
+	}
+	at := w.clock.Now()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			payload := `{"kind":"approval","key":"k","data":{"artifactId":"a","artifactType":"doc","title":"t","actions":["accept"],` + tt.data + `}}`
+			c := runlog.Commit{Seq: 1, At: at, By: "engine", Events: []runlog.Event{requested("approve", "i1", payload)}}
+			n, err := w.d.Links.For(context.Background(), tt.sub, c, c.Envelopes("run-1")[0], at)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(n.Audience, tt.audience) {
+				t.Errorf("audience %+v, want %+v", n.Audience, tt.audience)
+			}
+			got := map[string][]outbound.Recipient{}
+			for _, l := range n.Links {
+				who := l.Principal
+				if strings.HasSuffix(l.URL, "/approve/run-1/i1") {
+					who = "-"
+				} else if !strings.Contains(l.URL, "/approve/ow2.") {
+					t.Errorf("link %s is neither plain nor signed", l.URL)
+				}
+				got[who] = l.For
+			}
+			if !reflect.DeepEqual(got, tt.links) {
+				t.Errorf("links %+v, want %+v", got, tt.links)
+			}
+		})
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -33,15 +34,39 @@ type Link struct {
 	// ExpiresAt is a signed link's expiry, or a plain link's interrupt's deadline; "" for a
 	// plain link of an interrupt without one.
 	ExpiresAt string `json:"expiresAt,omitempty"`
+	// For are the recipients the link is meant for: a signed link's principal, or those who
+	// reach the page by signing in through the plain link.
+	For []Recipient `json:"for,omitempty"`
 }
 
+// Recipient is one ref a delivery is for: an approver the receiver (a mailer, a chat bot)
+// resolves to people and notifies.
+type Recipient struct {
+	// Kind is principal, group or role for a ref of the approval's approversList,
+	// approverGroupRefs or approverRoleRefs; RecipientRef for an audience entry that is none of
+	// them, which the host cannot type (refs are opaque to it).
+	Kind string `json:"kind"`
+	Ref  string `json:"ref"`
+}
+
+// RecipientRef is the kind of an audience entry the approval's eligibility fields do not name.
+const RecipientRef = "ref"
+
 // Message is a Standard Webhooks delivery's body: the event as list-events returns it, under
-// the convention's type and timestamp.
+// the convention's type and timestamp, and for an interrupt.requested whom it notifies.
 type Message struct {
 	Type      string          `json:"type"`
 	Timestamp string          `json:"timestamp"`
 	Data      runlog.Envelope `json:"data"`
-	Links     []Link          `json:"links,omitempty"`
+	// Audience is every ref the delivery is for; each link names those it is for.
+	Audience []Recipient `json:"audience,omitempty"`
+	Links    []Link      `json:"links,omitempty"`
+}
+
+// Notice is what a delivery of an event adds to it: whom it notifies and the links they follow.
+type Notice struct {
+	Audience []Recipient
+	Links    []Link
 }
 
 // LinkTTL is how long a signed link works after its interrupt was requested, at most: a mail
@@ -65,57 +90,117 @@ func carriesLinks(e runlog.Envelope) (interrupt.Payload, bool) {
 	return p, p.Kind == interrupt.KindApproval || p.Kind == interrupt.KindClarification
 }
 
-// For makes the links of e's delivery to s, requested by commit c: a plain link to the page, or, for a
-// subscription with signed links, an approval's links holding tokens, one per principal of
-// approversList (one without principal when any one vote of anyone releases it; the plain link
-// when no one person's link could vote, or once LinkTTL has passed). A signed link is a function of the interrupt, its principal and the active key,
-// so every attempt to deliver the event carries the same link. Other events get none.
-func (l Links) For(ctx context.Context, s Subscription, c runlog.Commit, e runlog.Envelope, now time.Time) ([]Link, error) {
+// audience is whom an approval's notifications are for: its audience when it names one, else
+// the union of its eligibility refs (the spec: audience is the notification hint, and omitted
+// the host notifies the union), each typed by the field that names it.
+func audience(d interrupt.Data) []Recipient {
+	kinds := []struct {
+		kind string
+		refs []string
+	}{{interrupt.RefPrincipal, d.ApproversList}, {interrupt.RefGroup, d.ApproverGroupRefs}, {interrupt.RefRole, d.ApproverRoleRefs}}
+	kindOf := func(ref string) string {
+		for _, k := range kinds {
+			if slices.Contains(k.refs, ref) {
+				return k.kind
+			}
+		}
+		return RecipientRef
+	}
+	var out []Recipient
+	if len(d.Audience) > 0 {
+		for _, ref := range d.Audience {
+			out = append(out, Recipient{Kind: kindOf(ref), Ref: ref})
+		}
+		return out
+	}
+	for _, k := range kinds {
+		for _, ref := range k.refs {
+			if !slices.ContainsFunc(out, func(r Recipient) bool { return r.Ref == ref }) {
+				out = append(out, Recipient{Kind: k.kind, Ref: ref})
+			}
+		}
+	}
+	return out
+}
+
+// For is what e's delivery to s, requested by commit c, notifies: for an approval, its
+// audience; and the links to the page. A plain link holds no credential: it is for everyone the
+// delivery is for, who sign in on the page. A subscription with signed links gets, for an
+// approval only its approversList binds, one link per principal recipient holding a token that
+// decides as that principal (one without principal when any one vote of anyone releases it);
+// the other recipients (groups, roles, untyped refs: people behind a ref are known only to the
+// identity provider) get the plain link, never a bearer token handed to a channel; so do all of
+// them once LinkTTL has passed. A signed link is a function of the interrupt, its principal and
+// the active key, so every attempt to deliver the event carries the same link. Other events get
+// nothing.
+func (l Links) For(ctx context.Context, s Subscription, c runlog.Commit, e runlog.Envelope, now time.Time) (Notice, error) {
 	at := c.At
 	p, ok := carriesLinks(e)
 	if !ok {
-		return nil, nil
+		return Notice{}, nil
 	}
 	var deadline time.Time
 	if p.TimeoutMs > 0 {
 		deadline = at.Add(time.Duration(p.TimeoutMs) * time.Millisecond)
 		if !deadline.After(now) {
-			return nil, nil // past its deadline: nothing to decide any more
+			return Notice{}, nil // past its deadline: nothing to decide any more
 		}
 	}
+	var n Notice
+	if p.Kind == interrupt.KindApproval {
+		n.Audience = audience(p.Data)
+	}
 	base := strings.TrimSuffix(l.BaseURL, "/") + "/approve/"
-	plain := Link{URL: base + url.PathEscape(e.RunID) + "/" + url.PathEscape(e.InterruptID)}
+	plain := Link{URL: base + url.PathEscape(e.RunID) + "/" + url.PathEscape(e.InterruptID), For: n.Audience}
 	if !deadline.IsZero() {
 		plain.ExpiresAt = deadline.UTC().Format(runlog.TimeFormat)
-	}
-	// Nobody decides what they requested: the requester's own subscription gets the plain link.
-	if s.ApprovalLinks != LinksSigned || l.Keys == nil || p.Kind != interrupt.KindApproval || (c.By != "" && c.By == s.CreatedBy) {
-		return []Link{plain}, nil
 	}
 	exp := at.Add(LinkTTL)
 	if !deadline.IsZero() && deadline.Before(exp) {
 		exp = deadline
 	}
-	principals := p.Data.ApproversList
-	if len(principals) == 0 && p.Data.RequiredApprovals <= 1 && len(p.Data.ApproverGroupRefs) == 0 && len(p.Data.ApproverRoleRefs) == 0 {
-		principals = []string{""} // any one vote of anyone releases it
+	d := p.Data
+	// Nobody decides what they requested: the requester's own subscription gets the plain link.
+	// A token carries no memberships, so where a group or role field is named it decides nothing.
+	if s.ApprovalLinks != LinksSigned || l.Keys == nil || p.Kind != interrupt.KindApproval || (c.By != "" && c.By == s.CreatedBy) ||
+		len(d.ApproverGroupRefs)+len(d.ApproverRoleRefs) > 0 || !exp.After(now) {
+		n.Links = []Link{plain}
+		return n, nil
 	}
-	if len(principals) == 0 || !exp.After(now) {
-		return []Link{plain}, nil // no link of one person decides it: its approvers sign in
+	var signed []Recipient
+	plain.For = nil
+	for _, r := range n.Audience {
+		if r.Kind == interrupt.RefPrincipal {
+			signed = append(signed, r)
+		} else {
+			plain.For = append(plain.For, r)
+		}
 	}
-	links := make([]Link, 0, len(principals))
-	for _, who := range principals {
+	anyone := len(d.ApproversList) == 0 && d.RequiredApprovals <= 1
+	if anyone {
+		signed = []Recipient{{}} // any one vote of anyone releases it: one link, for whoever it reaches
+		plain.For = nil
+	}
+	for _, who := range signed {
 		tok, c, err := token.Sign(ctx, l.Keys, token.Claims{
 			Tenant: s.Tenant, RunID: e.RunID, NodeID: e.NodeID, InterruptID: e.InterruptID,
-			Intent: token.IntentResolve, Sub: who, IssuedAt: at.UnixMilli(), ExpiresAt: exp.UnixMilli(),
-			JTI: linkID(s.Tenant, e.RunID, e.InterruptID, who),
+			Intent: token.IntentResolve, Sub: who.Ref, IssuedAt: at.UnixMilli(), ExpiresAt: exp.UnixMilli(),
+			JTI: linkID(s.Tenant, e.RunID, e.InterruptID, who.Ref),
 		})
 		if err != nil {
-			return nil, err
+			return Notice{}, err
 		}
-		links = append(links, Link{Principal: who, URL: base + tok, ExpiresAt: time.UnixMilli(c.ExpiresAt).UTC().Format(runlog.TimeFormat)})
+		link := Link{Principal: who.Ref, URL: base + tok, ExpiresAt: time.UnixMilli(c.ExpiresAt).UTC().Format(runlog.TimeFormat)}
+		link.For = []Recipient{who}
+		if anyone {
+			link.For = n.Audience
+		}
+		n.Links = append(n.Links, link)
 	}
-	return links, nil
+	if len(plain.For) > 0 || len(n.Links) == 0 {
+		n.Links = append(n.Links, plain) // no link of one person decides it: its approvers sign in
+	}
+	return n, nil
 }
 
 // linkID is a signed link's token id: one per interrupt and principal, so that the votes of one
@@ -126,9 +211,9 @@ func linkID(tenant, runID, interruptID, principal string) string {
 }
 
 // body renders a delivery in the subscription's format.
-func body(format string, e runlog.Envelope, links []Link) ([]byte, error) {
+func body(format string, e runlog.Envelope, n Notice) ([]byte, error) {
 	if format == FormatSlack {
-		return slackMessage(e, links)
+		return slackMessage(e, n)
 	}
-	return runlog.Marshal(Message{Type: e.Type, Timestamp: e.At, Data: e, Links: links})
+	return runlog.Marshal(Message{Type: e.Type, Timestamp: e.At, Data: e, Audience: n.Audience, Links: n.Links})
 }

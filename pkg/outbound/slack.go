@@ -49,7 +49,8 @@ func plain(s string) *slackTextObj {
 // plain: run ids and payload strings are whoever requested the interrupt's words, and must
 // neither format nor turn into mrkdwn links. A button only opens the approval page; nothing
 // decides on a click that a link unfurler could make.
-func slackMessage(e runlog.Envelope, links []Link) ([]byte, error) {
+func slackMessage(e runlog.Envelope, n Notice) ([]byte, error) {
+	links := n.Links
 	var p struct {
 		Kind interrupt.Kind `json:"kind"`
 		Data struct {
@@ -75,6 +76,16 @@ func slackMessage(e runlog.Envelope, links []Link) ([]byte, error) {
 	}
 	if len(about) > 0 {
 		blocks = append(blocks, slackBlock{Type: "section", Text: plain(strings.Join(about, "\n"))})
+	}
+	if len(n.Audience) > 0 {
+		refs := make([]string, len(n.Audience))
+		for i, r := range n.Audience {
+			refs[i] = r.Ref
+			if r.Kind == interrupt.RefGroup || r.Kind == interrupt.RefRole {
+				refs[i] = r.Kind + " " + r.Ref
+			}
+		}
+		blocks = append(blocks, slackBlock{Type: "context", Elements: []any{plain("For " + strings.Join(refs, ", "))}})
 	}
 	blocks = append(blocks, slackBlock{Type: "context", Elements: []any{plain(fmt.Sprintf("node %s · seq %d · %s", e.NodeID, e.Seq, e.At))}})
 	if len(links) > 0 {

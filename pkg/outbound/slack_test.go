@@ -18,16 +18,21 @@ import (
 // channel sees it, and each decides as whoever signs in.
 func TestSlackMessage(t *testing.T) {
 	msg, raw := slackDelivery(t, approval)
-	if msg.Blocks == nil || len(msg.Blocks.BlockSet) != 4 || msg.Text == "" {
+	if msg.Blocks == nil || len(msg.Blocks.BlockSet) != 5 || msg.Text == "" {
 		t.Fatalf("blocks %s", raw)
 	}
 	section, ok := msg.Blocks.BlockSet[1].(*slack.SectionBlock)
 	if !ok || section.Text.Type != slack.PlainTextType || section.Text.Text != "Pay <inv-1> & more\ninvoice inv-1" {
 		t.Errorf("section %+v", msg.Blocks.BlockSet[1])
 	}
-	actions, ok := msg.Blocks.BlockSet[3].(*slack.ActionBlock)
+	// The message says whom it is for: the approval's approvers, as no audience is named.
+	audience, ok := msg.Blocks.BlockSet[2].(*slack.ContextBlock)
+	if !ok || len(audience.ContextElements.Elements) != 1 || audience.ContextElements.Elements[0].(*slack.TextBlockObject).Text != "For alice, bob" {
+		t.Errorf("audience %+v", msg.Blocks.BlockSet[2])
+	}
+	actions, ok := msg.Blocks.BlockSet[4].(*slack.ActionBlock)
 	if !ok || len(actions.Elements.ElementSet) != 1 {
-		t.Fatalf("actions %+v", msg.Blocks.BlockSet[3])
+		t.Fatalf("actions %+v", msg.Blocks.BlockSet[4])
 	}
 	b, ok := actions.Elements.ElementSet[0].(*slack.ButtonBlockElement)
 	if !ok || b.Text.Text != "Review" || b.URL != "https://host.example/approve/run-1/i1" || b.Value != "" {
