@@ -13,7 +13,7 @@ PY_DEPS := $(VENV)/.installed
 CHROMIUM ?= /usr/bin/chromium
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: run test lint template bench load deps browser stack stack-tests fuzz
+.PHONY: run test lint template clients bench load deps browser stack stack-tests fuzz
 
 # FUZZTIME bounds each fuzz target under `make test`: a count of executions, not a duration, since
 # Go 1.26's fuzz coordinator can fail a duration-bounded run with a bare "context deadline
@@ -53,7 +53,7 @@ run: deps stack
 ## second): every unit, integration and end-to-end test, the approval page in headless Chromium,
 ## schemathesis with openapi.yaml, each benchmark once so none rots, and each fuzz target for
 ## FUZZTIME executions
-test: deps browser lint template stack
+test: deps browser lint template clients stack
 	STACK_SCHEDULE_PERIOD=1s $(STACK) exec -- $(MAKE) --no-print-directory stack-tests
 
 # stack-tests runs inside `stack exec`, which provides the stores, the gateway and their env.
@@ -85,6 +85,15 @@ template: $(PY_DEPS)
 	$(VENV)/bin/cfn-lint template.yaml
 	$(VENV)/bin/openapi-spec-validator openapi.yaml
 	GOFLAGS=-tags=lambda.norpc $(VENV)/bin/sam build
+
+## clients: a Go client generated from openapi.yaml by each of oapi-codegen and openapi-generator
+## (pinned below), built, and checked to have every operation; written under .local/clients
+OAPI_CODEGEN_VERSION := v2.5.1
+OAPI_RUNTIME_VERSION := v1.1.2
+OPENAPI_GENERATOR_VERSION := 7.17.0
+clients:
+	OAPI_CODEGEN_VERSION=$(OAPI_CODEGEN_VERSION) OAPI_RUNTIME_VERSION=$(OAPI_RUNTIME_VERSION) \
+	  OPENAPI_GENERATOR_VERSION=$(OPENAPI_GENERATOR_VERSION) infra/local/clients.sh
 
 ## bench: the benchmarks with their figures (fold, resume validation, round trips and request
 ## units per flow and on runs of 10 to 100,000 commits, CPU per iteration, each function's cold
