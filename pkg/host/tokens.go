@@ -126,7 +126,7 @@ func (h *Host) mayMint(in *runlog.Interrupt, p interrupt.Principal, req *TokenRe
 			return err
 		}
 		return interrupt.Errorf(interrupt.CodeNotEligible,
-			"a token carries no group or role memberships, so it decides approval %s only for a principal of its approversList: its group and role approvers sign in on the approval page", in.ID)
+			"a token carries no group or role memberships, and every eligibility field of approval %s must admit its voter: its approvers sign in on the approval page", in.ID)
 	}
 	return nil
 }
