@@ -50,6 +50,10 @@ type instance struct {
 	// runtime is the function's process, which the emulator starts at the first event: 0 until
 	// then.
 	runtime int
+	// client keeps the instance's own connection to its emulator. A connection shared by port
+	// would outlive a killed emulator and be handed to the next one given the same port, whose
+	// first events would then fail on it.
+	client *http.Client
 }
 
 // ErrClosed is returned by Invoke once Close has been called.
@@ -187,6 +191,7 @@ func (p *Pool) start(ctx context.Context, in *instance) error {
 	}
 	rieAddr := "127.0.0.1:" + strconv.Itoa(ports[0])
 	in.url = "http://" + rieAddr + "/2015-03-31/functions/function/invocations"
+	in.client = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
 	in.cmd = exec.Command(p.RIE,
 		"--runtime-interface-emulator-address", rieAddr,
 		"--runtime-api-address", "127.0.0.1:"+strconv.Itoa(ports[1]),
@@ -227,15 +232,13 @@ func (p *Pool) start(ctx context.Context, in *instance) error {
 	}
 }
 
-var invokeClient = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
-
 func (in *instance) invoke(ctx context.Context, requestID string, event []byte) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, in.url, bytes.NewReader(event))
 	if err != nil {
 		return nil, err
 	}
 	req.Header.Set("X-Amzn-RequestId", requestID)
-	resp, err := invokeClient.Do(req)
+	resp, err := in.client.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("gateway: invoke: %w", err)
 	}
@@ -251,6 +254,9 @@ func (in *instance) invoke(ctx context.Context, requestID string, event []byte) 
 }
 
 func (in *instance) kill() {
+	if in.client != nil {
+		in.client.CloseIdleConnections()
+	}
 	if in.cmd == nil || in.cmd.Process == nil {
 		return
 	}
