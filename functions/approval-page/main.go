@@ -13,5 +13,5 @@ import (
 )
 
 func main() {
-	lambda.Start(app.MustApprovalPage(context.Background()))
+	lambda.Start(app.MustServe(context.Background(), "approval-page"))
 }

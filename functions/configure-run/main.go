@@ -10,5 +10,5 @@ import (
 )
 
 func main() {
-	lambda.Start(app.Must(context.Background()).ConfigureRun())
+	lambda.Start(app.MustServe(context.Background(), "configure-run"))
 }

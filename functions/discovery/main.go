@@ -2,11 +2,13 @@
 package main
 
 import (
+	"context"
+
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/interrupthost/interrupthost/pkg/app"
 )
 
 func main() {
-	lambda.Start(app.MustDiscovery())
+	lambda.Start(app.MustServe(context.Background(), "discovery"))
 }

@@ -10,5 +10,5 @@ import (
 )
 
 func main() {
-	lambda.Start(app.Must(context.Background()).EndRun())
+	lambda.Start(app.MustServe(context.Background(), "end-run"))
 }

@@ -10,5 +10,5 @@ import (
 )
 
 func main() {
-	lambda.Start(app.Must(context.Background()).GetRun())
+	lambda.Start(app.MustServe(context.Background(), "get-run"))
 }

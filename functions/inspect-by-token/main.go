@@ -10,5 +10,5 @@ import (
 )
 
 func main() {
-	lambda.Start(app.Must(context.Background(), app.WithKeyring).InspectByToken())
+	lambda.Start(app.MustServe(context.Background(), "inspect-by-token"))
 }

@@ -10,5 +10,5 @@ import (
 )
 
 func main() {
-	lambda.Start(app.Must(context.Background()).ListEvents())
+	lambda.Start(app.MustServe(context.Background(), "list-events"))
 }

@@ -10,5 +10,5 @@ import (
 )
 
 func main() {
-	lambda.Start(app.Must(context.Background(), app.WithKeyring).RequestInterrupt())
+	lambda.Start(app.MustServe(context.Background(), "request-interrupt"))
 }

@@ -10,5 +10,5 @@ import (
 )
 
 func main() {
-	lambda.Start(app.Must(context.Background(), app.WithKeyring).ResolveByToken())
+	lambda.Start(app.MustServe(context.Background(), "resolve-by-token"))
 }

@@ -11,5 +11,5 @@ import (
 )
 
 func main() {
-	lambda.Start(app.MustSubscriptions(context.Background()))
+	lambda.Start(app.MustServe(context.Background(), "subscriptions"))
 }

@@ -11,5 +11,5 @@ import (
 )
 
 func main() {
-	lambda.Start(app.Must(context.Background(), app.WithWebhookSecrets).WebhookEndpoints())
+	lambda.Start(app.MustServe(context.Background(), "webhook-endpoints"))
 }

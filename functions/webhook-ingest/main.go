@@ -10,5 +10,5 @@ import (
 )
 
 func main() {
-	lambda.Start(app.Must(context.Background(), app.WithWebhookSecrets).WebhookIngest())
+	lambda.Start(app.MustServe(context.Background(), "webhook-ingest"))
 }

@@ -33,7 +33,7 @@ func TestConfigureRunShapes(t *testing.T) {
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			run := fmt.Sprintf("cfg-%d", i)
-			r := invoke(t, s.api.ConfigureRun(), call{who: &ops, route: "PUT /runs/{runId}/configurable", params: map[string]string{"runId": run}, body: tt.body})
+			r := invoke(t, s.fn("configure-run"), call{who: &ops, route: "PUT /runs/{runId}/configurable", params: map[string]string{"runId": run}, body: tt.body})
 			if r.Status != tt.status {
 				t.Fatalf("%d %s, want %d", r.Status, r.Body, tt.status)
 			}

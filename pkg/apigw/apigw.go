@@ -18,6 +18,7 @@ import (
 
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
+	"github.com/interrupthost/interrupthost/pkg/outbound"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
 	"github.com/interrupthost/interrupthost/pkg/signin"
 )
@@ -36,9 +37,6 @@ const (
 	// ScopeTokensDelegate mints tokens that decide as someone else (docs/design.md, "Who may
 	// decide").
 	ScopeTokensDelegate = interrupt.ScopeTokensDelegate
-
-	// noJWT marks the routes API Gateway serves without its JWT authorizer.
-	noJWT = ""
 )
 
 // Options are the deployment's choices the API needs.
@@ -52,6 +50,10 @@ type Options struct {
 	// SignIn signs approvers in on the approval page; nil for the functions that serve no page
 	// (the page's links without a credential then answer 404).
 	SignIn *signin.Flow
+	// Subscriptions serve the subscriptions routes; nil for the functions that serve none.
+	Subscriptions *outbound.Subscriptions
+	// Discovery is the document of GET /.well-known/interrupt-host.
+	Discovery host.Discovery
 }
 
 // API serves the host's operations to API Gateway. Safe for concurrent invocations.
@@ -89,19 +91,11 @@ type reply struct {
 	headers map[string]string
 }
 
-// route wraps an operation with what every function does alike: re-check the caller's scope
-// (a mis-wired gateway route must not open a function), map errors to problem documents, and
-// what observed adds. Routes whose scope is noJWT take no JWT: on token routes the signed token
-// in the path authenticates; discovery is open to anyone.
-func (a *API) route(scope string, op func(context.Context, *call) (reply, error)) Handler {
-	if scope == noJWT {
-		return a.routeAny(nil, op)
-	}
-	return a.routeAny([]string{scope}, op)
-}
-
-// routeAny is route for an operation any one of several scopes opens (as a route's
-// AuthorizationScopes do); none means the route takes no JWT.
+// routeAny wraps an operation with what every function does alike: re-check the caller's scope,
+// any one of scopes opening it as a route's AuthorizationScopes do (a mis-wired gateway route must
+// not open a function), map errors to problem documents, and what observed adds. No scopes means
+// the route takes no JWT: on token routes the signed token in the path authenticates; discovery
+// is open to anyone.
 func (a *API) routeAny(scopes []string, op func(context.Context, *call) (reply, error)) Handler {
 	crash := func() events.APIGatewayV2HTTPResponse {
 		return problemResponse(interrupt.Errorf(interrupt.CodeInternal, "internal error"))

@@ -48,30 +48,30 @@ func TestBadInput(t *testing.T) {
 		code    interrupt.Code
 		headers map[string]string
 	}{
-		{"body over the cap", s.api.ResolveByRun(), run, big, "", false, 413, interrupt.CodePayloadTooLarge, nil},
-		{"not JSON", s.api.ResolveByRun(), run, `resumeValue=1`, "", false, 400, interrupt.CodeValidation, nil},
-		{"wrong content type", s.api.ResolveByRun(), run, valid, "text/plain", false, 415, interrupt.CodeUnsupportedMedia, nil},
-		{"no content type", s.api.ResolveByRun(), run, valid, "-", false, 415, interrupt.CodeUnsupportedMedia, nil},
-		{"invalid UTF-8", s.api.ResolveByRun(), run, "{\"resumeValue\":{\"action\":\"accept\",\"decidedAt\":\"2026-11-30T09:00:00Z\",\"feedback\":\"\xc3\x28\"}}", "", false, 400, interrupt.CodeValidation, nil},
-		{"deeply nested", s.api.ResolveByRun(), run, `{"resumeValue":` + strings.Repeat(`{"a":`, 100) + "1" + strings.Repeat("}", 100) + `}`, "", false, 400, interrupt.CodeValidation, nil},
-		{"duplicate keys", s.api.ResolveByRun(), run, `{"resumeValue":{"action":"reject","action":"accept","decidedAt":"2026-11-30T09:00:00Z"}}`, "", false, 400, interrupt.CodeValidation, nil},
-		{"duplicate top-level keys", s.api.ResolveByRun(), run, `{"resumeValue":1,"resumeValue":{"action":"accept","decidedAt":"2026-11-30T09:00:00Z"}}`, "", false, 400, interrupt.CodeValidation, nil},
-		{"bad base64 body", s.api.ResolveByRun(), run, "!!!", "", true, 400, interrupt.CodeValidation, nil},
-		{"number as node id", s.api.RequestInterrupt(), run, `{"nodeId":12345678901234567890,"payload":` + example(t, "custom") + `}`, "", false, 400, interrupt.CodeValidation, nil},
-		{"huge timeout", s.api.RequestInterrupt(), map[string]string{"runId": "r2"}, `{"nodeId":"n","payload":{"kind":"custom","key":"k","data":{"customKind":"x"},"timeoutMs":1e400}}`, "", false, 400, interrupt.CodeValidation, nil},
-		{"quorum beyond float64 precision", s.api.RequestInterrupt(), map[string]string{"runId": "r2"}, `{"nodeId":"n","payload":{"kind":"approval","key":"k","data":{"artifactId":"a","artifactType":"t","title":"x","actions":["accept"],"requiredApprovals":2.0000000000000001}}}`, "", false, 400, interrupt.CodeValidation, nil},
-		{"empty run id", s.api.ResolveByRun(), with("runId", ""), valid, "", false, 404, interrupt.CodeNotFound, nil},
-		{"run id of 129 characters", s.api.ResolveByRun(), with("runId", strings.Repeat("r", 129)), valid, "", false, 404, interrupt.CodeNotFound, nil},
-		{"run id with #", s.api.ResolveByRun(), with("runId", "acme#run#r1"), valid, "", false, 404, interrupt.CodeNotFound, nil},
-		{"node id with /", s.api.ResolveByRun(), with("nodeId", "n1/../n2"), valid, "", false, 404, interrupt.CodeNotFound, nil},
-		{"node id with %2F", s.api.ResolveByRun(), with("nodeId", "n1%2Fx"), valid, "", false, 404, interrupt.CodeNotFound, nil},
-		{"run id with a control character", s.api.GetRun(), with("runId", "r1\x00"), "", "", false, 404, interrupt.CodeNotFound, nil},
-		{"run id with a newline", s.api.ListEvents(), with("runId", "r1\n"), "", "", false, 404, interrupt.CodeNotFound, nil},
-		{"token with a control character", s.api.ResolveByToken(), map[string]string{"token": "ow2.hs256.k\x01.a.b"}, valid, "", false, 401, interrupt.CodeTokenInvalid, nil},
-		{"empty token", s.api.InspectByToken(), map[string]string{"token": ""}, "", "", false, 401, interrupt.CodeTokenInvalid, nil},
-		{"10 KB token", s.api.InspectByToken(), map[string]string{"token": strings.Repeat("a", 10_000)}, "", "", false, 401, interrupt.CodeTokenInvalid, nil},
-		{"bad token and bad body: the token first", s.api.ResolveByToken(), map[string]string{"token": "ow2.hs256.kA.e30.AAAA"}, "not json", "text/plain", false, 401, interrupt.CodeTokenInvalid, nil},
-		{"malformed Idempotency-Key", s.api.ResolveByRun(), run, valid, "", false, 400, interrupt.CodeValidation, map[string]string{"idempotency-key": "a,b"}},
+		{"body over the cap", s.fn("resolve-by-run"), run, big, "", false, 413, interrupt.CodePayloadTooLarge, nil},
+		{"not JSON", s.fn("resolve-by-run"), run, `resumeValue=1`, "", false, 400, interrupt.CodeValidation, nil},
+		{"wrong content type", s.fn("resolve-by-run"), run, valid, "text/plain", false, 415, interrupt.CodeUnsupportedMedia, nil},
+		{"no content type", s.fn("resolve-by-run"), run, valid, "-", false, 415, interrupt.CodeUnsupportedMedia, nil},
+		{"invalid UTF-8", s.fn("resolve-by-run"), run, "{\"resumeValue\":{\"action\":\"accept\",\"decidedAt\":\"2026-11-30T09:00:00Z\",\"feedback\":\"\xc3\x28\"}}", "", false, 400, interrupt.CodeValidation, nil},
+		{"deeply nested", s.fn("resolve-by-run"), run, `{"resumeValue":` + strings.Repeat(`{"a":`, 100) + "1" + strings.Repeat("}", 100) + `}`, "", false, 400, interrupt.CodeValidation, nil},
+		{"duplicate keys", s.fn("resolve-by-run"), run, `{"resumeValue":{"action":"reject","action":"accept","decidedAt":"2026-11-30T09:00:00Z"}}`, "", false, 400, interrupt.CodeValidation, nil},
+		{"duplicate top-level keys", s.fn("resolve-by-run"), run, `{"resumeValue":1,"resumeValue":{"action":"accept","decidedAt":"2026-11-30T09:00:00Z"}}`, "", false, 400, interrupt.CodeValidation, nil},
+		{"bad base64 body", s.fn("resolve-by-run"), run, "!!!", "", true, 400, interrupt.CodeValidation, nil},
+		{"number as node id", s.fn("request-interrupt"), run, `{"nodeId":12345678901234567890,"payload":` + example(t, "custom") + `}`, "", false, 400, interrupt.CodeValidation, nil},
+		{"huge timeout", s.fn("request-interrupt"), map[string]string{"runId": "r2"}, `{"nodeId":"n","payload":{"kind":"custom","key":"k","data":{"customKind":"x"},"timeoutMs":1e400}}`, "", false, 400, interrupt.CodeValidation, nil},
+		{"quorum beyond float64 precision", s.fn("request-interrupt"), map[string]string{"runId": "r2"}, `{"nodeId":"n","payload":{"kind":"approval","key":"k","data":{"artifactId":"a","artifactType":"t","title":"x","actions":["accept"],"requiredApprovals":2.0000000000000001}}}`, "", false, 400, interrupt.CodeValidation, nil},
+		{"empty run id", s.fn("resolve-by-run"), with("runId", ""), valid, "", false, 404, interrupt.CodeNotFound, nil},
+		{"run id of 129 characters", s.fn("resolve-by-run"), with("runId", strings.Repeat("r", 129)), valid, "", false, 404, interrupt.CodeNotFound, nil},
+		{"run id with #", s.fn("resolve-by-run"), with("runId", "acme#run#r1"), valid, "", false, 404, interrupt.CodeNotFound, nil},
+		{"node id with /", s.fn("resolve-by-run"), with("nodeId", "n1/../n2"), valid, "", false, 404, interrupt.CodeNotFound, nil},
+		{"node id with %2F", s.fn("resolve-by-run"), with("nodeId", "n1%2Fx"), valid, "", false, 404, interrupt.CodeNotFound, nil},
+		{"run id with a control character", s.fn("get-run"), with("runId", "r1\x00"), "", "", false, 404, interrupt.CodeNotFound, nil},
+		{"run id with a newline", s.fn("list-events"), with("runId", "r1\n"), "", "", false, 404, interrupt.CodeNotFound, nil},
+		{"token with a control character", s.fn("resolve-by-token"), map[string]string{"token": "ow2.hs256.k\x01.a.b"}, valid, "", false, 401, interrupt.CodeTokenInvalid, nil},
+		{"empty token", s.fn("inspect-by-token"), map[string]string{"token": ""}, "", "", false, 401, interrupt.CodeTokenInvalid, nil},
+		{"10 KB token", s.fn("inspect-by-token"), map[string]string{"token": strings.Repeat("a", 10_000)}, "", "", false, 401, interrupt.CodeTokenInvalid, nil},
+		{"bad token and bad body: the token first", s.fn("resolve-by-token"), map[string]string{"token": "ow2.hs256.kA.e30.AAAA"}, "not json", "text/plain", false, 401, interrupt.CodeTokenInvalid, nil},
+		{"malformed Idempotency-Key", s.fn("resolve-by-run"), run, valid, "", false, 400, interrupt.CodeValidation, map[string]string{"idempotency-key": "a,b"}},
 	}
 	before, items := len(s.commits(t, "acme", "r1")), s.items(t)
 	for _, c := range cases {
@@ -91,7 +91,7 @@ func TestBadInput(t *testing.T) {
 		t.Errorf("run r1 went from %d to %d commits", before, after)
 	}
 	if got := s.items(t); got != items {
-		t.Errorf("the table went from %d to %d items", items, got)
+		t.Errorf("the stores went from %s to %s", items, got)
 	}
 }
 
@@ -136,7 +136,7 @@ func TestDependencyFailuresAre503(t *testing.T) {
 	if n := len(healthy.commits(t, "acme", "r1")); n != 1 {
 		t.Errorf("r1 has %d commits", n)
 	}
-	if n := healthy.items(t); n != 1 {
+	if n := len(healthy.scan(t)); n != 1 {
 		t.Errorf("the table has %d items", n)
 	}
 }
@@ -151,7 +151,11 @@ func TestInternalErrorsStayInside(t *testing.T) {
 	}
 	var logs bytes.Buffer
 	api := apigw.New(host.New(dynamo.NewRunLog(db, "no-such-table"), schemas, host.Config{}), slog.New(slog.NewJSONHandler(&logs, nil)), apigw.Options{})
-	r := invoke(t, api.GetRun(), call{who: &engine, params: map[string]string{"runId": "r1"}})
+	getRun, err := api.Function("get-run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := invoke(t, getRun, call{who: &engine, route: "GET /runs/{runId}", params: map[string]string{"runId": "r1"}})
 	p := r.problem(t)
 	if r.Status != 500 || p.Code != interrupt.CodeInternal || strings.Contains(string(r.Body), "no-such-table") || strings.Contains(string(r.Body), "ResourceNotFound") {
 		t.Errorf("answer %d %s", r.Status, r.Body)
@@ -177,18 +181,18 @@ func TestBodiesAreReadExactly(t *testing.T) {
 		name, body, path string
 		h                apigw.Handler
 	}{
-		{"a member in upper case beside its name", `{"resumeValue":` + value + `,"RESUMEVALUE":1}`, "/RESUMEVALUE", s.api.ResolveByRun()},
-		{"a member in upper case alone", `{"RESUMEVALUE":` + value + `}`, "/RESUMEVALUE", s.api.ResolveByRun()},
-		{"an intent in upper case", `{"intent":"resolve","INTENT":"inspect"}`, "/INTENT", s.api.MintToken()},
-		{"a token member in another case", `{"nodeId":"n2","payload":` + example(t, "custom") + `,"token":{"Intent":"resolve"}}`, "/token/Intent", s.api.RequestInterrupt()},
-		{"a node id of the wrong type", `{"nodeId":7,"payload":` + example(t, "custom") + `}`, "/nodeId", s.api.RequestInterrupt()},
-		{"a lifetime of the wrong type", `{"intent":"resolve","ttlMs":"soon"}`, "/ttlMs", s.api.MintToken()},
-		{"a fractional lifetime", `{"intent":"resolve","ttlMs":1.5}`, "/ttlMs", s.api.MintToken()},
-		{"a reason of the wrong type", `{"reason":["x"]}`, "/reason", s.api.EndRun()},
+		{"a member in upper case beside its name", `{"resumeValue":` + value + `,"RESUMEVALUE":1}`, "/RESUMEVALUE", s.fn("resolve-by-run")},
+		{"a member in upper case alone", `{"RESUMEVALUE":` + value + `}`, "/RESUMEVALUE", s.fn("resolve-by-run")},
+		{"an intent in upper case", `{"intent":"resolve","INTENT":"inspect"}`, "/INTENT", s.fn("mint-token")},
+		{"a token member in another case", `{"nodeId":"n2","payload":` + example(t, "custom") + `,"token":{"Intent":"resolve"}}`, "/token/Intent", s.fn("request-interrupt")},
+		{"a node id of the wrong type", `{"nodeId":7,"payload":` + example(t, "custom") + `}`, "/nodeId", s.fn("request-interrupt")},
+		{"a lifetime of the wrong type", `{"intent":"resolve","ttlMs":"soon"}`, "/ttlMs", s.fn("mint-token")},
+		{"a fractional lifetime", `{"intent":"resolve","ttlMs":1.5}`, "/ttlMs", s.fn("mint-token")},
+		{"a reason of the wrong type", `{"reason":["x"]}`, "/reason", s.fn("end-run")},
 	}
 	for _, tt := range refused {
 		t.Run(tt.name, func(t *testing.T) {
-			r := invoke(t, tt.h, call{who: &everyone, route: "POST /runs/{runId}/cancel", params: node, body: tt.body})
+			r := invoke(t, tt.h, call{who: &everyone, params: node, body: tt.body})
 			p := r.problem(t)
 			if r.Status != 400 || !hasPath(p, tt.path) {
 				t.Fatalf("%d %s, want 400 naming %s", r.Status, r.Body, tt.path)

@@ -39,7 +39,7 @@ func TestClaimsAreReadAsIssued(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			run := "claims-" + string(rune('a'+i))
 			s.mustRequest(t, run, "n1", tt.payload)
-			r := invoke(t, s.api.ResolveByRun(), call{who: &approver, claims: tt.claims, params: map[string]string{"runId": run, "nodeId": "n1"}, body: value})
+			r := invoke(t, s.fn("resolve-by-run"), call{who: &approver, claims: tt.claims, params: map[string]string{"runId": run, "nodeId": "n1"}, body: value})
 			if r.Status != tt.status {
 				t.Errorf("%d %s, want %d", r.Status, r.Body, tt.status)
 			}
@@ -50,7 +50,7 @@ func TestClaimsAreReadAsIssued(t *testing.T) {
 		req := events.APIGatewayV2HTTPRequest{Headers: map[string]string{}, PathParameters: map[string]string{"runId": "claims-a"}}
 		authorize(&req, map[string]any{"sub": "alice", "tenant": "acme"}, []string{apigw.ScopeRunsRead})
 		req.Headers["authorization"] = strings.TrimPrefix(req.Headers["authorization"], "Bearer ")
-		if resp, err := s.api.GetRun()(t.Context(), req); err != nil || resp.StatusCode != 200 {
+		if resp, err := s.fn("get-run")(t.Context(), req); err != nil || resp.StatusCode != 200 {
 			t.Errorf("%d %s %v, want 200", resp.StatusCode, resp.Body, err)
 		}
 	})
@@ -68,7 +68,7 @@ func TestClaimsAreReadAsIssued(t *testing.T) {
 			req := events.APIGatewayV2HTTPRequest{Headers: map[string]string{}, PathParameters: map[string]string{"runId": "claims-a"}}
 			authorize(&req, map[string]any{"sub": "alice", "tenant": "acme"}, []string{apigw.ScopeRunsRead})
 			change(&req)
-			resp, err := s.api.GetRun()(t.Context(), req)
+			resp, err := s.fn("get-run")(t.Context(), req)
 			if err != nil || resp.StatusCode != 401 {
 				t.Errorf("%s: %d %s %v, want 401", name, resp.StatusCode, resp.Body, err)
 			}

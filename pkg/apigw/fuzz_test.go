@@ -3,14 +3,12 @@ package apigw_test
 import (
 	"context"
 	"encoding/base64"
-	"log/slog"
 	"strings"
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/interrupthost/interrupthost/pkg/apigw"
-	"github.com/interrupthost/interrupthost/pkg/host"
 )
 
 // fuzzHandler feeds one function requests built from fuzzed headers, path parameters and body,
@@ -57,80 +55,80 @@ func fuzzHandler(f *testing.F, pick func(*stack) apigw.Handler, route string, se
 				t.Fatalf("a %d that is not a problem document: %s", resp.StatusCode, resp.Body)
 			}
 			if after := s.items(t); after != before {
-				t.Fatalf("refused with %d, yet the table went from %d to %d items", resp.StatusCode, before, after)
+				t.Fatalf("refused with %d, yet the stores went from %s to %s", resp.StatusCode, before, after)
 			}
 		}
 	})
 }
 
 func FuzzRequestInterrupt(f *testing.F) {
-	fuzzHandler(f, func(s *stack) apigw.Handler { return s.api.RequestInterrupt() }, "POST /runs/{runId}/interrupts",
+	fuzzHandler(f, func(s *stack) apigw.Handler { return s.fn("request-interrupt") }, "POST /runs/{runId}/interrupts",
 		`{"nodeId":"n3","payload":`+example(f, "custom")+`}`,
 		`{"nodeId":"n4","payload":`+example(f, "low-confidence")+`,"token":{"intent":"resolve"}}`)
 }
 
 func FuzzResolveByRun(f *testing.F) {
-	fuzzHandler(f, func(s *stack) apigw.Handler { return s.api.ResolveByRun() }, "POST /runs/{runId}/interrupts/{nodeId}",
+	fuzzHandler(f, func(s *stack) apigw.Handler { return s.fn("resolve-by-run") }, "POST /runs/{runId}/interrupts/{nodeId}",
 		`{"resumeValue":{"action":"ask","decidedAt":"2026-11-30T09:00:00Z"}}`,
 		`{"resumeValue":{"action":"refine","decidedAt":"2026-11-30T09:00:00Z","refineFeedback":{"scope":"items","itemIds":["a"]}}}`)
 }
 
 func FuzzInspectByToken(f *testing.F) {
-	fuzzHandler(f, func(s *stack) apigw.Handler { return s.api.InspectByToken() }, "GET /interrupts/{token}", "")
+	fuzzHandler(f, func(s *stack) apigw.Handler { return s.fn("inspect-by-token") }, "GET /interrupts/{token}", "")
 }
 
 func FuzzResolveByToken(f *testing.F) {
-	fuzzHandler(f, func(s *stack) apigw.Handler { return s.api.ResolveByToken() }, "POST /interrupts/{token}",
+	fuzzHandler(f, func(s *stack) apigw.Handler { return s.fn("resolve-by-token") }, "POST /interrupts/{token}",
 		`{"resumeValue":{"action":"ask","decidedAt":"2026-11-30T09:00:00Z"}}`)
 }
 
 func FuzzMintToken(f *testing.F) {
-	fuzzHandler(f, func(s *stack) apigw.Handler { return s.api.MintToken() }, "POST /runs/{runId}/interrupts/{nodeId}/tokens",
+	fuzzHandler(f, func(s *stack) apigw.Handler { return s.fn("mint-token") }, "POST /runs/{runId}/interrupts/{nodeId}/tokens",
 		`{"intent":"resolve","ttlMs":60000,"principal":"alice"}`, `{"intent":"inspect"}`)
 }
 
 func FuzzGetRun(f *testing.F) {
-	fuzzHandler(f, func(s *stack) apigw.Handler { return s.api.GetRun() }, "GET /runs/{runId}", "")
+	fuzzHandler(f, func(s *stack) apigw.Handler { return s.fn("get-run") }, "GET /runs/{runId}", "")
 }
 
 func FuzzListEvents(f *testing.F) {
-	fuzzHandler(f, func(s *stack) apigw.Handler { return s.api.ListEvents() }, "GET /runs/{runId}/events", "")
+	fuzzHandler(f, func(s *stack) apigw.Handler { return s.fn("list-events") }, "GET /runs/{runId}/events", "")
 }
 
 func FuzzEndRun(f *testing.F) {
-	fuzzHandler(f, func(s *stack) apigw.Handler { return s.api.EndRun() }, "POST /runs/{runId}/cancel", `{"reason":"done"}`, "")
+	fuzzHandler(f, func(s *stack) apigw.Handler { return s.fn("end-run") }, "POST /runs/{runId}/cancel", `{"reason":"done"}`, "")
 }
 
 func FuzzDiscovery(f *testing.F) {
 	fuzzHandler(f, func(s *stack) apigw.Handler {
-		return apigw.Discovery(host.DiscoveryOf(host.Config{Capabilities: []string{"conversation"}}), slog.New(slog.DiscardHandler))
+		return s.fn("discovery")
 	}, "GET /.well-known/interrupt-host", "")
 }
 
 func FuzzAgentDecisions(f *testing.F) {
-	fuzzHandler(f, func(s *stack) apigw.Handler { return s.api.AgentDecisions() }, "POST /runs/{runId}/agent-decisions",
+	fuzzHandler(f, func(s *stack) apigw.Handler { return s.fn("agent-decisions") }, "POST /runs/{runId}/agent-decisions",
 		`{"nodeId":"n9","key":"d1","agentId":"a","confidence":0.2,"decision":{"label":"x"}}`,
 		`{"nodeId":"n9","key":"d2","agentId":"a","confidence":0.99,"decision":null}`)
 }
 
 func FuzzConfigureRun(f *testing.F) {
-	fuzzHandler(f, func(s *stack) apigw.Handler { return s.api.ConfigureRun() }, "PUT /runs/{runId}/configurable",
+	fuzzHandler(f, func(s *stack) apigw.Handler { return s.fn("configure-run") }, "PUT /runs/{runId}/configurable",
 		`{"escalationThreshold":0.8}`, `{"escalationThreshold":1e-3}`, `{"configurable":{"run":{"escalationThreshold":0.4}}}`)
 }
 
 func FuzzWebhookEndpoints(f *testing.F) {
-	fuzzHandler(f, func(s *stack) apigw.Handler { return s.api.WebhookEndpoints() }, "POST /webhook-endpoints",
+	fuzzHandler(f, func(s *stack) apigw.Handler { return s.fn("webhook-endpoints") }, "POST /webhook-endpoints",
 		`{"provider":"stripe","secrets":["whsec_fuzz_0123456789abcdef"],"correlation":["/data/id"]}`)
 }
 
 func FuzzWebhookIngest(f *testing.F) {
-	fuzzHandler(f, func(s *stack) apigw.Handler { return s.api.WebhookIngest() }, "POST /webhooks/{endpointId}",
+	fuzzHandler(f, func(s *stack) apigw.Handler { return s.fn("webhook-ingest") }, "POST /webhooks/{endpointId}",
 		`{"id":"evt_1","type":"payment_intent.succeeded","data":{"object":{"id":"pi_1"}}}`)
 }
 
 func FuzzSubscriptions(f *testing.F) {
 	fuzzHandler(f, func(s *stack) apigw.Handler {
-		return apigw.Subscriptions(s.subs, slog.New(slog.DiscardHandler), apigw.Options{})
+		return s.fn("subscriptions")
 	}, "POST /subscriptions",
 		`{"url":"https://hooks.example.com/in","events":["*"]}`, `{"url":"https://hooks.example.com/in","events":["run.completed"],"format":"slack"}`)
 }

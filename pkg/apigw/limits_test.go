@@ -6,10 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/interrupthost/interrupthost/infra/local/localaws"
-	"github.com/interrupthost/interrupthost/internal/testclock"
 	"github.com/interrupthost/interrupthost/pkg/apigw"
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
@@ -68,14 +65,14 @@ func TestLargestBodiesFit(t *testing.T) {
 			body := sized(t, tt.body)
 			var r response
 			if tt.payload == "" {
-				r = invoke(t, s.api.RequestInterrupt(), call{who: &engine, params: map[string]string{"runId": run}, body: body})
+				r = invoke(t, s.fn("request-interrupt"), call{who: &engine, params: map[string]string{"runId": run}, body: body})
 			} else {
 				s.mustRequest(t, run, "n1", tt.payload)
 				c := call{who: &approver, params: map[string]string{"runId": run, "nodeId": "n1"}, body: body,
 					headers: map[string]string{"idempotency-key": "big"}}
-				r = invoke(t, s.api.ResolveByRun(), c)
+				r = invoke(t, s.fn("resolve-by-run"), c)
 				if r.Status == 200 {
-					replay := invoke(t, s.api.ResolveByRun(), c)
+					replay := invoke(t, s.fn("resolve-by-run"), c)
 					if replay.Status != 200 || !bytes.Equal(replay.Body, r.Body) || replay.Headers["Idempotent-Replayed"] != "true" {
 						t.Errorf("replay %d %v, differs from the answer: %v", replay.Status, replay.Headers, !bytes.Equal(replay.Body, r.Body))
 					}
@@ -122,7 +119,7 @@ func TestEarlierLayoutReadsTheSame(t *testing.T) {
 	today.mustRequest(t, "r1", "n1", example(t, "approval"))
 	resolve := call{who: &approver, params: map[string]string{"runId": "r1", "nodeId": "n1"}, headers: map[string]string{"idempotency-key": "k1"},
 		body: `{"resumeValue":{"action":"edit-accept","decidedAt":"2026-11-30T09:00:00Z","editedArtifactData":{"amount":12000}}}`}
-	if r := invoke(t, today.api.ResolveByRun(), resolve); r.Status != 200 {
+	if r := invoke(t, today.fn("resolve-by-run"), resolve); r.Status != 200 {
 		t.Fatalf("resolve: %d %s", r.Status, r.Body)
 	}
 	for _, c := range today.commits(t, "acme", "r1") {
@@ -159,7 +156,7 @@ func TestEarlierLayoutReadsTheSame(t *testing.T) {
 		t.Errorf("today's run reads as\n%+v\nthe earlier layout as\n%+v", a, b)
 	}
 	// A replay answers the recorded answer byte for byte, whichever deploy recorded it.
-	replayA, replayB := invoke(t, today.api.ResolveByRun(), resolve), invoke(t, earlier.api.ResolveByRun(), resolve)
+	replayA, replayB := invoke(t, today.fn("resolve-by-run"), resolve), invoke(t, earlier.fn("resolve-by-run"), resolve)
 	var a2, b2 any
 	replayA.decode(t, &a2)
 	replayB.decode(t, &b2)
@@ -173,11 +170,7 @@ func TestEarlierLayoutReadsTheSame(t *testing.T) {
 // past a bound the request is refused with a problem naming it and writes nothing, and the run
 // can still be ended. Its length is not bounded (TestALongRunCostsWhatAShortOneDoes).
 func TestRunGrowthIsBounded(t *testing.T) {
-	db, table := localaws.NewTable(t)
-	s, err := buildWith(db, table, testclock.New(time.Now()), nil, func(cfg *host.Config) { cfg.MaxPending = 4 })
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := newStackWith(t, func(cfg *host.Config) { cfg.MaxPending = 4 })
 	custom := func(key string) string {
 		return strings.Replace(example(t, "custom"), `"robot-arm-calibrated"`, `"`+key+`"`, 1)
 	}
@@ -192,7 +185,7 @@ func TestRunGrowthIsBounded(t *testing.T) {
 	if n := len(s.commits(t, "acme", "r1")); n != 4 {
 		t.Errorf("%d commits, want the 4 accepted", n)
 	}
-	if r := invoke(t, s.api.EndRun(), call{who: &engine, route: "POST /runs/{runId}/cancel", params: map[string]string{"runId": "r1"}}); r.Status != 200 {
+	if r := invoke(t, s.fn("end-run"), call{who: &engine, route: "POST /runs/{runId}/cancel", params: map[string]string{"runId": "r1"}}); r.Status != 200 {
 		t.Errorf("a full run cannot be ended: %d %s", r.Status, r.Body)
 	}
 

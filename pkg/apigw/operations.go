@@ -3,7 +3,6 @@ package apigw
 import (
 	"context"
 	"encoding/json"
-	"log/slog"
 	"net/http"
 	"strconv"
 
@@ -14,132 +13,121 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/runlog"
 )
 
-// RequestInterrupt serves POST /runs/{runId}/interrupts: 201 with the new interrupt, or 200 with
+// requestInterrupt serves POST /runs/{runId}/interrupts: 201 with the new interrupt, or 200 with
 // the existing one when the payload's key was requested before.
-func (a *API) RequestInterrupt() Handler {
-	return a.route(ScopeInterruptsWrite, func(ctx context.Context, c *call) (reply, error) {
-		if err := c.readRun(); err != nil {
-			return reply{}, err
+func (a *API) requestInterrupt(ctx context.Context, c *call) (reply, error) {
+	if err := c.readRun(); err != nil {
+		return reply{}, err
+	}
+	var body struct {
+		NodeID   *string            `json:"nodeId"`
+		Payload  json.RawMessage    `json:"payload"`
+		Token    *host.TokenRequest `json:"token"`
+		Endpoint *string            `json:"endpoint"`
+	}
+	if _, err := decodeBody(c.req, &body); err != nil {
+		return reply{}, err
+	}
+	var absent []string
+	if body.NodeID == nil {
+		absent = append(absent, "nodeId")
+	}
+	if body.Payload == nil {
+		absent = append(absent, "payload")
+	}
+	if len(absent) > 0 {
+		return reply{}, missing(absent...)
+	}
+	c.nodeID = *body.NodeID
+	req := host.Request{NodeID: c.nodeID, Payload: body.Payload, Token: body.Token}
+	if body.Endpoint != nil {
+		if !runlog.ValidID(*body.Endpoint) {
+			return reply{}, interrupt.Invalid("endpoint is not a webhook endpoint id",
+				interrupt.FieldError{Path: "/endpoint", Message: "must match ^[A-Za-z0-9._:-]{1,128}$"})
 		}
-		var body struct {
-			NodeID   *string            `json:"nodeId"`
-			Payload  json.RawMessage    `json:"payload"`
-			Token    *host.TokenRequest `json:"token"`
-			Endpoint *string            `json:"endpoint"`
-		}
-		if _, err := decodeBody(c.req, &body); err != nil {
-			return reply{}, err
-		}
-		var absent []string
-		if body.NodeID == nil {
-			absent = append(absent, "nodeId")
-		}
-		if body.Payload == nil {
-			absent = append(absent, "payload")
-		}
-		if len(absent) > 0 {
-			return reply{}, missing(absent...)
-		}
-		c.nodeID = *body.NodeID
-		req := host.Request{NodeID: c.nodeID, Payload: body.Payload, Token: body.Token}
-		if body.Endpoint != nil {
-			if !runlog.ValidID(*body.Endpoint) {
-				return reply{}, interrupt.Invalid("endpoint is not a webhook endpoint id",
-					interrupt.FieldError{Path: "/endpoint", Message: "must match ^[A-Za-z0-9._:-]{1,128}$"})
-			}
-			req.Endpoint = *body.Endpoint
-		}
-		view, created, err := a.host.RequestInterrupt(ctx, c.principal, c.runID, req)
-		if err != nil {
-			return reply{}, err
-		}
-		status := http.StatusOK
-		if created {
-			status = http.StatusCreated
-		}
-		return reply{status: status, body: view}, nil
-	})
+		req.Endpoint = *body.Endpoint
+	}
+	view, created, err := a.host.RequestInterrupt(ctx, c.principal, c.runID, req)
+	if err != nil {
+		return reply{}, err
+	}
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+	}
+	return reply{status: status, body: view}, nil
 }
 
-// ResolveByRun serves POST /runs/{runId}/interrupts/{nodeId}: 200 when the call exits the
+// resolveByRun serves POST /runs/{runId}/interrupts/{nodeId}: 200 when the call exits the
 // suspend, 202 when it was recorded without exiting.
-func (a *API) ResolveByRun() Handler {
-	return a.route(ScopeApprovalsRespond, func(ctx context.Context, c *call) (reply, error) {
-		if err := c.readRunNode(); err != nil {
-			return reply{}, err
-		}
-		value, idem, err := resolveRequest(c.req)
-		if err != nil {
-			return reply{}, err
-		}
-		res, err := a.host.Resolve(ctx, c.principal, c.runID, c.nodeID, value, idem)
-		if err != nil {
-			return reply{}, err
-		}
-		return resolution(res), nil
-	})
+func (a *API) resolveByRun(ctx context.Context, c *call) (reply, error) {
+	if err := c.readRunNode(); err != nil {
+		return reply{}, err
+	}
+	value, idem, err := resolveRequest(c.req)
+	if err != nil {
+		return reply{}, err
+	}
+	res, err := a.host.Resolve(ctx, c.principal, c.runID, c.nodeID, value, idem)
+	if err != nil {
+		return reply{}, err
+	}
+	return resolution(res), nil
 }
 
-// GetRun serves GET /runs/{runId}: the RunSnapshot.
-func (a *API) GetRun() Handler {
-	return a.route(ScopeRunsRead, func(ctx context.Context, c *call) (reply, error) {
-		if err := c.readRun(); err != nil {
-			return reply{}, err
-		}
-		snap, err := a.host.Snapshot(ctx, c.principal, c.runID)
-		if err != nil {
-			return reply{}, err
-		}
-		return reply{status: http.StatusOK, body: snap}, nil
-	})
+// getRun serves GET /runs/{runId}: the RunSnapshot.
+func (a *API) getRun(ctx context.Context, c *call) (reply, error) {
+	if err := c.readRun(); err != nil {
+		return reply{}, err
+	}
+	snap, err := a.host.Snapshot(ctx, c.principal, c.runID)
+	if err != nil {
+		return reply{}, err
+	}
+	return reply{status: http.StatusOK, body: snap}, nil
 }
 
-// ListEvents serves GET /runs/{runId}/events?after=SEQ&limit=N&mode=updates|debug: debug (and
+// listEvents serves GET /runs/{runId}/events?after=SEQ&limit=N&mode=updates|debug: debug (and
 // no mode) every event, updates the state updates only (interrupt.Mode).
-func (a *API) ListEvents() Handler {
-	return a.route(ScopeRunsRead, func(ctx context.Context, c *call) (reply, error) {
-		if err := c.readRun(); err != nil {
-			return reply{}, err
+func (a *API) listEvents(ctx context.Context, c *call) (reply, error) {
+	if err := c.readRun(); err != nil {
+		return reply{}, err
+	}
+	q := c.req.QueryStringParameters
+	var fields []interrupt.FieldError
+	after, limit := int64(0), host.MaxPageCommits
+	if v, ok := q["after"]; ok {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			fields = append(fields, interrupt.FieldError{Path: "after", Message: "must be a commit seq (an integer >= 0)"})
 		}
-		q := c.req.QueryStringParameters
-		var fields []interrupt.FieldError
-		after, limit := int64(0), host.MaxPageCommits
-		if v, ok := q["after"]; ok {
-			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil || n < 0 {
-				fields = append(fields, interrupt.FieldError{Path: "after", Message: "must be a commit seq (an integer >= 0)"})
-			}
-			after = n
+		after = n
+	}
+	if v, ok := q["limit"]; ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > host.MaxPageCommits {
+			fields = append(fields, interrupt.FieldError{Path: "limit", Message: "must be an integer from 1 to " + strconv.Itoa(host.MaxPageCommits)})
 		}
-		if v, ok := q["limit"]; ok {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 || n > host.MaxPageCommits {
-				fields = append(fields, interrupt.FieldError{Path: "limit", Message: "must be an integer from 1 to " + strconv.Itoa(host.MaxPageCommits)})
-			}
-			limit = n
-		}
-		mode := interrupt.Mode(q["mode"])
-		if _, ok := q["mode"]; ok && mode != interrupt.ModeUpdates && mode != interrupt.ModeDebug {
-			fields = append(fields, interrupt.FieldError{Path: "mode", Message: "must be updates or debug"})
-		}
-		if len(fields) > 0 {
-			return reply{}, interrupt.Invalid("the query is not acceptable", fields...)
-		}
-		page, err := a.host.Events(ctx, c.principal, c.runID, after, limit, mode)
-		if err != nil {
-			return reply{}, err
-		}
-		return reply{status: http.StatusOK, body: page}, nil
-	})
+		limit = n
+	}
+	mode := interrupt.Mode(q["mode"])
+	if _, ok := q["mode"]; ok && mode != interrupt.ModeUpdates && mode != interrupt.ModeDebug {
+		fields = append(fields, interrupt.FieldError{Path: "mode", Message: "must be updates or debug"})
+	}
+	if len(fields) > 0 {
+		return reply{}, interrupt.Invalid("the query is not acceptable", fields...)
+	}
+	page, err := a.host.Events(ctx, c.principal, c.runID, after, limit, mode)
+	if err != nil {
+		return reply{}, err
+	}
+	return reply{status: http.StatusOK, body: page}, nil
 }
 
-// Discovery serves GET /.well-known/interrupt-host, open to anyone: the capabilities and the
-// interrupt facet the host enforces. It needs no store, so it takes the document alone.
-func Discovery(doc host.Discovery, log *slog.Logger) Handler {
-	a := &API{log: log}
-	return a.route(noJWT, func(ctx context.Context, c *call) (reply, error) {
-		return reply{status: http.StatusOK, body: doc}, nil
-	})
+// discovery serves GET /.well-known/interrupt-host, open to anyone: the capabilities and the
+// interrupt facet the host enforces.
+func (a *API) discovery(ctx context.Context, c *call) (reply, error) {
+	return reply{status: http.StatusOK, body: a.opts.Discovery}, nil
 }
 
 // resolveRequest decodes what both resolve surfaces take: the closed body { resumeValue } and

@@ -35,14 +35,12 @@ var pageHeaders = map[string]string{
 	"X-Content-Type-Options":  "nosniff",
 }
 
-// The approval page's routes (template.yaml), by path.
-const (
-	pathByToken  = "/approve/{token}"
-	pathSignedIn = "/approve/{runId}/{interruptId}"
-	pathCallback = "/signin/callback"
-)
+// pageCrash is the page a panic while serving one answers.
+func pageCrash() events.APIGatewayV2HTTPResponse {
+	return pageResponse(approvalpage.Problem(http.StatusInternalServerError, "Something went wrong", "The host could not show this page. Try the link again later."), false)
+}
 
-// ApprovalPage serves the approval page, which API Gateway leaves open to the network:
+// The approval page is open to the network (API Gateway runs no authorizer on its routes):
 //
 //   - GET, HEAD and POST /approve/{token}: a link holding a signed token, which authenticates;
 //   - GET, HEAD and POST /approve/{runId}/{interruptId}: a link holding no credential; the page
@@ -53,25 +51,19 @@ const (
 // GET and HEAD render the interrupt and never write, so a mail scanner fetching a link changes
 // nothing; POST (a form) decides, a hidden one-time form key making a double submit one
 // decision, and on a signed-in page a CSRF token bound to the session.
-func (a *API) ApprovalPage() Handler {
-	crash := func() events.APIGatewayV2HTTPResponse {
-		return pageResponse(approvalpage.Problem(http.StatusInternalServerError, "Something went wrong", "The host could not show this page. Try the link again later."), false)
-	}
-	return a.observed(crash, func(ctx context.Context, c *call) (events.APIGatewayV2HTTPResponse, error) {
-		head := c.req.RequestContext.HTTP.Method == http.MethodHead
-		switch _, path, _ := strings.Cut(c.req.RouteKey, " "); path {
-		case pathByToken:
-			v, err := a.page(ctx, c)
-			return pageResponse(v, head), err
-		case pathSignedIn:
-			return a.signedInPage(ctx, c, head)
-		case pathCallback:
-			return a.signInCallback(ctx, c)
-		}
-		err := interrupt.Errorf(interrupt.CodeNotFound, "no such page")
-		return pageResponse(problemPage(err), head), err
-	})
+
+// pageByToken serves /approve/{token}.
+func (a *API) pageByToken(ctx context.Context, c *call) (events.APIGatewayV2HTTPResponse, error) {
+	v, err := a.page(ctx, c)
+	return pageResponse(v, isHead(c)), err
 }
+
+// pageSignedIn serves /approve/{runId}/{interruptId}.
+func (a *API) pageSignedIn(ctx context.Context, c *call) (events.APIGatewayV2HTTPResponse, error) {
+	return a.signedInPage(ctx, c, isHead(c))
+}
+
+func isHead(c *call) bool { return c.req.RequestContext.HTTP.Method == http.MethodHead }
 
 func (a *API) page(ctx context.Context, c *call) (approvalpage.View, error) {
 	o, grant, err := a.host.Open(ctx, c.req.PathParameters["token"])

@@ -22,7 +22,7 @@ func (s *stack) page(t *testing.T, method, tok string, form url.Values) response
 	if form != nil {
 		c.body, c.ctype = form.Encode(), "application/x-www-form-urlencoded"
 	}
-	return invoke(t, s.api.ApprovalPage(), c)
+	return invoke(t, s.fn("approval-page"), c)
 }
 
 // doc parses a page, failing on anything a browser would run: a script element, an event
@@ -86,7 +86,7 @@ func TestApprovalPageShowsAndNeverWrites(t *testing.T) {
 		}
 	}
 	if after := s.items(t); after != before {
-		t.Fatalf("GET and HEAD wrote %d items", after-before)
+		t.Fatalf("GET and HEAD wrote: %s, then %s", before, after)
 	}
 	if r.Status != 200 {
 		t.Fatalf("GET: %d %s", r.Status, r.Body)
@@ -223,12 +223,12 @@ func TestUnnamedLink(t *testing.T) {
 		{url.Values{"action": {"accept"}, "decidedBy": {"dan"}}, "application/json", 415},
 	} {
 		req := call{route: "POST /approve/{token}", params: map[string]string{"token": tok}, body: c.form.Encode(), ctype: cmp.Or(c.ctype, "application/x-www-form-urlencoded")}
-		if r := invoke(t, s.api.ApprovalPage(), req); r.Status != c.status || r.Headers["Content-Type"] != "text/html; charset=utf-8" {
+		if r := invoke(t, s.fn("approval-page"), req); r.Status != c.status || r.Headers["Content-Type"] != "text/html; charset=utf-8" {
 			t.Errorf("%v (%s): %d, want %d", c.form, c.ctype, r.Status, c.status)
 		}
 	}
 	if after := s.items(t); after != before {
-		t.Errorf("refusals wrote %d items", after-before)
+		t.Errorf("refusals wrote: %s, then %s", before, after)
 	}
 	r := s.page(t, "POST", tok, url.Values{"formKey": {"k1"}, "action": {"accept"}, "decidedBy": {"Dan <dan@example.com>"}})
 	if r.Status != 200 || !strings.Contains(string(r.Body), "it decides the approval") {
@@ -292,7 +292,7 @@ func FuzzApprovalPage(f *testing.F) {
 			method = "POST"
 		}
 		before := s.items(t)
-		r := invoke(t, s.api.ApprovalPage(), call{route: method + " /approve/{token}", params: map[string]string{"token": tok}, body: body, ctype: cmp.Or(ctype, "-")})
+		r := invoke(t, s.fn("approval-page"), call{route: method + " /approve/{token}", params: map[string]string{"token": tok}, body: body, ctype: cmp.Or(ctype, "-")})
 		if r.Status >= 500 {
 			t.Fatalf("answered %d: %s", r.Status, r.Body)
 		}

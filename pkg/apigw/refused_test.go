@@ -14,9 +14,9 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/token"
 )
 
-// dump is every item of the stack's table, each rendered in full, sorted: two renderings are
+// scan is every item of the stack's table, each rendered in full, sorted: two renderings are
 // equal only when nothing was written in between, not even an item rewritten as it was.
-func (s *stack) dump(t testing.TB) []string {
+func (s *stack) scan(t testing.TB) []string {
 	t.Helper()
 	var out []string
 	in := &dynamodb.ScanInput{TableName: &s.table, ConsistentRead: new(true)}
@@ -50,7 +50,7 @@ func TestRefusedRequestsWriteNothing(t *testing.T) {
 	voted := `{"action":"accept","decidedAt":"2026-11-30T09:00:00Z"}`
 	keyed := call{who: &approver, params: map[string]string{"runId": "r1", "nodeId": "vote"}, body: `{"resumeValue":` + voted + `}`,
 		headers: map[string]string{"idempotency-key": "k1"}}
-	if r := invoke(t, s.api.ResolveByRun(), keyed); r.Status != 202 {
+	if r := invoke(t, s.fn("resolve-by-run"), keyed); r.Status != 202 {
 		t.Fatalf("vote: %d %s", r.Status, r.Body)
 	}
 	if r := s.resolve(t, approver, "r1", "done", `{}`); r.Status != 200 {
@@ -58,7 +58,7 @@ func TestRefusedRequestsWriteNothing(t *testing.T) {
 	}
 	s.mustRequest(t, "conv", "talk", example(t, "conversation.start"))
 	s.mustRequest(t, "ended", "n1", example(t, "custom"))
-	if r := invoke(t, s.api.EndRun(), call{who: &engine, route: "POST /runs/{runId}/complete", params: map[string]string{"runId": "ended"}}); r.Status != 200 {
+	if r := invoke(t, s.fn("end-run"), call{who: &engine, route: "POST /runs/{runId}/complete", params: map[string]string{"runId": "ended"}}); r.Status != 200 {
 		t.Fatalf("complete: %d %s", r.Status, r.Body)
 	}
 	inspectOnly := s.mintOK(t, "r1", "vote", `{"intent":"inspect"}`).Token
@@ -74,33 +74,33 @@ func TestRefusedRequestsWriteNothing(t *testing.T) {
 		c      call
 		status int
 	}{
-		{"request: invalid payload", s.api.RequestInterrupt(), requestCall(engine, "r1", "n9", `{"kind":"custom"}`), 400},
-		{"request: node busy", s.api.RequestInterrupt(), requestCall(engine, "r1", "vote", strings.Replace(example(t, "custom"), `"key": "`, `"key": "other-`, 1)), 409},
-		{"request: run ended", s.api.RequestInterrupt(), requestCall(engine, "ended", "n2", strings.Replace(example(t, "custom"), `"key": "`, `"key": "other-`, 1)), 409},
-		{"request: another run's conversation", s.api.RequestInterrupt(), requestCall(engine, "r2", "talk", example(t, "conversation.start")), 409},
-		{"request: a new conversation at a busy node", s.api.RequestInterrupt(), requestCall(engine, "r1", "vote", strings.ReplaceAll(example(t, "conversation.start"), "conv-7", "conv-new")), 409},
-		{"request: a new conversation in an ended run", s.api.RequestInterrupt(), requestCall(engine, "ended", "talk", strings.ReplaceAll(example(t, "conversation.start"), "conv-7", "conv-new")), 409},
-		{"request: replay of the owner's conversation", s.api.RequestInterrupt(), requestCall(engine, "conv", "talk", example(t, "conversation.start")), 200},
-		{"request: no scope", s.api.RequestInterrupt(), requestCall(approver, "r3", "n1", example(t, "custom")), 403},
-		{"resolve: invalid value", s.api.ResolveByRun(), call{who: &bob, params: node("r1", "vote"), body: `{"resumeValue":{"action":"nope"}}`}, 400},
-		{"resolve: not eligible", s.api.ResolveByRun(), call{who: &everyone, params: node("r1", "vote"), body: `{"resumeValue":` + voted + `}`}, 403},
-		{"resolve: already voted", s.api.ResolveByRun(), call{who: &approver, params: node("r1", "vote"), body: `{"resumeValue":` + voted + `}`}, 409},
-		{"resolve: key replayed", s.api.ResolveByRun(), keyed, 202},
-		{"resolve: key reused", s.api.ResolveByRun(), call{who: keyed.who, params: keyed.params, headers: keyed.headers, body: `{"resumeValue":{"action":"reject","decidedAt":"2026-11-30T09:00:00Z"}}`}, 422},
-		{"resolve: already resolved", s.api.ResolveByRun(), call{who: &approver, params: node("r1", "done"), body: `{"resumeValue":{}}`}, 409},
-		{"resolve: no such node", s.api.ResolveByRun(), call{who: &approver, params: node("r1", "nowhere"), body: `{"resumeValue":{}}`}, 404},
-		{"token: inspect-only", s.api.ResolveByToken(), call{params: map[string]string{"token": inspectOnly}, body: `{"resumeValue":` + voted + `}`}, 403},
-		{"token: already voted", s.api.ResolveByToken(), call{params: map[string]string{"token": resolveVote}, body: `{"resumeValue":` + voted + `}`}, 409},
-		{"token: already resolved", s.api.ResolveByToken(), call{params: map[string]string{"token": doneToken}, body: `{"resumeValue":{}}`}, 409},
-		{"token: forged", s.api.ResolveByToken(), call{params: map[string]string{"token": resolveVote[:len(resolveVote)-2] + "AA"}, body: `{"resumeValue":{}}`}, 401},
-		{"inspect", s.api.InspectByToken(), call{params: map[string]string{"token": inspectOnly}}, 200},
-		{"mint: resolved", s.api.MintToken(), call{who: &engine, params: node("r1", "done"), body: `{"intent":"resolve"}`}, 409},
-		{"mint: bad intent", s.api.MintToken(), call{who: &engine, params: node("r1", "vote"), body: `{"intent":"own"}`}, 400},
-		{"end: the other way", s.api.EndRun(), call{who: &engine, route: "POST /runs/{runId}/cancel", params: runOf("ended")}, 409},
-		{"end: again", s.api.EndRun(), call{who: &engine, route: "POST /runs/{runId}/complete", params: runOf("ended")}, 200},
-		{"end: no such run", s.api.EndRun(), call{who: &engine, route: "POST /runs/{runId}/cancel", params: runOf("nowhere")}, 404},
-		{"snapshot: no such run", s.api.GetRun(), call{who: &engine, params: runOf("nowhere")}, 404},
-		{"events: no such run", s.api.ListEvents(), call{who: &engine, params: runOf("nowhere")}, 404},
+		{"request: invalid payload", s.fn("request-interrupt"), requestCall(engine, "r1", "n9", `{"kind":"custom"}`), 400},
+		{"request: node busy", s.fn("request-interrupt"), requestCall(engine, "r1", "vote", strings.Replace(example(t, "custom"), `"key": "`, `"key": "other-`, 1)), 409},
+		{"request: run ended", s.fn("request-interrupt"), requestCall(engine, "ended", "n2", strings.Replace(example(t, "custom"), `"key": "`, `"key": "other-`, 1)), 409},
+		{"request: another run's conversation", s.fn("request-interrupt"), requestCall(engine, "r2", "talk", example(t, "conversation.start")), 409},
+		{"request: a new conversation at a busy node", s.fn("request-interrupt"), requestCall(engine, "r1", "vote", strings.ReplaceAll(example(t, "conversation.start"), "conv-7", "conv-new")), 409},
+		{"request: a new conversation in an ended run", s.fn("request-interrupt"), requestCall(engine, "ended", "talk", strings.ReplaceAll(example(t, "conversation.start"), "conv-7", "conv-new")), 409},
+		{"request: replay of the owner's conversation", s.fn("request-interrupt"), requestCall(engine, "conv", "talk", example(t, "conversation.start")), 200},
+		{"request: no scope", s.fn("request-interrupt"), requestCall(approver, "r3", "n1", example(t, "custom")), 403},
+		{"resolve: invalid value", s.fn("resolve-by-run"), call{who: &bob, params: node("r1", "vote"), body: `{"resumeValue":{"action":"nope"}}`}, 400},
+		{"resolve: not eligible", s.fn("resolve-by-run"), call{who: &everyone, params: node("r1", "vote"), body: `{"resumeValue":` + voted + `}`}, 403},
+		{"resolve: already voted", s.fn("resolve-by-run"), call{who: &approver, params: node("r1", "vote"), body: `{"resumeValue":` + voted + `}`}, 409},
+		{"resolve: key replayed", s.fn("resolve-by-run"), keyed, 202},
+		{"resolve: key reused", s.fn("resolve-by-run"), call{who: keyed.who, params: keyed.params, headers: keyed.headers, body: `{"resumeValue":{"action":"reject","decidedAt":"2026-11-30T09:00:00Z"}}`}, 422},
+		{"resolve: already resolved", s.fn("resolve-by-run"), call{who: &approver, params: node("r1", "done"), body: `{"resumeValue":{}}`}, 409},
+		{"resolve: no such node", s.fn("resolve-by-run"), call{who: &approver, params: node("r1", "nowhere"), body: `{"resumeValue":{}}`}, 404},
+		{"token: inspect-only", s.fn("resolve-by-token"), call{params: map[string]string{"token": inspectOnly}, body: `{"resumeValue":` + voted + `}`}, 403},
+		{"token: already voted", s.fn("resolve-by-token"), call{params: map[string]string{"token": resolveVote}, body: `{"resumeValue":` + voted + `}`}, 409},
+		{"token: already resolved", s.fn("resolve-by-token"), call{params: map[string]string{"token": doneToken}, body: `{"resumeValue":{}}`}, 409},
+		{"token: forged", s.fn("resolve-by-token"), call{params: map[string]string{"token": resolveVote[:len(resolveVote)-2] + "AA"}, body: `{"resumeValue":{}}`}, 401},
+		{"inspect", s.fn("inspect-by-token"), call{params: map[string]string{"token": inspectOnly}}, 200},
+		{"mint: resolved", s.fn("mint-token"), call{who: &engine, params: node("r1", "done"), body: `{"intent":"resolve"}`}, 409},
+		{"mint: bad intent", s.fn("mint-token"), call{who: &engine, params: node("r1", "vote"), body: `{"intent":"own"}`}, 400},
+		{"end: the other way", s.fn("end-run"), call{who: &engine, route: "POST /runs/{runId}/cancel", params: runOf("ended")}, 409},
+		{"end: again", s.fn("end-run"), call{who: &engine, route: "POST /runs/{runId}/complete", params: runOf("ended")}, 200},
+		{"end: no such run", s.fn("end-run"), call{who: &engine, route: "POST /runs/{runId}/cancel", params: runOf("nowhere")}, 404},
+		{"snapshot: no such run", s.fn("get-run"), call{who: &engine, params: runOf("nowhere")}, 404},
+		{"events: no such run", s.fn("list-events"), call{who: &engine, params: runOf("nowhere")}, 404},
 	}
 	s.clock.Advance(time.Minute) // a claim rewritten now would differ from the one written before
 	before := s.dump(t)

@@ -112,6 +112,7 @@ func hasPath(p apigw.Problem, path string) bool {
 // written.
 func TestRequestRefusesInvalidPayloads(t *testing.T) {
 	s := newStack(t)
+	empty := s.items(t)
 	type variant struct {
 		name, body, path string
 	}
@@ -154,7 +155,7 @@ func TestRequestRefusesInvalidPayloads(t *testing.T) {
 	)
 	for _, v := range variants {
 		t.Run(v.name, func(t *testing.T) {
-			r := invoke(t, s.api.RequestInterrupt(), call{who: &engine, params: map[string]string{"runId": "r1"}, body: v.body})
+			r := invoke(t, s.fn("request-interrupt"), call{who: &engine, params: map[string]string{"runId": "r1"}, body: v.body})
 			if r.Status != 400 {
 				t.Fatalf("status %d %s, want 400", r.Status, r.Body)
 			}
@@ -164,21 +165,22 @@ func TestRequestRefusesInvalidPayloads(t *testing.T) {
 			}
 		})
 	}
-	if n := s.items(t); n != 0 {
-		t.Errorf("refused requests wrote %d items", n)
+	if now := s.items(t); now != empty {
+		t.Errorf("refused requests wrote: %s, then %s", empty, now)
 	}
 }
 
 func TestRequestConversationNeedsTheCapability(t *testing.T) {
 	s := newStack(t, "none")
+	empty := s.items(t)
 	for _, kind := range []string{"conversation.start", "conversation.exchange", "conversation.close"} {
 		r := s.request(t, engine, "r1", "n1", example(t, kind))
 		if r.Status != 400 || !hasPath(r.problem(t), "/payload/kind") {
 			t.Errorf("%s without the capability: %d %s", kind, r.Status, r.Body)
 		}
 	}
-	if n := s.items(t); n != 0 {
-		t.Errorf("wrote %d items", n)
+	if now := s.items(t); now != empty {
+		t.Errorf("wrote: %s, then %s", empty, now)
 	}
 }
 
@@ -208,7 +210,7 @@ func TestRequestNodeBusy(t *testing.T) {
 // the log has it, with its persisted resumeValue once resolved, from this process and from a
 // process that shares nothing with it.
 func TestReentry(t *testing.T) {
-	s := newStack(t)
+	s := dynamoStack(t)
 	payload := example(t, "conversation.exchange")
 	base := s.opened(t, "r1", "conv-7")
 	first := s.mustRequest(t, "r1", "chat", payload)
@@ -273,7 +275,7 @@ func helperProcess() int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	r, err := invokeErr(s.api.RequestInterrupt(), requestCall(engine, os.Getenv("HELPER_RUN"), os.Getenv("HELPER_NODE"), os.Getenv("HELPER_PAYLOAD")))
+	r, err := invokeErr(s.fn("request-interrupt"), requestCall(engine, os.Getenv("HELPER_RUN"), os.Getenv("HELPER_NODE"), os.Getenv("HELPER_PAYLOAD")))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -314,7 +316,7 @@ func TestConcurrentRequestsOfOneKey(t *testing.T) {
 		for i := range callers {
 			wg.Go(func() {
 				<-start
-				r, err := invokeErr(s.api.RequestInterrupt(), requestCall(engine, run, "n1", example(t, "clarification")))
+				r, err := invokeErr(s.fn("request-interrupt"), requestCall(engine, run, "n1", example(t, "clarification")))
 				if err != nil {
 					t.Error(err)
 					return

@@ -31,7 +31,7 @@ func TestConcurrentResolve(t *testing.T) {
 				c := call{who: &who, params: map[string]string{"runId": run, "nodeId": "gate"},
 					body: fmt.Sprintf(`{"resumeValue":{"action":"accept","decidedAt":"2026-11-30T09:00:00Z","feedback":"%d"}}`, i)}
 				<-start
-				r, err := invokeErr(s.api.ResolveByRun(), c)
+				r, err := invokeErr(s.fn("resolve-by-run"), c)
 				if err != nil {
 					t.Error(err)
 					return
@@ -285,18 +285,18 @@ func TestResolveUnknownRunOrNode(t *testing.T) {
 	s := newStack(t)
 	s.mustRequest(t, "r1", "n1", example(t, "custom"))
 	for _, c := range []struct{ run, node string }{{"nope", "n1"}, {"r1", "nope"}, {"r1", "a#b"}, {"", "n1"}} {
-		r := invoke(t, s.api.ResolveByRun(), call{who: &approver, params: map[string]string{"runId": c.run, "nodeId": c.node}, body: `{"resumeValue":1}`})
+		r := invoke(t, s.fn("resolve-by-run"), call{who: &approver, params: map[string]string{"runId": c.run, "nodeId": c.node}, body: `{"resumeValue":1}`})
 		if r.Status != 404 || r.problem(t).Code != interrupt.CodeNotFound {
 			t.Errorf("%s/%s: %d %s", c.run, c.node, r.Status, r.Body)
 		}
 	}
 	for _, body := range []string{`{}`, `{"resumeValue":1,"by":"x"}`, `{"resumeValue":1} {}`, `nope`} {
-		r := invoke(t, s.api.ResolveByRun(), call{who: &approver, params: map[string]string{"runId": "r1", "nodeId": "n1"}, body: body})
+		r := invoke(t, s.fn("resolve-by-run"), call{who: &approver, params: map[string]string{"runId": "r1", "nodeId": "n1"}, body: body})
 		if r.Status != 400 || r.problem(t).Code != interrupt.CodeValidation {
 			t.Errorf("body %s: %d %s", body, r.Status, r.Body)
 		}
 	}
-	r := invoke(t, s.api.ResolveByRun(), call{who: &approver, params: map[string]string{"runId": "r1", "nodeId": "n1"}, body: `{"resumeValue":1}`, ctype: "text/plain"})
+	r := invoke(t, s.fn("resolve-by-run"), call{who: &approver, params: map[string]string{"runId": "r1", "nodeId": "n1"}, body: `{"resumeValue":1}`, ctype: "text/plain"})
 	if r.Status != 415 {
 		t.Errorf("text/plain body: %d", r.Status)
 	}

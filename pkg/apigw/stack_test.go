@@ -23,9 +23,11 @@ import (
 
 	"github.com/interrupthost/interrupthost/infra/local/localaws"
 	"github.com/interrupthost/interrupthost/internal/testclock"
+	"github.com/interrupthost/interrupthost/internal/testkeys"
 	"github.com/interrupthost/interrupthost/pkg/apigw"
 	"github.com/interrupthost/interrupthost/pkg/dynamo"
 	"github.com/interrupthost/interrupthost/pkg/host"
+	"github.com/interrupthost/interrupthost/pkg/inmem"
 	"github.com/interrupthost/interrupthost/pkg/keyring"
 	"github.com/interrupthost/interrupthost/pkg/outbound"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
@@ -35,32 +37,107 @@ import (
 	"github.com/interrupthost/interrupthost/schemas"
 )
 
-// stack is the API over a fresh table of the local DynamoDB and a fresh keyring secret of the
-// local Secrets Manager, with a clock tests can move.
+// stack is the API over fresh stores, with a clock tests can move: under -short the in-memory
+// stores and a fixed keyring (memStack), else a fresh table of the local DynamoDB and a fresh
+// keyring secret of the local Secrets Manager (dynamoStack). The in-memory stores are held to
+// DynamoDB's behaviour by the contract tests of packages host and outbound; the tests of what
+// only DynamoDB and Secrets Manager show (a throttled table, another process, a rotated secret)
+// ask for dynamoStack.
 type stack struct {
-	api     *apigw.API
-	subs    *outbound.Subscriptions
+	api   *apigw.API
+	subs  *outbound.Subscriptions
+	log   host.Log
+	clock *testclock.Clock
+	// keys are the keyring's keys by kid, base64, for tests that sign by hand.
+	keys map[string]string
+	// dump renders everything the stores hold, or how often they were written: two dumps are
+	// equal only when nothing was written in between.
+	dump func(testing.TB) []string
+
+	// The DynamoDB stack's own.
 	db      *dynamodb.Client
 	table   string
-	log     *dynamo.RunLog
-	clock   *testclock.Clock
 	keyring *keyring.Keyring
 	// secrets and secretID let tests rotate the keyring.
 	secrets  *secretsmanager.Client
 	secretID string
-	keys     map[string]string
 	// secretCalls counts the Secrets Manager calls of the keyring's client.
 	secretCalls *atomic.Int64
 }
 
 func newStack(t testing.TB, capabilities ...string) *stack {
 	t.Helper()
+	return newStackWith(t, withCapabilities(capabilities))
+}
+
+// newStackWith is newStack with the host configured by configure.
+func newStackWith(t testing.TB, configure func(*host.Config)) *stack {
+	t.Helper()
+	if testing.Short() {
+		return memStack(t, configure)
+	}
+	db, table := localaws.NewTable(t)
+	return stackOnWith(t, db, table, configure)
+}
+
+// dynamoStack is the API over a fresh table of the local DynamoDB and a fresh keyring secret.
+func dynamoStack(t testing.TB, capabilities ...string) *stack {
+	t.Helper()
 	db, table := localaws.NewTable(t)
 	return stackOn(t, db, table, capabilities...)
 }
 
+// memStack is the API over the in-memory stores, with a fixed keyring.
+func memStack(t testing.TB, configure func(*host.Config)) *stack {
+	t.Helper()
+	keys := map[string]string{"kA": localaws.Key(), "legacy": localaws.Key()}
+	raw := map[string][]byte{}
+	for kid, k := range keys {
+		raw[kid], _ = base64.StdEncoding.DecodeString(k)
+	}
+	log, out, hooks, subs := inmem.New(), inmem.NewOutbound(), inmem.NewSecrets(), inmem.NewSecrets()
+	s, err := buildWith(stores{log: log, outbound: out, endpointSecrets: hooks, subscriptionSecrets: subs}, testclock.New(time.Now().UTC()), testkeys.Static{ActiveKid: "kA", Keys: raw}, configure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.keys = keys
+	s.dump = func(testing.TB) []string {
+		return []string{fmt.Sprint(log.Writes(), out.Writes(), hooks.Writes(), subs.Writes())}
+	}
+	return s
+}
+
+// stores are what a stack's API runs over.
+type stores struct {
+	log                                  host.Log
+	outbound                             outbound.Store
+	endpointSecrets, subscriptionSecrets webhook.SecretStore
+}
+
+// dynamoStores are the local DynamoDB's table and Secrets Manager, under a fresh prefix.
+func dynamoStores(db *dynamodb.Client, table string) stores {
+	secrets := func() webhook.SecretStore {
+		return webhook.SecretsManager{Client: localaws.SecretsManager(), Prefix: "test/" + strings.ToLower(rand.Text()) + "/"}
+	}
+	return stores{log: dynamo.NewRunLog(db, table), outbound: dynamo.NewOutbound(db, table), endpointSecrets: secrets(), subscriptionSecrets: secrets()}
+}
+
+func withCapabilities(capabilities []string) func(*host.Config) {
+	return func(cfg *host.Config) {
+		if capabilities != nil {
+			cfg.Capabilities = capabilities
+		}
+	}
+}
+
 // stackOn builds an API over an existing table, as a second process would.
 func stackOn(t testing.TB, db *dynamodb.Client, table string, capabilities ...string) *stack {
+	t.Helper()
+	return stackOnWith(t, db, table, withCapabilities(capabilities))
+}
+
+// stackOnWith is stackOn with the host configured by configure.
+func stackOnWith(t testing.TB, db *dynamodb.Client, table string, configure func(*host.Config)) *stack {
 	t.Helper()
 	keys := map[string]string{"kA": localaws.Key(), "legacy": localaws.Key()}
 	calls := &atomic.Int64{}
@@ -77,7 +154,7 @@ func stackOn(t testing.TB, db *dynamodb.Client, table string, capabilities ...st
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := build(db, table, c, k, capabilities...)
+	s, err := buildOn(db, table, c, k, configure)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,33 +163,63 @@ func stackOn(t testing.TB, db *dynamodb.Client, table string, capabilities ...st
 }
 
 func build(db *dynamodb.Client, table string, c *testclock.Clock, keys token.Keys, capabilities ...string) (*stack, error) {
-	return buildWith(db, table, c, keys, func(cfg *host.Config) {
-		if capabilities != nil {
-			cfg.Capabilities = capabilities
-		}
-	})
+	return buildOn(db, table, c, keys, withCapabilities(capabilities))
 }
 
-// buildWith is build with the host configuration adjusted by configure.
-func buildWith(db *dynamodb.Client, table string, c *testclock.Clock, keys token.Keys, configure func(*host.Config)) (*stack, error) {
+// buildOn is the API over the table and fresh Secrets Manager prefixes, its host configured by
+// configure.
+func buildOn(db *dynamodb.Client, table string, c *testclock.Clock, keys token.Keys, configure func(*host.Config)) (*stack, error) {
+	s, err := buildWith(dynamoStores(db, table), c, keys, configure)
+	if err != nil {
+		return nil, err
+	}
+	s.db, s.table = db, table
+	s.dump = s.scan
+	return s, nil
+}
+
+// buildWith is the API over st, its host configured by configure.
+func buildWith(st stores, c *testclock.Clock, keys token.Keys, configure func(*host.Config)) (*stack, error) {
 	schemas, err := schema.Load()
 	if err != nil {
 		return nil, err
 	}
-	log := dynamo.NewRunLog(db, table)
 	cfg := host.Config{
 		Capabilities: []string{"conversation"}, Now: c.Now, Keys: keys, RefKinds: []string{"principal", "group", "role"},
-		Secrets: webhook.NewCache(webhook.SecretsManager{Client: localaws.SecretsManager(), Prefix: "test/" + strings.ToLower(rand.Text()) + "/"}, nil),
+		Secrets: webhook.NewCache(st.endpointSecrets, nil),
 	}
 	configure(&cfg)
-	h := host.New(log, schemas, cfg)
-	api := apigw.New(h, slog.New(slog.NewJSONHandler(io.Discard, nil)), apigw.Options{})
+	h := host.New(st.log, schemas, cfg)
 	subs := &outbound.Subscriptions{
-		Store:   dynamo.NewOutbound(db, table),
-		Secrets: webhook.NewCache(webhook.SecretsManager{Client: localaws.SecretsManager(), Prefix: "test/" + strings.ToLower(rand.Text()) + "/"}, nil),
+		Store: st.outbound, Secrets: webhook.NewCache(st.subscriptionSecrets, nil),
 		Targets: outbound.Targets{Resolver: names{"hooks.example.com": "93.184.215.14", "intranet.example": "10.0.0.7"}}, Now: c.Now,
 	}
-	return &stack{api: api, subs: subs, db: db, table: table, log: log, clock: c}, nil
+	api := apigw.New(h, slog.New(slog.NewJSONHandler(io.Discard, nil)), apigw.Options{Subscriptions: subs, Discovery: host.DiscoveryOf(cfg)})
+	return &stack{api: api, subs: subs, log: st.log, clock: c}, nil
+}
+
+// fn is the handler of function, as its main builds it. An event without a route key gets the
+// function's first route (its only one, but for GET beside HEAD): tests of one route need not
+// name it.
+func (s *stack) fn(function string) apigw.Handler {
+	h, err := s.api.Function(function)
+	if err != nil {
+		panic(err)
+	}
+	var first string
+	for _, o := range apigw.Operations {
+		if o.Function == function {
+			first = o.Route
+			break
+		}
+	}
+	return func(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+		if req.RouteKey == "" {
+			req.RouteKey, req.RequestContext.RouteKey = first, first
+			req.RequestContext.HTTP.Method, _, _ = strings.Cut(first, " ")
+		}
+		return h(ctx, req)
+	}
 }
 
 // caller is who calls: the claims the gateway's JWT authorizer would pass on.
@@ -246,7 +353,7 @@ func example(t testing.TB, kind string) string {
 
 func (s *stack) request(t testing.TB, who caller, run, node, payload string) response {
 	t.Helper()
-	return invoke(t, s.api.RequestInterrupt(), requestCall(who, run, node, payload))
+	return invoke(t, s.fn("request-interrupt"), requestCall(who, run, node, payload))
 }
 
 func requestCall(who caller, run, node, payload string) call {
@@ -255,14 +362,14 @@ func requestCall(who caller, run, node, payload string) call {
 
 func (s *stack) resolve(t testing.TB, who caller, run, node, value string) response {
 	t.Helper()
-	return invoke(t, s.api.ResolveByRun(), call{
+	return invoke(t, s.fn("resolve-by-run"), call{
 		who: &who, params: map[string]string{"runId": run, "nodeId": node}, body: `{"resumeValue":` + value + `}`,
 	})
 }
 
 func (s *stack) snapshot(t testing.TB, who caller, run string) (runlog.Snapshot, response) {
 	t.Helper()
-	r := invoke(t, s.api.GetRun(), call{who: &who, params: map[string]string{"runId": run}})
+	r := invoke(t, s.fn("get-run"), call{who: &who, params: map[string]string{"runId": run}})
 	var snap runlog.Snapshot
 	if r.Status == 200 {
 		r.decode(t, &snap)
@@ -292,14 +399,10 @@ func (s *stack) eventTypes(t testing.TB, tenant, run string) []string {
 	return out
 }
 
-// items counts every item in the table, whatever run it belongs to.
-func (s *stack) items(t testing.TB) int32 {
+// items is what the stores hold, rendered: equal before and after only when nothing was written.
+func (s *stack) items(t testing.TB) string {
 	t.Helper()
-	out, err := s.db.Scan(context.Background(), &dynamodb.ScanInput{TableName: &s.table, Select: "COUNT", ConsistentRead: new(true)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out.Count
+	return strings.Join(s.dump(t), "\n")
 }
 
 func (s *stack) mustRequest(t testing.TB, run, node, payload string) host.InterruptView {

@@ -2,7 +2,6 @@ package apigw
 
 import (
 	"context"
-	"log/slog"
 	"net/http"
 
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
@@ -13,49 +12,64 @@ import (
 // ScopeSubscriptionsManage is the scope of the subscriptions routes.
 const ScopeSubscriptionsManage = "subscriptions:manage"
 
-// Subscriptions serves the subscriptions routes over m, all under subscriptions:manage:
-// POST /subscriptions (201, the secret shown this once), GET and DELETE /subscriptions/{id}
-// (200, 204) and GET /subscriptions/{id}/deliveries (200, the recent attempts). It needs no
-// host: the function builds no run log, schemas or keyring it would not use.
-func Subscriptions(m *outbound.Subscriptions, log *slog.Logger, opts Options) Handler {
-	a := &API{log: log, opts: opts.withDefaults()}
-	return a.route(ScopeSubscriptionsManage, func(ctx context.Context, c *call) (reply, error) {
-		if c.req.RouteKey == "POST /subscriptions" {
-			var body outbound.Request
-			if _, err := decodeBody(c.req, &body); err != nil {
-				return reply{}, err
-			}
-			created, err := m.Create(ctx, c.principal, body)
-			if err != nil {
-				return reply{}, err
-			}
-			return reply{status: http.StatusCreated, body: created}, nil
-		}
-		id := c.req.PathParameters["id"]
-		if !runlog.ValidID(id) {
-			return reply{}, interrupt.Errorf(interrupt.CodeNotFound, "no subscription %q", id)
-		}
-		switch c.req.RouteKey {
-		case "GET /subscriptions/{id}":
-			s, err := m.Get(ctx, c.principal, id)
-			if err != nil {
-				return reply{}, err
-			}
-			return reply{status: http.StatusOK, body: s}, nil
-		case "DELETE /subscriptions/{id}":
-			if err := m.Delete(ctx, c.principal, id); err != nil {
-				return reply{}, err
-			}
-			return reply{status: http.StatusNoContent}, nil
-		case "GET /subscriptions/{id}/deliveries":
-			attempts, err := m.Deliveries(ctx, c.principal, id)
-			if err != nil {
-				return reply{}, err
-			}
-			return reply{status: http.StatusOK, body: struct {
-				Deliveries []outbound.Attempt `json:"deliveries"`
-			}{attempts}}, nil
-		}
-		return reply{}, interrupt.Errorf(interrupt.CodeNotFound, "no such operation")
-	})
+// createSubscription serves POST /subscriptions: 201, the secret shown this once.
+func (a *API) createSubscription(ctx context.Context, c *call) (reply, error) {
+	var body outbound.Request
+	if _, err := decodeBody(c.req, &body); err != nil {
+		return reply{}, err
+	}
+	created, err := a.opts.Subscriptions.Create(ctx, c.principal, body)
+	if err != nil {
+		return reply{}, err
+	}
+	return reply{status: http.StatusCreated, body: created}, nil
+}
+
+// getSubscription serves GET /subscriptions/{id}.
+func (a *API) getSubscription(ctx context.Context, c *call) (reply, error) {
+	id, err := subscriptionID(c)
+	if err != nil {
+		return reply{}, err
+	}
+	s, err := a.opts.Subscriptions.Get(ctx, c.principal, id)
+	if err != nil {
+		return reply{}, err
+	}
+	return reply{status: http.StatusOK, body: s}, nil
+}
+
+// deleteSubscription serves DELETE /subscriptions/{id}: 204.
+func (a *API) deleteSubscription(ctx context.Context, c *call) (reply, error) {
+	id, err := subscriptionID(c)
+	if err != nil {
+		return reply{}, err
+	}
+	if err := a.opts.Subscriptions.Delete(ctx, c.principal, id); err != nil {
+		return reply{}, err
+	}
+	return reply{status: http.StatusNoContent}, nil
+}
+
+// listDeliveries serves GET /subscriptions/{id}/deliveries: the recent attempts.
+func (a *API) listDeliveries(ctx context.Context, c *call) (reply, error) {
+	id, err := subscriptionID(c)
+	if err != nil {
+		return reply{}, err
+	}
+	attempts, err := a.opts.Subscriptions.Deliveries(ctx, c.principal, id)
+	if err != nil {
+		return reply{}, err
+	}
+	return reply{status: http.StatusOK, body: struct {
+		Deliveries []outbound.Attempt `json:"deliveries"`
+	}{attempts}}, nil
+}
+
+// subscriptionID is the {id} of a subscriptions route; anything but an id names none.
+func subscriptionID(c *call) (string, error) {
+	id := c.req.PathParameters["id"]
+	if !runlog.ValidID(id) {
+		return "", interrupt.Errorf(interrupt.CodeNotFound, "no subscription %q", id)
+	}
+	return id, nil
 }

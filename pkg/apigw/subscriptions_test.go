@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"log/slog"
 	"net/netip"
 	"strings"
 	"testing"
@@ -27,7 +26,7 @@ var subscriber = caller{"ops", "acme", []string{apigw.ScopeSubscriptionsManage}}
 
 func (s *stack) subscriptions(t *testing.T, who caller, route, id, body string) response {
 	t.Helper()
-	return invoke(t, apigw.Subscriptions(s.subs, slog.New(slog.DiscardHandler), apigw.Options{}), call{who: &who, route: route, params: map[string]string{"id": id}, body: body})
+	return invoke(t, s.fn("subscriptions"), call{who: &who, route: route, params: map[string]string{"id": id}, body: body})
 }
 
 // TestSubscriptionRoutes: create answers the secret once, read never; another tenant's
@@ -74,7 +73,7 @@ func TestSubscriptionRoutes(t *testing.T) {
 		t.Errorf("an unknown member: %d %s", r.Status, r.Body)
 	}
 	if after := s.items(t); after != before {
-		t.Errorf("refusals wrote %d items", after-before)
+		t.Errorf("refusals wrote: %s, then %s", before, after)
 	}
 	r = s.subscriptions(t, subscriber, "GET /subscriptions/{id}/deliveries", created.ID, "")
 	if r.Status != 200 || string(r.Body) != `{"deliveries":[]}` {

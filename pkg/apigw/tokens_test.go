@@ -52,18 +52,18 @@ func (s *stack) forge(t testing.TB, sg signer, c token.Claims) string {
 
 func (s *stack) inspect(t testing.TB, tok string) response {
 	t.Helper()
-	return invoke(t, s.api.InspectByToken(), call{params: map[string]string{"token": tok}})
+	return invoke(t, s.fn("inspect-by-token"), call{params: map[string]string{"token": tok}})
 }
 
 func (s *stack) resolveByToken(t testing.TB, tok, value string) response {
 	t.Helper()
-	return invoke(t, s.api.ResolveByToken(), call{params: map[string]string{"token": tok}, body: `{"resumeValue":` + value + `}`})
+	return invoke(t, s.fn("resolve-by-token"), call{params: map[string]string{"token": tok}, body: `{"resumeValue":` + value + `}`})
 }
 
 // mint mints as trusted tooling (tokens:delegate), which may mint any token the interrupt allows.
 func (s *stack) mint(t testing.TB, run, node, body string) response {
 	t.Helper()
-	return invoke(t, s.api.MintToken(), call{who: &delegate, params: map[string]string{"runId": run, "nodeId": node}, body: body})
+	return invoke(t, s.fn("mint-token"), call{who: &delegate, params: map[string]string{"runId": run, "nodeId": node}, body: body})
 }
 
 func (s *stack) mintOK(t testing.TB, run, node, body string) host.TokenView {
@@ -91,7 +91,7 @@ func expect(t *testing.T, r response, status int, code interrupt.Code) {
 
 func TestTokensOnRequest(t *testing.T) {
 	s := newStack(t)
-	r := invoke(t, s.api.RequestInterrupt(), call{who: &engine, params: map[string]string{"runId": "r1"},
+	r := invoke(t, s.fn("request-interrupt"), call{who: &engine, params: map[string]string{"runId": "r1"},
 		body: `{"nodeId":"pay","payload":` + example(t, "external-event") + `,"token":{"intent":"resolve","ttlMs":172800000}}`})
 	var v host.InterruptView
 	r.decode(t, &v)
@@ -111,7 +111,7 @@ func TestTokensOnRequest(t *testing.T) {
 	}
 	expect(t, s.mint(t, "r1", "nope", `{"intent":"resolve"}`), 404, interrupt.CodeNotFound)
 	expect(t, s.mint(t, "ghost", "pay", `{"intent":"resolve"}`), 404, interrupt.CodeNotFound)
-	bad := invoke(t, s.api.RequestInterrupt(), call{who: &engine, params: map[string]string{"runId": "r2"},
+	bad := invoke(t, s.fn("request-interrupt"), call{who: &engine, params: map[string]string{"runId": "r2"},
 		body: `{"nodeId":"n","payload":` + example(t, "custom") + `,"token":{"intent":"everything"}}`})
 	expect(t, bad, 400, interrupt.CodeValidation)
 	if len(s.commits(t, "acme", "r2")) != 0 {
@@ -224,19 +224,19 @@ func TestEndRunInvalidatesTokens(t *testing.T) {
 			tb := s.mintOK(t, "r1", "b", `{"intent":"resolve","principal":"carol"}`).Token
 			route := "POST /runs/{runId}/" + end
 			endCall := call{who: &engine, params: map[string]string{"runId": "r1"}, body: `{"reason":"superseded"}`}
-			r := invoke(t, s.api.EndRun(), withRoute(endCall, route))
+			r := invoke(t, s.fn("end-run"), withRoute(endCall, route))
 			var res host.RunEnd
 			r.decode(t, &res)
 			want := map[string]interrupt.RunStatus{"cancel": interrupt.RunCancelled, "complete": interrupt.RunCompleted}[end]
 			if r.Status != 200 || res.Status != want || res.Seq != 3 {
 				t.Fatalf("%s: %d %s", end, r.Status, r.Body)
 			}
-			again := invoke(t, s.api.EndRun(), withRoute(call{who: &engine, params: map[string]string{"runId": "r1"}}, route))
+			again := invoke(t, s.fn("end-run"), withRoute(call{who: &engine, params: map[string]string{"runId": "r1"}}, route))
 			if again.Status != 200 || !strings.Contains(string(again.Body), `"seq":3`) {
 				t.Errorf("second %s: %d %s", end, again.Status, again.Body)
 			}
 			other := map[string]string{"cancel": "complete", "complete": "cancel"}[end]
-			expect(t, invoke(t, s.api.EndRun(), withRoute(call{who: &engine, params: map[string]string{"runId": "r1"}}, "POST /runs/{runId}/"+other)), 409, interrupt.CodeConflict)
+			expect(t, invoke(t, s.fn("end-run"), withRoute(call{who: &engine, params: map[string]string{"runId": "r1"}}, "POST /runs/{runId}/"+other)), 409, interrupt.CodeConflict)
 			for _, tok := range []string{ta, tb} {
 				expect(t, s.inspect(t, tok), 409, interrupt.CodeAlreadyResolved)
 				expect(t, s.resolveByToken(t, tok, `{}`), 409, interrupt.CodeAlreadyResolved)
@@ -253,7 +253,7 @@ func TestEndRunInvalidatesTokens(t *testing.T) {
 		})
 	}
 	s := newStack(t)
-	expect(t, invoke(t, s.api.EndRun(), withRoute(call{who: &engine, params: map[string]string{"runId": "ghost"}}, "POST /runs/{runId}/cancel")), 404, interrupt.CodeNotFound)
+	expect(t, invoke(t, s.fn("end-run"), withRoute(call{who: &engine, params: map[string]string{"runId": "ghost"}}, "POST /runs/{runId}/cancel")), 404, interrupt.CodeNotFound)
 }
 
 func withRoute(c call, route string) call {
@@ -262,7 +262,7 @@ func withRoute(c call, route string) call {
 }
 
 func TestRotation(t *testing.T) {
-	s := newStack(t)
+	s := dynamoStack(t)
 	v := s.mustRequest(t, "r1", "n1", example(t, "custom"))
 	underA := s.mintOK(t, "r1", "n1", `{"intent":"inspect"}`).Token
 	claims := token.Claims{Tenant: "acme", RunID: "r1", NodeID: "n1", InterruptID: v.InterruptID, Intent: token.IntentInspect}
@@ -295,7 +295,7 @@ func TestRotation(t *testing.T) {
 // TestSecretsManagerCalls: verification is served from the keyring's memory; a flood of
 // unknown kids costs at most one read of the secret.
 func TestSecretsManagerCalls(t *testing.T) {
-	s := newStack(t)
+	s := dynamoStack(t)
 	v := s.mustRequest(t, "r1", "n1", example(t, "approval"))
 	tok := s.mintOK(t, "r1", "n1", `{"intent":"resolve"}`).Token
 	s.inspect(t, tok)

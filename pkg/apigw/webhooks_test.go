@@ -10,37 +10,28 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 	stripewebhook "github.com/stripe/stripe-go/v82/webhook"
 
-	"github.com/interrupthost/interrupthost/infra/local/localaws"
-	"github.com/interrupthost/interrupthost/internal/testclock"
 	"github.com/interrupthost/interrupthost/pkg/apigw"
-	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 )
 
 var manager = caller{"ops", "acme", []string{apigw.ScopeWebhooksManage}}
 
-// hookStack is the API over the local DynamoDB and the local Secrets Manager (webhook secrets
-// under a fresh prefix), with a clock that runs.
+// hookStack is the API with its webhook secrets in Secrets Manager under a fresh prefix (in
+// memory under -short).
 func hookStack(t *testing.T) *stack {
 	t.Helper()
-	localaws.NeedsStack(t)
-	db, table := localaws.NewTable(t)
-	s, err := buildWith(db, table, testclock.New(time.Now().UTC()), nil, func(*host.Config) {})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return newStack(t)
 }
 
 func (s *stack) endpoint(t *testing.T, who caller, body string) response {
 	t.Helper()
-	return invoke(t, s.api.WebhookEndpoints(), call{who: &who, route: "POST /webhook-endpoints", body: body})
+	return invoke(t, s.fn("webhook-endpoints"), call{who: &who, route: "POST /webhook-endpoints", body: body})
 }
 
 func (s *stack) deliver(t *testing.T, endpointID string, headers map[string]string, body []byte) response {
 	t.Helper()
 	headers["content-type"] = "application/json; charset=utf-8"
-	return invoke(t, s.api.WebhookIngest(), call{route: "POST /webhooks/{endpointId}", params: map[string]string{"endpointId": endpointID}, body: string(body), headers: headers})
+	return invoke(t, s.fn("webhook-ingest"), call{route: "POST /webhooks/{endpointId}", params: map[string]string{"endpointId": endpointID}, body: string(body), headers: headers})
 }
 
 func stripeSign(body []byte, secret string, at time.Time) map[string]string {
@@ -115,22 +106,22 @@ func TestWebhookJourney(t *testing.T) {
 		})
 	}
 
-	if r := invoke(t, s.api.WebhookEndpoints(), call{who: &intruder, route: "GET /webhook-endpoints/{id}", params: map[string]string{"id": e.ID}}); r.Status != 403 {
+	if r := invoke(t, s.fn("webhook-endpoints"), call{who: &intruder, route: "GET /webhook-endpoints/{id}", params: map[string]string{"id": e.ID}}); r.Status != 403 {
 		t.Errorf("without webhooks:manage: %d", r.Status)
 	}
 	other := caller{"x", "evilcorp", []string{apigw.ScopeWebhooksManage}}
-	if r := invoke(t, s.api.WebhookEndpoints(), call{who: &other, route: "GET /webhook-endpoints/{id}", params: map[string]string{"id": e.ID}}); r.Status != 404 {
+	if r := invoke(t, s.fn("webhook-endpoints"), call{who: &other, route: "GET /webhook-endpoints/{id}", params: map[string]string{"id": e.ID}}); r.Status != 404 {
 		t.Errorf("another tenant's endpoint: %d %s", r.Status, r.Body)
 	}
 	rolled := "whsec_test_rolled_0123456789"
-	if r := invoke(t, s.api.WebhookEndpoints(), call{who: &manager, route: "PUT /webhook-endpoints/{id}/secrets", params: map[string]string{"id": e.ID}, body: `{"secrets":["` + rolled + `"]}`}); r.Status != 200 || strings.Contains(string(r.Body), "whsec_") {
+	if r := invoke(t, s.fn("webhook-endpoints"), call{who: &manager, route: "PUT /webhook-endpoints/{id}/secrets", params: map[string]string{"id": e.ID}, body: `{"secrets":["` + rolled + `"]}`}); r.Status != 200 || strings.Contains(string(r.Body), "whsec_") {
 		t.Fatalf("replace secrets: %d %s", r.Status, r.Body)
 	}
 	next := []byte(`{"id":"evt_3","type":"payment_intent.succeeded","data":{"object":{"id":"pi_3"}}}`)
 	if r := s.deliver(t, e.ID, stripeSign(next, rolled, now), next); r.Status != 200 || !strings.Contains(string(r.Body), `"outcome":"buffered"`) {
 		t.Errorf("an event signed with the rolled secret: %d %s", r.Status, r.Body)
 	}
-	if r := invoke(t, s.api.WebhookEndpoints(), call{who: &manager, route: "DELETE /webhook-endpoints/{id}", params: map[string]string{"id": e.ID}}); r.Status != 204 || len(r.Body) != 0 {
+	if r := invoke(t, s.fn("webhook-endpoints"), call{who: &manager, route: "DELETE /webhook-endpoints/{id}", params: map[string]string{"id": e.ID}}); r.Status != 204 || len(r.Body) != 0 {
 		t.Fatalf("delete: %d %s", r.Status, r.Body)
 	}
 	if r := s.deliver(t, e.ID, stripeSign(next, rolled, now), next); r.Status != 404 {

@@ -91,11 +91,11 @@ func loadConfig(ctx context.Context) (aws.Config, error) {
 // Option adds a dependency that only some functions have.
 type Option func(ctx context.Context, cfg aws.Config, h *host.Config) error
 
-// WithKeyring loads the token keyring from the secret KEYRING_SECRET_ID names; the function
+// withKeyring loads the token keyring from the secret KEYRING_SECRET_ID names; the function
 // refuses to start when the keyring is missing or unusable (a key under 32 bytes, an active kid
 // that is not a key). Only functions that mint or verify tokens take it, and only they may read
 // the secret.
-func WithKeyring(ctx context.Context, cfg aws.Config, h *host.Config) error {
+func withKeyring(ctx context.Context, cfg aws.Config, h *host.Config) error {
 	id := os.Getenv(EnvKeyring)
 	if id == "" {
 		return errors.New("app: " + EnvKeyring + " is not set")
@@ -108,10 +108,10 @@ func WithKeyring(ctx context.Context, cfg aws.Config, h *host.Config) error {
 	return nil
 }
 
-// WithWebhookSecrets keeps webhook endpoints' secrets in Secrets Manager, under the prefix
+// withWebhookSecrets keeps webhook endpoints' secrets in Secrets Manager, under the prefix
 // WEBHOOK_SECRET_PREFIX names (the only secrets the functions' roles may touch), cached in
 // memory. Only the webhook functions take it.
-func WithWebhookSecrets(ctx context.Context, cfg aws.Config, h *host.Config) error {
+func withWebhookSecrets(ctx context.Context, cfg aws.Config, h *host.Config) error {
 	prefix := os.Getenv(EnvWebhookSecrets)
 	if prefix == "" {
 		return errors.New("app: " + EnvWebhookSecrets + " is not set")
@@ -154,32 +154,69 @@ func hostConfig() (host.Config, error) {
 
 func logger() *slog.Logger { return slog.New(slog.NewJSONHandler(os.Stdout, nil)) }
 
-// New builds the API from the environment. The SDK finds its region, credentials and endpoints
-// (AWS_ENDPOINT_URL_DYNAMODB locally) the standard way; nothing here is local-only.
-func New(ctx context.Context, opts ...Option) (*apigw.API, error) {
-	h, _, err := newHost(ctx, opts...)
+// Serve builds the handler of the HTTP function named function (its folder under functions/)
+// from the environment: what apigw.Operations say its routes need, and nothing else, so a
+// function holds only the clients, and its role only the permissions, its routes use. The SDK
+// finds its region, credentials and endpoints (AWS_ENDPOINT_URL_DYNAMODB locally) the standard
+// way; nothing here is local-only.
+func Serve(ctx context.Context, function string) (apigw.Handler, error) {
+	needs, err := apigw.NeedsOf(function)
 	if err != nil {
 		return nil, err
 	}
-	return apigw.New(h, logger(), apiOptions()), nil
+	hc, err := hostConfig()
+	if err != nil {
+		return nil, err
+	}
+	opts := apiOptions()
+	opts.Discovery = host.DiscoveryOf(hc)
+	var h *host.Host
+	if needs&apigw.NeedsRunLog != 0 {
+		var with []Option
+		if needs&apigw.NeedsKeyring != 0 {
+			with = append(with, withKeyring)
+		}
+		if needs&apigw.NeedsWebhookSecrets != 0 {
+			with = append(with, withWebhookSecrets)
+		}
+		if h, hc, err = newHost(ctx, with...); err != nil {
+			return nil, err
+		}
+	}
+	if needs&apigw.NeedsSignIn != 0 {
+		if opts.SignIn, err = signIn(hc, opts); err != nil {
+			return nil, err
+		}
+	}
+	if needs&apigw.NeedsSubscriptions != 0 {
+		o, err := newOutbound(ctx)
+		if err != nil {
+			return nil, err
+		}
+		opts.Subscriptions = &outbound.Subscriptions{Store: o.store, Secrets: o.secrets, Targets: o.targets}
+	}
+	return apigw.New(h, logger(), opts).Function(function)
 }
 
-// MustApprovalPage is the approval-page function's handler: the page over the host with its
-// keyring, which also signs the sign-in's cookies, and the sign-in with the identity provider
-// OIDC_ISSUER names (the HTTP API's JwtIssuer) for the app client OIDC_CLIENT_ID, coming back to
-// PUBLIC_BASE_URL's /signin/callback.
-func MustApprovalPage(ctx context.Context) apigw.Handler {
-	h, hc, err := newHost(ctx, WithKeyring)
+// MustServe is Serve for a function's init: a function that cannot be configured must not start.
+func MustServe(ctx context.Context, function string) apigw.Handler {
+	h, err := Serve(ctx, function)
 	exitOn(err)
+	return h
+}
+
+// signIn is the approval page's sign-in with the identity provider OIDC_ISSUER names (the HTTP
+// API's JwtIssuer) for the app client OIDC_CLIENT_ID, coming back to PUBLIC_BASE_URL's
+// /signin/callback; the keyring signs its cookies.
+func signIn(hc host.Config, opts apigw.Options) (*signin.Flow, error) {
 	base, err := publicBase()
-	exitOn(err)
-	opts := apiOptions()
-	opts.SignIn, err = signin.New(signin.Config{
+	if err != nil {
+		return nil, err
+	}
+	return signin.New(signin.Config{
 		Issuer: os.Getenv(EnvOIDCIssuer), ClientID: os.Getenv(EnvOIDCClientID), RedirectURL: strings.TrimSuffix(base, "/") + "/signin/callback",
 		Keys: hc.Keys, TenantClaim: opts.TenantClaim, GroupsClaim: opts.GroupsClaim, RolesClaim: opts.RolesClaim,
 	})
-	exitOn(err)
-	return apigw.New(h, logger(), opts).ApprovalPage()
 }
 
 // publicBase is PUBLIC_BASE_URL, checked: where approvers reach the API.
@@ -252,13 +289,6 @@ func newOutbound(ctx context.Context) (outboundDeps, error) {
 	return o, nil
 }
 
-// MustSubscriptions is the subscriptions function's handler.
-func MustSubscriptions(ctx context.Context) apigw.Handler {
-	o, err := newOutbound(ctx)
-	exitOn(err)
-	return apigw.Subscriptions(&outbound.Subscriptions{Store: o.store, Secrets: o.secrets, Targets: o.targets}, logger(), apiOptions())
-}
-
 // deliverer builds the deliverer of deliver-events and retry-deliveries: it signs with the
 // subscriptions' secrets and mints approval links with the keyring, under PUBLIC_BASE_URL.
 func deliverer(ctx context.Context) (*outbound.Deliverer, error) {
@@ -267,7 +297,7 @@ func deliverer(ctx context.Context) (*outbound.Deliverer, error) {
 		return nil, err
 	}
 	var hc host.Config
-	if err := WithKeyring(ctx, o.cfg, &hc); err != nil {
+	if err := withKeyring(ctx, o.cfg, &hc); err != nil {
 		return nil, err
 	}
 	base, err := publicBase()
@@ -327,21 +357,6 @@ func MustSweep(ctx context.Context) func(context.Context, json.RawMessage) (host
 		}
 		return r, err
 	}
-}
-
-// Must is New for a function's init: a function that cannot be configured must not start.
-func Must(ctx context.Context, opts ...Option) *apigw.API {
-	api, err := New(ctx, opts...)
-	exitOn(err)
-	return api
-}
-
-// MustDiscovery is the discovery function's handler: the document of the configured host, with
-// no store and no AWS client behind it.
-func MustDiscovery() apigw.Handler {
-	hc, err := hostConfig()
-	exitOn(err)
-	return apigw.Discovery(host.DiscoveryOf(hc), logger())
 }
 
 func exitOn(err error) {

@@ -5,6 +5,7 @@
 package inmem
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -110,9 +111,9 @@ func (l *RunLog) Append(_ context.Context, k runlog.Key, c runlog.Commit) error 
 	case i < len(log) && !log[i].expired():
 		return runlog.ErrSeqTaken
 	case i < len(log):
-		log[i] = stored{Commit: clone(c)}
+		log[i] = stored{Commit: compacted(c)}
 	case i == len(log):
-		l.commits[k] = append(log, stored{Commit: clone(c)})
+		l.commits[k] = append(log, stored{Commit: compacted(c)})
 	default:
 		return fmt.Errorf("inmem: commit %d after %d", c.Seq, len(log))
 	}
@@ -284,6 +285,19 @@ func clone(c runlog.Commit) runlog.Commit {
 		idem.Response = json.RawMessage(slices.Clone(idem.Response))
 		idem.Value = nil
 		c.Idem = &idem
+	}
+	return c
+}
+
+// compacted is c as package dynamo stores it: its payloads without insignificant whitespace,
+// since encoding/json compacts the raw JSON of each event it encodes.
+func compacted(c runlog.Commit) runlog.Commit {
+	c = clone(c)
+	for i := range c.Events {
+		var b bytes.Buffer
+		if json.Compact(&b, c.Events[i].Payload) == nil {
+			c.Events[i].Payload = b.Bytes()
+		}
 	}
 	return c
 }

@@ -19,6 +19,8 @@ type Outbound struct {
 	cursors  map[[3]string]outbound.Cursor
 	attempts map[[2]string][]outbound.Attempt
 	retries  map[outbound.Retry]bool
+	// writes counts the calls that change the store.
+	writes int
 }
 
 // NewOutbound returns an empty store.
@@ -44,6 +46,7 @@ func (o *Outbound) CreateSubscription(_ context.Context, s outbound.Subscription
 	}
 	s.Events = slices.Clone(s.Events)
 	o.subs[[2]string{s.Tenant, s.ID}] = s
+	o.writes++
 	return nil
 }
 
@@ -63,6 +66,7 @@ func (o *Outbound) Subscription(_ context.Context, tenant, id string) (outbound.
 func (o *Outbound) DeleteSubscription(_ context.Context, tenant, id string) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	o.writes++
 	delete(o.subs, [2]string{tenant, id})
 	return nil
 }
@@ -106,6 +110,7 @@ func (o *Outbound) SaveCursor(_ context.Context, c outbound.Cursor, _ time.Time)
 	if o.cursors[k].Version != c.Version {
 		return outbound.ErrCursorMoved
 	}
+	o.writes++
 	c.Version++
 	o.cursors[k] = c
 	return nil
@@ -115,6 +120,7 @@ func (o *Outbound) SaveCursor(_ context.Context, c outbound.Cursor, _ time.Time)
 func (o *Outbound) RecordAttempt(_ context.Context, tenant, subscription string, a outbound.Attempt, _ time.Time) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	o.writes++
 	k := [2]string{tenant, subscription}
 	o.attempts[k] = append(o.attempts[k], a)
 	return nil
@@ -136,6 +142,7 @@ func (o *Outbound) Attempts(_ context.Context, tenant, subscription string, limi
 func (o *Outbound) ScheduleRetry(_ context.Context, r outbound.Retry) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	o.writes++
 	r.At = r.At.UTC()
 	o.retries[r] = true
 	return nil
@@ -164,7 +171,16 @@ func (o *Outbound) DueRetries(_ context.Context, now time.Time, limit int) ([]ou
 func (o *Outbound) DropRetry(_ context.Context, r outbound.Retry) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	o.writes++
 	r.At = r.At.UTC()
 	delete(o.retries, r)
 	return nil
+}
+
+// Writes counts the writes the store took so far (a delete of nothing counts too): a test that
+// must write nothing reads it before and after.
+func (o *Outbound) Writes() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.writes
 }

@@ -1,0 +1,66 @@
+package apigw_test
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/interrupthost/interrupthost/pkg/apigw"
+)
+
+// TestEveryFunctionIsFuzzed: each function of apigw.Operations has its fuzz target here
+// (Fuzz<Function>, the folder name in CamelCase, in any test file), which make fuzz finds by
+// listing them.
+func TestEveryFunctionIsFuzzed(t *testing.T) {
+	t.Parallel()
+	files, err := filepath.Glob("*_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var targets []string
+	for _, file := range files {
+		f, err := parser.ParseFile(token.NewFileSet(), file, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			if fn, ok := d.(*ast.FuncDecl); ok && fn.Recv == nil && strings.HasPrefix(fn.Name.Name, "Fuzz") {
+				targets = append(targets, fn.Name.Name)
+			}
+		}
+	}
+	for _, fn := range apigw.Functions() {
+		var camel strings.Builder
+		for _, part := range strings.Split(fn, "-") {
+			camel.WriteString(strings.ToUpper(part[:1]) + part[1:])
+		}
+		if !slices.Contains(targets, "Fuzz"+camel.String()) {
+			t.Errorf("function %s has no fuzz target Fuzz%s (targets: %v)", fn, camel.String(), targets)
+		}
+	}
+}
+
+// TestEveryOperationIsOneRoute: no route is served twice, every operation has one handler, and
+// NeedsOf answers for every function and for no other.
+func TestEveryOperationIsOneRoute(t *testing.T) {
+	t.Parallel()
+	seen := map[string]bool{}
+	for _, o := range apigw.Operations {
+		if seen[o.Route] {
+			t.Errorf("%s is in the table twice", o.Route)
+		}
+		seen[o.Route] = true
+	}
+	for _, fn := range apigw.Functions() {
+		if _, err := apigw.NeedsOf(fn); err != nil {
+			t.Error(err)
+		}
+	}
+	if _, err := apigw.NeedsOf("no-such-function"); err == nil {
+		t.Error("NeedsOf answered for a function that serves nothing")
+	}
+}
