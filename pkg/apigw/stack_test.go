@@ -18,7 +18,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	sdksecrets "github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/smithy-go/middleware"
 
 	"github.com/interrupthost/interrupthost/infra/local/localaws"
@@ -32,6 +32,7 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/outbound"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
 	"github.com/interrupthost/interrupthost/pkg/schema"
+	"github.com/interrupthost/interrupthost/pkg/secretsmanager"
 	"github.com/interrupthost/interrupthost/pkg/token"
 	"github.com/interrupthost/interrupthost/pkg/webhook"
 	"github.com/interrupthost/interrupthost/schemas"
@@ -46,7 +47,7 @@ import (
 type stack struct {
 	api   *apigw.API
 	subs  *outbound.Subscriptions
-	log   host.Log
+	log   host.Store
 	clock *testclock.Clock
 	// keys are the keyring's keys by kid, base64, for tests that sign by hand.
 	keys map[string]string
@@ -59,7 +60,7 @@ type stack struct {
 	table   string
 	keyring *keyring.Keyring
 	// secrets and secretID let tests rotate the keyring.
-	secrets  *secretsmanager.Client
+	secrets  *sdksecrets.Client
 	secretID string
 	// secretCalls counts the Secrets Manager calls of the keyring's client.
 	secretCalls *atomic.Int64
@@ -109,7 +110,7 @@ func memStack(t testing.TB, configure func(*host.Config)) *stack {
 
 // stores are what a stack's API runs over.
 type stores struct {
-	log                                  host.Log
+	log                                  host.Store
 	outbound                             outbound.Store
 	endpointSecrets, subscriptionSecrets webhook.SecretStore
 }
@@ -117,7 +118,7 @@ type stores struct {
 // dynamoStores are the local DynamoDB's table and Secrets Manager, under a fresh prefix.
 func dynamoStores(db *dynamodb.Client, table string) stores {
 	secrets := func() webhook.SecretStore {
-		return webhook.SecretsManager{Client: localaws.SecretsManager(), Prefix: "test/" + strings.ToLower(rand.Text()) + "/"}
+		return secretsmanager.Secrets{Client: localaws.SecretsManager(), Prefix: "test/" + strings.ToLower(rand.Text()) + "/"}
 	}
 	return stores{log: dynamo.NewRunLog(db, table), outbound: dynamo.NewOutbound(db, table), endpointSecrets: secrets(), subscriptionSecrets: secrets()}
 }
@@ -141,7 +142,7 @@ func stackOnWith(t testing.TB, db *dynamodb.Client, table string, configure func
 	t.Helper()
 	keys := map[string]string{"kA": localaws.Key(), "legacy": localaws.Key()}
 	calls := &atomic.Int64{}
-	secrets, secretID := localaws.NewSecret(t, localaws.Keyring("kA", keys), func(o *secretsmanager.Options) {
+	secrets, secretID := localaws.NewSecret(t, localaws.Keyring("kA", keys), func(o *sdksecrets.Options) {
 		o.APIOptions = append(o.APIOptions, func(st *middleware.Stack) error {
 			return st.Initialize.Add(middleware.InitializeMiddlewareFunc("count", func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
 				calls.Add(1)
@@ -150,7 +151,7 @@ func stackOnWith(t testing.TB, db *dynamodb.Client, table string, configure func
 		})
 	})
 	c := testclock.New(time.Now().UTC())
-	k, err := keyring.New(context.Background(), keyring.SecretsManager{Client: secrets, SecretID: secretID}, keyring.Options{TTL: time.Minute, Now: c.Now})
+	k, err := keyring.New(context.Background(), secretsmanager.Keyring{Client: secrets, SecretID: secretID}, keyring.Options{TTL: time.Minute, Now: c.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +190,7 @@ func buildWith(st stores, c *testclock.Clock, keys token.Keys, configure func(*h
 		Secrets: webhook.NewCache(st.endpointSecrets, nil),
 	}
 	configure(&cfg)
-	h := host.New(st.log, schemas, cfg)
+	h := host.New(host.StoresOf(st.log), schemas, cfg)
 	subs := &outbound.Subscriptions{
 		Store: st.outbound, Secrets: webhook.NewCache(st.subscriptionSecrets, nil),
 		Targets: outbound.Targets{Resolver: names{"hooks.example.com": "93.184.215.14", "intranet.example": "10.0.0.7"}}, Now: c.Now,

@@ -21,7 +21,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
 	"github.com/interrupthost/interrupthost/pkg/apigw"
 	"github.com/interrupthost/interrupthost/pkg/dynamo"
@@ -31,6 +30,7 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/outbound"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
 	"github.com/interrupthost/interrupthost/pkg/schema"
+	"github.com/interrupthost/interrupthost/pkg/secretsmanager"
 	"github.com/interrupthost/interrupthost/pkg/signin"
 	"github.com/interrupthost/interrupthost/pkg/webhook"
 )
@@ -100,7 +100,7 @@ func withKeyring(ctx context.Context, cfg aws.Config, h *host.Config) error {
 	if id == "" {
 		return errors.New("app: " + EnvKeyring + " is not set")
 	}
-	k, err := keyring.New(ctx, keyring.SecretsManager{Client: secretsmanager.NewFromConfig(cfg), SecretID: id}, keyring.Options{})
+	k, err := keyring.New(ctx, secretsmanager.Keyring{Client: secretsmanager.NewClient(cfg), SecretID: id}, keyring.Options{})
 	if err != nil {
 		return err
 	}
@@ -116,7 +116,7 @@ func withWebhookSecrets(ctx context.Context, cfg aws.Config, h *host.Config) err
 	if prefix == "" {
 		return errors.New("app: " + EnvWebhookSecrets + " is not set")
 	}
-	h.Secrets = webhook.NewCache(webhook.SecretsManager{Client: secretsmanager.NewFromConfig(cfg), Prefix: prefix}, h.Now)
+	h.Secrets = webhook.NewCache(secretsmanager.Secrets{Client: secretsmanager.NewClient(cfg), Prefix: prefix}, h.Now)
 	return nil
 }
 
@@ -256,7 +256,7 @@ func newHost(ctx context.Context, opts ...Option) (*host.Host, host.Config, erro
 			return nil, hc, err
 		}
 	}
-	return host.New(dynamo.NewRunLog(dynamo.NewClient(cfg), table), schemas, hc), hc, nil
+	return host.New(host.StoresOf(dynamo.NewRunLog(dynamo.NewClient(cfg), table)), schemas, hc), hc, nil
 }
 
 // outboundDeps are what the outbound functions share: the table's stores, the subscriptions'
@@ -284,7 +284,7 @@ func newOutbound(ctx context.Context) (outboundDeps, error) {
 	}
 	db := dynamo.NewClient(o.cfg)
 	o.store, o.runs = dynamo.NewOutbound(db, table), dynamo.NewRunLog(db, table)
-	o.secrets = webhook.NewCache(webhook.SecretsManager{Client: secretsmanager.NewFromConfig(o.cfg), Prefix: prefix}, nil)
+	o.secrets = webhook.NewCache(secretsmanager.Secrets{Client: secretsmanager.NewClient(o.cfg), Prefix: prefix}, nil)
 	o.targets = outbound.Targets{AllowPrivate: allow}
 	return o, nil
 }
@@ -374,7 +374,7 @@ func RotationHandler(ctx context.Context) (func(context.Context, events.SecretsM
 	if err != nil {
 		return nil, err
 	}
-	r := keyring.Rotator{Client: secretsmanager.NewFromConfig(cfg), Retain: host.MaxTokenTTL + time.Hour}
+	r := secretsmanager.Rotator{Client: secretsmanager.NewClient(cfg), Retain: host.MaxTokenTTL + time.Hour}
 	log := logger()
 	return func(ctx context.Context, ev events.SecretsManagerSecretRotationEvent) error {
 		err := r.Rotate(ctx, ev.Step, ev.SecretID, ev.ClientRequestToken)

@@ -102,7 +102,7 @@ func BenchmarkFlowCapacity(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		h := host.New(dynamo.NewRunLog(db, table), sch, host.Config{})
+		h := host.New(host.StoresOf(dynamo.NewRunLog(db, table)), sch, host.Config{})
 		payload := example(b, "approval")
 		n := 0
 		for b.Loop() {

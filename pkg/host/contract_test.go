@@ -22,15 +22,15 @@ import (
 
 // The stores the host runs on.
 var (
-	_ host.Log = (*dynamo.RunLog)(nil)
-	_ host.Log = (*inmem.RunLog)(nil)
+	_ host.Store = (*dynamo.RunLog)(nil)
+	_ host.Store = (*inmem.RunLog)(nil)
 )
 
-// logs are the implementations of host.Log that TestLogContract holds to one behaviour; the
+// logs are the implementations of host.Store that TestLogContract holds to one behaviour; the
 // DynamoDB one talks to the local stack (skipped under -short).
-var logs = map[string]func(t *testing.T) host.Log{
-	"inmem": func(*testing.T) host.Log { return inmem.New() },
-	"dynamo": func(t *testing.T) host.Log {
+var logs = map[string]func(t *testing.T) host.Store{
+	"inmem": func(*testing.T) host.Store { return inmem.New() },
+	"dynamo": func(t *testing.T) host.Store {
 		db, table := localaws.NewTable(t)
 		return dynamo.NewRunLog(db, table)
 	},

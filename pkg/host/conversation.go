@@ -18,7 +18,7 @@ const ClaimGrace = time.Minute
 // so a refused request leaves no claim behind. A claim whose run never committed the conversation (it crashed
 // between the two writes) is taken over once it is older than ClaimGrace.
 func (h *Host) claimConversation(ctx context.Context, tenant, id, runID string) error {
-	owner, err := h.log.ClaimConversation(ctx, tenant, id, runID, "", h.cfg.Now())
+	owner, err := h.conversations.ClaimConversation(ctx, tenant, id, runID, "", h.cfg.Now())
 	if !errors.Is(err, runlog.ErrClaimed) {
 		return err
 	}
@@ -33,7 +33,7 @@ func (h *Host) claimConversation(ctx context.Context, tenant, id, runID string) 
 	if st.HasConversation(id) {
 		return taken
 	}
-	_, err = h.log.ClaimConversation(ctx, tenant, id, runID, owner.RunID, h.cfg.Now())
+	_, err = h.conversations.ClaimConversation(ctx, tenant, id, runID, owner.RunID, h.cfg.Now())
 	if errors.Is(err, runlog.ErrClaimed) {
 		return taken
 	}

@@ -12,7 +12,7 @@ import (
 )
 
 // EndpointSecrets keeps each endpoint's signing secrets in a secret store: never in the table,
-// never in an answer, never in a log line (webhook.Cache over webhook.SecretsManager).
+// never in an answer, never in a log line (webhook.Cache over secretsmanager.Secrets).
 type EndpointSecrets interface {
 	// Put creates or replaces the endpoint's secrets.
 	Put(ctx context.Context, endpointID string, secrets []string) error
@@ -84,7 +84,7 @@ func (h *Host) CreateEndpoint(ctx context.Context, p interrupt.Principal, req En
 	if err := h.cfg.Secrets.Put(ctx, e.ID, req.Secrets); err != nil {
 		return webhook.Endpoint{}, err
 	}
-	if err := h.log.CreateEndpoint(ctx, e, MaxEndpoints); err != nil {
+	if err := h.endpointStore.CreateEndpoint(ctx, e, MaxEndpoints); err != nil {
 		if derr := h.cfg.Secrets.Delete(context.WithoutCancel(ctx), e.ID); derr != nil {
 			return webhook.Endpoint{}, errors.Join(err, derr)
 		}
@@ -98,7 +98,7 @@ func (h *Host) CreateEndpoint(ctx context.Context, p interrupt.Principal, req En
 
 // Endpoint reads one of the caller's tenant's endpoints; another tenant's does not exist.
 func (h *Host) Endpoint(ctx context.Context, p interrupt.Principal, id string) (webhook.Endpoint, error) {
-	e, err := h.log.Endpoint(ctx, id)
+	e, err := h.endpointStore.Endpoint(ctx, id)
 	if errors.Is(err, webhook.ErrNoEndpoint) || (err == nil && e.Tenant != p.Tenant) {
 		return webhook.Endpoint{}, interrupt.Errorf(interrupt.CodeNotFound, "no webhook endpoint %s", id)
 	}
@@ -110,7 +110,7 @@ func (h *Host) DeleteEndpoint(ctx context.Context, p interrupt.Principal, id str
 	if _, err := h.Endpoint(ctx, p, id); err != nil {
 		return err
 	}
-	if err := h.log.DeleteEndpoint(ctx, id); err != nil {
+	if err := h.endpointStore.DeleteEndpoint(ctx, id); err != nil {
 		return err
 	}
 	h.endpoints.forget(id)

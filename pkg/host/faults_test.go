@@ -15,7 +15,7 @@ import (
 // them: an append applied with its answer lost, an append lost before it was applied, reads
 // failing. Each fault is used up once it has happened.
 type faultyLog struct {
-	host.Log
+	host.Store
 	mu   sync.Mutex
 	left faultCounts
 }
@@ -52,26 +52,26 @@ func (f *faultyLog) take(n *int) bool {
 func (f *faultyLog) Append(ctx context.Context, k runlog.Key, c runlog.Commit) error {
 	switch {
 	case f.take(&f.left.appliedThenLost):
-		if err := f.Log.Append(ctx, k, c); err != nil {
+		if err := f.Store.Append(ctx, k, c); err != nil {
 			return err
 		}
 		return runlog.ErrUnknownOutcome
 	case f.take(&f.left.appliedThenTaken):
-		if err := f.Log.Append(ctx, k, c); err != nil {
+		if err := f.Store.Append(ctx, k, c); err != nil {
 			return err
 		}
 		return runlog.ErrSeqTaken
 	case f.take(&f.left.lostBefore):
 		return runlog.ErrUnknownOutcome
 	}
-	return f.Log.Append(ctx, k, c)
+	return f.Store.Append(ctx, k, c)
 }
 
 func (f *faultyLog) Read(ctx context.Context, k runlog.Key, after int64, limit int) ([]runlog.Commit, error) {
 	if after > 0 && f.take(&f.left.failReads) {
 		return nil, interrupt.ErrUnavailable
 	}
-	return f.Log.Read(ctx, k, after, limit)
+	return f.Store.Read(ctx, k, after, limit)
 }
 
 // TestUnknownOutcomes: a vote whose put's answer is lost is found by a read and answered as
@@ -99,7 +99,7 @@ func TestUnknownOutcomes(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			f := &faultyLog{}
-			h, l := memHostOn(t, func(log host.Log) host.Log { f.Log = log; return f })
+			h, l := memHostOn(t, func(log host.Store) host.Store { f.Store = log; return f })
 			if _, _, err := h.RequestInterrupt(ctx, engine, "r1", host.Request{NodeID: "gate", Payload: approvalWith(``)}); err != nil {
 				t.Fatal(err)
 			}

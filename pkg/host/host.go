@@ -18,14 +18,11 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/token"
 )
 
-// Log is the storage the host needs: a consistent read of the commits after a seq; an append
-// that fails with runlog.ErrSeqTaken when the seq is already committed and with a
-// *runlog.TooLargeError when the commit does not fit, writing nothing either way; the run's
-// checkpoint and archive (runlog.Checkpoint); and the ownership of conversation ids (the spec
-// makes a conversationId tenant-unique, so one run of a tenant owns each), answering
-// runlog.ErrClaimed with the owner when another run holds one; the webhook Inbox; and the due
-// index of Deadlines.
-type Log interface {
+// Runs is the run log: a consistent read of the commits after a seq; an append that fails with
+// runlog.ErrSeqTaken when the seq is already committed and with a *runlog.TooLargeError when the
+// commit does not fit, writing nothing either way; and the run's checkpoint and archive
+// (runlog.Checkpoint). Every operation on a run uses it.
+type Runs interface {
 	Read(ctx context.Context, k runlog.Key, after int64, limit int) ([]runlog.Commit, error)
 	Append(ctx context.Context, k runlog.Key, c runlog.Commit) error
 	// Tail is the run's newest checkpoint (nil if none) and, consistently, the commits after it.
@@ -36,9 +33,38 @@ type Log interface {
 	Checkpoint(ctx context.Context, k runlog.Key, cp *runlog.Checkpoint, archive []runlog.Found) error
 	// Lookup answers the archive items of refs that exist.
 	Lookup(ctx context.Context, k runlog.Key, refs []runlog.Ref) ([]runlog.Found, error)
+}
+
+// Conversations keep the ownership of conversation ids (the spec makes a conversationId
+// tenant-unique, so one run of a tenant owns each): the claim answers runlog.ErrClaimed with
+// the owner when another run holds one. Requesting a conversation.* interrupt uses it.
+type Conversations interface {
 	ClaimConversation(ctx context.Context, tenant, id, runID, takeOverFrom string, at time.Time) (runlog.Claim, error)
+}
+
+// Stores are the host's ports, each used by the operations its doc comment names. One store
+// may keep them all (Store); a host built for some operations may leave out what they never
+// use (a nil port is a bug of the caller the first time an operation needs it).
+type Stores struct {
+	Runs          Runs
+	Conversations Conversations
+	Endpoints     Endpoints
+	Inbox         Inbox
+	Deadlines     Deadlines
+}
+
+// Store keeps everything the host keeps, as package dynamo's table and package inmem do.
+type Store interface {
+	Runs
+	Conversations
+	Endpoints
 	Inbox
 	Deadlines
+}
+
+// StoresOf is every port of the host, kept by s.
+func StoresOf(s Store) Stores {
+	return Stores{Runs: s, Conversations: s, Endpoints: s, Inbox: s, Deadlines: s}
 }
 
 // Config is the host's behaviour that operators choose.
@@ -91,14 +117,18 @@ const (
 
 // Host runs the operations. It holds no per-request state and is safe for concurrent use.
 type Host struct {
-	log       Log
-	schemas   *schema.Set
-	cfg       Config
-	endpoints *endpointCache
+	runs          Runs
+	conversations Conversations
+	endpointStore Endpoints
+	inbox         Inbox
+	deadlines     Deadlines
+	schemas       *schema.Set
+	cfg           Config
+	endpoints     *endpointCache
 }
 
-// New returns a Host over log.
-func New(log Log, schemas *schema.Set, cfg Config) *Host {
+// New returns a Host over stores.
+func New(stores Stores, schemas *schema.Set, cfg Config) *Host {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -118,7 +148,10 @@ func New(log Log, schemas *schema.Set, cfg Config) *Host {
 		t := DefaultEscalationThreshold
 		cfg.EscalationThreshold = &t
 	}
-	return &Host{log: log, schemas: schemas, cfg: cfg, endpoints: &endpointCache{m: map[string]cachedEndpoint{}}}
+	return &Host{
+		runs: stores.Runs, conversations: stores.Conversations, endpointStore: stores.Endpoints, inbox: stores.Inbox, deadlines: stores.Deadlines,
+		schemas: schemas, cfg: cfg, endpoints: &endpointCache{m: map[string]cachedEndpoint{}},
+	}
 }
 
 // Discovery is what the host advertises at /.well-known/interrupt-host: read from the same
@@ -187,7 +220,7 @@ func (h *Host) loadRun(ctx context.Context, p interrupt.Principal, runID string,
 // log without a checkpoint that does not start at commit 1 is a run past its retention whose
 // commits DynamoDB is deleting one by one: no run, as when they are all gone.
 func (h *Host) load(ctx context.Context, k runlog.Key, refs ...runlog.Ref) (*runlog.State, error) {
-	cp, commits, err := h.log.Tail(ctx, k)
+	cp, commits, err := h.runs.Tail(ctx, k)
 	if err != nil {
 		return nil, err
 	}
@@ -204,7 +237,7 @@ func (h *Host) load(ctx context.Context, k runlog.Key, refs ...runlog.Ref) (*run
 // lookUp merges into st what the archive holds for the refs st misses.
 func (h *Host) lookUp(ctx context.Context, k runlog.Key, st *runlog.State, refs ...runlog.Ref) error {
 	for missing := st.Missing(refs...); len(missing) > 0; {
-		found, err := h.log.Lookup(ctx, k, missing)
+		found, err := h.runs.Lookup(ctx, k, missing)
 		if err != nil {
 			return err
 		}
@@ -226,7 +259,7 @@ func (h *Host) checkpoint(ctx context.Context, k runlog.Key, st *runlog.State) {
 	}
 	cp, archive, err := st.Checkpoint()
 	if err == nil {
-		err = h.log.Checkpoint(ctx, k, cp, archive)
+		err = h.runs.Checkpoint(ctx, k, cp, archive)
 	}
 	if err != nil && h.cfg.OnCheckpointError != nil {
 		h.cfg.OnCheckpointError(k, st.Seq, err)
@@ -327,7 +360,7 @@ const unknownRetries = 3
 func (h *Host) settle(ctx context.Context, k runlog.Key, st *runlog.State, c runlog.Commit) (int64, error) {
 	sentUnknown := false // a put of c was sent whose outcome no read has settled
 	for attempt := 0; ; attempt++ {
-		err := h.log.Append(ctx, k, c)
+		err := h.runs.Append(ctx, k, c)
 		if err == nil {
 			return c.Seq, st.Apply(c)
 		}
@@ -339,7 +372,7 @@ func (h *Host) settle(ctx context.Context, k runlog.Key, st *runlog.State, c run
 		if !unknown && !errors.Is(err, runlog.ErrSeqTaken) {
 			return 0, err
 		}
-		newer, rerr := h.log.Read(ctx, k, st.Seq, 0)
+		newer, rerr := h.runs.Read(ctx, k, st.Seq, 0)
 		if rerr != nil {
 			// Even "seq taken" may be the SDK's retry finding the put it sent first. Only the
 			// outcome's being unknown is wrapped: "seq taken" or "unavailable" would say more.
@@ -372,7 +405,7 @@ func (h *Host) settle(ctx context.Context, k runlog.Key, st *runlog.State, c run
 // alone: without the entry the commits keep no expiry, and nothing is deleted too early.
 func (h *Host) endedBy(ctx context.Context, k runlog.Key, st *runlog.State) {
 	if st.Ended != "" && st.EndedSeq == st.Seq {
-		_ = h.log.Schedule(ctx, runlog.Due{Tenant: k.Tenant, RunID: k.RunID, Seq: st.Seq, Deadline: st.LastAt})
+		_ = h.deadlines.Schedule(ctx, runlog.Due{Tenant: k.Tenant, RunID: k.RunID, Seq: st.Seq, Deadline: st.LastAt})
 	}
 }
 

@@ -50,7 +50,7 @@ func (c *counter) take() map[string]int {
 	return out
 }
 
-func newHost(t testing.TB, wrap func(host.Log) host.Log) (*host.Host, *counter) {
+func newHost(t testing.TB, wrap func(host.Store) host.Store) (*host.Host, *counter) {
 	t.Helper()
 	c := &counter{ops: map[string]int{}}
 	db, table := localaws.NewTable(t, c.option)
@@ -58,12 +58,12 @@ func newHost(t testing.TB, wrap func(host.Log) host.Log) (*host.Host, *counter) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	var l host.Log = dynamo.NewRunLog(db, table)
+	var l host.Store = dynamo.NewRunLog(db, table)
 	if wrap != nil {
 		l = wrap(l)
 	}
 	c.take()
-	return host.New(l, sch, host.Config{}), c
+	return host.New(host.StoresOf(l), sch, host.Config{}), c
 }
 
 func example(t testing.TB, kind string) json.RawMessage {
@@ -80,8 +80,8 @@ var alice = interrupt.Principal{Subject: "alice", Tenant: "acme"}
 // TestRoundTrips pins the DynamoDB calls of each operation on a warm path: one consistent Query
 // to fold, one conditional PutItem to commit.
 func TestRoundTrips(t *testing.T) {
-	var l host.Log
-	h, c := newHost(t, func(inner host.Log) host.Log { l = inner; return inner })
+	var l host.Store
+	h, c := newHost(t, func(inner host.Store) host.Store { l = inner; return inner })
 	ctx := context.Background()
 	if _, _, err := h.RequestInterrupt(ctx, alice, "r1", host.Request{NodeID: "n1", Payload: example(t, "custom")}); err != nil {
 		t.Fatal(err)
@@ -155,21 +155,21 @@ func TestRoundTrips(t *testing.T) {
 // lostAnswer commits the first append it is given and then reports it as taken, as a put does
 // whose answer was lost and which the SDK retried into its own condition.
 type lostAnswer struct {
-	host.Log
+	host.Store
 	once sync.Once
 }
 
 func (l *lostAnswer) Append(ctx context.Context, k runlog.Key, c runlog.Commit) error {
 	lost := false
 	l.once.Do(func() { lost = true })
-	if err := l.Log.Append(ctx, k, c); err != nil || !lost {
+	if err := l.Store.Append(ctx, k, c); err != nil || !lost {
 		return err
 	}
 	return runlog.ErrSeqTaken
 }
 
 func TestCommitRecognisesItsOwnCommit(t *testing.T) {
-	h, _ := newHost(t, func(l host.Log) host.Log { return &lostAnswer{Log: l} })
+	h, _ := newHost(t, func(l host.Store) host.Store { return &lostAnswer{Store: l} })
 	ctx := context.Background()
 	v, created, err := h.RequestInterrupt(ctx, alice, "r1", host.Request{NodeID: "n1", Payload: example(t, "custom")})
 	if err != nil || !created || v.Seq != 1 {

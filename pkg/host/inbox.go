@@ -8,11 +8,10 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/webhook"
 )
 
-// Inbox is the storage that joins providers' events with the external-event interrupts waiting
-// for them (README, "Webhooks from providers"): endpoints, one correlation slot per (tenant,
-// event type, correlation value), and answers to events kept outside a slot. Every slot write
-// is a single conditional write; every waiter is re-validated against its run's log.
-type Inbox interface {
+// Endpoints keep the webhook endpoints of tenants (README, "Webhooks from providers"). The
+// webhook-endpoints operations use them, and so do ingest (an event's endpoint) and an
+// external-event request (the endpoint it names, or the tenant's only one).
+type Endpoints interface {
 	// CreateEndpoint stores e unless its tenant holds limit endpoints already
 	// (webhook.ErrLimit), a bound that holds however many create at once.
 	CreateEndpoint(ctx context.Context, e webhook.Endpoint, limit int) error
@@ -22,6 +21,13 @@ type Inbox interface {
 	// creation is under way, and so not be readable yet (or ever).
 	Endpoints(ctx context.Context, tenant string) ([]string, error)
 	DeleteEndpoint(ctx context.Context, id string) error
+}
+
+// Inbox is the storage that joins providers' events with the external-event interrupts waiting
+// for them: one correlation slot per (tenant, endpoint, event type, correlation value), and
+// answers to events kept outside a slot. Every slot write is a single conditional write; every
+// waiter is re-validated against its run's log. Ingest and external-event requests use it.
+type Inbox interface {
 	// Wait registers w at k and returns the event live there, if any.
 	Wait(ctx context.Context, k webhook.Key, w webhook.Waiter, now time.Time) (*webhook.Delivery, error)
 	// Confirm writes w again unless an event is live at k, and then returns that event; the

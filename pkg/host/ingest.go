@@ -41,7 +41,7 @@ type Ingested struct {
 // and changes nothing. Whatever the order in which an event and a request of its interrupt
 // arrive, they are joined exactly once (Inbox.Confirm).
 func (h *Host) Ingest(ctx context.Context, endpointID string, headers map[string]string, body []byte) (Ingested, error) {
-	e, err := h.endpoints.get(ctx, h.log, endpointID, h.cfg.Now())
+	e, err := h.endpoints.get(ctx, h.endpointStore, endpointID, h.cfg.Now())
 	if errors.Is(err, webhook.ErrNoEndpoint) {
 		return Ingested{}, interrupt.Errorf(interrupt.CodeNotFound, "no webhook endpoint %s", endpointID)
 	}
@@ -78,7 +78,7 @@ func (h *Host) Ingest(ctx context.Context, endpointID string, headers map[string
 			Detail: "the event carries no correlation value at " + strings.Join(e.Correlation, ", ")})
 	}
 	k := webhook.Key{Tenant: e.Tenant, Endpoint: e.ID, EventType: ev.Type, Value: value}
-	slot, err := h.log.Deliver(ctx, k, d, now)
+	slot, err := h.inbox.Deliver(ctx, k, d, now)
 	if err != nil {
 		return Ingested{}, err
 	}
@@ -124,12 +124,12 @@ func (h *Host) Ingest(ctx context.Context, endpointID string, headers map[string
 	if d.Answer, err = runlog.Marshal(res); err != nil {
 		return Ingested{}, err
 	}
-	return res, h.log.Settle(ctx, k, d, done)
+	return res, h.inbox.Settle(ctx, k, d, done)
 }
 
 // recorded is the answer recorded for d outside a slot, as a duplicate's, if there is one.
 func (h *Host) recorded(ctx context.Context, d webhook.Delivery) (Ingested, bool, error) {
-	answer, err := h.log.Recorded(ctx, d.EndpointID, d.EventID)
+	answer, err := h.inbox.Recorded(ctx, d.EndpointID, d.EventID)
 	if err != nil || answer == nil {
 		return Ingested{}, false, err
 	}
@@ -143,7 +143,7 @@ func (h *Host) record(ctx context.Context, d webhook.Delivery, res Ingested) (In
 	if err != nil {
 		return Ingested{}, err
 	}
-	return res, h.log.Record(ctx, d.EndpointID, d.EventID, answer, d.Expires)
+	return res, h.inbox.Record(ctx, d.EndpointID, d.EventID, answer, d.Expires)
 }
 
 func duplicate(first json.RawMessage) (Ingested, error) {
@@ -224,7 +224,7 @@ func (c *endpointCache) forget(id string) {
 	c.mu.Unlock()
 }
 
-func (c *endpointCache) get(ctx context.Context, l Log, id string, now time.Time) (webhook.Endpoint, error) {
+func (c *endpointCache) get(ctx context.Context, l Endpoints, id string, now time.Time) (webhook.Endpoint, error) {
 	c.mu.Lock()
 	hit, ok := c.m[id]
 	c.mu.Unlock()

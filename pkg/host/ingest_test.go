@@ -54,9 +54,9 @@ var (
 )
 
 // hookHost is a host with an in-memory log and secret store, and a Stripe endpoint of acme.
-func hookHost(t testing.TB, wrap ...func(host.Log) host.Log) (*host.Host, *inmem.RunLog, webhook.Endpoint) {
+func hookHost(t testing.TB, wrap ...func(host.Store) host.Store) (*host.Host, *inmem.RunLog, webhook.Endpoint) {
 	t.Helper()
-	var over func(host.Log) host.Log
+	var over func(host.Store) host.Store
 	if len(wrap) > 0 {
 		over = wrap[0]
 	}
@@ -189,7 +189,7 @@ func TestIngestRefusals(t *testing.T) {
 // racing delivers an event at a chosen moment of a request: just before its commit, or between
 // its commit and its confirmation.
 type racing struct {
-	host.Log
+	host.Store
 	before, between func()
 }
 
@@ -198,7 +198,7 @@ func (r *racing) Append(ctx context.Context, k runlog.Key, c runlog.Commit) erro
 		r.before()
 		r.before = nil
 	}
-	return r.Log.Append(ctx, k, c)
+	return r.Store.Append(ctx, k, c)
 }
 
 func (r *racing) Confirm(ctx context.Context, k webhook.Key, w webhook.Waiter, now time.Time) (*webhook.Delivery, error) {
@@ -206,7 +206,7 @@ func (r *racing) Confirm(ctx context.Context, k webhook.Key, w webhook.Waiter, n
 		r.between()
 		r.between = nil
 	}
-	return r.Log.Confirm(ctx, k, w, now)
+	return r.Store.Confirm(ctx, k, w, now)
 }
 
 // TestEventAndRequestMeetWhicheverIsFirst: an event delivered while its interrupt is being
@@ -216,7 +216,7 @@ func TestEventAndRequestMeetWhicheverIsFirst(t *testing.T) {
 		t.Run(moment, func(t *testing.T) {
 			ctx := context.Background()
 			r := &racing{}
-			h, _, e := hookHost(t, func(l host.Log) host.Log { r.Log = l; return r })
+			h, _, e := hookHost(t, func(l host.Store) host.Store { r.Store = l; return r })
 			body := stripeEvent("evt_1", "payment_intent.succeeded", "order-7")
 			var res host.Ingested
 			deliver := func() { res = mustIngest(t, h, e, body) }

@@ -32,7 +32,7 @@ func exported(l *inmem.RunLog, k runlog.Key) (exportedRun, error) {
 
 // copyRun writes run r into to as run k, as the host wrote it: its commits, then its archive and
 // checkpoint.
-func copyRun(b *testing.B, r exportedRun, to host.Log, k runlog.Key) {
+func copyRun(b *testing.B, r exportedRun, to host.Store, k runlog.Key) {
 	b.Helper()
 	ctx := context.Background()
 	commits, cp, archive := r.commits, r.cp, r.archive
@@ -94,7 +94,7 @@ func BenchmarkLongRun(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			h := host.New(l, sch, host.Config{})
+			h := host.New(host.StoresOf(l), sch, host.Config{})
 			// A short run gets a copy of its own each time, so that it stays short; a long one
 			// grows by the two commits of each iteration, a small part of it.
 			fresh := size < 100

@@ -195,12 +195,12 @@ func TestACheckpointThatDoesNotFit(t *testing.T) {
 // late holds back the checkpoint writes of a log until told, as a writer that stalls between its
 // commit and its checkpoint does.
 type late struct {
-	host.Log
+	host.Store
 	held []func() error
 }
 
 func (l *late) Checkpoint(ctx context.Context, k runlog.Key, cp *runlog.Checkpoint, archive []runlog.Found) error {
-	l.held = append(l.held, func() error { return l.Log.Checkpoint(ctx, k, cp, archive) })
+	l.held = append(l.held, func() error { return l.Store.Checkpoint(ctx, k, cp, archive) })
 	return nil
 }
 
@@ -217,8 +217,8 @@ func TestALateCheckpointRevivesNothing(t *testing.T) {
 	for name, open := range logs {
 		t.Run(name, func(t *testing.T) {
 			store := open(t)
-			stalled := &late{Log: store}
-			h := host.New(stalled, sch, host.Config{})
+			stalled := &late{Store: store}
+			h := host.New(host.StoresOf(stalled), sch, host.Config{})
 			for i := range runlog.CheckpointEvery / 2 {
 				if _, _, err := h.RequestInterrupt(ctx, who("engine"), "r", host.Request{NodeID: "n", Payload: custom(fmt.Sprintf("k%d", i))}); err != nil {
 					t.Fatal(err)
@@ -249,7 +249,7 @@ func TestALateCheckpointRevivesNothing(t *testing.T) {
 			}
 			// A new run of the id, past its own first checkpoints, asks for a key the old one
 			// archived: a new interrupt, not the old run's.
-			fresh := host.New(store, sch, host.Config{})
+			fresh := host.New(host.StoresOf(store), sch, host.Config{})
 			for i := range runlog.CheckpointEvery {
 				if _, _, err := fresh.RequestInterrupt(ctx, who("engine"), "r", host.Request{NodeID: "x", Payload: custom(fmt.Sprintf("new-%d", i))}); err != nil {
 					t.Fatal(err)

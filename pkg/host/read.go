@@ -55,7 +55,7 @@ func (h *Host) Events(ctx context.Context, p interrupt.Principal, runID string, 
 	if limit > 0 {
 		limit += extra
 	}
-	commits, err := h.log.Read(ctx, k, from, limit)
+	commits, err := h.runs.Read(ctx, k, from, limit)
 	if err != nil {
 		return EventPage{}, err
 	}
@@ -63,7 +63,7 @@ func (h *Host) Events(ctx context.Context, p interrupt.Principal, runID string, 
 		commits = commits[1:]
 	} else if len(commits) == 0 {
 		// Past the end of an existing run, or no run: one more read, only on this path.
-		first, err := h.log.Read(ctx, k, 0, 1)
+		first, err := h.runs.Read(ctx, k, 0, 1)
 		if err != nil {
 			return EventPage{}, err
 		}

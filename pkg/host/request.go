@@ -121,7 +121,7 @@ func (h *Host) RequestInterrupt(ctx context.Context, p interrupt.Principal, runI
 		}}}
 		if payload.TimeoutMs > 0 {
 			d.prepare = append(d.prepare, func(ctx context.Context, _ *decision[requested], at time.Time) error {
-				return h.log.Schedule(ctx, runlog.Due{Tenant: p.Tenant, RunID: runID, InterruptID: id, Deadline: at.Add(time.Duration(payload.TimeoutMs) * time.Millisecond)})
+				return h.deadlines.Schedule(ctx, runlog.Due{Tenant: p.Tenant, RunID: runID, InterruptID: id, Deadline: at.Add(time.Duration(payload.TimeoutMs) * time.Millisecond)})
 			})
 		}
 		switch {

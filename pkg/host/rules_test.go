@@ -23,7 +23,7 @@ func memHost(t testing.TB, configure ...func(*host.Config)) (*host.Host, *inmem.
 }
 
 // memHostOn is memHost over wrap(log), a log that watches or steers the in-memory one.
-func memHostOn(t testing.TB, wrap func(host.Log) host.Log, configure ...func(*host.Config)) (*host.Host, *inmem.RunLog) {
+func memHostOn(t testing.TB, wrap func(host.Store) host.Store, configure ...func(*host.Config)) (*host.Host, *inmem.RunLog) {
 	t.Helper()
 	sch, err := schema.Load()
 	if err != nil {
@@ -37,11 +37,11 @@ func memHostOn(t testing.TB, wrap func(host.Log) host.Log, configure ...func(*ho
 		c(&cfg)
 	}
 	l := inmem.New()
-	var log host.Log = l
+	var log host.Store = l
 	if wrap != nil {
 		log = wrap(l)
 	}
-	return host.New(log, sch, cfg), l
+	return host.New(host.StoresOf(log), sch, cfg), l
 }
 
 func who(sub string) interrupt.Principal { return interrupt.Principal{Subject: sub, Tenant: "acme"} }

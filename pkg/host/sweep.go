@@ -73,7 +73,7 @@ type SweepReport struct {
 // those after it that were handled, so the next sweep does not handle them again.
 func (h *Host) Sweep(ctx context.Context) (SweepReport, error) {
 	now := h.cfg.Now().UTC()
-	start, err := h.log.SweepCursor(ctx)
+	start, err := h.deadlines.SweepCursor(ctx)
 	if err != nil {
 		return SweepReport{}, err
 	}
@@ -108,7 +108,7 @@ func (h *Host) Sweep(ctx context.Context) (SweepReport, error) {
 	report.To = cur.Minute
 	report.CaughtUp = err == nil && complete && report.Deferred == 0
 	if !cur.Equal(start) {
-		if merr := h.log.MoveSweep(ctx, start, cur); merr != nil && !errors.Is(merr, runlog.ErrSeqTaken) {
+		if merr := h.deadlines.MoveSweep(ctx, start, cur); merr != nil && !errors.Is(merr, runlog.ErrSeqTaken) {
 			err = errors.Join(err, merr)
 		}
 	}
@@ -133,7 +133,7 @@ func (h *Host) dueWindow(ctx context.Context, c runlog.SweepCursor, now time.Tim
 				return window, m, false, nil
 			}
 			limit := min(sweepPage, MaxSweepRead-len(window))
-			due, err := h.log.Due(ctx, m, after, limit)
+			due, err := h.deadlines.Due(ctx, m, after, limit)
 			if err != nil {
 				return nil, m, false, err
 			}
@@ -326,11 +326,11 @@ func (h *Host) retain(ctx context.Context, d runlog.Due, now time.Time) (bool, e
 	if err != nil || st.Ended == "" || st.EndedSeq != d.Seq {
 		return false, err
 	}
-	more, err := h.log.Retain(ctx, k, st.LastAt.Add(h.cfg.Retention), retainBudget)
+	more, err := h.deadlines.Retain(ctx, k, st.LastAt.Add(h.cfg.Retention), retainBudget)
 	if err != nil || !more {
 		return false, err
 	}
 	next := d
 	next.Deadline = now.Add(time.Minute).Truncate(time.Millisecond)
-	return false, h.log.Schedule(ctx, next)
+	return false, h.deadlines.Schedule(ctx, next)
 }

@@ -111,7 +111,7 @@ func TestSweepSkipsWhatIsDone(t *testing.T) {
 
 // counted counts the calls the sweep makes of its store.
 type counted struct {
-	host.Log
+	host.Store
 	mu    sync.Mutex
 	calls map[string]int
 }
@@ -124,22 +124,22 @@ func (c *counted) count(op string) {
 
 func (c *counted) Due(ctx context.Context, m time.Time, after string, limit int) ([]runlog.Due, error) {
 	c.count("Due")
-	return c.Log.Due(ctx, m, after, limit)
+	return c.Store.Due(ctx, m, after, limit)
 }
 
 func (c *counted) Read(ctx context.Context, k runlog.Key, after int64, limit int) ([]runlog.Commit, error) {
 	c.count("Read")
-	return c.Log.Read(ctx, k, after, limit)
+	return c.Store.Read(ctx, k, after, limit)
 }
 
 func (c *counted) Tail(ctx context.Context, k runlog.Key) (*runlog.Checkpoint, []runlog.Commit, error) {
 	c.count("Tail")
-	return c.Log.Tail(ctx, k)
+	return c.Store.Tail(ctx, k)
 }
 
 func (c *counted) Append(ctx context.Context, k runlog.Key, cm runlog.Commit) error {
 	c.count("Append")
-	return c.Log.Append(ctx, k, cm)
+	return c.Store.Append(ctx, k, cm)
 }
 
 // TestSweepCostFollowsTheDue: with 10,000 interrupts due over the next hours and 100 due now,
@@ -149,7 +149,7 @@ func TestSweepCostFollowsTheDue(t *testing.T) {
 	t0 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 	clock := testclock.New(t0)
 	c := &counted{calls: map[string]int{}}
-	h, mem := memHostOn(t, func(l host.Log) host.Log { c.Log = l; return c }, func(cfg *host.Config) { cfg.Now = clock.Now })
+	h, mem := memHostOn(t, func(l host.Store) host.Store { c.Store = l; return c }, func(cfg *host.Config) { cfg.Now = clock.Now })
 	for i := range 10_000 {
 		if err := mem.Schedule(ctx, runlog.Due{Tenant: "acme", RunID: fmt.Sprintf("later-%d", i), InterruptID: "int", Deadline: t0.Add(time.Hour + time.Duration(i)*time.Second)}); err != nil {
 			t.Fatal(err)

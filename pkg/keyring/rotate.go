@@ -1,107 +1,26 @@
 package keyring
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"time"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
-	smtypes "github.com/aws/aws-sdk-go-v2/service/secretsmanager/types"
 
 	"github.com/interrupthost/interrupthost/pkg/token"
 )
 
-// kidLayout names each kid after the moment it was made, so that the rotation can tell from the
-// keyring alone how long ago a kid stopped being the active one.
+// kidLayout names each kid after the moment it was made.
 const kidLayout = "k20060102t150405"
 
-// Rotator is the Secrets Manager rotation of the keyring: each rotation adds a fresh 32-byte key
-// and makes it active, and retires the kids that stopped being active more than Retain ago (the
-// longest lifetime of a token), so no outstanding token is orphaned. A secret whose current value
-// is not a keyring yet (as CloudFormation creates it) gets its first key.
-type Rotator struct {
-	Client *secretsmanager.Client
-	// Retain is how long a superseded kid keeps verifying.
-	Retain time.Duration
-	// Now is the clock; nil means time.Now.
-	Now func() time.Time
-}
-
-// Rotate runs one step of Secrets Manager's rotation protocol.
-func (r Rotator) Rotate(ctx context.Context, step, secretID, token string) error {
-	switch step {
-	case "createSecret":
-		return r.create(ctx, secretID, token)
-	case "setSecret":
-		return nil // the keyring is used only by this host: nothing outside the secret to update
-	case "testSecret":
-		raw, err := r.version(ctx, secretID, token, "AWSPENDING")
-		if err != nil {
-			return err
-		}
-		_, _, err = Parse(raw)
-		return err
-	case "finishSecret":
-		return r.finish(ctx, secretID, token)
-	default:
-		return fmt.Errorf("keyring: unknown rotation step %q", step)
-	}
-}
-
-func (r Rotator) now() time.Time {
-	if r.Now == nil {
-		return time.Now().UTC()
-	}
-	return r.Now().UTC()
-}
-
-func (r Rotator) version(ctx context.Context, secretID, versionID, stage string) ([]byte, error) {
-	in := &secretsmanager.GetSecretValueInput{SecretId: &secretID, VersionStage: &stage}
-	if versionID != "" {
-		in.VersionId = &versionID
-	}
-	out, err := r.Client.GetSecretValue(ctx, in)
-	if err != nil {
-		return nil, err
-	}
-	return []byte(aws.ToString(out.SecretString)), nil
-}
-
-func (r Rotator) create(ctx context.Context, secretID, token string) error {
-	if _, err := r.version(ctx, secretID, token, "AWSPENDING"); err == nil {
-		return nil // this rotation's value exists already: the step is being retried
-	} else if !isNotFound(err) {
-		return err
-	}
-	current, err := r.version(ctx, secretID, "", "AWSCURRENT")
-	if err != nil {
-		return err
-	}
-	next, err := r.Next(current)
-	if err != nil {
-		return err
-	}
-	_, err = r.Client.PutSecretValue(ctx, &secretsmanager.PutSecretValueInput{
-		SecretId: &secretID, ClientRequestToken: &token, SecretString: aws.String(string(next)), VersionStages: []string{"AWSPENDING"},
-	})
-	return err
-}
-
 // Next is the keyring that follows current: a new active kid, every kid that stopped being
-// active within Retain (and the legacy kid, which an operator retires by hand), and nothing
+// active within retain (and the legacy kid, which an operator retires by hand), and nothing
 // else. When each kid stopped being active is recorded on the keyring itself ("retired", RFC
 // 3339), whatever the kid is called: a kid found without a record (the previous active one, or
-// any kid an operator added by hand) is recorded as retired now, so it verifies for Retain more
+// any kid an operator added by hand) is recorded as retired now, so it verifies for retain more
 // and no outstanding token signed under it is orphaned. A current value that is not a keyring
 // starts an empty one.
-func (r Rotator) Next(current []byte) ([]byte, error) {
+func Next(current []byte, now time.Time, retain time.Duration) ([]byte, error) {
 	var v struct {
 		Keys    map[string]string `json:"keys"`
 		Retired map[string]string `json:"retired"`
@@ -109,7 +28,7 @@ func (r Rotator) Next(current []byte) ([]byte, error) {
 	if json.Unmarshal(current, &v) != nil || v.Keys == nil {
 		v.Keys = map[string]string{}
 	}
-	now := r.now()
+	now = now.UTC()
 	kid := now.Format(kidLayout)
 	if _, taken := v.Keys[kid]; taken {
 		return nil, fmt.Errorf("keyring: kid %s exists; rotate again in a second", kid)
@@ -129,48 +48,9 @@ func (r Rotator) Next(current []byte) ([]byte, error) {
 		if err != nil {
 			at = now
 		}
-		if now.Sub(at) <= r.Retain {
+		if now.Sub(at) <= retain {
 			keys[k], retired[k] = val, at.UTC().Format(time.RFC3339)
 		}
 	}
 	return json.Marshal(map[string]any{"active": kid, "keys": keys, "retired": retired})
-}
-
-func (r Rotator) finish(ctx context.Context, secretID, token string) error {
-	current, err := r.current(ctx, secretID)
-	if err != nil || current == token {
-		return err
-	}
-	in := &secretsmanager.UpdateSecretVersionStageInput{SecretId: &secretID, VersionStage: aws.String("AWSCURRENT"), MoveToVersionId: &token}
-	if current != "" {
-		in.RemoveFromVersionId = &current
-	}
-	_, err = r.Client.UpdateSecretVersionStage(ctx, in)
-	if err != nil {
-		// The SDK retries a call whose answer was lost; the retry then fails on the move its
-		// first attempt made. The stage says whether the move happened.
-		if now, derr := r.current(ctx, secretID); derr == nil && now == token {
-			return nil
-		}
-	}
-	return err
-}
-
-// current is the version that holds AWSCURRENT.
-func (r Rotator) current(ctx context.Context, secretID string) (string, error) {
-	desc, err := r.Client.DescribeSecret(ctx, &secretsmanager.DescribeSecretInput{SecretId: &secretID})
-	if err != nil {
-		return "", err
-	}
-	for _, id := range slices.Sorted(maps.Keys(desc.VersionIdsToStages)) {
-		if slices.Contains(desc.VersionIdsToStages[id], "AWSCURRENT") {
-			return id, nil
-		}
-	}
-	return "", nil
-}
-
-func isNotFound(err error) bool {
-	var nf *smtypes.ResourceNotFoundException
-	return errors.As(err, &nf)
 }

@@ -2,14 +2,10 @@ package keyring_test
 
 import (
 	"context"
-	"encoding/json"
 	"maps"
 	"slices"
 	"testing"
 	"time"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
 	"github.com/interrupthost/interrupthost/infra/local/localaws"
 	"github.com/interrupthost/interrupthost/internal/testkeys"
@@ -30,8 +26,8 @@ func TestNextRetiresOnlyAfterRetain(t *testing.T) {
 	day := 24 * time.Hour
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	clock := t0
-	r := keyring.Rotator{Retain: 30 * day, Now: func() time.Time { return clock }}
-	v, err := r.Next([]byte(`{"bootstrap":"CloudFormation's placeholder"}`))
+	retain := 30 * day
+	v, err := keyring.Next([]byte(`{"bootstrap":"CloudFormation's placeholder"}`), clock, retain)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +44,7 @@ func TestNextRetiresOnlyAfterRetain(t *testing.T) {
 	}
 	for i, s := range steps {
 		clock = clock.Add(s.after)
-		if v, err = r.Next(v); err != nil {
+		if v, err = keyring.Next(v, clock, retain); err != nil {
 			t.Fatal(err)
 		}
 		active, all := kids(t, v)
@@ -58,7 +54,7 @@ func TestNextRetiresOnlyAfterRetain(t *testing.T) {
 	}
 	legacy := localaws.Keyring("k20260101t000000", map[string]string{"k20260101t000000": localaws.Key(), "legacy": localaws.Key()})
 	clock = t0.Add(400 * day)
-	if v, err = r.Next([]byte(legacy)); err != nil {
+	if v, err = keyring.Next([]byte(legacy), clock, retain); err != nil {
 		t.Fatal(err)
 	}
 	if _, all := kids(t, v); !slices.Contains(all, "legacy") {
@@ -73,7 +69,7 @@ func TestRotationOrphansNoToken(t *testing.T) {
 	ctx := context.Background()
 	t0 := time.Date(2026, 12, 1, 7, 0, 0, 0, time.UTC)
 	clock := t0
-	r := keyring.Rotator{Retain: 7 * 24 * time.Hour, Now: func() time.Time { return clock }}
+	retain := 7 * 24 * time.Hour
 	v := []byte(localaws.Keyring("dev-abc123", map[string]string{"dev-abc123": localaws.Key(), "ops-added": localaws.Key()}))
 	_, keys, err := keyring.Parse(v)
 	if err != nil {
@@ -102,7 +98,7 @@ func TestRotationOrphansNoToken(t *testing.T) {
 	}
 	for i, s := range steps {
 		clock = clock.Add(s.after)
-		if v, err = r.Next(v); err != nil {
+		if v, err = keyring.Next(v, clock, retain); err != nil {
 			t.Fatal(err)
 		}
 		if _, all := kids(t, v); !slices.Equal(all, s.want) {
@@ -111,53 +107,5 @@ func TestRotationOrphansNoToken(t *testing.T) {
 		if kept := slices.Contains(s.want, "dev-abc123"); verifies(v) != kept {
 			t.Errorf("rotation %d: the token minted under dev-abc123 verifies %v, want %v", i+1, !kept, kept)
 		}
-	}
-}
-
-// TestRotationProtocol runs the four steps against the Secrets Manager API, twice, and checks
-// that a keyring reading AWSCURRENT follows.
-func TestRotationProtocol(t *testing.T) {
-	c, name := localaws.NewSecret(t, `{"bootstrap":"x"}`)
-	ctx := context.Background()
-	clock := time.Now()
-	r := keyring.Rotator{Client: c, Retain: time.Hour, Now: func() time.Time { return clock }}
-	var actives []string
-	for i, token := range []string{"11111111-1111-4111-8111-111111111111", "22222222-2222-4222-8222-222222222222"} {
-		for _, step := range []string{"createSecret", "createSecret", "setSecret", "testSecret", "finishSecret", "finishSecret"} {
-			if err := r.Rotate(ctx, step, name, token); err != nil {
-				t.Fatalf("rotation %d %s: %v", i, step, err)
-			}
-		}
-		out, err := c.GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: &name, VersionStage: aws.String("AWSCURRENT")})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if *out.VersionId != token {
-			t.Errorf("AWSCURRENT is %s, want %s", *out.VersionId, token)
-		}
-		active, all := kids(t, []byte(*out.SecretString))
-		if len(all) != i+1 {
-			t.Errorf("rotation %d: kids %v", i, all)
-		}
-		actives = append(actives, active)
-		clock = clock.Add(2 * time.Second)
-	}
-	k, err := keyring.New(ctx, keyring.SecretsManager{Client: c, SecretID: name}, keyring.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if kid, _, _ := k.Active(ctx); kid != actives[1] {
-		t.Errorf("keyring active %s, want %s", kid, actives[1])
-	}
-	if _, err := k.Key(ctx, actives[0]); err != nil {
-		t.Errorf("the first kid no longer verifies: %v", err)
-	}
-	if err := r.Rotate(ctx, "bogusStep", name, "x"); err == nil {
-		t.Error("accepted an unknown step")
-	}
-	var v map[string]any
-	out, _ := c.GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: &name, VersionStage: aws.String("AWSCURRENT")})
-	if err := json.Unmarshal([]byte(*out.SecretString), &v); err != nil || v["bootstrap"] != nil {
-		t.Errorf("the placeholder survived: %v", v)
 	}
 }

@@ -2,70 +2,9 @@ package webhook
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"sync"
 	"time"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
-	smtypes "github.com/aws/aws-sdk-go-v2/service/secretsmanager/types"
-
-	"github.com/interrupthost/interrupthost/pkg/interrupt"
 )
-
-// SecretsManager keeps each endpoint's signing secrets in one AWS Secrets Manager secret, named
-// Prefix + endpoint id, whose value is {"secrets": [...]}. The functions' roles may touch only
-// secrets under Prefix.
-type SecretsManager struct {
-	Client *secretsmanager.Client
-	Prefix string
-}
-
-type secretValue struct {
-	Secrets []string `json:"secrets"`
-}
-
-func (s SecretsManager) name(id string) *string { return aws.String(s.Prefix + id) }
-
-// Put creates or replaces the endpoint's secrets.
-func (s SecretsManager) Put(ctx context.Context, id string, secrets []string) error {
-	v, err := json.Marshal(secretValue{Secrets: secrets})
-	if err != nil {
-		return err
-	}
-	_, err = s.Client.CreateSecret(ctx, &secretsmanager.CreateSecretInput{Name: s.name(id), SecretString: aws.String(string(v))})
-	if exists := (*smtypes.ResourceExistsException)(nil); errors.As(err, &exists) {
-		_, err = s.Client.PutSecretValue(ctx, &secretsmanager.PutSecretValueInput{SecretId: s.name(id), SecretString: aws.String(string(v))})
-	}
-	if err != nil {
-		return fmt.Errorf("webhook: store the secrets of %s: %w: %w", id, interrupt.ErrUnavailable, err)
-	}
-	return nil
-}
-
-// Get reads the endpoint's secrets.
-func (s SecretsManager) Get(ctx context.Context, id string) ([]string, error) {
-	out, err := s.Client.GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: s.name(id), VersionStage: aws.String("AWSCURRENT")})
-	if err != nil {
-		return nil, fmt.Errorf("webhook: read the secrets of %s: %w: %w", id, interrupt.ErrUnavailable, err)
-	}
-	var v secretValue
-	if out.SecretString == nil || json.Unmarshal([]byte(*out.SecretString), &v) != nil {
-		return nil, fmt.Errorf("webhook: the secret of %s is not {\"secrets\": [...]}", id)
-	}
-	return v.Secrets, nil
-}
-
-// Delete removes the endpoint's secrets at once (no recovery window: the endpoint is gone).
-func (s SecretsManager) Delete(ctx context.Context, id string) error {
-	_, err := s.Client.DeleteSecret(ctx, &secretsmanager.DeleteSecretInput{SecretId: s.name(id), ForceDeleteWithoutRecovery: aws.Bool(true)})
-	if notFound := (*smtypes.ResourceNotFoundException)(nil); err != nil && !errors.As(err, &notFound) {
-		return fmt.Errorf("webhook: delete the secrets of %s: %w: %w", id, interrupt.ErrUnavailable, err)
-	}
-	return nil
-}
 
 // SecretStore is where secrets live; Cache keeps them in memory in front of one.
 type SecretStore interface {

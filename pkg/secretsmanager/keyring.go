@@ -1,4 +1,4 @@
-package keyring
+package secretsmanager
 
 import (
 	"context"
@@ -6,16 +6,16 @@ import (
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	sdk "github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager/types"
 	"github.com/aws/smithy-go"
 
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 )
 
-// SecretsManager reads the keyring secret from AWS Secrets Manager.
-type SecretsManager struct {
-	Client   *secretsmanager.Client
+// Keyring reads the token keyring's secret (keyring.Source).
+type Keyring struct {
+	Client   *sdk.Client
 	SecretID string
 }
 
@@ -32,8 +32,8 @@ func permanent(err error) bool {
 
 // Fetch reads the secret's AWSCURRENT value. The stage is named, not left to the default: a
 // rotation moves it, and the local moto server's default does not follow the move.
-func (s SecretsManager) Fetch(ctx context.Context) ([]byte, error) {
-	out, err := s.Client.GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: &s.SecretID, VersionStage: aws.String("AWSCURRENT")})
+func (s Keyring) Fetch(ctx context.Context) ([]byte, error) {
+	out, err := s.Client.GetSecretValue(ctx, &sdk.GetSecretValueInput{SecretId: &s.SecretID, VersionStage: aws.String("AWSCURRENT")})
 	if permanent(err) {
 		return nil, fmt.Errorf("keyring: read %s: %w", s.SecretID, err)
 	}
