@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/interrupthost/interrupthost/infra/local/localaws"
+	"github.com/interrupthost/interrupthost/internal/localaws"
 )
 
 // BenchmarkCycle is the wait-and-resolve cycle through the handlers the functions run, over the

@@ -17,7 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/interrupthost/interrupthost/infra/local/ddbstream"
-	"github.com/interrupthost/interrupthost/infra/local/localaws"
+	"github.com/interrupthost/interrupthost/internal/localaws"
 	"github.com/interrupthost/interrupthost/pkg/dynamo"
 )
 

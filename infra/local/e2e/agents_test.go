@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/interrupthost/interrupthost/infra/local/devjwt"
+	"github.com/interrupthost/interrupthost/internal/devjwt"
 )
 
 // TestLowConfidenceEscalation: a run configured with threshold 0.8 gets, for a decision at

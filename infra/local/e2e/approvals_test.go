@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/interrupthost/interrupthost/infra/local/devjwt"
+	"github.com/interrupthost/interrupthost/internal/devjwt"
 	"github.com/interrupthost/interrupthost/pkg/schema"
 )
 

@@ -16,10 +16,10 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/interrupthost/interrupthost/infra/local/devjwt"
 	"github.com/interrupthost/interrupthost/infra/local/gateway"
-	"github.com/interrupthost/interrupthost/infra/local/localaws"
-	"github.com/interrupthost/interrupthost/infra/local/samtemplate"
+	"github.com/interrupthost/interrupthost/internal/devjwt"
+	"github.com/interrupthost/interrupthost/internal/localaws"
+	"github.com/interrupthost/interrupthost/internal/samtemplate"
 )
 
 // route is a route of template.yaml: the function that serves it, and whether it is open (its

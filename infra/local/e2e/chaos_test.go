@@ -18,9 +18,9 @@ import (
 	stripewebhook "github.com/stripe/stripe-go/v82/webhook"
 
 	"github.com/interrupthost/interrupthost/client"
-	"github.com/interrupthost/interrupthost/infra/local/devjwt"
 	"github.com/interrupthost/interrupthost/infra/local/faults"
-	"github.com/interrupthost/interrupthost/infra/local/localaws"
+	"github.com/interrupthost/interrupthost/internal/devjwt"
+	"github.com/interrupthost/interrupthost/internal/localaws"
 )
 
 // setFaults sets the faults the stack injects between its functions and its stores

@@ -12,8 +12,8 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/interrupthost/interrupthost/infra/local/gateway"
-	"github.com/interrupthost/interrupthost/infra/local/localaws"
-	"github.com/interrupthost/interrupthost/infra/local/samtemplate"
+	"github.com/interrupthost/interrupthost/internal/localaws"
+	"github.com/interrupthost/interrupthost/internal/samtemplate"
 )
 
 // BenchmarkColdStart measures each function's init under the emulator, as Lambda's Init

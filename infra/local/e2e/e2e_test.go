@@ -20,9 +20,9 @@ import (
 
 	"crypto/rand"
 
-	"github.com/interrupthost/interrupthost/infra/local/devjwt"
-	"github.com/interrupthost/interrupthost/infra/local/localaws"
-	"github.com/interrupthost/interrupthost/infra/local/samtemplate"
+	"github.com/interrupthost/interrupthost/internal/devjwt"
+	"github.com/interrupthost/interrupthost/internal/localaws"
+	"github.com/interrupthost/interrupthost/internal/samtemplate"
 	"github.com/interrupthost/interrupthost/schemas"
 )
 

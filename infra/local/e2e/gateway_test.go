@@ -17,10 +17,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/interrupthost/interrupthost/infra/local/devjwt"
 	"github.com/interrupthost/interrupthost/infra/local/gateway"
-	"github.com/interrupthost/interrupthost/infra/local/localaws"
-	"github.com/interrupthost/interrupthost/infra/local/samtemplate"
+	"github.com/interrupthost/interrupthost/internal/devjwt"
+	"github.com/interrupthost/interrupthost/internal/localaws"
+	"github.com/interrupthost/interrupthost/internal/samtemplate"
 )
 
 // serveGateway runs a second gateway over the stack's stores and built functions, with template

@@ -16,8 +16,8 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/interrupthost/interrupthost/client"
-	"github.com/interrupthost/interrupthost/infra/local/devjwt"
-	"github.com/interrupthost/interrupthost/infra/local/localaws"
+	"github.com/interrupthost/interrupthost/internal/devjwt"
+	"github.com/interrupthost/interrupthost/internal/localaws"
 )
 
 // newClient is the engine's client of the stack's gateway, as tok.

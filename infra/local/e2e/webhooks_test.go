@@ -11,7 +11,7 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 	stripewebhook "github.com/stripe/stripe-go/v82/webhook"
 
-	"github.com/interrupthost/interrupthost/infra/local/devjwt"
+	"github.com/interrupthost/interrupthost/internal/devjwt"
 )
 
 // hookTenant is a tenant of its own, with its engine's token: which endpoints a tenant holds

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/interrupthost/interrupthost/client"
-	"github.com/interrupthost/interrupthost/infra/local/devjwt"
+	"github.com/interrupthost/interrupthost/internal/devjwt"
 )
 
 // refused checks a 403 problem with code, from the function (a problem document, not the

@@ -24,8 +24,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/interrupthost/interrupthost/infra/local/devjwt"
-	"github.com/interrupthost/interrupthost/infra/local/samtemplate"
+	"github.com/interrupthost/interrupthost/internal/devjwt"
+	"github.com/interrupthost/interrupthost/internal/samtemplate"
 )
 
 // MaxBody is Lambda's synchronous invocation payload limit, which caps request bodies behind

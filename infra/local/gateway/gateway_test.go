@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/interrupthost/interrupthost/infra/local/devjwt"
-	"github.com/interrupthost/interrupthost/infra/local/samtemplate"
+	"github.com/interrupthost/interrupthost/internal/devjwt"
+	"github.com/interrupthost/interrupthost/internal/samtemplate"
 )
 
 func testGateway(t *testing.T, routes ...string) *Gateway {

@@ -10,7 +10,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/interrupthost/interrupthost/infra/local/ddbstream"
-	"github.com/interrupthost/interrupthost/infra/local/samtemplate"
+	"github.com/interrupthost/interrupthost/internal/samtemplate"
 )
 
 // streamed is a function that reads a table's stream.

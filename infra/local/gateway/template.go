@@ -11,8 +11,8 @@ import (
 	"strconv"
 
 	"github.com/interrupthost/interrupthost/infra/local/ddbstream"
-	"github.com/interrupthost/interrupthost/infra/local/devjwt"
-	"github.com/interrupthost/interrupthost/infra/local/samtemplate"
+	"github.com/interrupthost/interrupthost/internal/devjwt"
+	"github.com/interrupthost/interrupthost/internal/samtemplate"
 )
 
 // Options say how to run a template locally.

@@ -33,8 +33,8 @@ import (
 
 	stripewebhook "github.com/stripe/stripe-go/v82/webhook"
 
-	"github.com/interrupthost/interrupthost/infra/local/devjwt"
-	"github.com/interrupthost/interrupthost/infra/local/samtemplate"
+	"github.com/interrupthost/interrupthost/internal/devjwt"
+	"github.com/interrupthost/interrupthost/internal/samtemplate"
 )
 
 func main() {

@@ -34,10 +34,10 @@ import (
 	"time"
 
 	"github.com/interrupthost/interrupthost/infra/local/ddbstream"
-	"github.com/interrupthost/interrupthost/infra/local/devjwt"
 	"github.com/interrupthost/interrupthost/infra/local/faults"
 	"github.com/interrupthost/interrupthost/infra/local/gateway"
-	"github.com/interrupthost/interrupthost/infra/local/samtemplate"
+	"github.com/interrupthost/interrupthost/internal/devjwt"
+	"github.com/interrupthost/interrupthost/internal/samtemplate"
 )
 
 func main() {

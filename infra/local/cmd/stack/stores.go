@@ -22,8 +22,8 @@ import (
 	smtypes "github.com/aws/aws-sdk-go-v2/service/secretsmanager/types"
 
 	"github.com/interrupthost/interrupthost/infra/local/gateway"
-	"github.com/interrupthost/interrupthost/infra/local/localaws"
-	"github.com/interrupthost/interrupthost/infra/local/samtemplate"
+	"github.com/interrupthost/interrupthost/internal/localaws"
+	"github.com/interrupthost/interrupthost/internal/samtemplate"
 	"github.com/interrupthost/interrupthost/pkg/token"
 )
 

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/interrupthost/interrupthost/infra/local/devjwt"
+	"github.com/interrupthost/interrupthost/internal/devjwt"
 )
 
 // TestVerifierRemembersSignaturesNotVerdicts holds the verifier's cache to the authorizer's
