@@ -22,6 +22,16 @@ type Link struct {
 	URL       string `json:"url"`
 	// ExpiresAt is a signed link's expiry, or the interrupt's deadline; "" for neither.
 	ExpiresAt string `json:"expiresAt,omitempty"`
+	// For are the recipients the link is meant for: a signed link's principal, or those who
+	// sign in through the plain link.
+	For []Recipient `json:"for,omitempty"`
+}
+
+// Recipient is one ref a delivery notifies: Kind is "principal", "group" or "role" for a ref of
+// the approval's eligibility fields, "ref" for an audience entry none of them names.
+type Recipient struct {
+	Kind string `json:"kind"`
+	Ref  string `json:"ref"`
 }
 
 // Delivery is a verified delivery of a subscription: one event of a run.
@@ -31,7 +41,10 @@ type Delivery struct {
 	Type      string `json:"type"`
 	Timestamp string `json:"timestamp"`
 	Data      Event  `json:"data"`
-	Links     []Link `json:"links,omitempty"`
+	// Audience is whom an approval's interrupt.requested notifies: its audience, else the union
+	// of its eligibility refs.
+	Audience []Recipient `json:"audience,omitempty"`
+	Links    []Link      `json:"links,omitempty"`
 }
 
 // Tolerance is how far a delivery's signed timestamp may be from now: a captured delivery

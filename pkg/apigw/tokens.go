@@ -5,7 +5,6 @@ import (
 	"net/http"
 
 	"github.com/interrupthost/interrupthost/pkg/host"
-	"github.com/interrupthost/interrupthost/pkg/interrupt"
 )
 
 // inspectByToken serves GET (and HEAD) /interrupts/{token}: the InterruptPayload, verbatim.
@@ -55,36 +54,4 @@ func (a *API) mintToken(ctx context.Context, c *call) (reply, error) {
 		return reply{}, err
 	}
 	return reply{status: http.StatusCreated, body: tv}, nil
-}
-
-// cancelRun serves POST /runs/{runId}/cancel, with an optional body { reason }.
-func (a *API) cancelRun(ctx context.Context, c *call) (reply, error) {
-	return a.endRun(ctx, c, interrupt.RunCancelled)
-}
-
-// completeRun serves POST /runs/{runId}/complete, with an optional body { reason }.
-func (a *API) completeRun(ctx context.Context, c *call) (reply, error) {
-	return a.endRun(ctx, c, interrupt.RunCompleted)
-}
-
-func (a *API) endRun(ctx context.Context, c *call, end interrupt.RunStatus) (reply, error) {
-	if err := c.readRun(); err != nil {
-		return reply{}, err
-	}
-	var body struct {
-		Reason string `json:"reason"`
-	}
-	if c.req.Body != "" {
-		if _, err := decodeBody(c.req, &body); err != nil {
-			return reply{}, err
-		}
-		if len(body.Reason) > 4096 {
-			return reply{}, interrupt.Invalid("reason is too long", interrupt.FieldError{Path: "/reason", Message: "must be at most 4096 characters"})
-		}
-	}
-	res, err := a.host.EndRun(ctx, c.principal, c.runID, end, body.Reason)
-	if err != nil {
-		return reply{}, err
-	}
-	return reply{status: http.StatusOK, body: res}, nil
 }

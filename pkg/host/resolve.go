@@ -69,11 +69,7 @@ func (h *Host) resolve(ctx context.Context, p interrupt.Principal, runID string,
 	var record *runlog.Idem
 	refs := []runlog.Ref{ref}
 	if idem != nil {
-		caller := "sub:" + p.Subject
-		if p.Token != "" {
-			caller = "token:" + p.Token
-		}
-		record = idem.scoped(caller)
+		record = idem.scoped(p.Credential())
 		refs = append(refs, runlog.Ref{Kind: runlog.RefIdem, Name: record.Key})
 	}
 	k, st, err := h.loadRun(ctx, p, runID, refs...)

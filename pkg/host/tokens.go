@@ -168,11 +168,20 @@ func (h *Host) verify(ctx context.Context, raw string) (token.Claims, error) {
 // tokenTarget finds the interrupt a verified token names, answering as the token surface does:
 // 404 when it does not exist, 410 past its deadline, 409 once resolved or its run has ended.
 func (h *Host) tokenTarget(st *runlog.State, c token.Claims) (*runlog.Interrupt, error) {
+	in, err := tokenInterrupt(st, c)
+	if err != nil {
+		return nil, err
+	}
+	return h.pending(in)
+}
+
+// tokenInterrupt is the interrupt a token names, at the node it names, whatever its status.
+func tokenInterrupt(st *runlog.State, c token.Claims) (*runlog.Interrupt, error) {
 	in := st.ByID(c.InterruptID)
 	if in == nil || in.NodeID != c.NodeID {
 		return nil, interrupt.Errorf(interrupt.CodeNotFound, "the token's interrupt does not exist")
 	}
-	return h.pending(in)
+	return in, nil
 }
 
 // pending is in if it can be decided now: 410 past its deadline, 409 once resolved or its run
@@ -281,9 +290,9 @@ func (h *Host) Open(ctx context.Context, raw string) (Opened, Grant, error) {
 	if err != nil {
 		return Opened{}, g, err
 	}
-	in := st.ByID(c.InterruptID)
-	if in == nil || in.NodeID != c.NodeID {
-		return Opened{}, g, interrupt.Errorf(interrupt.CodeNotFound, "the token's interrupt does not exist")
+	in, err := tokenInterrupt(st, c)
+	if err != nil {
+		return Opened{}, g, err
 	}
 	o := Opened{
 		RunID: c.RunID, NodeID: in.NodeID, InterruptID: in.ID, Raw: in.Raw, Payload: in.Payload,
@@ -293,7 +302,7 @@ func (h *Host) Open(ctx context.Context, raw string) (Opened, Grant, error) {
 	if c.Sub != "" {
 		o.Voted = in.Voted(c.Sub)
 	}
-	_, err = h.tokenTarget(st, c)
+	_, err = h.pending(in)
 	return o, g, err
 }
 

@@ -201,6 +201,16 @@ const (
 // Holds reports whether the caller's credentials grant scope.
 func (p Principal) Holds(scope string) bool { return slices.Contains(p.Scopes, scope) }
 
+// Credential is the identity an Idempotency-Key is scoped to: the token that authenticates the
+// call, or the subject of its JWT. A key is one credential's, so the keys of a person's mail link
+// and of the same person's own calls never meet.
+func (p Principal) Credential() string {
+	if p.Token != "" {
+		return "token:" + p.Token
+	}
+	return "sub:" + p.Subject
+}
+
 // Voter is the identity under which the principal's votes are counted: its subject, or for a
 // token without one, the token itself.
 func (p Principal) Voter() string {

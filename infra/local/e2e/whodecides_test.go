@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -97,8 +98,8 @@ func TestOnlyTheApproverDecides(t *testing.T) {
 			t.Fatal(err)
 		}
 		got := plain.await(2)
-		want := client.Link{URL: gatewayURL() + "/approve/" + run + "/" + v.InterruptID, ExpiresAt: got[0].Links[0].ExpiresAt}
-		if len(got[0].Links) != 1 || got[0].Links[0] != want || got[1].Type != "approval.requested" || got[1].Links != nil {
+		want := client.Link{URL: gatewayURL() + "/approve/" + run + "/" + v.InterruptID, ExpiresAt: got[0].Links[0].ExpiresAt, For: got[0].Audience}
+		if len(got[0].Links) != 1 || !reflect.DeepEqual(got[0].Links[0], want) || len(got[0].Audience) == 0 || got[1].Type != "approval.requested" || got[1].Links != nil {
 			t.Errorf("plain deliveries' links: %+v, then %+v; want only %+v", got[0].Links, got[1].Links, want)
 		}
 		body := slack.await(t, 2)

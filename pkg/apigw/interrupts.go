@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"strconv"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -73,61 +72,6 @@ func (a *API) resolveByRun(ctx context.Context, c *call) (reply, error) {
 		return reply{}, err
 	}
 	return resolution(res), nil
-}
-
-// getRun serves GET /runs/{runId}: the RunSnapshot.
-func (a *API) getRun(ctx context.Context, c *call) (reply, error) {
-	if err := c.readRun(); err != nil {
-		return reply{}, err
-	}
-	snap, err := a.host.Snapshot(ctx, c.principal, c.runID)
-	if err != nil {
-		return reply{}, err
-	}
-	return reply{status: http.StatusOK, body: snap}, nil
-}
-
-// listEvents serves GET /runs/{runId}/events?after=SEQ&limit=N&mode=updates|debug: debug (and
-// no mode) every event, updates the state updates only (interrupt.Mode).
-func (a *API) listEvents(ctx context.Context, c *call) (reply, error) {
-	if err := c.readRun(); err != nil {
-		return reply{}, err
-	}
-	q := c.req.QueryStringParameters
-	var fields []interrupt.FieldError
-	after, limit := int64(0), host.MaxPageCommits
-	if v, ok := q["after"]; ok {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 0 {
-			fields = append(fields, interrupt.FieldError{Path: "after", Message: "must be a commit seq (an integer >= 0)"})
-		}
-		after = n
-	}
-	if v, ok := q["limit"]; ok {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > host.MaxPageCommits {
-			fields = append(fields, interrupt.FieldError{Path: "limit", Message: "must be an integer from 1 to " + strconv.Itoa(host.MaxPageCommits)})
-		}
-		limit = n
-	}
-	mode := interrupt.Mode(q["mode"])
-	if _, ok := q["mode"]; ok && mode != interrupt.ModeUpdates && mode != interrupt.ModeDebug {
-		fields = append(fields, interrupt.FieldError{Path: "mode", Message: "must be updates or debug"})
-	}
-	if len(fields) > 0 {
-		return reply{}, interrupt.Invalid("the query is not acceptable", fields...)
-	}
-	page, err := a.host.Events(ctx, c.principal, c.runID, after, limit, mode)
-	if err != nil {
-		return reply{}, err
-	}
-	return reply{status: http.StatusOK, body: page}, nil
-}
-
-// discovery serves GET /.well-known/interrupt-host, open to anyone: the capabilities and the
-// interrupt facet the host enforces.
-func (a *API) discovery(ctx context.Context, c *call) (reply, error) {
-	return reply{status: http.StatusOK, body: a.opts.Discovery}, nil
 }
 
 // resolveRequest decodes what both resolve surfaces take: the closed body { resumeValue } and

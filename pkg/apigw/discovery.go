@@ -1,0 +1,12 @@
+package apigw
+
+import (
+	"context"
+	"net/http"
+)
+
+// discovery serves GET /.well-known/interrupt-host, open to anyone: the capabilities and the
+// interrupt facet the host enforces.
+func (a *API) discovery(ctx context.Context, c *call) (reply, error) {
+	return reply{status: http.StatusOK, body: a.opts.Discovery}, nil
+}

@@ -1,0 +1,133 @@
+package apigw
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+
+	"github.com/interrupthost/interrupthost/pkg/host"
+	"github.com/interrupthost/interrupthost/pkg/interrupt"
+)
+
+// The runs routes: a run's snapshot and events, its end, and its configuration.
+
+// getRun serves GET /runs/{runId}: the RunSnapshot.
+func (a *API) getRun(ctx context.Context, c *call) (reply, error) {
+	if err := c.readRun(); err != nil {
+		return reply{}, err
+	}
+	snap, err := a.host.Snapshot(ctx, c.principal, c.runID)
+	if err != nil {
+		return reply{}, err
+	}
+	return reply{status: http.StatusOK, body: snap}, nil
+}
+
+// listEvents serves GET /runs/{runId}/events?after=SEQ&limit=N&mode=updates|debug: debug (and
+// no mode) every event, updates the state updates only (interrupt.Mode).
+func (a *API) listEvents(ctx context.Context, c *call) (reply, error) {
+	if err := c.readRun(); err != nil {
+		return reply{}, err
+	}
+	q := c.req.QueryStringParameters
+	var fields []interrupt.FieldError
+	after, limit := int64(0), host.MaxPageCommits
+	if v, ok := q["after"]; ok {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			fields = append(fields, interrupt.FieldError{Path: "after", Message: "must be a commit seq (an integer >= 0)"})
+		}
+		after = n
+	}
+	if v, ok := q["limit"]; ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > host.MaxPageCommits {
+			fields = append(fields, interrupt.FieldError{Path: "limit", Message: "must be an integer from 1 to " + strconv.Itoa(host.MaxPageCommits)})
+		}
+		limit = n
+	}
+	mode := interrupt.Mode(q["mode"])
+	if _, ok := q["mode"]; ok && mode != interrupt.ModeUpdates && mode != interrupt.ModeDebug {
+		fields = append(fields, interrupt.FieldError{Path: "mode", Message: "must be updates or debug"})
+	}
+	if len(fields) > 0 {
+		return reply{}, interrupt.Invalid("the query is not acceptable", fields...)
+	}
+	page, err := a.host.Events(ctx, c.principal, c.runID, after, limit, mode)
+	if err != nil {
+		return reply{}, err
+	}
+	return reply{status: http.StatusOK, body: page}, nil
+}
+
+// cancelRun serves POST /runs/{runId}/cancel, with an optional body { reason }.
+func (a *API) cancelRun(ctx context.Context, c *call) (reply, error) {
+	return a.endRun(ctx, c, interrupt.RunCancelled)
+}
+
+// completeRun serves POST /runs/{runId}/complete, with an optional body { reason }.
+func (a *API) completeRun(ctx context.Context, c *call) (reply, error) {
+	return a.endRun(ctx, c, interrupt.RunCompleted)
+}
+
+func (a *API) endRun(ctx context.Context, c *call, end interrupt.RunStatus) (reply, error) {
+	if err := c.readRun(); err != nil {
+		return reply{}, err
+	}
+	var body struct {
+		Reason string `json:"reason"`
+	}
+	if c.req.Body != "" {
+		if _, err := decodeBody(c.req, &body); err != nil {
+			return reply{}, err
+		}
+		if len(body.Reason) > 4096 {
+			return reply{}, interrupt.Invalid("reason is too long", interrupt.FieldError{Path: "/reason", Message: "must be at most 4096 characters"})
+		}
+	}
+	res, err := a.host.EndRun(ctx, c.principal, c.runID, end, body.Reason)
+	if err != nil {
+		return reply{}, err
+	}
+	return reply{status: http.StatusOK, body: res}, nil
+}
+
+// configureRun serves PUT /runs/{runId}/configurable: 200 with the run's configuration as it
+// stands. The body is the spec's { configurable: { run: { escalationThreshold } } }, or its
+// short form { escalationThreshold }; one of the two.
+func (a *API) configureRun(ctx context.Context, c *call) (reply, error) {
+	if err := c.readRun(); err != nil {
+		return reply{}, err
+	}
+	var body struct {
+		EscalationThreshold *float64 `json:"escalationThreshold"`
+		Configurable        *struct {
+			Run *struct {
+				EscalationThreshold *float64 `json:"escalationThreshold"`
+			} `json:"run"`
+		} `json:"configurable"`
+	}
+	if _, err := decodeBody(c.req, &body); err != nil {
+		return reply{}, err
+	}
+	threshold, at := body.EscalationThreshold, "/escalationThreshold"
+	switch conf := body.Configurable; {
+	case conf != nil && threshold != nil:
+		return reply{}, interrupt.Invalid("the body is not acceptable",
+			interrupt.FieldError{Path: at, Message: "send configurable.run.escalationThreshold or escalationThreshold, not both"})
+	case conf != nil && (conf.Run == nil || conf.Run.EscalationThreshold == nil):
+		return reply{}, missing("configurable/run/escalationThreshold")
+	case conf != nil:
+		threshold, at = conf.Run.EscalationThreshold, "/configurable/run/escalationThreshold"
+	case threshold == nil:
+		return reply{}, missing("configurable/run/escalationThreshold")
+	}
+	if *threshold < 0 || *threshold > 1 {
+		return reply{}, interrupt.Invalid("the configuration is not acceptable", interrupt.FieldError{Path: at, Message: "must be a number from 0 to 1"})
+	}
+	cfg, err := a.host.Configure(ctx, c.principal, c.runID, *threshold)
+	if err != nil {
+		return reply{}, err
+	}
+	return reply{status: http.StatusOK, body: cfg}, nil
+}
