@@ -12,6 +12,7 @@ import (
 // both configure the run; both at once, neither, or a threshold out of range is 400 at the
 // member sent, and changes nothing.
 func TestConfigureRunShapes(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	ops := caller{"ops", "acme", []string{apigw.ScopeRunsConfigure}}
 	tests := []struct {

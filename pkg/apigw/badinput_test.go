@@ -27,6 +27,7 @@ import (
 // TestBadInput: malformed requests are refused with the stated status and code, and change
 // nothing: neither the run's log nor the number of items in the table.
 func TestBadInput(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	s.mustRequest(t, "r1", "n1", example(t, "approval"))
 	valid := `{"resumeValue":{"action":"accept","decidedAt":"2026-11-30T09:00:00Z"}}`
@@ -111,6 +112,7 @@ func throttled(o *dynamodb.Options) {
 }
 
 func TestDependencyFailuresAre503(t *testing.T) {
+	t.Parallel()
 	db, table := localaws.NewTable(t)
 	healthy := stackOn(t, db, table)
 	healthy.mustRequest(t, "r1", "n1", example(t, "custom"))
@@ -144,6 +146,7 @@ func TestDependencyFailuresAre503(t *testing.T) {
 // TestInternalErrorsStayInside: a fault of the host's own (here, a table that does not exist)
 // answers a generic 500 problem, and the cause goes to the log with the request id.
 func TestInternalErrorsStayInside(t *testing.T) {
+	t.Parallel()
 	db, _ := localaws.NewTable(t)
 	schemas, err := schema.Load()
 	if err != nil {
@@ -173,6 +176,7 @@ func TestInternalErrorsStayInside(t *testing.T) {
 // "RESUMEVALUE" fill resumeValue), messages name JSON types rather than Go's, and an integer
 // written as 1.0 is the integer the published schemas accept.
 func TestBodiesAreReadExactly(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	s.mustRequest(t, "r1", "n1", example(t, "approval"))
 	value := `{"action":"accept","decidedAt":"2026-11-30T09:00:00Z"}`

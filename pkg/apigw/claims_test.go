@@ -14,6 +14,7 @@ import (
 // ["not admins"] from ["not", "admins"]); a tenant is a string claim and nothing else; and the
 // claims come from the bearer token only when it is the one the authorizer verified.
 func TestClaimsAreReadAsIssued(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	approval := func(field string, refs ...string) string {
 		return strings.Replace(example(t, "approval"), `"requiredApprovals": 1`, `"`+field+`":["`+strings.Join(refs, `","`)+`"]`, 1)

@@ -40,6 +40,7 @@ func sized(t *testing.T, format string) string {
 // accepted and read back byte for byte (an idempotent replay too), or refused with 413; never a
 // 5xx. DynamoDB's item limit is the real one here: the stack runs on the local DynamoDB API.
 func TestLargestBodiesFit(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	approval := `{"kind":"approval","key":"k","data":{"artifactId":"a","artifactType":"t","title":"x","actions":["edit-accept"]}}`
 	clarification := `{"kind":"clarification","key":"k","data":{"questions":[{"id":"q","question":"?","schema":{"type":"string"}}]}}`
@@ -170,6 +171,7 @@ func TestEarlierLayoutReadsTheSame(t *testing.T) {
 // past a bound the request is refused with a problem naming it and writes nothing, and the run
 // can still be ended. Its length is not bounded (TestALongRunCostsWhatAShortOneDoes).
 func TestRunGrowthIsBounded(t *testing.T) {
+	t.Parallel()
 	s := newStackWith(t, func(cfg *host.Config) { cfg.MaxPending = 4 })
 	custom := func(key string) string {
 		return strings.Replace(example(t, "custom"), `"robot-arm-calibrated"`, `"`+key+`"`, 1)

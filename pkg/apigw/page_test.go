@@ -74,6 +74,7 @@ var formKeyRE = regexp.MustCompile(`name="formKey" value="([a-z0-9]+)"`)
 // TestApprovalPageShowsAndNeverWrites: the page shows the approval with every string as text,
 // under the security headers; a hundred GETs and HEADs write nothing.
 func TestApprovalPageShowsAndNeverWrites(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	s.mustRequest(t, "r1", "approve", hostile)
 	tok := s.mintOK(t, "r1", "approve", `{"intent":"resolve","principal":"alice"}`).Token
@@ -124,6 +125,7 @@ func TestApprovalPageShowsAndNeverWrites(t *testing.T) {
 // TestApprovalPageDecides: a posted form votes as the token's principal; the same form again is
 // the same vote; each action's fields reach the resume value; the outcome is a page.
 func TestApprovalPageDecides(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	s.mustRequest(t, "r1", "approve", hostile)
 	alice := s.mintOK(t, "r1", "approve", `{"intent":"resolve","principal":"alice"}`).Token
@@ -175,6 +177,7 @@ func TestApprovalPageDecides(t *testing.T) {
 
 // TestApprovalPageRefusals: the token surface's statuses, as pages.
 func TestApprovalPageRefusals(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	v := s.mustRequest(t, "r1", "approve", hostile)
 	inspect := s.mintOK(t, "r1", "approve", `{"intent":"inspect"}`).Token
@@ -205,6 +208,7 @@ func TestApprovalPageRefusals(t *testing.T) {
 // TestUnnamedLink: an approval without approvers is decided from a link without principal by
 // whoever holds it, who says who they are.
 func TestUnnamedLink(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	s.mustRequest(t, "r1", "approve", example(t, "approval"))
 	tok := s.mintOK(t, "r1", "approve", `{"intent":"resolve"}`).Token
@@ -242,6 +246,7 @@ func TestUnnamedLink(t *testing.T) {
 
 // TestClarificationPage: questions become fields typed by their schemas; the answers resolve.
 func TestClarificationPage(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	s.mustRequest(t, "r1", "ask", `{"kind":"clarification","key":"c1","data":{"questions":[{"id":"address","question":"Ship to?","schema":{"type":"string","minLength":5}},{"id":"express","question":"Express?","schema":{"type":"boolean"}},{"id":"count","question":"How many?","schema":{"type":"integer","minimum":1}},{"id":"size","question":"Size?","schema":{"enum":["S","M","L"]}}]}}`)
 	tok := s.mintOK(t, "r1", "ask", `{"intent":"resolve","principal":"alice"}`).Token

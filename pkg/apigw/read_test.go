@@ -28,6 +28,7 @@ func (s *stack) events(t testing.TB, who caller, run string, query map[string]st
 // TestEvents: list-events returns every event with its payload as recorded, each envelope valid
 // against run-event-payloads.schema.json, and paging with after neither skips nor repeats.
 func TestEvents(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	sch, err := schema.Load()
 	if err != nil {
@@ -129,6 +130,7 @@ func TestEvents(t *testing.T) {
 
 // TestAuth: every function checks the caller itself, whatever the gateway did.
 func TestAuth(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	s.mustRequest(t, "r1", "n1", example(t, "custom"))
 	requested := s.items(t)
@@ -186,6 +188,7 @@ func TestAuth(t *testing.T) {
 }
 
 func TestTenantsAreIsolated(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	mine := s.mustRequest(t, "shared-id", "n1", example(t, "custom"))
 	theirs := s.request(t, intruder, "shared-id", "n1", example(t, "custom"))
@@ -205,6 +208,7 @@ func TestTenantsAreIsolated(t *testing.T) {
 // TestEventPagesAreBoundedBySize: a page of large commits stops at about host.MaxPageBytes
 // (Lambda answers at most 6 MB), never splits a commit, and next carries on without a gap.
 func TestEventPagesAreBoundedBySize(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	const commits = 10
 	for i := range commits {

@@ -43,6 +43,7 @@ func (s *stack) scan(t testing.TB) []string {
 // TestRefusedRequestsWriteNothing: every refusal of every function (and every replay, which
 // answers from the log) leaves the table exactly as it was, claims included.
 func TestRefusedRequestsWriteNothing(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	quorum := strings.Replace(example(t, "approval"), `"requiredApprovals": 1`, `"requiredApprovals":2,"approversList":["alice","bob"]`, 1)
 	s.mustRequest(t, "r1", "vote", quorum)

@@ -37,6 +37,7 @@ var kinds = []struct {
 }
 
 func TestRequestEachKind(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	for _, k := range kinds {
 		t.Run(k.kind, func(t *testing.T) {
@@ -84,6 +85,7 @@ func TestRequestEachKind(t *testing.T) {
 }
 
 func TestRequestLowConfidenceRecordsTheDecision(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	s.mustRequest(t, "r1", "triage", example(t, "low-confidence"))
 	got := s.eventTypes(t, "acme", "r1")
@@ -111,6 +113,7 @@ func hasPath(p apigw.Problem, path string) bool {
 // every level, for every kind: each is a 400 validation_error naming the field, and nothing is
 // written.
 func TestRequestRefusesInvalidPayloads(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	empty := s.items(t)
 	type variant struct {
@@ -171,6 +174,7 @@ func TestRequestRefusesInvalidPayloads(t *testing.T) {
 }
 
 func TestRequestConversationNeedsTheCapability(t *testing.T) {
+	t.Parallel()
 	s := newStack(t, "none")
 	empty := s.items(t)
 	for _, kind := range []string{"conversation.start", "conversation.exchange", "conversation.close"} {
@@ -195,6 +199,7 @@ func clone(t testing.TB, m map[string]any) map[string]any {
 }
 
 func TestRequestNodeBusy(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	s.mustRequest(t, "r1", "n1", example(t, "custom"))
 	r := s.request(t, engine, "r1", "n1", example(t, "external-event"))
@@ -210,6 +215,7 @@ func TestRequestNodeBusy(t *testing.T) {
 // the log has it, with its persisted resumeValue once resolved, from this process and from a
 // process that shares nothing with it.
 func TestReentry(t *testing.T) {
+	t.Parallel()
 	s := dynamoStack(t)
 	payload := example(t, "conversation.exchange")
 	base := s.opened(t, "r1", "conv-7")
@@ -288,6 +294,7 @@ func helperProcess() int {
 }
 
 func TestRequestRefusesAnUnreachableQuorum(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	payload := `{"kind":"approval","key":"k","data":{"artifactId":"a","artifactType":"t","title":"x","actions":["accept"],"requiredApprovals":3,"approversList":["alice","bob"]}}`
 	r := s.request(t, engine, "r1", "n1", payload)
@@ -305,6 +312,7 @@ func TestRequestRefusesAnUnreachableQuorum(t *testing.T) {
 // processes at once suspends once: one 201, the rest 200 with the same interrupt, one
 // interrupt.requested.
 func TestConcurrentRequestsOfOneKey(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	for round := range 10 {
 		run := fmt.Sprintf("replay-%d", round)
@@ -352,6 +360,7 @@ func TestConcurrentRequestsOfOneKey(t *testing.T) {
 // the tenant is refused it, another tenant is not; a claim left by a run that never committed is
 // taken over once it is older than the grace period.
 func TestConversationIdsAreTenantUnique(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	start, exchange := example(t, "conversation.start"), example(t, "conversation.exchange")
 	s.mustRequest(t, "run-a", "talk", start)

@@ -16,6 +16,7 @@ import (
 // TestConcurrentResolve: 64 principals resolve one pending interrupt at the same instant, 20
 // times over: exactly one 200, 63 interrupt_already_resolved, one interrupt.resolved in the log.
 func TestConcurrentResolve(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	const callers, rounds = 64, 20
 	for round := range rounds {
@@ -78,6 +79,7 @@ type problemCode struct {
 }
 
 func TestResolveValidatesTheResumeValue(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	const decided = `"decidedAt":"2026-11-30T09:00:00Z"`
 	onlyAccept := `{"kind":"approval","key":"k","data":{"artifactId":"a","artifactType":"t","title":"x","actions":["accept","reject"]}}`
@@ -133,6 +135,7 @@ func TestResolveValidatesTheResumeValue(t *testing.T) {
 }
 
 func TestResolveEachKind(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	values := map[string]string{
 		"approval":              `{"action":"edit-accept","decidedAt":"2026-11-30T09:00:00Z","editedArtifactData":{"amount":12000}}`,
@@ -203,6 +206,7 @@ func TestResolveEachKind(t *testing.T) {
 }
 
 func TestResolveRecordsTheDecider(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	s.mustRequest(t, "r1", "n1", example(t, "approval"))
 	r := s.resolve(t, approver, "r1", "n1", `{ "action" : "accept", "decidedAt":"2026-11-30T09:00:00Z" }`)
@@ -236,6 +240,7 @@ func TestResolveRecordsTheDecider(t *testing.T) {
 }
 
 func TestAskDoesNotExit(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	s.mustRequest(t, "r1", "n1", example(t, "approval"))
 	r := s.resolve(t, approver, "r1", "n1", `{"action":"ask","decidedAt":"2026-11-30T09:00:00Z","feedback":"which cost centre?"}`)
@@ -257,6 +262,7 @@ func TestAskDoesNotExit(t *testing.T) {
 }
 
 func TestResolvePastDeadline(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	s.mustRequest(t, "r1", "n1", example(t, "external-event")) // timeoutMs 86400000
 	s.clock.Advance(24*time.Hour - time.Millisecond)
@@ -282,6 +288,7 @@ func TestResolvePastDeadline(t *testing.T) {
 }
 
 func TestResolveUnknownRunOrNode(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	s.mustRequest(t, "r1", "n1", example(t, "custom"))
 	for _, c := range []struct{ run, node string }{{"nope", "n1"}, {"r1", "nope"}, {"r1", "a#b"}, {"", "n1"}} {

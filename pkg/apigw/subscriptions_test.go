@@ -33,6 +33,7 @@ func (s *stack) subscriptions(t *testing.T, who caller, route, id, body string) 
 // subscription does not exist; bad URLs and event types are 400 with their paths and write
 // nothing; the deliveries list; delete, then 404.
 func TestSubscriptionRoutes(t *testing.T) {
+	t.Parallel()
 	s := hookStack(t)
 	r := s.subscriptions(t, subscriber, "POST /subscriptions", "", `{"url":"https://hooks.example.com/in","events":["interrupt.resolved","interrupt.requested","interrupt.resolved"]}`)
 	var created struct {

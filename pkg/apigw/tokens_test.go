@@ -90,6 +90,7 @@ func expect(t *testing.T, r response, status int, code interrupt.Code) {
 }
 
 func TestTokensOnRequest(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	r := invoke(t, s.fn("request-interrupt"), call{who: &engine, params: map[string]string{"runId": "r1"},
 		body: `{"nodeId":"pay","payload":` + example(t, "external-event") + `,"token":{"intent":"resolve","ttlMs":172800000}}`})
@@ -120,6 +121,7 @@ func TestTokensOnRequest(t *testing.T) {
 }
 
 func TestInspectAndResolveByToken(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	payload := example(t, "approval")
 	s.mustRequest(t, "r1", "approve", payload)
@@ -151,6 +153,7 @@ func TestInspectAndResolveByToken(t *testing.T) {
 // TestTokenStatusTable: one row per status of the spec's table on the token surface, and per
 // token rule.
 func TestTokenStatusTable(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	v := s.mustRequest(t, "r1", "n1", example(t, "custom"))
 	a := s.signer(t, "kA")
@@ -195,6 +198,7 @@ func TestTokenStatusTable(t *testing.T) {
 }
 
 func TestTokenExpiryEdge(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	s.mustRequest(t, "r1", "n1", example(t, "custom"))
 	tv := s.mintOK(t, "r1", "n1", `{"intent":"resolve","ttlMs":60000}`)
@@ -262,6 +266,7 @@ func withRoute(c call, route string) call {
 }
 
 func TestRotation(t *testing.T) {
+	t.Parallel()
 	s := dynamoStack(t)
 	v := s.mustRequest(t, "r1", "n1", example(t, "custom"))
 	underA := s.mintOK(t, "r1", "n1", `{"intent":"inspect"}`).Token
@@ -295,6 +300,7 @@ func TestRotation(t *testing.T) {
 // TestSecretsManagerCalls: verification is served from the keyring's memory; a flood of
 // unknown kids costs at most one read of the secret.
 func TestSecretsManagerCalls(t *testing.T) {
+	t.Parallel()
 	s := dynamoStack(t)
 	v := s.mustRequest(t, "r1", "n1", example(t, "approval"))
 	tok := s.mintOK(t, "r1", "n1", `{"intent":"resolve"}`).Token

@@ -43,6 +43,7 @@ func stripeSign(body []byte, secret string, at time.Time) map[string]string {
 // Stripe event signed by stripe-go resolving a waiting interrupt, its redelivery, and every
 // refusal, through the handlers the functions run.
 func TestWebhookJourney(t *testing.T) {
+	t.Parallel()
 	s := hookStack(t)
 	const secret = "whsec_test_journey_0123456789"
 	r := s.endpoint(t, manager, `{"provider":"stripe","secrets":["`+secret+`"]}`)
@@ -132,6 +133,7 @@ func TestWebhookJourney(t *testing.T) {
 // TestStandardWebhooksJourney: an event signed by the Standard Webhooks reference library
 // resolves the interrupt requested after it (kept, then joined in the request's own commit).
 func TestStandardWebhooksJourney(t *testing.T) {
+	t.Parallel()
 	s := hookStack(t)
 	secret := "whsec_" + base64.StdEncoding.EncodeToString([]byte("0123456789abcdef0123456789abcdef"))
 	r := s.endpoint(t, manager, `{"provider":"standard-webhooks","secrets":["`+secret+`"]}`)

@@ -159,6 +159,9 @@ func New(stores Stores, schemas *schema.Set, cfg Config) *Host {
 type Discovery struct {
 	Capabilities []string `json:"capabilities"`
 	Interrupt    Facet    `json:"interrupt"`
+	// Implementation is which release of this host answers, for operators and bug reports; the
+	// protocol's own version is the OpenAPI document's.
+	Implementation Implementation `json:"implementation"`
 }
 
 // Facet is the interrupt facet (schemas/v2/facets/interrupt.schema.json).
@@ -171,8 +174,9 @@ type Facet struct {
 // what it enforces.
 func DiscoveryOf(cfg Config) Discovery {
 	return Discovery{
-		Capabilities: append([]string{}, cfg.Capabilities...),
-		Interrupt:    Facet{TokenAlgs: append([]string{}, token.Algs...), RefKinds: append([]string{}, cfg.RefKinds...)},
+		Capabilities:   append([]string{}, cfg.Capabilities...),
+		Interrupt:      Facet{TokenAlgs: append([]string{}, token.Algs...), RefKinds: append([]string{}, cfg.RefKinds...)},
+		Implementation: Implementation{Name: "interrupthost", Version: Version},
 	}
 }
 

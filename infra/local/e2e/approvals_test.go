@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/interrupthost/interrupthost/internal/devjwt"
+	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/schema"
 )
 
@@ -354,10 +355,14 @@ func TestEligibility(t *testing.T) {
 		for base, want := range map[string][]string{stack: {"principal", "group", "role"}, principalOnly: {"principal"}} {
 			a := call{base: base, method: "GET", path: "/.well-known/interrupt-host"}.must(t)
 			var doc struct {
-				Capabilities []string
-				Interrupt    json.RawMessage
+				Capabilities   []string
+				Interrupt      json.RawMessage
+				Implementation struct{ Name, Version string }
 			}
 			a.json(t, &doc)
+			if doc.Implementation.Name != "interrupthost" || doc.Implementation.Version != host.Version {
+				t.Errorf("discovery names %+v, want interrupthost %s", doc.Implementation, host.Version)
+			}
 			if fields := sch.Validate(schema.InterruptFacet, doc.Interrupt, "/interrupt"); a.Status != 200 || len(fields) > 0 {
 				t.Errorf("discovery %d %s: %v", a.Status, a.Body, fields)
 			}
