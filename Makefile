@@ -9,6 +9,9 @@ STACK := .local/bin/stack
 VENV := .venv
 NODE_DEPS := infra/local/node_modules/.package-lock.json
 PY_DEPS := $(VENV)/.installed
+# RUN_DEPS are the Python tools the local stack itself runs (moto): `make run` installs only
+# these, so a fresh clone serves its first request without waiting for the test tools.
+RUN_DEPS := $(VENV)/.run-installed
 # CHROMIUM is Debian's headless browser the approval page's browser test drives.
 CHROMIUM ?= /usr/bin/chromium
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
@@ -41,6 +44,11 @@ $(NODE_DEPS): infra/local/package.json infra/local/package-lock.json
 $(PY_DEPS): infra/local/requirements.txt
 	python3 -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --requirement infra/local/requirements.txt
+	touch $@ $(RUN_DEPS)
+
+$(RUN_DEPS): infra/local/requirements-run.txt
+	python3 -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --requirement infra/local/requirements-run.txt
 	touch $@
 
 stack:
@@ -48,7 +56,7 @@ stack:
 
 ## run: the whole local stack in the foreground, the API on http://127.0.0.1:3000; Ctrl-C stops it
 run: export STACK_T0 := $(shell date +%s%3N)
-run: deps stack
+run: $(NODE_DEPS) $(RUN_DEPS) stack
 	STACK_FUNCTION_LOGS=stdout $(STACK) run
 
 ## test: lint, the template checks, then against one local stack (its scheduled functions every

@@ -42,14 +42,14 @@ func gatewayWith(t testing.TB, resources, params map[string]string) *gateway.Gat
 		t.Fatal(err)
 	}
 	// It accepts the suite's JWTs, which are issued for the stack's gateway.
-	overrides := map[string]string{"JwtIssuer": devjwt.IssuerAt(gatewayURL()), "JwtAudience": devjwt.Audience, "OverridePrincipals": "supervisor",
-		"WebhookSecretPrefix": os.Getenv("WEBHOOK_SECRET_PREFIX"), "SubscriptionSecretPrefix": os.Getenv("SUBSCRIPTION_SECRET_PREFIX")}
+	overrides := map[string]string{"JwtIssuer": devjwt.IssuerAt(gatewayURL()), "JwtAudience": devjwt.Audience, "OverridePrincipals": "supervisor"}
 	maps.Copy(overrides, params)
 	gw, err := gateway.FromTemplate(tmpl, functionsDir(t), gateway.Options{
 		Root:         r,
 		URL:          gatewayURL(),
 		Resolver:     samtemplate.Resolver{Template: tmpl, Overrides: overrides, Resources: resources},
-		EnvOverrides: map[string]string{"PUBLIC_BASE_URL": "http://127.0.0.1"},
+		EnvOverrides: map[string]string{"PUBLIC_BASE_URL": "http://127.0.0.1",
+			"WEBHOOK_SECRET_PREFIX": os.Getenv("WEBHOOK_SECRET_PREFIX"), "SUBSCRIPTION_SECRET_PREFIX": os.Getenv("SUBSCRIPTION_SECRET_PREFIX")},
 		RIE:          filepath.Join(r, ".local", "bin", "aws-lambda-rie"),
 		MaxInstances: 4, Logs: io.Discard, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})

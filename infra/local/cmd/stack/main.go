@@ -233,14 +233,15 @@ func serveGateway(ctx context.Context, log *slog.Logger, root string, inst insta
 			Template: tmpl,
 			Overrides: map[string]string{
 				"JwtIssuer": devjwt.IssuerAt(url), "JwtAudience": devjwt.Audience, "OverridePrincipals": overridePrincipal,
-				"WebhookSecretPrefix": inst.webhooks, "SubscriptionSecretPrefix": inst.subscriptions,
 				// Local receivers listen on 127.0.0.1, over http.
 				"AllowPrivateDeliveryTargets": "true",
 			},
 			Resources: map[string]string{"RunLogTable": inst.table, "KeyringSecret": inst.keyring},
 		},
 		Env:          append(inst.clientEnv(), "AWS_ENDPOINT_URL_DYNAMODB="+streamsURL, "AWS_ENDPOINT_URL_SECRETS_MANAGER="+secretsURL),
-		EnvOverrides: map[string]string{"PUBLIC_BASE_URL": url},
+		// What the template derives from the deployment (the API's URL, prefixes under the stack's
+		// name) is the instance's own here.
+		EnvOverrides: map[string]string{"PUBLIC_BASE_URL": url, "WEBHOOK_SECRET_PREFIX": inst.webhooks, "SUBSCRIPTION_SECRET_PREFIX": inst.subscriptions},
 		MaxInstances: maxInstances, RIE: rie, Logs: out, Log: log,
 	})
 	if err != nil {
