@@ -3,6 +3,7 @@ package samtemplate
 import (
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -78,7 +79,9 @@ type Route struct {
 	ApiID string
 	// Authorizer names the API's authorizer, or is NoAuthorizer.
 	Authorizer string
-	Scopes     []string
+	// Scopes are the route's AuthorizationScopes as the template writes them: strings, or
+	// intrinsics (a !Sub of a scope prefix) that Resolver.Strings gives their local value.
+	Scopes []any
 }
 
 // Key is the route key API Gateway puts in events: "POST /runs/{runId}".
@@ -125,7 +128,7 @@ func (t *Template) function(id string, props map[string]any) (Function, error) {
 				FilterCriteria                 struct{ Filters []struct{ Pattern string } }
 				Auth                           struct {
 					Authorizer          string
-					AuthorizationScopes []string
+					AuthorizationScopes []any
 				}
 			}
 		}
@@ -267,7 +270,8 @@ func (t *Template) Authorizer(apiID, name string) (JWTAuthorizer, error) {
 }
 
 // Resolver turns template values into strings: Refs to parameters take the override or the
-// parameter's default, Refs to resources take the local name the stack gave them.
+// parameter's default, Refs to resources take the local name the stack gave them, and a !Sub of
+// a string substitutes the same for each ${Name}.
 type Resolver struct {
 	Template  *Template
 	Overrides map[string]string
@@ -296,6 +300,32 @@ func (r Resolver) String(v any) (string, error) {
 			}
 			return "", fmt.Errorf("samtemplate: Ref %s has no local value", ref)
 		}
+		if sub, ok := x["Fn::Sub"].(string); ok && len(x) == 1 {
+			var err error
+			out := subRef.ReplaceAllStringFunc(sub, func(m string) string {
+				v, rerr := r.String(map[string]any{"Ref": m[2 : len(m)-1]})
+				if rerr != nil && err == nil {
+					err = rerr
+				}
+				return v
+			})
+			return out, err
+		}
 	}
 	return "", fmt.Errorf("samtemplate: cannot resolve %v locally", v)
+}
+
+// subRef is a ${Name} of a !Sub.
+var subRef = regexp.MustCompile(`\$\{[A-Za-z0-9:]+\}`)
+
+// Strings resolves each of vs.
+func (r Resolver) Strings(vs []any) ([]string, error) {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		var err error
+		if out[i], err = r.String(v); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }

@@ -43,6 +43,10 @@ const (
 type Options struct {
 	// TenantClaim names the JWT claim that carries the caller's tenant; "tenant" when empty.
 	TenantClaim string
+	// ScopePrefix is what the identity provider puts before every scope name (a Cognito resource
+	// server's identifier and "/"): only the scopes that carry it count, known by the name after
+	// it. Empty: the names as issued.
+	ScopePrefix string
 	// GroupsClaim and RolesClaim name the claims approver eligibility reads; "groups" and
 	// "roles" when empty.
 	GroupsClaim string
@@ -66,6 +70,21 @@ type API struct {
 // New returns an API over h that logs to log.
 func New(h *host.Host, log *slog.Logger, opts Options) *API {
 	return &API{host: h, log: log, opts: opts.withDefaults()}
+}
+
+// unprefixed are the scopes of granted that carry the deployment's prefix, without it; a scope
+// without the prefix is another resource server's and grants nothing here.
+func (o Options) unprefixed(granted []string) []string {
+	if o.ScopePrefix == "" {
+		return granted
+	}
+	var out []string
+	for _, g := range granted {
+		if name, ok := strings.CutPrefix(g, o.ScopePrefix); ok {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // withDefaults fills in the claims' default names.
@@ -151,10 +170,11 @@ func (a *API) authenticate(req events.APIGatewayV2HTTPRequest, scopes []string) 
 	}
 	p.Subject = c.Text("sub")
 	p.Tenant = c.Text(a.opts.TenantClaim)
-	p.Scopes = jwt.Scopes
-	if len(p.Scopes) == 0 {
-		p.Scopes = strings.Fields(jwt.Claims["scope"])
+	granted := jwt.Scopes
+	if len(granted) == 0 {
+		granted = strings.Fields(jwt.Claims["scope"])
 	}
+	p.Scopes = a.opts.unprefixed(granted)
 	p.Groups = c.Names(a.opts.GroupsClaim)
 	p.Roles = c.Names(a.opts.RolesClaim)
 	switch {

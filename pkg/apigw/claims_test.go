@@ -1,6 +1,7 @@
 package apigw_test
 
 import (
+	"log/slog"
 	"strings"
 	"testing"
 
@@ -75,4 +76,33 @@ func TestClaimsAreReadAsIssued(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestScopePrefix: with a ScopePrefix, the function's own check counts only the scopes that
+// carry it, by the name after it, as the gateway's authorizer does; a mis-wired route that let
+// the bare names through opens nothing.
+func TestScopePrefix(t *testing.T) {
+	t.Parallel()
+	const prefix = "https://api.example.com/"
+	s := newStack(t)
+	s.mustRequest(t, "r1", "n1", example(t, "custom"))
+	api := apigw.New(s.host, slog.New(slog.DiscardHandler), apigw.Options{ScopePrefix: prefix})
+	getRun, err := api.Function("get-run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		scopes []string
+		status int
+	}{
+		{[]string{prefix + "runs:read"}, 200},
+		{[]string{"runs:read"}, 403},
+		{[]string{"https://other.example.com/runs:read"}, 403},
+		{[]string{prefix + "interrupts:write", "runs:read"}, 403},
+	} {
+		who := caller{"engine", "acme", c.scopes}
+		if r := invoke(t, getRun, call{who: &who, route: "GET /runs/{runId}", params: map[string]string{"runId": "r1"}}); r.Status != c.status {
+			t.Errorf("scopes %v: %d %s, want %d", c.scopes, r.Status, r.Body, c.status)
+		}
+	}
 }

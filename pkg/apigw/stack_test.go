@@ -46,6 +46,7 @@ import (
 // ask for dynamoStack.
 type stack struct {
 	api   *apigw.API
+	host  *host.Host
 	subs  *outbound.Subscriptions
 	log   host.Store
 	clock *testclock.Clock
@@ -196,7 +197,7 @@ func buildWith(st stores, c *testclock.Clock, keys token.Keys, configure func(*h
 		Targets: outbound.Targets{Resolver: names{"hooks.example.com": "93.184.215.14", "intranet.example": "10.0.0.7"}}, Now: c.Now,
 	}
 	api := apigw.New(h, slog.New(slog.NewJSONHandler(io.Discard, nil)), apigw.Options{Subscriptions: subs, Discovery: host.DiscoveryOf(cfg)})
-	return &stack{api: api, subs: subs, log: st.log, clock: c}, nil
+	return &stack{api: api, host: h, subs: subs, log: st.log, clock: c}, nil
 }
 
 // fn is the handler of function, as its main builds it. An event without a route key gets the

@@ -37,8 +37,10 @@ import (
 
 // Environment variables the functions read (set by template.yaml).
 const (
-	EnvTable        = "TABLE_NAME"
-	EnvTenantClaim  = "TENANT_CLAIM"
+	EnvTable       = "TABLE_NAME"
+	EnvTenantClaim = "TENANT_CLAIM"
+	// EnvScopePrefix is what the identity provider puts before every scope name.
+	EnvScopePrefix  = "SCOPE_PREFIX"
 	EnvCapabilities = "CAPABILITIES"
 	EnvKeyring      = "KEYRING_SECRET_ID"
 	EnvRefKinds     = "REF_KINDS"
@@ -230,7 +232,10 @@ func publicBase() (string, error) {
 
 // apiOptions are the claims' names the deployment chose.
 func apiOptions() apigw.Options {
-	return apigw.Options{TenantClaim: os.Getenv(EnvTenantClaim), GroupsClaim: os.Getenv(EnvGroupsClaim), RolesClaim: os.Getenv(EnvRolesClaim)}
+	return apigw.Options{
+		TenantClaim: os.Getenv(EnvTenantClaim), ScopePrefix: os.Getenv(EnvScopePrefix),
+		GroupsClaim: os.Getenv(EnvGroupsClaim), RolesClaim: os.Getenv(EnvRolesClaim),
+	}
 }
 
 // newHost builds the host over the run-log table TABLE_NAME names.

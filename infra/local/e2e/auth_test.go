@@ -194,3 +194,30 @@ func TestFunctionsRefuseAMissingScopeThemselves(t *testing.T) {
 		})
 	}
 }
+
+// TestAScopePrefix: a deployment whose identity provider issues scopes under a prefix (a
+// Cognito resource server's identifier) sets ScopePrefix, and both the gateway's authorizer
+// (the template's AuthorizationScopes) and the function's own check then want the prefixed
+// names: a token with the bare names, or another resource server's, is refused by both.
+func TestAScopePrefix(t *testing.T) {
+	const prefix = "https://api.example.com/"
+	base := serveGateway(t, map[string]string{"ScopePrefix": prefix})
+	run := newRun("prefix")
+	for _, c := range []struct {
+		name   string
+		scopes []string
+		status int
+	}{
+		{"the prefixed scopes", []string{prefix + "interrupts:write", prefix + "runs:read"}, 201},
+		{"the bare names", []string{"interrupts:write", "runs:read"}, 403},
+		{"another resource server's", []string{"https://other.example.com/interrupts:write"}, 403},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tok := jwt(t, devjwt.Token{Subject: "engine", Tenant: "acme", Scopes: c.scopes})
+			a := call{base: base, method: "POST", path: "/runs/" + run + "/interrupts", bearer: tok, body: `{"nodeId":"n1","payload":` + example(t, "custom") + `}`}.must(t)
+			if a.Status != c.status {
+				t.Errorf("%d %s, want %d", a.Status, a.Body, c.status)
+			}
+		})
+	}
+}

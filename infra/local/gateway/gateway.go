@@ -38,6 +38,8 @@ type Route struct {
 	Function string
 	Issuer   string
 	Audience []string
+	// Scopes are the route's AuthorizationScopes, resolved.
+	Scopes   []string
 	pool     *Pool
 	segments []string
 }

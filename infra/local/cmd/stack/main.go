@@ -238,7 +238,7 @@ func serveGateway(ctx context.Context, log *slog.Logger, root string, inst insta
 			},
 			Resources: map[string]string{"RunLogTable": inst.table, "KeyringSecret": inst.keyring},
 		},
-		Env:          append(inst.clientEnv(), "AWS_ENDPOINT_URL_DYNAMODB="+streamsURL, "AWS_ENDPOINT_URL_SECRETS_MANAGER="+secretsURL),
+		Env: append(inst.clientEnv(), "AWS_ENDPOINT_URL_DYNAMODB="+streamsURL, "AWS_ENDPOINT_URL_SECRETS_MANAGER="+secretsURL),
 		// What the template derives from the deployment (the API's URL, prefixes under the stack's
 		// name) is the instance's own here.
 		EnvOverrides: map[string]string{"PUBLIC_BASE_URL": url, "WEBHOOK_SECRET_PREFIX": inst.webhooks, "SUBSCRIPTION_SECRET_PREFIX": inst.subscriptions},
