@@ -164,7 +164,7 @@ var ErrInvalid = errors.New("devjwt: invalid token")
 // RSA verification is most of the local gateway's CPU per request, and a client sends the same
 // token until it expires. Issuer, audience and times are checked on every call.
 type Verifier struct {
-	key *rsa.PublicKey
+	keys KeySource
 
 	mu     sync.Mutex
 	signed map[string]Claims
@@ -174,27 +174,39 @@ type Verifier struct {
 // tokens signed with the stack's own key are remembered, so a client cannot fill it with junk.
 const maxSigned = 4096
 
-// NewVerifier returns a Verifier of tokens signed with the private half of pub.
-func NewVerifier(pub *rsa.PublicKey) *Verifier {
-	return &Verifier{key: pub, signed: map[string]Claims{}}
+// KeySource finds the key an issuer signs with under kid.
+type KeySource interface {
+	Key(issuer, kid string) (*rsa.PublicKey, error)
+}
+
+// StaticKey is one key, whatever the issuer and kid: a test's.
+type StaticKey struct{ Public *rsa.PublicKey }
+
+// Key implements KeySource.
+func (k StaticKey) Key(string, string) (*rsa.PublicKey, error) { return k.Public, nil }
+
+// NewVerifier returns a Verifier of tokens signed with the keys keys finds.
+func NewVerifier(keys KeySource) *Verifier {
+	return &Verifier{keys: keys, signed: map[string]Claims{}}
 }
 
 // Verify returns token's claims if the authorizer would admit it for issuer and audience at now.
 // The claims are shared between calls with the same token: callers must not change them.
 func (v *Verifier) Verify(token, issuer, audience string, now time.Time) (Claims, error) {
+	remembered := issuer + " " + token
 	v.mu.Lock()
-	c, ok := v.signed[token]
+	c, ok := v.signed[remembered]
 	v.mu.Unlock()
 	if !ok {
 		var err error
-		if c, err = verifySignature(v.key, token); err != nil {
+		if c, err = verifySignature(v.keys, issuer, token); err != nil {
 			return nil, err
 		}
 		v.mu.Lock()
 		if len(v.signed) >= maxSigned {
 			clear(v.signed)
 		}
-		v.signed[token] = c
+		v.signed[remembered] = c
 		v.mu.Unlock()
 	}
 	exp, hasExp := c["exp"].(float64)
@@ -210,14 +222,19 @@ func (v *Verifier) Verify(token, issuer, audience string, now time.Time) (Claims
 	return c, nil
 }
 
-// verifySignature returns the claims of a well-formed RS256 token signed with pub's private half.
-func verifySignature(pub *rsa.PublicKey, token string) (Claims, error) {
+// verifySignature returns the claims of a well-formed RS256 token signed with the key of issuer
+// its header's kid names.
+func verifySignature(keys KeySource, issuer, token string) (Claims, error) {
 	parts := strings.Split(token, ".")
 	if len(parts) != 3 {
 		return nil, ErrInvalid
 	}
-	var header struct{ Alg string }
+	var header struct{ Alg, Kid string }
 	if err := decodeSegment(parts[0], &header); err != nil || header.Alg != "RS256" {
+		return nil, ErrInvalid
+	}
+	pub, err := keys.Key(issuer, header.Kid)
+	if err != nil {
 		return nil, ErrInvalid
 	}
 	sig, err := enc.DecodeString(parts[2])

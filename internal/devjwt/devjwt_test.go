@@ -32,7 +32,7 @@ func TestVerifierRemembersSignaturesNotVerdicts(t *testing.T) {
 		return tok
 	}
 	good, forged := sign(key, "alice"), sign(other, "alice")
-	v := devjwt.NewVerifier(&key.PublicKey)
+	v := devjwt.NewVerifier(devjwt.StaticKey{Public: &key.PublicKey})
 	for _, tc := range []struct {
 		name, token, issuer, audience string
 		at                            time.Time

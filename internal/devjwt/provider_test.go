@@ -207,7 +207,7 @@ func TestTokenIssuesAnIDToken(t *testing.T) {
 	if a.Status != 200 || a.TokenType != "Bearer" || a.ExpiresIn != 3600 || a.AccessToken == "" {
 		t.Fatalf("%+v", a)
 	}
-	c, err := devjwt.NewVerifier(&p.key.PublicKey).Verify(a.IDToken, devjwt.IssuerAt(gatewayURL), devjwt.Audience, p.clock.Now())
+	c, err := devjwt.NewVerifier(devjwt.StaticKey{Public: &p.key.PublicKey}).Verify(a.IDToken, devjwt.IssuerAt(gatewayURL), devjwt.Audience, p.clock.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +227,7 @@ func TestTokenIssuesAnIDToken(t *testing.T) {
 	}
 
 	a = p.exchange(t, exchangeForm(p.login(t, authParams(), "mallory", "")))
-	c, err = devjwt.NewVerifier(&p.key.PublicKey).Verify(a.IDToken, devjwt.IssuerAt(gatewayURL), devjwt.Audience, p.clock.Now())
+	c, err = devjwt.NewVerifier(devjwt.StaticKey{Public: &p.key.PublicKey}).Verify(a.IDToken, devjwt.IssuerAt(gatewayURL), devjwt.Audience, p.clock.Now())
 	if err != nil || c["sub"] != "mallory" {
 		t.Fatal(c, err)
 	}

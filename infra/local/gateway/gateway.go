@@ -7,7 +7,6 @@ package gateway
 
 import (
 	"crypto/rand"
-	"crypto/rsa"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -58,8 +57,8 @@ type Gateway struct {
 }
 
 // New returns a gateway over routes whose functions run in pools (by function name), verifying
-// JWTs with key.
-func New(routes []*Route, pools map[string]*Pool, key *rsa.PublicKey, log *slog.Logger) (*Gateway, error) {
+// JWTs with the keys keys finds for each route's issuer.
+func New(routes []*Route, pools map[string]*Pool, keys devjwt.KeySource, log *slog.Logger) (*Gateway, error) {
 	for _, r := range routes {
 		r.pool = pools[r.Function]
 		if r.pool == nil {
@@ -70,7 +69,7 @@ func New(routes []*Route, pools map[string]*Pool, key *rsa.PublicKey, log *slog.
 	sorted := slices.Clone(routes)
 	// The most specific route wins, as in API Gateway: literal segments before parameters.
 	slices.SortStableFunc(sorted, func(a, b *Route) int { return literals(b.segments) - literals(a.segments) })
-	return &Gateway{routes: sorted, pools: pools, tokens: devjwt.NewVerifier(key), log: log, now: time.Now}, nil
+	return &Gateway{routes: sorted, pools: pools, tokens: devjwt.NewVerifier(keys), log: log, now: time.Now}, nil
 }
 
 func literals(segments []string) int {

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"github.com/interrupthost/interrupthost/infra/local/ddbstream"
 	"github.com/interrupthost/interrupthost/internal/devjwt"
@@ -124,7 +126,9 @@ func FromTemplate(t *samtemplate.Template, bin string, opts Options) (*Gateway, 
 			routes = append(routes, route)
 		}
 	}
-	g, err := New(routes, pools, &key.PublicKey, opts.Log)
+	// As API Gateway's JWT authorizer: keys are read from each issuer's JWKS, here the local
+	// issuer this gateway serves itself.
+	g, err := New(routes, pools, devjwt.NewIssuerKeys(&http.Client{Timeout: 5 * time.Second}), opts.Log)
 	if err != nil {
 		return nil, err
 	}
