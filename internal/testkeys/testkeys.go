@@ -1,10 +1,15 @@
 // Package testkeys is the fixed keyring tests mint and verify tokens and cookies with, where
-// the keyring's own caching and Secrets Manager are not what is tested.
+// the keyring's own caching and Secrets Manager are not what is tested, and what the rotation
+// tests read of a keyring.
 package testkeys
 
 import (
 	"context"
+	"maps"
+	"slices"
+	"testing"
 
+	"github.com/interrupthost/interrupthost/pkg/keyring"
 	"github.com/interrupthost/interrupthost/pkg/token"
 )
 
@@ -25,4 +30,15 @@ func (s Static) Key(_ context.Context, kid string) ([]byte, error) {
 		return k, nil
 	}
 	return nil, token.ErrUnknownKid
+}
+
+// Kids parses a keyring secret's value and answers its active kid and all its kids, sorted: what
+// the rotation tests compare.
+func Kids(t testing.TB, raw []byte) (string, []string) {
+	t.Helper()
+	active, keys, err := keyring.Parse(raw)
+	if err != nil {
+		t.Fatalf("%s: %v", raw, err)
+	}
+	return active, slices.Sorted(maps.Keys(keys))
 }

@@ -2,7 +2,6 @@ package keyring_test
 
 import (
 	"context"
-	"maps"
 	"slices"
 	"testing"
 	"time"
@@ -13,15 +12,6 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/token"
 )
 
-func kids(t *testing.T, raw []byte) (string, []string) {
-	t.Helper()
-	active, keys, err := keyring.Parse(raw)
-	if err != nil {
-		t.Fatalf("%s: %v", raw, err)
-	}
-	return active, slices.Sorted(maps.Keys(keys))
-}
-
 func TestNextRetiresOnlyAfterRetain(t *testing.T) {
 	day := 24 * time.Hour
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -31,7 +21,7 @@ func TestNextRetiresOnlyAfterRetain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if active, all := kids(t, v); active != "k20260101t000000" || len(all) != 1 {
+	if active, all := testkeys.Kids(t, v); active != "k20260101t000000" || len(all) != 1 {
 		t.Fatalf("first keyring: %s %v", active, all)
 	}
 	steps := []struct {
@@ -47,7 +37,7 @@ func TestNextRetiresOnlyAfterRetain(t *testing.T) {
 		if v, err = keyring.Next(v, clock, retain); err != nil {
 			t.Fatal(err)
 		}
-		active, all := kids(t, v)
+		active, all := testkeys.Kids(t, v)
 		if !slices.Equal(all, s.want) || active != s.want[len(s.want)-1] {
 			t.Errorf("rotation %d: active %s kids %v, want %v", i+1, active, all, s.want)
 		}
@@ -57,7 +47,7 @@ func TestNextRetiresOnlyAfterRetain(t *testing.T) {
 	if v, err = keyring.Next([]byte(legacy), clock, retain); err != nil {
 		t.Fatal(err)
 	}
-	if _, all := kids(t, v); !slices.Contains(all, "legacy") {
+	if _, all := testkeys.Kids(t, v); !slices.Contains(all, "legacy") {
 		t.Errorf("rotation dropped the legacy key: %v", all)
 	}
 }
@@ -101,7 +91,7 @@ func TestRotationOrphansNoToken(t *testing.T) {
 		if v, err = keyring.Next(v, clock, retain); err != nil {
 			t.Fatal(err)
 		}
-		if _, all := kids(t, v); !slices.Equal(all, s.want) {
+		if _, all := testkeys.Kids(t, v); !slices.Equal(all, s.want) {
 			t.Fatalf("rotation %d: kids %v, want %v", i+1, all, s.want)
 		}
 		if kept := slices.Contains(s.want, "dev-abc123"); verifies(v) != kept {

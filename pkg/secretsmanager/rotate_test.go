@@ -3,8 +3,6 @@ package secretsmanager_test
 import (
 	"context"
 	"encoding/json"
-	"maps"
-	"slices"
 	"testing"
 	"time"
 
@@ -12,18 +10,10 @@ import (
 	sdk "github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
 	"github.com/interrupthost/interrupthost/internal/localaws"
+	"github.com/interrupthost/interrupthost/internal/testkeys"
 	"github.com/interrupthost/interrupthost/pkg/keyring"
 	"github.com/interrupthost/interrupthost/pkg/secretsmanager"
 )
-
-func kids(t *testing.T, raw []byte) (string, []string) {
-	t.Helper()
-	active, keys, err := keyring.Parse(raw)
-	if err != nil {
-		t.Fatalf("%s: %v", raw, err)
-	}
-	return active, slices.Sorted(maps.Keys(keys))
-}
 
 // TestRotationProtocol runs the four steps against the Secrets Manager API, twice, and checks
 // that a keyring reading AWSCURRENT follows.
@@ -46,7 +36,7 @@ func TestRotationProtocol(t *testing.T) {
 		if *out.VersionId != token {
 			t.Errorf("AWSCURRENT is %s, want %s", *out.VersionId, token)
 		}
-		active, all := kids(t, []byte(*out.SecretString))
+		active, all := testkeys.Kids(t, []byte(*out.SecretString))
 		if len(all) != i+1 {
 			t.Errorf("rotation %d: kids %v", i, all)
 		}
