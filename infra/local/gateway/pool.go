@@ -96,15 +96,18 @@ func childOf(pid int) int {
 	return 0
 }
 
-// alive reports whether process pid runs (it exists and is not a zombie).
-func alive(pid int) bool {
+// alive reports whether process pid runs (it exists and is not a zombie) as a child of parent:
+// a pid freed by a killed process is soon another process's, and only the parent tells them
+// apart.
+func alive(pid, parent int) bool {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return false
 	}
-	// The state follows the command name, which is in parentheses and may hold anything.
-	_, rest, ok := strings.Cut(string(b[bytes.LastIndexByte(b, ')')+1:]), " ")
-	return ok && rest != "" && rest[0] != 'Z' && rest[0] != 'X'
+	// The state and the parent follow the command name, which is in parentheses and may hold
+	// anything.
+	fields := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	return len(fields) >= 2 && fields[0] != "Z" && fields[0] != "X" && fields[1] == strconv.Itoa(parent)
 }
 
 func (p *Pool) acquire(ctx context.Context) (*instance, error) {
@@ -128,8 +131,14 @@ func (p *Pool) acquire(ctx context.Context) (*instance, error) {
 			default:
 			}
 			// A function process that died between events (killed, out of memory) would fail
-			// the next one: Lambda gives that event a new sandbox, and so does the pool.
-			if in.runtime != 0 && !alive(in.runtime) {
+			// the next one: Lambda gives that event a new sandbox, and so does the pool. An
+			// instance that answered an event has its function process waiting for the next; one
+			// whose process was not found then (it died as the event ended) is looked for again,
+			// and none means it is gone.
+			if in.warm && in.runtime == 0 && in.cmd.Process != nil {
+				in.runtime = childOf(in.cmd.Process.Pid)
+			}
+			if in.warm && (in.runtime == 0 || !alive(in.runtime, in.cmd.Process.Pid)) {
 				p.Log.Info("instance lost its function process; replaced", "function", p.Name, "instance", in.id)
 				p.release(in, false)
 				continue
