@@ -34,7 +34,7 @@ func (s *stack) subscriptions(t *testing.T, who caller, route, id, body string) 
 // nothing; the deliveries list; delete, then 404.
 func TestSubscriptionRoutes(t *testing.T) {
 	t.Parallel()
-	s := hookStack(t)
+	s := newStack(t)
 	r := s.subscriptions(t, subscriber, "POST /subscriptions", "", `{"url":"https://hooks.example.com/in","events":["interrupt.resolved","interrupt.requested","interrupt.resolved"]}`)
 	var created struct {
 		ID, URL, Format, Secret string

@@ -44,8 +44,8 @@ func TestEveryFunctionIsFuzzed(t *testing.T) {
 	}
 }
 
-// TestEveryOperationIsOneRoute: no route is served twice, every operation has one handler, and
-// NeedsOf answers for every function and for no other.
+// TestEveryOperationIsOneRoute: no route is in the table twice, and NeedsOf refuses a function
+// that serves nothing (a main naming a function the table lacks fails at init).
 func TestEveryOperationIsOneRoute(t *testing.T) {
 	t.Parallel()
 	seen := map[string]bool{}
@@ -54,11 +54,6 @@ func TestEveryOperationIsOneRoute(t *testing.T) {
 			t.Errorf("%s is in the table twice", o.Route)
 		}
 		seen[o.Route] = true
-	}
-	for _, fn := range apigw.Functions() {
-		if _, err := apigw.NeedsOf(fn); err != nil {
-			t.Error(err)
-		}
 	}
 	if _, err := apigw.NeedsOf("no-such-function"); err == nil {
 		t.Error("NeedsOf answered for a function that serves nothing")

@@ -16,13 +16,6 @@ import (
 
 var manager = caller{"ops", "acme", []string{apigw.ScopeWebhooksManage}}
 
-// hookStack is the API with its webhook secrets in Secrets Manager under a fresh prefix (in
-// memory under -short).
-func hookStack(t *testing.T) *stack {
-	t.Helper()
-	return newStack(t)
-}
-
 func (s *stack) endpoint(t *testing.T, who caller, body string) response {
 	t.Helper()
 	return invoke(t, s.fn("webhook-endpoints"), call{who: &who, route: "POST /webhook-endpoints", body: body})
@@ -44,7 +37,7 @@ func stripeSign(body []byte, secret string, at time.Time) map[string]string {
 // refusal, through the handlers the functions run.
 func TestWebhookJourney(t *testing.T) {
 	t.Parallel()
-	s := hookStack(t)
+	s := newStack(t)
 	const secret = "whsec_test_journey_0123456789"
 	r := s.endpoint(t, manager, `{"provider":"stripe","secrets":["`+secret+`"]}`)
 	if r.Status != 201 || strings.Contains(string(r.Body), "whsec_") {
@@ -134,7 +127,7 @@ func TestWebhookJourney(t *testing.T) {
 // resolves the interrupt requested after it (kept, then joined in the request's own commit).
 func TestStandardWebhooksJourney(t *testing.T) {
 	t.Parallel()
-	s := hookStack(t)
+	s := newStack(t)
 	secret := "whsec_" + base64.StdEncoding.EncodeToString([]byte("0123456789abcdef0123456789abcdef"))
 	r := s.endpoint(t, manager, `{"provider":"standard-webhooks","secrets":["`+secret+`"]}`)
 	var e struct{ ID string }

@@ -181,7 +181,7 @@ func Serve(ctx context.Context, function string) (apigw.Handler, error) {
 		if needs&apigw.NeedsWebhookSecrets != 0 {
 			with = append(with, withWebhookSecrets)
 		}
-		if h, hc, err = newHost(ctx, with...); err != nil {
+		if h, err = newHost(ctx, &hc, with...); err != nil {
 			return nil, err
 		}
 	}
@@ -238,30 +238,27 @@ func apiOptions() apigw.Options {
 	}
 }
 
-// newHost builds the host over the run-log table TABLE_NAME names.
-func newHost(ctx context.Context, opts ...Option) (*host.Host, host.Config, error) {
+// newHost builds the host over the run-log table TABLE_NAME names, with hc (read by
+// hostConfig) completed by opts.
+func newHost(ctx context.Context, hc *host.Config, opts ...Option) (*host.Host, error) {
 	table := os.Getenv(EnvTable)
 	if table == "" {
-		return nil, host.Config{}, errors.New("app: " + EnvTable + " is not set")
+		return nil, errors.New("app: " + EnvTable + " is not set")
 	}
 	cfg, err := loadConfig(ctx)
 	if err != nil {
-		return nil, host.Config{}, err
+		return nil, err
 	}
 	schemas, err := schema.Load()
 	if err != nil {
-		return nil, host.Config{}, err
-	}
-	hc, err := hostConfig()
-	if err != nil {
-		return nil, hc, err
+		return nil, err
 	}
 	for _, opt := range opts {
-		if err := opt(ctx, cfg, &hc); err != nil {
-			return nil, hc, err
+		if err := opt(ctx, cfg, hc); err != nil {
+			return nil, err
 		}
 	}
-	return host.New(host.StoresOf(dynamo.NewRunLog(dynamo.NewClient(cfg), table)), schemas, hc), hc, nil
+	return host.New(host.StoresOf(dynamo.NewRunLog(dynamo.NewClient(cfg), table)), schemas, *hc), nil
 }
 
 // outboundDeps are what the outbound functions share: the table's stores, the subscriptions'
@@ -349,7 +346,9 @@ func MustRetryDeliveries(ctx context.Context) func(context.Context, json.RawMess
 // schedule's input is not read), bounded by the invocation's deadline, and one log line saying
 // what it did.
 func MustSweep(ctx context.Context) func(context.Context, json.RawMessage) (host.SweepReport, error) {
-	h, _, err := newHost(ctx)
+	hc, err := hostConfig()
+	exitOn(err)
+	h, err := newHost(ctx, &hc)
 	exitOn(err)
 	log := logger()
 	return func(ctx context.Context, _ json.RawMessage) (host.SweepReport, error) {

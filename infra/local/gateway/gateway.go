@@ -37,8 +37,8 @@ type Route struct {
 	Function string
 	Issuer   string
 	Audience []string
-	// Scopes are the route's AuthorizationScopes, resolved.
-	Scopes   []string
+	// Required are the route's AuthorizationScopes (samtemplate.Route.Scopes), resolved.
+	Required []string
 	pool     *Pool
 	segments []string
 }
@@ -207,9 +207,9 @@ func (g *Gateway) authorize(req *http.Request, r *Route) (devjwt.Claims, error) 
 	if claims == nil {
 		return nil, devjwt.ErrInvalid
 	}
-	if len(r.Scopes) > 0 {
+	if len(r.Required) > 0 {
 		granted := tokenScopes(claims)
-		if !slices.ContainsFunc(r.Scopes, func(s string) bool { return slices.Contains(granted, s) }) {
+		if !slices.ContainsFunc(r.Required, func(s string) bool { return slices.Contains(granted, s) }) {
 			return nil, errForbidden
 		}
 	}

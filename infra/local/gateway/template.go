@@ -115,7 +115,7 @@ func FromTemplate(t *samtemplate.Template, bin string, opts Options) (*Gateway, 
 		}
 		for _, r := range f.Routes {
 			route := &Route{Route: r, Function: f.Name}
-			if route.Scopes, err = opts.Resolver.Strings(r.Scopes); err != nil {
+			if route.Required, err = opts.Resolver.Strings(r.Scopes); err != nil {
 				return nil, fmt.Errorf("gateway: %s %s: %w", f.LogicalID, r.Key(), err)
 			}
 			if r.Authorizer != samtemplate.NoAuthorizer {
