@@ -75,7 +75,7 @@ func TestRouteTableMatchesTheTemplate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	overrides := map[string]string{"JwtIssuer": devjwt.IssuerAt(devjwt.GatewayURL), "JwtAudience": devjwt.Audience}
+	overrides := map[string]string{"JwtIssuer": devjwt.IssuerAt(devjwt.GatewayURL), "JwtAudience": devjwt.Audience, "AWS::StackName": "t"}
 	gw, err := gateway.FromTemplate(tmpl, filepath.Join(t.TempDir(), "functions"), gateway.Options{
 		Root:         r,
 		URL:          devjwt.GatewayURL,

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"net/http"
 	"slices"
 	"strings"
 	"time"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
+	"github.com/interrupthost/interrupthost/pkg/metrics"
 	"github.com/interrupthost/interrupthost/pkg/outbound"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
 	"github.com/interrupthost/interrupthost/pkg/signin"
@@ -58,6 +60,9 @@ type Options struct {
 	Subscriptions *outbound.Subscriptions
 	// Discovery is the document of GET /.well-known/interrupt-host.
 	Discovery host.Discovery
+	// Metrics counts the 409 answers and the provider events received (package metrics); nil
+	// counts nothing.
+	Metrics *metrics.Log
 }
 
 // API serves the host's operations to API Gateway. Safe for concurrent invocations.
@@ -206,7 +211,11 @@ func (a *API) access(ctx context.Context, c *call, resp events.APIGatewayV2HTTPR
 	}
 	level := slog.LevelInfo
 	if err != nil {
-		attrs = append(attrs, slog.String("code", string(interrupt.ErrorCode(err))))
+		code := string(interrupt.ErrorCode(err))
+		attrs = append(attrs, slog.String("code", code))
+		if resp.StatusCode == http.StatusConflict {
+			a.opts.Metrics.Count(metrics.Conflicts, 1, metrics.Dim{Name: metrics.DimCode, Value: code})
+		}
 		var e *interrupt.Error
 		if !errors.As(err, &e) {
 			level = slog.LevelError

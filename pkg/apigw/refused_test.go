@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/interrupthost/interrupthost/pkg/apigw"
+	"github.com/interrupthost/interrupthost/pkg/metrics"
 	"github.com/interrupthost/interrupthost/pkg/token"
 )
 
@@ -105,14 +106,32 @@ func TestRefusedRequestsWriteNothing(t *testing.T) {
 	}
 	s.clock.Advance(time.Minute) // a claim rewritten now would differ from the one written before
 	before := s.dump(t)
+	s.metrics.Reset()
+	conflicts := map[string]float64{}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if r := invoke(t, tt.h, tt.c); r.Status != tt.status {
+			r := invoke(t, tt.h, tt.c)
+			if r.Status != tt.status {
 				t.Fatalf("%d %s, want %d", r.Status, r.Body, tt.status)
+			}
+			if r.Status == 409 {
+				conflicts[string(r.problem(t).Code)]++
 			}
 			if after := s.dump(t); strings.Join(after, "\n") != strings.Join(before, "\n") {
 				t.Errorf("the table changed: %d items before, %d after", len(before), len(after))
 			}
 		})
+	}
+	// Every 409 is counted under its code, and nothing else is.
+	ps := s.points(t)
+	var all float64
+	for code, n := range conflicts {
+		all += n
+		if got := metrics.Total(ps, metrics.Conflicts, metrics.Dim{Name: metrics.DimCode, Value: code}); got != n {
+			t.Errorf("Conflicts{Code=%s} = %v, want %v", code, got, n)
+		}
+	}
+	if got := metrics.Total(ps, metrics.Conflicts); got != all || all == 0 {
+		t.Errorf("Conflicts = %v, want the %v 409 answers", got, all)
 	}
 }

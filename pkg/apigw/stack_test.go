@@ -1,6 +1,7 @@
 package apigw_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -29,6 +30,7 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/inmem"
 	"github.com/interrupthost/interrupthost/pkg/keyring"
+	"github.com/interrupthost/interrupthost/pkg/metrics"
 	"github.com/interrupthost/interrupthost/pkg/outbound"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
 	"github.com/interrupthost/interrupthost/pkg/schema"
@@ -52,6 +54,8 @@ type stack struct {
 	clock *testclock.Clock
 	// keys are the keyring's keys by kid, base64, for tests that sign by hand.
 	keys map[string]string
+	// metrics holds the EMF lines the host and the API wrote.
+	metrics *bytes.Buffer
 	// dump renders everything the stores hold, or how often they were written: two dumps are
 	// equal only when nothing was written in between.
 	dump func(testing.TB) []string
@@ -186,9 +190,11 @@ func buildWith(st stores, c *testclock.Clock, keys token.Keys, configure func(*h
 	if err != nil {
 		return nil, err
 	}
+	var buf bytes.Buffer
+	meter := metrics.New(&buf, "test")
 	cfg := host.Config{
 		Capabilities: []string{"conversation"}, Now: c.Now, Keys: keys, RefKinds: []string{"principal", "group", "role"},
-		Secrets: webhook.NewCache(st.endpointSecrets, nil),
+		Secrets: webhook.NewCache(st.endpointSecrets, nil), Metrics: meter,
 	}
 	configure(&cfg)
 	h := host.New(host.StoresOf(st.log), schemas, cfg)
@@ -196,8 +202,18 @@ func buildWith(st stores, c *testclock.Clock, keys token.Keys, configure func(*h
 		Store: st.outbound, Secrets: webhook.NewCache(st.subscriptionSecrets, nil),
 		Targets: outbound.Targets{Resolver: names{"hooks.example.com": "93.184.215.14", "intranet.example": "10.0.0.7"}}, Now: c.Now,
 	}
-	api := apigw.New(h, slog.New(slog.NewJSONHandler(io.Discard, nil)), apigw.Options{Subscriptions: subs, Discovery: host.DiscoveryOf(cfg)})
-	return &stack{api: api, host: h, subs: subs, log: st.log, clock: c}, nil
+	api := apigw.New(h, slog.New(slog.NewJSONHandler(io.Discard, nil)), apigw.Options{Subscriptions: subs, Discovery: host.DiscoveryOf(cfg), Metrics: meter})
+	return &stack{api: api, host: h, subs: subs, log: st.log, clock: c, metrics: &buf}, nil
+}
+
+// points are the metrics written since the stack was built.
+func (s *stack) points(t testing.TB) []metrics.Point {
+	t.Helper()
+	ps, err := metrics.Read(bytes.NewReader(s.metrics.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ps
 }
 
 // fn is the handler of function, as its main builds it. An event without a route key gets the

@@ -8,6 +8,7 @@ import (
 
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
+	"github.com/interrupthost/interrupthost/pkg/metrics"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
 	"github.com/interrupthost/interrupthost/pkg/webhook"
 )
@@ -94,28 +95,39 @@ func endpointID(c *call) (string, error) {
 // ingestWebhook serves POST /webhooks/{endpointId}, which API Gateway leaves open: the
 // provider's signature, verified on the raw bytes, authenticates the delivery. Every verified
 // event answers 200, so the provider stops retrying it.
+//
+// Every event received is counted by its outcome, or by the code it was refused with.
 func (a *API) ingestWebhook(ctx context.Context, c *call) (reply, error) {
+	res, err := a.ingest(ctx, c)
+	outcome := res.Outcome
+	if err != nil {
+		outcome = string(interrupt.ErrorCode(err))
+	}
+	a.opts.Metrics.Count(metrics.Webhooks, 1, metrics.Dim{Name: metrics.DimOutcome, Value: outcome})
+	if err != nil {
+		return reply{}, err
+	}
+	return reply{status: http.StatusOK, body: res}, nil
+}
+
+func (a *API) ingest(ctx context.Context, c *call) (host.Ingested, error) {
 	id := c.req.PathParameters["endpointId"]
 	if !runlog.ValidID(id) {
-		return reply{}, interrupt.Errorf(interrupt.CodeNotFound, "no webhook endpoint %q", id)
+		return host.Ingested{}, interrupt.Errorf(interrupt.CodeNotFound, "no webhook endpoint %q", id)
 	}
 	body := []byte(c.req.Body)
 	if c.req.IsBase64Encoded {
 		var err error
 		if body, err = base64.StdEncoding.DecodeString(c.req.Body); err != nil {
-			return reply{}, interrupt.Invalid("the body is not valid base64")
+			return host.Ingested{}, interrupt.Invalid("the body is not valid base64")
 		}
 	}
 	if len(body) > MaxBody {
-		return reply{}, interrupt.Errorf(interrupt.CodePayloadTooLarge, "the body exceeds %d bytes", MaxBody)
+		return host.Ingested{}, interrupt.Errorf(interrupt.CodePayloadTooLarge, "the body exceeds %d bytes", MaxBody)
 	}
 	headers := make(map[string]string, len(c.req.Headers))
 	for k, v := range c.req.Headers {
 		headers[strings.ToLower(k)] = v
 	}
-	res, err := a.host.Ingest(ctx, id, headers, body)
-	if err != nil {
-		return reply{}, err
-	}
-	return reply{status: http.StatusOK, body: res}, nil
+	return a.host.Ingest(ctx, id, headers, body)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/interrupthost/interrupthost/pkg/apigw"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
+	"github.com/interrupthost/interrupthost/pkg/metrics"
 )
 
 var manager = caller{"ops", "acme", []string{apigw.ScopeWebhooksManage}}
@@ -120,6 +121,21 @@ func TestWebhookJourney(t *testing.T) {
 	}
 	if r := s.deliver(t, e.ID, stripeSign(next, rolled, now), next); r.Status != 404 {
 		t.Errorf("a delivery to a deleted endpoint: %d %s", r.Status, r.Body)
+	}
+
+	// Every event received is counted by its outcome or its refusal's code.
+	ps := s.points(t)
+	for outcome, want := range map[string]float64{
+		"resolved": 1, "duplicate": 1, "buffered": 1,
+		string(interrupt.CodeSignatureInvalid): 4, string(interrupt.CodeNotFound): 3,
+		string(interrupt.CodePayloadTooLarge): 1, string(interrupt.CodeValidation): 1,
+	} {
+		if got := metrics.Total(ps, metrics.Webhooks, metrics.Dim{Name: metrics.DimOutcome, Value: outcome}); got != want {
+			t.Errorf("WebhookEvents{Outcome=%s} = %v, want %v", outcome, got, want)
+		}
+	}
+	if got := metrics.Total(ps, metrics.Webhooks); got != 12 {
+		t.Errorf("WebhookEvents = %v, want the 12 deliveries", got)
 	}
 }
 

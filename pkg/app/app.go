@@ -27,6 +27,7 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/dynamostream"
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/keyring"
+	"github.com/interrupthost/interrupthost/pkg/metrics"
 	"github.com/interrupthost/interrupthost/pkg/outbound"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
 	"github.com/interrupthost/interrupthost/pkg/schema"
@@ -62,6 +63,9 @@ const (
 	// approval page, and its app client.
 	EnvOIDCIssuer   = "OIDC_ISSUER"
 	EnvOIDCClientID = "OIDC_CLIENT_ID"
+	// EnvMetricsNamespace is the CloudWatch namespace of the functions' metrics; without it
+	// they publish none.
+	EnvMetricsNamespace = "METRICS_NAMESPACE"
 )
 
 // Retry policy of the functions' AWS calls (docs/design.md, "Faults"): up to RetryAttempts
@@ -129,6 +133,7 @@ func hostConfig() (host.Config, error) {
 		Capabilities:       list(os.Getenv(EnvCapabilities)),
 		RefKinds:           list(os.Getenv(EnvRefKinds)),
 		OverridePrincipals: list(os.Getenv(EnvOverride)),
+		Metrics:            meter(),
 		// The operation succeeded; its run's reads stay longer until a checkpoint is written.
 		OnCheckpointError: func(k runlog.Key, seq int64, err error) {
 			log.Warn("checkpoint not written", "tenant", k.Tenant, "runId", k.RunID, "seq", seq, "error", err.Error())
@@ -156,6 +161,15 @@ func hostConfig() (host.Config, error) {
 
 func logger() *slog.Logger { return slog.New(slog.NewJSONHandler(os.Stdout, nil)) }
 
+// meter writes the function's metrics beside its log lines, under METRICS_NAMESPACE.
+func meter() *metrics.Log {
+	ns := os.Getenv(EnvMetricsNamespace)
+	if ns == "" {
+		return nil
+	}
+	return metrics.New(os.Stdout, ns)
+}
+
 // Serve builds the handler of the HTTP function named function (its folder under functions/)
 // from the environment: what apigw.Operations say its routes need, and nothing else, so a
 // function holds only the clients, and its role only the permissions, its routes use. The SDK
@@ -172,6 +186,7 @@ func Serve(ctx context.Context, function string) (apigw.Handler, error) {
 	}
 	opts := apiOptions()
 	opts.Discovery = host.DiscoveryOf(hc)
+	opts.Metrics = hc.Metrics
 	var h *host.Host
 	if needs&apigw.NeedsRunLog != 0 {
 		var with []Option
@@ -308,7 +323,7 @@ func deliverer(ctx context.Context) (*outbound.Deliverer, error) {
 	}
 	return &outbound.Deliverer{
 		Store: o.store, Log: o.runs, Secrets: o.secrets, Client: outbound.NewHTTPClient(o.targets.AllowPrivate),
-		Links: outbound.Links{Keys: hc.Keys, BaseURL: base}, Logger: logger(),
+		Links: outbound.Links{Keys: hc.Keys, BaseURL: base}, Logger: logger(), Metrics: meter(),
 	}, nil
 }
 
@@ -353,7 +368,7 @@ func MustSweep(ctx context.Context) func(context.Context, json.RawMessage) (host
 	log := logger()
 	return func(ctx context.Context, _ json.RawMessage) (host.SweepReport, error) {
 		r, err := h.Sweep(ctx)
-		attrs := []any{"from", r.From, "to", r.To, "entries", r.Entries, "expired", r.Expired, "deferred", r.Deferred, "tenants", r.Tenants, "caughtUp", r.CaughtUp}
+		attrs := []any{"from", r.From, "to", r.To, "entries", r.Entries, "expired", r.Expired, "deferred", r.Deferred, "tenants", r.Tenants, "caughtUp", r.CaughtUp, "lagSeconds", r.LagSeconds}
 		if err != nil {
 			log.Error("sweep", append(attrs, "error", err.Error())...)
 		} else {

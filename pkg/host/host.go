@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
+	"github.com/interrupthost/interrupthost/pkg/metrics"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
 	"github.com/interrupthost/interrupthost/pkg/schema"
 	"github.com/interrupthost/interrupthost/pkg/token"
@@ -96,6 +97,9 @@ type Config struct {
 	// EscalationThreshold is the agent confidence below which a decision suspends its node,
 	// for runs that configure none; nil means DefaultEscalationThreshold, and 0 suspends none.
 	EscalationThreshold *float64
+	// Metrics counts the interrupts committed by kind and the writes that lost a race (package
+	// metrics); nil counts nothing.
+	Metrics *metrics.Log
 	// OnCheckpointError hears of a checkpoint not written (the operation succeeded anyway),
 	// for the function's log; nil ignores it.
 	OnCheckpointError func(k runlog.Key, seq int64, err error)
@@ -328,14 +332,37 @@ func commit[T answer[T]](ctx context.Context, h *Host, k runlog.Key, st *runlog.
 		seq, err := h.settle(ctx, k, st, c)
 		switch {
 		case err == nil:
+			h.counted(st, d.events)
 			h.endedBy(ctx, k, st)
 			h.checkpoint(ctx, k, st)
 			return d.answer.atSeq(seq), nil
 		case !errors.Is(err, runlog.ErrSeqTaken):
 			return zero, err
 		}
+		h.cfg.Metrics.Count(metrics.WriteRaces, 1)
 	}
 	return zero, fmt.Errorf("host: %d attempts lost the race for the next commit: %w", h.cfg.MaxAttempts, interrupt.ErrUnavailable)
+}
+
+// counted publishes the interrupts a commit requested, resolved or expired, by kind; st
+// includes the commit.
+func (h *Host) counted(st *runlog.State, events []runlog.Event) {
+	for _, e := range events {
+		var name metrics.Name
+		switch e.Type {
+		case interrupt.EventRequested:
+			name = metrics.Requested
+		case interrupt.EventResolved:
+			name = metrics.Resolved
+		case interrupt.EventExpired:
+			name = metrics.Expired
+		default:
+			continue
+		}
+		if in := st.ByID(e.InterruptID); in != nil {
+			h.cfg.Metrics.Count(name, 1, metrics.Dim{Name: metrics.DimKind, Value: string(in.Payload.Kind)})
+		}
+	}
 }
 
 // nearDeadline reports whether ctx ends too soon for another put and read: an answer of

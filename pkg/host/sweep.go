@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
+	"github.com/interrupthost/interrupthost/pkg/metrics"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
 )
 
@@ -57,6 +58,9 @@ type SweepReport struct {
 	Tenants int `json:"tenants"`
 	// CaughtUp is true only when the sweep read every entry due by now and handled them all.
 	CaughtUp bool `json:"caughtUp"`
+	// LagSeconds is how long past its deadline the oldest entry the sweep found still due was
+	// (0 when none was): how late the sweep writes an expiry (metrics.SweepLag).
+	LagSeconds float64 `json:"lagSeconds"`
 }
 
 // Sweep records interrupt.expired for every interrupt whose deadline has passed, reading only
@@ -87,9 +91,15 @@ func (h *Host) Sweep(ctx context.Context) (SweepReport, error) {
 		return report, err
 	}
 	before := make([]bool, len(window))
+	var lag time.Duration
 	for i, d := range window {
 		_, before[i] = slices.BinarySearch(cur.Done, d.Position())
+		if !before[i] {
+			lag = max(lag, now.Sub(d.Deadline))
+		}
 	}
+	report.LagSeconds = lag.Seconds()
+	h.cfg.Metrics.Duration(metrics.SweepLag, lag)
 	picked, tenants := fairShare(window, before, MaxSweepEntries)
 	report.Tenants = tenants
 	done, expired, err := h.handle(ctx, window, picked, now)

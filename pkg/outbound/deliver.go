@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/interrupthost/interrupthost/pkg/metrics"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
 )
 
@@ -64,6 +65,9 @@ type Deliverer struct {
 	// Concurrency bounds the runs delivered at once; 0 means DefaultConcurrency.
 	Concurrency int
 	Logger      *slog.Logger
+	// Metrics counts the events delivered and the attempts that failed, by what became of the
+	// event (retrying, failed: given up on); nil counts nothing.
+	Metrics *metrics.Log
 }
 
 func (d *Deliverer) now() time.Time {
@@ -354,6 +358,7 @@ func (d *Deliverer) attempt(ctx context.Context, p *pass, s Subscription, cur *C
 	if sendErr == nil {
 		a.Status = StatusDelivered
 		p.count(func(r *Report) { r.Delivered++ })
+		d.Metrics.Count(metrics.Delivered, 1)
 		return true, d.Store.RecordAttempt(ctx, cur.Tenant, s.ID, a, now.Add(AttemptRetention))
 	}
 	a.LastError = sendErr.Error()
@@ -363,11 +368,13 @@ func (d *Deliverer) attempt(ctx context.Context, p *pass, s Subscription, cur *C
 	}
 	if now.Sub(first) >= MaxRetryAge {
 		a.Status = StatusFailed
+		d.Metrics.Count(metrics.DeliveryFailures, 1, metrics.Dim{Name: metrics.DimOutcome, Value: string(a.Status)})
 		p.count(func(r *Report) { r.Failed++ })
 		d.logger().Warn("delivery failed for good", "subscription", s.ID, "eventId", a.EventID, "attempts", a.Attempts, "error", a.LastError)
 		return true, d.Store.RecordAttempt(ctx, cur.Tenant, s.ID, a, now.Add(AttemptRetention))
 	}
 	a.Status = StatusRetrying
+	d.Metrics.Count(metrics.DeliveryFailures, 1, metrics.Dim{Name: metrics.DimOutcome, Value: string(a.Status)})
 	p.count(func(r *Report) { r.Retrying++ })
 	if err := d.Store.RecordAttempt(ctx, cur.Tenant, s.ID, a, now.Add(AttemptRetention)); err != nil {
 		return false, err

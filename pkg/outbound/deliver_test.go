@@ -1,6 +1,7 @@
 package outbound_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -19,6 +20,7 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/inmem"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/keyring"
+	"github.com/interrupthost/interrupthost/pkg/metrics"
 	"github.com/interrupthost/interrupthost/pkg/outbound"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
 	"github.com/interrupthost/interrupthost/pkg/token"
@@ -65,6 +67,8 @@ type world struct {
 	keys    token.Keys
 	subs    *outbound.Subscriptions
 	d       *outbound.Deliverer
+	// metrics holds the deliverer's EMF lines.
+	metrics *bytes.Buffer
 }
 
 func newWorld(t *testing.T) *world {
@@ -74,14 +78,27 @@ func newWorld(t *testing.T) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &world{t: t, clock: c, log: inmem.New(), store: inmem.NewOutbound(), secrets: &secrets{m: map[string][]string{}}, keys: keys}
+	w := &world{t: t, clock: c, log: inmem.New(), store: inmem.NewOutbound(), secrets: &secrets{m: map[string][]string{}}, keys: keys, metrics: &bytes.Buffer{}}
 	w.subs = &outbound.Subscriptions{Store: w.store, Secrets: w.secrets, Targets: outbound.Targets{AllowPrivate: true}, Now: c.Now}
 	w.d = &outbound.Deliverer{
 		Store: w.store, Log: w.log, Secrets: w.secrets, Client: outbound.NewHTTPClient(true),
 		Links: outbound.Links{Keys: keys, BaseURL: "https://host.example"}, Now: c.Now,
+		Metrics: metrics.New(w.metrics, "test"),
 	}
 	return w
 }
+
+// counted is the total of the deliverer's metric name with dims.
+func (w *world) counted(name metrics.Name, dims ...metrics.Dim) float64 {
+	w.t.Helper()
+	ps, err := metrics.Read(bytes.NewReader(w.metrics.Bytes()))
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return metrics.Total(ps, name, dims...)
+}
+
+func outcome(o string) metrics.Dim { return metrics.Dim{Name: metrics.DimOutcome, Value: o} }
 
 // receiver is a subscriber's endpoint: it verifies every delivery with the Standard Webhooks
 // reference library and keeps the verified ones; fail decides, per delivery, to answer 500.
@@ -313,6 +330,9 @@ func TestFailedDeliveriesAreRetriedInOrder(t *testing.T) {
 	if attempts[4].StatusCode != 500 || attempts[4].LastError == "" {
 		t.Errorf("a failed attempt says %+v", attempts[4])
 	}
+	if d, r, f := w.counted(metrics.Delivered), w.counted(metrics.DeliveryFailures, outcome("retrying")), w.counted(metrics.DeliveryFailures, outcome("failed")); d != 3 || r != 2 || f != 0 {
+		t.Errorf("metrics: %v delivered, %v failures retrying, %v failed; want 3, 2, 0", d, r, f)
+	}
 }
 
 // TestAnEventFailingForADayIsRecordedFailed: past MaxRetryAge the event is recorded as failed
@@ -337,6 +357,9 @@ func TestAnEventFailingForADayIsRecordedFailed(t *testing.T) {
 	}
 	if due := w.retries(); due.Retries != 0 {
 		t.Errorf("retries left: %+v", due)
+	}
+	if got := w.counted(metrics.DeliveryFailures, outcome("failed")); got != 1 {
+		t.Errorf("%v events counted as given up on, want 1", got)
 	}
 }
 

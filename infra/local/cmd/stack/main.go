@@ -184,7 +184,7 @@ Interrupt host serving on %[1]s (first request answered %[2]s after start). Ctrl
 	}
 	cmd := exec.CommandContext(ctx, command[0], command[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	cmd.Env = append(os.Environ(), append(inst.clientEnv(), "GATEWAY_URL="+url, "STACK_FUNCTIONS="+inst.functions())...)
+	cmd.Env = append(os.Environ(), append(inst.clientEnv(), "GATEWAY_URL="+url, "STACK_FUNCTIONS="+inst.functions(), "STACK_FUNCTION_LOG="+filepath.Join(inst.logs, "functions.log"))...)
 	return cmd.Run()
 }
 
@@ -233,6 +233,8 @@ func serveGateway(ctx context.Context, log *slog.Logger, root string, inst insta
 			Template: tmpl,
 			Overrides: map[string]string{
 				"JwtIssuer": devjwt.IssuerAt(url), "JwtAudience": devjwt.Audience, "OverridePrincipals": overridePrincipal,
+				// The stack's own names start with its table's.
+				"AWS::StackName": inst.table,
 				// Local receivers listen on 127.0.0.1, over http.
 				"AllowPrivateDeliveryTargets": "true",
 			},

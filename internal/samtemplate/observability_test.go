@@ -1,0 +1,86 @@
+package samtemplate_test
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/interrupthost/interrupthost/internal/samtemplate"
+	"github.com/interrupthost/interrupthost/pkg/metrics"
+)
+
+// published are the metrics the functions write (package metrics).
+var published = []metrics.Name{
+	metrics.Requested, metrics.Resolved, metrics.Expired, metrics.Conflicts, metrics.WriteRaces,
+	metrics.Webhooks, metrics.Delivered, metrics.DeliveryFailures, metrics.SweepLag,
+}
+
+// TestTheDashboardShowsWhatTheStackPublishes: the dashboard's body is JSON, graphs every metric the functions publish under the namespace they publish it
+// in, and lists every alarm of the template; the alarms on the functions' metrics read that
+// namespace too.
+func TestTheDashboardShowsWhatTheStackPublishes(t *testing.T) {
+	tmpl, err := samtemplate.Load(filepath.Join(root(t), "template.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	namespace, _ := tmpl.Globals.Function["Environment"].(map[string]any)["Variables"].(map[string]any)["METRICS_NAMESPACE"].(map[string]any)["Fn::Sub"].(string)
+	if namespace != "InterruptHost/${AWS::StackName}" {
+		t.Fatalf("METRICS_NAMESPACE is %q", namespace)
+	}
+	sub, _ := tmpl.Resources["Dashboard"].Properties["DashboardBody"].(map[string]any)["Fn::Sub"].([]any)
+	if len(sub) != 2 {
+		t.Fatalf("DashboardBody is not a !Sub of a body and its variables: %v", tmpl.Resources["Dashboard"].Properties["DashboardBody"])
+	}
+	body, _ := sub[0].(string)
+	vars, _ := sub[1].(map[string]any)
+	if ns, _ := vars["Ns"].(map[string]any)["Fn::Sub"].(string); ns != namespace {
+		t.Errorf("the dashboard's namespace is %q, the functions' %q", ns, namespace)
+	}
+
+	var widgets struct {
+		Widgets []struct {
+			Type       string
+			Properties struct {
+				Metrics json.RawMessage
+				Alarms  []string
+			}
+		}
+	}
+	// Every ${...} stands inside a JSON string, so the body parses before substitution.
+	if err := json.Unmarshal([]byte(body), &widgets); err != nil {
+		t.Fatalf("the dashboard's body is not JSON: %v", err)
+	}
+	var graphed, listed strings.Builder
+	for _, w := range widgets.Widgets {
+		graphed.Write(w.Properties.Metrics)
+		for _, a := range w.Properties.Alarms {
+			listed.WriteString(a + " ")
+		}
+	}
+	for _, name := range published {
+		if !strings.Contains(graphed.String(), `${Ns}`) || !regexp.MustCompile(`\b`+string(name)+`\b`).MatchString(graphed.String()) {
+			t.Errorf("the dashboard graphs no %s", name)
+		}
+	}
+	var alarms []string
+	for id, r := range tmpl.Resources {
+		if r.Type != "AWS::CloudWatch::Alarm" {
+			continue
+		}
+		alarms = append(alarms, id)
+		if !strings.Contains(listed.String(), "${"+id+".Arn}") {
+			t.Errorf("the dashboard does not list alarm %s", id)
+		}
+		sub, _ := r.Properties["Namespace"].(map[string]any)
+		ns, _ := sub["Fn::Sub"].(string)
+		if name, _ := r.Properties["MetricName"].(string); slices.Contains(published, metrics.Name(name)) && ns != namespace {
+			t.Errorf("alarm %s reads %s in %v, not in the functions' namespace", id, name, r.Properties["Namespace"])
+		}
+	}
+	if len(alarms) < 9 {
+		t.Errorf("the template has %d alarms: %v", len(alarms), alarms)
+	}
+}
