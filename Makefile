@@ -96,10 +96,14 @@ lint:
 ## template: sam validate --lint, cfn-lint, openapi.yaml checked as OpenAPI 3.1 by an independent
 ## validator, and sam build (arm64 bootstraps under .aws-sam/, without the RPC mode that
 ## provided.al2023 never uses)
+# The functions are compiled once, in one go build with sam's flags (-trimpath, the tag, linux
+# arm64), before sam build: its nineteen parallel builds then find every package in the build
+# cache and only link (measured: 393 s of cold parallel builds, 141 + 27 s this way).
 template: $(PY_DEPS)
 	$(VENV)/bin/sam validate --lint
 	$(VENV)/bin/cfn-lint template.yaml
 	$(VENV)/bin/openapi-spec-validator openapi.yaml
+	GOOS=linux GOARCH=arm64 go build -trimpath -tags lambda.norpc ./functions/...
 	GOFLAGS=-tags=lambda.norpc $(VENV)/bin/sam build
 
 ## clients: a Go client generated from openapi.yaml by each of oapi-codegen and openapi-generator
