@@ -63,6 +63,8 @@ const (
 	// approval page, and its app client.
 	EnvOIDCIssuer   = "OIDC_ISSUER"
 	EnvOIDCClientID = "OIDC_CLIENT_ID"
+	// EnvStackName is the stack's name, which tags the secrets the functions create.
+	EnvStackName = "STACK_NAME"
 	// EnvMetricsNamespace is the CloudWatch namespace of the functions' metrics; without it
 	// they publish none.
 	EnvMetricsNamespace = "METRICS_NAMESPACE"
@@ -122,7 +124,7 @@ func withWebhookSecrets(ctx context.Context, cfg aws.Config, h *host.Config) err
 	if prefix == "" {
 		return errors.New("app: " + EnvWebhookSecrets + " is not set")
 	}
-	h.Secrets = webhook.NewCache(secretsmanager.Secrets{Client: secretsmanager.NewClient(cfg), Prefix: prefix}, h.Now)
+	h.Secrets = webhook.NewCache(secretsmanager.Secrets{Client: secretsmanager.NewClient(cfg), Prefix: prefix, Stack: os.Getenv(EnvStackName)}, h.Now)
 	return nil
 }
 
@@ -301,7 +303,7 @@ func newOutbound(ctx context.Context) (outboundDeps, error) {
 	}
 	db := dynamo.NewClient(o.cfg)
 	o.store, o.runs = dynamo.NewOutbound(db, table), dynamo.NewRunLog(db, table)
-	o.secrets = webhook.NewCache(secretsmanager.Secrets{Client: secretsmanager.NewClient(o.cfg), Prefix: prefix}, nil)
+	o.secrets = webhook.NewCache(secretsmanager.Secrets{Client: secretsmanager.NewClient(o.cfg), Prefix: prefix, Stack: os.Getenv(EnvStackName)}, nil)
 	o.targets = outbound.Targets{AllowPrivate: allow}
 	return o, nil
 }

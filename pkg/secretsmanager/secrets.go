@@ -19,7 +19,14 @@ import (
 type Secrets struct {
 	Client *sdk.Client
 	Prefix string
+	// Stack, when set, tags every secret created with StackTag: the secrets are made at run
+	// time, outside CloudFormation, and the tag finds the ones a deleted stack left
+	// (docs/operations.md, "Removing a stack").
+	Stack string
 }
+
+// StackTag is the tag key naming the stack whose functions created a secret.
+const StackTag = "interrupt-host:stack"
 
 type secretValue struct {
 	Secrets []string `json:"secrets"`
@@ -33,7 +40,11 @@ func (s Secrets) Put(ctx context.Context, id string, secrets []string) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.Client.CreateSecret(ctx, &sdk.CreateSecretInput{Name: s.name(id), SecretString: aws.String(string(v))})
+	in := &sdk.CreateSecretInput{Name: s.name(id), SecretString: aws.String(string(v))}
+	if s.Stack != "" {
+		in.Tags = []smtypes.Tag{{Key: aws.String(StackTag), Value: aws.String(s.Stack)}}
+	}
+	_, err = s.Client.CreateSecret(ctx, in)
 	if exists := (*smtypes.ResourceExistsException)(nil); errors.As(err, &exists) {
 		_, err = s.Client.PutSecretValue(ctx, &sdk.PutSecretValueInput{SecretId: s.name(id), SecretString: aws.String(string(v))})
 	}
