@@ -256,9 +256,28 @@ type Page struct {
 
 // Events reads the run's events after the cursor after (0: from the start), a page at a time:
 // pass Next back to read on. A page at the end of the log is empty, with Next unchanged.
-func (c *Client) Events(ctx context.Context, runID string, after int64) (Page, error) {
+func (c *Client) Events(ctx context.Context, runID string, after int64, opts ...EventsOption) (Page, error) {
+	q := url.Values{"after": {strconv.FormatInt(after, 10)}}
+	for _, opt := range opts {
+		opt(q)
+	}
 	var out Page
-	err := c.do(ctx, http.MethodGet, "/runs/"+esc(runID)+"/events?after="+strconv.FormatInt(after, 10), nil, &out)
+	err := c.do(ctx, http.MethodGet, "/runs/"+esc(runID)+"/events?"+q.Encode(), nil, &out)
+	return out, err
+}
+
+// EventsOption sets a query parameter of Events.
+type EventsOption func(url.Values)
+
+// Updates lists the state updates only, without the debug detail (votes, asks, agent
+// decisions); a page may then hold no event, with Next past the commits it read.
+func Updates() EventsOption { return func(q url.Values) { q.Set("mode", "updates") } }
+
+// Mint mints a signed token for the interrupt pending at the run's node: an inspect token, or a
+// resolve token deciding as req.Principal (a caller holding tokens:delegate mints for anyone).
+func (c *Client) Mint(ctx context.Context, runID, nodeID string, req TokenRequest) (Token, error) {
+	var out Token
+	err := c.do(ctx, http.MethodPost, "/runs/"+esc(runID)+"/interrupts/"+esc(nodeID)+"/tokens", req, &out)
 	return out, err
 }
 

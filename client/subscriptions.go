@@ -67,3 +67,10 @@ func (c *Client) Deliveries(ctx context.Context, id string) ([]Attempt, error) {
 	err := c.do(ctx, http.MethodGet, "/subscriptions/"+esc(id)+"/deliveries", nil, &out)
 	return out.Deliveries, err
 }
+
+// Subscription reads one of the tenant's subscriptions (without its secret).
+func (c *Client) Subscription(ctx context.Context, id string) (Subscription, error) {
+	var out Subscription
+	err := c.do(ctx, http.MethodGet, "/subscriptions/"+esc(id), nil, &out)
+	return out, err
+}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/interrupthost/interrupthost/client"
+	"github.com/interrupthost/interrupthost/pkg/apigw"
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/outbound"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
@@ -97,6 +98,7 @@ func TestWireTypesAreTheServers(t *testing.T) {
 		{"a created subscription", &outbound.Created{}, &client.Subscription{}},
 		{"a delivery attempt", &outbound.Attempt{}, &client.Attempt{}},
 		{"a token request, the other way", &client.TokenRequest{}, &host.TokenRequest{}},
+		{"a webhook endpoint", &apigw.EndpointView{}, &client.Endpoint{}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			fill(reflect.ValueOf(tt.server).Elem())

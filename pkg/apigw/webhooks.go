@@ -16,14 +16,15 @@ import (
 // ScopeWebhooksManage is the scope of the webhook-endpoints routes.
 const ScopeWebhooksManage = "webhooks:manage"
 
-// endpointView is an endpoint as its API shows it: never its secrets.
-type endpointView struct {
+// EndpointView is an endpoint as its API shows it: never its secrets (the client reads it as
+// client.Endpoint).
+type EndpointView struct {
 	webhook.Endpoint
 	Path string `json:"path"`
 }
 
-func viewOf(e webhook.Endpoint) endpointView {
-	return endpointView{Endpoint: e, Path: "/webhooks/" + e.ID}
+func viewOf(e webhook.Endpoint) EndpointView {
+	return EndpointView{Endpoint: e, Path: "/webhooks/" + e.ID}
 }
 
 // createEndpoint serves POST /webhook-endpoints: 201 with the endpoint.

@@ -1,0 +1,298 @@
+// Package operator is the operator's command line, ihctl, over the host's public API (never its
+// table): what an on-call engineer reads and does by hand. It calls the API with the operator's
+// own JWT, so the gateway and the functions check its scopes as for any caller, and it prints
+// JSON, one object per answer and one line per event, for jq and scripts.
+package operator
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/interrupthost/interrupthost/client"
+)
+
+// Environment variables ihctl reads when its flags do not say.
+const (
+	EnvURL   = "INTERRUPT_HOST_URL"
+	EnvToken = "INTERRUPT_HOST_TOKEN"
+)
+
+// Usage is ihctl's help.
+const Usage = `usage: ihctl [--url URL] [--token JWT] <command> [arguments]
+
+The API's base URL and the operator's JWT come from --url and --token, or from
+INTERRUPT_HOST_URL and INTERRUPT_HOST_TOKEN. Each command needs the scopes of its route.
+
+  run <runId>                      the run's snapshot (runs:read)
+  events <runId> [--after N] [--updates] [--follow] [--every D]
+                                   the run's events, one JSON line each (runs:read); --follow
+                                   reads on until the run ends
+  link <runId> <nodeId> [--for PRINCIPAL] [--ttl D] [--inspect]
+                                   mint a token for the interrupt at the node and print its
+                                   approval page link (resolve for PRINCIPAL: tokens:delegate)
+  subscription <id>                a subscription (subscriptions:manage)
+  deliveries <subscriptionId>      its recent delivery attempts, newest first
+  endpoint show <id>               a webhook endpoint (webhooks:manage)
+  endpoint create <provider> [--correlation POINTER]...
+                                   a webhook endpoint, its signing secrets read from stdin, one
+                                   per line
+  endpoint rotate <id>             replace its secrets with those read from stdin
+  endpoint delete <id>             delete it and its secrets
+`
+
+// ErrUsage is a command line ihctl cannot run; Usage says what it takes.
+var ErrUsage = errors.New("ihctl: usage")
+
+// IO is where a command reads secrets from and writes its answers to.
+type IO struct {
+	In  io.Reader
+	Out io.Writer
+}
+
+// Run runs the command line args (without the program's name), with getenv for the
+// environment. Follow mode polls every --every until the run ends or ctx is done.
+func Run(ctx context.Context, args []string, getenv func(string) string, stdio IO) error {
+	fs := flag.NewFlagSet("ihctl", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	base := fs.String("url", getenv(EnvURL), "")
+	bearer := fs.String("token", getenv(EnvToken), "")
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("%w: %v", ErrUsage, err)
+	}
+	if *base == "" || fs.NArg() == 0 {
+		return fmt.Errorf("%w: a command and the API's URL (--url or %s) are needed", ErrUsage, EnvURL)
+	}
+	o := &op{c: client.New(*base, client.WithBearer(*bearer)), base: strings.TrimSuffix(*base, "/"), io: stdio}
+	cmd, rest := fs.Arg(0), fs.Args()[1:]
+	switch cmd {
+	case "run":
+		return o.run(ctx, rest)
+	case "events":
+		return o.events(ctx, rest)
+	case "link":
+		return o.link(ctx, rest)
+	case "subscription":
+		return o.subscription(ctx, rest)
+	case "deliveries":
+		return o.deliveries(ctx, rest)
+	case "endpoint":
+		return o.endpoint(ctx, rest)
+	}
+	return fmt.Errorf("%w: no command %q", ErrUsage, cmd)
+}
+
+type op struct {
+	c    *client.Client
+	base string
+	io   IO
+}
+
+// args parses a command's flags, which may come before or after its arguments, and wants n
+// arguments.
+func args(fs *flag.FlagSet, in []string, n int) ([]string, error) {
+	fs.SetOutput(io.Discard)
+	var pos []string
+	for len(in) > 0 {
+		if err := fs.Parse(in); err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", ErrUsage, fs.Name(), err)
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		pos, in = append(pos, fs.Arg(0)), fs.Args()[1:]
+	}
+	if len(pos) != n {
+		return nil, fmt.Errorf("%w: %s takes %d argument(s), got %d", ErrUsage, fs.Name(), n, len(pos))
+	}
+	return pos, nil
+}
+
+func (o *op) print(v any) error {
+	enc := json.NewEncoder(o.io.Out)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func (o *op) run(ctx context.Context, in []string) error {
+	pos, err := args(flag.NewFlagSet("run", flag.ContinueOnError), in, 1)
+	if err != nil {
+		return err
+	}
+	snap, err := o.c.Snapshot(ctx, pos[0])
+	if err != nil {
+		return err
+	}
+	return o.print(snap)
+}
+
+// ended are the event types after which a run takes no more commits.
+var ended = map[string]bool{"run.completed": true, "run.cancelled": true}
+
+func (o *op) events(ctx context.Context, in []string) error {
+	fs := flag.NewFlagSet("events", flag.ContinueOnError)
+	after := fs.Int64("after", 0, "")
+	updates := fs.Bool("updates", false, "")
+	follow := fs.Bool("follow", false, "")
+	every := fs.Duration("every", 2*time.Second, "")
+	pos, err := args(fs, in, 1)
+	if err != nil {
+		return err
+	}
+	if *every <= 0 {
+		return fmt.Errorf("%w: --every must be positive", ErrUsage)
+	}
+	var opts []client.EventsOption
+	if *updates {
+		opts = append(opts, client.Updates())
+	}
+	enc := json.NewEncoder(o.io.Out)
+	cursor := *after
+	for {
+		page, err := o.c.Events(ctx, pos[0], cursor, opts...)
+		if err != nil {
+			return err
+		}
+		done := false
+		for _, e := range page.Events {
+			if err := enc.Encode(e); err != nil {
+				return err
+			}
+			done = done || ended[e.Type]
+		}
+		moved := page.Next != cursor
+		cursor = page.Next
+		switch {
+		case moved && !done:
+			continue // more may be there already
+		case !*follow || done:
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(*every):
+		}
+	}
+}
+
+// Link is what ihctl link prints: the approval page's link holding the token, and when it
+// stops working.
+type Link struct {
+	URL       string `json:"url"`
+	Intent    string `json:"intent"`
+	ExpiresAt string `json:"expiresAt"`
+}
+
+func (o *op) link(ctx context.Context, in []string) error {
+	fs := flag.NewFlagSet("link", flag.ContinueOnError)
+	principal := fs.String("for", "", "")
+	ttl := fs.Duration("ttl", 0, "")
+	inspect := fs.Bool("inspect", false, "")
+	pos, err := args(fs, in, 2)
+	if err != nil {
+		return err
+	}
+	req := client.TokenRequest{Intent: "resolve", Principal: *principal, TTLMs: ttl.Milliseconds()}
+	if *inspect {
+		req.Intent = "inspect"
+	}
+	tok, err := o.c.Mint(ctx, pos[0], pos[1], req)
+	if err != nil {
+		return err
+	}
+	return o.print(Link{URL: o.base + "/approve/" + tok.Token, Intent: tok.Intent, ExpiresAt: tok.ExpiresAt})
+}
+
+func (o *op) subscription(ctx context.Context, in []string) error {
+	pos, err := args(flag.NewFlagSet("subscription", flag.ContinueOnError), in, 1)
+	if err != nil {
+		return err
+	}
+	s, err := o.c.Subscription(ctx, pos[0])
+	if err != nil {
+		return err
+	}
+	return o.print(s)
+}
+
+func (o *op) deliveries(ctx context.Context, in []string) error {
+	pos, err := args(flag.NewFlagSet("deliveries", flag.ContinueOnError), in, 1)
+	if err != nil {
+		return err
+	}
+	attempts, err := o.c.Deliveries(ctx, pos[0])
+	if err != nil {
+		return err
+	}
+	return o.print(attempts)
+}
+
+// multi is a flag given once per value.
+type multi []string
+
+func (m *multi) String() string     { return strings.Join(*m, ",") }
+func (m *multi) Set(v string) error { *m = append(*m, v); return nil }
+
+func (o *op) endpoint(ctx context.Context, in []string) error {
+	if len(in) == 0 {
+		return fmt.Errorf("%w: endpoint takes show, create, rotate or delete", ErrUsage)
+	}
+	fs := flag.NewFlagSet("endpoint "+in[0], flag.ContinueOnError)
+	var correlation multi
+	if in[0] == "create" {
+		fs.Var(&correlation, "correlation", "")
+	}
+	pos, err := args(fs, in[1:], 1)
+	if err != nil {
+		return err
+	}
+	var e client.Endpoint
+	switch in[0] {
+	case "show":
+		e, err = o.c.Endpoint(ctx, pos[0])
+	case "create", "rotate":
+		var secrets []string
+		if secrets, err = o.secrets(); err != nil {
+			return err
+		}
+		if in[0] == "create" {
+			e, err = o.c.CreateEndpoint(ctx, pos[0], secrets, correlation)
+		} else {
+			e, err = o.c.ReplaceEndpointSecrets(ctx, pos[0], secrets)
+		}
+	case "delete":
+		return o.c.DeleteEndpoint(ctx, pos[0])
+	default:
+		return fmt.Errorf("%w: no endpoint command %q", ErrUsage, in[0])
+	}
+	if err != nil {
+		return err
+	}
+	return o.print(e)
+}
+
+// secrets reads signing secrets from stdin, one per line, so that none is in a shell's history
+// or a process list.
+func (o *op) secrets() ([]string, error) {
+	var out []string
+	sc := bufio.NewScanner(o.io.In)
+	for sc.Scan() {
+		if s := strings.TrimSpace(sc.Text()); s != "" {
+			out = append(out, s)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%w: no secret on stdin (one per line)", ErrUsage)
+	}
+	return out, nil
+}

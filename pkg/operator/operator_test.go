@@ -1,0 +1,46 @@
+package operator_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/interrupthost/interrupthost/pkg/operator"
+)
+
+// TestUsageErrors: a command line ihctl cannot run is refused as ErrUsage before any call (the
+// URL points nowhere that answers).
+func TestUsageErrors(t *testing.T) {
+	t.Parallel()
+	withURL := func(k string) string {
+		return map[string]string{operator.EnvURL: "http://127.0.0.1:1"}[k]
+	}
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		getenv func(string) string
+	}{
+		{"no URL", []string{"run", "r1"}, func(string) string { return "" }},
+		{"no command", nil, withURL},
+		{"an unknown command", []string{"frobnicate"}, withURL},
+		{"an unknown flag", []string{"--verbose", "run", "r1"}, withURL},
+		{"run without its run", []string{"run"}, withURL},
+		{"run with two", []string{"run", "r1", "r2"}, withURL},
+		{"events with a bad --every", []string{"events", "r1", "--every", "0s"}, withURL},
+		{"events with an unknown flag", []string{"events", "r1", "--tail"}, withURL},
+		{"link without its node", []string{"link", "r1"}, withURL},
+		{"endpoint alone", []string{"endpoint"}, withURL},
+		{"an unknown endpoint command", []string{"endpoint", "list", "x"}, withURL},
+		{"endpoint create without a secret", []string{"endpoint", "create", "stripe"}, withURL},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			err := operator.Run(context.Background(), tc.args, tc.getenv, operator.IO{In: strings.NewReader("\n"), Out: &bytes.Buffer{}})
+			if !errors.Is(err, operator.ErrUsage) {
+				t.Errorf("%v: %v, want ErrUsage", tc.args, err)
+			}
+		})
+	}
+}
