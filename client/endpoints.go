@@ -20,8 +20,12 @@ type Endpoint struct {
 // with the signing secrets the provider holds (at most 3, for a rollover); correlation may be
 // nil for the provider's defaults.
 func (c *Client) CreateEndpoint(ctx context.Context, provider string, secrets, correlation []string) (Endpoint, error) {
+	req := map[string]any{"provider": provider, "secrets": secrets}
+	if len(correlation) > 0 {
+		req["correlation"] = correlation
+	}
 	var out Endpoint
-	err := c.do(ctx, http.MethodPost, "/webhook-endpoints", map[string]any{"provider": provider, "secrets": secrets, "correlation": correlation}, &out)
+	err := c.do(ctx, http.MethodPost, "/webhook-endpoints", req, &out)
 	return out, err
 }
 

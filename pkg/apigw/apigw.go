@@ -214,7 +214,7 @@ func (a *API) access(ctx context.Context, c *call, resp events.APIGatewayV2HTTPR
 		code := string(interrupt.ErrorCode(err))
 		attrs = append(attrs, slog.String("code", code))
 		if resp.StatusCode == http.StatusConflict {
-			a.opts.Metrics.Count(metrics.Conflicts, 1, metrics.Dim{Name: metrics.DimCode, Value: code})
+			a.opts.Metrics.Count(metrics.Conflicts, metrics.Dim{Name: metrics.DimCode, Value: code})
 		}
 		var e *interrupt.Error
 		if !errors.As(err, &e) {

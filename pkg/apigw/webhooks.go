@@ -104,7 +104,7 @@ func (a *API) ingestWebhook(ctx context.Context, c *call) (reply, error) {
 	if err != nil {
 		outcome = string(interrupt.ErrorCode(err))
 	}
-	a.opts.Metrics.Count(metrics.Webhooks, 1, metrics.Dim{Name: metrics.DimOutcome, Value: outcome})
+	a.opts.Metrics.Count(metrics.Webhooks, metrics.Dim{Name: metrics.DimOutcome, Value: outcome})
 	if err != nil {
 		return reply{}, err
 	}

@@ -339,7 +339,7 @@ func commit[T answer[T]](ctx context.Context, h *Host, k runlog.Key, st *runlog.
 		case !errors.Is(err, runlog.ErrSeqTaken):
 			return zero, err
 		}
-		h.cfg.Metrics.Count(metrics.WriteRaces, 1)
+		h.cfg.Metrics.Count(metrics.WriteRaces)
 	}
 	return zero, fmt.Errorf("host: %d attempts lost the race for the next commit: %w", h.cfg.MaxAttempts, interrupt.ErrUnavailable)
 }
@@ -360,7 +360,7 @@ func (h *Host) counted(st *runlog.State, events []runlog.Event) {
 			continue
 		}
 		if in := st.ByID(e.InterruptID); in != nil {
-			h.cfg.Metrics.Count(name, 1, metrics.Dim{Name: metrics.DimKind, Value: string(in.Payload.Kind)})
+			h.cfg.Metrics.Count(name, metrics.Dim{Name: metrics.DimKind, Value: string(in.Payload.Kind)})
 		}
 	}
 }

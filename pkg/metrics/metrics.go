@@ -33,7 +33,7 @@ const (
 	// on the newer log: contention on one run.
 	WriteRaces Name = "WriteRacesRetried"
 	// Webhooks counts the provider events received, by Outcome: the ingest's outcome for a
-	// verified event (resolved, waiting, duplicate, refused), else the refusal's code.
+	// verified event (resolved, buffered, duplicate, refused), else the refusal's code.
 	Webhooks Name = "WebhookEvents"
 	// Delivered and DeliveryFailures count the outbound events a receiver accepted and the
 	// attempts it did not (each goes to the retrier until its subscription gives up on it).
@@ -53,7 +53,7 @@ const (
 	Seconds Unit = "Seconds"
 )
 
-// Dimension names, and the dimensions a metric is published under.
+// The dimensions' names: each metric above says which it is published under.
 const (
 	DimKind    = "Kind"
 	DimCode    = "Code"
@@ -69,17 +69,16 @@ type Log struct {
 	mu        sync.Mutex
 	w         io.Writer
 	namespace string
-	now       func() time.Time
 }
 
 // New returns a Log writing to w under namespace (the template's METRICS_NAMESPACE, one per
 // stack, so that two stacks in an account never add into each other's metrics).
 func New(w io.Writer, namespace string) *Log {
-	return &Log{w: w, namespace: namespace, now: time.Now}
+	return &Log{w: w, namespace: namespace}
 }
 
-// Count adds n to the metric under dims.
-func (l *Log) Count(name Name, n int, dims ...Dim) { l.put(name, Count, float64(n), dims) }
+// Count counts one of the metric's events under dims.
+func (l *Log) Count(name Name, dims ...Dim) { l.put(name, Count, 1, dims) }
 
 // Duration records d, in seconds, under dims.
 func (l *Log) Duration(name Name, d time.Duration, dims ...Dim) {
@@ -120,7 +119,7 @@ func (l *Log) put(name Name, unit Unit, v float64, dims []Dim) {
 	}
 	line[string(name)] = v
 	line["_aws"] = metadata{
-		Timestamp: l.now().UnixMilli(),
+		Timestamp: time.Now().UnixMilli(),
 		CloudWatchMetrics: []directive{{
 			Namespace:  l.namespace,
 			Dimensions: [][]string{keys},

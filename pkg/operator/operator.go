@@ -12,23 +12,25 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"strings"
 	"time"
 
 	"github.com/interrupthost/interrupthost/client"
 )
 
-// Environment variables ihctl reads when its flags do not say.
+// Environment variables ihctl reads: the URL unless --url says, the JWT always.
 const (
 	EnvURL   = "INTERRUPT_HOST_URL"
 	EnvToken = "INTERRUPT_HOST_TOKEN"
 )
 
 // Usage is ihctl's help.
-const Usage = `usage: ihctl [--url URL] [--token JWT] <command> [arguments]
+const Usage = `usage: ihctl [--url URL] <command> [arguments]
 
-The API's base URL and the operator's JWT come from --url and --token, or from
-INTERRUPT_HOST_URL and INTERRUPT_HOST_TOKEN. Each command needs the scopes of its route.
+The API's public base URL comes from --url or INTERRUPT_HOST_URL (approval links are built on
+it), the operator's JWT from INTERRUPT_HOST_TOKEN only, so that it is in no shell history or
+process list. Each command needs the scopes of its route.
 
   run <runId>                      the run's snapshot (runs:read)
   events <runId> [--after N] [--updates] [--follow] [--every D]
@@ -62,14 +64,13 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdio I
 	fs := flag.NewFlagSet("ihctl", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	base := fs.String("url", getenv(EnvURL), "")
-	bearer := fs.String("token", getenv(EnvToken), "")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: %v", ErrUsage, err)
 	}
 	if *base == "" || fs.NArg() == 0 {
 		return fmt.Errorf("%w: a command and the API's URL (--url or %s) are needed", ErrUsage, EnvURL)
 	}
-	o := &op{c: client.New(*base, client.WithBearer(*bearer)), base: strings.TrimSuffix(*base, "/"), io: stdio}
+	o := &op{c: client.New(*base, client.WithBearer(getenv(EnvToken))), base: strings.TrimSuffix(*base, "/"), io: stdio}
 	cmd, rest := fs.Arg(0), fs.Args()[1:]
 	switch cmd {
 	case "run":
@@ -94,8 +95,8 @@ type op struct {
 	io   IO
 }
 
-// args parses a command's flags, which may come before or after its arguments, and wants n
-// arguments.
+// args parses a command's flags, which may come before or after its arguments (all after a
+// "--" are arguments), and wants n arguments.
 func args(fs *flag.FlagSet, in []string, n int) ([]string, error) {
 	fs.SetOutput(io.Discard)
 	var pos []string
@@ -103,10 +104,15 @@ func args(fs *flag.FlagSet, in []string, n int) ([]string, error) {
 		if err := fs.Parse(in); err != nil {
 			return nil, fmt.Errorf("%w: %s: %v", ErrUsage, fs.Name(), err)
 		}
-		if fs.NArg() == 0 {
+		rest := fs.Args()
+		if len(rest) < len(in) && in[len(in)-len(rest)-1] == "--" {
+			pos = append(pos, rest...)
 			break
 		}
-		pos, in = append(pos, fs.Arg(0)), fs.Args()[1:]
+		if len(rest) == 0 {
+			break
+		}
+		pos, in = append(pos, rest[0]), rest[1:]
 	}
 	if len(pos) != n {
 		return nil, fmt.Errorf("%w: %s takes %d argument(s), got %d", ErrUsage, fs.Name(), n, len(pos))
@@ -132,8 +138,13 @@ func (o *op) run(ctx context.Context, in []string) error {
 	return o.print(snap)
 }
 
-// ended are the event types after which a run takes no more commits.
-var ended = map[string]bool{"run.completed": true, "run.cancelled": true}
+// ended are the event types after which a run takes no more commits, and the statuses of a
+// run that has ended.
+var (
+	ended      = map[string]bool{"run.completed": true, "run.cancelled": true}
+	endedRuns  = map[string]bool{"completed": true, "cancelled": true}
+	retryLater = map[int]bool{http.StatusTooManyRequests: true, http.StatusServiceUnavailable: true}
+)
 
 func (o *op) events(ctx context.Context, in []string) error {
 	fs := flag.NewFlagSet("events", flag.ContinueOnError)
@@ -156,23 +167,32 @@ func (o *op) events(ctx context.Context, in []string) error {
 	cursor := *after
 	for {
 		page, err := o.c.Events(ctx, pos[0], cursor, opts...)
-		if err != nil {
-			return err
-		}
-		done := false
-		for _, e := range page.Events {
-			if err := enc.Encode(e); err != nil {
-				return err
-			}
-			done = done || ended[e.Type]
-		}
-		moved := page.Next != cursor
-		cursor = page.Next
+		var p *client.Problem
 		switch {
-		case moved && !done:
-			continue // more may be there already
-		case !*follow || done:
-			return nil
+		case *follow && errors.As(err, &p) && retryLater[p.Status]:
+			// A follow outlasts a throttle or an outage: it reads on after the next wait.
+		case err != nil:
+			return err
+		default:
+			done := false
+			for _, e := range page.Events {
+				if err := enc.Encode(e); err != nil {
+					return err
+				}
+				done = done || ended[e.Type]
+			}
+			moved := page.Next != cursor
+			cursor = page.Next
+			switch {
+			case moved && !done:
+				continue // more may be there already
+			case !*follow || done:
+				return nil
+			}
+			// Nothing new: the run may have ended before the cursor (--after past its end).
+			if snap, err := o.c.Snapshot(ctx, pos[0]); err == nil && endedRuns[snap.Status] {
+				return nil
+			}
 		}
 		select {
 		case <-ctx.Done():

@@ -358,8 +358,7 @@ func (d *Deliverer) attempt(ctx context.Context, p *pass, s Subscription, cur *C
 	if sendErr == nil {
 		a.Status = StatusDelivered
 		p.count(func(r *Report) { r.Delivered++ })
-		d.Metrics.Count(metrics.Delivered, 1)
-		return true, d.Store.RecordAttempt(ctx, cur.Tenant, s.ID, a, now.Add(AttemptRetention))
+		return true, d.recorded(ctx, cur.Tenant, s.ID, a, now, metrics.Delivered)
 	}
 	a.LastError = sendErr.Error()
 	first := cur.FailingSince
@@ -368,19 +367,32 @@ func (d *Deliverer) attempt(ctx context.Context, p *pass, s Subscription, cur *C
 	}
 	if now.Sub(first) >= MaxRetryAge {
 		a.Status = StatusFailed
-		d.Metrics.Count(metrics.DeliveryFailures, 1, metrics.Dim{Name: metrics.DimOutcome, Value: string(a.Status)})
 		p.count(func(r *Report) { r.Failed++ })
 		d.logger().Warn("delivery failed for good", "subscription", s.ID, "eventId", a.EventID, "attempts", a.Attempts, "error", a.LastError)
-		return true, d.Store.RecordAttempt(ctx, cur.Tenant, s.ID, a, now.Add(AttemptRetention))
+		return true, d.recorded(ctx, cur.Tenant, s.ID, a, now, metrics.DeliveryFailures, failure(a))
 	}
 	a.Status = StatusRetrying
-	d.Metrics.Count(metrics.DeliveryFailures, 1, metrics.Dim{Name: metrics.DimOutcome, Value: string(a.Status)})
 	p.count(func(r *Report) { r.Retrying++ })
-	if err := d.Store.RecordAttempt(ctx, cur.Tenant, s.ID, a, now.Add(AttemptRetention)); err != nil {
+	if err := d.recorded(ctx, cur.Tenant, s.ID, a, now, metrics.DeliveryFailures, failure(a)); err != nil {
 		return false, err
 	}
 	cur.Attempts, cur.FailingSince, cur.LastError = a.Attempts, first, a.LastError
 	return false, d.retryLater(ctx, cur, now.Add(backoff(a.Attempts)), a.LastError)
+}
+
+// recorded records the attempt and then counts it as name under dims: an attempt whose
+// record failed is made again, and counted then.
+func (d *Deliverer) recorded(ctx context.Context, tenant, subscription string, a Attempt, now time.Time, name metrics.Name, dims ...metrics.Dim) error {
+	if err := d.Store.RecordAttempt(ctx, tenant, subscription, a, now.Add(AttemptRetention)); err != nil {
+		return err
+	}
+	d.Metrics.Count(name, dims...)
+	return nil
+}
+
+// failure is a failed attempt's dimension: what became of its event.
+func failure(a Attempt) metrics.Dim {
+	return metrics.Dim{Name: metrics.DimOutcome, Value: string(a.Status)}
 }
 
 // retryLater hands the cursor to the retrier from at: the entry first, then the cursor (an

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -636,5 +638,39 @@ func TestANewRunOfARetiredIDIsDelivered(t *testing.T) {
 	w.deliver(again)
 	if n := len(r.got); n != 3 || r.got[2].Msg.Data.InterruptID != "i9" {
 		t.Fatalf("the new run's first commit was not delivered: %d", n)
+	}
+}
+
+// unrecorded fails the first RecordAttempt, as a table write that did not land.
+type unrecorded struct {
+	*inmem.Outbound
+	failed atomic.Bool
+}
+
+func (u *unrecorded) RecordAttempt(ctx context.Context, tenant, subscription string, a outbound.Attempt, expires time.Time) error {
+	if u.failed.CompareAndSwap(false, true) {
+		return errors.New("the table did not answer")
+	}
+	return u.Outbound.RecordAttempt(ctx, tenant, subscription, a, expires)
+}
+
+// TestAnAttemptIsCountedOnceRecorded: a delivery whose attempt could not be recorded is an
+// error (the stream delivers the commit again) and is not counted; the delivery that follows
+// is counted once.
+func TestAnAttemptIsCountedOnceRecorded(t *testing.T) {
+	w := newWorld(t)
+	r := w.receiver()
+	w.subscribe("acme", r, interrupt.EventRequested)
+	w.d.Store = &unrecorded{Outbound: w.store}
+	c := w.commit("acme", "run-1", requested("approve", "i1", approval))
+	if _, errs := w.d.Commits(context.Background(), []outbound.Committed{c}); errs[0] == nil {
+		t.Fatal("a delivery whose attempt was not recorded succeeded")
+	}
+	if got := w.counted(metrics.Delivered); got != 0 {
+		t.Errorf("%v counted before the attempt was recorded", got)
+	}
+	w.deliver(c)
+	if got := w.counted(metrics.Delivered); got != 1 {
+		t.Errorf("%v counted, want the one recorded", got)
 	}
 }

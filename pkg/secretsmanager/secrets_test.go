@@ -27,6 +27,11 @@ func TestSecretsAreTaggedWithTheirStack(t *testing.T) {
 	prefix := "test/" + strings.ToLower(rand.Text()) + "/"
 	tagged := secretsmanager.Secrets{Client: c, Prefix: prefix, Stack: "interrupt-host-prod"}
 	untagged := secretsmanager.Secrets{Client: c, Prefix: prefix}
+	t.Cleanup(func() {
+		for _, id := range []string{"we_1", "we_2"} {
+			_ = untagged.Delete(context.Background(), id)
+		}
+	})
 	tags := func(id string) []string {
 		t.Helper()
 		out, err := c.DescribeSecret(ctx, &sdk.DescribeSecretInput{SecretId: aws.String(prefix + id)})
