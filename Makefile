@@ -43,12 +43,15 @@ $(NODE_DEPS): infra/local/package.json infra/local/package-lock.json
 
 $(PY_DEPS): infra/local/requirements.txt
 	python3 -m venv $(VENV)
-	$(VENV)/bin/pip install --quiet --requirement infra/local/requirements.txt
+	$(VENV)/bin/pip install --quiet --no-compile --requirement infra/local/requirements.txt
 	touch $@ $(RUN_DEPS)
 
+# --no-compile: pip byte-compiles every module it installs (moto's thousands), which Python does
+# anyway for the few it imports (measured: 78 s with, 49 s without, moto's first import 1.7 s
+# slower).
 $(RUN_DEPS): infra/local/requirements-run.txt
 	python3 -m venv $(VENV)
-	$(VENV)/bin/pip install --quiet --requirement infra/local/requirements-run.txt
+	$(VENV)/bin/pip install --quiet --no-compile --requirement infra/local/requirements-run.txt
 	touch $@
 
 stack:
