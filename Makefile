@@ -16,7 +16,7 @@ RUN_DEPS := $(VENV)/.run-installed
 CHROMIUM ?= /usr/bin/chromium
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: run test lint template clients bench load deps browser stack stack-tests fuzz
+.PHONY: run test lint template clients bench load deps browser stack prebuild stack-tests fuzz
 
 # FUZZTIME bounds each fuzz target under `make test`: a count of executions, not a duration, since
 # Go 1.26's fuzz coordinator can fail a duration-bounded run with a bare "context deadline
@@ -58,9 +58,17 @@ stack:
 	go build -o $(STACK) ./infra/local/cmd/stack
 
 ## run: the whole local stack in the foreground, the API on http://127.0.0.1:3000; Ctrl-C stops it
+# The tools install while the functions and the emulator build (the stack then finds them up to
+# date): pip waits on the network and one core, go build takes the others.
 run: export STACK_T0 := $(shell date +%s%3N)
-run: $(NODE_DEPS) $(RUN_DEPS) stack
+run:
+	$(MAKE) --no-print-directory -j4 $(NODE_DEPS) $(RUN_DEPS) stack prebuild
 	STACK_FUNCTION_LOGS=stdout $(STACK) run
+
+# prebuild builds what `stack run` would build first, to the same paths with the same flags.
+prebuild:
+	go build -tags lambda.norpc -o .local/functions/ ./functions/...
+	go build -o .local/bin/aws-lambda-rie github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie
 
 ## test: lint, the template checks, then against one local stack (its scheduled functions every
 ## second): every unit, integration and end-to-end test, the approval page in headless Chromium,
