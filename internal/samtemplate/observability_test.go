@@ -106,3 +106,51 @@ var written = [][2]any{
 	{metrics.DimOutcome, outbound.StatusRetrying},
 	{metrics.DimOutcome, outbound.StatusFailed},
 }
+
+// TestEveryFunctionIsWatched: each function of the template is in the errors and the throttles
+// alarms' metric math and on the dashboard's errors and throttles graph, so that a function
+// added later is not left unwatched.
+func TestEveryFunctionIsWatched(t *testing.T) {
+	tmpl, err := samtemplate.Load(filepath.Join(root(t), "template.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	watched := func(alarm, metric string) map[string]bool {
+		out := map[string]bool{}
+		queries, _ := tmpl.Resources[alarm].Properties["Metrics"].([]any)
+		for _, q := range queries {
+			stat, _ := q.(map[string]any)["MetricStat"].(map[string]any)
+			m, _ := stat["Metric"].(map[string]any)
+			if m["MetricName"] != metric {
+				continue
+			}
+			dims, _ := m["Dimensions"].([]any)
+			for _, d := range dims {
+				if ref, ok := d.(map[string]any)["Value"].(map[string]any)["Ref"].(string); ok {
+					out[ref] = true
+				}
+			}
+		}
+		return out
+	}
+	errs, throttles := watched("FunctionErrorsAlarm", "Errors"), watched("FunctionThrottlesAlarm", "Throttles")
+	body, _ := tmpl.Resources["Dashboard"].Properties["DashboardBody"].(map[string]any)["Fn::Sub"].([]any)[0].(string)
+	n := 0
+	for id, r := range tmpl.Resources {
+		if r.Type != "AWS::Serverless::Function" {
+			continue
+		}
+		n++
+		if !errs[id] || !throttles[id] {
+			t.Errorf("%s: in the errors alarm %v, in the throttles alarm %v", id, errs[id], throttles[id])
+		}
+		for _, metric := range []string{"Errors", "Throttles"} {
+			if !regexp.MustCompile(`\[(?:"AWS/Lambda"|"\.")\, "` + metric + `", (?:"FunctionName"|"\."), "\$\{` + id + `\}"`).MatchString(body) {
+				t.Errorf("the dashboard does not graph %s of %s", metric, id)
+			}
+		}
+	}
+	if n == 0 || len(errs) != n || len(throttles) != n {
+		t.Errorf("%d functions; the alarms watch %d and %d", n, len(errs), len(throttles))
+	}
+}
