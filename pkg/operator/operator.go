@@ -74,15 +74,15 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdio I
 	cmd, rest := fs.Arg(0), fs.Args()[1:]
 	switch cmd {
 	case "run":
-		return o.run(ctx, rest)
+		return show(ctx, o, cmd, rest, o.c.Snapshot)
 	case "events":
 		return o.events(ctx, rest)
 	case "link":
 		return o.link(ctx, rest)
 	case "subscription":
-		return o.subscription(ctx, rest)
+		return show(ctx, o, cmd, rest, o.c.Subscription)
 	case "deliveries":
-		return o.deliveries(ctx, rest)
+		return show(ctx, o, cmd, rest, o.c.Deliveries)
 	case "endpoint":
 		return o.endpoint(ctx, rest)
 	}
@@ -126,16 +126,17 @@ func (o *op) print(v any) error {
 	return enc.Encode(v)
 }
 
-func (o *op) run(ctx context.Context, in []string) error {
-	pos, err := args(flag.NewFlagSet("run", flag.ContinueOnError), in, 1)
+// show runs a command of one argument that prints what get answers for it.
+func show[T any](ctx context.Context, o *op, name string, in []string, get func(context.Context, string) (T, error)) error {
+	pos, err := args(flag.NewFlagSet(name, flag.ContinueOnError), in, 1)
 	if err != nil {
 		return err
 	}
-	snap, err := o.c.Snapshot(ctx, pos[0])
+	v, err := get(ctx, pos[0])
 	if err != nil {
 		return err
 	}
-	return o.print(snap)
+	return o.print(v)
 }
 
 // ended are the event types after which a run takes no more commits, and the statuses of a
@@ -228,30 +229,6 @@ func (o *op) link(ctx context.Context, in []string) error {
 		return err
 	}
 	return o.print(Link{URL: o.base + "/approve/" + tok.Token, Intent: tok.Intent, ExpiresAt: tok.ExpiresAt})
-}
-
-func (o *op) subscription(ctx context.Context, in []string) error {
-	pos, err := args(flag.NewFlagSet("subscription", flag.ContinueOnError), in, 1)
-	if err != nil {
-		return err
-	}
-	s, err := o.c.Subscription(ctx, pos[0])
-	if err != nil {
-		return err
-	}
-	return o.print(s)
-}
-
-func (o *op) deliveries(ctx context.Context, in []string) error {
-	pos, err := args(flag.NewFlagSet("deliveries", flag.ContinueOnError), in, 1)
-	if err != nil {
-		return err
-	}
-	attempts, err := o.c.Deliveries(ctx, pos[0])
-	if err != nil {
-		return err
-	}
-	return o.print(attempts)
 }
 
 // multi is a flag given once per value.
