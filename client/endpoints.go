@@ -29,6 +29,15 @@ func (c *Client) CreateEndpoint(ctx context.Context, provider string, secrets, c
 	return out, err
 }
 
+// Endpoints lists the tenant's endpoints, oldest first.
+func (c *Client) Endpoints(ctx context.Context) ([]Endpoint, error) {
+	var out struct {
+		Endpoints []Endpoint `json:"endpoints"`
+	}
+	err := c.do(ctx, http.MethodGet, "/webhook-endpoints", nil, &out)
+	return out.Endpoints, err
+}
+
 // Endpoint reads one of the tenant's endpoints.
 func (c *Client) Endpoint(ctx context.Context, id string) (Endpoint, error) {
 	var out Endpoint

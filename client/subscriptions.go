@@ -68,6 +68,15 @@ func (c *Client) Deliveries(ctx context.Context, id string) ([]Attempt, error) {
 	return out.Deliveries, err
 }
 
+// Subscriptions lists the tenant's subscriptions, oldest first (without their secrets).
+func (c *Client) Subscriptions(ctx context.Context) ([]Subscription, error) {
+	var out struct {
+		Subscriptions []Subscription `json:"subscriptions"`
+	}
+	err := c.do(ctx, http.MethodGet, "/subscriptions", nil, &out)
+	return out.Subscriptions, err
+}
+
 // Subscription reads one of the tenant's subscriptions (without its secret).
 func (c *Client) Subscription(ctx context.Context, id string) (Subscription, error) {
 	var out Subscription

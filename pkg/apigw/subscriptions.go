@@ -38,6 +38,21 @@ func (a *API) getSubscription(ctx context.Context, c *call) (reply, error) {
 	return reply{status: http.StatusOK, body: s}, nil
 }
 
+// SubscriptionList is the answer of GET /subscriptions.
+type SubscriptionList struct {
+	Subscriptions []outbound.Subscription `json:"subscriptions"`
+}
+
+// listSubscriptions serves GET /subscriptions: the tenant's subscriptions, oldest first,
+// without their secrets.
+func (a *API) listSubscriptions(ctx context.Context, c *call) (reply, error) {
+	subs, err := a.opts.Subscriptions.List(ctx, c.principal)
+	if err != nil {
+		return reply{}, err
+	}
+	return reply{status: http.StatusOK, body: SubscriptionList{Subscriptions: subs}}, nil
+}
+
 // deleteSubscription serves DELETE /subscriptions/{id}: 204.
 func (a *API) deleteSubscription(ctx context.Context, c *call) (reply, error) {
 	id, err := subscriptionID(c)

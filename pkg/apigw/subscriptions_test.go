@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/interrupthost/interrupthost/pkg/apigw"
 )
@@ -54,6 +55,37 @@ func TestSubscriptionRoutes(t *testing.T) {
 	}
 	if r := s.subscriptions(t, caller{"ops", "acme", []string{apigw.ScopeWebhooksManage}}, "GET /subscriptions/{id}", created.ID, ""); r.Status != 403 {
 		t.Errorf("without subscriptions:manage: %d %s", r.Status, r.Body)
+	}
+	s.clock.Advance(time.Second) // oldest first
+	second := s.subscriptions(t, subscriber, "POST /subscriptions", "", `{"url":"https://hooks.example.com/second","events":["*"]}`)
+	var secondID struct{ ID string }
+	if err := json.Unmarshal(second.Body, &secondID); err != nil || second.Status != 201 {
+		t.Fatalf("a second create: %d %s", second.Status, second.Body)
+	}
+	listed := func(who caller) []string {
+		t.Helper()
+		r := s.subscriptions(t, who, "GET /subscriptions", "", "")
+		var list struct{ Subscriptions []struct{ ID, Secret string } }
+		if err := json.Unmarshal(r.Body, &list); err != nil || r.Status != 200 || strings.Contains(string(r.Body), "whsec_") {
+			t.Fatalf("list: %d %s", r.Status, r.Body)
+		}
+		var ids []string
+		for _, sub := range list.Subscriptions {
+			ids = append(ids, sub.ID)
+		}
+		return ids
+	}
+	if got := listed(subscriber); strings.Join(got, " ") != created.ID+" "+secondID.ID {
+		t.Errorf("the tenant's list %v, want %s then %s", got, created.ID, secondID.ID)
+	}
+	if got := listed(other); len(got) != 0 {
+		t.Errorf("another tenant lists %v", got)
+	}
+	if r := s.subscriptions(t, subscriber, "DELETE /subscriptions/{id}", secondID.ID, ""); r.Status != 204 {
+		t.Fatalf("delete the second: %d %s", r.Status, r.Body)
+	}
+	if r := s.subscriptions(t, caller{"ops", "acme", []string{apigw.ScopeWebhooksManage}}, "GET /subscriptions", "", ""); r.Status != 403 {
+		t.Errorf("a list without subscriptions:manage: %d %s", r.Status, r.Body)
 	}
 	before := s.items(t)
 	for _, c := range []struct{ body, path string }{

@@ -27,6 +27,24 @@ func viewOf(e webhook.Endpoint) EndpointView {
 	return EndpointView{Endpoint: e, Path: "/webhooks/" + e.ID}
 }
 
+// EndpointList is the answer of GET /webhook-endpoints.
+type EndpointList struct {
+	Endpoints []EndpointView `json:"endpoints"`
+}
+
+// listEndpoints serves GET /webhook-endpoints: the tenant's endpoints, oldest first.
+func (a *API) listEndpoints(ctx context.Context, c *call) (reply, error) {
+	es, err := a.host.Endpoints(ctx, c.principal)
+	if err != nil {
+		return reply{}, err
+	}
+	list := EndpointList{Endpoints: make([]EndpointView, len(es))}
+	for i, e := range es {
+		list.Endpoints[i] = viewOf(e)
+	}
+	return reply{status: http.StatusOK, body: list}, nil
+}
+
 // createEndpoint serves POST /webhook-endpoints: 201 with the endpoint.
 func (a *API) createEndpoint(ctx context.Context, c *call) (reply, error) {
 	var body host.EndpointRequest

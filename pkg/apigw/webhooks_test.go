@@ -2,6 +2,7 @@ package apigw_test
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -103,6 +104,30 @@ func TestWebhookJourney(t *testing.T) {
 
 	if r := invoke(t, s.fn("webhook-endpoints"), call{who: &intruder, route: "GET /webhook-endpoints/{id}", params: map[string]string{"id": e.ID}}); r.Status != 403 {
 		t.Errorf("without webhooks:manage: %d", r.Status)
+	}
+	listed := func(who caller) string {
+		t.Helper()
+		r := invoke(t, s.fn("webhook-endpoints"), call{who: &who, route: "GET /webhook-endpoints"})
+		var list struct {
+			Endpoints []struct{ ID, Path, Provider string }
+		}
+		if err := json.Unmarshal(r.Body, &list); err != nil || r.Status != 200 || strings.Contains(string(r.Body), "whsec_") {
+			t.Fatalf("list: %d %s", r.Status, r.Body)
+		}
+		var got []string
+		for _, l := range list.Endpoints {
+			got = append(got, l.ID+" "+l.Path+" "+l.Provider)
+		}
+		return strings.Join(got, ", ")
+	}
+	if got, want := listed(manager), e.ID+" /webhooks/"+e.ID+" stripe"; got != want {
+		t.Errorf("the tenant's endpoints: %s, want %s", got, want)
+	}
+	if got := listed(caller{"x", "evilcorp", []string{apigw.ScopeWebhooksManage}}); got != "" {
+		t.Errorf("another tenant lists %s", got)
+	}
+	if r := invoke(t, s.fn("webhook-endpoints"), call{who: &intruder, route: "GET /webhook-endpoints"}); r.Status != 403 {
+		t.Errorf("a list without webhooks:manage: %d", r.Status)
 	}
 	other := caller{"x", "evilcorp", []string{apigw.ScopeWebhooksManage}}
 	if r := invoke(t, s.fn("webhook-endpoints"), call{who: &other, route: "GET /webhook-endpoints/{id}", params: map[string]string{"id": e.ID}}); r.Status != 404 {

@@ -1,10 +1,12 @@
 package host
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
@@ -103,6 +105,30 @@ func (h *Host) Endpoint(ctx context.Context, p interrupt.Principal, id string) (
 		return webhook.Endpoint{}, interrupt.Errorf(interrupt.CodeNotFound, "no webhook endpoint %s", id)
 	}
 	return e, err
+}
+
+// Endpoints lists the caller's tenant's endpoints, oldest first (at most MaxEndpoints). One
+// listed by the store while its creation was under way, and so not readable, is left out.
+func (h *Host) Endpoints(ctx context.Context, p interrupt.Principal) ([]webhook.Endpoint, error) {
+	ids, err := h.endpointStore.Endpoints(ctx, p.Tenant)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]webhook.Endpoint, 0, len(ids))
+	for _, id := range ids {
+		e, err := h.Endpoint(ctx, p, id)
+		switch {
+		case interrupt.ErrorCode(err) == interrupt.CodeNotFound:
+		case err != nil:
+			return nil, err
+		default:
+			out = append(out, e)
+		}
+	}
+	slices.SortFunc(out, func(a, b webhook.Endpoint) int {
+		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), strings.Compare(a.ID, b.ID))
+	})
+	return out, nil
 }
 
 // DeleteEndpoint removes an endpoint, then its secrets: from then on its deliveries answer 404.

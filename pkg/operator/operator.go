@@ -39,9 +39,11 @@ process list. Each command needs the scopes of its route.
   link <runId> <nodeId> [--for PRINCIPAL] [--ttl D] [--inspect]
                                    mint a token for the interrupt at the node and print its
                                    approval page link (resolve for PRINCIPAL: tokens:delegate)
-  subscription <id>                a subscription (subscriptions:manage)
+  subscriptions                    the tenant's subscriptions (subscriptions:manage)
+  subscription <id>                a subscription
   deliveries <subscriptionId>      its recent delivery attempts, newest first
-  endpoint show <id>               a webhook endpoint (webhooks:manage)
+  endpoints                        the tenant's webhook endpoints (webhooks:manage)
+  endpoint show <id>               a webhook endpoint
   endpoint create <provider> [--correlation POINTER]...
                                    a webhook endpoint, its signing secrets read from stdin, one
                                    per line
@@ -79,8 +81,12 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdio I
 		return o.events(ctx, rest)
 	case "link":
 		return o.link(ctx, rest)
+	case "subscriptions":
+		return list(ctx, o, cmd, rest, o.c.Subscriptions)
 	case "subscription":
 		return show(ctx, o, cmd, rest, o.c.Subscription)
+	case "endpoints":
+		return list(ctx, o, cmd, rest, o.c.Endpoints)
 	case "deliveries":
 		return show(ctx, o, cmd, rest, o.c.Deliveries)
 	case "endpoint":
@@ -124,6 +130,18 @@ func (o *op) print(v any) error {
 	enc := json.NewEncoder(o.io.Out)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// list runs a command without arguments that prints what get answers.
+func list[T any](ctx context.Context, o *op, name string, in []string, get func(context.Context) (T, error)) error {
+	if _, err := args(flag.NewFlagSet(name, flag.ContinueOnError), in, 0); err != nil {
+		return err
+	}
+	v, err := get(ctx)
+	if err != nil {
+		return err
+	}
+	return o.print(v)
 }
 
 // show runs a command of one argument that prints what get answers for it.

@@ -32,6 +32,7 @@ func TestUsageErrors(t *testing.T) {
 		{"events with an unknown flag", []string{"events", "r1", "--tail"}, withURL},
 		{"link without its node", []string{"link", "r1"}, withURL},
 		{"endpoint alone", []string{"endpoint"}, withURL},
+		{"endpoints with an argument", []string{"endpoints", "we_1"}, withURL},
 		{"an unknown endpoint command", []string{"endpoint", "list", "x"}, withURL},
 		{"endpoint create without a secret", []string{"endpoint", "create", "stripe"}, withURL},
 	} {

@@ -1,6 +1,7 @@
 package outbound
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -125,6 +126,19 @@ func (m *Subscriptions) Get(ctx context.Context, p interrupt.Principal, id strin
 		return s, interrupt.Errorf(interrupt.CodeNotFound, "no subscription %s", id)
 	}
 	return s, err
+}
+
+// List lists the caller's tenant's subscriptions, oldest first (at most MaxSubscriptions).
+func (m *Subscriptions) List(ctx context.Context, p interrupt.Principal) ([]Subscription, error) {
+	subs, err := m.Store.Subscriptions(ctx, p.Tenant)
+	if err != nil {
+		return nil, err
+	}
+	subs = slices.Clone(subs)
+	slices.SortFunc(subs, func(a, b Subscription) int {
+		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), strings.Compare(a.ID, b.ID))
+	})
+	return subs, nil
 }
 
 // Delete removes a subscription, then its secret: nothing is delivered to it from then on (a

@@ -126,6 +126,10 @@ func TestIhctl(t *testing.T) {
 	if err := json.Unmarshal(cli(t, "", "subscription", sub.sub.ID), &shown); err != nil || shown.ID != sub.sub.ID || shown.Secret != "" {
 		t.Errorf("subscription: %+v %v", shown, err)
 	}
+	var subs []client.Subscription
+	if err := json.Unmarshal(cli(t, "", "subscriptions"), &subs); err != nil || len(subs) != 1 || subs[0].ID != sub.sub.ID || subs[0].Secret != "" {
+		t.Errorf("subscriptions: %+v %v", subs, err)
+	}
 	var attempts []client.Attempt
 	if err := json.Unmarshal(cli(t, "", "deliveries", sub.sub.ID), &attempts); err != nil || len(attempts) == 0 || attempts[0].Status != "delivered" || attempts[0].RunID != run {
 		t.Errorf("deliveries: %+v %v", attempts, err)
@@ -142,7 +146,14 @@ func TestIhctl(t *testing.T) {
 			t.Errorf("endpoint %s: %s %v", step[0], out, err)
 		}
 	}
+	var listed []client.Endpoint
+	if err := json.Unmarshal(cli(t, "", "endpoints"), &listed); err != nil || len(listed) != 1 || listed[0].ID != e.ID {
+		t.Errorf("endpoints: %+v %v", listed, err)
+	}
 	cli(t, "", "endpoint", "delete", e.ID)
+	if err := json.Unmarshal(cli(t, "", "endpoints"), &listed); err != nil || len(listed) != 0 {
+		t.Errorf("endpoints after the delete: %+v %v", listed, err)
+	}
 	if err := ihctl.Run(ctx, []string{"endpoint", "show", e.ID}, env, ihctl.IO{Out: &bytes.Buffer{}}); !client.IsCode(err, "not_found") {
 		t.Errorf("a deleted endpoint: %v", err)
 	}
