@@ -157,8 +157,8 @@ func show[T any](ctx context.Context, o *op, name string, in []string, get func(
 	return o.print(v)
 }
 
-// ended are the event types after which a run takes no more commits, and the statuses of a
-// run that has ended.
+// ended are the event types after which a run takes no more commits, endedRuns the statuses
+// of a run that has ended, and retryLater the answers a follow waits out.
 var (
 	ended      = map[string]bool{"run.completed": true, "run.cancelled": true}
 	endedRuns  = map[string]bool{"completed": true, "cancelled": true}
