@@ -65,10 +65,9 @@ run:
 	$(MAKE) --no-print-directory -j4 $(NODE_DEPS) $(RUN_DEPS) stack prebuild
 	STACK_FUNCTION_LOGS=stdout $(STACK) run
 
-# prebuild builds what `stack run` would build first, to the same paths with the same flags.
-prebuild:
-	go build -tags lambda.norpc -o .local/functions/ ./functions/...
-	go build -o .local/bin/aws-lambda-rie github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie
+# prebuild builds what `stack run` builds first (`stack build`: the same paths and flags).
+prebuild: stack
+	$(STACK) build
 
 ## test: lint, the template checks, then against one local stack (its scheduled functions every
 ## second): every unit, integration and end-to-end test, the approval page in headless Chromium,

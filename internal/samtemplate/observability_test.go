@@ -2,13 +2,11 @@ package samtemplate_test
 
 import (
 	"encoding/json"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/interrupthost/interrupthost/internal/samtemplate"
 	"github.com/interrupthost/interrupthost/pkg/metrics"
 	"github.com/interrupthost/interrupthost/pkg/outbound"
 )
@@ -23,10 +21,7 @@ var published = []metrics.Name{
 // in, and lists every alarm of the template; the alarms on the functions' metrics read that
 // namespace too.
 func TestTheDashboardShowsWhatTheStackPublishes(t *testing.T) {
-	tmpl, err := samtemplate.Load(filepath.Join(root(t), "template.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tmpl := load(t)
 	namespace, _ := tmpl.Globals.Function["Environment"].(map[string]any)["Variables"].(map[string]any)["METRICS_NAMESPACE"].(map[string]any)["Fn::Sub"].(string)
 	if namespace != "InterruptHost/${AWS::StackName}" {
 		t.Fatalf("METRICS_NAMESPACE is %q", namespace)
@@ -111,10 +106,7 @@ var written = [][2]any{
 // alarms' metric math and on the dashboard's errors and throttles graph, so that a function
 // added later is not left unwatched.
 func TestEveryFunctionIsWatched(t *testing.T) {
-	tmpl, err := samtemplate.Load(filepath.Join(root(t), "template.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tmpl := load(t)
 	watched := func(alarm, metric string) map[string]bool {
 		out := map[string]bool{}
 		queries, _ := tmpl.Resources[alarm].Properties["Metrics"].([]any)

@@ -29,10 +29,7 @@ func tableRoutes() map[string]route {
 // to the function the table names, behind the JWT authorizer with the table's scopes, or
 // without an authorizer where the table names none.
 func TestTheTableIsTheTemplate(t *testing.T) {
-	tmpl, err := samtemplate.Load(filepath.Join(root(t), "template.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tmpl := load(t)
 	fns, err := tmpl.Functions()
 	if err != nil {
 		t.Fatal(err)

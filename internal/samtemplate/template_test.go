@@ -28,6 +28,16 @@ func root(t *testing.T) string {
 	return filepath.Dir(p)
 }
 
+// load is the repository's template.yaml, as the stack reads it.
+func load(t *testing.T) *samtemplate.Template {
+	t.Helper()
+	tmpl, err := samtemplate.Load(filepath.Join(root(t), "template.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tmpl
+}
+
 // templateRoutes reads the route keys of template.yaml with nothing but a YAML parser, apart
 // from the code the gateway uses.
 func templateRoutes(t *testing.T) []string {
@@ -70,11 +80,7 @@ func templateRoutes(t *testing.T) []string {
 // TestRouteTableMatchesTheTemplate compares the gateway's route table, built the way the stack
 // builds it, with the template read independently.
 func TestRouteTableMatchesTheTemplate(t *testing.T) {
-	r := root(t)
-	tmpl, err := samtemplate.Load(filepath.Join(r, "template.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, tmpl := root(t), load(t)
 	overrides := map[string]string{"JwtIssuer": devjwt.IssuerAt(devjwt.GatewayURL), "JwtAudience": devjwt.Audience, "AWS::StackName": "t"}
 	gw, err := gateway.FromTemplate(tmpl, filepath.Join(t.TempDir(), "functions"), gateway.Options{
 		Root:         r,
@@ -96,10 +102,7 @@ func TestRouteTableMatchesTheTemplate(t *testing.T) {
 // TestStreamEvents: the local stack reads deliver-events' stream event as Lambda's event source
 // mapping would: the run-log table, the batch, the retry behaviour and a filter it can evaluate.
 func TestStreamEvents(t *testing.T) {
-	tmpl, err := samtemplate.Load(filepath.Join(root(t), "template.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tmpl := load(t)
 	functions, err := tmpl.Functions()
 	if err != nil {
 		t.Fatal(err)

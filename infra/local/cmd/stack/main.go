@@ -5,6 +5,8 @@
 //
 //	stack run                  serve in the foreground until Ctrl-C (make run)
 //	stack exec -- CMD ARGS...  run CMD against the stack, then stop it (make test)
+//	stack build                build what `stack run` serves (the functions, the emulator) and
+//	                           exit: make run builds them while it installs the tools
 //
 // A store that already answers on its port (say, under `make run`) is reused; `stack exec` then
 // keeps to its own table, keyring secret, binaries and logs (under .local/exec-<id>/, removed
@@ -42,7 +44,7 @@ import (
 
 func main() {
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: stack [-max-instances N] [-cpuprofile FILE] run | stack exec -- COMMAND [ARGS...]")
+		fmt.Fprintln(os.Stderr, "usage: stack [-max-instances N] [-cpuprofile FILE] run | stack exec -- COMMAND [ARGS...] | stack build")
 		flag.PrintDefaults()
 	}
 	maxInstances := flag.Int("max-instances", 8, "emulator instances per function (Lambda's concurrency)")
@@ -57,6 +59,12 @@ func main() {
 	defer stop()
 	var command []string
 	switch flag.Arg(0) {
+	case "build":
+		if err := buildOnly(ctx); err != nil {
+			log.Error("stack build failed", "error", err)
+			os.Exit(1)
+		}
+		return
 	case "run":
 	case "exec":
 		command = flag.Args()[1:]
@@ -188,19 +196,39 @@ Interrupt host serving on %[1]s (first request answered %[2]s after start). Ctrl
 	return cmd.Run()
 }
 
+// emulator is where the Lambda Runtime Interface Emulator's binary is built.
+func emulator(root string) string { return filepath.Join(root, ".local", "bin", "aws-lambda-rie") }
+
+// build builds the functions into bin and the emulator; go build leaves what is up to date.
+func build(ctx context.Context, root, bin string) error {
+	if err := gateway.BuildFunctions(ctx, root, bin); err != nil {
+		return err
+	}
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", emulator(root), "github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie")
+	cmd.Dir, cmd.Stdout, cmd.Stderr = root, os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("build the runtime interface emulator: %w", err)
+	}
+	return nil
+}
+
+// buildOnly is `stack build`: what `stack run` builds first, to the same paths.
+func buildOnly(ctx context.Context) error {
+	tmplPath, err := samtemplate.Find(".")
+	if err != nil {
+		return err
+	}
+	root := filepath.Dir(tmplPath)
+	return build(ctx, root, newInstance(root, false).functions())
+}
+
 // serveGateway builds the functions and the emulator and serves the template's routes, the
 // functions' DynamoDB calls going through the stream stand-in, whose records it feeds to the
 // functions that read the table's stream.
 func serveGateway(ctx context.Context, log *slog.Logger, root string, inst instance, tmpl *samtemplate.Template, maxInstances int) (*gateway.Gateway, string, error) {
-	bin := inst.functions()
-	if err := gateway.BuildFunctions(ctx, root, bin); err != nil {
+	bin, rie := inst.functions(), emulator(root)
+	if err := build(ctx, root, bin); err != nil {
 		return nil, "", err
-	}
-	rie := filepath.Join(root, ".local", "bin", "aws-lambda-rie")
-	build := exec.CommandContext(ctx, "go", "build", "-o", rie, "github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie")
-	build.Dir, build.Stdout, build.Stderr = root, os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		return nil, "", fmt.Errorf("build the runtime interface emulator: %w", err)
 	}
 	logs, err := os.Create(filepath.Join(inst.logs, "functions.log"))
 	if err != nil {
