@@ -244,3 +244,73 @@ func TestEventPagesAreBoundedBySize(t *testing.T) {
 		t.Errorf("%d pages over commits %v", pages, seqs)
 	}
 }
+
+func (s *stack) pending(t testing.TB, who caller, query map[string]string) (host.PendingPage, response) {
+	t.Helper()
+	r := invoke(t, s.fn("get-run"), call{who: &who, route: "GET /interrupts", query: query})
+	var page host.PendingPage
+	if r.Status == 200 {
+		r.decode(t, &page)
+	}
+	return page, r
+}
+
+// TestPendingInterruptsRoute: GET /interrupts lists the caller's tenant's pending interrupts and
+// no other tenant's, pages by its next without a gap or a repeat, and refuses a query it cannot
+// honour or a caller without runs:read, writing nothing.
+func TestPendingInterruptsRoute(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	for _, run := range []string{"r3", "r1", "r2"} {
+		s.mustRequest(t, run, "n1", example(t, "custom"))
+	}
+	s.mustRequest(t, "r2", "n2", example(t, "approval"))
+	s.request(t, intruder, "r9", "n1", example(t, "custom"))
+	if r := s.resolve(t, approver, "r3", "n1", `{"done":true}`); r.Status != 200 {
+		t.Fatalf("resolve: %d %s", r.Status, r.Body)
+	}
+	var got []string
+	query := map[string]string{"limit": "1"}
+	for pages := 0; ; pages++ {
+		page, r := s.pending(t, engine, query)
+		if r.Status != 200 || pages > 3 {
+			t.Fatalf("page %d: %d %s", pages, r.Status, r.Body)
+		}
+		for _, in := range page.Interrupts {
+			if in.Kind == "" || in.InterruptID == "" || in.RequestedAt == "" || in.Seq < 1 {
+				t.Errorf("an interrupt without its fields: %+v", in)
+			}
+			got = append(got, in.RunID+"/"+in.NodeID)
+		}
+		if page.Next == "" {
+			break
+		}
+		query["after"] = page.Next
+	}
+	if want := []string{"r1/n1", "r2/n1", "r2/n2"}; !slices.Equal(got, want) {
+		t.Errorf("acme's pending: %v, want %v", got, want)
+	}
+	if page, r := s.pending(t, intruder, nil); r.Status != 200 || len(page.Interrupts) != 1 || page.Interrupts[0].RunID != "r9" {
+		t.Errorf("evilcorp's pending: %d %s", r.Status, r.Body)
+	}
+	before := s.items(t)
+	for _, c := range []struct {
+		name   string
+		who    caller
+		query  map[string]string
+		status int
+		code   interrupt.Code
+	}{
+		{"limit 0", engine, map[string]string{"limit": "0"}, 400, interrupt.CodeValidation},
+		{"limit past the bound", engine, map[string]string{"limit": strconv.Itoa(host.MaxPendingLimit + 1)}, 400, interrupt.CodeValidation},
+		{"an after that is no run id", engine, map[string]string{"after": "a#b"}, 400, interrupt.CodeValidation},
+		{"without runs:read", caller{"engine", "acme", []string{apigw.ScopeInterruptsWrite, apigw.ScopeApprovalsRespond}}, nil, 403, interrupt.CodeForbidden},
+	} {
+		if _, r := s.pending(t, c.who, c.query); r.Status != c.status || r.problem(t).Code != c.code {
+			t.Errorf("%s: %d %s, want %d %s", c.name, r.Status, r.Body, c.status, c.code)
+		}
+	}
+	if after := s.items(t); after != before {
+		t.Errorf("refused lists wrote: %s, then %s", before, after)
+	}
+}

@@ -7,9 +7,11 @@ import (
 
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
+	"github.com/interrupthost/interrupthost/pkg/runlog"
 )
 
-// The runs routes: a run's snapshot and events, its end, and its configuration.
+// The runs routes: a run's snapshot and events, its end, and its configuration; the pending
+// interrupts of the tenant's runs.
 
 // getRun serves GET /runs/{runId}: the RunSnapshot.
 func (a *API) getRun(ctx context.Context, c *call) (reply, error) {
@@ -21,6 +23,32 @@ func (a *API) getRun(ctx context.Context, c *call) (reply, error) {
 		return reply{}, err
 	}
 	return reply{status: http.StatusOK, body: snap}, nil
+}
+
+// listPending serves GET /interrupts?after=RUN&limit=N: the caller's tenant's pending
+// interrupts, a page at a time, in run id order.
+func (a *API) listPending(ctx context.Context, c *call) (reply, error) {
+	q := c.req.QueryStringParameters
+	var fields []interrupt.FieldError
+	after, limit := q["after"], host.DefaultPendingLimit
+	if _, ok := q["after"]; ok && !runlog.ValidID(after) {
+		fields = append(fields, interrupt.FieldError{Path: "after", Message: "must be a run id, the next of an earlier page"})
+	}
+	if v, ok := q["limit"]; ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > host.MaxPendingLimit {
+			fields = append(fields, interrupt.FieldError{Path: "limit", Message: "must be an integer from 1 to " + strconv.Itoa(host.MaxPendingLimit)})
+		}
+		limit = n
+	}
+	if len(fields) > 0 {
+		return reply{}, interrupt.Invalid("the query is not acceptable", fields...)
+	}
+	page, err := a.host.PendingInterrupts(ctx, c.principal, after, limit)
+	if err != nil {
+		return reply{}, err
+	}
+	return reply{status: http.StatusOK, body: page}, nil
 }
 
 // listEvents serves GET /runs/{runId}/events?after=SEQ&limit=N&mode=updates|debug: debug (and

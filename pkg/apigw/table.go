@@ -59,6 +59,7 @@ var Operations = []Operation{
 	{Route: "HEAD /interrupts/{token}", Function: "inspect-by-token", Scopes: anyone, Needs: withKeys, serve: (*API).inspectByToken},
 	{Route: "POST /interrupts/{token}", Function: "resolve-by-token", Scopes: anyone, Needs: withKeys, serve: (*API).resolveByToken},
 	{Route: "GET /runs/{runId}", Function: "get-run", Scopes: readers, Needs: onHost, serve: (*API).getRun},
+	{Route: "GET /interrupts", Function: "get-run", Scopes: readers, Needs: onHost, serve: (*API).listPending},
 	{Route: "GET /runs/{runId}/events", Function: "list-events", Scopes: readers, Needs: onHost, serve: (*API).listEvents},
 	{Route: "POST /runs/{runId}/cancel", Function: "end-run", Scopes: writers, Needs: onHost, serve: (*API).cancelRun},
 	{Route: "POST /runs/{runId}/complete", Function: "end-run", Scopes: writers, Needs: onHost, serve: (*API).completeRun},

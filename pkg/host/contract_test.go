@@ -373,6 +373,69 @@ func TestDeadlinesContract(t *testing.T) {
 	}
 }
 
+// TestWaitingContract: both stores file a run's entry over one filed for the same or an
+// earlier commit only; remove it only when it was filed for an earlier commit, or is the very
+// entry named (its commit and time); list a tenant's entries in run id order after a run id;
+// and keep tenants apart.
+func TestWaitingContract(t *testing.T) {
+	ctx := context.Background()
+	t0 := time.Date(2026, 11, 30, 9, 0, 0, 123456000, time.UTC)
+	entry := func(tenant, id string, seq int64) runlog.Waiting {
+		return runlog.Waiting{Key: runlog.Key{Tenant: tenant, RunID: id}, Seq: seq, At: t0.Add(time.Duration(seq) * time.Second)}
+	}
+	for name, open := range logs {
+		t.Run(name, func(t *testing.T) {
+			l := open(t)
+			for _, w := range []runlog.Waiting{
+				entry("acme", "r2", 5), entry("acme", "r1", 1), entry("acme", "r3", 9),
+				entry("acme", "r2", 3), // a late request's entry does not move it back
+				entry("acme", "r1", 4), entry("evilcorp", "r1", 2),
+			} {
+				if err := l.FileWaiting(ctx, w); err != nil {
+					t.Fatal(err)
+				}
+			}
+			list := func(after string, limit int) []runlog.Waiting {
+				t.Helper()
+				got, err := l.WaitingRuns(ctx, "acme", after, limit)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return got
+			}
+			want := []runlog.Waiting{entry("acme", "r1", 4), entry("acme", "r2", 5), entry("acme", "r3", 9)}
+			if got := list("", 10); !slices.Equal(got, want) {
+				t.Fatalf("the index: %+v, want %+v", got, want)
+			}
+			if got := list("r1", 1); !slices.Equal(got, want[1:2]) {
+				t.Errorf("a page after r1: %+v", got)
+			}
+			again := entry("acme", "r3", 9)
+			again.At = again.At.Add(time.Minute)
+			for _, w := range []runlog.Waiting{
+				entry("acme", "r1", 5),   // after a commit after r1's entry
+				entry("acme", "r2", 5),   // r2's entry itself
+				again,                    // r3's commit, filed at another time: kept
+				entry("acme", "r3", 8),   // before r3's commit: kept
+				entry("acme", "gone", 4), // no entry
+			} {
+				if err := l.UnfileWaiting(ctx, w); err != nil {
+					t.Errorf("removing %+v: %v", w, err)
+				}
+			}
+			if got := list("", 10); !slices.Equal(got, want[2:]) {
+				t.Errorf("after the removals: %+v, want %+v", got, want[2:])
+			}
+			if got, err := l.WaitingRuns(ctx, "evilcorp", "", 10); err != nil || !slices.Equal(got, []runlog.Waiting{entry("evilcorp", "r1", 2)}) {
+				t.Errorf("the other tenant's index: %+v %v", got, err)
+			}
+			if err := l.FileWaiting(ctx, entry("acme", "a#b", 1)); !errors.Is(err, runlog.ErrInvalidKey) {
+				t.Errorf("a run id that is no key: %v", err)
+			}
+		})
+	}
+}
+
 // TestRetentionContract: both stores give every item of a run (its commits, checkpoint and
 // archive) its expiry, budget by budget; read a run whose items expired as no run, and let a new
 // run of the same id write over them; a retained run not yet expired reads as before.

@@ -52,6 +52,7 @@ type Stores struct {
 	Endpoints     Endpoints
 	Inbox         Inbox
 	Deadlines     Deadlines
+	Waiting       Waiting
 }
 
 // Store keeps everything the host keeps, as package dynamo's table and package inmem do.
@@ -61,11 +62,12 @@ type Store interface {
 	Endpoints
 	Inbox
 	Deadlines
+	Waiting
 }
 
 // StoresOf is every port of the host, kept by s.
 func StoresOf(s Store) Stores {
-	return Stores{Runs: s, Conversations: s, Endpoints: s, Inbox: s, Deadlines: s}
+	return Stores{Runs: s, Conversations: s, Endpoints: s, Inbox: s, Deadlines: s, Waiting: s}
 }
 
 // Config is the host's behaviour that operators choose.
@@ -126,6 +128,7 @@ type Host struct {
 	endpointStore Endpoints
 	inbox         Inbox
 	deadlines     Deadlines
+	waiting       Waiting
 	schemas       *schema.Set
 	cfg           Config
 	endpoints     *endpointCache
@@ -153,7 +156,7 @@ func New(stores Stores, schemas *schema.Set, cfg Config) *Host {
 		cfg.EscalationThreshold = &t
 	}
 	return &Host{
-		runs: stores.Runs, conversations: stores.Conversations, endpointStore: stores.Endpoints, inbox: stores.Inbox, deadlines: stores.Deadlines,
+		runs: stores.Runs, conversations: stores.Conversations, endpointStore: stores.Endpoints, inbox: stores.Inbox, deadlines: stores.Deadlines, waiting: stores.Waiting,
 		schemas: schemas, cfg: cfg, endpoints: &endpointCache{m: map[string]cachedEndpoint{}},
 	}
 }
@@ -321,6 +324,15 @@ func commit[T answer[T]](ctx context.Context, h *Host, k runlog.Key, st *runlog.
 				return zero, err
 			}
 		}
+		// indexed: the run's entry in the waiting index is there or filed now (it waits, or
+		// this commit may make it wait), so a commit that leaves it waiting on nothing removes it.
+		indexed := st.Waiting()
+		if !indexed && requests(d.events) {
+			if err := h.waiting.FileWaiting(ctx, runlog.Waiting{Key: k, Seq: st.Seq + 1, At: at}); err != nil {
+				return zero, err
+			}
+			indexed = true
+		}
 		c := runlog.Commit{Seq: st.Seq + 1, ID: rand.Text(), At: at, Events: d.events, By: by}
 		if d.idem != nil {
 			rec := *d.idem
@@ -333,6 +345,7 @@ func commit[T answer[T]](ctx context.Context, h *Host, k runlog.Key, st *runlog.
 		switch {
 		case err == nil:
 			h.counted(st, d.events)
+			h.stoppedWaiting(ctx, k, st, indexed)
 			h.endedBy(ctx, k, st)
 			h.checkpoint(ctx, k, st)
 			return d.answer.atSeq(seq), nil
@@ -428,6 +441,22 @@ func (h *Host) settle(ctx context.Context, k runlog.Key, st *runlog.State, c run
 		if !errors.Is(err, runlog.ErrRefused) {
 			sentUnknown = true
 		}
+	}
+}
+
+// requests reports whether events request an interrupt.
+func requests(events []runlog.Event) bool {
+	return slices.ContainsFunc(events, func(e runlog.Event) bool { return e.Type == interrupt.EventRequested })
+}
+
+// stoppedWaiting removes the run from its tenant's waiting index once its last commit left it
+// waiting on nothing, having waited before or filed its entry for this commit (an external
+// event's request that its early event resolves in the same commit). Only an entry filed for this commit or an earlier
+// one is removed: a request about to commit after this one has filed its entry for a later seq,
+// and keeps it. A failure is left alone: the entry is stale, and the list removes it.
+func (h *Host) stoppedWaiting(ctx context.Context, k runlog.Key, st *runlog.State, indexed bool) {
+	if indexed && !st.Waiting() {
+		_ = h.waiting.UnfileWaiting(ctx, runlog.Waiting{Key: k, Seq: st.Seq + 1})
 	}
 }
 

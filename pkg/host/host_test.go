@@ -128,6 +128,21 @@ func TestRoundTrips(t *testing.T) {
 			}
 			return err
 		}, map[string]int{"Query": 1}},
+		{"request that makes an idle run wait: its index entry, then the commit", func() error {
+			_, _, err := h.RequestInterrupt(ctx, alice, "r9", host.Request{NodeID: "n1", Payload: example(t, "custom")})
+			return err
+		}, map[string]int{"Query": 1, "PutItem": 2}},
+		{"the last resolve: the commit, then the entry's removal", func() error {
+			_, err := h.Resolve(ctx, alice, "r9", "n1", json.RawMessage(`{}`), nil)
+			return err
+		}, map[string]int{"Query": 1, "PutItem": 1, "DeleteItem": 1}},
+		{"the tenant's pending interrupts: the index, then each waiting run", func() error {
+			page, err := h.PendingInterrupts(ctx, alice, "", 0)
+			if err == nil && len(page.Interrupts) != 4 {
+				return fmt.Errorf("page %+v", page)
+			}
+			return err
+		}, map[string]int{"Query": 3}},
 		{"refused payload", func() error {
 			_, _, err := h.RequestInterrupt(ctx, alice, "r1", host.Request{NodeID: "n3", Payload: json.RawMessage(`{"kind":"custom"}`)})
 			if err == nil {

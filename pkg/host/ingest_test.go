@@ -131,7 +131,7 @@ func TestIngestResolvesWaitersOnce(t *testing.T) {
 
 func TestEarlyEventsResolveLaterRequests(t *testing.T) {
 	ctx := context.Background()
-	h, _, e := hookHost(t)
+	h, l, e := hookHost(t)
 	body := stripeEvent("evt_1", "payment_intent.succeeded", "order-7")
 	if res := mustIngest(t, h, e, body); res.Outcome != host.OutcomeBuffered || len(res.Matched) != 0 {
 		t.Fatalf("an event before its waiter: %+v", res)
@@ -143,6 +143,9 @@ func TestEarlyEventsResolveLaterRequests(t *testing.T) {
 	page, _ := h.Events(ctx, who("engine"), "r1", 0, 0, "")
 	if len(page.Events) != 2 || page.Events[0].Type != interrupt.EventRequested || page.Events[1].Type != interrupt.EventResolved {
 		t.Errorf("the request's own commit: %+v", page.Events)
+	}
+	if got := indexed(t, l, "acme"); len(got) != 0 {
+		t.Errorf("a run its request's own commit resolved is indexed as waiting: %v", got)
 	}
 	strict := json.RawMessage(`{"kind":"external-event","key":"strict","resumeSchema":{"required":["never"]},"data":{"eventType":"payment_intent.succeeded","correlation":"order-7"}}`)
 	if v, _, err := h.RequestInterrupt(ctx, who("engine"), "r2", host.Request{NodeID: "pay", Payload: strict}); err != nil || v.Status != interrupt.StatusPending {
@@ -238,6 +241,9 @@ func TestEventAndRequestMeetWhicheverIsFirst(t *testing.T) {
 			}
 			if resolved != 1 {
 				t.Errorf("%d interrupt.resolved (ingest answered %+v)", resolved, res)
+			}
+			if got := indexed(t, r, "acme"); len(got) != 0 {
+				t.Errorf("a run the event resolved is indexed as waiting: %v", got)
 			}
 		})
 	}

@@ -36,6 +36,8 @@ type RunLog struct {
 	// the due index by minute, and the sweep's cursor
 	due    map[time.Time][]runlog.Due
 	cursor runlog.SweepCursor
+	// waiting is each tenant's waiting index, by run id
+	waiting map[string]map[string]runlog.Waiting
 	// appends counts the commits written, for tests that assert nothing was.
 	appends int
 }
@@ -70,7 +72,7 @@ func New() *RunLog {
 		commits: map[runlog.Key][]stored{}, claims: map[[2]string]runlog.Claim{},
 		checkpoints: map[runlog.Key]storedCheckpoint{}, archives: map[runlog.Key]map[runlog.Ref]storedFound{},
 		endpoints: map[string]webhook.Endpoint{}, slots: map[webhook.Key]*slot{}, records: map[[2]string]json.RawMessage{},
-		due: map[time.Time][]runlog.Due{},
+		due: map[time.Time][]runlog.Due{}, waiting: map[string]map[string]runlog.Waiting{},
 	}
 }
 

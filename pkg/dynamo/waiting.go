@@ -1,0 +1,95 @@
+package dynamo
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/interrupthost/interrupthost/pkg/runlog"
+)
+
+// A tenant's waiting index is one partition, a run an item:
+//
+//	<tenant>#waiting  <runId>  seq, filedAt: the commit the entry was filed for, and its time
+//
+// Its items carry no expiry: a run may wait for as long as it lives, and a stale entry is
+// removed by the reader that finds it stale (docs/design.md, "Pending interrupts").
+const attrFiledAt = "filedAt"
+
+func waitingKey(k runlog.Key) (map[string]types.AttributeValue, error) {
+	if !k.Valid() {
+		return nil, fmt.Errorf("dynamo: waiting entry of run %q of tenant %q: %w", k.RunID, k.Tenant, runlog.ErrInvalidKey)
+	}
+	return map[string]types.AttributeValue{attrPK: s(k.Tenant + "#waiting"), attrSK: s(k.RunID)}, nil
+}
+
+// FileWaiting files w with one put, conditional on w replacing the entry there
+// (runlog.Waiting.Replaces).
+func (l *RunLog) FileWaiting(ctx context.Context, w runlog.Waiting) error {
+	item, err := waitingKey(w.Key)
+	if err != nil {
+		return err
+	}
+	item[attrSeq], item[attrFiledAt] = n(w.Seq), n(w.At.UnixMicro())
+	_, err = l.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: &l.table, Item: item,
+		ConditionExpression:       aws.String("attribute_not_exists(pk) OR seq <= :seq"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":seq": n(w.Seq)},
+	})
+	if err != nil && !IsCondCheckFailed(err) {
+		return classify("file waiting", err)
+	}
+	return nil
+}
+
+// UnfileWaiting deletes w's run's entry with one delete, conditional on w removing it
+// (runlog.Waiting.Removes).
+func (l *RunLog) UnfileWaiting(ctx context.Context, w runlog.Waiting) error {
+	key, err := waitingKey(w.Key)
+	if err != nil {
+		return err
+	}
+	_, err = l.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+		TableName: &l.table, Key: key,
+		ConditionExpression:       aws.String("seq < :seq OR (seq = :seq AND filedAt = :at)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":seq": n(w.Seq), ":at": n(w.At.UnixMicro())},
+	})
+	if err != nil && !IsCondCheckFailed(err) {
+		return classify("unfile waiting", err)
+	}
+	return nil
+}
+
+// WaitingRuns lists the tenant's entries after run id after, in run id order, with one
+// consistent Query.
+func (l *RunLog) WaitingRuns(ctx context.Context, tenant, after string, limit int) ([]runlog.Waiting, error) {
+	if !runlog.ValidID(tenant) {
+		return nil, fmt.Errorf("dynamo: waiting runs of tenant %q: %w", tenant, runlog.ErrInvalidKey)
+	}
+	out, err := l.db.Query(ctx, &dynamodb.QueryInput{
+		TableName: &l.table, ConsistentRead: aws.Bool(true), Limit: aws.Int32(int32(limit)),
+		KeyConditionExpression:    aws.String("pk = :pk AND sk > :after"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": s(tenant + "#waiting"), ":after": s(after)},
+	})
+	if err != nil {
+		return nil, classify("waiting runs", err)
+	}
+	runs := make([]runlog.Waiting, 0, len(out.Items))
+	for _, item := range out.Items {
+		seq, err := strconv.ParseInt(num(item[attrSeq]), 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("dynamo: waiting entry %s: %w", str(item[attrSK]), err)
+		}
+		at, err := strconv.ParseInt(num(item[attrFiledAt]), 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("dynamo: waiting entry %s: %w", str(item[attrSK]), err)
+		}
+		runs = append(runs, runlog.Waiting{Key: runlog.Key{Tenant: tenant, RunID: str(item[attrSK])}, Seq: seq, At: time.UnixMicro(at).UTC()})
+	}
+	return runs, nil
+}
