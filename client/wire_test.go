@@ -99,6 +99,7 @@ func TestWireTypesAreTheServers(t *testing.T) {
 		{"a delivery attempt", &outbound.Attempt{}, &client.Attempt{}},
 		{"a token request, the other way", &client.TokenRequest{}, &host.TokenRequest{}},
 		{"a webhook endpoint", &apigw.EndpointView{}, &client.Endpoint{}},
+		{"a page of pending interrupts", &host.PendingPage{}, &client.PendingPage{}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			fill(reflect.ValueOf(tt.server).Elem())

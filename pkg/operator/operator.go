@@ -36,6 +36,10 @@ process list. Each command needs the scopes of its route.
   events <runId> [--after N] [--updates] [--follow] [--every D]
                                    the run's events, one JSON line each (runs:read); --follow
                                    reads on until the run ends
+  pending [--after RUNID] [--page N]
+                                   every interrupt the tenant's runs wait on, one JSON line
+                                   each, in run id order (runs:read); --page sets how many each
+                                   request reads
   link <runId> <nodeId> [--for PRINCIPAL] [--ttl D] [--inspect]
                                    mint a token for the interrupt at the node and print its
                                    approval page link (resolve for PRINCIPAL: tokens:delegate)
@@ -79,6 +83,8 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdio I
 		return show(ctx, o, cmd, rest, o.c.Snapshot)
 	case "events":
 		return o.events(ctx, rest)
+	case "pending":
+		return o.pending(ctx, rest)
 	case "link":
 		return o.link(ctx, rest)
 	case "subscriptions":
@@ -184,6 +190,9 @@ func (o *op) events(ctx context.Context, in []string) error {
 	}
 	enc := json.NewEncoder(o.io.Out)
 	cursor := *after
+	// over: the snapshot said the run ended, after a read that found nothing new; one more read
+	// prints what it committed in between (its end, when the cursor had not passed it).
+	over := false
 	for {
 		page, err := o.c.Events(ctx, pos[0], cursor, opts...)
 		var p *client.Problem
@@ -205,12 +214,14 @@ func (o *op) events(ctx context.Context, in []string) error {
 			switch {
 			case moved && !done:
 				continue // more may be there already
-			case !*follow || done:
+			case !*follow || done || over:
 				return nil
 			}
-			// Nothing new: the run may have ended before the cursor (--after past its end).
+			// Nothing new: the run may have ended since the read, or before the cursor (--after
+			// past its end).
 			if snap, err := o.c.Snapshot(ctx, pos[0]); err == nil && endedRuns[snap.Status] {
-				return nil
+				over = true
+				continue
 			}
 		}
 		select {
@@ -218,6 +229,34 @@ func (o *op) events(ctx context.Context, in []string) error {
 			return ctx.Err()
 		case <-time.After(*every):
 		}
+	}
+}
+
+func (o *op) pending(ctx context.Context, in []string) error {
+	fs := flag.NewFlagSet("pending", flag.ContinueOnError)
+	after := fs.String("after", "", "")
+	size := fs.Int("page", 0, "")
+	if _, err := args(fs, in, 0); err != nil {
+		return err
+	}
+	if *size < 0 {
+		return fmt.Errorf("%w: --page must be positive", ErrUsage)
+	}
+	enc := json.NewEncoder(o.io.Out)
+	for cursor := *after; ; {
+		page, err := o.c.Pending(ctx, cursor, *size)
+		if err != nil {
+			return err
+		}
+		for _, in := range page.Interrupts {
+			if err := enc.Encode(in); err != nil {
+				return err
+			}
+		}
+		if page.Next == "" {
+			return nil
+		}
+		cursor = page.Next
 	}
 }
 

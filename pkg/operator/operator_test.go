@@ -31,6 +31,8 @@ func TestUsageErrors(t *testing.T) {
 		{"events with a bad --every", []string{"events", "r1", "--every", "0s"}, withURL},
 		{"events with an unknown flag", []string{"events", "r1", "--tail"}, withURL},
 		{"link without its node", []string{"link", "r1"}, withURL},
+		{"pending with an argument", []string{"pending", "r1"}, withURL},
+		{"pending with a negative page", []string{"pending", "--page", "-1"}, withURL},
 		{"endpoint alone", []string{"endpoint"}, withURL},
 		{"endpoints with an argument", []string{"endpoints", "we_1"}, withURL},
 		{"an unknown endpoint command", []string{"endpoint", "list", "x"}, withURL},

@@ -39,7 +39,8 @@ func (b *lockedBuffer) String() string {
 }
 
 // TestIhctl runs the operator's commands against the stack as an on-call engineer would, with
-// an operator's JWT: a run's snapshot, its events followed to the run's end, an approval link
+// an operator's JWT: a run's snapshot, the tenant's pending interrupts, its events followed to
+// the run's end, an approval link
 // minted for an approver (who then decides with it), a subscription and its deliveries, and a
 // webhook endpoint's life; then the built binary, for its exit codes.
 func TestIhctl(t *testing.T) {
@@ -73,6 +74,10 @@ func TestIhctl(t *testing.T) {
 	if err := json.Unmarshal(cli(t, "", "run", run), &snap); err != nil || snap.RunID != run || snap.Status != "waiting-approval" || len(snap.Pending) != 1 {
 		t.Fatalf("run: %+v %v", snap, err)
 	}
+	var waiting client.PendingInterrupt
+	if out := cli(t, "", "pending", "--page", "1"); json.Unmarshal(out, &waiting) != nil || waiting.RunID != run || waiting.NodeID != "gate" || waiting.Kind != "approval" || waiting.InterruptID != snap.Pending[0].InterruptID {
+		t.Fatalf("pending: %s", out)
+	}
 
 	followed := &lockedBuffer{}
 	done := make(chan error, 1)
@@ -100,6 +105,9 @@ func TestIhctl(t *testing.T) {
 	}
 	if err := eng.Complete(ctx, run, "done"); err != nil {
 		t.Fatal(err)
+	}
+	if out := cli(t, "", "pending"); len(out) != 0 {
+		t.Errorf("pending after the run's end: %s", out)
 	}
 	select {
 	case err := <-done:

@@ -1,0 +1,47 @@
+package client
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strconv"
+)
+
+// PendingInterrupt is one interrupt a run of the caller's tenant waits on.
+type PendingInterrupt struct {
+	RunID       string `json:"runId"`
+	NodeID      string `json:"nodeId"`
+	InterruptID string `json:"interruptId"`
+	Key         string `json:"key"`
+	Kind        string `json:"kind"`
+	Seq         int64  `json:"seq"`
+	RequestedAt string `json:"requestedAt"`
+	ExpiresAt   string `json:"expiresAt,omitempty"`
+}
+
+// PendingPage is one page of the tenant's pending interrupts; Next, when set, is the after of
+// the page that follows.
+type PendingPage struct {
+	Interrupts []PendingInterrupt `json:"interrupts"`
+	Next       string             `json:"next,omitempty"`
+}
+
+// Pending reads a page of the interrupts the caller's tenant's runs wait on, in run id order,
+// from the runs after the run id after ("" for the first page); limit 0 takes the server's
+// default. A page may hold none and still have a Next: read on until Next is "".
+func (c *Client) Pending(ctx context.Context, after string, limit int) (PendingPage, error) {
+	q := url.Values{}
+	if after != "" {
+		q.Set("after", after)
+	}
+	if limit > 0 {
+		q.Set("limit", strconv.Itoa(limit))
+	}
+	path := "/interrupts"
+	if len(q) > 0 {
+		path += "?" + q.Encode()
+	}
+	var out PendingPage
+	err := c.do(ctx, http.MethodGet, path, nil, &out)
+	return out, err
+}
