@@ -273,6 +273,9 @@ type EventsOption func(url.Values)
 // decisions); a page may then hold no event, with Next past the commits it read.
 func Updates() EventsOption { return func(q url.Values) { q.Set("mode", "updates") } }
 
+// Limit reads at most n commits (1 to 1000) in the page.
+func Limit(n int) EventsOption { return func(q url.Values) { q.Set("limit", strconv.Itoa(n)) } }
+
 // Mint mints a signed token for the interrupt pending at the run's node: an inspect token, or a
 // resolve token deciding as req.Principal (a caller holding tokens:delegate mints for anyone).
 func (c *Client) Mint(ctx context.Context, runID, nodeID string, req TokenRequest) (Token, error) {

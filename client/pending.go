@@ -45,3 +45,11 @@ func (c *Client) Pending(ctx context.Context, after string, limit int) (PendingP
 	err := c.do(ctx, http.MethodGet, path, nil, &out)
 	return out, err
 }
+
+// PendingIn reads the interrupts pending in one run of the caller's tenant (none for a run that
+// does not exist), in request order.
+func (c *Client) PendingIn(ctx context.Context, runID string) ([]PendingInterrupt, error) {
+	var out PendingPage
+	err := c.do(ctx, http.MethodGet, "/interrupts?"+url.Values{"runId": {runID}}.Encode(), nil, &out)
+	return out.Interrupts, err
+}

@@ -57,6 +57,17 @@ type Attempt struct {
 	StatusCode int    `json:"statusCode,omitempty"`
 	LastError  string `json:"lastError,omitempty"`
 	At         string `json:"at"`
+	// Resent marks an operator's resend (Resend).
+	Resent bool `json:"resent,omitempty"`
+}
+
+// Resend sends the event eventID (as a delivery's webhook-id names it: <runId>:<seq>:<index>)
+// to the subscription's receiver again, now, once, and answers the attempt: delivered, or
+// failed with the receiver's answer. Nothing else moves; a failed resend is not retried.
+func (c *Client) Resend(ctx context.Context, id, eventID string) (Attempt, error) {
+	var out Attempt
+	err := c.do(ctx, http.MethodPost, "/subscriptions/"+esc(id)+"/deliveries", map[string]string{"eventId": eventID}, &out)
+	return out, err
 }
 
 // Deliveries lists a subscription's recent delivery attempts, newest first.

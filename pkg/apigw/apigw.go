@@ -58,11 +58,19 @@ type Options struct {
 	SignIn *signin.Flow
 	// Subscriptions serve the subscriptions routes; nil for the functions that serve none.
 	Subscriptions *outbound.Subscriptions
+	// Resender sends a delivered event again (POST /subscriptions/{id}/deliveries); nil for
+	// the functions that serve none.
+	Resender Resender
 	// Discovery is the document of GET /.well-known/interrupt-host.
 	Discovery host.Discovery
 	// Metrics counts the 409 answers and the provider events received (package metrics); nil
 	// counts nothing.
 	Metrics *metrics.Log
+}
+
+// Resender sends one event to a subscription's receiver again, as outbound.Deliverer does.
+type Resender interface {
+	Resend(ctx context.Context, s outbound.Subscription, eventID string) (outbound.Attempt, error)
 }
 
 // API serves the host's operations to API Gateway. Safe for concurrent invocations.

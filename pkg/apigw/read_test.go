@@ -256,7 +256,8 @@ func (s *stack) pending(t testing.TB, who caller, query map[string]string) (host
 }
 
 // TestPendingInterruptsRoute: GET /interrupts lists the caller's tenant's pending interrupts and
-// no other tenant's, pages by its next without a gap or a repeat, and refuses a query it cannot
+// no other tenant's, pages by its next without a gap or a repeat, lists one run's with runId,
+// and refuses a query it cannot
 // honour or a caller without runs:read, writing nothing.
 func TestPendingInterruptsRoute(t *testing.T) {
 	t.Parallel()
@@ -293,6 +294,11 @@ func TestPendingInterruptsRoute(t *testing.T) {
 	if page, r := s.pending(t, intruder, nil); r.Status != 200 || len(page.Interrupts) != 1 || page.Interrupts[0].RunID != "r9" {
 		t.Errorf("evilcorp's pending: %d %s", r.Status, r.Body)
 	}
+	for run, want := range map[string]int{"r2": 2, "r3": 0, "r9": 0, "nope": 0} {
+		if page, r := s.pending(t, engine, map[string]string{"runId": run}); r.Status != 200 || len(page.Interrupts) != want || page.Next != "" {
+			t.Errorf("run %s's pending: %d %s, want %d", run, r.Status, r.Body, want)
+		}
+	}
 	before := s.items(t)
 	for _, c := range []struct {
 		name   string
@@ -304,6 +310,8 @@ func TestPendingInterruptsRoute(t *testing.T) {
 		{"limit 0", engine, map[string]string{"limit": "0"}, 400, interrupt.CodeValidation},
 		{"limit past the bound", engine, map[string]string{"limit": strconv.Itoa(host.MaxPendingLimit + 1)}, 400, interrupt.CodeValidation},
 		{"an after that is no run id", engine, map[string]string{"after": "a#b"}, 400, interrupt.CodeValidation},
+		{"a runId that is no run id", engine, map[string]string{"runId": "a#b"}, 400, interrupt.CodeValidation},
+		{"a runId with a limit", engine, map[string]string{"runId": "r2", "limit": "1"}, 400, interrupt.CodeValidation},
 		{"without runs:read", caller{"engine", "acme", []string{apigw.ScopeInterruptsWrite, apigw.ScopeApprovalsRespond}}, nil, 403, interrupt.CodeForbidden},
 	} {
 		if _, r := s.pending(t, c.who, c.query); r.Status != c.status || r.problem(t).Code != c.code {

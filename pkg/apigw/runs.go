@@ -26,9 +26,23 @@ func (a *API) getRun(ctx context.Context, c *call) (reply, error) {
 }
 
 // listPending serves GET /interrupts?after=RUN&limit=N: the caller's tenant's pending
-// interrupts, a page at a time, in run id order.
+// interrupts, a page at a time, in run id order; GET /interrupts?runId=RUN: one run's.
 func (a *API) listPending(ctx context.Context, c *call) (reply, error) {
 	q := c.req.QueryStringParameters
+	if run, ok := q["runId"]; ok {
+		switch {
+		case !runlog.ValidID(run):
+			return reply{}, interrupt.Invalid("the query is not acceptable", interrupt.FieldError{Path: "runId", Message: "must match ^[A-Za-z0-9._:-]{1,128}$"})
+		case len(q) > 1:
+			return reply{}, interrupt.Invalid("runId lists one run's interrupts, on one page",
+				interrupt.FieldError{Path: "runId", Message: "must come without after and limit"})
+		}
+		page, err := a.host.PendingInRun(ctx, c.principal, run)
+		if err != nil {
+			return reply{}, err
+		}
+		return reply{status: http.StatusOK, body: page}, nil
+	}
 	var fields []interrupt.FieldError
 	after, limit := q["after"], host.DefaultPendingLimit
 	if _, ok := q["after"]; ok && !runlog.ValidID(after) {

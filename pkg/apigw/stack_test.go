@@ -198,11 +198,16 @@ func buildWith(st stores, c *testclock.Clock, keys token.Keys, configure func(*h
 	}
 	configure(&cfg)
 	h := host.New(host.StoresOf(st.log), schemas, cfg)
+	subSecrets := webhook.NewCache(st.subscriptionSecrets, nil)
 	subs := &outbound.Subscriptions{
-		Store: st.outbound, Secrets: webhook.NewCache(st.subscriptionSecrets, nil),
+		Store: st.outbound, Secrets: subSecrets,
 		Targets: outbound.Targets{Resolver: names{"hooks.example.com": "93.184.215.14", "intranet.example": "10.0.0.7"}}, Now: c.Now,
 	}
-	api := apigw.New(h, slog.New(slog.NewJSONHandler(io.Discard, nil)), apigw.Options{Subscriptions: subs, Discovery: host.DiscoveryOf(cfg), Metrics: meter})
+	resender := &outbound.Deliverer{
+		Store: st.outbound, Log: st.log, Secrets: subSecrets, Client: outbound.NewHTTPClient(false),
+		Links: outbound.Links{Keys: keys, BaseURL: "https://host.example"}, Now: c.Now,
+	}
+	api := apigw.New(h, slog.New(slog.NewJSONHandler(io.Discard, nil)), apigw.Options{Subscriptions: subs, Resender: resender, Discovery: host.DiscoveryOf(cfg), Metrics: meter})
 	return &stack{api: api, host: h, subs: subs, log: st.log, clock: c, metrics: &buf}, nil
 }
 

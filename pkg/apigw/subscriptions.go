@@ -80,6 +80,35 @@ func (a *API) listDeliveries(ctx context.Context, c *call) (reply, error) {
 	}{attempts}}, nil
 }
 
+// Resend is the body of POST /subscriptions/{id}/deliveries.
+type Resend struct {
+	// EventID names the event as its deliveries did: <runId>:<seq>:<index>.
+	EventID string `json:"eventId"`
+}
+
+// resendDelivery serves POST /subscriptions/{id}/deliveries: the event sent to the receiver
+// again, now, once; 200 with the attempt, delivered or failed (the receiver's answer is the
+// attempt's, not the request's).
+func (a *API) resendDelivery(ctx context.Context, c *call) (reply, error) {
+	id, err := subscriptionID(c)
+	if err != nil {
+		return reply{}, err
+	}
+	var body Resend
+	if _, err := decodeBody(c.req, &body); err != nil {
+		return reply{}, err
+	}
+	s, err := a.opts.Subscriptions.Get(ctx, c.principal, id)
+	if err != nil {
+		return reply{}, err
+	}
+	attempt, err := a.opts.Resender.Resend(ctx, s, body.EventID)
+	if err != nil {
+		return reply{}, err
+	}
+	return reply{status: http.StatusOK, body: attempt}, nil
+}
+
 // subscriptionID is the {id} of a subscriptions route; anything but an id names none.
 func subscriptionID(c *call) (string, error) {
 	id := c.req.PathParameters["id"]

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/interrupthost/interrupthost/pkg/apigw"
+	"github.com/interrupthost/interrupthost/pkg/interrupt"
 )
 
 // names resolves each host to one address, so the URL rules are tested without DNS.
@@ -117,5 +118,49 @@ func TestSubscriptionRoutes(t *testing.T) {
 	}
 	if r := s.subscriptions(t, subscriber, "GET /subscriptions/{id}", created.ID, ""); r.Status != 404 {
 		t.Errorf("after delete: %d %s", r.Status, r.Body)
+	}
+}
+
+// TestResendRefusals: POST /subscriptions/{id}/deliveries refuses what it cannot send (another
+// tenant's subscription or run, an event that is not there or that the subscription does not
+// take, a body that names none) with the spec's codes, and sends and writes nothing. Its
+// delivery is TestIhctl's, against the stack.
+func TestResendRefusals(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	r := s.subscriptions(t, subscriber, "POST /subscriptions", "", `{"url":"https://hooks.example.com/in","events":["interrupt.requested"]}`)
+	var sub struct{ ID string }
+	if err := json.Unmarshal(r.Body, &sub); err != nil || r.Status != 201 {
+		t.Fatalf("create: %d %s", r.Status, r.Body)
+	}
+	s.mustRequest(t, "r1", "n1", example(t, "custom"))
+	if r := s.resolve(t, approver, "r1", "n1", `{}`); r.Status != 200 {
+		t.Fatalf("resolve: %d %s", r.Status, r.Body)
+	}
+	before := s.items(t)
+	for _, c := range []struct {
+		name   string
+		who    caller
+		id     string
+		body   string
+		status int
+		code   interrupt.Code
+	}{
+		{"another tenant's subscription", caller{"ops", "globex", subscriber.scopes}, sub.ID, `{"eventId":"r1:1:0"}`, 404, interrupt.CodeNotFound},
+		{"no such subscription", subscriber, "sub_nope", `{"eventId":"r1:1:0"}`, 404, interrupt.CodeNotFound},
+		{"an event the subscription does not take", subscriber, sub.ID, `{"eventId":"r1:2:0"}`, 409, interrupt.CodeConflict},
+		{"a commit that is not there", subscriber, sub.ID, `{"eventId":"r1:3:0"}`, 404, interrupt.CodeNotFound},
+		{"a run that is not there", subscriber, sub.ID, `{"eventId":"r2:1:0"}`, 404, interrupt.CodeNotFound},
+		{"an id that names no event", subscriber, sub.ID, `{"eventId":"r1"}`, 400, interrupt.CodeValidation},
+		{"no eventId", subscriber, sub.ID, `{}`, 400, interrupt.CodeValidation},
+		{"an unknown member", subscriber, sub.ID, `{"eventId":"r1:1:0","now":true}`, 400, interrupt.CodeValidation},
+		{"without subscriptions:manage", caller{"ops", "acme", []string{apigw.ScopeWebhooksManage}}, sub.ID, `{"eventId":"r1:1:0"}`, 403, interrupt.CodeForbidden},
+	} {
+		if r := s.subscriptions(t, c.who, "POST /subscriptions/{id}/deliveries", c.id, c.body); r.Status != c.status || r.problem(t).Code != c.code {
+			t.Errorf("%s: %d %s, want %d %s", c.name, r.Status, r.Body, c.status, c.code)
+		}
+	}
+	if after := s.items(t); after != before {
+		t.Errorf("refused resends wrote: %s, then %s", before, after)
 	}
 }

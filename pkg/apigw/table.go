@@ -24,6 +24,9 @@ const (
 	NeedsSignIn
 	// NeedsSubscriptions: the outbound subscriptions (their store and secrets), without a host.
 	NeedsSubscriptions
+	// NeedsDelivery: a deliverer beside the subscriptions (the run log, the keyring for signed
+	// approval links, the public base URL), for an operator's resend.
+	NeedsDelivery
 )
 
 // Operation is one route of the API, as template.yaml deploys it and openapi.yaml documents it
@@ -77,6 +80,7 @@ var Operations = []Operation{
 	{Route: "GET /subscriptions/{id}", Function: "subscriptions", Scopes: []string{ScopeSubscriptionsManage}, Needs: NeedsSubscriptions, serve: (*API).getSubscription},
 	{Route: "DELETE /subscriptions/{id}", Function: "subscriptions", Scopes: []string{ScopeSubscriptionsManage}, Needs: NeedsSubscriptions, serve: (*API).deleteSubscription},
 	{Route: "GET /subscriptions/{id}/deliveries", Function: "subscriptions", Scopes: []string{ScopeSubscriptionsManage}, Needs: NeedsSubscriptions, serve: (*API).listDeliveries},
+	{Route: "POST /subscriptions/{id}/deliveries", Function: "subscriptions", Scopes: []string{ScopeSubscriptionsManage}, Needs: NeedsSubscriptions | NeedsDelivery, serve: (*API).resendDelivery},
 	{Route: "GET /approve/{token}", Function: "approval-page", Scopes: anyone, Needs: onPage, page: (*API).pageByToken},
 	{Route: "HEAD /approve/{token}", Function: "approval-page", Scopes: anyone, Needs: onPage, page: (*API).pageByToken},
 	{Route: "POST /approve/{token}", Function: "approval-page", Scopes: anyone, Needs: onPage, page: (*API).pageByToken},

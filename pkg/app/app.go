@@ -213,6 +213,11 @@ func Serve(ctx context.Context, function string) (apigw.Handler, error) {
 			return nil, err
 		}
 		opts.Subscriptions = &outbound.Subscriptions{Store: o.store, Secrets: o.secrets, Targets: o.targets}
+		if needs&apigw.NeedsDelivery != 0 {
+			if opts.Resender, err = delivererOn(ctx, o); err != nil {
+				return nil, err
+			}
+		}
 	}
 	return apigw.New(h, logger(), opts).Function(function)
 }
@@ -315,6 +320,11 @@ func deliverer(ctx context.Context) (*outbound.Deliverer, error) {
 	if err != nil {
 		return nil, err
 	}
+	return delivererOn(ctx, o)
+}
+
+// delivererOn is the deliverer over o's clients.
+func delivererOn(ctx context.Context, o outboundDeps) (*outbound.Deliverer, error) {
 	var hc host.Config
 	if err := withKeyring(ctx, o.cfg, &hc); err != nil {
 		return nil, err

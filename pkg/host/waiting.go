@@ -101,6 +101,20 @@ func (h *Host) PendingInterrupts(ctx context.Context, p interrupt.Principal, aft
 	}
 }
 
+// PendingInRun lists the interrupts pending at now in the caller's run runID, as
+// PendingInterrupts does for every run, from the run's log alone (no run is none pending).
+func (h *Host) PendingInRun(ctx context.Context, p interrupt.Principal, runID string) (PendingPage, error) {
+	k, err := key(p, runID)
+	if err != nil {
+		return PendingPage{}, err
+	}
+	st, err := h.load(ctx, k)
+	if err != nil {
+		return PendingPage{}, err
+	}
+	return PendingPage{Interrupts: h.pendingOfState(k, st)}, nil
+}
+
 // pendingOf reads the runs at once and answers each one's pending interrupts.
 func (h *Host) pendingOf(ctx context.Context, runs []runlog.Waiting) ([][]PendingInterrupt, error) {
 	found := make([][]PendingInterrupt, len(runs))
@@ -127,10 +141,15 @@ func (h *Host) pendingIn(ctx context.Context, w runlog.Waiting) ([]PendingInterr
 		}
 		return nil, nil
 	}
-	var out []PendingInterrupt
+	return h.pendingOfState(w.Key, st), nil
+}
+
+// pendingOfState lists the interrupts of run k pending at now in st, in request order.
+func (h *Host) pendingOfState(k runlog.Key, st *runlog.State) []PendingInterrupt {
+	out := []PendingInterrupt{}
 	for _, in := range st.Pending(h.cfg.Now()) {
 		pi := PendingInterrupt{
-			RunID: w.Key.RunID, NodeID: in.NodeID, InterruptID: in.ID, Key: in.Payload.Key, Kind: in.Payload.Kind,
+			RunID: k.RunID, NodeID: in.NodeID, InterruptID: in.ID, Key: in.Payload.Key, Kind: in.Payload.Kind,
 			Seq: in.RequestedSeq, RequestedAt: in.RequestedAt.UTC().Format(runlog.TimeFormat),
 		}
 		if !in.Deadline.IsZero() {
@@ -138,5 +157,5 @@ func (h *Host) pendingIn(ctx context.Context, w runlog.Waiting) ([]PendingInterr
 		}
 		out = append(out, pi)
 	}
-	return out, nil
+	return out
 }

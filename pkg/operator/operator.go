@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -36,16 +37,22 @@ process list. Each command needs the scopes of its route.
   events <runId> [--after N] [--updates] [--follow] [--every D]
                                    the run's events, one JSON line each (runs:read); --follow
                                    reads on until the run ends
-  pending [--after RUNID] [--page N]
+  pending [--after RUNID] [--page N] [--run RUNID]
                                    every interrupt the tenant's runs wait on, one JSON line
                                    each, in run id order (runs:read); --page sets how many each
-                                   request reads
+                                   request reads, --run lists one run's
   link <runId> <nodeId> [--for PRINCIPAL] [--ttl D] [--inspect]
                                    mint a token for the interrupt at the node and print its
                                    approval page link (resolve for PRINCIPAL: tokens:delegate)
   subscriptions                    the tenant's subscriptions (subscriptions:manage)
   subscription <id>                a subscription
   deliveries <subscriptionId>      its recent delivery attempts, newest first
+  resend <subscriptionId> <eventId>
+                                   send an event (a delivery's eventId) to the receiver again
+  notify <subscriptionId> <runId> <nodeId>
+                                   send the request of the interrupt pending at the node to the
+                                   receiver again: its notification, with its approval links
+                                   (subscriptions:manage and runs:read)
   endpoints                        the tenant's webhook endpoints (webhooks:manage)
   endpoint show <id>               a webhook endpoint
   endpoint create <provider> [--correlation POINTER]...
@@ -95,6 +102,10 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdio I
 		return list(ctx, o, cmd, rest, o.c.Endpoints)
 	case "deliveries":
 		return show(ctx, o, cmd, rest, o.c.Deliveries)
+	case "resend":
+		return o.resend(ctx, rest)
+	case "notify":
+		return o.notify(ctx, rest)
 	case "endpoint":
 		return o.endpoint(ctx, rest)
 	}
@@ -236,13 +247,29 @@ func (o *op) pending(ctx context.Context, in []string) error {
 	fs := flag.NewFlagSet("pending", flag.ContinueOnError)
 	after := fs.String("after", "", "")
 	size := fs.Int("page", 0, "")
+	run := fs.String("run", "", "")
 	if _, err := args(fs, in, 0); err != nil {
 		return err
 	}
-	if *size < 0 {
+	switch {
+	case *size < 0:
 		return fmt.Errorf("%w: --page must be positive", ErrUsage)
+	case *run != "" && (*after != "" || *size != 0):
+		return fmt.Errorf("%w: --run lists one run, without --after or --page", ErrUsage)
 	}
 	enc := json.NewEncoder(o.io.Out)
+	if *run != "" {
+		pending, err := o.c.PendingIn(ctx, *run)
+		if err != nil {
+			return err
+		}
+		for _, in := range pending {
+			if err := enc.Encode(in); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	for cursor := *after; ; {
 		page, err := o.c.Pending(ctx, cursor, *size)
 		if err != nil {
@@ -258,6 +285,54 @@ func (o *op) pending(ctx context.Context, in []string) error {
 		}
 		cursor = page.Next
 	}
+}
+
+func (o *op) resend(ctx context.Context, in []string) error {
+	pos, err := args(flag.NewFlagSet("resend", flag.ContinueOnError), in, 2)
+	if err != nil {
+		return err
+	}
+	a, err := o.c.Resend(ctx, pos[0], pos[1])
+	if err != nil {
+		return err
+	}
+	return o.print(a)
+}
+
+// ErrNotPending is notify finding no interrupt pending at the node: there is nothing to notify
+// of (a decided interrupt's request can still be resent by its eventId).
+var ErrNotPending = errors.New("no interrupt is pending at the node")
+
+// notify finds the interrupt pending at the node, then its interrupt.requested event in the
+// commit that requested it, and resends that.
+func (o *op) notify(ctx context.Context, in []string) error {
+	pos, err := args(flag.NewFlagSet("notify", flag.ContinueOnError), in, 3)
+	if err != nil {
+		return err
+	}
+	sub, run, node := pos[0], pos[1], pos[2]
+	pending, err := o.c.PendingIn(ctx, run)
+	if err != nil {
+		return err
+	}
+	i := slices.IndexFunc(pending, func(p client.PendingInterrupt) bool { return p.NodeID == node })
+	if i < 0 {
+		return fmt.Errorf("%w: run %s, node %s", ErrNotPending, run, node)
+	}
+	page, err := o.c.Events(ctx, run, pending[i].Seq-1, client.Limit(1))
+	if err != nil {
+		return err
+	}
+	for _, e := range page.Events {
+		if e.Type == "interrupt.requested" && e.InterruptID == pending[i].InterruptID {
+			a, err := o.c.Resend(ctx, sub, fmt.Sprintf("%s:%d:%d", run, e.Seq, e.Index))
+			if err != nil {
+				return err
+			}
+			return o.print(a)
+		}
+	}
+	return fmt.Errorf("commit %d of run %s does not hold interrupt %s's request", pending[i].Seq, run, pending[i].InterruptID)
 }
 
 // Link is what ihctl link prints: the approval page's link holding the token, and when it

@@ -121,6 +121,9 @@ type Attempt struct {
 	StatusCode int       `json:"statusCode,omitempty"`
 	LastError  string    `json:"lastError,omitempty"`
 	At         time.Time `json:"at"`
+	// Resent marks an attempt an operator asked for (POST /subscriptions/{id}/deliveries): sent
+	// once, beside the event's deliveries, which it neither moves nor retries.
+	Resent bool `json:"resent,omitempty"`
 }
 
 // Errors of the stores.

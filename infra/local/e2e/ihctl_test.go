@@ -39,8 +39,8 @@ func (b *lockedBuffer) String() string {
 }
 
 // TestIhctl runs the operator's commands against the stack as an on-call engineer would, with
-// an operator's JWT: a run's snapshot, the tenant's pending interrupts, its events followed to
-// the run's end, an approval link
+// an operator's JWT: a run's snapshot, the tenant's pending interrupts, a lost notification
+// sent again, its events followed to the run's end, an approval link
 // minted for an approver (who then decides with it), a subscription and its deliveries, and a
 // webhook endpoint's life; then the built binary, for its exit codes.
 func TestIhctl(t *testing.T) {
@@ -77,6 +77,21 @@ func TestIhctl(t *testing.T) {
 	var waiting client.PendingInterrupt
 	if out := cli(t, "", "pending", "--page", "1"); json.Unmarshal(out, &waiting) != nil || waiting.RunID != run || waiting.NodeID != "gate" || waiting.Kind != "approval" || waiting.InterruptID != snap.Pending[0].InterruptID {
 		t.Fatalf("pending: %s", out)
+	}
+	if out := cli(t, "", "pending", "--run", run); json.Unmarshal(out, &waiting) != nil || waiting.NodeID != "gate" {
+		t.Fatalf("pending --run: %s", out)
+	}
+	// The approver lost the notification: it is sent again, as it was delivered.
+	first := sub.await(1)[0]
+	var resent client.Attempt
+	if out := cli(t, "", "notify", sub.sub.ID, run, "gate"); json.Unmarshal(out, &resent) != nil || !resent.Resent || resent.Status != "delivered" || resent.EventID != first.ID {
+		t.Fatalf("notify: %s (the notification was %s)", out, first.ID)
+	}
+	sub.mu.Lock()
+	sent := sub.attempts[first.ID]
+	sub.mu.Unlock()
+	if sent != 2 {
+		t.Errorf("the receiver got %s %d times, want 2", first.ID, sent)
 	}
 
 	followed := &lockedBuffer{}

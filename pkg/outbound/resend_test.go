@@ -1,0 +1,102 @@
+package outbound_test
+
+import (
+	"bytes"
+	"context"
+	"testing"
+
+	"github.com/interrupthost/interrupthost/pkg/interrupt"
+	"github.com/interrupthost/interrupthost/pkg/metrics"
+	"github.com/interrupthost/interrupthost/pkg/outbound"
+)
+
+func TestParseEventID(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		id    string
+		run   string
+		seq   int64
+		index int
+		ok    bool
+	}{
+		{"run-1:3:0", "run-1", 3, 0, true},
+		{"urn:run:7:12:2", "urn:run:7", 12, 2, true}, // a run id with colons of its own
+		{"run-1:0:0", "", 0, 0, false},
+		{"run-1:3:-1", "", 0, 0, false},
+		{"run-1:3", "", 0, 0, false},
+		{"run#1:3:0", "", 0, 0, false},
+		{":3:0", "", 0, 0, false},
+		{"run-1:x:0", "", 0, 0, false},
+		{"", "", 0, 0, false},
+	} {
+		run, seq, index, ok := outbound.ParseEventID(tc.id)
+		if ok != tc.ok || run != tc.run || seq != tc.seq || index != tc.index {
+			t.Errorf("%q: %q %d %d %v, want %q %d %d %v", tc.id, run, seq, index, ok, tc.run, tc.seq, tc.index, tc.ok)
+		}
+	}
+}
+
+// TestResend: an event is sent again with its webhook-id and body, verified by the reference
+// library, and recorded as resent; a failed resend is recorded failed and not retried; neither
+// moves the run's cursor or counts as a delivery; an event the subscription does not take, or
+// that is not there, is refused and sends nothing.
+func TestResend(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t)
+	r := w.receiver()
+	sub := w.subscribe("acme", r, interrupt.EventRequested)
+	w.deliver(w.commit("acme", "run-1", requested("approve", "i1", approval)))
+	w.commit("acme", "run-1", resolved("approve", "i1"))
+	before := w.metrics.Len()
+	cursor, err := w.store.Cursor(ctx, "acme", sub.ID, "run-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	a, err := w.d.Resend(ctx, sub, "run-1:1:0")
+	if err != nil || a.Status != outbound.StatusDelivered || !a.Resent || a.EventType != interrupt.EventRequested || a.StatusCode != 204 {
+		t.Fatalf("resend: %+v %v", a, err)
+	}
+	if len(r.got) != 2 || r.got[1].ID != "run-1:1:0" || !bytes.Equal(r.got[0].Raw, r.got[1].Raw) {
+		t.Fatalf("the receiver got %d deliveries; the resend must repeat the first's id and body", len(r.got))
+	}
+	r.fail = func(string, int) bool { return true }
+	if a, err := w.d.Resend(ctx, sub, "run-1:1:0"); err != nil || a.Status != outbound.StatusFailed || a.StatusCode != 500 || a.LastError == "" {
+		t.Errorf("a failed resend: %+v %v", a, err)
+	}
+	for _, tc := range []struct {
+		id   string
+		code interrupt.Code
+	}{
+		{"run-1:2:0", interrupt.CodeConflict}, // interrupt.resolved: not taken by sub
+		{"run-1:9:0", interrupt.CodeNotFound},
+		{"run-1:1:7", interrupt.CodeNotFound},
+		{"run-2:1:0", interrupt.CodeNotFound},
+		{"run-1", interrupt.CodeValidation},
+	} {
+		if _, err := w.d.Resend(ctx, sub, tc.id); interrupt.ErrorCode(err) != tc.code {
+			t.Errorf("%s: %v, want %s", tc.id, err, tc.code)
+		}
+	}
+	other := sub
+	other.Tenant = "evilcorp"
+	if _, err := w.d.Resend(ctx, other, "run-1:1:0"); interrupt.ErrorCode(err) != interrupt.CodeNotFound {
+		t.Errorf("another tenant's event: %v", err)
+	}
+	if len(r.got) != 2 {
+		t.Errorf("refused resends sent: %d deliveries", len(r.got))
+	}
+	attempts, err := w.subs.Deliveries(ctx, interrupt.Principal{Tenant: "acme"}, sub.ID)
+	if err != nil || len(attempts) != 3 || !attempts[0].Resent || attempts[0].Status != outbound.StatusFailed || attempts[2].Resent {
+		t.Errorf("attempts: %+v %v", attempts, err)
+	}
+	if rep := w.retries(); rep.Retries != 0 {
+		t.Errorf("a failed resend was scheduled for retry: %+v", rep)
+	}
+	if after, err := w.store.Cursor(ctx, "acme", sub.ID, "run-1"); err != nil || after != cursor {
+		t.Errorf("the cursor moved from %+v to %+v (%v)", cursor, after, err)
+	}
+	if ps, err := metrics.Read(bytes.NewReader(w.metrics.Bytes()[before:])); err != nil || len(ps) != 0 {
+		t.Errorf("resends were counted: %+v %v", ps, err)
+	}
+}
