@@ -68,7 +68,12 @@ const (
 	// EnvMetricsNamespace is the CloudWatch namespace of the functions' metrics; without it
 	// they publish none.
 	EnvMetricsNamespace = "METRICS_NAMESPACE"
+	// EnvRedriveSegments is how many segments redrive-stream's Scan of the table reads at once.
+	EnvRedriveSegments = "REDRIVE_SCAN_SEGMENTS"
 )
+
+// DefaultRedriveSegments is redrive-stream's Scan parallelism unless REDRIVE_SCAN_SEGMENTS says.
+const DefaultRedriveSegments = 8
 
 // Retry policy of the functions' AWS calls (docs/design.md, "Faults"): up to RetryAttempts
 // attempts, with full-jitter exponential backoff capped at RetryMaxBackoff, so that the retries
@@ -344,6 +349,23 @@ func MustDeliver(ctx context.Context) func(context.Context, events.DynamoDBEvent
 	d, err := deliverer(ctx)
 	exitOn(err)
 	return dynamostream.Handler(d, logger())
+}
+
+// MustRedrive is redrive-stream's handler: the stream's dead-letter queue, each failed batch's
+// commits read back from the table and delivered (dynamostream.Redriver).
+func MustRedrive(ctx context.Context) func(context.Context, events.SQSEvent) (events.SQSEventResponse, error) {
+	o, err := newOutbound(ctx)
+	exitOn(err)
+	d, err := delivererOn(ctx, o)
+	exitOn(err)
+	segments, err := strconv.Atoi(cmp.Or(os.Getenv(EnvRedriveSegments), strconv.Itoa(DefaultRedriveSegments)))
+	if err == nil && (segments < 1 || segments > 1_000_000) {
+		err = errors.New("out of range")
+	}
+	if err != nil {
+		exitOn(fmt.Errorf("app: %s=%q is not a number of segments from 1 to 1000000: %w", EnvRedriveSegments, os.Getenv(EnvRedriveSegments), err))
+	}
+	return dynamostream.Redriver(d, o.runs, segments, logger())
 }
 
 // RetryBatch bounds the retry entries one retry-deliveries invocation takes on.

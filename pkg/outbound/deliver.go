@@ -91,6 +91,10 @@ type Committed struct {
 	// Rewrite marks a commit written over an expired one: a new run of a retired id, whose
 	// cursors (the old run's) no longer say anything.
 	Rewrite bool
+	// Redriven marks a commit read back from the table for a batch the stream gave up on
+	// (package dynamostream's Redriver), long after it was made: a subscription made since
+	// then did not exist when the stream first brought it, so it does not meet the run there.
+	Redriven bool
 }
 
 // pass is one invocation's deliveries. The first attempt to a receiver in a pass is a probe:
@@ -260,6 +264,9 @@ func (d *Deliverer) fromStream(ctx context.Context, p *pass, s Subscription, c C
 		cur = Cursor{Tenant: c.Key.Tenant, Subscription: s.ID, RunID: c.Key.RunID, Next: Position{Seq: c.Commit.Seq}, Version: cur.Version}
 	}
 	if cur.Version > 0 && (c.Commit.Seq < cur.Next.Seq || !cur.RetryAt.IsZero()) {
+		return nil
+	}
+	if cur.Version == 0 && c.Redriven && s.CreatedAt.After(c.Commit.At) {
 		return nil
 	}
 	if cur.Version == 0 {
