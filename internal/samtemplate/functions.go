@@ -23,6 +23,18 @@ type Function struct {
 	Routes      []Route
 	Schedules   []Schedule
 	Streams     []Stream
+	Queues      []QueueEvent
+}
+
+// QueueEvent is an SQS event of a function: Lambda polls the queue and invokes the function with
+// batches of its messages, deleting those the function handled.
+type QueueEvent struct {
+	Name string
+	// Queue is the logical id of the queue.
+	Queue     string
+	BatchSize int
+	// PartialBatch: the function reports the messages it did not handle (ReportBatchItemFailures).
+	PartialBatch bool
 }
 
 // Stream is a DynamoDB event of a function: Lambda reads the table's stream and invokes the
@@ -41,6 +53,12 @@ type Stream struct {
 	PartialBatch bool
 	// Filters are event filter patterns (JSON); a record passes if any matches, or if none is set.
 	Filters []string
+	// MaxRecordAge is how old a record may be when its batch is invoked (0: as old as the stream
+	// keeps it); older ones go to OnFailure.
+	MaxRecordAge time.Duration
+	// OnFailure is the logical id of the SQS queue a batch given up on is recorded in ("": it is
+	// dropped).
+	OnFailure string
 }
 
 // Schedule is a ScheduleV2 event of a function: EventBridge Scheduler invokes it with Input on
@@ -123,6 +141,9 @@ func (t *Template) function(id string, props map[string]any) (Function, error) {
 				BatchSize                      int
 				MaximumBatchingWindowInSeconds int
 				MaximumRetryAttempts           *int
+				MaximumRecordAgeInSeconds      int
+				DestinationConfig              struct{ OnFailure struct{ Destination any } }
+				Queue                          any
 				BisectBatchOnFunctionError     bool
 				FunctionResponseTypes          []string
 				FilterCriteria                 struct{ Filters []struct{ Pattern string } }
@@ -177,7 +198,26 @@ func (t *Template) function(id string, props map[string]any) (Function, error) {
 			for _, f := range p.FilterCriteria.Filters {
 				st.Filters = append(st.Filters, f.Pattern)
 			}
+			if p.MaximumRecordAgeInSeconds > 0 {
+				st.MaxRecordAge = time.Duration(p.MaximumRecordAgeInSeconds) * time.Second
+			}
+			if d := p.DestinationConfig.OnFailure.Destination; d != nil {
+				if st.OnFailure, err = getAtt(d, "Arn"); err != nil {
+					return Function{}, fmt.Errorf("stream event %s: OnFailure: %w", name, err)
+				}
+			}
 			f.Streams = append(f.Streams, st)
+			continue
+		}
+		if ev.Type == "SQS" {
+			queue, err := getAtt(ev.Properties.Queue, "Arn")
+			if err != nil {
+				return Function{}, fmt.Errorf("SQS event %s: Queue: %w", name, err)
+			}
+			f.Queues = append(f.Queues, QueueEvent{
+				Name: name, Queue: queue, BatchSize: firstNonZero(ev.Properties.BatchSize, 10),
+				PartialBatch: slices.Contains(ev.Properties.FunctionResponseTypes, "ReportBatchItemFailures"),
+			})
 			continue
 		}
 		if ev.Type != "HttpApi" {
@@ -198,9 +238,18 @@ func (t *Template) function(id string, props map[string]any) (Function, error) {
 
 // stream reads a DynamoDB event's Stream: the GetAtt of a table's StreamArn.
 func stream(name string, v any) (Stream, error) {
-	att, _ := v.(map[string]any)["Fn::GetAtt"]
+	table, err := getAtt(v, "StreamArn")
+	if err != nil {
+		return Stream{}, fmt.Errorf("stream event %s: Stream: %w", name, err)
+	}
+	return Stream{Name: name, Table: table}, nil
+}
+
+// getAtt is the logical id of v, a !GetAtt of the resource's attribute attr.
+func getAtt(v any, attr string) (string, error) {
+	m, _ := v.(map[string]any)
 	var parts []string
-	switch a := att.(type) {
+	switch a := m["Fn::GetAtt"].(type) {
 	case string:
 		parts = strings.SplitN(a, ".", 2)
 	case []any:
@@ -209,10 +258,10 @@ func stream(name string, v any) (Stream, error) {
 			parts = append(parts, s)
 		}
 	}
-	if len(parts) != 2 || parts[1] != "StreamArn" || parts[0] == "" {
-		return Stream{}, fmt.Errorf("stream event %s: Stream is not !GetAtt <Table>.StreamArn", name)
+	if len(parts) != 2 || parts[1] != attr || parts[0] == "" {
+		return "", fmt.Errorf("%v is not !GetAtt <Resource>.%s", v, attr)
 	}
-	return Stream{Name: name, Table: parts[0]}, nil
+	return parts[0], nil
 }
 
 // defaultAuthorizer is the API's DefaultAuthorizer, or NoAuthorizer when it has none.

@@ -120,10 +120,46 @@ func TestStreamEvents(t *testing.T) {
 		t.Fatalf("streams %+v", streams)
 	}
 	s := streams[0]
-	if s.Table != "RunLogTable" || s.BatchSize != 100 || s.BatchingWindow != time.Second || !s.Bisect || !s.PartialBatch || s.MaxRetries != 10000 || len(s.Filters) != 1 {
+	if s.Table != "RunLogTable" || s.BatchSize != 100 || s.BatchingWindow != time.Second || !s.Bisect || !s.PartialBatch || s.MaxRetries != 10000 || len(s.Filters) != 1 ||
+		s.MaxRecordAge != 24*time.Hour || s.OnFailure != "DeliverEventsFailures" {
 		t.Errorf("stream %+v", s)
 	}
 	if _, err := ddbstream.ParseFilter(s.Filters[0]); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestTheDeadLettersAreRedriven: the stream's dead-letter queue is redrive-stream's event
+// source, one message at a time with partial batch responses, its visibility timeout at least
+// six times the function's (Lambda's advice for an SQS event source), and a message it keeps
+// failing moves to a queue of its own, created first.
+func TestTheDeadLettersAreRedriven(t *testing.T) {
+	tmpl := load(t)
+	functions, err := tmpl.Functions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var consumer samtemplate.Function
+	for _, f := range functions {
+		for _, q := range f.Queues {
+			if q.Queue != "DeliverEventsFailures" || f.Name != "redrive-stream" || q.BatchSize != 1 || !q.PartialBatch {
+				t.Errorf("%s reads queue %+v", f.Name, q)
+			}
+			consumer = f
+		}
+	}
+	queues, err := tmpl.Queues()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, q := range queues {
+		ids = append(ids, q.LogicalID)
+		if q.LogicalID == "DeliverEventsFailures" && (q.DeadLetter != "RedriveFailures" || q.MaxReceiveCount < 1 || q.VisibilityTimeout < 6*time.Duration(consumer.TimeoutSec)*time.Second) {
+			t.Errorf("the stream's dead-letter queue %+v, its consumer's timeout %d s", q, consumer.TimeoutSec)
+		}
+	}
+	if strings.Join(ids, " ") != "RedriveFailures DeliverEventsFailures" {
+		t.Errorf("queues in creation order: %v", ids)
 	}
 }

@@ -48,6 +48,7 @@ type Gateway struct {
 	routes    []*Route
 	schedules []*scheduled
 	streams   []*streamed
+	queues    []*queued
 	pools     map[string]*Pool
 	tokens    *devjwt.Verifier
 	// issuer serves the identity provider's paths; nil in a gateway New built for its routes.
@@ -390,7 +391,7 @@ func newRequestID() string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// Close stops every pool: the routes', the schedules' and the streams'.
+// Close stops every pool: the routes', the schedules', the streams' and the queues'.
 func (g *Gateway) Close() {
 	for _, p := range g.pools {
 		p.Close()

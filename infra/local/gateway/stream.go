@@ -19,7 +19,14 @@ type streamed struct {
 	function string
 	table    string
 	filters  []ddbstream.Filter
-	pool     *Pool
+	pool     invoker
+	// queues holds the stream's on-failure destination (Stream.OnFailure), when it has one.
+	queues Queues
+}
+
+// invoker runs a function (Pool).
+type invoker interface {
+	Invoke(ctx context.Context, requestID string, event []byte) ([]byte, error)
 }
 
 // Streams gives the stream of a table by name (ddbstream.Proxy).
@@ -32,8 +39,10 @@ type Streams interface {
 // the emulator with the batches Lambda would send (BatchSize records, gathered for at most the
 // batching window, filtered by the event's patterns). A batch the function fails is retried
 // with backoff, split in two first when the event bisects; a partial batch response retries
-// from the first record it names; after MaximumRetryAttempts the batch is dropped and logged,
-// where Lambda would send it to the on-failure destination. One batch at a time per function.
+// from the first record it names; after MaximumRetryAttempts, or once its oldest record is older
+// than MaximumRecordAgeInSeconds, the batch is given up on: recorded in the on-failure
+// destination as Lambda records it (deadLetter), or dropped and logged without one. One batch
+// at a time per function.
 func (g *Gateway) RunStreams(ctx context.Context, src Streams) {
 	for _, s := range g.streams {
 		st := src.Stream(s.table)
@@ -82,21 +91,25 @@ func (s *streamed) passes(r events.DynamoDBEventRecord) bool {
 // invokeStream delivers one batch, retrying as the event source mapping does.
 func (g *Gateway) invokeStream(ctx context.Context, s *streamed, batch []events.DynamoDBEventRecord) {
 	for attempt := 0; len(batch) > 0 && ctx.Err() == nil; attempt++ {
+		if s.MaxRecordAge > 0 && g.now().Sub(batch[0].Change.ApproximateCreationDateTime.Time) > s.MaxRecordAge {
+			g.giveUp(ctx, s, batch, conditionRecordAge, attempt, nil)
+			return
+		}
 		failedAt, err := g.invokeBatch(ctx, s, batch)
 		if err == nil && failedAt < 0 {
 			return
 		}
+		if err == nil {
+			batch = batch[failedAt:]
+		}
 		if s.MaxRetries >= 0 && attempt >= s.MaxRetries {
-			g.log.Error("stream batch dropped after its retries (Lambda: the on-failure destination)", "function", s.function, "records", len(batch), "error", err)
+			g.giveUp(ctx, s, batch, conditionRetries, attempt+1, err)
 			return
 		}
 		if err != nil && s.Bisect && len(batch) > 1 {
 			g.invokeStream(ctx, s, batch[:len(batch)/2])
 			g.invokeStream(ctx, s, batch[len(batch)/2:])
 			return
-		}
-		if err == nil {
-			batch = batch[failedAt:]
 		}
 		g.log.Warn("stream batch retried", "function", s.function, "records", len(batch), "attempt", attempt+1, "error", err)
 		select {
@@ -144,4 +157,76 @@ func (g *Gateway) invokeBatch(ctx context.Context, s *streamed, batch []events.D
 		return -1, errors.New("the partial batch response names a record not in the batch")
 	}
 	return first, nil
+}
+
+// Why an event source mapping gave up on a batch (Lambda's requestContext.condition).
+const (
+	conditionRetries   = "RetryAttemptsExhausted"
+	conditionRecordAge = "RecordAgeExceeded"
+)
+
+// FailedBatch is the record Lambda sends to a DynamoDB event source's on-failure destination
+// (Lambda developer guide, "Retaining discarded batches"): where the batch was in the stream,
+// not its records. Arrival times are whole seconds, as Lambda writes them for DynamoDB.
+type FailedBatch struct {
+	RequestContext struct {
+		RequestID              string `json:"requestId"`
+		FunctionArn            string `json:"functionArn"`
+		Condition              string `json:"condition"`
+		ApproximateInvokeCount int    `json:"approximateInvokeCount"`
+	} `json:"requestContext"`
+	ResponseContext struct {
+		StatusCode      int    `json:"statusCode"`
+		ExecutedVersion string `json:"executedVersion"`
+		FunctionError   string `json:"functionError,omitempty"`
+	} `json:"responseContext"`
+	Version   string `json:"version"`
+	Timestamp string `json:"timestamp"`
+	BatchInfo struct {
+		ShardID                         string `json:"shardId"`
+		StartSequenceNumber             string `json:"startSequenceNumber"`
+		EndSequenceNumber               string `json:"endSequenceNumber"`
+		ApproximateArrivalOfFirstRecord string `json:"approximateArrivalOfFirstRecord"`
+		ApproximateArrivalOfLastRecord  string `json:"approximateArrivalOfLastRecord"`
+		BatchSize                       int    `json:"batchSize"`
+		StreamArn                       string `json:"streamArn"`
+	} `json:"DDBStreamBatchInfo"`
+}
+
+// failedBatch is the on-failure record of batch.
+func (g *Gateway) failedBatch(s *streamed, batch []events.DynamoDBEventRecord, condition string, invokes int, err error) FailedBatch {
+	var fb FailedBatch
+	fb.RequestContext.RequestID, fb.RequestContext.Condition, fb.RequestContext.ApproximateInvokeCount = newRequestID(), condition, invokes
+	fb.RequestContext.FunctionArn = "arn:aws:lambda:us-east-1:000000000000:function:" + s.function
+	fb.ResponseContext.StatusCode, fb.ResponseContext.ExecutedVersion = 200, "$LATEST"
+	if err != nil {
+		fb.ResponseContext.FunctionError = "Unhandled"
+	}
+	fb.Version, fb.Timestamp = "1.0", g.now().UTC().Format("2006-01-02T15:04:05.000Z")
+	first, last := batch[0].Change, batch[len(batch)-1].Change
+	arrival := func(t time.Time) string { return t.UTC().Truncate(time.Second).Format(time.RFC3339) }
+	bi := &fb.BatchInfo
+	bi.ShardID, bi.StartSequenceNumber, bi.EndSequenceNumber = "shardId-local", first.SequenceNumber, last.SequenceNumber
+	bi.ApproximateArrivalOfFirstRecord, bi.ApproximateArrivalOfLastRecord = arrival(first.ApproximateCreationDateTime.Time), arrival(last.ApproximateCreationDateTime.Time)
+	bi.BatchSize, bi.StreamArn = len(batch), batch[0].EventSourceArn
+	return fb
+}
+
+// giveUp records a batch the mapping gave up on in its on-failure destination, or drops it,
+// logged, when it has none.
+func (g *Gateway) giveUp(ctx context.Context, s *streamed, batch []events.DynamoDBEventRecord, condition string, invokes int, cause error) {
+	attrs := []any{"function", s.function, "records", len(batch), "condition", condition, "error", cause}
+	if s.OnFailure == "" || s.queues == nil {
+		g.log.Error("stream batch dropped: no on-failure destination", attrs...)
+		return
+	}
+	body, err := json.Marshal(g.failedBatch(s, batch, condition, invokes, cause))
+	if err == nil {
+		err = s.queues.Send(ctx, s.OnFailure, string(body))
+	}
+	if err != nil {
+		g.log.Error("stream batch dropped: its on-failure destination refused it", append(attrs, "destination", s.OnFailure, "sendError", err.Error())...)
+		return
+	}
+	g.log.Warn("stream batch sent to its on-failure destination", append(attrs, "destination", s.OnFailure)...)
 }

@@ -31,6 +31,10 @@ type Options struct {
 	// EnvOverrides replace the template's values of these variables: what the local stack is to
 	// the functions where the template names an AWS resource (PUBLIC_BASE_URL: the gateway).
 	EnvOverrides map[string]string
+	// Queues are the template's SQS queues: the streams' on-failure destinations and the SQS
+	// events' sources. Nil, for a gateway that serves only routes: a stream drops what it gives
+	// up on, logged, and no queue is polled.
+	Queues Queues
 	// MaxInstances caps each function's pool.
 	MaxInstances int
 	// RIE is the path of the aws-lambda-rie binary.
@@ -70,6 +74,7 @@ func FromTemplate(t *samtemplate.Template, bin string, opts Options) (*Gateway, 
 	var routes []*Route
 	var schedules []*scheduled
 	var streams []*streamed
+	var queues []*queued
 	for _, f := range functions {
 		env := append(os.Environ(), opts.Env...)
 		for name, v := range f.Environment {
@@ -103,7 +108,7 @@ func FromTemplate(t *samtemplate.Template, bin string, opts Options) (*Gateway, 
 			if !ok {
 				return nil, fmt.Errorf("gateway: %s: stream of %s, a table the stack does not run", f.LogicalID, st.Table)
 			}
-			s := &streamed{Stream: st, function: f.Name, table: table, pool: pools[f.Name]}
+			s := &streamed{Stream: st, function: f.Name, table: table, pool: pools[f.Name], queues: opts.Queues}
 			for _, p := range st.Filters {
 				filter, err := ddbstream.ParseFilter(p)
 				if err != nil {
@@ -112,6 +117,11 @@ func FromTemplate(t *samtemplate.Template, bin string, opts Options) (*Gateway, 
 				s.filters = append(s.filters, filter)
 			}
 			streams = append(streams, s)
+		}
+		for _, qe := range f.Queues {
+			if opts.Queues != nil {
+				queues = append(queues, &queued{QueueEvent: qe, function: f.Name, pool: pools[f.Name], queues: opts.Queues})
+			}
 		}
 		for _, r := range f.Routes {
 			route := &Route{Route: r, Function: f.Name}
@@ -132,7 +142,7 @@ func FromTemplate(t *samtemplate.Template, bin string, opts Options) (*Gateway, 
 	if err != nil {
 		return nil, err
 	}
-	g.schedules, g.streams = schedules, streams
+	g.schedules, g.streams, g.queues = schedules, streams, queues
 	g.issuer = devjwt.NewProvider(key, opts.URL, nil)
 	return g, nil
 }

@@ -38,6 +38,7 @@ import (
 	"github.com/interrupthost/interrupthost/infra/local/ddbstream"
 	"github.com/interrupthost/interrupthost/infra/local/faults"
 	"github.com/interrupthost/interrupthost/infra/local/gateway"
+	"github.com/interrupthost/interrupthost/infra/local/queues"
 	"github.com/interrupthost/interrupthost/internal/devjwt"
 	"github.com/interrupthost/interrupthost/internal/samtemplate"
 )
@@ -149,6 +150,17 @@ func run(ctx context.Context, log *slog.Logger, maxInstances int, command []stri
 	if err != nil {
 		return err
 	}
+	qs, err := queues.Create(ctx, queues.NewClient("http://"+motoAddr), tmpl, inst.table)
+	if err != nil {
+		return err
+	}
+	if inst.temporary {
+		defer func() {
+			if err := qs.Remove(context.WithoutCancel(ctx)); err != nil {
+				log.Warn("could not remove the stack's queues", "error", err)
+			}
+		}()
+	}
 	log.Info("stores ready", "dynamodb", "http://"+dynamoAddr, "table", inst.table, "secretsmanager", "http://"+motoAddr, "keyring", inst.keyring, "activeKid", kid)
 
 	gwLog := log
@@ -162,7 +174,7 @@ func run(ctx context.Context, log *slog.Logger, maxInstances int, command []stri
 		gwLog = slog.New(slog.NewJSONHandler(f, nil))
 		log.Info("gateway log", "file", f.Name())
 	}
-	gw, addr, err := serveGateway(ctx, gwLog, root, inst, tmpl, maxInstances)
+	gw, addr, err := serveGateway(ctx, gwLog, root, inst, tmpl, qs, maxInstances)
 	if err != nil {
 		return err
 	}
@@ -225,7 +237,7 @@ func buildOnly(ctx context.Context) error {
 // serveGateway builds the functions and the emulator and serves the template's routes, the
 // functions' DynamoDB calls going through the stream stand-in, whose records it feeds to the
 // functions that read the table's stream.
-func serveGateway(ctx context.Context, log *slog.Logger, root string, inst instance, tmpl *samtemplate.Template, maxInstances int) (*gateway.Gateway, string, error) {
+func serveGateway(ctx context.Context, log *slog.Logger, root string, inst instance, tmpl *samtemplate.Template, qs *queues.Queues, maxInstances int) (*gateway.Gateway, string, error) {
 	bin, rie := inst.functions(), emulator(root)
 	if err := build(ctx, root, bin); err != nil {
 		return nil, "", err
@@ -266,13 +278,13 @@ func serveGateway(ctx context.Context, log *slog.Logger, root string, inst insta
 				// Local receivers listen on 127.0.0.1, over http.
 				"AllowPrivateDeliveryTargets": "true",
 			},
-			Resources: map[string]string{"RunLogTable": inst.table, "KeyringSecret": inst.keyring},
+			Resources: resources(inst, qs),
 		},
 		Env: append(inst.clientEnv(), "AWS_ENDPOINT_URL_DYNAMODB="+streamsURL, "AWS_ENDPOINT_URL_SECRETS_MANAGER="+secretsURL),
 		// What the template derives from the deployment (the API's URL, prefixes under the stack's
 		// name) is the instance's own here.
 		EnvOverrides: map[string]string{"PUBLIC_BASE_URL": url, "WEBHOOK_SECRET_PREFIX": inst.webhooks, "SUBSCRIPTION_SECRET_PREFIX": inst.subscriptions},
-		MaxInstances: maxInstances, RIE: rie, Logs: out, Log: log,
+		Queues:       qs, MaxInstances: maxInstances, RIE: rie, Logs: out, Log: log,
 	})
 	if err != nil {
 		ln.Close()
@@ -287,8 +299,17 @@ func serveGateway(ctx context.Context, log *slog.Logger, root string, inst insta
 	go func() { _ = srv.Serve(ln) }()
 	context.AfterFunc(ctx, func() { _ = srv.Close() })
 	gw.RunStreams(ctx, streams)
+	gw.RunQueues(ctx)
 	log.Info("gateway serving", "addr", ln.Addr().String(), "routes", len(gw.Routes()), "maxInstancesPerFunction", maxInstances)
 	return gw, ln.Addr().String(), nil
+}
+
+// resources are what !Ref of the template's resources is locally: the instance's table, keyring
+// and queues (their URLs).
+func resources(inst instance, qs *queues.Queues) map[string]string {
+	r := qs.URLs()
+	r["RunLogTable"], r["KeyringSecret"] = inst.table, inst.keyring
+	return r
 }
 
 // serveStreams starts the DynamoDB API proxy that stands in for the table's stream: the
