@@ -59,8 +59,8 @@ func indexed(t *testing.T, l host.Waiting, tenant string) []string {
 
 // TestPendingInterrupts: a tenant's list holds the interrupts its runs wait on and no other
 // tenant's; a run leaves the index with its last resolve, its end or the sweep's expiry, and
-// an interrupt past its deadline is not listed before that; a stale entry is removed by the
-// read that finds it; pages follow their cursor without a gap or a repeat.
+// an interrupt past its deadline is not listed before that; an entry filed for a commit not
+// written is kept while its request may still commit, and removed by the read after that.
 func TestPendingInterrupts(t *testing.T) {
 	ctx := context.Background()
 	t0 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)

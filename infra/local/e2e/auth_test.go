@@ -162,7 +162,9 @@ func TestFunctionsRefuseAMissingScopeThemselves(t *testing.T) {
 		t.Run(key, func(t *testing.T) {
 			pool := &gateway.Pool{
 				Name: name, Bootstrap: filepath.Join(functionsDir(t), name), RIE: filepath.Join(r, ".local", "bin", "aws-lambda-rie"),
-				Env: os.Environ(), Max: 1, Logs: io.Discard, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+				// The template gives the functions that sign links (subscriptions' resends) the
+				// public URL; the stack's environment has the rest.
+				Env: append(os.Environ(), "PUBLIC_BASE_URL="+gatewayURL()), Max: 1, Logs: io.Discard, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 			}
 			defer pool.Close()
 			method, path, _ := strings.Cut(key, " ")
