@@ -22,8 +22,8 @@ import (
 // its own, so an instance is started idle (the emulator listening), sent one event, then sent it
 // again warm; init-ms is the first event's duration less the warm one's. The events are cheap
 // and change no run: an unauthenticated request (the function re-checks its auth), the
-// schedule's own input (a sweep finds nothing due), an empty stream batch, the rotation's
-// setSecret step. Each function is started once unmeasured first, so the binary is in the page
+// schedule's own input (a sweep finds nothing due), an empty stream batch or queue batch, the
+// rotation's setSecret step. Each function is started once unmeasured first, so the binary is in the page
 // cache (as Lambda's cached code is) and a sweep has caught up on the minutes before. make bench
 // prints the figures; nothing fails on a time.
 func BenchmarkColdStart(b *testing.B) {
@@ -94,6 +94,8 @@ func coldEvent(b *testing.B, f samtemplate.Function) []byte {
 		event = json.RawMessage(f.Schedules[0].Input)
 	case len(f.Streams) > 0:
 		event = events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{}}
+	case len(f.Queues) > 0:
+		event = events.SQSEvent{Records: []events.SQSMessage{}}
 	case f.Name == "rotate-keys":
 		// Secrets Manager's rotation invokes it; setSecret is the step that changes nothing.
 		event = map[string]string{"Step": "setSecret", "SecretId": os.Getenv("KEYRING_SECRET_ID"), "ClientRequestToken": "cold-start"}
