@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -15,17 +16,22 @@ import (
 
 // A tenant's waiting index is one partition, a run an item:
 //
-//	<tenant>#waiting  <runId>  seq, filedAt: the commit the entry was filed for, and its time
+//	<tenant>#waiting#  <runId>  seq, filedAt, origin: the commit the entry was filed for, its
+//	                            time, and the run's first commit's id (as "o:<id>": never empty)
 //
-// Its items carry no expiry: a run may wait for as long as it lives, and a stale entry is
-// removed by the reader that finds it stale (docs/design.md, "Pending interrupts").
+// The partition key is the one of the table that ends in "#" (an id never does), which is what
+// the roles' DeleteItem condition names. Its items carry no expiry: a run may wait for as long as
+// it lives, and a stale entry is removed by the reader that finds it stale (docs/design.md,
+// "Pending interrupts").
 const attrFiledAt = "filedAt"
+
+func waitingPartition(tenant string) string { return tenant + "#waiting#" }
 
 func waitingKey(k runlog.Key) (map[string]types.AttributeValue, error) {
 	if !k.Valid() {
 		return nil, fmt.Errorf("dynamo: waiting entry of run %q of tenant %q: %w", k.RunID, k.Tenant, runlog.ErrInvalidKey)
 	}
-	return map[string]types.AttributeValue{attrPK: s(k.Tenant + "#waiting"), attrSK: s(k.RunID)}, nil
+	return map[string]types.AttributeValue{attrPK: s(waitingPartition(k.Tenant)), attrSK: s(k.RunID)}, nil
 }
 
 // FileWaiting files w with one put, conditional on w replacing the entry there
@@ -35,11 +41,11 @@ func (l *RunLog) FileWaiting(ctx context.Context, w runlog.Waiting) error {
 	if err != nil {
 		return err
 	}
-	item[attrSeq], item[attrFiledAt] = n(w.Seq), n(w.At.UnixMicro())
+	item[attrSeq], item[attrFiledAt], item[attrOrigin] = n(w.Seq), n(w.At.UnixMicro()), s("o:"+w.Origin)
 	_, err = l.db.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName: &l.table, Item: item,
-		ConditionExpression:       aws.String("attribute_not_exists(pk) OR seq <= :seq"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":seq": n(w.Seq)},
+		ConditionExpression:       aws.String("attribute_not_exists(pk) OR origin <> :origin OR seq <= :seq"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":seq": n(w.Seq), ":origin": s("o:" + w.Origin)},
 	})
 	if err != nil && !IsCondCheckFailed(err) {
 		return classify("file waiting", err)
@@ -56,8 +62,8 @@ func (l *RunLog) UnfileWaiting(ctx context.Context, w runlog.Waiting) error {
 	}
 	_, err = l.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
 		TableName: &l.table, Key: key,
-		ConditionExpression:       aws.String("seq < :seq OR (seq = :seq AND filedAt = :at)"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":seq": n(w.Seq), ":at": n(w.At.UnixMicro())},
+		ConditionExpression:       aws.String("origin = :origin AND (seq < :seq OR (seq = :seq AND filedAt = :at))"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":seq": n(w.Seq), ":at": n(w.At.UnixMicro()), ":origin": s("o:" + w.Origin)},
 	})
 	if err != nil && !IsCondCheckFailed(err) {
 		return classify("unfile waiting", err)
@@ -74,7 +80,7 @@ func (l *RunLog) WaitingRuns(ctx context.Context, tenant, after string, limit in
 	out, err := l.db.Query(ctx, &dynamodb.QueryInput{
 		TableName: &l.table, ConsistentRead: aws.Bool(true), Limit: aws.Int32(int32(limit)),
 		KeyConditionExpression:    aws.String("pk = :pk AND sk > :after"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": s(tenant + "#waiting"), ":after": s(after)},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": s(waitingPartition(tenant)), ":after": s(after)},
 	})
 	if err != nil {
 		return nil, classify("waiting runs", err)
@@ -89,7 +95,11 @@ func (l *RunLog) WaitingRuns(ctx context.Context, tenant, after string, limit in
 		if err != nil {
 			return nil, fmt.Errorf("dynamo: waiting entry %s: %w", str(item[attrSK]), err)
 		}
-		runs = append(runs, runlog.Waiting{Key: runlog.Key{Tenant: tenant, RunID: str(item[attrSK])}, Seq: seq, At: time.UnixMicro(at).UTC()})
+		origin, ok := strings.CutPrefix(str(item[attrOrigin]), "o:")
+		if !ok {
+			return nil, fmt.Errorf("dynamo: waiting entry %s has no origin", str(item[attrSK]))
+		}
+		runs = append(runs, runlog.Waiting{Key: runlog.Key{Tenant: tenant, RunID: str(item[attrSK])}, Seq: seq, At: time.UnixMicro(at).UTC(), Origin: origin})
 	}
 	return runs, nil
 }

@@ -43,13 +43,18 @@ type BatchInfo struct {
 
 // RedriveMargin is how long before its record reached the stream a commit may have been
 // stamped: a commit takes its time before its put, and a writer may take up to its function's
-// timeout (60 s at most in template.yaml) between the two. The window's end is the last
-// arrival's second, whole.
-const RedriveMargin = 2 * time.Minute
+// timeout (60 s at most in template.yaml) between the two. RedriveSkew allows for the writer's
+// clock running ahead of the stream's: the window ends that long after the last arrival's
+// second. Commits the window holds beyond the batch's cost nothing but their read (cursors pass
+// them), so both err wide.
+const (
+	RedriveMargin = 2 * time.Minute
+	RedriveSkew   = 5 * time.Second
+)
 
 // Window is the span of commit times the batch's records can carry.
 func (b BatchInfo) Window() (from, to time.Time) {
-	return b.ApproximateArrivalOfFirstRecord.Add(-RedriveMargin), b.ApproximateArrivalOfLastRecord.Truncate(time.Second).Add(time.Second)
+	return b.ApproximateArrivalOfFirstRecord.Add(-RedriveMargin), b.ApproximateArrivalOfLastRecord.Truncate(time.Second).Add(time.Second + RedriveSkew)
 }
 
 // Scanner visits the table's commits made in [from, to] (dynamo.RunLog.CommitsBetween); visit

@@ -105,8 +105,8 @@ func TestRedriveDeliversWhatTheStreamDropped(t *testing.T) {
 		at  time.Duration
 	}{
 		{"r1", 1, 4500 * time.Millisecond}, {"r1", 2, 6250 * time.Millisecond}, {"r1", 3, 7900 * time.Millisecond},
-		{"r1", 4, 8100 * time.Millisecond}, // after the last arrival's second: the stream delivered it
-		{"r2", 1, -time.Hour},              // long before
+		{"r1", 4, 8100*time.Millisecond + dynamostream.RedriveSkew}, // after the last arrival's second and the skew: the stream delivered it
+		{"r2", 1, -time.Hour}, // long before
 		{"r3", 1, -dynamostream.RedriveMargin + 5*time.Second + 500*time.Millisecond}, // stamped well before its record arrived
 	} {
 		commit := runlog.Commit{Seq: c.seq, ID: fmt.Sprint(c.run, c.seq), At: t0.Add(c.at), Events: []runlog.Event{
@@ -161,7 +161,7 @@ func TestRedriveReportsWhatItCouldNotRead(t *testing.T) {
 }
 
 // TestTheWindowCoversTheBatch: from the first arrival less the margin to the end of the last
-// arrival's second.
+// arrival's second and the skew.
 func TestTheWindowCoversTheBatch(t *testing.T) {
 	var fb dynamostream.FailedBatch
 	if err := json.Unmarshal([]byte(failedBatch), &fb); err != nil {
@@ -171,7 +171,7 @@ func TestTheWindowCoversTheBatch(t *testing.T) {
 	if want := time.Date(2026, 11, 30, 8, 58, 5, 0, time.UTC); !from.Equal(want) {
 		t.Errorf("from %v, want %v", from, want)
 	}
-	if want := time.Date(2026, 11, 30, 9, 0, 8, 0, time.UTC); !to.Equal(want) {
+	if want := time.Date(2026, 11, 30, 9, 0, 13, 0, time.UTC); !to.Equal(want) {
 		t.Errorf("to %v, want %v", to, want)
 	}
 	if fb.RequestContext.Condition != "RecordAgeExceeded" || fb.BatchInfo.BatchSize != 4 {

@@ -374,14 +374,14 @@ func TestDeadlinesContract(t *testing.T) {
 }
 
 // TestWaitingContract: both stores file a run's entry over one filed for the same or an
-// earlier commit only; remove it only when it was filed for an earlier commit, or is the very
-// entry named (its commit and time); list a tenant's entries in run id order after a run id;
-// and keep tenants apart.
+// earlier commit of the run, or for another run of its id, only; remove it only when it was
+// filed for an earlier commit of the run, or is the very entry named (its commit and time); list
+// a tenant's entries in run id order after a run id; and keep tenants apart.
 func TestWaitingContract(t *testing.T) {
 	ctx := context.Background()
 	t0 := time.Date(2026, 11, 30, 9, 0, 0, 123456000, time.UTC)
 	entry := func(tenant, id string, seq int64) runlog.Waiting {
-		return runlog.Waiting{Key: runlog.Key{Tenant: tenant, RunID: id}, Seq: seq, At: t0.Add(time.Duration(seq) * time.Second)}
+		return runlog.Waiting{Key: runlog.Key{Tenant: tenant, RunID: id}, Seq: seq, At: t0.Add(time.Duration(seq) * time.Second), Origin: "first-run"}
 	}
 	for name, open := range logs {
 		t.Run(name, func(t *testing.T) {
@@ -431,6 +431,19 @@ func TestWaitingContract(t *testing.T) {
 			}
 			if err := l.FileWaiting(ctx, entry("acme", "a#b", 1)); !errors.Is(err, runlog.ErrInvalidKey) {
 				t.Errorf("a run id that is no key: %v", err)
+			}
+			// A run id reused after its run expired is another run: its entry replaces the old
+			// run's whatever their seqs, and only its own removals take it.
+			reused := entry("acme", "r3", 1)
+			reused.Origin = "second-run"
+			if err := l.FileWaiting(ctx, reused); err != nil {
+				t.Fatal(err)
+			}
+			if err := l.UnfileWaiting(ctx, entry("acme", "r3", 10)); err != nil {
+				t.Fatal(err)
+			}
+			if got := list("", 10); !slices.Equal(got, []runlog.Waiting{reused}) {
+				t.Errorf("after a reused id's request and the old run's removal: %+v, want %+v", got, reused)
 			}
 		})
 	}

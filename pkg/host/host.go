@@ -326,14 +326,18 @@ func commit[T answer[T]](ctx context.Context, h *Host, k runlog.Key, st *runlog.
 		}
 		// indexed: the run's entry in the waiting index is there or filed now (it waits, or
 		// this commit may make it wait), so a commit that leaves it waiting on nothing removes it.
+		c := runlog.Commit{Seq: st.Seq + 1, ID: rand.Text(), At: at, Events: d.events, By: by}
 		indexed := st.Waiting()
 		if !indexed && requests(d.events) {
-			if err := h.waiting.FileWaiting(ctx, runlog.Waiting{Key: k, Seq: st.Seq + 1, At: at}); err != nil {
+			origin := st.Origin()
+			if c.Seq == 1 {
+				origin = c.ID
+			}
+			if err := h.waiting.FileWaiting(ctx, runlog.Waiting{Key: k, Seq: c.Seq, At: at, Origin: origin}); err != nil {
 				return zero, err
 			}
 			indexed = true
 		}
-		c := runlog.Commit{Seq: st.Seq + 1, ID: rand.Text(), At: at, Events: d.events, By: by}
 		if d.idem != nil {
 			rec := *d.idem
 			if rec.Response, err = idemResponse(d.answer.atSeq(c.Seq)); err != nil {
@@ -456,7 +460,7 @@ func requests(events []runlog.Event) bool {
 // and keeps it. A failure is left alone: the entry is stale, and the list removes it.
 func (h *Host) stoppedWaiting(ctx context.Context, k runlog.Key, st *runlog.State, indexed bool) {
 	if indexed && !st.Waiting() {
-		_ = h.waiting.UnfileWaiting(ctx, runlog.Waiting{Key: k, Seq: st.Seq + 1})
+		_ = h.waiting.UnfileWaiting(ctx, runlog.Waiting{Key: k, Seq: st.Seq + 1, Origin: st.Origin()})
 	}
 }
 

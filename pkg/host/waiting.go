@@ -63,7 +63,8 @@ type PendingInterrupt struct {
 // there, however few it holds, with a Next. Each indexed run is read and re-validated: the
 // entry of a run that waits no longer lists nothing, and is removed when it is stale for good:
 // filed for a commit the log holds, or for one still missing SweepGrace after it was filed (its
-// request gave up). The removal keeps an entry a request filed meanwhile.
+// request gave up, or its run is an expired one of the same id). The removal keeps an entry a
+// request filed meanwhile; one that fails is left to the next list.
 func (h *Host) PendingInterrupts(ctx context.Context, p interrupt.Principal, after string, limit int) (PendingPage, error) {
 	if limit <= 0 {
 		limit = DefaultPendingLimit
@@ -133,11 +134,12 @@ func (h *Host) pendingIn(ctx context.Context, w runlog.Waiting) ([]PendingInterr
 		return nil, err
 	}
 	if !st.Waiting() {
+		// A removal that fails leaves the entry for the next list: the page is right without it.
 		switch {
-		case w.Seq <= st.Seq:
-			return nil, h.waiting.UnfileWaiting(ctx, runlog.Waiting{Key: w.Key, Seq: st.Seq + 1})
+		case w.Origin == st.Origin() && w.Seq <= st.Seq:
+			_ = h.waiting.UnfileWaiting(ctx, runlog.Waiting{Key: w.Key, Seq: st.Seq + 1, Origin: st.Origin()})
 		case h.cfg.Now().Sub(w.At) > SweepGrace:
-			return nil, h.waiting.UnfileWaiting(ctx, w)
+			_ = h.waiting.UnfileWaiting(ctx, w)
 		}
 		return nil, nil
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
+	"github.com/interrupthost/interrupthost/pkg/schema"
 )
 
 // customDue is a custom interrupt of key that expires after timeoutMs (0: none).
@@ -193,5 +194,91 @@ func TestTheIndexHoldsUnderRaces(t *testing.T) {
 		if got := indexed(t, l, alice.Tenant); len(got) != 0 {
 			t.Fatalf("round %d: nothing pending, indexed %v", round, got)
 		}
+	}
+}
+
+// pausing holds the first removal from the waiting index it is asked for until released, so a
+// test can run a request in between, as a slow writer would see it.
+type pausing struct {
+	host.Store
+	once             sync.Once
+	reached, release chan struct{}
+}
+
+func newPausing(s host.Store) *pausing {
+	return &pausing{Store: s, reached: make(chan struct{}), release: make(chan struct{})}
+}
+
+func (p *pausing) UnfileWaiting(ctx context.Context, w runlog.Waiting) error {
+	p.once.Do(func() {
+		close(p.reached)
+		<-p.release
+	})
+	return p.Store.UnfileWaiting(ctx, w)
+}
+
+// TestARemovalKeepsARacingRequestsEntry: a removal that lands after a request made the run
+// wait again keeps that request's entry, on both stores: the removal after the last resolve
+// (the request read the run idle, filed for the next commit and committed), and the list's
+// removal of an entry it found stale (the request, of a new run of the id, filed over it).
+func TestARemovalKeepsARacingRequestsEntry(t *testing.T) {
+	ctx := context.Background()
+	sch, err := schema.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	for name, open := range logs {
+		t.Run(name, func(t *testing.T) {
+			t.Run("the last resolve's", func(t *testing.T) {
+				clock := testclock.New(t0)
+				p := newPausing(open(t))
+				h := host.New(host.StoresOf(p), sch, host.Config{Now: clock.Now})
+				if _, _, err := h.RequestInterrupt(ctx, alice, "r1", host.Request{NodeID: "a", Payload: custom("a")}); err != nil {
+					t.Fatal(err)
+				}
+				resolved := make(chan error, 1)
+				go func() { _, err := h.Resolve(ctx, alice, "r1", "a", json.RawMessage(`{}`), nil); resolved <- err }()
+				<-p.reached // committed; its removal not sent yet
+				if _, _, err := h.RequestInterrupt(ctx, alice, "r1", host.Request{NodeID: "b", Payload: custom("b")}); err != nil {
+					t.Fatal(err)
+				}
+				close(p.release)
+				if err := <-resolved; err != nil {
+					t.Fatal(err)
+				}
+				if got, _ := pendingAt(t, h, alice, 0); !slices.Equal(got, []string{"r1/b"}) {
+					t.Errorf("pending %v, want r1/b", got)
+				}
+				if got := indexed(t, p, alice.Tenant); !slices.Equal(got, []string{"r1"}) {
+					t.Errorf("indexed %v, want r1", got)
+				}
+			})
+			t.Run("the list's", func(t *testing.T) {
+				clock := testclock.New(t0)
+				p := newPausing(open(t))
+				h := host.New(host.StoresOf(p), sch, host.Config{Now: clock.Now})
+				gone := runlog.Waiting{Key: runlog.Key{Tenant: alice.Tenant, RunID: "r2"}, Seq: 7, At: t0.Add(-time.Hour), Origin: "expired-run"}
+				if err := p.FileWaiting(ctx, gone); err != nil {
+					t.Fatal(err)
+				}
+				listed := make(chan error, 1)
+				go func() { _, err := h.PendingInterrupts(ctx, alice, "", 0); listed <- err }()
+				<-p.reached // the list found the entry stale for good
+				if _, _, err := h.RequestInterrupt(ctx, alice, "r2", host.Request{NodeID: "a", Payload: custom("a")}); err != nil {
+					t.Fatal(err)
+				}
+				close(p.release)
+				if err := <-listed; err != nil {
+					t.Fatal(err)
+				}
+				if got := indexed(t, p, alice.Tenant); !slices.Equal(got, []string{"r2"}) {
+					t.Errorf("indexed %v, want r2", got)
+				}
+				if got, _ := pendingAt(t, h, alice, 0); !slices.Equal(got, []string{"r2/a"}) {
+					t.Errorf("pending %v, want r2/a", got)
+				}
+			})
+		})
 	}
 }

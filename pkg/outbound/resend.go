@@ -40,13 +40,16 @@ func cutLast(s string) (before, after string, found bool) {
 	return s[:i], s[i+1:], true
 }
 
-// Resend sends the event eventID of s's tenant to s's receiver again, now and once, as its
-// deliveries did: the same webhook-id, body and approval links, signed at this attempt's time.
-// It is the operator's repair for a receiver that lost a delivery or missed it for good (an
-// approver's notification, an abandoned event): the attempt is recorded (Resent) and answered,
-// and nothing else moves, neither the run's cursor nor its retries, so a failed resend is not
-// retried and is not counted as a delivery failure. A receiver that dedupes by webhook-id drops
-// what it has already processed, as Standard Webhooks asks of it.
+// Resend sends the event eventID of s's tenant to s's receiver again, now and once, as a
+// delivery would now: the same webhook-id and event, its approval links made as on every attempt
+// (a signed link only while it would still be valid, its request less than LinkTTL ago and its
+// deadline ahead; the plain link otherwise), signed at this attempt's time. It is the operator's
+// repair for a receiver that lost a delivery or missed it for good (an approver's notification,
+// an abandoned event): the attempt is recorded (Resent) and answered, and nothing else moves,
+// neither the run's cursor nor its retries, so a failed resend is not retried and is not counted
+// as a delivery failure. A receiver that dedupes by webhook-id drops what it has already
+// processed, as Standard Webhooks asks of it. An error after the send (the attempt's record
+// failed) means the receiver may have it: sending again is safe, for the same reason.
 func (d *Deliverer) Resend(ctx context.Context, s Subscription, eventID string) (Attempt, error) {
 	runID, seq, index, ok := ParseEventID(eventID)
 	if !ok {
