@@ -19,8 +19,8 @@ import (
 //	<tenant>#waiting#  <runId>  seq, filedAt, origin: the commit the entry was filed for, its
 //	                            time, and the run's first commit's id (as "o:<id>": never empty)
 //
-// The partition key is the one of the table that ends in "#" (an id never does), which is what
-// the roles' DeleteItem condition names. Its items carry no expiry: a run may wait for as long as
+// It is the table's only partition key that ends in "#" (an id never does), which is what the
+// roles' DeleteItem condition names. Its items carry no expiry: a run may wait for as long as
 // it lives, and a stale entry is removed by the reader that finds it stale (docs/design.md,
 // "Pending interrupts").
 const attrFiledAt = "filedAt"
