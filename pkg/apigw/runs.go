@@ -48,13 +48,7 @@ func (a *API) listPending(ctx context.Context, c *call) (reply, error) {
 	if _, ok := q["after"]; ok && !runlog.ValidID(after) {
 		fields = append(fields, interrupt.FieldError{Path: "after", Message: "must be a run id, the next of an earlier page"})
 	}
-	if v, ok := q["limit"]; ok {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > host.MaxPendingLimit {
-			fields = append(fields, interrupt.FieldError{Path: "limit", Message: "must be an integer from 1 to " + strconv.Itoa(host.MaxPendingLimit)})
-		}
-		limit = n
-	}
+	limit, fields = limitParam(q, limit, host.MaxPendingLimit, fields)
 	if len(fields) > 0 {
 		return reply{}, interrupt.Invalid("the query is not acceptable", fields...)
 	}
@@ -63,6 +57,20 @@ func (a *API) listPending(ctx context.Context, c *call) (reply, error) {
 		return reply{}, err
 	}
 	return reply{status: http.StatusOK, body: page}, nil
+}
+
+// limitParam reads the query's limit, from 1 to most, def when it is absent; a limit out of
+// range adds its field error to fields.
+func limitParam(q map[string]string, def, most int, fields []interrupt.FieldError) (int, []interrupt.FieldError) {
+	v, ok := q["limit"]
+	if !ok {
+		return def, fields
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > most {
+		fields = append(fields, interrupt.FieldError{Path: "limit", Message: "must be an integer from 1 to " + strconv.Itoa(most)})
+	}
+	return n, fields
 }
 
 // listEvents serves GET /runs/{runId}/events?after=SEQ&limit=N&mode=updates|debug: debug (and
@@ -81,13 +89,7 @@ func (a *API) listEvents(ctx context.Context, c *call) (reply, error) {
 		}
 		after = n
 	}
-	if v, ok := q["limit"]; ok {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > host.MaxPageCommits {
-			fields = append(fields, interrupt.FieldError{Path: "limit", Message: "must be an integer from 1 to " + strconv.Itoa(host.MaxPageCommits)})
-		}
-		limit = n
-	}
+	limit, fields = limitParam(q, limit, host.MaxPageCommits, fields)
 	mode := interrupt.Mode(q["mode"])
 	if _, ok := q["mode"]; ok && mode != interrupt.ModeUpdates && mode != interrupt.ModeDebug {
 		fields = append(fields, interrupt.FieldError{Path: "mode", Message: "must be updates or debug"})

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"slices"
 	"sync"
@@ -75,8 +76,12 @@ func Redriver(d Deliverer, sc Scanner, segments int, log *slog.Logger) func(cont
 		var resp events.SQSEventResponse
 		for _, m := range ev.Records {
 			var fb FailedBatch
-			if err := json.Unmarshal([]byte(m.Body), &fb); err != nil || fb.BatchInfo.ApproximateArrivalOfFirstRecord.IsZero() || fb.BatchInfo.ApproximateArrivalOfLastRecord.IsZero() {
-				log.Error("a dead-letter message is no failed stream batch; passed over", "messageId", m.MessageId, "error", errString(err))
+			err := json.Unmarshal([]byte(m.Body), &fb)
+			if err == nil && (fb.BatchInfo.ApproximateArrivalOfFirstRecord.IsZero() || fb.BatchInfo.ApproximateArrivalOfLastRecord.IsZero()) {
+				err = errors.New("no DDBStreamBatchInfo arrival times")
+			}
+			if err != nil {
+				log.Error("a dead-letter message is no failed stream batch; passed over", "messageId", m.MessageId, "error", err.Error())
 				continue
 			}
 			from, to := fb.BatchInfo.Window()
@@ -119,11 +124,4 @@ func redriven(ctx context.Context, sc Scanner, from, to time.Time, segments int)
 		return cmp.Or(cmp.Compare(a.Key.Tenant, b.Key.Tenant), cmp.Compare(a.Key.RunID, b.Key.RunID), cmp.Compare(a.Commit.Seq, b.Commit.Seq))
 	})
 	return batch, err
-}
-
-func errString(err error) string {
-	if err == nil {
-		return "no DDBStreamBatchInfo arrival times"
-	}
-	return err.Error()
 }

@@ -257,21 +257,16 @@ func (o *op) pending(ctx context.Context, in []string) error {
 	case *run != "" && (*after != "" || *size != 0):
 		return fmt.Errorf("%w: --run lists one run, without --after or --page", ErrUsage)
 	}
-	enc := json.NewEncoder(o.io.Out)
-	if *run != "" {
-		pending, err := o.c.PendingIn(ctx, *run)
-		if err != nil {
-			return err
+	read := func(cursor string) (client.PendingPage, error) { return o.c.Pending(ctx, cursor, *size) }
+	if *run != "" { // one run's, on one page
+		read = func(string) (client.PendingPage, error) {
+			pending, err := o.c.PendingIn(ctx, *run)
+			return client.PendingPage{Interrupts: pending}, err
 		}
-		for _, in := range pending {
-			if err := enc.Encode(in); err != nil {
-				return err
-			}
-		}
-		return nil
 	}
+	enc := json.NewEncoder(o.io.Out)
 	for cursor := *after; ; {
-		page, err := o.c.Pending(ctx, cursor, *size)
+		page, err := read(cursor)
 		if err != nil {
 			return err
 		}
