@@ -33,7 +33,9 @@ type body struct {
 	value any
 }
 
-// readBody reads a JSON request body: its media type, its size after base64, and its JSON.
+// readBody reads a JSON request body: its media type, its size after base64, its JSON, and its
+// numbers, within bounds before anything parses them (interrupt.CheckNumbers). Every route
+// with a JSON body reads it here.
 func readBody(req events.APIGatewayV2HTTPRequest) (body, error) {
 	ct := req.Headers["content-type"]
 	if mt, _, err := mime.ParseMediaType(ct); err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
@@ -52,6 +54,9 @@ func readBody(req events.APIGatewayV2HTTPRequest) (body, error) {
 	value, err := strictJSON(raw)
 	if err != nil {
 		return body{}, err
+	}
+	if fields := interrupt.CheckNumbers(raw, ""); fields != nil {
+		return body{}, interrupt.Invalid("the body holds a number beyond the host's bounds", fields...)
 	}
 	return body{raw: raw, value: value}, nil
 }

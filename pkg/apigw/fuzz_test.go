@@ -64,13 +64,17 @@ func fuzzHandler(f *testing.F, pick func(*stack) apigw.Handler, route string, se
 func FuzzRequestInterrupt(f *testing.F) {
 	fuzzHandler(f, func(s *stack) apigw.Handler { return s.fn("request-interrupt") }, "POST /runs/{runId}/interrupts",
 		`{"nodeId":"n3","payload":`+example(f, "custom")+`}`,
-		`{"nodeId":"n4","payload":`+example(f, "low-confidence")+`,"token":{"intent":"resolve"}}`)
+		`{"nodeId":"n4","payload":`+example(f, "low-confidence")+`,"token":{"intent":"resolve"}}`,
+		`{"nodeId":"n5","payload":{"kind":"approval","key":"k5","timeoutMs":1E+99999999999,"data":{"artifactId":"a","artifactType":"t","title":"x","actions":["accept"],"approversList":`+manyOf(tinyNumber, 300)+`}}}`,
+		`{"nodeId":"n6","payload":{"kind":"custom","key":"k6","data":{"customKind":"x"},"resumeSchema":{"type":"number","maximum":-0.`+strings.Repeat("0", 50)+`1}}}`)
 }
 
 func FuzzResolveByRun(f *testing.F) {
 	fuzzHandler(f, func(s *stack) apigw.Handler { return s.fn("resolve-by-run") }, "POST /runs/{runId}/interrupts/{nodeId}",
 		`{"resumeValue":{"action":"ask","decidedAt":"2026-11-30T09:00:00Z"}}`,
-		`{"resumeValue":{"action":"refine","decidedAt":"2026-11-30T09:00:00Z","refineFeedback":{"scope":"items","itemIds":["a"]}}}`)
+		`{"resumeValue":{"action":"refine","decidedAt":"2026-11-30T09:00:00Z","refineFeedback":{"scope":"items","itemIds":["a"]}}}`,
+		`{"resumeValue":{"action":"refine","decidedAt":"2026-11-30T09:00:00Z","refineFeedback":{"scope":"items","itemIds":`+manyOf(tinyNumber, 300)+`}}}`,
+		`{"resumeValue":{"action":"edit-accept","decidedAt":"2026-11-30T09:00:00Z","editedArtifactData":[1E+99999999999,-0.`+strings.Repeat("0", 50)+`1,0e99999999999999999999]}}`)
 }
 
 func FuzzInspectByToken(f *testing.F) {
@@ -79,12 +83,14 @@ func FuzzInspectByToken(f *testing.F) {
 
 func FuzzResolveByToken(f *testing.F) {
 	fuzzHandler(f, func(s *stack) apigw.Handler { return s.fn("resolve-by-token") }, "POST /interrupts/{token}",
-		`{"resumeValue":{"action":"ask","decidedAt":"2026-11-30T09:00:00Z"}}`)
+		`{"resumeValue":{"action":"ask","decidedAt":"2026-11-30T09:00:00Z"}}`,
+		`{"resumeValue":{"action":"refine","decidedAt":"2026-11-30T09:00:00Z","refineFeedback":{"scope":"items","itemIds":`+manyOf(tinyNumber, 300)+`}}}`)
 }
 
 func FuzzMintToken(f *testing.F) {
 	fuzzHandler(f, func(s *stack) apigw.Handler { return s.fn("mint-token") }, "POST /runs/{runId}/interrupts/{nodeId}/tokens",
-		`{"intent":"resolve","ttlMs":60000,"principal":"alice"}`, `{"intent":"inspect"}`)
+		`{"intent":"resolve","ttlMs":60000,"principal":"alice"}`, `{"intent":"inspect"}`,
+		`{"intent":"resolve","ttlMs":1e-999999}`, `{"intent":"inspect","ttlMs":0}`)
 }
 
 func FuzzGetRun(f *testing.F) {
@@ -123,7 +129,8 @@ func FuzzWebhookEndpoints(f *testing.F) {
 
 func FuzzWebhookIngest(f *testing.F) {
 	fuzzHandler(f, func(s *stack) apigw.Handler { return s.fn("webhook-ingest") }, "POST /webhooks/{endpointId}",
-		`{"id":"evt_1","type":"payment_intent.succeeded","data":{"object":{"id":"pi_1"}}}`)
+		`{"id":"evt_1","type":"payment_intent.succeeded","data":{"object":{"id":"pi_1"}}}`,
+		`{"id":"evt_2","type":"payment_intent.succeeded","data":{"object":{"id":1e-999999,"amounts":`+manyOf(hugeNumber, 300)+`}}}`)
 }
 
 func FuzzSubscriptions(f *testing.F) {

@@ -107,7 +107,7 @@ func TestTokensOnRequest(t *testing.T) {
 	if exp, _ := time.Parse(time.RFC3339, tv.ExpiresAt); !exp.Equal(s.clock.Now().Add(30 * time.Minute).Truncate(time.Millisecond)) {
 		t.Errorf("default lifetime: expires %s", tv.ExpiresAt)
 	}
-	for _, body := range []string{`{"intent":"admin"}`, `{}`, `{"intent":"resolve","ttlMs":2592000001}`, `{"intent":"resolve","ttlMs":-1}`, `{"intent":"resolve","extra":1}`} {
+	for _, body := range []string{`{"intent":"admin"}`, `{}`, `{"intent":"resolve","ttlMs":2592000001}`, `{"intent":"resolve","ttlMs":-1}`, `{"intent":"resolve","ttlMs":0}`, `{"intent":"resolve","ttlMs":0.0}`, `{"intent":"resolve","extra":1}`} {
 		expect(t, s.mint(t, "r1", "pay", body), 400, interrupt.CodeValidation)
 	}
 	expect(t, s.mint(t, "r1", "nope", `{"intent":"resolve"}`), 404, interrupt.CodeNotFound)
@@ -115,6 +115,11 @@ func TestTokensOnRequest(t *testing.T) {
 	bad := invoke(t, s.fn("request-interrupt"), call{who: &engine, params: map[string]string{"runId": "r2"},
 		body: `{"nodeId":"n","payload":` + example(t, "custom") + `,"token":{"intent":"everything"}}`})
 	expect(t, bad, 400, interrupt.CodeValidation)
+	zero := invoke(t, s.fn("request-interrupt"), call{who: &engine, params: map[string]string{"runId": "r2"},
+		body: `{"nodeId":"n","payload":` + example(t, "custom") + `,"token":{"intent":"inspect","ttlMs":0}}`})
+	if expect(t, zero, 400, interrupt.CodeValidation); !hasPath(zero.problem(t), "/token/ttlMs") {
+		t.Errorf("a lifetime of 0: %s", zero.Body)
+	}
 	if len(s.commits(t, "acme", "r2")) != 0 {
 		t.Error("a refused token request wrote the interrupt")
 	}

@@ -68,6 +68,10 @@ func (h *Host) Ingest(ctx context.Context, endpointID string, headers map[string
 	case err != nil:
 		return Ingested{}, interrupt.Invalid("the body is not a " + e.Provider + " event: a JSON object with its id and type")
 	}
+	// The body is the resumeValue of the interrupts waiting for it, checked against their schemas.
+	if fields := interrupt.CheckNumbers(body, ""); fields != nil {
+		return Ingested{}, interrupt.Invalid("the body holds a number beyond the host's bounds", fields...)
+	}
 	d := webhook.Delivery{EndpointID: e.ID, EventID: ev.ID, Body: body, ReceivedAt: now.UTC(), Expires: now.Add(h.cfg.InboxRetention).UTC()}
 	value, ok := webhook.Correlate(body, e.Correlation)
 	if !ok {

@@ -21,8 +21,8 @@ const (
 // TokenRequest asks for a token to be minted for an interrupt.
 type TokenRequest struct {
 	Intent string `json:"intent"`
-	// TTLMs is the lifetime asked for; 0 means DefaultTokenTTL.
-	TTLMs interrupt.Integer `json:"ttlMs,omitempty"`
+	// TTLMs is the lifetime asked for, from 1 ms to MaxTokenTTL; nil means DefaultTokenTTL.
+	TTLMs *interrupt.Integer `json:"ttlMs,omitempty"`
 	// Principal, when set, is who the token resolves as.
 	Principal string `json:"principal,omitempty"`
 }
@@ -33,7 +33,7 @@ func (r TokenRequest) Check(at string) []interrupt.FieldError {
 	if r.Intent != token.IntentResolve && r.Intent != token.IntentInspect {
 		fields = append(fields, interrupt.FieldError{Path: at + "/intent", Message: "must be resolve or inspect"})
 	}
-	if r.TTLMs < 0 || int64(r.TTLMs) > MaxTokenTTL.Milliseconds() {
+	if r.TTLMs != nil && (*r.TTLMs < 1 || int64(*r.TTLMs) > MaxTokenTTL.Milliseconds()) {
 		fields = append(fields, interrupt.FieldError{Path: at + "/ttlMs", Message: "must be from 1 to 2592000000 (30 days)"})
 	}
 	if len(r.Principal) > 256 {
@@ -49,8 +49,8 @@ func (h *Host) mint(ctx context.Context, tenant, runID string, in *runlog.Interr
 	}
 	now := h.cfg.Now()
 	ttl := DefaultTokenTTL
-	if req.TTLMs > 0 {
-		ttl = time.Duration(req.TTLMs) * time.Millisecond
+	if req.TTLMs != nil {
+		ttl = time.Duration(*req.TTLMs) * time.Millisecond
 	}
 	exp := now.Add(ttl)
 	if !in.Deadline.IsZero() && exp.After(in.Deadline) {

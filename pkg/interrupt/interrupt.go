@@ -283,13 +283,19 @@ const ReasonQuorumUnreachable = "quorum-unreachable"
 // 1.0 is 1 (as the published schemas accept it), while 1.5 and numbers past int64 are errors.
 type Integer int64
 
-// UnmarshalJSON reads an integral JSON number exactly, without rounding through float64.
+// UnmarshalJSON reads an integral JSON number exactly, without rounding through float64. A
+// number beyond the bounds of CheckNumbers is no int64 and is refused before it is parsed,
+// which would cost what its magnitude costs.
 func (n *Integer) UnmarshalJSON(b []byte) error {
 	if string(b) == "null" {
 		return nil
 	}
-	r, ok := new(big.Rat).SetString(string(b))
-	if !ok || !r.IsInt() || !r.Num().IsInt64() || b[0] == '"' {
+	r := new(big.Rat)
+	ok := b[0] != '"' && CheckNumbers(b, "") == nil
+	if ok {
+		_, ok = r.SetString(string(b))
+	}
+	if !ok || !r.IsInt() || !r.Num().IsInt64() {
 		return &json.UnmarshalTypeError{Value: "number " + string(b), Type: reflect.TypeFor[Integer]()}
 	}
 	*n = Integer(r.Num().Int64())
