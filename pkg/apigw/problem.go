@@ -21,6 +21,7 @@ var statusOf = map[interrupt.Code]int{
 	interrupt.CodeAlreadyResolved:  http.StatusConflict,
 	interrupt.CodeConflict:         http.StatusConflict,
 	interrupt.CodeAlreadyVoted:     http.StatusConflict,
+	interrupt.CodeKeyReused:        http.StatusConflict,
 	interrupt.CodeNotEligible:      http.StatusForbidden,
 	interrupt.CodeExpired:          http.StatusGone,
 	interrupt.CodePayloadTooLarge:  http.StatusRequestEntityTooLarge,

@@ -264,6 +264,51 @@ func TestReentry(t *testing.T) {
 	}
 }
 
+// TestAReentryKeyNamesOneInterrupt: the same key at another node or for another kind is 409
+// key_reused, whose problem names the interrupt's node, and appends nothing, while the
+// interrupt is pending and once resolved; at its node for its kind it replays (200).
+func TestAReentryKeyNamesOneInterrupt(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	custom := example(t, "custom")
+	first := s.mustRequest(t, "r1", "n1", custom)
+	otherKind := strings.Replace(example(t, "external-event"), `"await-payment-pi_3QX"`, `"robot-arm-calibrated"`, 1)
+	for _, resolved := range []bool{false, true} {
+		if resolved {
+			if r := s.resolve(t, approver, "r1", "n1", `{}`); r.Status != 200 {
+				t.Fatalf("resolve: %d %s", r.Status, r.Body)
+			}
+		}
+		commits := len(s.commits(t, "acme", "r1"))
+		for _, c := range []struct {
+			name, node, payload string
+			status              int
+			code                interrupt.Code
+		}{
+			{"its node and kind", "n1", custom, 200, ""},
+			{"another node", "n2", custom, 409, interrupt.CodeKeyReused},
+			{"another kind", "n1", otherKind, 409, interrupt.CodeKeyReused},
+			{"another node and kind", "n2", otherKind, 409, interrupt.CodeKeyReused},
+		} {
+			r := s.request(t, engine, "r1", c.node, c.payload)
+			if c.code == "" {
+				var v host.InterruptView
+				r.decode(t, &v)
+				if r.Status != 200 || v.InterruptID != first.InterruptID {
+					t.Errorf("resolved %v, %s: %d %s, want the first interrupt again", resolved, c.name, r.Status, r.Body)
+				}
+				continue
+			}
+			if p := r.problem(t); r.Status != c.status || p.Code != c.code || !strings.Contains(p.Detail, "node n1") {
+				t.Errorf("resolved %v, %s: %d %s, want %d %s naming node n1", resolved, c.name, r.Status, r.Body, c.status, c.code)
+			}
+		}
+		if n := len(s.commits(t, "acme", "r1")); n != commits {
+			t.Errorf("resolved %v: %d commits after the repeats, want %d", resolved, n, commits)
+		}
+	}
+}
+
 const helperEnv = "APIGW_TEST_HELPER"
 
 // helper re-runs this test binary as a separate process that requests payload once over table

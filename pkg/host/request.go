@@ -55,7 +55,9 @@ func (r requested) atSeq(seq int64) requested { r.view.Seq = seq; return r }
 
 // RequestInterrupt suspends the run at req.NodeID on req.Payload. created is false when the
 // payload's key was already requested in this run: the answer is then that interrupt as it
-// stands (with its persisted resumeValue once resolved) and nothing is appended.
+// stands (with its persisted resumeValue once resolved) and nothing is appended. The key names
+// that one interrupt: sent with another node or kind it is CodeKeyReused, since an engine that
+// does not repeat itself must hear so, not be handed another step's answer.
 func (h *Host) RequestInterrupt(ctx context.Context, p interrupt.Principal, runID string, req Request) (view InterruptView, created bool, err error) {
 	payload, err := h.checkPayload(req.Payload)
 	if err != nil {
@@ -91,6 +93,11 @@ func (h *Host) RequestInterrupt(ctx context.Context, p interrupt.Principal, runI
 	res, err := commit(ctx, h, k, st, p.Voter(), func(st *runlog.State) (decision[requested], error) {
 		now := h.cfg.Now()
 		if prior := st.ByKey(payload.Key); prior != nil {
+			if prior.NodeID != req.NodeID || prior.Payload.Kind != payload.Kind {
+				return decision[requested]{}, interrupt.Errorf(interrupt.CodeKeyReused,
+					"key %q names interrupt %s, a %s interrupt at node %s: a re-entry key names one interrupt, and answers only a request at its node for its kind",
+					payload.Key, prior.ID, prior.Payload.Kind, prior.NodeID)
+			}
 			return decision[requested]{answer: requested{view: h.view(runID, prior, now)}}, nil
 		}
 		if st.Ended != "" {

@@ -520,3 +520,63 @@ func TestAgentDecisions(t *testing.T) {
 		t.Errorf("the same threshold again: %+v %v, want the first configuration's commit", c, err)
 	}
 }
+
+// TestAReentryKeyNamesOneInterrupt: a key requested again at its node for its kind replays the
+// interrupt as it stands and writes nothing; at another node or for another kind it is
+// key_reused and writes nothing, whether the interrupt is pending, resolved, or closed long ago
+// and read from the archive.
+func TestAReentryKeyNamesOneInterrupt(t *testing.T) {
+	t.Parallel()
+	approvalKeyed := json.RawMessage(strings.Replace(string(approvalWith("")), `"key":"k"`, `"key":"first"`, 1))
+	states := map[string]func(t *testing.T, h *host.Host, l *inmem.RunLog){
+		"pending": func(t *testing.T, h *host.Host, _ *inmem.RunLog) {
+			if _, _, err := h.RequestInterrupt(context.Background(), who("engine"), "r1", host.Request{NodeID: "a", Payload: custom("first")}); err != nil {
+				t.Fatal(err)
+			}
+		},
+		"resolved": func(t *testing.T, h *host.Host, _ *inmem.RunLog) {
+			ctx := context.Background()
+			if _, _, err := h.RequestInterrupt(ctx, who("engine"), "r1", host.Request{NodeID: "a", Payload: custom("first")}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := h.Resolve(ctx, who("alice"), "r1", "a", json.RawMessage(`{"v":1}`), nil); err != nil {
+				t.Fatal(err)
+			}
+		},
+		"archived": func(t *testing.T, h *host.Host, l *inmem.RunLog) {
+			newLongRun(t, h, "r1", 4*runlog.CheckpointEvery)
+			if cp, _, err := l.Tail(context.Background(), runlog.Key{Tenant: "acme", RunID: "r1"}); err != nil || cp == nil || !cp.Archived {
+				t.Fatalf("the run's checkpoint %+v %v, want one that archived its first interrupt", cp, err)
+			}
+		},
+	}
+	for state, setUp := range states {
+		for _, tc := range []struct {
+			name, node string
+			payload    json.RawMessage
+			want       interrupt.Code
+		}{
+			{"its node and kind replay it", "a", custom("first"), ""},
+			{"another node", "b", custom("first"), interrupt.CodeKeyReused},
+			{"another kind", "a", approvalKeyed, interrupt.CodeKeyReused},
+			{"another node and kind", "b", approvalKeyed, interrupt.CodeKeyReused},
+		} {
+			t.Run(state+"/"+tc.name, func(t *testing.T) {
+				t.Parallel()
+				h, l := memHost(t, func(c *host.Config) { c.Keys = keys })
+				setUp(t, h, l)
+				writes := l.Writes()
+				v, created, err := h.RequestInterrupt(context.Background(), who("engine"), "r1", host.Request{NodeID: tc.node, Payload: tc.payload})
+				if code(err) != tc.want || created || l.Writes() != writes {
+					t.Fatalf("%v created %v, %d writes; want %q and none", err, created, l.Writes()-writes, tc.want)
+				}
+				if tc.want == "" && (v.NodeID != "a" || v.Key != "first" || v.Kind != interrupt.KindCustom || v.Seq != 1) {
+					t.Errorf("the replay %+v, want the interrupt requested at a in commit 1", v)
+				}
+				if tc.want != "" && !strings.Contains(err.Error(), "node a") {
+					t.Errorf("the refusal %q does not name the key's node", err)
+				}
+			})
+		}
+	}
+}

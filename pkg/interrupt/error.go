@@ -23,6 +23,9 @@ const (
 	CodeExpired          Code = "interrupt_expired"
 	CodePayloadTooLarge  Code = "payload_too_large"
 	CodeIdempotencyReuse Code = "idempotency_key_reused"
+	// CodeKeyReused refuses a re-entry key sent with another node or kind than the interrupt
+	// it names: a replay would tell an engine that is not deterministic that all is well.
+	CodeKeyReused        Code = "key_reused"
 	CodeUnsupportedMedia Code = "unsupported_media_type"
 	CodeUnavailable      Code = "unavailable"
 	// CodeOutcomeUnknown says a write was sent and neither its answer nor a read afterwards
