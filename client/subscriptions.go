@@ -63,7 +63,8 @@ type Attempt struct {
 
 // Resend sends the event eventID (as a delivery's webhook-id names it: <runId>:<seq>:<index>)
 // to the subscription's receiver again, now, once, and answers the attempt: delivered, or
-// failed with the receiver's answer. Nothing else moves; a failed resend is not retried.
+// failed with the receiver's answer. Nothing else moves; a failed resend is not retried. Only an
+// event the subscription was sent is sent again: another is a 404 problem.
 func (c *Client) Resend(ctx context.Context, id, eventID string) (Attempt, error) {
 	var out Attempt
 	err := c.do(ctx, http.MethodPost, "/subscriptions/"+esc(id)+"/deliveries", map[string]string{"eventId": eventID}, &out)

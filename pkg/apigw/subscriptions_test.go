@@ -122,8 +122,8 @@ func TestSubscriptionRoutes(t *testing.T) {
 }
 
 // TestResendRefusals: POST /subscriptions/{id}/deliveries refuses what it cannot send (another
-// tenant's subscription or run, an event that is not there or that the subscription does not
-// take, a body that names none) with the spec's codes, and sends and writes nothing. Its
+// tenant's subscription or run, an event that is not there or that the subscription was not
+// sent, a body that names none) with the spec's codes, and sends and writes nothing. Its
 // delivery is TestIhctl's, against the stack.
 func TestResendRefusals(t *testing.T) {
 	t.Parallel()
@@ -148,7 +148,8 @@ func TestResendRefusals(t *testing.T) {
 	}{
 		{"another tenant's subscription", caller{"ops", "globex", subscriber.scopes}, sub.ID, `{"eventId":"r1:1:0"}`, 404, interrupt.CodeNotFound},
 		{"no such subscription", subscriber, "sub_nope", `{"eventId":"r1:1:0"}`, 404, interrupt.CodeNotFound},
-		{"an event the subscription does not take", subscriber, sub.ID, `{"eventId":"r1:2:0"}`, 409, interrupt.CodeConflict},
+		{"an event the subscription does not take", subscriber, sub.ID, `{"eventId":"r1:2:0"}`, 404, interrupt.CodeNotFound},
+		{"an event the subscription was not sent", subscriber, sub.ID, `{"eventId":"r1:1:0"}`, 404, interrupt.CodeNotFound},
 		{"a commit that is not there", subscriber, sub.ID, `{"eventId":"r1:3:0"}`, 404, interrupt.CodeNotFound},
 		{"a run that is not there", subscriber, sub.ID, `{"eventId":"r2:1:0"}`, 404, interrupt.CodeNotFound},
 		{"an id that names no event", subscriber, sub.ID, `{"eventId":"r1"}`, 400, interrupt.CodeValidation},
@@ -158,6 +159,40 @@ func TestResendRefusals(t *testing.T) {
 	} {
 		if r := s.subscriptions(t, c.who, "POST /subscriptions/{id}/deliveries", c.id, c.body); r.Status != c.status || r.problem(t).Code != c.code {
 			t.Errorf("%s: %d %s, want %d %s", c.name, r.Status, r.Body, c.status, c.code)
+		}
+	}
+	if after := s.items(t); after != before {
+		t.Errorf("refused resends wrote: %s, then %s", before, after)
+	}
+}
+
+// TestResendReadsNoHistory: a principal holding only subscriptions:manage, who may not read a
+// run's events, cannot have them sent to a receiver of its own by resending what its new
+// subscription was never sent: another approver's vote and its feedback is 404, says why, and
+// sends and writes nothing.
+func TestResendReadsNoHistory(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	s.mustRequest(t, "r1", "approve", `{"kind":"approval","key":"k","data":{"artifactId":"inv-9","artifactType":"invoice","title":"Pay inv-9","actions":["accept","reject"],"approversList":["alice","bob"],"requiredApprovals":2}}`)
+	if r := s.resolve(t, approver, "r1", "approve", `{"action":"accept","feedback":"confidential: the vendor is under audit","decidedAt":"2026-11-30T09:00:00Z"}`); r.Status != 202 {
+		t.Fatalf("alice's vote: %d %s", r.Status, r.Body)
+	}
+	if types := s.eventTypes(t, "acme", "r1"); len(types) < 3 || types[2] != interrupt.EventVoted {
+		t.Fatalf("the run's events %v, want the vote at r1:2:0", types)
+	}
+	if _, r := s.events(t, subscriber, "r1", nil); r.Status != 403 {
+		t.Fatalf("the subscriber reads the run's events: %d %s", r.Status, r.Body)
+	}
+	r := s.subscriptions(t, subscriber, "POST /subscriptions", "", `{"url":"https://hooks.example.com/in","events":["*"]}`)
+	var sub struct{ ID string }
+	if err := json.Unmarshal(r.Body, &sub); err != nil || r.Status != 201 {
+		t.Fatalf("create: %d %s", r.Status, r.Body)
+	}
+	before := s.items(t)
+	for _, event := range []string{"r1:2:0", "r1:1:0"} {
+		r := s.subscriptions(t, subscriber, "POST /subscriptions/{id}/deliveries", sub.ID, `{"eventId":"`+event+`"}`)
+		if p := r.problem(t); r.Status != 404 || p.Code != interrupt.CodeNotFound || !strings.Contains(p.Detail, "was not sent") {
+			t.Errorf("resend of %s, from before the subscription: %d %s, want 404 saying it was not sent", event, r.Status, r.Body)
 		}
 	}
 	if after := s.items(t); after != before {

@@ -26,6 +26,8 @@ import (
 //	<tenant>#sub#<id>       run#<runId>              a cursor: next seq and index, version,
 //	                                                 attempts, failingSince, retryAt, lastError
 //	<tenant>#sub#<id>       att#<unixNanos>#<evId>   an attempt, kept AttemptRetention
+//	<tenant>#sub#<id>       evt#<evId>               the event was attempted, kept as its last
+//	                                                 attempt is (what a resend may send)
 //	outbound#retry          <retryAt>#<t>#<s>#<run>  the retry index, read oldest first
 //
 // Cursors and attempts carry expiresAt; a deleted subscription's expire with it.
@@ -305,14 +307,30 @@ func (o *Outbound) SaveCursor(ctx context.Context, c outbound.Cursor, expires ti
 	return classify("put cursor", err)
 }
 
-// RecordAttempt implements outbound.Store.
+// attemptedKey is the item saying that sub attempted the event eventID: one GetItem answers
+// Attempted, where the attempts themselves sort by time.
+func attemptedKey(tenant, sub, eventID string) (map[string]types.AttributeValue, error) {
+	if _, _, _, ok := outbound.ParseEventID(eventID); !ok || !runlog.ValidID(tenant) || !runlog.ValidID(sub) {
+		return nil, fmt.Errorf("dynamo: attempt of %q/%q/%q: %w", tenant, sub, eventID, runlog.ErrInvalidKey)
+	}
+	return map[string]types.AttributeValue{attrPK: s(subPartition(tenant, sub)), attrSK: s("evt#" + eventID)}, nil
+}
+
+// RecordAttempt implements outbound.Store: the event's attempted item (written over, so it is
+// kept as long as its last attempt), then the attempt. Both follow the send, so either one
+// alone, after a failure between them, is true.
 func (o *Outbound) RecordAttempt(ctx context.Context, tenant, sub string, a outbound.Attempt, expires time.Time) error {
-	if !runlog.ValidID(tenant) || !runlog.ValidID(sub) {
-		return fmt.Errorf("dynamo: attempt of %q/%q: %w", tenant, sub, runlog.ErrInvalidKey)
+	attempted, err := attemptedKey(tenant, sub, a.EventID)
+	if err != nil {
+		return err
 	}
 	b, err := json.Marshal(a)
 	if err != nil {
 		return err
+	}
+	attempted[attrExpires] = n(expires.Unix())
+	if _, err := o.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &o.table, Item: attempted}); err != nil {
+		return classify("put attempted", err)
 	}
 	_, err = o.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &o.table, Item: map[string]types.AttributeValue{
 		attrPK:      s(subPartition(tenant, sub)),
@@ -348,6 +366,20 @@ func (o *Outbound) Attempts(ctx context.Context, tenant, sub string, limit int) 
 		attempts = append(attempts, a)
 	}
 	return attempts, nil
+}
+
+// Attempted implements outbound.Store: one GetItem of the event's attempted item, ignored once
+// expired (TTL deletes it later).
+func (o *Outbound) Attempted(ctx context.Context, tenant, sub, eventID string) (bool, error) {
+	key, err := attemptedKey(tenant, sub, eventID)
+	if err != nil {
+		return false, err
+	}
+	out, err := o.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &o.table, Key: key, ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return false, classify("get attempted", err)
+	}
+	return out.Item != nil && integer(out.Item[attrExpires]) > time.Now().Unix(), nil
 }
 
 func retryKey(r outbound.Retry) (map[string]types.AttributeValue, error) {

@@ -138,6 +138,13 @@ func (o *Outbound) Attempts(_ context.Context, tenant, subscription string, limi
 	return out, nil
 }
 
+// Attempted implements outbound.Store.
+func (o *Outbound) Attempted(_ context.Context, tenant, subscription, eventID string) (bool, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return slices.ContainsFunc(o.attempts[[2]string{tenant, subscription}], func(a outbound.Attempt) bool { return a.EventID == eventID }), nil
+}
+
 // ScheduleRetry implements outbound.Store.
 func (o *Outbound) ScheduleRetry(_ context.Context, r outbound.Retry) error {
 	o.mu.Lock()

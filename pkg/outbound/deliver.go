@@ -359,7 +359,7 @@ func (d *Deliverer) attempt(ctx context.Context, p *pass, s Subscription, cur *C
 	if !admitted {
 		return false, d.retryLater(ctx, cur, now, "not attempted: the receiver failed earlier in this pass")
 	}
-	status, sendErr := d.send(ctx, s, c, e, now)
+	status, sendErr := d.send(ctx, d.Links, s, c, e, now)
 	pr.settle(sendErr == nil)
 	a.StatusCode = status
 	if sendErr == nil {
@@ -434,9 +434,10 @@ func (d *Deliverer) save(ctx context.Context, cur *Cursor) error {
 	return err
 }
 
-// send renders and posts one event to the subscription's receiver.
-func (d *Deliverer) send(ctx context.Context, s Subscription, c runlog.Commit, e runlog.Envelope, now time.Time) (int, error) {
-	notice, err := d.Links.For(ctx, s, c, e, now)
+// send renders and posts one event to the subscription's receiver, its approval links made by
+// links.
+func (d *Deliverer) send(ctx context.Context, links Links, s Subscription, c runlog.Commit, e runlog.Envelope, now time.Time) (int, error) {
+	notice, err := links.For(ctx, s, c, e, now)
 	if err != nil {
 		return 0, fmt.Errorf("approval links: %w", err)
 	}

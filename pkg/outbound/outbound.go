@@ -158,6 +158,10 @@ type Store interface {
 	RecordAttempt(ctx context.Context, tenant, subscription string, a Attempt, expires time.Time) error
 	// Attempts lists a subscription's most recent attempts, newest first.
 	Attempts(ctx context.Context, tenant, subscription string, limit int) ([]Attempt, error)
+	// Attempted reports whether an attempt of the subscription to deliver eventID is kept: a
+	// resend sends a receiver only what its subscription was sent, never history from before
+	// it existed or of a type it does not take.
+	Attempted(ctx context.Context, tenant, subscription, eventID string) (bool, error)
 
 	ScheduleRetry(ctx context.Context, r Retry) error
 	// DueRetries lists the entries due at now, oldest first.

@@ -40,8 +40,9 @@ func cutLast(s string) (before, after string, found bool) {
 	return s[:i], s[i+1:], true
 }
 
-// Resend sends the event eventID of s's tenant to s's receiver again, now and once, as a
-// delivery would now: the same webhook-id and event, its approval links made as on every attempt
+// Resend sends the event eventID of s's tenant to s's receiver again, now and once, if s was
+// sent it (an attempt of s for it is kept, AttemptRetention), as a delivery would now: the
+// same webhook-id and event, its approval links made as on every attempt
 // (a signed link only while it would still be valid, its request less than LinkTTL ago and its
 // deadline ahead; the plain link otherwise), signed at this attempt's time. It is the operator's
 // repair for a receiver that lost a delivery or missed it for good (an approver's notification,
@@ -50,11 +51,23 @@ func cutLast(s string) (before, after string, found bool) {
 // as a delivery failure. A receiver that dedupes by webhook-id drops what it has already
 // processed, as Standard Webhooks asks of it. An error after the send (the attempt's record
 // failed) means the receiver may have it: sending again is safe, for the same reason.
-func (d *Deliverer) Resend(ctx context.Context, s Subscription, eventID string) (Attempt, error) {
+//
+// An event s was not sent is not found, whatever the log holds: the subscriptions scope reads
+// no run, so a resend must not show a receiver an event from before s existed, or of a type s
+// does not take (another approver's vote, its feedback).
+func (d *Deliverer) Resend(ctx context.Context, s Subscription, eventID, base string) (Attempt, error) {
 	runID, seq, index, ok := ParseEventID(eventID)
 	if !ok {
 		return Attempt{}, interrupt.Invalid("eventId is not a delivery's id",
 			interrupt.FieldError{Path: "/eventId", Message: "must be <runId>:<seq>:<index>, as a delivery's webhook-id and its attempts name it"})
+	}
+	sent, err := d.Store.Attempted(ctx, s.Tenant, s.ID, eventID)
+	if err != nil {
+		return Attempt{}, err
+	}
+	if !sent {
+		return Attempt{}, interrupt.Errorf(interrupt.CodeNotFound,
+			"subscription %s was not sent event %s: a resend repeats a delivery of the subscription's (GET /subscriptions/{id}/deliveries lists them, kept %d days)", s.ID, eventID, int(AttemptRetention.Hours()/24))
 	}
 	commits, err := d.Log.Read(ctx, runlog.Key{Tenant: s.Tenant, RunID: runID}, seq-1, 1)
 	if err != nil {
@@ -68,12 +81,14 @@ func (d *Deliverer) Resend(ctx context.Context, s Subscription, eventID string) 
 		return Attempt{}, interrupt.Errorf(interrupt.CodeNotFound, "no event %s", eventID)
 	}
 	e := envs[index]
-	if !s.Wants(e.Type) {
+	if !s.Wants(e.Type) { // a run id reused since the attempt: another event is there now
 		return Attempt{}, interrupt.Errorf(interrupt.CodeConflict, "subscription %s does not take %s events", s.ID, e.Type)
 	}
 	now := d.now()
 	a := Attempt{EventID: eventID, EventType: e.Type, RunID: runID, Attempts: 1, At: now.UTC(), Resent: true, Status: StatusDelivered}
-	status, sendErr := d.send(ctx, s, commits[0], e, now)
+	links := d.Links
+	links.BaseURL = base
+	status, sendErr := d.send(ctx, links, s, commits[0], e, now)
 	a.StatusCode = status
 	if sendErr != nil {
 		a.Status, a.LastError = StatusFailed, sendErr.Error()

@@ -3,11 +3,14 @@ package outbound_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/metrics"
 	"github.com/interrupthost/interrupthost/pkg/outbound"
+	"github.com/interrupthost/interrupthost/pkg/runlog"
 )
 
 func TestParseEventID(t *testing.T) {
@@ -38,8 +41,8 @@ func TestParseEventID(t *testing.T) {
 
 // TestResend: an event is sent again with its webhook-id and body, verified by the reference
 // library, and recorded as resent; a failed resend is recorded failed and not retried; neither
-// moves the run's cursor or counts as a delivery; an event the subscription does not take, or
-// that is not there, is refused and sends nothing.
+// moves the run's cursor or counts as a delivery; an event the subscription was not sent (of a
+// type it does not take), or that is not there, is refused and sends nothing.
 func TestResend(t *testing.T) {
 	ctx := context.Background()
 	w := newWorld(t)
@@ -53,7 +56,7 @@ func TestResend(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	a, err := w.d.Resend(ctx, sub, "run-1:1:0")
+	a, err := w.d.Resend(ctx, sub, "run-1:1:0", w.d.Links.BaseURL)
 	if err != nil || a.Status != outbound.StatusDelivered || !a.Resent || a.EventType != interrupt.EventRequested || a.StatusCode != 204 {
 		t.Fatalf("resend: %+v %v", a, err)
 	}
@@ -61,26 +64,26 @@ func TestResend(t *testing.T) {
 		t.Fatalf("the receiver got %d deliveries; the resend must repeat the first's id and body", len(r.got))
 	}
 	r.fail = func(string, int) bool { return true }
-	if a, err := w.d.Resend(ctx, sub, "run-1:1:0"); err != nil || a.Status != outbound.StatusFailed || a.StatusCode != 500 || a.LastError == "" {
+	if a, err := w.d.Resend(ctx, sub, "run-1:1:0", w.d.Links.BaseURL); err != nil || a.Status != outbound.StatusFailed || a.StatusCode != 500 || a.LastError == "" {
 		t.Errorf("a failed resend: %+v %v", a, err)
 	}
 	for _, tc := range []struct {
 		id   string
 		code interrupt.Code
 	}{
-		{"run-1:2:0", interrupt.CodeConflict}, // interrupt.resolved: not taken by sub
+		{"run-1:2:0", interrupt.CodeNotFound}, // interrupt.resolved: not taken by sub, never sent
 		{"run-1:9:0", interrupt.CodeNotFound},
 		{"run-1:1:7", interrupt.CodeNotFound},
 		{"run-2:1:0", interrupt.CodeNotFound},
 		{"run-1", interrupt.CodeValidation},
 	} {
-		if _, err := w.d.Resend(ctx, sub, tc.id); interrupt.ErrorCode(err) != tc.code {
+		if _, err := w.d.Resend(ctx, sub, tc.id, w.d.Links.BaseURL); interrupt.ErrorCode(err) != tc.code {
 			t.Errorf("%s: %v, want %s", tc.id, err, tc.code)
 		}
 	}
 	other := sub
 	other.Tenant = "evilcorp"
-	if _, err := w.d.Resend(ctx, other, "run-1:1:0"); interrupt.ErrorCode(err) != interrupt.CodeNotFound {
+	if _, err := w.d.Resend(ctx, other, "run-1:1:0", w.d.Links.BaseURL); interrupt.ErrorCode(err) != interrupt.CodeNotFound {
 		t.Errorf("another tenant's event: %v", err)
 	}
 	if len(r.got) != 2 {
@@ -98,5 +101,48 @@ func TestResend(t *testing.T) {
 	}
 	if ps, err := metrics.Read(bytes.NewReader(w.metrics.Bytes()[before:])); err != nil || len(ps) != 0 {
 		t.Errorf("resends were counted: %+v %v", ps, err)
+	}
+}
+
+// TestResendSendsOnlyWhatWasSent: a resend repeats a delivery of the subscription's and
+// nothing else. An event committed before the subscription existed (another approver's vote,
+// its confidential feedback) is not found and reaches no receiver, though the subscription
+// takes every type and met the run since; nor does an event of a type it does not take, should
+// its attempt name another event than the log now holds (a run id reused since).
+func TestResendSendsOnlyWhatWasSent(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t)
+	vote := runlog.Event{Type: interrupt.EventVoted, NodeID: "approve", InterruptID: "i1", Payload: json.RawMessage(
+		`{"nodeId":"approve","interruptId":"i1","principal":"bob","action":"ask","resumeValue":{"action":"ask","feedback":"confidential: the vendor is under audit","decidedAt":"2026-11-30T09:00:00Z"},"eligibility":{"via":"open"},"tally":{"accepts":0,"rejects":0,"required":2}}`)}
+	w.commit("acme", "run-1", requested("approve", "i1", approval))
+	w.commit("acme", "run-1", vote)
+	r := w.receiver()
+	all := w.subscribe("acme", r, "*")
+	w.deliver(w.commit("acme", "run-1", resolved("approve", "i1")))
+	if got := r.ids(); strings.Join(got, " ") != "run-1:3:0 run-1:3:1" {
+		t.Fatalf("delivered %v, want the run met at its third commit", got)
+	}
+	for _, id := range []string{"run-1:1:0", "run-1:2:0"} {
+		_, err := w.d.Resend(ctx, all, id, w.d.Links.BaseURL)
+		if interrupt.ErrorCode(err) != interrupt.CodeNotFound || !strings.Contains(err.Error(), "was not sent") {
+			t.Errorf("resend of %s, committed before the subscription: %v, want not found: not sent", id, err)
+		}
+	}
+	if a, err := w.d.Resend(ctx, all, "run-1:3:0", w.d.Links.BaseURL); err != nil || a.Status != outbound.StatusDelivered {
+		t.Errorf("resend of a delivered event: %+v %v", a, err)
+	}
+
+	requests := w.subscribe("acme", r, interrupt.EventRequested)
+	stale := outbound.Attempt{EventID: "run-1:2:0", EventType: interrupt.EventRequested, RunID: "run-1", Status: outbound.StatusDelivered, Attempts: 1, At: w.clock.Now()}
+	if err := w.store.RecordAttempt(ctx, "acme", requests.ID, stale, w.clock.Now().Add(outbound.AttemptRetention)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.d.Resend(ctx, requests, "run-1:2:0", w.d.Links.BaseURL); interrupt.ErrorCode(err) != interrupt.CodeConflict {
+		t.Errorf("a vote where the subscription's attempt had a request: %v, want conflict", err)
+	}
+	for _, d := range r.got {
+		if strings.Contains(string(d.Raw), "confidential") {
+			t.Errorf("a receiver got the vote: %s", d.Raw)
+		}
 	}
 }

@@ -77,7 +77,7 @@ func TestSubscriptionLimitHolds(t *testing.T) {
 }
 
 // TestStoreContract: subscriptions per tenant, cursors saved only over the version read,
-// attempts newest first, the retry index in time order up to now.
+// attempts newest first and looked up by event, the retry index in time order up to now.
 func TestStoreContract(t *testing.T) {
 	ctx := context.Background()
 	at := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
@@ -138,6 +138,19 @@ func TestStoreContract(t *testing.T) {
 			attempts, err := st.Attempts(ctx, "acme", "sub_a", 2)
 			if err != nil || len(attempts) != 2 || attempts[0].EventID != "r:2:0" || attempts[1].EventID != "r:1:1" {
 				t.Errorf("the two latest attempts: %+v %v", attempts, err)
+			}
+			for _, c := range []struct {
+				tenant, sub, event string
+				want               bool
+			}{
+				{"acme", "sub_a", "r:1:1", true},
+				{"acme", "sub_a", "r:3:0", false},
+				{"acme", "sub_b", "r:1:1", false},
+				{"globex", "sub_a", "r:1:1", false},
+			} {
+				if got, err := st.Attempted(ctx, c.tenant, c.sub, c.event); err != nil || got != c.want {
+					t.Errorf("%s attempted by %s/%s: %v %v, want %v", c.event, c.tenant, c.sub, got, err, c.want)
+				}
 			}
 
 			r1 := outbound.Retry{At: at.Add(2 * time.Second), Tenant: "acme", Subscription: "sub_a", RunID: "run-1"}

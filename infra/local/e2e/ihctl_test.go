@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -81,8 +82,21 @@ func TestIhctl(t *testing.T) {
 	if out := cli(t, "", "pending", "--run", run); json.Unmarshal(out, &waiting) != nil || waiting.NodeID != "gate" {
 		t.Fatalf("pending --run: %s", out)
 	}
-	// The approver lost the notification: it is sent again, as it was delivered.
+	// The approver lost the notification: it is sent again, as it was delivered. A resend sends
+	// only what the subscription was sent, and its attempt is recorded after the receiver
+	// answered: wait for the record.
 	first := sub.await(1)[0]
+	recorded := time.NewTicker(50 * time.Millisecond)
+	defer recorded.Stop()
+	for deadline := time.Now().Add(30 * time.Second); ; <-recorded.C {
+		attempts, err := c.Deliveries(ctx, sub.sub.ID)
+		if err == nil && slices.ContainsFunc(attempts, func(a client.Attempt) bool { return a.EventID == first.ID }) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no attempt of %s recorded after 30 s: %+v %v", first.ID, attempts, err)
+		}
+	}
 	var resent client.Attempt
 	if out := cli(t, "", "notify", sub.sub.ID, run, "gate"); json.Unmarshal(out, &resent) != nil || !resent.Resent || resent.Status != "delivered" || resent.EventID != first.ID {
 		t.Fatalf("notify: %s (the notification was %s)", out, first.ID)
