@@ -423,9 +423,9 @@ func TestApprovalLinks(t *testing.T) {
 
 // TestSignedApprovalLinks: a subscription whose creator holds tokens:delegate and asked for
 // signed links gets one per approver of approversList, a resolve token for that principal
-// expiring at the deadline at the latest; one without principal only where any one vote
-// releases; the plain link where no one person's link decides. Every attempt carries the same
-// link.
+// expiring at the deadline at the latest; never one without principal (an open approval
+// without an audience gets the plain link); the plain link where no one person's link decides.
+// Every attempt carries the same link.
 func TestSignedApprovalLinks(t *testing.T) {
 	w := newWorld(t)
 	r := w.receiver()
@@ -466,10 +466,8 @@ func TestSignedApprovalLinks(t *testing.T) {
 	}
 	check(links[0], "alice", "approve", w.clock.Now().Add(time.Hour))
 	check(links[1], "bob", "approve", w.clock.Now().Add(time.Hour))
-	if links := r.got[1].Msg.Links; len(links) != 1 {
-		t.Fatalf("an approval without approvers has links %+v", links)
-	} else {
-		check(links[0], "", "open", w.clock.Now().Add(outbound.LinkTTL))
+	if links := r.got[1].Msg.Links; len(links) != 1 || links[0].URL != "https://host.example/approve/run-1/i2" {
+		t.Errorf("an approval without approvers or audience has links %+v, want the plain one", links)
 	}
 	if links := r.got[2].Msg.Links; len(links) != 1 || links[0].URL != "https://host.example/approve/run-1/i3" {
 		t.Errorf("an approval of quorum 2 without approvers has links %+v, want the plain one", links)
@@ -529,11 +527,25 @@ func TestNotificationsReachTheAudience(t *testing.T) {
 			[]outbound.Recipient{p("bob"), ref("finance-desk")}, map[string][]outbound.Recipient{"bob": {p("bob")}, "-": {ref("finance-desk")}}},
 		{"signed links for the list", `"approversList":["alice","bob"]`, signed,
 			[]outbound.Recipient{p("alice"), p("bob")}, map[string][]outbound.Recipient{"alice": {p("alice")}, "bob": {p("bob")}}},
+		{"no link for the requester in the list", `"approversList":["engine","bob","carol"]`, signed,
+			[]outbound.Recipient{p("engine"), p("bob"), p("carol")}, map[string][]outbound.Recipient{"bob": {p("bob")}, "carol": {p("carol")}}},
+		// The probe: an open approval (any one vote releases) whose audience names its requester
+		// gave a link without principal, and the requester resolved through it.
+		{"an open approval's audience, each as itself", `"audience":["engine","bob"]`, signed,
+			[]outbound.Recipient{ref("engine"), ref("bob")}, map[string][]outbound.Recipient{"bob": {ref("bob")}}},
+		{"an open approval's audience of the requester alone", `"audience":["engine"]`, signed,
+			[]outbound.Recipient{ref("engine")}, map[string][]outbound.Recipient{"-": nil}},
+		{"an open approval without an audience", ``, signed,
+			nil, map[string][]outbound.Recipient{"-": nil}},
 	}
 	at := w.clock.Now()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			payload := `{"kind":"approval","key":"k","data":{"artifactId":"a","artifactType":"doc","title":"t","actions":["accept"],` + tt.data + `}}`
+			data := `"artifactId":"a","artifactType":"doc","title":"t","actions":["accept"]`
+			if tt.data != "" {
+				data += "," + tt.data
+			}
+			payload := `{"kind":"approval","key":"k","data":{` + data + `}}`
 			c := runlog.Commit{Seq: 1, At: at, By: "engine", Events: []runlog.Event{requested("approve", "i1", payload)}}
 			n, err := w.d.Links.For(context.Background(), tt.sub, c, c.Envelopes("run-1")[0], at)
 			if err != nil {

@@ -27,8 +27,7 @@ func EventID(e runlog.Envelope) string {
 // with the deployment's identity provider and decides as whoever signed in. Only a subscription
 // that opted in to signed links (LinksSigned) receives links holding a token, one per principal.
 type Link struct {
-	// Principal is who a signed link's token resolves as; "" for a plain link, and for a signed
-	// one of an approval that names no approvers (the page then asks who decides).
+	// Principal is who a signed link's token resolves as; "" for a plain link only.
 	Principal string `json:"principal,omitempty"`
 	URL       string `json:"url"`
 	// ExpiresAt is a signed link's expiry, or a plain link's interrupt's deadline; "" for a
@@ -127,12 +126,16 @@ func audience(d interrupt.Data) []Recipient {
 // audience; and the links to the page. A plain link holds no credential: it is for everyone the
 // delivery is for, who sign in on the page. A subscription with signed links gets, for an
 // approval only its approversList binds, one link per principal recipient holding a token that
-// decides as that principal (one without principal when any one vote of anyone releases it);
-// the other recipients (groups, roles, untyped refs: people behind a ref are known only to the
-// identity provider) get the plain link, never a bearer token handed to a channel; so do all of
-// them once LinkTTL has passed. A signed link is a function of the interrupt, its principal and
-// the active key, so every attempt to deliver the event carries the same link. Other events get
-// nothing.
+// decides as that principal; for an approval any one vote of anyone releases, one such link per
+// ref its audience names, that ref as the principal. The other recipients (groups, roles,
+// untyped refs of a bound approval: people behind a ref are known only to the identity
+// provider) get the plain link, never a bearer token handed to a channel; so do all of them
+// once LinkTTL has passed. No signed link is minted for the requester (it could not decide), and
+// none without a principal: such a link decides as whoever holds it, the requester too, so an
+// open approval without an audience gets the plain link, whose sign-in names the approver
+// (docs/design.md, "Who may decide"). A signed link is a function of the interrupt, its
+// principal and the active key, so every attempt to deliver the event carries the same link.
+// Other events get nothing.
 func (l Links) For(ctx context.Context, s Subscription, c runlog.Commit, e runlog.Envelope, now time.Time) (Notice, error) {
 	at := c.At
 	p, ok := carriesLinks(e)
@@ -169,17 +172,17 @@ func (l Links) For(ctx context.Context, s Subscription, c runlog.Commit, e runlo
 	}
 	var signed []Recipient
 	plain.For = nil
+	// Any one vote of anyone releases it: every ref of its audience may decide, as that ref.
+	anyone := len(d.ApproversList) == 0 && d.RequiredApprovals <= 1
 	for _, r := range n.Audience {
-		if r.Kind == interrupt.RefPrincipal {
+		switch {
+		case r.Ref == c.By:
+			// the requester: nothing to decide, no link
+		case r.Kind == interrupt.RefPrincipal || anyone:
 			signed = append(signed, r)
-		} else {
+		default:
 			plain.For = append(plain.For, r)
 		}
-	}
-	anyone := len(d.ApproversList) == 0 && d.RequiredApprovals <= 1
-	if anyone {
-		signed = []Recipient{{}} // any one vote of anyone releases it: one link, for whoever it reaches
-		plain.For = nil
 	}
 	for _, who := range signed {
 		tok, c, err := token.Sign(ctx, l.Keys, token.Claims{
@@ -192,9 +195,6 @@ func (l Links) For(ctx context.Context, s Subscription, c runlog.Commit, e runlo
 		}
 		link := Link{Principal: who.Ref, URL: base + tok, ExpiresAt: time.UnixMilli(c.ExpiresAt).UTC().Format(runlog.TimeFormat)}
 		link.For = []Recipient{who}
-		if anyone {
-			link.For = n.Audience
-		}
 		n.Links = append(n.Links, link)
 	}
 	if len(plain.For) > 0 || len(n.Links) == 0 {
