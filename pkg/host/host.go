@@ -119,6 +119,12 @@ const DefaultInboxRetention = 7 * 24 * time.Hour
 const (
 	DefaultMaxPending   = 200
 	MaxAsksPerPrincipal = 10
+	// MaxPendingBytes bounds the payloads and vote values of a run's pending interrupts
+	// (runlog.State.PendingBytes), which its checkpoint carries: with DefaultMaxPending
+	// interrupts' ids, times and tallies beside them, the checkpoint stays within one store
+	// item (400 KB), so a run's reads stay constant whatever its payloads (docs/design.md,
+	// "Runs of any length").
+	MaxPendingBytes = 300_000
 )
 
 // Host runs the operations. It holds no per-request state and is safe for concurrent use.
@@ -474,18 +480,34 @@ func (h *Host) endedBy(ctx context.Context, k runlog.Key, st *runlog.State) {
 }
 
 // fits refuses a commit that would take the run past the interrupts it may hold pending.
+//
+// A commit that adds to what its pending interrupts hold (a request, a vote that releases
+// nothing) must also leave them within MaxPendingBytes; one that closes an interrupt only
+// shrinks them, so a decision can always be recorded.
 func (h *Host) fits(st *runlog.State, events []runlog.Event) error {
-	requested := 0
+	requested, added, closes := 0, 0, false
 	for _, e := range events {
-		if e.Type == interrupt.EventRequested {
+		switch e.Type {
+		case interrupt.EventRequested:
 			requested++
+			added += len(e.Payload)
+		case interrupt.EventVoted:
+			added += len(e.Payload)
+		case interrupt.EventResolved, interrupt.EventExpired:
+			closes = true
 		}
 	}
-	if requested == 0 {
+	if requested > 0 {
+		if pending := len(st.Pending(h.cfg.Now())); pending+requested > h.cfg.MaxPending {
+			return interrupt.Errorf(interrupt.CodeConflict, "the run has %d interrupts pending, as many as one run may; resolve or cancel some first", pending)
+		}
+	}
+	if added == 0 || closes {
 		return nil
 	}
-	if pending := len(st.Pending(h.cfg.Now())); pending+requested > h.cfg.MaxPending {
-		return interrupt.Errorf(interrupt.CodeConflict, "the run has %d interrupts pending, as many as one run may; resolve or cancel some first", pending)
+	if held := st.PendingBytes(); held+added > MaxPendingBytes {
+		return interrupt.Errorf(interrupt.CodePayloadTooLarge,
+			"the run's pending interrupts hold %d bytes of payloads and votes, and this would add %d: a run holds at most %d pending at once (its checkpoint is one store item); resolve or cancel some first", held, added, MaxPendingBytes)
 	}
 	return nil
 }

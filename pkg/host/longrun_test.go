@@ -3,9 +3,7 @@ package host_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -151,44 +149,132 @@ func TestALongRunAnswersAsAShortOne(t *testing.T) {
 	}
 }
 
-// TestACheckpointThatDoesNotFit: a checkpoint larger than the store holds (pending interrupts
-// with large payloads) is not written, the operation that reached it succeeds anyway and says so
-// to the function's log, and the run reads from its commits as before.
-func TestACheckpointThatDoesNotFit(t *testing.T) {
+// reads counts the items a log's reads of a run return: its checkpoint and the commits after it.
+type reads struct {
+	host.Store
+	items int
+}
+
+func (r *reads) Tail(ctx context.Context, k runlog.Key) (*runlog.Checkpoint, []runlog.Commit, error) {
+	cp, commits, err := r.Store.Tail(ctx, k)
+	if cp != nil {
+		r.items++
+	}
+	r.items += len(commits)
+	return cp, commits, err
+}
+
+// bigPayload is a custom interrupt's payload of about size bytes.
+func bigPayload(key string, size int) json.RawMessage {
+	return json.RawMessage(fmt.Sprintf(`{"kind":"custom","key":%q,"data":{"customKind":"x","payload":%q}}`, key, strings.Repeat("x", size)))
+}
+
+// TestLargePendingStateStaysCheckpointed, on both stores: the probe's run (pending interrupts of
+// about 115 KB each) made every checkpoint too large for one item, and from then on every read
+// folded the whole log. A request that would take the pending payloads past MaxPendingBytes is
+// refused (413, naming the limit) and writes nothing; so every checkpoint is written, and a read
+// of a run holding large payloads reads as many items as one of small payloads. A commit that
+// closes an interrupt always fits, and makes room.
+func TestLargePendingStateStaysCheckpointed(t *testing.T) {
+	ctx := context.Background()
+	sch, err := schema.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, open := range logs {
+		t.Run(name, func(t *testing.T) {
+			counted := &reads{Store: open(t)}
+			var refused []error
+			h := host.New(host.StoresOf(counted), sch, host.Config{OnCheckpointError: func(_ runlog.Key, _ int64, err error) { refused = append(refused, err) }})
+			// grow makes run's log reach commits with request and resolve pairs of small payloads.
+			grow := func(run string, commits int64) {
+				t.Helper()
+				for i := 0; ; i++ {
+					snap, err := h.Snapshot(ctx, who("engine"), run)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if snap.LastSeq >= commits {
+						return
+					}
+					if _, _, err := h.RequestInterrupt(ctx, who("engine"), run, host.Request{NodeID: "s", Payload: custom(fmt.Sprintf("s%d", i))}); err != nil {
+						t.Fatal(err)
+					}
+					if _, err := h.Resolve(ctx, who("alice"), run, "s", json.RawMessage(`{}`), nil); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			for i := range 2 {
+				if _, _, err := h.RequestInterrupt(ctx, who("engine"), "large", host.Request{NodeID: fmt.Sprintf("n%d", i), Payload: bigPayload(fmt.Sprintf("big-%d", i), 115<<10)}); err != nil {
+					t.Fatal(err)
+				}
+				if _, _, err := h.RequestInterrupt(ctx, who("engine"), "small", host.Request{NodeID: fmt.Sprintf("n%d", i), Payload: bigPayload(fmt.Sprintf("small-%d", i), 100)}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before, err := h.Snapshot(ctx, who("engine"), "large")
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _, err = h.RequestInterrupt(ctx, who("engine"), "large", host.Request{NodeID: "n2", Payload: bigPayload("big-2", 115<<10)})
+			if interrupt.ErrorCode(err) != interrupt.CodePayloadTooLarge || !strings.Contains(err.Error(), fmt.Sprint(host.MaxPendingBytes)) {
+				t.Fatalf("a third pending payload of 115 KB: %v, want payload_too_large naming %d", err, host.MaxPendingBytes)
+			}
+			if after, err := h.Snapshot(ctx, who("engine"), "large"); err != nil || after.LastSeq != before.LastSeq {
+				t.Fatalf("the refused request wrote: seq %d, then %d (%v)", before.LastSeq, after.LastSeq, err)
+			}
+			grow("large", 3*runlog.CheckpointEvery)
+			grow("small", 3*runlog.CheckpointEvery)
+			if len(refused) > 0 {
+				t.Fatalf("checkpoints not written: %v", refused)
+			}
+			items := map[string]int{}
+			for _, run := range []string{"large", "small"} {
+				counted.items = 0
+				if _, err := h.Snapshot(ctx, who("engine"), run); err != nil {
+					t.Fatal(err)
+				}
+				items[run] = counted.items
+			}
+			if items["large"] != items["small"] || items["large"] > runlog.CheckpointEvery {
+				t.Errorf("a read of the run with large payloads pending took %d items, of the one with small ones %d", items["large"], items["small"])
+			}
+			if _, err := h.Resolve(ctx, who("alice"), "large", "n0", json.RawMessage(`{}`), nil); err != nil {
+				t.Fatalf("closing a large interrupt: %v", err)
+			}
+			if _, _, err := h.RequestInterrupt(ctx, who("engine"), "large", host.Request{NodeID: "n2", Payload: bigPayload("big-2", 115<<10)}); err != nil {
+				t.Errorf("the third large payload once the first closed: %v", err)
+			}
+		})
+	}
+}
+
+// TestVotesStayWithinThePendingBound: a vote that releases nothing adds its value to the pending
+// state and is refused past MaxPendingBytes; the vote that releases the approval closes it and is
+// always recorded.
+func TestVotesStayWithinThePendingBound(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	var failed []int64
-	h, l := memHost(t, func(c *host.Config) {
-		c.OnCheckpointError = func(_ runlog.Key, seq int64, err error) {
-			var tooLarge *runlog.TooLargeError
-			if errors.As(err, &tooLarge) {
-				failed = append(failed, seq)
-			}
-		}
-	})
-	big := strings.Repeat("x", 110<<10)
-	for i := range 4 {
-		payload := json.RawMessage(fmt.Sprintf(`{"kind":"custom","key":"big-%d","data":{"customKind":"x","payload":%q}}`, i, big))
-		if _, _, err := h.RequestInterrupt(ctx, who("engine"), "r", host.Request{NodeID: fmt.Sprintf("n%d", i), Payload: payload}); err != nil {
-			t.Fatal(err)
-		}
+	h, _ := memHost(t)
+	if _, _, err := h.RequestInterrupt(ctx, who("engine"), "r", host.Request{NodeID: "big", Payload: bigPayload("big", 240_000)}); err != nil {
+		t.Fatal(err)
 	}
-	for i := range runlog.CheckpointEvery / 2 {
-		if _, _, err := h.RequestInterrupt(ctx, who("engine"), "r", host.Request{NodeID: "s", Payload: custom(fmt.Sprintf("s%d", i))}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := h.Resolve(ctx, who("alice"), "r", "s", json.RawMessage(`{}`), nil); err != nil {
-			t.Fatal(err)
-		}
+	approval := json.RawMessage(`{"kind":"approval","key":"q","data":{"artifactId":"a","artifactType":"doc","title":"t","actions":["accept","reject"],"approversList":["alice","bob"],"requiredApprovals":2}}`)
+	if _, _, err := h.RequestInterrupt(ctx, who("engine"), "r", host.Request{NodeID: "approve", Payload: approval}); err != nil {
+		t.Fatal(err)
 	}
-	if !slices.Equal(failed, []int64{runlog.CheckpointEvery}) {
-		t.Errorf("checkpoints refused at %v, want the one at %d", failed, runlog.CheckpointEvery)
+	long := func(who string) json.RawMessage {
+		return json.RawMessage(fmt.Sprintf(`{"action":"accept","decidedBy":%q,"decidedAt":"2026-11-30T09:00:00Z","feedback":%q}`, who, strings.Repeat("f", 60_000)))
 	}
-	if cp, commits, err := l.Tail(ctx, runlog.Key{Tenant: "acme", RunID: "r"}); err != nil || cp != nil || len(commits) != 4+runlog.CheckpointEvery {
-		t.Errorf("the run's tail: %+v, %d commits, %v", cp, len(commits), err)
+	if _, err := h.Resolve(ctx, who("alice"), "r", "approve", long("alice"), nil); interrupt.ErrorCode(err) != interrupt.CodePayloadTooLarge {
+		t.Errorf("a vote that releases nothing, past the bound: %v", err)
 	}
-	if snap, err := h.Snapshot(ctx, who("engine"), "r"); err != nil || len(snap.Pending) != 4 {
-		t.Errorf("the snapshot: %+v %v", snap, err)
+	if _, err := h.Resolve(ctx, who("alice"), "r", "approve", json.RawMessage(`{"action":"accept","decidedBy":"alice","decidedAt":"2026-11-30T09:00:00Z"}`), nil); err != nil {
+		t.Fatalf("a short vote within the bound: %v", err)
+	}
+	if res, err := h.Resolve(ctx, who("bob"), "r", "approve", long("bob"), nil); err != nil || res.Status != interrupt.StatusResolved {
+		t.Errorf("the releasing vote, however long: %+v %v", res, err)
 	}
 }
 

@@ -166,6 +166,23 @@ func Resume(cp *Checkpoint, commits []Commit) (*State, error) {
 // state does not hold be the run's.
 func (s *State) Archived() bool { return s.archived }
 
+// PendingBytes is what grows a checkpoint with its payloads: the bytes of the payloads of the
+// interrupts the log records as pending, and of their votes' values. The host bounds it
+// (host.MaxPendingBytes) so that a checkpoint always fits one store item.
+func (s *State) PendingBytes() int {
+	n := 0
+	for _, in := range s.ordered {
+		if in.status != interrupt.StatusPending {
+			continue
+		}
+		n += len(in.Raw)
+		for _, v := range in.Votes {
+			n += len(v.ResumeValue)
+		}
+	}
+	return n
+}
+
 // Checkpoint is s's live state, and the archive items that must be written before it: the
 // interrupts that closed, every Idempotency-Key record, agent decision and closed conversation
 // the state holds, but for those it was given from the archive.
