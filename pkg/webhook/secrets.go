@@ -15,8 +15,11 @@ type SecretStore interface {
 
 // Cache keeps endpoints' secrets in memory as the keyring keeps its keys: a read is trusted for
 // TTL, concurrent misses share one read, and Reload (after a signature that none of the cached
-// secrets verifies: they may have just been replaced) reads again at most once per Cooldown.
-// Safe for concurrent use.
+// secrets verifies: they may have just been replaced, by another function) reads again unless
+// the secrets were read less than ReloadCooldown ago. The cooldown is what a replaced secret
+// can wait: a second, not the keyring's 30 s, since a provider's event signed with a new secret
+// should verify at once; and it bounds what a flood of forged signatures costs, to one Secrets
+// Manager read per endpoint per second per warm instance. Safe for concurrent use.
 type Cache struct {
 	store         SecretStore
 	ttl, cooldown time.Duration
@@ -26,13 +29,19 @@ type Cache struct {
 	entries map[string]*cached
 }
 
-// NewCache caches store's secrets: 5 minutes, reloads at most every 30 seconds; now nil means
-// time.Now.
+// SecretsTTL is how long a read of an endpoint's secrets is trusted without a failed signature.
+const SecretsTTL = 5 * time.Minute
+
+// ReloadCooldown is how soon after a read a failed signature may read the secrets again.
+const ReloadCooldown = time.Second
+
+// NewCache caches store's secrets for SecretsTTL, reloading them at most every ReloadCooldown;
+// now nil means time.Now.
 func NewCache(store SecretStore, now func() time.Time) *Cache {
 	if now == nil {
 		now = time.Now
 	}
-	return &Cache{store: store, ttl: 5 * time.Minute, cooldown: 30 * time.Second, now: now, entries: map[string]*cached{}}
+	return &Cache{store: store, ttl: SecretsTTL, cooldown: ReloadCooldown, now: now, entries: map[string]*cached{}}
 }
 
 type cached struct {
