@@ -35,9 +35,18 @@ const GatewayURL = "http://127.0.0.1:3000"
 // that serves it, on whichever port `make test` found free.
 const IssuerPath = "/local-issuer"
 
-// Audience is what the local stack passes as the template's JwtAudience parameter: the app
-// client id of the approval page's sign-in, as a Cognito app client's id is in AWS.
+// Audience is the app client id of the approval page's sign-in, as a Cognito app client's id
+// is in AWS: the first of Audiences, and the aud of the tokens this package issues unless they
+// name a client (Token.ClientID).
 const Audience = "interrupt-host-local"
+
+// EngineClientID is the local stack's engine app client: a Cognito-shaped access token
+// (Token.ClientID) names it in client_id, as an engine's machine-to-machine client does in AWS.
+const EngineClientID = "interrupt-host-local-engine"
+
+// Audiences is what the local stack passes as the template's JwtAudience parameter: the
+// approval page's app client first (the page signs in with it), then the engine's.
+const Audiences = Audience + "," + EngineClientID
 
 // IssuerAt is the issuer of the gateway served at gatewayURL: what the stack passes as the
 // template's JwtIssuer.
@@ -110,21 +119,35 @@ type Token struct {
 	// Issuer is the token's iss; empty means DefaultIssuer.
 	Issuer  string
 	Subject string
-	Tenant  string
-	Scopes  []string
-	Groups  []string
-	Roles   []string
-	TTL     time.Duration
+	// Username and Email, when set, are the username and email claims, the readable names a
+	// deployment may read as the principal (PrincipalClaim) instead of sub: Cognito writes
+	// username in its access tokens and email in its ID tokens.
+	Username, Email string
+	// ClientID, when set, makes the token a Cognito access token: client_id names the app
+	// client and there is no aud, which API Gateway's authorizer then checks client_id for.
+	ClientID string
+	Tenant   string
+	Scopes   []string
+	Groups   []string
+	Roles    []string
+	TTL      time.Duration
 }
 
 // Claims are the claims of t issued at now, as the local issuer writes them.
 func (t Token) Claims(now time.Time) Claims {
 	c := Claims{
-		"iss": cmp.Or(t.Issuer, DefaultIssuer()), "aud": Audience, "sub": t.Subject,
+		"iss": cmp.Or(t.Issuer, DefaultIssuer()), "sub": t.Subject,
 		"iat": now.Unix(), "exp": now.Add(t.TTL).Unix(),
 	}
-	if t.Tenant != "" {
-		c["tenant"] = t.Tenant
+	if t.ClientID != "" {
+		c["client_id"], c["token_use"] = t.ClientID, "access"
+	} else {
+		c["aud"] = Audience
+	}
+	for name, v := range map[string]string{"username": t.Username, "email": t.Email, "tenant": t.Tenant} {
+		if v != "" {
+			c[name] = v
+		}
 	}
 	if len(t.Scopes) > 0 {
 		c["scope"] = strings.Join(t.Scopes, " ")
@@ -160,9 +183,10 @@ func Sign(key *rsa.PrivateKey, claims Claims) (string, error) {
 var ErrInvalid = errors.New("devjwt: invalid token")
 
 // Verifier checks tokens as the HTTP API JWT authorizer does: RS256 signature, issuer,
-// audience, expiry and not-before. It remembers the tokens whose signature it has verified: an
-// RSA verification is most of the local gateway's CPU per request, and a client sends the same
-// token until it expires. Issuer, audience and times are checked on every call.
+// audience (aud, or client_id when there is no aud), expiry and not-before. It remembers the
+// tokens whose signature it has verified: an RSA verification is most of the local gateway's CPU
+// per request, and a client sends the same token until it expires. Issuer, audience and times
+// are checked on every call.
 type Verifier struct {
 	keys KeySource
 
@@ -252,8 +276,13 @@ func verifySignature(keys KeySource, issuer, token string) (Claims, error) {
 	return c, nil
 }
 
+// hasAudience is API Gateway's audience check: aud must name audience, and client_id is read
+// only when there is no aud (Cognito's access tokens carry client_id alone), so a token for
+// another audience is refused whatever client_id it also carries.
 func (c Claims) hasAudience(audience string) bool {
 	switch aud := c["aud"].(type) {
+	case nil:
+		return c["client_id"] == audience
 	case string:
 		return aud == audience
 	case []any:
@@ -263,7 +292,7 @@ func (c Claims) hasAudience(audience string) bool {
 			}
 		}
 	}
-	return c["client_id"] == audience
+	return false
 }
 
 func decodeSegment(seg string, v any) error {

@@ -39,21 +39,25 @@ const maxCodes = 1024
 const idTokenTTL = time.Hour
 
 // User is a development user: who a person signing in locally may be, with the groups and
-// roles approvals name in approverGroupRefs and approverRoleRefs.
+// roles approvals name in approverGroupRefs and approverRoleRefs. Its subject is also its user
+// name, so the page names the same person whichever of sub, username and cognito:username a
+// deployment reads as the principal (PrincipalClaim).
 type User struct {
 	Subject string
-	Groups  []string
-	Roles   []string
+	// Email is the email claim; empty for none.
+	Email  string
+	Groups []string
+	Roles  []string
 }
 
 // Users are the people the local provider lets one sign in as: approvers in groups and roles,
-// and mallory, who is in none, to see a refusal.
+// and mallory, who is in none and has no email address, to see refusals.
 func Users() []User {
 	return []User{
-		{Subject: "alice", Groups: []string{"finance", "ops"}, Roles: []string{"manager"}},
-		{Subject: "bob", Groups: []string{"finance"}},
-		{Subject: "carol", Groups: []string{"ops"}},
-		{Subject: "dave", Roles: []string{"manager"}},
+		{Subject: "alice", Email: "alice@example.com", Groups: []string{"finance", "ops"}, Roles: []string{"manager"}},
+		{Subject: "bob", Email: "bob@example.com", Groups: []string{"finance"}},
+		{Subject: "carol", Email: "carol@example.com", Groups: []string{"ops"}},
+		{Subject: "dave", Email: "dave@example.com", Roles: []string{"manager"}},
 		{Subject: "mallory"},
 	}
 }
@@ -139,7 +143,7 @@ func (p *Provider) discovery(w http.ResponseWriter, r *http.Request) {
 		"code_challenge_methods_supported":      []string{"S256"},
 		"scopes_supported":                      []string{"openid"},
 		"token_endpoint_auth_methods_supported": []string{"none"},
-		"claims_supported":                      []string{"iss", "aud", "sub", "iat", "exp", "nonce", "auth_time", "tenant", "groups", "roles"},
+		"claims_supported":                      []string{"iss", "aud", "sub", "iat", "exp", "nonce", "auth_time", "username", "cognito:username", "email", "email_verified", "tenant", "groups", "roles"},
 	})
 }
 
@@ -395,7 +399,17 @@ func (p *Provider) token(w http.ResponseWriter, r *http.Request) {
 		tokenError(w, "invalid_grant", "code_verifier does not match the code_challenge")
 		return
 	}
-	claims := Token{Issuer: p.issuer, Subject: g.user.Subject, Tenant: g.tenant, Groups: g.user.Groups, Roles: g.user.Roles, TTL: idTokenTTL}.Claims(now)
+	claims := Token{
+		Issuer: p.issuer, Subject: g.user.Subject, Username: g.user.Subject, Email: g.user.Email,
+		Tenant: g.tenant, Groups: g.user.Groups, Roles: g.user.Roles, TTL: idTokenTTL,
+	}.Claims(now)
+	// As a Cognito ID token: its user name as cognito:username, and username too, as the
+	// pre-token-generation trigger adds it (infra/cognito/pretoken) so that it names the person
+	// in the ID token as in the access token; an address only once verified.
+	claims["cognito:username"] = g.user.Subject
+	if g.user.Email != "" {
+		claims["email_verified"] = true
+	}
 	claims["auth_time"] = g.authTime.Unix()
 	if g.nonce != "" {
 		claims["nonce"] = g.nonce

@@ -197,7 +197,8 @@ func TestAuthorizeForm(t *testing.T) {
 }
 
 // TestTokenIssuesAnIDToken: the ID token is signed with the development key under kid "local",
-// for the client, with the request's nonce and the chosen user's tenant, groups and roles.
+// for the client, with the request's nonce, the chosen user's names (the ones a deployment may
+// read as the principal) and its tenant, groups and roles.
 func TestTokenIssuesAnIDToken(t *testing.T) {
 	p := newProvider(t)
 	issuedAt := p.clock.Now()
@@ -216,6 +217,7 @@ func TestTokenIssuesAnIDToken(t *testing.T) {
 		t.Errorf("header %s", header)
 	}
 	want := map[string]any{"sub": "alice", "aud": devjwt.Audience, "nonce": "n-1", "tenant": "acme",
+		"username": "alice", "cognito:username": "alice", "email": "alice@example.com", "email_verified": true,
 		"auth_time": float64(issuedAt.Unix()), "iat": float64(p.clock.Now().Unix()), "exp": float64(p.clock.Now().Add(time.Hour).Unix())}
 	for k, v := range want {
 		if c[k] != v {
@@ -231,9 +233,9 @@ func TestTokenIssuesAnIDToken(t *testing.T) {
 	if err != nil || c["sub"] != "mallory" {
 		t.Fatal(c, err)
 	}
-	for _, k := range []string{"tenant", "groups", "roles"} {
+	for _, k := range []string{"tenant", "groups", "roles", "email", "email_verified"} {
 		if _, ok := c[k]; ok {
-			t.Errorf("mallory without a tenant has %s %v", k, c[k])
+			t.Errorf("mallory without a tenant or an address has %s %v", k, c[k])
 		}
 	}
 }

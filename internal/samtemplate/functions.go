@@ -288,7 +288,9 @@ func firstNonZero(v ...int) int {
 type JWTAuthorizer struct {
 	IdentitySource string
 	Issuer         any
-	Audience       []any
+	// Audience is a list of values, or one value that is a list (a Ref to a CommaDelimitedList
+	// parameter): Resolver.List reads either.
+	Audience any
 }
 
 // Authorizer returns the JWT authorizer name of the HTTP API apiID.
@@ -302,8 +304,8 @@ func (t *Template) Authorizer(apiID, name string) (JWTAuthorizer, error) {
 			Authorizers map[string]struct {
 				IdentitySource   string
 				JwtConfiguration struct {
-					Issuer   any   `json:"issuer"`
-					Audience []any `json:"audience"`
+					Issuer   any `json:"issuer"`
+					Audience any `json:"audience"`
 				}
 			}
 		}
@@ -319,8 +321,8 @@ func (t *Template) Authorizer(apiID, name string) (JWTAuthorizer, error) {
 }
 
 // Resolver turns template values into strings: Refs to parameters take the override or the
-// parameter's default, Refs to resources take the local name the stack gave them, and a !Sub of
-// a string substitutes the same for each ${Name}.
+// parameter's default, Refs to resources take the local name the stack gave them, a !Sub of a
+// string substitutes the same for each ${Name}, and a !Select picks from a list (List).
 type Resolver struct {
 	Template  *Template
 	Overrides map[string]string
@@ -360,8 +362,41 @@ func (r Resolver) String(v any) (string, error) {
 			})
 			return out, err
 		}
+		if sel, ok := x["Fn::Select"].([]any); ok && len(x) == 1 && len(sel) == 2 {
+			i, err := r.String(sel[0])
+			if err != nil {
+				return "", err
+			}
+			list, err := r.List(sel[1])
+			if err != nil {
+				return "", err
+			}
+			n, err := strconv.Atoi(i)
+			if err != nil || n < 0 || n >= len(list) {
+				return "", fmt.Errorf("samtemplate: !Select %s of %d values", i, len(list))
+			}
+			return list[n], nil
+		}
 	}
 	return "", fmt.Errorf("samtemplate: cannot resolve %v locally", v)
+}
+
+// List resolves v as a list: a list of values, each resolved by String, or a Ref to a
+// CommaDelimitedList parameter, whose value is split at its commas as CloudFormation splits it.
+func (r Resolver) List(v any) ([]string, error) {
+	if vs, ok := v.([]any); ok {
+		return r.Strings(vs)
+	}
+	if x, ok := v.(map[string]any); ok && len(x) == 1 {
+		if ref, ok := x["Ref"].(string); ok && r.Template.Parameters[ref].Type == "CommaDelimitedList" {
+			s, err := r.String(v)
+			if err != nil {
+				return nil, err
+			}
+			return strings.Split(s, ","), nil
+		}
+	}
+	return nil, fmt.Errorf("samtemplate: %v is not a list the local stack can resolve", v)
 }
 
 // subRef is a ${Name} of a !Sub.

@@ -18,8 +18,11 @@ import (
 // Template is a parsed template. Short-form intrinsics (!Ref, !GetAtt, !Sub, ...) are read as
 // their long form ({"Ref": ...}, {"Fn::GetAtt": ...}), as CloudFormation itself reads them.
 type Template struct {
-	Parameters map[string]struct{ Default any }
-	Globals    struct {
+	Parameters map[string]struct {
+		Type    string
+		Default any
+	}
+	Globals struct {
 		Function map[string]any
 	}
 	Resources map[string]Resource

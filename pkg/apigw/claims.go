@@ -21,9 +21,11 @@ import (
 type claims = identity.Claims
 
 // bearerClaims decodes the Authorization header's JWT and checks it against the authorizer's
-// claims: the subject must be the one the authorizer verified, and every claim both hold as a
-// string must be the same.
-func bearerClaims(req events.APIGatewayV2HTTPRequest, verified map[string]string) (claims, error) {
+// claims: the principal claim (the deployment's PrincipalClaim) must be the one the authorizer
+// verified, and every claim both hold as a string must be the same. A token whose principal claim
+// is missing or no string names nobody: it is refused saying so, so the deployment learns which
+// claim its provider's tokens lack, and is never read as an empty principal.
+func bearerClaims(req events.APIGatewayV2HTTPRequest, verified map[string]string, principal string) (claims, error) {
 	refused := interrupt.Errorf(interrupt.CodeUnauthorized, "the bearer token is not the one the gateway verified")
 	// The authorizer takes the token bare or after "Bearer ", as API Gateway does.
 	jwt := strings.TrimSpace(req.Headers["authorization"])
@@ -45,7 +47,10 @@ func bearerClaims(req events.APIGatewayV2HTTPRequest, verified map[string]string
 	if err := json.Unmarshal(payload, &c); err != nil || c == nil {
 		return nil, refused
 	}
-	if verified["sub"] == "" || c.Text("sub") != verified["sub"] {
+	switch who := c.Text(principal); {
+	case who == "":
+		return nil, interrupt.Errorf(interrupt.CodeUnauthorized, "the JWT carries no %s claim (a string), which names the caller here (PrincipalClaim)", principal)
+	case who != verified[principal]:
 		return nil, refused
 	}
 	for name, raw := range c {

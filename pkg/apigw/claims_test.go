@@ -106,3 +106,86 @@ func TestScopePrefix(t *testing.T) {
 		}
 	}
 }
+
+// TestPrincipalClaim: the caller's principal is the claim the deployment names (PrincipalClaim),
+// so an approversList of readable names admits the person whose token carries that name,
+// whatever its sub; a token without the claim names nobody and is refused as such (401, naming
+// the claim), never read as an empty principal; and the claim must be the one the authorizer
+// verified.
+func TestPrincipalClaim(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	byUsername := apigw.New(s.host, slog.New(slog.DiscardHandler), apigw.Options{PrincipalClaim: "username"})
+	request, err := byUsername.Function("request-interrupt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resolve, err := byUsername.Function("resolve-by-run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bySub, err := s.api.Function("resolve-by-run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload := strings.Replace(example(t, "approval"), `"requiredApprovals": 1`, `"approversList":["alice"]`, 1)
+	value := `{"resumeValue":{"action":"accept","decidedAt":"2026-11-30T09:00:00Z"}}`
+	respond := []string{apigw.ScopeApprovalsRespond}
+	tests := []struct {
+		name    string
+		resolve apigw.Handler
+		claims  map[string]any
+		change  func(*events.APIGatewayV2HTTPRequest)
+		status  int
+		detail  string
+	}{
+		{name: "the named person, whatever the sub", resolve: resolve, claims: map[string]any{"sub": "9f0c-uuid", "username": "alice"}, status: 200},
+		{name: "another person whose sub is the name", resolve: resolve, claims: map[string]any{"sub": "alice", "username": "bob"}, status: 403},
+		{name: "no principal claim", resolve: resolve, claims: map[string]any{"sub": "alice"}, status: 401, detail: "carries no username claim"},
+		{name: "a principal claim that is no string", resolve: resolve, claims: map[string]any{"sub": "alice", "username": 7}, status: 401, detail: "carries no username claim"},
+		{name: "an empty principal claim", resolve: resolve, claims: map[string]any{"sub": "alice", "username": ""}, status: 401, detail: "carries no username claim"},
+		{
+			name: "a principal other than the verified one", resolve: resolve, claims: map[string]any{"sub": "9f0c-uuid", "username": "alice"}, status: 401,
+			change: func(r *events.APIGatewayV2HTTPRequest) { r.RequestContext.Authorizer.JWT.Claims["username"] = "bob" },
+		},
+		{
+			name: "a principal the authorizer did not verify", resolve: resolve, claims: map[string]any{"sub": "9f0c-uuid", "username": "alice"}, status: 401,
+			change: func(r *events.APIGatewayV2HTTPRequest) { delete(r.RequestContext.Authorizer.JWT.Claims, "username") },
+		},
+		{name: "sub by default, whatever the username", resolve: bySub, claims: map[string]any{"sub": "alice", "username": "bob"}, status: 200},
+		{name: "no sub by default", resolve: bySub, claims: map[string]any{"username": "alice"}, status: 401, detail: "carries no sub claim"},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			run := "principal-" + string(rune('a'+i))
+			send := func(h apigw.Handler, route string, claims map[string]any, scopes []string, body string, change func(*events.APIGatewayV2HTTPRequest)) (int, string) {
+				t.Helper()
+				req := events.APIGatewayV2HTTPRequest{
+					Headers: map[string]string{"content-type": "application/json"}, Body: body, RouteKey: route,
+					PathParameters: map[string]string{"runId": run, "nodeId": "n1"},
+					RequestContext: events.APIGatewayV2HTTPRequestContext{RequestID: "test", RouteKey: route},
+				}
+				req.RequestContext.HTTP.Method, _, _ = strings.Cut(route, " ")
+				claims["tenant"] = "acme"
+				authorize(&req, claims, scopes)
+				if change != nil {
+					change(&req)
+				}
+				resp, err := h(t.Context(), req)
+				if err != nil && resp.StatusCode < 400 {
+					t.Fatal(err)
+				}
+				return resp.StatusCode, resp.Body
+			}
+			engine := map[string]any{"sub": "engine-client", "username": "engine"}
+			if status, body := send(request, "POST /runs/{runId}/interrupts", engine, []string{apigw.ScopeInterruptsWrite}, `{"nodeId":"n1","payload":`+payload+`}`, nil); status != 201 {
+				t.Fatalf("request: %d %s", status, body)
+			}
+			status, body := send(tt.resolve, "POST /runs/{runId}/interrupts/{nodeId}", tt.claims, respond, value, tt.change)
+			if status != tt.status || !strings.Contains(body, tt.detail) {
+				t.Errorf("%d %s, want %d naming %q", status, body, tt.status, tt.detail)
+			}
+		})
+	}
+}

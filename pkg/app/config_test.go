@@ -3,11 +3,13 @@ package app_test
 import (
 	"os"
 	"regexp"
+	"slices"
 	"testing"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/interrupthost/interrupthost/pkg/app"
+	"github.com/interrupthost/interrupthost/pkg/identity"
 )
 
 // TestTheTemplateAdmitsWhatTheFunctionsAccept: every EscalationThreshold value the template's
@@ -37,6 +39,46 @@ func TestTheTemplateAdmitsWhatTheFunctionsAccept(t *testing.T) {
 			_, err := app.HostConfig()
 			if admitted := pattern.MatchString(v); admitted && err != nil {
 				t.Errorf("the template admits %q: %v; the functions start with it: %v (%v)", v, admitted, err == nil, err)
+			}
+		})
+	}
+}
+
+// TestThePrincipalClaimsAreTheTemplates: the template's PrincipalClaim admits exactly the claims
+// the functions read as a principal, with the same default, so every value a stack deploys with
+// starts the functions, and a value outside them stops a function instead of reading nobody.
+func TestThePrincipalClaimsAreTheTemplates(t *testing.T) {
+	raw, err := os.ReadFile("../../template.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tpl struct {
+		Parameters map[string]struct {
+			Default       string   `yaml:"Default"`
+			AllowedValues []string `yaml:"AllowedValues"`
+		} `yaml:"Parameters"`
+	}
+	if err := yaml.Unmarshal(raw, &tpl); err != nil {
+		t.Fatal(err)
+	}
+	p := tpl.Parameters["PrincipalClaim"]
+	if !slices.Equal(p.AllowedValues, identity.PrincipalClaims) || p.Default != identity.DefaultPrincipalClaim {
+		t.Errorf("the template admits %q (default %q), the functions read %q (default %q)", p.AllowedValues, p.Default, identity.PrincipalClaims, identity.DefaultPrincipalClaim)
+	}
+	tests := []struct {
+		env, want string
+	}{
+		{"", "sub"},
+		{"username", "username"},
+		{"cognito:username", "cognito:username"},
+		{"preferred_username", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.env, func(t *testing.T) {
+			t.Setenv(app.EnvPrincipalClaim, tt.env)
+			opts, err := app.APIOptions()
+			if opts.PrincipalClaim != tt.want || (err == nil) != (tt.want != "") {
+				t.Errorf("%q, %v; want %q", opts.PrincipalClaim, err, tt.want)
 			}
 		})
 	}

@@ -26,3 +26,31 @@ func TestClaims(t *testing.T) {
 		}
 	}
 }
+
+// TestPrincipalClaim: a deployment names one of the known principal claims, or none (sub); any
+// other name is refused, so a function never reads nobody as its caller.
+func TestPrincipalClaim(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, want string
+		ok         bool
+	}{
+		{"", "sub", true},
+		{"sub", "sub", true},
+		{"email", "email", true},
+		{"username", "username", true},
+		{"cognito:username", "cognito:username", true},
+		{"name", "", false},
+		{"Sub", "", false},
+		{" username", "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := identity.PrincipalClaim(tt.name)
+			if got != tt.want || (err == nil) != tt.ok {
+				t.Errorf("PrincipalClaim(%q) = %q, %v; want %q, ok %v", tt.name, got, err, tt.want, tt.ok)
+			}
+		})
+	}
+}

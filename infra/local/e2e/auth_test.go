@@ -112,6 +112,12 @@ func TestGatewayAuth(t *testing.T) {
 		return c
 	}
 	valid := sign(good)
+	// An engine's own app client, as Cognito's access tokens name it: client_id, and no aud.
+	engineClient := maps.Clone(good)
+	delete(engineClient, "aud")
+	engineClient["client_id"] = devjwt.EngineClientID
+	otherAud := maps.Clone(engineClient)
+	otherAud["aud"] = "someone-else"
 	cases := []struct {
 		name, auth string
 		status     int
@@ -122,6 +128,8 @@ func TestGatewayAuth(t *testing.T) {
 		{"not yet valid", "Bearer " + sign(with("nbf", now.Add(time.Hour).Unix())), 401},
 		{"other issuer", "Bearer " + sign(with("iss", "https://evil.example")), 401},
 		{"other audience", "Bearer " + sign(with("aud", "someone-else")), 401},
+		{"an engine's app client, in client_id", "Bearer " + sign(engineClient), 201},
+		{"an engine's client_id beside another aud", "Bearer " + sign(otherAud), 401},
 		{"tampered", "Bearer " + valid[:len(valid)-4] + "AAAA", 401},
 		{"without the route's scope", "Bearer " + sign(with("scope", "approvals:respond")), 403},
 		{"bare token", valid, 201},

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/interrupthost/interrupthost/internal/devjwt"
 	"github.com/interrupthost/interrupthost/internal/samtemplate"
@@ -161,5 +162,51 @@ func TestServesTheIdentityProvider(t *testing.T) {
 		if w.Code != c.status || !strings.Contains(w.Body.String(), c.has) {
 			t.Errorf("GET %s: %d %s, want %d with %s", c.path, w.Code, w.Body, c.status, c.has)
 		}
+	}
+}
+
+// TestAuthorizeAdmitsEveryAudience: as API Gateway's JWT authorizer, a route's authorizer
+// admits a token for any one of its audiences: the approvers' app client in aud, or an engine's
+// in client_id when there is no aud (Cognito's access tokens); a token for no client of the
+// list is refused, and so is one whose aud names another whatever its client_id.
+func TestAuthorizeAdmitsEveryAudience(t *testing.T) {
+	t.Parallel()
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := testGateway(t, "GET /runs/{runId}")
+	g.tokens = devjwt.NewVerifier(devjwt.StaticKey{Public: &key.PublicKey})
+	r, _ := g.match("GET", "/runs/r1")
+	r.Issuer, r.Audience = "https://issuer.example", []string{"approvers", "engine-a", "engine-b"}
+	tests := []struct {
+		name   string
+		token  devjwt.Token
+		change func(devjwt.Claims)
+		ok     bool
+	}{
+		{name: "the approvers' client in aud", token: devjwt.Token{Subject: "alice"}, change: func(c devjwt.Claims) { c["aud"] = "approvers" }, ok: true},
+		{name: "an engine's client in client_id", token: devjwt.Token{Subject: "e", ClientID: "engine-b"}, ok: true},
+		{name: "another client in client_id", token: devjwt.Token{Subject: "e", ClientID: "engine-c"}},
+		{name: "another aud beside an engine's client_id", token: devjwt.Token{Subject: "e", ClientID: "engine-a"}, change: func(c devjwt.Claims) { c["aud"] = "other" }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			tt.token.Issuer, tt.token.TTL = r.Issuer, time.Hour
+			claims := tt.token.Claims(time.Now())
+			if tt.change != nil {
+				tt.change(claims)
+			}
+			signed, err := devjwt.Sign(key, claims)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req := httptest.NewRequest("GET", "/runs/r1", nil)
+			req.Header.Set("Authorization", "Bearer "+signed)
+			if got, err := g.authorize(req, r); (err == nil) != tt.ok || (tt.ok && got["sub"] != tt.token.Subject) {
+				t.Errorf("authorize: %v, %v; want admitted %v", got, err, tt.ok)
+			}
+		})
 	}
 }

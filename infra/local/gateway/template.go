@@ -156,12 +156,8 @@ func resolveAuthorizer(t *samtemplate.Template, res samtemplate.Resolver, r *Rou
 	if r.Issuer, err = res.String(auth.Issuer); err != nil {
 		return err
 	}
-	for _, a := range auth.Audience {
-		aud, err := res.String(a)
-		if err != nil {
-			return err
-		}
-		r.Audience = append(r.Audience, aud)
-	}
-	return nil
+	// A list, as API Gateway's: a token for any one of them is admitted (the approvers' app
+	// client and every engine's).
+	r.Audience, err = res.List(auth.Audience)
+	return err
 }

@@ -4,6 +4,13 @@
 //
 //	go run ./infra/local/cmd/devtoken -sub alice -scopes "approvals:respond runs:read" \
 //	    -tenant acme -groups finance,ops -roles manager
+//
+// or one shaped as a Cognito access token, for a stack deployed with a PrincipalClaim other than
+// sub: its app client in client_id instead of aud (the local engine client, which the local
+// stack's JwtAudience lists), and the readable name beside the sub:
+//
+//	go run ./infra/local/cmd/devtoken -sub 3f7c1e0a -username billing-agent \
+//	    -client-id interrupt-host-local-engine -tenant acme -scopes "interrupts:write runs:read"
 package main
 
 import (
@@ -23,7 +30,10 @@ func main() {
 	var t devjwt.Token
 	var gateway, scopes, groups, roles string
 	flag.StringVar(&gateway, "gateway", cmp.Or(os.Getenv("GATEWAY_URL"), devjwt.GatewayURL), "URL of the gateway that is to accept the token (its issuer is URL"+devjwt.IssuerPath+")")
-	flag.StringVar(&t.Subject, "sub", "", "subject (the principal), required")
+	flag.StringVar(&t.Subject, "sub", "", "subject (the principal unless the stack's PrincipalClaim names another claim), required")
+	flag.StringVar(&t.Username, "username", "", "username claim (the principal with PrincipalClaim=username)")
+	flag.StringVar(&t.Email, "email", "", "email claim (the principal with PrincipalClaim=email)")
+	flag.StringVar(&t.ClientID, "client-id", "", "app client id: a Cognito-shaped access token, client_id instead of aud (e.g. "+devjwt.EngineClientID+")")
 	flag.StringVar(&t.Tenant, "tenant", "", "tenant claim")
 	flag.StringVar(&scopes, "scopes", "", "space-separated scopes, e.g. \"interrupts:write runs:read\"")
 	flag.StringVar(&groups, "groups", "", "comma-separated groups claim")
