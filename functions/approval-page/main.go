@@ -1,7 +1,8 @@
 // Command approval-page serves the page an approver opens from a mail or chat link and the
 // decision it posts: GET, HEAD and POST /approve/{token} (a link holding a token) and
-// /approve/{runId}/{interruptId} (a link holding none: the approver signs in), and GET
-// /signin/callback, where the identity provider sends the approver back.
+// /approve/{runId}/{interruptId} (a link holding none: the approver signs in), GET
+// /signin/callback, where the identity provider sends the approver back, and POST
+// /signin/signout, a signed-in page's sign-out.
 package main
 
 import (

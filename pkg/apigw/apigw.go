@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/interrupthost/interrupthost/pkg/host"
+	"github.com/interrupthost/interrupthost/pkg/identity"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/metrics"
 	"github.com/interrupthost/interrupthost/pkg/outbound"
@@ -43,6 +45,9 @@ const (
 
 // Options are the deployment's choices the API needs.
 type Options struct {
+	// PrincipalClaim names the JWT claim that is the caller's principal (identity.PrincipalClaims:
+	// what approversList names and the log records as who decided); "sub" when empty.
+	PrincipalClaim string
 	// TenantClaim names the JWT claim that carries the caller's tenant; "tenant" when empty.
 	TenantClaim string
 	// ScopePrefix is what the identity provider puts before every scope name (a Cognito resource
@@ -61,6 +66,11 @@ type Options struct {
 	// Resender sends a delivered event again (POST /subscriptions/{id}/deliveries); nil for
 	// the functions that serve none.
 	Resender Resender
+	// PublicBaseURL is where approvers reach the API when the deployment says (a custom
+	// domain); empty means the domain each request came in on (baseURL). A function that is a
+	// route of the API is never told the API's own URL: that would make the API and its
+	// function depend on each other, which CloudFormation refuses.
+	PublicBaseURL string
 	// Discovery is the document of GET /.well-known/interrupt-host.
 	Discovery host.Discovery
 	// Metrics counts the 409 answers and the provider events received (package metrics); nil
@@ -68,9 +78,10 @@ type Options struct {
 	Metrics *metrics.Log
 }
 
-// Resender sends one event to a subscription's receiver again, as outbound.Deliverer does.
+// Resender sends one event to a subscription's receiver again, as outbound.Deliverer does,
+// with its links under base.
 type Resender interface {
-	Resend(ctx context.Context, s outbound.Subscription, eventID string) (outbound.Attempt, error)
+	Resend(ctx context.Context, s outbound.Subscription, eventID, base string) (outbound.Attempt, error)
 }
 
 // API serves the host's operations to API Gateway. Safe for concurrent invocations.
@@ -100,8 +111,28 @@ func (o Options) unprefixed(granted []string) []string {
 	return out
 }
 
+// baseURL is the public base URL approvers reach the API at, for links and the sign-in's
+// callback: Options.PublicBaseURL, else https and the domain req came in on, with its stage
+// unless it is the default one (API Gateway's request context names both; the HTTP API serves
+// only https).
+func (a *API) baseURL(req events.APIGatewayV2HTTPRequest) (string, error) {
+	if a.opts.PublicBaseURL != "" {
+		return a.opts.PublicBaseURL, nil
+	}
+	rc := req.RequestContext
+	if rc.DomainName == "" {
+		return "", errors.New("apigw: the request context names no domain and no PUBLIC_BASE_URL is configured")
+	}
+	base := "https://" + rc.DomainName
+	if rc.Stage != "" && rc.Stage != "$default" {
+		base += "/" + url.PathEscape(rc.Stage)
+	}
+	return base, nil
+}
+
 // withDefaults fills in the claims' default names.
 func (o Options) withDefaults() Options {
+	o.PrincipalClaim = cmp.Or(o.PrincipalClaim, identity.DefaultPrincipalClaim)
 	o.TenantClaim = cmp.Or(o.TenantClaim, "tenant")
 	o.GroupsClaim = cmp.Or(o.GroupsClaim, "groups")
 	o.RolesClaim = cmp.Or(o.RolesClaim, "roles")
@@ -177,11 +208,11 @@ func (a *API) authenticate(req events.APIGatewayV2HTTPRequest, scopes []string) 
 		return p, interrupt.Errorf(interrupt.CodeUnauthorized, "the request carries no verified JWT")
 	}
 	jwt := req.RequestContext.Authorizer.JWT
-	c, err := bearerClaims(req, jwt.Claims)
+	c, err := bearerClaims(req, jwt.Claims, a.opts.PrincipalClaim)
 	if err != nil {
 		return p, err
 	}
-	p.Subject = c.Text("sub")
+	p.Subject = c.Text(a.opts.PrincipalClaim)
 	p.Tenant = c.Text(a.opts.TenantClaim)
 	granted := jwt.Scopes
 	if len(granted) == 0 {
@@ -191,8 +222,6 @@ func (a *API) authenticate(req events.APIGatewayV2HTTPRequest, scopes []string) 
 	p.Groups = c.Names(a.opts.GroupsClaim)
 	p.Roles = c.Names(a.opts.RolesClaim)
 	switch {
-	case p.Subject == "":
-		return p, interrupt.Errorf(interrupt.CodeUnauthorized, "the JWT has no subject")
 	case !runlog.ValidID(p.Tenant):
 		return p, interrupt.Errorf(interrupt.CodeForbidden, "the JWT carries no usable %s claim (a string id)", a.opts.TenantClaim)
 	case !slices.ContainsFunc(scopes, p.Holds):

@@ -7,12 +7,14 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"maps"
 	"mime"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -46,7 +48,8 @@ func pageCrash() events.APIGatewayV2HTTPResponse {
 //   - GET, HEAD and POST /approve/{runId}/{interruptId}: a link holding no credential; the page
 //     signs the approver in with the deployment's identity provider (Options.SignIn) and decides
 //     as the signed-in principal, with the groups and roles of its ID token;
-//   - GET /signin/callback: where the identity provider sends the approver back.
+//   - GET /signin/callback: where the identity provider sends the approver back;
+//   - POST /signin/signout: a signed-in page's sign-out.
 //
 // GET and HEAD render the interrupt and never write, so a mail scanner fetching a link changes
 // nothing; POST (a form) decides, a hidden one-time form key making a double submit one
@@ -109,13 +112,16 @@ func undecidable(o host.Opened) error {
 func (a *API) decide(o host.Opened, form url.Values, req events.APIGatewayV2HTTPRequest, resolve func([]byte, *host.Idempotency) (host.Resolution, error)) (approvalpage.View, error) {
 	key := form.Get("formKey")
 	value, fields := approvalpage.Decision(o, form, a.host.Now())
+	if len(fields) == 0 {
+		fields = interrupt.CheckNumbers(value, "/resumeValue") // answers and edits typed as JSON
+	}
 	if len(fields) > 0 {
 		err := interrupt.Invalid("the decision is not acceptable", fields...)
 		return approvalpage.Decide(o, cmp.Or(key, formKey()), form, approvalpage.Mistakes(fields, "")), err
 	}
 	var idem *host.Idempotency
 	if key != "" {
-		idem = &host.Idempotency{Key: "form:" + key, Fingerprint: formFingerprint(req, form)}
+		idem = &host.Idempotency{Key: formIdempotencyKey(o, key), Fingerprint: formFingerprint(req, form)}
 	}
 	res, err := resolve(value, idem)
 	var e *interrupt.Error
@@ -152,7 +158,11 @@ func (a *API) signedInPage(ctx context.Context, c *call, head bool) (events.APIG
 	c.runID = runID
 	s, ok := a.opts.SignIn.SessionFrom(ctx, c.req.Cookies)
 	if !ok {
-		to, cookie, err := a.opts.SignIn.Begin(ctx, c.req.RawPath)
+		base, err := a.baseURL(c.req)
+		if err != nil {
+			return pageResponse(problemPage(err), head), err
+		}
+		to, cookie, err := a.opts.SignIn.Begin(ctx, base, c.req.RawPath)
 		if err != nil {
 			return pageResponse(signInProblem(err), head), err
 		}
@@ -164,7 +174,39 @@ func (a *API) signedInPage(ctx context.Context, c *call, head bool) (events.APIG
 		return pageResponse(problemPage(err), head), err
 	}
 	v, err := a.signedInView(ctx, c, p, interruptID, func(form url.Values) bool { return a.opts.SignIn.CheckCSRF(ctx, s, form.Get("csrf")) })
-	return pageResponse(approvalpage.SignedIn(v, s.Subject, csrf), head), err
+	return pageResponse(approvalpage.SignedIn(v, s.Subject, csrf, signOutFromPage), head), err
+}
+
+// signOutFromPage is POST /signin/signout relative to a signed-in page (/approve/{runId}/
+// {interruptId}), so its form posts to the base and stage the page was reached at.
+const signOutFromPage = "../../signin/signout"
+
+// signOut serves POST /signin/signout, a signed-in page's "Not you? Sign out": an approver
+// signed in as someone else, or under another tenant, ends the session now instead of waiting
+// an hour for it to expire. Its form carries the session's CSRF token, as a decision's does:
+// a form posted from elsewhere ends nothing (403). A request without a session has nothing to
+// end and clears nothing (a cross-site form brings no cookie, and must not clear the one the
+// browser holds).
+func (a *API) signOut(ctx context.Context, c *call) (events.APIGatewayV2HTTPResponse, error) {
+	if a.opts.SignIn == nil {
+		err := interrupt.Errorf(interrupt.CodeNotFound, "this host signs no one in")
+		return pageResponse(problemPage(err), false), err
+	}
+	form, err := readForm(c.req)
+	if err != nil {
+		return pageResponse(problemPage(err), false), err
+	}
+	s, ok := a.opts.SignIn.SessionFrom(ctx, c.req.Cookies)
+	if !ok {
+		return pageResponse(approvalpage.SignedOut(), false), nil
+	}
+	if !a.opts.SignIn.CheckCSRF(ctx, s, form.Get("csrf")) {
+		err := interrupt.Errorf(interrupt.CodeForbidden, "the sign-out form does not carry this session's CSRF token")
+		return pageResponse(approvalpage.Problem(http.StatusForbidden, "Still signed in", "This form was not sent from the approval page, so you are still signed in. Use the page's own Sign out button."), false), err
+	}
+	resp := pageResponse(approvalpage.SignedOut(), false)
+	resp.Cookies = []string{a.opts.SignIn.SignOut()}
+	return resp, nil
 }
 
 func (a *API) signedInView(ctx context.Context, c *call, p interrupt.Principal, interruptID string, fromPage func(url.Values) bool) (approvalpage.View, error) {
@@ -235,6 +277,8 @@ func signInProblem(err error) approvalpage.View {
 		return approvalpage.Problem(http.StatusUnauthorized, "Sign-in failed", "The identity provider's answer could not be verified. Open the link you were sent again.")
 	case errors.Is(err, signin.ErrNoTenant):
 		return approvalpage.Problem(http.StatusForbidden, "No organisation", "Your account does not say which organisation you belong to, so no request can be shown to you.")
+	case errors.Is(err, signin.ErrNoPrincipal):
+		return approvalpage.Problem(http.StatusForbidden, "No name", "Your account does not carry the name this host knows people by, so no decision can be recorded as yours.")
 	case errors.Is(err, signin.ErrUnavailable):
 		return approvalpage.Problem(http.StatusServiceUnavailable, "Please try again", "The identity provider cannot be reached right now; nothing was recorded.")
 	case errors.Is(err, signin.ErrNext):
@@ -328,7 +372,22 @@ func readForm(req events.APIGatewayV2HTTPRequest) (url.Values, error) {
 	if err != nil {
 		return nil, interrupt.Invalid("the form is malformed")
 	}
+	// As a JSON body must be: a field that is not text would be recorded as replacement
+	// characters, which is not what the person typed.
+	for name, values := range form {
+		if !utf8.ValidString(name) || slices.ContainsFunc(values, func(v string) bool { return !utf8.ValidString(v) }) {
+			return nil, interrupt.Invalid(fmt.Sprintf("the form's field %q is not valid UTF-8 text", name))
+		}
+	}
 	return form, nil
+}
+
+// formIdempotencyKey is the Idempotency-Key of a form posted with key to decide o: bound to its
+// run and interrupt, since the host scopes a key to the run and the caller only, and a
+// signed-in approver is one caller for every interrupt of a run (the same form posted to two of
+// them is two decisions, not a replay of the first).
+func formIdempotencyKey(o host.Opened, key string) string {
+	return "form:" + o.RunID + "/" + o.InterruptID + ":" + key
 }
 
 // formFingerprint identifies a posted decision for its form key: the route, the token and the

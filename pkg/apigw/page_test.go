@@ -2,14 +2,29 @@ package apigw_test
 
 import (
 	"cmp"
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
 	"golang.org/x/net/html"
 
+	"github.com/interrupthost/interrupthost/internal/devjwt"
+	"github.com/interrupthost/interrupthost/internal/testkeys"
+	"github.com/interrupthost/interrupthost/pkg/apigw"
+	"github.com/interrupthost/interrupthost/pkg/host"
+	"github.com/interrupthost/interrupthost/pkg/interrupt"
+	"github.com/interrupthost/interrupthost/pkg/signin"
 	"github.com/interrupthost/interrupthost/pkg/token"
 )
 
@@ -289,6 +304,7 @@ func FuzzApprovalPage(f *testing.F) {
 	}
 	f.Add("POST", "application/x-www-form-urlencoded", toks[1], "formKey=k2&q.address=1+Main+Street&q.express=yes")
 	f.Add("POST", "application/x-www-form-urlencoded", toks[0], "action=edit-accept&editedArtifactData=%7B%22a%22%3A1%7D&formKey=k3")
+	f.Add("POST", "application/x-www-form-urlencoded", toks[2], url.Values{"formKey": {"k4"}, "action": {"edit-accept"}, "decidedBy": {"dan"}, "editedArtifactData": {manyOf(tinyNumber, 300)}}.Encode())
 	f.Add("HEAD", "text/plain", "ow2.hs256.x.y.z", "%zz&&==")
 	f.Fuzz(func(t *testing.T, method, ctype, tok, body string) {
 		switch method {
@@ -308,4 +324,257 @@ func FuzzApprovalPage(f *testing.F) {
 			t.Fatalf("%s answered %d, yet wrote", method, r.Status)
 		}
 	})
+}
+
+// issuerKey is the local identity provider's signing key, made once: RSA key generation is slow.
+var issuerKey = sync.OnceValue(func() *rsa.PrivateKey {
+	k, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		panic(err)
+	}
+	return k
+})
+
+// signedInPage is the approval page's function over a stack's host with the sign-in, against
+// the local identity provider on 127.0.0.1, whose base is also the page's public base, as the
+// local stack serves them.
+type signedInPage struct {
+	fn   apigw.Handler
+	base string
+}
+
+func (s *stack) signedInPage(t *testing.T) *signedInPage {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(nil)
+	base := "http://" + srv.Listener.Addr().String()
+	srv.Config.Handler = devjwt.NewProvider(issuerKey(), base, s.clock.Now)
+	srv.Start()
+	t.Cleanup(srv.Close)
+	keys := testkeys.Static{ActiveKid: "k1", Keys: map[string][]byte{"k1": []byte("0123456789abcdef0123456789abcdef")}}
+	flow, err := signin.New(signin.Config{Issuer: devjwt.IssuerAt(base), ClientID: devjwt.Audience, Keys: keys, Now: s.clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fn, err := apigw.New(s.host, slog.New(slog.DiscardHandler), apigw.Options{SignIn: flow, PublicBaseURL: base}).Function("approval-page")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &signedInPage{fn: fn, base: base}
+}
+
+// do sends the function what API Gateway would for method and path (its route, a path of the
+// signed-in page or the sign-in's), with the browser's cookies and a form.
+func (p *signedInPage) do(t *testing.T, method, path string, cookies []string, form string) events.APIGatewayV2HTTPResponse {
+	t.Helper()
+	u, err := url.Parse(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := events.APIGatewayV2HTTPRequest{RawPath: u.Path, RawQueryString: u.RawQuery, Cookies: cookies, Headers: map[string]string{}, PathParameters: map[string]string{}}
+	switch parts := strings.Split(strings.TrimPrefix(u.Path, "/"), "/"); {
+	case len(parts) == 3 && parts[0] == "approve":
+		req.RouteKey = method + " /approve/{runId}/{interruptId}"
+		req.PathParameters["runId"], req.PathParameters["interruptId"] = parts[1], parts[2]
+	default:
+		req.RouteKey = method + " " + u.Path
+	}
+	if method == http.MethodPost {
+		req.Body, req.Headers["content-type"] = form, "application/x-www-form-urlencoded"
+	}
+	req.RequestContext.RouteKey, req.RequestContext.HTTP.Method = req.RouteKey, method
+	resp, err := p.fn(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+// pair is the "name=value" a browser sends back for a Set-Cookie value.
+func pair(setCookie string) string {
+	p, _, _ := strings.Cut(setCookie, ";")
+	return p
+}
+
+// signIn plays the browser and the person: the page's redirect to the provider, its login form
+// posted as user of tenant, and the callback, which answers the session cookie to send back.
+func (p *signedInPage) signIn(t *testing.T, page, user, tenant string) (cookie, setCookie string) {
+	t.Helper()
+	r := p.do(t, "GET", page, nil, "")
+	if r.StatusCode != http.StatusSeeOther || len(r.Cookies) != 1 {
+		t.Fatalf("the page without a session: %d %v", r.StatusCode, r.Cookies)
+	}
+	auth, err := url.Parse(r.Headers["Location"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	params := auth.Query()
+	params.Set("user", user)
+	params.Set("tenant", tenant)
+	auth.RawQuery = ""
+	noRedirects := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noRedirects.PostForm(auth.String(), params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	back, err := url.Parse(resp.Header.Get("Location"))
+	if err != nil || resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(back.String(), p.base+devjwt.CallbackPath) {
+		t.Fatalf("the provider answered %d %q", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	r = p.do(t, "GET", devjwt.CallbackPath+"?"+back.RawQuery, []string{pair(r.Cookies[0])}, "")
+	if r.StatusCode != http.StatusSeeOther || r.Headers["Location"] != page {
+		t.Fatalf("the callback: %d %q", r.StatusCode, r.Headers["Location"])
+	}
+	for _, c := range r.Cookies {
+		if strings.HasPrefix(c, "__Host-ih-session=") {
+			return pair(c), c
+		}
+	}
+	t.Fatalf("the callback set no session: %v", r.Cookies)
+	return "", ""
+}
+
+var csrfRE = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
+
+// formOf is the form key and CSRF token a signed-in page rendered.
+func formOf(t *testing.T, r events.APIGatewayV2HTTPResponse) (key, csrf string) {
+	t.Helper()
+	k, c := formKeyRE.FindStringSubmatch(r.Body), csrfRE.FindStringSubmatch(r.Body)
+	if r.StatusCode != http.StatusOK || k == nil || c == nil {
+		t.Fatalf("the signed-in page: %d, without a form key or CSRF token\n%s", r.StatusCode, r.Body)
+	}
+	return k[1], c[1]
+}
+
+// TestASignedInFormDecidesItsInterrupt: the same form posted to two interrupts of one run (one
+// approver, one caller for both) records a vote on each, where a form key scoped to the run
+// alone replayed the first's answer on the second and left it pending.
+func TestASignedInFormDecidesItsInterrupt(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	p := s.signedInPage(t)
+	first := s.mustRequest(t, "r1", "n1", example(t, "approval"))
+	second := s.mustRequest(t, "r1", "n2", strings.Replace(example(t, "approval"), `"approve-invoice-2026-118"`, `"approve-invoice-2026-119"`, 1))
+	page := func(v host.InterruptView) string { return "/approve/r1/" + v.InterruptID }
+	cookie, _ := p.signIn(t, page(first), "alice", "acme")
+	key, csrf := formOf(t, p.do(t, "GET", page(first), []string{cookie}, ""))
+	form := url.Values{"formKey": {key}, "csrf": {csrf}, "action": {"accept"}}.Encode()
+	for _, v := range []host.InterruptView{first, second} {
+		if r := p.do(t, "POST", page(v), []string{cookie}, form); r.StatusCode != http.StatusOK || !strings.Contains(r.Body, "recorded") {
+			t.Fatalf("the form posted to %s: %d\n%s", v.NodeID, r.StatusCode, r.Body)
+		}
+	}
+	if snap, _ := s.snapshot(t, engine, "r1"); len(snap.Pending) != 0 {
+		t.Errorf("pending after the form was posted to both: %+v", snap.Pending)
+	}
+	if got := strings.Count(strings.Join(s.eventTypes(t, "acme", "r1"), " "), interrupt.EventResolved); got != 2 {
+		t.Errorf("%d interrupts resolved, want 2", got)
+	}
+}
+
+// TestAFormThatIsNotTextRecordsNothing: a field holding bytes that are not UTF-8 is 400 on both
+// doors of the page, the page saying the form could not be read, and nothing is recorded (a JSON
+// body would be refused alike), where it was stored as replacement characters.
+func TestAFormThatIsNotTextRecordsNothing(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	p := s.signedInPage(t)
+	v := s.mustRequest(t, "r1", "n1", example(t, "approval"))
+	tok := s.mintOK(t, "r1", "n1", `{"intent":"resolve","principal":"alice"}`).Token
+	cookie, _ := p.signIn(t, "/approve/r1/"+v.InterruptID, "bob", "acme")
+	key, csrf := formOf(t, p.do(t, "GET", "/approve/r1/"+v.InterruptID, []string{cookie}, ""))
+	for name, post := range map[string]func(form url.Values) (int, string){
+		"the token's page": func(form url.Values) (int, string) {
+			r := s.page(t, "POST", tok, form)
+			return r.Status, string(r.Body)
+		},
+		"the signed-in page": func(form url.Values) (int, string) {
+			form.Set("csrf", csrf)
+			r := p.do(t, "POST", "/approve/r1/"+v.InterruptID, []string{cookie}, form.Encode())
+			return r.StatusCode, r.Body
+		},
+	} {
+		for _, form := range []url.Values{
+			{"formKey": {key}, "action": {"accept"}, "feedback": {"ok \xff\xfe"}},
+			{"formKey": {key}, "action": {"reject"}, "feedback\xc3": {"why"}},
+		} {
+			before := s.items(t)
+			if status, body := post(form); status != http.StatusBadRequest || !strings.Contains(body, "The form could not be read") {
+				t.Errorf("%s, %v: %d, want 400 saying the form could not be read\n%s", name, form, status, body)
+			}
+			if after := s.items(t); after != before {
+				t.Errorf("%s, %v: recorded %s, then %s", name, form, before, after)
+			}
+		}
+	}
+}
+
+// TestSignOut: every signed-in page, one under the wrong tenant too, offers "Not you? Sign
+// out", posting the session's CSRF token to POST /signin/signout under the page's own base and
+// stage; with it the session cookie is cleared with the attributes it was set with, and without
+// it (another site's form, another session's token) nothing is; a request without a session
+// clears nothing.
+func TestSignOut(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	p := s.signedInPage(t)
+	v := s.mustRequest(t, "r1", "n1", example(t, "approval"))
+	page := "/approve/r1/" + v.InterruptID
+	cookie, set := p.signIn(t, page, "alice", "acme")
+	elsewhere, _ := p.signIn(t, page, "alice", "globex")
+	var otherCSRF string
+	for name, c := range map[string]string{"its own tenant's": cookie, "another tenant's": elsewhere} {
+		r := p.do(t, "GET", page, []string{c}, "")
+		m := regexp.MustCompile(`<form method="post" action="([^"]+)" aria-label="Sign out">\s*<input type="hidden" name="csrf" value="([^"]+)">`).FindStringSubmatch(r.Body)
+		if m == nil || !strings.Contains(r.Body, "Not you? Sign out") {
+			t.Fatalf("the page under %s session (%d) has no sign-out form\n%s", name, r.StatusCode, r.Body)
+		}
+		for _, base := range []string{"https://abc.execute-api.eu-west-1.amazonaws.com", "https://abc.execute-api.eu-west-1.amazonaws.com/prod"} {
+			at, _ := url.Parse(base + page)
+			action, err := url.Parse(html.UnescapeString(m[1]))
+			if err != nil || at.ResolveReference(action).String() != base+"/signin/signout" {
+				t.Errorf("the sign-out form on %s posts to %v (%v), want %s/signin/signout", at, action, err, base)
+			}
+		}
+		if name == "another tenant's" {
+			otherCSRF = m[2]
+		}
+	}
+	_, csrf := formOf(t, p.do(t, "GET", page, []string{cookie}, ""))
+	for _, c := range []struct {
+		name    string
+		cookies []string
+		form    url.Values
+		status  int
+	}{
+		{"without the token", []string{cookie}, url.Values{}, http.StatusForbidden},
+		{"with another session's token", []string{cookie}, url.Values{"csrf": {otherCSRF}}, http.StatusForbidden},
+		{"without a session", nil, url.Values{"csrf": {csrf}}, http.StatusOK},
+	} {
+		r := p.do(t, "POST", "/signin/signout", c.cookies, c.form.Encode())
+		if r.StatusCode != c.status || len(r.Cookies) != 0 {
+			t.Errorf("sign-out %s: %d setting %v, want %d setting nothing", c.name, r.StatusCode, r.Cookies, c.status)
+		}
+	}
+	r := p.do(t, "POST", "/signin/signout", []string{cookie}, url.Values{"csrf": {csrf}}.Encode())
+	if r.StatusCode != http.StatusOK || len(r.Cookies) != 1 || !strings.Contains(r.Body, "You are signed out") {
+		t.Fatalf("sign-out: %d setting %v\n%s", r.StatusCode, r.Cookies, r.Body)
+	}
+	attributes := func(setCookie string) []string {
+		_, attrs, _ := strings.Cut(setCookie, ";")
+		var out []string
+		for _, a := range strings.Split(attrs, ";") {
+			if a = strings.TrimSpace(a); !strings.HasPrefix(a, "Max-Age=") {
+				out = append(out, a)
+			}
+		}
+		return slices.Sorted(slices.Values(out))
+	}
+	cleared := r.Cookies[0]
+	if pair(cleared) != "__Host-ih-session=" || !strings.Contains(cleared, "Max-Age=0") || !slices.Equal(attributes(cleared), attributes(set)) {
+		t.Errorf("the session cleared with %q, set with %q", cleared, set)
+	}
+	if r := p.do(t, "GET", page, nil, ""); r.StatusCode != http.StatusSeeOther {
+		t.Errorf("the page after the sign-out: %d, want a new sign-in", r.StatusCode)
+	}
 }

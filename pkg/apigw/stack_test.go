@@ -324,6 +324,10 @@ func (r response) decode(t testing.TB, v any) {
 	}
 }
 
+// testDomain is the domain API Gateway's request context names: with no PublicBaseURL
+// configured, links and the sign-in's callback are under it.
+const testDomain = "abc123.execute-api.eu-west-1.amazonaws.com"
+
 func invoke(t testing.TB, h apigw.Handler, c call) response {
 	t.Helper()
 	r, err := invokeErr(h, c)
@@ -340,7 +344,7 @@ func invokeErr(h apigw.Handler, c call) (response, error) {
 		Headers:               map[string]string{},
 		Body:                  c.body,
 		RouteKey:              c.route,
-		RequestContext:        events.APIGatewayV2HTTPRequestContext{RequestID: "test", RouteKey: c.route},
+		RequestContext:        events.APIGatewayV2HTTPRequestContext{RequestID: "test", RouteKey: c.route, DomainName: testDomain, Stage: "$default"},
 	}
 	req.RequestContext.HTTP.Method, _, _ = strings.Cut(c.route, " ")
 	if c.body != "" {

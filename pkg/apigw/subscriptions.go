@@ -102,7 +102,11 @@ func (a *API) resendDelivery(ctx context.Context, c *call) (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
-	attempt, err := a.opts.Resender.Resend(ctx, s, body.EventID)
+	base, err := a.baseURL(c.req)
+	if err != nil {
+		return reply{}, err
+	}
+	attempt, err := a.opts.Resender.Resend(ctx, s, body.EventID, base)
 	if err != nil {
 		return reply{}, err
 	}

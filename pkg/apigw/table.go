@@ -88,6 +88,7 @@ var Operations = []Operation{
 	{Route: "HEAD /approve/{runId}/{interruptId}", Function: "approval-page", Scopes: anyone, Needs: onPage, page: (*API).pageSignedIn},
 	{Route: "POST /approve/{runId}/{interruptId}", Function: "approval-page", Scopes: anyone, Needs: onPage, page: (*API).pageSignedIn},
 	{Route: "GET /signin/callback", Function: "approval-page", Scopes: anyone, Needs: onPage, page: (*API).signInCallback},
+	{Route: "POST /signin/signout", Function: "approval-page", Scopes: anyone, Needs: onPage, page: (*API).signOut},
 }
 
 // Functions are the functions that serve the API, in the order of Operations.

@@ -26,6 +26,7 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/dynamo"
 	"github.com/interrupthost/interrupthost/pkg/dynamostream"
 	"github.com/interrupthost/interrupthost/pkg/host"
+	"github.com/interrupthost/interrupthost/pkg/identity"
 	"github.com/interrupthost/interrupthost/pkg/keyring"
 	"github.com/interrupthost/interrupthost/pkg/metrics"
 	"github.com/interrupthost/interrupthost/pkg/outbound"
@@ -38,8 +39,11 @@ import (
 
 // Environment variables the functions read (set by template.yaml).
 const (
-	EnvTable       = "TABLE_NAME"
-	EnvTenantClaim = "TENANT_CLAIM"
+	EnvTable = "TABLE_NAME"
+	// EnvPrincipalClaim names the claim that is the caller's principal (identity.PrincipalClaims);
+	// sub when unset.
+	EnvPrincipalClaim = "PRINCIPAL_CLAIM"
+	EnvTenantClaim    = "TENANT_CLAIM"
 	// EnvScopePrefix is what the identity provider puts before every scope name.
 	EnvScopePrefix  = "SCOPE_PREFIX"
 	EnvCapabilities = "CAPABILITIES"
@@ -58,6 +62,8 @@ const (
 	// EnvAllowPrivateTargets ("true") lets subscriptions deliver to private addresses and http.
 	EnvAllowPrivateTargets = "ALLOW_PRIVATE_DELIVERY_TARGETS"
 	// EnvPublicBaseURL is where the API is reached from outside: approval links start with it.
+	// The functions the API invokes may be given none (then each request's domain is the
+	// base); the others must be, since no request tells them (docs/design.md, "Deployment").
 	EnvPublicBaseURL = "PUBLIC_BASE_URL"
 	// EnvOIDCIssuer and EnvOIDCClientID are the identity provider approvers sign in with on the
 	// approval page, and its app client.
@@ -191,7 +197,13 @@ func Serve(ctx context.Context, function string) (apigw.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := apiOptions()
+	opts, err := apiOptions()
+	if err != nil {
+		return nil, err
+	}
+	if opts.PublicBaseURL, err = publicBase(true); err != nil {
+		return nil, err
+	}
 	opts.Discovery = host.DiscoveryOf(hc)
 	opts.Metrics = hc.Metrics
 	var h *host.Host
@@ -219,7 +231,8 @@ func Serve(ctx context.Context, function string) (apigw.Handler, error) {
 		}
 		opts.Subscriptions = &outbound.Subscriptions{Store: o.store, Secrets: o.secrets, Targets: o.targets}
 		if needs&apigw.NeedsDelivery != 0 {
-			if opts.Resender, err = delivererOn(ctx, o); err != nil {
+			// A resend's links are under the request's base (apigw.Options.PublicBaseURL).
+			if opts.Resender, err = delivererOn(ctx, o, opts.PublicBaseURL); err != nil {
 				return nil, err
 			}
 		}
@@ -235,34 +248,41 @@ func MustServe(ctx context.Context, function string) apigw.Handler {
 }
 
 // signIn is the approval page's sign-in with the identity provider OIDC_ISSUER names (the HTTP
-// API's JwtIssuer) for the app client OIDC_CLIENT_ID, coming back to PUBLIC_BASE_URL's
-// /signin/callback; the keyring signs its cookies.
+// API's JwtIssuer) for the app client OIDC_CLIENT_ID, coming back to the public base's
+// /signin/callback (apigw.Options.PublicBaseURL, else the request's domain); the keyring signs
+// its cookies.
 func signIn(hc host.Config, opts apigw.Options) (*signin.Flow, error) {
-	base, err := publicBase()
-	if err != nil {
-		return nil, err
-	}
 	return signin.New(signin.Config{
-		Issuer: os.Getenv(EnvOIDCIssuer), ClientID: os.Getenv(EnvOIDCClientID), RedirectURL: strings.TrimSuffix(base, "/") + "/signin/callback",
+		Issuer: os.Getenv(EnvOIDCIssuer), ClientID: os.Getenv(EnvOIDCClientID),
 		Keys: hc.Keys, TenantClaim: opts.TenantClaim, GroupsClaim: opts.GroupsClaim, RolesClaim: opts.RolesClaim,
+		PrincipalClaim: opts.PrincipalClaim,
 	})
 }
 
-// publicBase is PUBLIC_BASE_URL, checked: where approvers reach the API.
-func publicBase() (string, error) {
+// publicBase is PUBLIC_BASE_URL, checked: where approvers reach the API. optional admits it
+// unset, for the functions the API invokes, whose requests say where they came in.
+func publicBase(optional bool) (string, error) {
 	base := os.Getenv(EnvPublicBaseURL)
+	if base == "" && optional {
+		return "", nil
+	}
 	if u, err := url.Parse(base); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 		return "", fmt.Errorf("app: %s=%q is not an http(s) URL", EnvPublicBaseURL, base)
 	}
 	return base, nil
 }
 
-// apiOptions are the claims' names the deployment chose.
-func apiOptions() apigw.Options {
-	return apigw.Options{
-		TenantClaim: os.Getenv(EnvTenantClaim), ScopePrefix: os.Getenv(EnvScopePrefix),
-		GroupsClaim: os.Getenv(EnvGroupsClaim), RolesClaim: os.Getenv(EnvRolesClaim),
+// apiOptions are the claims' names the deployment chose; a principal claim the host does not
+// know stops the function, which would otherwise read every caller as nobody.
+func apiOptions() (apigw.Options, error) {
+	principal, err := identity.PrincipalClaim(os.Getenv(EnvPrincipalClaim))
+	if err != nil {
+		return apigw.Options{}, fmt.Errorf("app: %s: %w", EnvPrincipalClaim, err)
 	}
+	return apigw.Options{
+		PrincipalClaim: principal, TenantClaim: os.Getenv(EnvTenantClaim), ScopePrefix: os.Getenv(EnvScopePrefix),
+		GroupsClaim: os.Getenv(EnvGroupsClaim), RolesClaim: os.Getenv(EnvRolesClaim),
+	}, nil
 }
 
 // newHost builds the host over the run-log table TABLE_NAME names, with hc (read by
@@ -325,17 +345,17 @@ func deliverer(ctx context.Context) (*outbound.Deliverer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return delivererOn(ctx, o)
-}
-
-// delivererOn is the deliverer over o's clients.
-func delivererOn(ctx context.Context, o outboundDeps) (*outbound.Deliverer, error) {
-	var hc host.Config
-	if err := withKeyring(ctx, o.cfg, &hc); err != nil {
+	base, err := publicBase(false)
+	if err != nil {
 		return nil, err
 	}
-	base, err := publicBase()
-	if err != nil {
+	return delivererOn(ctx, o, base)
+}
+
+// delivererOn is the deliverer over o's clients, its links under base.
+func delivererOn(ctx context.Context, o outboundDeps, base string) (*outbound.Deliverer, error) {
+	var hc host.Config
+	if err := withKeyring(ctx, o.cfg, &hc); err != nil {
 		return nil, err
 	}
 	return &outbound.Deliverer{
@@ -356,7 +376,9 @@ func MustDeliver(ctx context.Context) func(context.Context, events.DynamoDBEvent
 func MustRedrive(ctx context.Context) func(context.Context, events.SQSEvent) (events.SQSEventResponse, error) {
 	o, err := newOutbound(ctx)
 	exitOn(err)
-	d, err := delivererOn(ctx, o)
+	base, err := publicBase(false)
+	exitOn(err)
+	d, err := delivererOn(ctx, o, base)
 	exitOn(err)
 	segments, err := strconv.Atoi(cmp.Or(os.Getenv(EnvRedriveSegments), strconv.Itoa(DefaultRedriveSegments)))
 	if err == nil && (segments < 1 || segments > 1_000_000) {

@@ -46,7 +46,13 @@ type View struct {
 	Blocks []Block
 	Form   *Form
 	Footer string
+	// SignOut is a signed-in page's sign-out form.
+	SignOut *SignOut
 }
+
+// SignOut is the form that ends a signed-in page's session: it posts to Action with the
+// session's CSRF token, so no other site can sign the person out.
+type SignOut struct{ Action, CSRF string }
 
 // Notice is a message above the page's content: an outcome, or what was wrong.
 type Notice struct {

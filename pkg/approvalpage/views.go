@@ -18,14 +18,24 @@ import (
 // footer reminds whoever holds the page what the link is.
 const footer = "This page was opened from a personal link: do not forward it. Opening it changes nothing; only a button on it does."
 
-// SignedIn is v as a signed-in approver sees it: its forms carry the session's CSRF token, and
-// the footer says who decides.
-func SignedIn(v View, principal, csrf string) View {
+// SignedIn is v as a signed-in approver sees it: its forms carry the session's CSRF token, the
+// footer says who decides, and a sign-out form posting to signOut lets someone signed in as
+// another person (or under another tenant) end the session rather than wait for it to expire.
+func SignedIn(v View, principal, csrf, signOut string) View {
 	if v.Form != nil {
 		v.Form.CSRF = csrf
 	}
 	v.Footer = "You are signed in as " + principal + ": a decision here is recorded as yours. Opening this page changes nothing; only a button on it does."
+	v.SignOut = &SignOut{Action: signOut, CSRF: csrf}
 	return v
+}
+
+// SignedOut is the page after a sign-out.
+func SignedOut() View {
+	return View{
+		Status: http.StatusOK, Title: "Signed out", Kicker: "Approval page", Heading: "You are signed out",
+		Notice: &Notice{Kind: "ok", Text: "This browser no longer holds your sign-in to the approval page. Open the link you were sent to sign in again; if your organisation's sign-in page still remembers the wrong account, sign out there too."},
+	}
 }
 
 // when spells a time for people, in UTC (the page cannot know the reader's zone without script).

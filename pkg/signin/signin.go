@@ -9,9 +9,9 @@
 // The page's function keeps nothing between invocations, so the flow's state lives in two
 // cookies the browser carries, each signed with the host's token keyring (pkg/token.Keys):
 //
-//   - __Host-ih-signin, set by Begin for 10 minutes: the state, nonce, PKCE verifier and the
-//     page to come back to; Finish clears it.
-//   - __Host-ih-session, set by Finish: the session (subject, tenant, groups, roles, expiry),
+//   - __Host-ih-signin, set by Begin for 10 minutes: the state, nonce, PKCE verifier, the
+//     redirect URI the sign-in began with and the page to come back to; Finish clears it.
+//   - __Host-ih-session, set by Finish: the session (principal, tenant, groups, roles, expiry),
 //     for SessionTTL and never past the ID token's exp; SignOut clears it.
 //
 // Both are HttpOnly, Secure, SameSite=Lax and Path=/ with the __Host- prefix, so no script
@@ -56,6 +56,8 @@
 //     the ID token did not verify (signature, iss, aud, exp, nonce), or its claims do not fit a
 //     cookie (401).
 //   - ErrNoTenant: the ID token carries no usable tenant claim, a string id (403).
+//   - ErrNoPrincipal: the ID token carries no principal claim (Config.PrincipalClaim), a
+//     non-empty string, so the person cannot be named (403).
 //   - ErrUnavailable: the identity provider could not be reached (discovery, token endpoint or
 //     JWKS), answered 5xx, or answered the callback server_error or temporarily_unavailable
 //     (503: try again later).
@@ -95,6 +97,7 @@ var (
 	ErrDenied      = errors.New("signin: the identity provider refused the sign-in")
 	ErrIDToken     = errors.New("signin: no valid ID token")
 	ErrNoTenant    = errors.New("signin: the ID token carries no usable tenant")
+	ErrNoPrincipal = errors.New("signin: the ID token carries no principal claim")
 	ErrUnavailable = errors.New("signin: the identity provider is unavailable")
 )
 
@@ -106,11 +109,12 @@ type Config struct {
 	// ClientID is the app client's id (JwtAudience, the ID token's aud): a public client, which
 	// proves itself with PKCE, not a secret.
 	ClientID string
-	// RedirectURL is the page's callback, <public base>/signin/callback, as registered with the
-	// app client.
-	RedirectURL string
 	// Keys sign and verify the cookies: the host's token keyring.
 	Keys token.Keys
+	// PrincipalClaim names the ID token's claim that is the person's principal, as the API's
+	// (PRINCIPAL_CLAIM, identity.PrincipalClaims), so one person is one principal on the page and
+	// through the API; "sub" when empty.
+	PrincipalClaim string
 	// TenantClaim, GroupsClaim and RolesClaim name the ID token's claims, as the API's
 	// (TENANT_CLAIM and so on); "tenant", "groups" and "roles" when empty.
 	TenantClaim, GroupsClaim, RolesClaim string
@@ -146,10 +150,8 @@ type discovered struct {
 // happens on the first Begin or Finish, so a function starts while its provider is down, and a
 // failed discovery is tried again by the next call.
 func New(cfg Config) (*Flow, error) {
-	for name, raw := range map[string]string{"Issuer": cfg.Issuer, "RedirectURL": cfg.RedirectURL} {
-		if err := checkURL(raw); err != nil {
-			return nil, fmt.Errorf("signin: %s: %w", name, err)
-		}
+	if err := checkURL(cfg.Issuer); err != nil {
+		return nil, fmt.Errorf("signin: Issuer: %w", err)
 	}
 	switch {
 	case cfg.ClientID == "":
@@ -159,6 +161,7 @@ func New(cfg Config) (*Flow, error) {
 	case cfg.SessionTTL < 0:
 		return nil, errors.New("signin: SessionTTL is negative")
 	}
+	cfg.PrincipalClaim = cmp.Or(cfg.PrincipalClaim, identity.DefaultPrincipalClaim)
 	cfg.TenantClaim = cmp.Or(cfg.TenantClaim, "tenant")
 	cfg.GroupsClaim = cmp.Or(cfg.GroupsClaim, "groups")
 	cfg.RolesClaim = cmp.Or(cfg.RolesClaim, "roles")
@@ -244,10 +247,9 @@ func (f *Flow) discover(ctx context.Context) (*discovered, error) {
 	}
 	d := &discovered{
 		oauth: oauth2.Config{
-			ClientID:    f.cfg.ClientID,
-			Endpoint:    oauth2.Endpoint{AuthURL: p.Endpoint().AuthURL, TokenURL: p.Endpoint().TokenURL, AuthStyle: oauth2.AuthStyleInParams},
-			RedirectURL: f.cfg.RedirectURL,
-			Scopes:      []string{oidc.ScopeOpenID},
+			ClientID: f.cfg.ClientID,
+			Endpoint: oauth2.Endpoint{AuthURL: p.Endpoint().AuthURL, TokenURL: p.Endpoint().TokenURL, AuthStyle: oauth2.AuthStyleInParams},
+			Scopes:   []string{oidc.ScopeOpenID},
 		},
 		// The key set outlives the request that discovered it: it keeps only the client.
 		keys: oidc.NewRemoteKeySet(oidc.ClientContext(context.Background(), f.client), meta.JWKS),
@@ -270,18 +272,31 @@ type stateClaims struct {
 	State    string `json:"state"`
 	Nonce    string `json:"nonce"`
 	Verifier string `json:"verifier"`
+	Redirect string `json:"redirect"`
 	Next     string `json:"next"`
 	Exp      int64  `json:"exp"`
 }
 
-// Begin starts a sign-in that comes back to next, a path on this site the caller has already
+// CallbackPath is where the identity provider sends the browser back, under the public base the
+// sign-in began at: the app client registers <public base>/signin/callback.
+const CallbackPath = "/signin/callback"
+
+// Begin starts a sign-in at base, the public base URL of the request that needs it (the
+// deployment's configured one, else the domain the request came in on: a function that is a
+// route of the API cannot be told the API's URL without a circular dependency), which comes
+// back to base's CallbackPath and then to next, a path on this site the caller has already
 // chosen (anything else is ErrNext: no scheme, host, "//", backslash, space or control
-// character, so the browser cannot read it as another site). It returns the URL of the
-// provider's authorization endpoint to redirect the browser to, and the Set-Cookie value of the
-// state cookie to set with that redirect.
-func (f *Flow) Begin(ctx context.Context, next string) (authURL, setCookie string, err error) {
+// character, so the browser cannot read it as another site). The redirect URI travels in the
+// signed state cookie, so the code is exchanged with the very URI it was issued for. It
+// returns the URL of the provider's authorization endpoint to redirect the browser to, and the
+// Set-Cookie value of the state cookie to set with that redirect.
+func (f *Flow) Begin(ctx context.Context, base, next string) (authURL, setCookie string, err error) {
 	if !validNext(next) {
 		return "", "", ErrNext
+	}
+	redirect := strings.TrimSuffix(base, "/") + CallbackPath
+	if err := checkURL(redirect); err != nil {
+		return "", "", fmt.Errorf("signin: the public base URL: %w", err)
 	}
 	d, err := f.discover(ctx)
 	if err != nil {
@@ -289,14 +304,20 @@ func (f *Flow) Begin(ctx context.Context, next string) (authURL, setCookie strin
 	}
 	st := stateClaims{
 		V: 1, State: rand.Text(), Nonce: rand.Text(), Verifier: oauth2.GenerateVerifier(),
-		Next: next, Exp: f.cfg.Now().Add(stateTTL).UnixMilli(),
+		Redirect: redirect, Next: next, Exp: f.cfg.Now().Add(stateTTL).UnixMilli(),
 	}
 	value, err := seal(ctx, f.cfg.Keys, stateCookie, st)
 	if err != nil {
 		return "", "", err
 	}
-	authURL = d.oauth.AuthCodeURL(st.State, oauth2.S256ChallengeOption(st.Verifier), oidc.Nonce(st.Nonce))
+	authURL = d.oauth.AuthCodeURL(st.State, oauth2.S256ChallengeOption(st.Verifier), oidc.Nonce(st.Nonce), redirectURI(redirect))
 	return authURL, setCookieHeader(stateCookie.name, value, stateTTL), nil
+}
+
+// redirectURI names the callback a sign-in began with, in its authorization request and again
+// in its code exchange, as OAuth 2.0 asks (RFC 6749, 4.1.3).
+func redirectURI(uri string) oauth2.AuthCodeOption {
+	return oauth2.SetAuthURLParam("redirect_uri", uri)
 }
 
 // maxNext bounds next, which travels in the state cookie.
@@ -321,18 +342,23 @@ func validNext(next string) bool {
 type Session struct {
 	// ID is the session's random id, which CSRF tokens are bound to.
 	ID string
-	// Subject, Tenant, Groups and Roles are the ID token's, as the API reads a bearer token's.
+	// Subject is the ID token's principal claim (Config.PrincipalClaim); Tenant, Groups and
+	// Roles are its claims too, as the API reads a bearer token's.
 	Subject, Tenant string
 	Groups, Roles   []string
 	// ExpiresAt is when the session ends (to the millisecond).
 	ExpiresAt time.Time
 }
 
-// sessionClaims are a session cookie's contents. Exp is in Unix milliseconds.
+// sessionClaims are a session cookie's contents. Exp is in Unix milliseconds. Sub is the
+// principal, read from the claim Claim names (a cookie without it was made when only sub was
+// read): a session made under another PrincipalClaim is no session, so nobody who signed in
+// before the deployment changed it votes again under a second name.
 type sessionClaims struct {
 	V      int      `json:"v"`
 	ID     string   `json:"sid"`
 	Sub    string   `json:"sub"`
+	Claim  string   `json:"pc,omitempty"`
 	Tenant string   `json:"tenant"`
 	Groups []string `json:"groups,omitempty"`
 	Roles  []string `json:"roles,omitempty"`
@@ -376,7 +402,7 @@ func (f *Flow) Finish(ctx context.Context, cookies []string, query url.Values) (
 	if err != nil {
 		return Session{}, nil, "", err
 	}
-	tok, err := d.oauth.Exchange(oidc.ClientContext(ctx, f.client), code, oauth2.VerifierOption(st.Verifier))
+	tok, err := d.oauth.Exchange(oidc.ClientContext(ctx, f.client), code, oauth2.VerifierOption(st.Verifier), redirectURI(st.Redirect))
 	if err != nil {
 		if unreachable(err) {
 			return Session{}, nil, "", fmt.Errorf("%w: token endpoint: %v", ErrUnavailable, err)
@@ -410,9 +436,12 @@ func (f *Flow) Finish(ctx context.Context, cookies []string, query url.Values) (
 		return Session{}, nil, "", fmt.Errorf("%w: claims: %v", ErrIDToken, err)
 	}
 	sc := sessionClaims{
-		V: 1, ID: rand.Text(), Sub: idToken.Subject, Tenant: c.Text(f.cfg.TenantClaim),
+		V: 1, ID: rand.Text(), Sub: c.Text(f.cfg.PrincipalClaim), Claim: f.cfg.PrincipalClaim, Tenant: c.Text(f.cfg.TenantClaim),
 		Groups: c.Names(f.cfg.GroupsClaim), Roles: c.Names(f.cfg.RolesClaim),
 		Exp: min(now.Add(f.cfg.SessionTTL).UnixMilli(), idToken.Expiry.UnixMilli()),
+	}
+	if sc.Sub == "" {
+		return Session{}, nil, "", fmt.Errorf("%w: the %s claim is missing or not a string", ErrNoPrincipal, f.cfg.PrincipalClaim)
 	}
 	if !runlog.ValidID(sc.Tenant) {
 		return Session{}, nil, "", fmt.Errorf("%w: the %s claim is not a string id", ErrNoTenant, f.cfg.TenantClaim)
@@ -433,7 +462,7 @@ func (f *Flow) state(ctx context.Context, cookies []string, want string, now tim
 	for _, v := range cookieValues(cookies, stateCookie.name) {
 		var st stateClaims
 		if open(ctx, f.cfg.Keys, stateCookie, v, &st) && st.V == 1 && now.UnixMilli() < st.Exp && st.State != "" && st.Verifier != "" &&
-			validNext(st.Next) && subtle.ConstantTimeCompare([]byte(st.State), []byte(want)) == 1 {
+			checkURL(st.Redirect) == nil && validNext(st.Next) && subtle.ConstantTimeCompare([]byte(st.State), []byte(want)) == 1 {
 			return st, true
 		}
 	}
@@ -458,12 +487,13 @@ func (p *keyProbe) VerifySignature(ctx context.Context, jwt string) ([]byte, err
 
 // SessionFrom is the session of the request whose cookies are given ("name=value", as API
 // Gateway's payload 2.0 has them): false when there is none, or it is forged, signed under a
-// kid the keyring does not know, or expired.
+// kid the keyring does not know, expired, or made under another principal claim.
 func (f *Flow) SessionFrom(ctx context.Context, cookies []string) (Session, bool) {
 	now := f.cfg.Now().UnixMilli()
 	for _, v := range cookieValues(cookies, sessionCookie.name) {
 		var sc sessionClaims
-		if open(ctx, f.cfg.Keys, sessionCookie, v, &sc) && sc.V == 1 && now < sc.Exp && sc.ID != "" && sc.Sub != "" && runlog.ValidID(sc.Tenant) {
+		if open(ctx, f.cfg.Keys, sessionCookie, v, &sc) && sc.V == 1 && now < sc.Exp && sc.ID != "" && sc.Sub != "" && runlog.ValidID(sc.Tenant) &&
+			cmp.Or(sc.Claim, identity.DefaultPrincipalClaim) == f.cfg.PrincipalClaim {
 			return sc.session(), true
 		}
 	}

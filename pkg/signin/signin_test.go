@@ -1,6 +1,7 @@
 package signin_test
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
@@ -66,7 +67,7 @@ func newStack(t *testing.T, cfg signin.Config) *stack {
 	})
 	srv.Start()
 	t.Cleanup(srv.Close)
-	cfg.Issuer, cfg.ClientID, cfg.RedirectURL = devjwt.IssuerAt(s.base), devjwt.Audience, s.base+devjwt.CallbackPath
+	cfg.Issuer, cfg.ClientID = devjwt.IssuerAt(s.base), devjwt.Audience
 	cfg.Now = s.clock.Now
 	if cfg.Keys == nil {
 		cfg.Keys = keys
@@ -102,7 +103,7 @@ type callback struct {
 // redirect back.
 func (s *stack) signIn(t *testing.T, next string, form url.Values, change func(url.Values)) callback {
 	t.Helper()
-	authURL, setCookie, err := s.flow.Begin(ctx, next)
+	authURL, setCookie, err := s.flow.Begin(ctx, s.base, next)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +182,7 @@ func TestFinish(t *testing.T) {
 			alter: func(t *testing.T, cb *callback) { cb.cookies = nil }},
 		{name: "another browser's state cookie", form: as("alice", "acme"), want: signin.ErrState,
 			alter: func(t *testing.T, cb *callback) {
-				_, other, err := s.flow.Begin(ctx, "/")
+				_, other, err := s.flow.Begin(ctx, s.base, "/")
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -219,7 +220,7 @@ func TestFinish(t *testing.T) {
 				if !errors.Is(err, c.want) || cookies != nil || next != "" {
 					t.Fatalf("%v, %v, %q; want %v", err, cookies, next, c.want)
 				}
-				for _, other := range []error{signin.ErrState, signin.ErrDenied, signin.ErrIDToken, signin.ErrNoTenant, signin.ErrUnavailable} {
+				for _, other := range []error{signin.ErrState, signin.ErrDenied, signin.ErrIDToken, signin.ErrNoTenant, signin.ErrNoPrincipal, signin.ErrUnavailable} {
 					if other != c.want && errors.Is(err, other) {
 						t.Errorf("%v is also %v", err, other)
 					}
@@ -298,7 +299,7 @@ func TestReplayedCallback(t *testing.T) {
 // and the state cookie lasts 10 minutes.
 func TestBegin(t *testing.T) {
 	s := newStack(t, signin.Config{})
-	authURL, setCookie, err := s.flow.Begin(ctx, "/approve/tok")
+	authURL, setCookie, err := s.flow.Begin(ctx, s.base, "/approve/tok")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,12 +314,40 @@ func TestBegin(t *testing.T) {
 	if !strings.HasPrefix(setCookie, "__Host-ih-signin=ihst1.k2026.") || !strings.Contains(setCookie, "Max-Age=600") || strings.Contains(setCookie, q.Get("code_challenge")) {
 		t.Errorf("state cookie %q", setCookie)
 	}
-	other, _, err := s.flow.Begin(ctx, "/approve/tok")
+	other, _, err := s.flow.Begin(ctx, s.base, "/approve/tok")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if o, _ := url.Parse(other); o.Query().Get("state") == q.Get("state") || o.Query().Get("code_challenge") == q.Get("code_challenge") {
 		t.Error("two sign-ins share a state or a verifier")
+	}
+}
+
+// TestBeginAtTheRequestsBase: the callback is under the base the sign-in began at (the domain
+// a request came in on, when no base is configured), which must be https or loopback http.
+func TestBeginAtTheRequestsBase(t *testing.T) {
+	s := newStack(t, signin.Config{})
+	for base, want := range map[string]string{
+		"https://abc123.execute-api.eu-west-1.amazonaws.com":      "https://abc123.execute-api.eu-west-1.amazonaws.com/signin/callback",
+		"https://approvals.example.com/":                          "https://approvals.example.com/signin/callback",
+		"https://abc123.execute-api.eu-west-1.amazonaws.com/prod": "https://abc123.execute-api.eu-west-1.amazonaws.com/prod/signin/callback",
+		"http://approvals.example.com":                            "",
+		"":                                                        "",
+		"https://u:p@approvals.example.com":                       "",
+	} {
+		authURL, _, err := s.flow.Begin(ctx, base, "/")
+		if want == "" {
+			if err == nil || errors.Is(err, signin.ErrNext) {
+				t.Errorf("Begin at %q: %v, want the base refused", base, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("Begin at %q: %v", base, err)
+		}
+		if u, _ := url.Parse(authURL); u.Query().Get("redirect_uri") != want {
+			t.Errorf("Begin at %q: redirect_uri %q, want %q", base, u.Query().Get("redirect_uri"), want)
+		}
 	}
 }
 
@@ -345,7 +374,7 @@ func TestBeginRefusesOtherSites(t *testing.T) {
 		{"/caf\u00e9", false},
 		{"/" + strings.Repeat("a", 2048), false},
 	} {
-		_, _, err := s.flow.Begin(ctx, c.next)
+		_, _, err := s.flow.Begin(ctx, s.base, c.next)
 		if c.ok != (err == nil) || !c.ok && !errors.Is(err, signin.ErrNext) {
 			t.Errorf("Begin(%q): %v", c.next, err)
 		}
@@ -494,7 +523,7 @@ func TestIssuerDownThenUp(t *testing.T) {
 	s := newStack(t, signin.Config{})
 	issuerPath := devjwt.IssuerPath + "/"
 	s.failUnder(issuerPath)
-	if _, _, err := s.flow.Begin(ctx, "/"); !errors.Is(err, signin.ErrUnavailable) {
+	if _, _, err := s.flow.Begin(ctx, s.base, "/"); !errors.Is(err, signin.ErrUnavailable) {
 		t.Fatalf("Begin while down: %v", err)
 	}
 	s.failUnder("")
@@ -529,18 +558,18 @@ func TestIssuerDownThenUp(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	gone, err := signin.New(signin.Config{Issuer: "http://" + addr + "/local-issuer", ClientID: "c", RedirectURL: "http://" + addr + "/signin/callback", Keys: keys})
+	gone, err := signin.New(signin.Config{Issuer: "http://" + addr + "/local-issuer", ClientID: "c", Keys: keys})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := gone.Begin(ctx, "/"); !errors.Is(err, signin.ErrUnavailable) {
+	if _, _, err := gone.Begin(ctx, "http://"+addr, "/"); !errors.Is(err, signin.ErrUnavailable) {
 		t.Fatalf("Begin with nobody listening: %v", err)
 	}
 }
 
 // TestNew: a configuration that cannot sign anyone in safely is refused at start.
 func TestNew(t *testing.T) {
-	good := signin.Config{Issuer: "https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_abc", ClientID: "client", RedirectURL: "https://approvals.example.com/signin/callback", Keys: keys}
+	good := signin.Config{Issuer: "https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_abc", ClientID: "client", Keys: keys}
 	if _, err := signin.New(good); err != nil {
 		t.Fatal(err)
 	}
@@ -550,8 +579,6 @@ func TestNew(t *testing.T) {
 		"a relative issuer":             func(c *signin.Config) { c.Issuer = "/local-issuer" },
 		"an issuer with a query":        func(c *signin.Config) { c.Issuer = "https://idp.example.com/?a=1" },
 		"no client":                     func(c *signin.Config) { c.ClientID = "" },
-		"no redirect URL":               func(c *signin.Config) { c.RedirectURL = "" },
-		"a redirect URL over http":      func(c *signin.Config) { c.RedirectURL = "http://approvals.example.com/signin/callback" },
 		"no keys":                       func(c *signin.Config) { c.Keys = nil },
 		"a negative session lifetime":   func(c *signin.Config) { c.SessionTTL = -time.Second },
 		"credentials in the issuer URL": func(c *signin.Config) { c.Issuer = "https://u:p@idp.example.com" },
@@ -563,8 +590,56 @@ func TestNew(t *testing.T) {
 		}
 	}
 	local := good
-	local.Issuer, local.RedirectURL = "http://127.0.0.1:3000/local-issuer", "http://127.0.0.1:3000/signin/callback"
+	local.Issuer = "http://127.0.0.1:3000/local-issuer"
 	if _, err := signin.New(local); err != nil {
 		t.Errorf("the local stack's provider: %v", err)
+	}
+}
+
+// TestPrincipalClaim: the session's principal is the ID token's claim the deployment names
+// (PrincipalClaim, sub when none), so the page names a person as the API does; an ID token
+// without that claim signs nobody in (ErrNoPrincipal), and a session made under another
+// principal claim is no session, so nobody signed in before a change votes again under a
+// second name.
+func TestPrincipalClaim(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		claim, user string
+		want        string
+		err         error
+	}{
+		{"", "alice", "alice", nil},
+		{"sub", "bob", "bob", nil},
+		{"email", "alice", "alice@example.com", nil},
+		{"username", "carol", "carol", nil},
+		{"cognito:username", "dave", "dave", nil},
+		{"email", "mallory", "", signin.ErrNoPrincipal},
+	}
+	for _, tt := range tests {
+		t.Run(tt.claim+" of "+tt.user, func(t *testing.T) {
+			t.Parallel()
+			s := newStack(t, signin.Config{PrincipalClaim: tt.claim})
+			cb := s.signIn(t, "/", as(tt.user, "acme"), nil)
+			got, cookies, _, err := s.flow.Finish(ctx, cb.cookies, cb.query)
+			if !errors.Is(err, tt.err) || got.Subject != tt.want {
+				t.Fatalf("%+v, %v; want principal %q, error %v", got, err, tt.want, tt.err)
+			}
+			if tt.err != nil {
+				if cookies != nil || errors.Is(err, signin.ErrIDToken) || errors.Is(err, signin.ErrNoTenant) {
+					t.Errorf("%v, cookies %q", err, cookies)
+				}
+				return
+			}
+			if back, ok := s.flow.SessionFrom(ctx, []string{pair(cookies[0])}); !ok || back.Subject != tt.want {
+				t.Errorf("SessionFrom %+v %v", back, ok)
+			}
+			other := "email"
+			if tt.claim == other {
+				other = "sub"
+			}
+			if back, ok := newStack(t, signin.Config{PrincipalClaim: other}).flow.SessionFrom(ctx, []string{pair(cookies[0])}); ok {
+				t.Errorf("a session made under %q is one under %q: %+v", cmp.Or(tt.claim, "sub"), other, back)
+			}
+		})
 	}
 }

@@ -299,7 +299,7 @@ test('a link without a credential: the approver signs in and decides as itself; 
   const other = await request(approval({ approversList: undefined, approverGroupRefs: ['ops'] }), 'alice', 'inspect');
   const outsider = await open(other.plain);
   await signIn(outsider.page, 'mallory', tenant);
-  assert.equal(await outsider.page.getByRole('button').count(), 0);
+  assert.deepEqual(await outsider.page.getByRole('button').allTextContents(), ['Not you? Sign out']);
   await assert.doesNotReject(outsider.page.getByText('You are not one of the approvers').waitFor());
   await outsider.page.screenshot({ path: shots + 'signin-outsider.png', fullPage: true });
   const reloaded = await outsider.page.reload();
@@ -309,5 +309,9 @@ test('a link without a credential: the approver signs in and decides as itself; 
     assert.equal(posted.status(), 403, JSON.stringify(form));
   }
   assert.deepEqual((await events(other.run)).map((e) => e.type), ['interrupt.requested', 'approval.requested']);
+  // Not hers to decide: she signs out, and her session cookie is gone.
+  await outsider.page.getByRole('button', { name: 'Not you? Sign out' }).click();
+  await assert.doesNotReject(outsider.page.getByText('You are signed out').waitFor());
+  assert.ok(!(await outsider.context.cookies()).some((c) => c.name === '__Host-ih-session'));
   await outsider.context.close();
 });
