@@ -14,9 +14,20 @@ type PendingInterrupt struct {
 	InterruptID string `json:"interruptId"`
 	Key         string `json:"key"`
 	Kind        string `json:"kind"`
+	// Title is the payload's data.title, if it has one.
+	Title       string `json:"title,omitempty"`
 	Seq         int64  `json:"seq"`
 	RequestedAt string `json:"requestedAt"`
 	ExpiresAt   string `json:"expiresAt,omitempty"`
+	// Tally is an approval's votes so far against its quorum.
+	Tally *Tally `json:"tally,omitempty"`
+}
+
+// Tally is an approval's counted votes against its quorum.
+type Tally struct {
+	Approvals  int `json:"approvals"`
+	Rejections int `json:"rejections"`
+	Required   int `json:"required"`
 }
 
 // PendingPage is one page of the tenant's pending interrupts; Next, when set, is the after of

@@ -14,7 +14,7 @@ import (
 // published are the metrics the functions write (package metrics).
 var published = []metrics.Name{
 	metrics.Requested, metrics.Resolved, metrics.Expired, metrics.Conflicts, metrics.WriteRaces,
-	metrics.Webhooks, metrics.Delivered, metrics.DeliveryFailures, metrics.SweepLag,
+	metrics.Webhooks, metrics.Delivered, metrics.DeliveryFailures, metrics.SweepLag, metrics.ReadModelLag,
 }
 
 // TestTheDashboardShowsWhatTheStackPublishes: the dashboard's body is JSON, graphs every metric the functions publish under the namespace they publish it

@@ -3,6 +3,7 @@ package samtemplate_test
 import (
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -99,54 +100,81 @@ func TestRouteTableMatchesTheTemplate(t *testing.T) {
 	}
 }
 
-// TestStreamEvents: the local stack reads deliver-events' stream event as Lambda's event source
-// mapping would: the run-log table, the batch, the retry behaviour and a filter it can evaluate.
+// streamConsumers are the functions that read the run-log table's stream, each with the queue
+// its batches given up on go to, and the function that consumes that queue.
+var streamConsumers = map[string]struct{ onFailure, redriver string }{
+	"deliver-events": {"DeliverEventsFailures", "redrive-stream"},
+	"read-models":    {"ReadModelsFailures", "read-models"},
+}
+
+// TestStreamEvents: the local stack reads each stream event as Lambda's event source mapping
+// would: the run-log table, the batch, the retry behaviour and a filter it can evaluate. Its
+// consumers, deliver-events and read-models, take the same records (commits) the same way, each
+// with its own on-failure queue.
 func TestStreamEvents(t *testing.T) {
 	tmpl := load(t)
 	functions, err := tmpl.Functions()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var streams []samtemplate.Stream
+	var filters []string
 	for _, f := range functions {
 		for _, s := range f.Streams {
-			if f.Name != "deliver-events" {
+			want, ok := streamConsumers[f.Name]
+			if !ok {
 				t.Errorf("%s reads a stream", f.Name)
+				continue
 			}
-			streams = append(streams, s)
+			if len(f.Streams) != 1 {
+				t.Errorf("%s reads %d streams", f.Name, len(f.Streams))
+			}
+			filters = append(filters, s.Filters...)
+			if s.Table != "RunLogTable" || s.BatchSize != 100 || s.BatchingWindow != time.Second || !s.Bisect || !s.PartialBatch || s.MaxRetries != 10000 || len(s.Filters) != 1 ||
+				s.MaxRecordAge != 24*time.Hour || s.OnFailure != want.onFailure {
+				t.Errorf("%s: stream %+v", f.Name, s)
+			}
+			for _, p := range s.Filters {
+				if _, err := ddbstream.ParseFilter(p); err != nil {
+					t.Errorf("%s: %v", f.Name, err)
+				}
+			}
 		}
 	}
-	if len(streams) != 1 {
-		t.Fatalf("streams %+v", streams)
+	if len(filters) != len(streamConsumers) {
+		t.Fatalf("%d stream events, want one per consumer %v", len(filters), streamConsumers)
 	}
-	s := streams[0]
-	if s.Table != "RunLogTable" || s.BatchSize != 100 || s.BatchingWindow != time.Second || !s.Bisect || !s.PartialBatch || s.MaxRetries != 10000 || len(s.Filters) != 1 ||
-		s.MaxRecordAge != 24*time.Hour || s.OnFailure != "DeliverEventsFailures" {
-		t.Errorf("stream %+v", s)
-	}
-	if _, err := ddbstream.ParseFilter(s.Filters[0]); err != nil {
-		t.Error(err)
+	if len(slices.Compact(slices.Clone(filters))) != 1 {
+		t.Errorf("the consumers filter the stream differently: %q", filters)
 	}
 }
 
-// TestTheDeadLettersAreRedriven: the stream's dead-letter queue is redrive-stream's event
-// source, one message at a time with partial batch responses, its visibility timeout at least
-// six times the function's (Lambda's advice for an SQS event source), and a message it keeps
-// failing moves to a queue of its own, created first.
+// TestTheDeadLettersAreRedriven: each stream consumer's dead-letter queue is a function's event
+// source (redrive-stream's for deliver-events, read-models' own), one message at a time with
+// partial batch responses, its visibility timeout at least six times the function's (Lambda's
+// advice for an SQS event source), and a message it keeps failing moves to RedriveFailures,
+// created first.
 func TestTheDeadLettersAreRedriven(t *testing.T) {
 	tmpl := load(t)
 	functions, err := tmpl.Functions()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var consumer samtemplate.Function
+	consumers := map[string]samtemplate.Function{}
 	for _, f := range functions {
 		for _, q := range f.Queues {
-			if q.Queue != "DeliverEventsFailures" || f.Name != "redrive-stream" || q.BatchSize != 1 || !q.PartialBatch {
+			consumers[q.Queue] = f
+			if q.BatchSize != 1 || !q.PartialBatch {
 				t.Errorf("%s reads queue %+v", f.Name, q)
 			}
-			consumer = f
 		}
+	}
+	for consumer, want := range streamConsumers {
+		if f, ok := consumers[want.onFailure]; !ok || f.Name != want.redriver {
+			t.Errorf("%s's dead letters (%s) are read by %q, want %s", consumer, want.onFailure, f.Name, want.redriver)
+		}
+	}
+	if len(consumers) != len(streamConsumers) {
+		t.Errorf("queues read: %v", slices.Collect(maps.Keys(consumers)))
 	}
 	queues, err := tmpl.Queues()
 	if err != nil {
@@ -155,11 +183,15 @@ func TestTheDeadLettersAreRedriven(t *testing.T) {
 	var ids []string
 	for _, q := range queues {
 		ids = append(ids, q.LogicalID)
-		if q.LogicalID == "DeliverEventsFailures" && (q.DeadLetter != "RedriveFailures" || q.MaxReceiveCount < 1 || q.VisibilityTimeout < 6*time.Duration(consumer.TimeoutSec)*time.Second) {
-			t.Errorf("the stream's dead-letter queue %+v, its consumer's timeout %d s", q, consumer.TimeoutSec)
+		consumer, ok := consumers[q.LogicalID]
+		if !ok {
+			continue
+		}
+		if q.DeadLetter != "RedriveFailures" || q.MaxReceiveCount < 1 || q.VisibilityTimeout < 6*time.Duration(consumer.TimeoutSec)*time.Second {
+			t.Errorf("dead-letter queue %+v, its consumer %s's timeout %d s", q, consumer.Name, consumer.TimeoutSec)
 		}
 	}
-	if strings.Join(ids, " ") != "RedriveFailures DeliverEventsFailures" {
+	if strings.Join(ids, " ") != "RedriveFailures DeliverEventsFailures ReadModelsFailures" {
 		t.Errorf("queues in creation order: %v", ids)
 	}
 }

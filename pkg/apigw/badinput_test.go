@@ -116,7 +116,7 @@ func TestDependencyFailuresAre503(t *testing.T) {
 	db, table := localaws.NewTable(t)
 	healthy := stackOn(t, db, table)
 	healthy.mustRequest(t, "r1", "n1", example(t, "custom"))
-	before := len(healthy.scan(t)) // r1's commit and its entry in the waiting index
+	before := len(healthy.scan(t)) // r1's commit
 
 	throttledDB := localaws.DynamoDB(throttled)
 	downDB := localaws.DynamoDB(func(o *dynamodb.Options) { o.BaseEndpoint, o.RetryMaxAttempts = aws.String("http://127.0.0.1:1"), 1 })

@@ -280,6 +280,8 @@ func TestPendingInterruptsRoute(t *testing.T) {
 	if r := s.resolve(t, approver, "r3", "n1", `{"done":true}`); r.Status != 200 {
 		t.Fatalf("resolve: %d %s", r.Status, r.Body)
 	}
+	s.reindex(t, engine, "r1", "r2", "r3")
+	s.reindex(t, intruder, "r9")
 	var got []string
 	query := map[string]string{"limit": "1"}
 	for pages := 0; ; pages++ {

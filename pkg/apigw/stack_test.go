@@ -378,6 +378,17 @@ func example(t testing.TB, kind string) string {
 	return string(raw)
 }
 
+// reindex stands in for the stream's consumer (read-models): who's tenant's runs are
+// reindexed.
+func (s *stack) reindex(t testing.TB, who caller, runs ...string) {
+	t.Helper()
+	for _, run := range runs {
+		if err := s.host.Reindex(context.Background(), runlog.Key{Tenant: who.tenant, RunID: run}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 func (s *stack) request(t testing.TB, who caller, run, node, payload string) response {
 	t.Helper()
 	return invoke(t, s.fn("request-interrupt"), requestCall(who, run, node, payload))

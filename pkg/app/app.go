@@ -288,24 +288,31 @@ func apiOptions() (apigw.Options, error) {
 // newHost builds the host over the run-log table TABLE_NAME names, with hc (read by
 // hostConfig) completed by opts.
 func newHost(ctx context.Context, hc *host.Config, opts ...Option) (*host.Host, error) {
+	h, _, err := newHostOn(ctx, hc, opts...)
+	return h, err
+}
+
+// newHostOn is newHost, and the table it is built over.
+func newHostOn(ctx context.Context, hc *host.Config, opts ...Option) (*host.Host, *dynamo.RunLog, error) {
 	table := os.Getenv(EnvTable)
 	if table == "" {
-		return nil, errors.New("app: " + EnvTable + " is not set")
+		return nil, nil, errors.New("app: " + EnvTable + " is not set")
 	}
 	cfg, err := loadConfig(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	schemas, err := schema.Load()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for _, opt := range opts {
 		if err := opt(ctx, cfg, hc); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return host.New(host.StoresOf(dynamo.NewRunLog(dynamo.NewClient(cfg), table)), schemas, *hc), nil
+	runs := dynamo.NewRunLog(dynamo.NewClient(cfg), table)
+	return host.New(host.StoresOf(runs), schemas, *hc), runs, nil
 }
 
 // outboundDeps are what the outbound functions share: the table's stores, the subscriptions'
@@ -380,14 +387,35 @@ func MustRedrive(ctx context.Context) func(context.Context, events.SQSEvent) (ev
 	exitOn(err)
 	d, err := delivererOn(ctx, o, base)
 	exitOn(err)
+	segments, err := redriveSegments()
+	exitOn(err)
+	return dynamostream.Redriver(d, o.runs, segments, logger())
+}
+
+// MustReadModels is read-models' handler: the table's stream and its own dead-letter queue,
+// each run they name reindexed from its log (dynamostream.ReadModels, host.Host.Reindex). It
+// reads the run log and writes the read models' items, nothing else.
+func MustReadModels(ctx context.Context) func(context.Context, json.RawMessage) (dynamostream.BatchResponse, error) {
+	hc, err := hostConfig()
+	exitOn(err)
+	h, runs, err := newHostOn(ctx, &hc)
+	exitOn(err)
+	segments, err := redriveSegments()
+	exitOn(err)
+	return dynamostream.ReadModels(h, runs, segments, logger(), hc.Metrics, nil)
+}
+
+// redriveSegments is REDRIVE_SCAN_SEGMENTS, checked: how many segments a redrive's Scan reads at
+// once.
+func redriveSegments() (int, error) {
 	segments, err := strconv.Atoi(cmp.Or(os.Getenv(EnvRedriveSegments), strconv.Itoa(DefaultRedriveSegments)))
 	if err == nil && (segments < 1 || segments > 1_000_000) {
 		err = errors.New("out of range")
 	}
 	if err != nil {
-		exitOn(fmt.Errorf("app: %s=%q is not a number of segments from 1 to 1000000: %w", EnvRedriveSegments, os.Getenv(EnvRedriveSegments), err))
+		return 0, fmt.Errorf("app: %s=%q is not a number of segments from 1 to 1000000: %w", EnvRedriveSegments, os.Getenv(EnvRedriveSegments), err)
 	}
-	return dynamostream.Redriver(d, o.runs, segments, logger())
+	return segments, nil
 }
 
 // RetryBatch bounds the retry entries one retry-deliveries invocation takes on.

@@ -2,7 +2,9 @@ package dynamo
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -16,14 +18,18 @@ import (
 
 // A tenant's waiting index is one partition, a run an item:
 //
-//	<tenant>#waiting#  <runId>  seq, filedAt, origin: the commit the entry was filed for, its
-//	                            time, and the run's first commit's id (as "o:<id>": never empty)
+//	<tenant>#waiting#  <runId>  seq, filedAt, origin, pending: the commit the entry reflects,
+//	                            its time, the run's first commit's id (as "o:<id>": never
+//	                            empty), and the pending interrupts' summaries (JSON)
 //
 // It is the table's only partition key that ends in "#" (an id never does), which is what the
-// roles' DeleteItem condition names. Its items carry no expiry: a run may wait for as long as
-// it lives, and a stale entry is removed by the reader that finds it stale (docs/design.md,
-// "Pending interrupts").
-const attrFiledAt = "filedAt"
+// roles' PutItem and DeleteItem conditions name. Its items carry no expiry: a run may wait for as
+// long as it lives, and a stale entry is repaired by the reader that finds it stale
+// (docs/design.md, "Read models").
+const (
+	attrFiledAt = "filedAt"
+	attrPending = "pending"
+)
 
 func waitingPartition(tenant string) string { return tenant + "#waiting#" }
 
@@ -41,7 +47,11 @@ func (l *RunLog) FileWaiting(ctx context.Context, w runlog.Waiting) error {
 	if err != nil {
 		return err
 	}
-	item[attrSeq], item[attrFiledAt], item[attrOrigin] = n(w.Seq), n(w.At.UnixMicro()), s("o:"+w.Origin)
+	pending, err := json.Marshal(w.Pending)
+	if err != nil {
+		return err
+	}
+	item[attrSeq], item[attrFiledAt], item[attrOrigin], item[attrPending] = n(w.Seq), n(w.At.UnixMicro()), s("o:"+w.Origin), s(string(pending))
 	_, err = l.db.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName: &l.table, Item: item,
 		ConditionExpression:       aws.String("attribute_not_exists(pk) OR origin <> :origin OR seq <= :seq"),
@@ -62,8 +72,8 @@ func (l *RunLog) UnfileWaiting(ctx context.Context, w runlog.Waiting) error {
 	}
 	_, err = l.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
 		TableName: &l.table, Key: key,
-		ConditionExpression:       aws.String("origin = :origin AND (seq < :seq OR (seq = :seq AND filedAt = :at))"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":seq": n(w.Seq), ":at": n(w.At.UnixMicro()), ":origin": s("o:" + w.Origin)},
+		ConditionExpression:       aws.String("origin = :origin AND seq <= :seq"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":seq": n(w.Seq), ":origin": s("o:" + w.Origin)},
 	})
 	if err != nil && !IsCondCheckFailed(err) {
 		return classify("unfile waiting", err)
@@ -99,7 +109,34 @@ func (l *RunLog) WaitingRuns(ctx context.Context, tenant, after string, limit in
 		if !ok {
 			return nil, fmt.Errorf("dynamo: waiting entry %s has no origin", str(item[attrSK]))
 		}
-		runs = append(runs, runlog.Waiting{Key: runlog.Key{Tenant: tenant, RunID: str(item[attrSK])}, Seq: seq, At: time.UnixMicro(at).UTC(), Origin: origin})
+		var pending []runlog.Summary
+		if raw := str(item[attrPending]); raw != "" {
+			if err := json.Unmarshal([]byte(raw), &pending); err != nil {
+				return nil, fmt.Errorf("dynamo: waiting entry %s: %w", str(item[attrSK]), err)
+			}
+		}
+		runs = append(runs, runlog.Waiting{Key: runlog.Key{Tenant: tenant, RunID: str(item[attrSK])}, Seq: seq, At: time.UnixMicro(at).UTC(), Origin: origin, Pending: pending})
 	}
 	return runs, nil
+}
+
+// Newer reports whether the log of run k holds a live commit after seq, with one consistent
+// Query that reads at most one item: none, when the log ends at seq (the reader's common case,
+// one read unit whatever the commits hold), else the next commit.
+func (l *RunLog) Newer(ctx context.Context, k runlog.Key, seq int64) (bool, error) {
+	pk, err := partition(k)
+	if err != nil {
+		return false, err
+	}
+	out, err := l.db.Query(ctx, &dynamodb.QueryInput{
+		TableName: &l.table, ConsistentRead: aws.Bool(true), Limit: aws.Int32(1),
+		KeyConditionExpression:    aws.String("pk = :pk AND sk BETWEEN :next AND :last"),
+		FilterExpression:          aws.String("attribute_not_exists(expiresAt) OR expiresAt > :now"),
+		ProjectionExpression:      aws.String("sk"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": s(pk), ":next": s(sortKey(seq + 1)), ":last": s(sortKey(math.MaxInt64)), ":now": n(time.Now().Unix())},
+	})
+	if err != nil {
+		return false, classify("newer", err)
+	}
+	return len(out.Items) > 0, nil
 }

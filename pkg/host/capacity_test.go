@@ -15,6 +15,7 @@ import (
 	"github.com/interrupthost/interrupthost/internal/localaws"
 	"github.com/interrupthost/interrupthost/pkg/dynamo"
 	"github.com/interrupthost/interrupthost/pkg/host"
+	"github.com/interrupthost/interrupthost/pkg/runlog"
 	"github.com/interrupthost/interrupthost/pkg/schema"
 )
 
@@ -115,6 +116,39 @@ func BenchmarkFlowCapacity(b *testing.B) {
 				b.Fatal(err)
 			}
 			if _, err := h.Snapshot(ctx, alice, run); err != nil {
+				b.Fatal(err)
+			}
+		}
+		m.report(b)
+	})
+	// The read models' upkeep, off the commit path: what read-models spends on an approval, one
+	// reindex after the request's commit and one after the resolve's (a stream batch carrying
+	// both makes it one).
+	b.Run("approval read-models", func(b *testing.B) {
+		m := &meter{}
+		db, table := localaws.NewTable(b, m.option)
+		sch, err := schema.Load()
+		if err != nil {
+			b.Fatal(err)
+		}
+		consumer := host.New(host.StoresOf(dynamo.NewRunLog(db, table)), sch, host.Config{})
+		h := host.New(host.StoresOf(dynamo.NewRunLog(localaws.DynamoDB(), table)), sch, host.Config{})
+		payload := example(b, "approval")
+		n := 0
+		for b.Loop() {
+			n++
+			run := "approval-" + strconv.Itoa(n)
+			k := runlog.Key{Tenant: engine.Tenant, RunID: run}
+			if _, _, err := h.RequestInterrupt(ctx, engine, run, host.Request{NodeID: "n1", Payload: payload}); err != nil {
+				b.Fatal(err)
+			}
+			if err := consumer.Reindex(ctx, k); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := h.Resolve(ctx, alice, run, "n1", accept, nil); err != nil {
+				b.Fatal(err)
+			}
+			if err := consumer.Reindex(ctx, k); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -16,6 +17,7 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/dynamo"
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/inmem"
+	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
 	"github.com/interrupthost/interrupthost/pkg/webhook"
 )
@@ -380,15 +382,20 @@ func TestDeadlinesContract(t *testing.T) {
 func TestWaitingContract(t *testing.T) {
 	ctx := context.Background()
 	t0 := time.Date(2026, 11, 30, 9, 0, 0, 123456000, time.UTC)
+	tally := interrupt.Tally{Approvals: 1, Required: 2}
 	entry := func(tenant, id string, seq int64) runlog.Waiting {
-		return runlog.Waiting{Key: runlog.Key{Tenant: tenant, RunID: id}, Seq: seq, At: t0.Add(time.Duration(seq) * time.Second), Origin: "first-run"}
+		return runlog.Waiting{Key: runlog.Key{Tenant: tenant, RunID: id}, Seq: seq, At: t0.Add(time.Duration(seq) * time.Second), Origin: "first-run",
+			Pending: []runlog.Summary{
+				{NodeID: "approve", InterruptID: "int_1", Key: "k1", Kind: interrupt.KindApproval, Title: "Invoice ✓", Seq: 1, RequestedAt: t0, Deadline: t0.Add(time.Hour), Tally: &tally},
+				{NodeID: "ask", InterruptID: "int_2", Key: "k2", Kind: interrupt.KindClarification, Seq: seq, RequestedAt: t0.Add(time.Second)},
+			}}
 	}
 	for name, open := range logs {
 		t.Run(name, func(t *testing.T) {
 			l := open(t)
 			for _, w := range []runlog.Waiting{
 				entry("acme", "r2", 5), entry("acme", "r1", 1), entry("acme", "r3", 9),
-				entry("acme", "r2", 3), // a late request's entry does not move it back
+				entry("acme", "r2", 3), // a record read late does not move it back
 				entry("acme", "r1", 4), entry("evilcorp", "r1", 2),
 			} {
 				if err := l.FileWaiting(ctx, w); err != nil {
@@ -404,29 +411,26 @@ func TestWaitingContract(t *testing.T) {
 				return got
 			}
 			want := []runlog.Waiting{entry("acme", "r1", 4), entry("acme", "r2", 5), entry("acme", "r3", 9)}
-			if got := list("", 10); !slices.Equal(got, want) {
+			if got := list("", 10); !reflect.DeepEqual(got, want) {
 				t.Fatalf("the index: %+v, want %+v", got, want)
 			}
-			if got := list("r1", 1); !slices.Equal(got, want[1:2]) {
+			if got := list("r1", 1); !reflect.DeepEqual(got, want[1:2]) {
 				t.Errorf("a page after r1: %+v", got)
 			}
-			again := entry("acme", "r3", 9)
-			again.At = again.At.Add(time.Minute)
 			for _, w := range []runlog.Waiting{
-				entry("acme", "r1", 5),   // after a commit after r1's entry
-				entry("acme", "r2", 5),   // r2's entry itself
-				again,                    // r3's commit, filed at another time: kept
-				entry("acme", "r3", 8),   // before r3's commit: kept
+				entry("acme", "r1", 5),   // as of a commit after r1's entry
+				entry("acme", "r2", 5),   // as of r2's entry's own commit
+				entry("acme", "r3", 8),   // as of a commit before r3's entry: kept
 				entry("acme", "gone", 4), // no entry
 			} {
 				if err := l.UnfileWaiting(ctx, w); err != nil {
 					t.Errorf("removing %+v: %v", w, err)
 				}
 			}
-			if got := list("", 10); !slices.Equal(got, want[2:]) {
+			if got := list("", 10); !reflect.DeepEqual(got, want[2:]) {
 				t.Errorf("after the removals: %+v, want %+v", got, want[2:])
 			}
-			if got, err := l.WaitingRuns(ctx, "evilcorp", "", 10); err != nil || !slices.Equal(got, []runlog.Waiting{entry("evilcorp", "r1", 2)}) {
+			if got, err := l.WaitingRuns(ctx, "evilcorp", "", 10); err != nil || !reflect.DeepEqual(got, []runlog.Waiting{entry("evilcorp", "r1", 2)}) {
 				t.Errorf("the other tenant's index: %+v %v", got, err)
 			}
 			if err := l.FileWaiting(ctx, entry("acme", "a#b", 1)); !errors.Is(err, runlog.ErrInvalidKey) {
@@ -442,8 +446,23 @@ func TestWaitingContract(t *testing.T) {
 			if err := l.UnfileWaiting(ctx, entry("acme", "r3", 10)); err != nil {
 				t.Fatal(err)
 			}
-			if got := list("", 10); !slices.Equal(got, []runlog.Waiting{reused}) {
+			if got := list("", 10); !reflect.DeepEqual(got, []runlog.Waiting{reused}) {
 				t.Errorf("after a reused id's request and the old run's removal: %+v, want %+v", got, reused)
+			}
+			// Newer: whether the log holds a commit after a seq.
+			k := runlog.Key{Tenant: "acme", RunID: "newer"}
+			for seq := int64(1); seq <= 3; seq++ {
+				if err := l.Append(ctx, k, commitOf(seq, `{"kind":"custom","key":"k","data":{"customKind":"x"}}`)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for seq, want := range map[int64]bool{0: true, 2: true, 3: false, 9: false} {
+				if got, err := l.Newer(ctx, k, seq); err != nil || got != want {
+					t.Errorf("Newer(%d): %v %v, want %v", seq, got, err, want)
+				}
+			}
+			if got, err := l.Newer(ctx, runlog.Key{Tenant: "acme", RunID: "none"}, 0); err != nil || got {
+				t.Errorf("Newer of no run: %v %v", got, err)
 			}
 		})
 	}

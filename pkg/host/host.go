@@ -330,20 +330,7 @@ func commit[T answer[T]](ctx context.Context, h *Host, k runlog.Key, st *runlog.
 				return zero, err
 			}
 		}
-		// indexed: the run's entry in the waiting index is there or filed now (it waits, or
-		// this commit may make it wait), so a commit that leaves it waiting on nothing removes it.
 		c := runlog.Commit{Seq: st.Seq + 1, ID: rand.Text(), At: at, Events: d.events, By: by}
-		indexed := st.Waiting()
-		if !indexed && requests(d.events) {
-			origin := st.Origin()
-			if c.Seq == 1 {
-				origin = c.ID
-			}
-			if err := h.waiting.FileWaiting(ctx, runlog.Waiting{Key: k, Seq: c.Seq, At: at, Origin: origin}); err != nil {
-				return zero, err
-			}
-			indexed = true
-		}
 		if d.idem != nil {
 			rec := *d.idem
 			if rec.Response, err = idemResponse(d.answer.atSeq(c.Seq)); err != nil {
@@ -355,7 +342,6 @@ func commit[T answer[T]](ctx context.Context, h *Host, k runlog.Key, st *runlog.
 		switch {
 		case err == nil:
 			h.counted(st, d.events)
-			h.stoppedWaiting(ctx, k, st, indexed)
 			h.endedBy(ctx, k, st)
 			h.checkpoint(ctx, k, st)
 			return d.answer.atSeq(seq), nil
@@ -451,22 +437,6 @@ func (h *Host) settle(ctx context.Context, k runlog.Key, st *runlog.State, c run
 		if !errors.Is(err, runlog.ErrRefused) {
 			sentUnknown = true
 		}
-	}
-}
-
-// requests reports whether events request an interrupt.
-func requests(events []runlog.Event) bool {
-	return slices.ContainsFunc(events, func(e runlog.Event) bool { return e.Type == interrupt.EventRequested })
-}
-
-// stoppedWaiting removes the run from its tenant's waiting index once its last commit left it
-// waiting on nothing, having waited before or filed its entry for this commit (an external
-// event's request that its early event resolves in the same commit). Only an entry filed for this commit or an earlier
-// one is removed: a request about to commit after this one has filed its entry for a later seq,
-// and keeps it. A failure is left alone: the entry is stale, and the list removes it.
-func (h *Host) stoppedWaiting(ctx context.Context, k runlog.Key, st *runlog.State, indexed bool) {
-	if indexed && !st.Waiting() {
-		_ = h.waiting.UnfileWaiting(ctx, runlog.Waiting{Key: k, Seq: st.Seq + 1, Origin: st.Origin()})
 	}
 }
 

@@ -9,13 +9,14 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/runlog"
 )
 
-// Waiting is each tenant's index of its runs that wait on an interrupt (docs/design.md,
-// "Pending interrupts"), so that a tenant's pending interrupts are listed without a scan. The
-// commit path keeps it: an entry is filed before the commit that makes a run wait and removed
-// after the commit that leaves it waiting on nothing; PendingInterrupts reads it.
+// Waiting is each tenant's index of its runs that wait on an interrupt, with a summary of each
+// (docs/design.md, "Read models"), so that a tenant's pending interrupts are listed without a
+// scan and without reading a payload. It is a read model: the stream's consumer keeps it after
+// the commits (Reindex), never the commit path, and PendingInterrupts reads it, checks each
+// entry against its run's log and repairs what it finds stale.
 type Waiting interface {
-	// FileWaiting files w, unless its run's entry was filed for a later commit (the request of
-	// that one is about to commit, or has): runlog.Waiting.Replaces.
+	// FileWaiting files w, unless its run's entry there reflects a later commit of the same run
+	// (runlog.Waiting.Replaces).
 	FileWaiting(ctx context.Context, w runlog.Waiting) error
 	// UnfileWaiting removes w's run's entry if w removes it (runlog.Waiting.Removes); no entry,
 	// or one w keeps, is no error.
@@ -23,6 +24,33 @@ type Waiting interface {
 	// WaitingRuns lists the tenant's entries in run id order after the run id after ("" for the
 	// first), at most limit.
 	WaitingRuns(ctx context.Context, tenant, after string, limit int) ([]runlog.Waiting, error)
+	// Newer reports whether run k's log holds a commit after seq, reading no commit when it
+	// holds none: what tells a list whether an entry is as new as its run.
+	Newer(ctx context.Context, k runlog.Key, seq int64) (bool, error)
+}
+
+// Reindex brings run k's entries in the read models up to its log (docs/design.md, "Read
+// models"): the stream's consumer calls it after the commits of k it takes, and a list after it
+// found an entry stale. It reads the log consistently and writes the entry as of its last
+// commit, conditionally, so that a call that read less of the log than another changes nothing
+// after it: duplicates and records out of order are harmless. A run with no live commit (gone
+// past its retention) has no entry to write; a list removes what names it.
+func (h *Host) Reindex(ctx context.Context, k runlog.Key) error {
+	st, err := h.load(ctx, k)
+	if err != nil || st.Seq == 0 {
+		return err
+	}
+	return h.reindexed(ctx, k, st)
+}
+
+// reindexed writes run k's waiting entry as of st: filed while it waits, removed once it does
+// not.
+func (h *Host) reindexed(ctx context.Context, k runlog.Key, st *runlog.State) error {
+	w := st.Entry(k)
+	if len(w.Pending) == 0 {
+		return h.waiting.UnfileWaiting(ctx, w)
+	}
+	return h.waiting.FileWaiting(ctx, w)
 }
 
 // Bounds of a page of pending interrupts: DefaultPendingLimit interrupts unless the caller asks
@@ -53,18 +81,22 @@ type PendingInterrupt struct {
 	InterruptID string         `json:"interruptId"`
 	Key         string         `json:"key"`
 	Kind        interrupt.Kind `json:"kind"`
-	Seq         int64          `json:"seq"`
-	RequestedAt string         `json:"requestedAt"`
-	ExpiresAt   string         `json:"expiresAt,omitempty"`
+	// Title is the payload's data.title (at most runlog.MaxTitle characters), if it has one.
+	Title       string `json:"title,omitempty"`
+	Seq         int64  `json:"seq"`
+	RequestedAt string `json:"requestedAt"`
+	ExpiresAt   string `json:"expiresAt,omitempty"`
+	// Tally is an approval's votes so far against its quorum.
+	Tally *interrupt.Tally `json:"tally,omitempty"`
 }
 
 // PendingInterrupts lists the caller's tenant's interrupts pending at now, from the runs after
 // run id after, about limit of them (0: DefaultPendingLimit); a page that read pageRuns runs ends
-// there, however few it holds, with a Next. Each indexed run is read and re-validated: the
-// entry of a run that waits no longer lists nothing, and is removed when it is stale for good:
-// filed for a commit the log holds, or for one still missing SweepGrace after it was filed (its
-// request gave up, or its run is an expired one of the same id). The removal keeps an entry a
-// request filed meanwhile; one that fails is left to the next list.
+// there, however few it holds, with a Next. It answers from the index's summaries, each entry
+// checked against its run's log first (Waiting.Newer: one read unit, no payload, when the entry
+// is as new as its log). An entry its log has gone past (the stream's consumer has yet to take
+// the newer commits, or gave up on them) is answered from the log instead, and repaired: at
+// most a page of such reads, each the run's checkpoint and the commits after it.
 func (h *Host) PendingInterrupts(ctx context.Context, p interrupt.Principal, after string, limit int) (PendingPage, error) {
 	if limit <= 0 {
 		limit = DefaultPendingLimit
@@ -113,10 +145,10 @@ func (h *Host) PendingInRun(ctx context.Context, p interrupt.Principal, runID st
 	if err != nil {
 		return PendingPage{}, err
 	}
-	return PendingPage{Interrupts: h.pendingOfState(k, st)}, nil
+	return PendingPage{Interrupts: h.listed(st.Entry(k))}, nil
 }
 
-// pendingOf reads the runs at once and answers each one's pending interrupts.
+// pendingOf checks the entries at once and answers each one's pending interrupts.
 func (h *Host) pendingOf(ctx context.Context, runs []runlog.Waiting) ([][]PendingInterrupt, error) {
 	found := make([][]PendingInterrupt, len(runs))
 	errs := make([]error, len(runs))
@@ -128,34 +160,47 @@ func (h *Host) pendingOf(ctx context.Context, runs []runlog.Waiting) ([][]Pendin
 	return found, errors.Join(errs...)
 }
 
+// pendingIn answers w's pending interrupts: from its summaries when no commit of its run follows
+// w's, else from the run's log, whose entry is then repaired (a failed repair is left to the
+// stream's consumer or the next list: the page is right without it). A run with no live commit
+// lists nothing, and its entry is removed.
 func (h *Host) pendingIn(ctx context.Context, w runlog.Waiting) ([]PendingInterrupt, error) {
+	newer, err := h.waiting.Newer(ctx, w.Key, w.Seq)
+	if err != nil {
+		return nil, err
+	}
+	// An entry without summaries was filed by the commit path of a release before read models
+	// (docs/operations.md, "Upgrade"): it is read from the log once, and rewritten.
+	if !newer && len(w.Pending) > 0 {
+		return h.listed(w), nil
+	}
 	st, err := h.load(ctx, w.Key)
 	if err != nil {
 		return nil, err
 	}
-	if !st.Waiting() {
-		// A removal that fails leaves the entry for the next list: the page is right without it.
-		switch {
-		case w.Origin == st.Origin() && w.Seq <= st.Seq:
-			_ = h.waiting.UnfileWaiting(ctx, runlog.Waiting{Key: w.Key, Seq: st.Seq + 1, Origin: st.Origin()})
-		case h.cfg.Now().Sub(w.At) > SweepGrace:
-			_ = h.waiting.UnfileWaiting(ctx, w)
-		}
+	if st.Seq == 0 {
+		_ = h.waiting.UnfileWaiting(ctx, w)
 		return nil, nil
 	}
-	return h.pendingOfState(w.Key, st), nil
+	_ = h.reindexed(ctx, w.Key, st)
+	return h.listed(st.Entry(w.Key)), nil
 }
 
-// pendingOfState lists the interrupts of run k pending at now in st, in request order.
-func (h *Host) pendingOfState(k runlog.Key, st *runlog.State) []PendingInterrupt {
+// listed are the interrupts of entry w pending at now, in request order: an interrupt past its
+// deadline is not (its run stays indexed until the sweep records the expiry).
+func (h *Host) listed(w runlog.Waiting) []PendingInterrupt {
+	now := h.cfg.Now()
 	out := []PendingInterrupt{}
-	for _, in := range st.Pending(h.cfg.Now()) {
-		pi := PendingInterrupt{
-			RunID: k.RunID, NodeID: in.NodeID, InterruptID: in.ID, Key: in.Payload.Key, Kind: in.Payload.Kind,
-			Seq: in.RequestedSeq, RequestedAt: in.RequestedAt.UTC().Format(runlog.TimeFormat),
+	for _, sm := range w.Pending {
+		if !sm.Deadline.IsZero() && !now.Before(sm.Deadline) {
+			continue
 		}
-		if !in.Deadline.IsZero() {
-			pi.ExpiresAt = in.Deadline.UTC().Format(runlog.TimeFormat)
+		pi := PendingInterrupt{
+			RunID: w.Key.RunID, NodeID: sm.NodeID, InterruptID: sm.InterruptID, Key: sm.Key, Kind: sm.Kind, Title: sm.Title,
+			Seq: sm.Seq, RequestedAt: sm.RequestedAt.UTC().Format(runlog.TimeFormat), Tally: sm.Tally,
+		}
+		if !sm.Deadline.IsZero() {
+			pi.ExpiresAt = sm.Deadline.UTC().Format(runlog.TimeFormat)
 		}
 		out = append(out, pi)
 	}

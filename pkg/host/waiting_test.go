@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -58,10 +59,21 @@ func indexed(t *testing.T, l host.Waiting, tenant string) []string {
 	return ids
 }
 
+// reindex stands in for the stream's consumer (read-models): it reindexes the runs of p's
+// tenant that a step committed to.
+func reindex(t *testing.T, h *host.Host, p interrupt.Principal, runs ...string) {
+	t.Helper()
+	for _, run := range runs {
+		if err := h.Reindex(context.Background(), runlog.Key{Tenant: p.Tenant, RunID: run}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // TestPendingInterrupts: a tenant's list holds the interrupts its runs wait on and no other
-// tenant's; a run leaves the index with its last resolve, its end or the sweep's expiry, and
-// an interrupt past its deadline is not listed before that; an entry filed for a commit not
-// written is kept while its request may still commit, and removed by the read after that.
+// tenant's; the consumer takes a run out of the index after its last resolve, its end or the
+// sweep's expiry, and an interrupt past its deadline is not listed before that. Where the
+// consumer has yet to take a commit, the list answers from the run's log and repairs the entry.
 func TestPendingInterrupts(t *testing.T) {
 	ctx := context.Background()
 	t0 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
@@ -79,6 +91,7 @@ func TestPendingInterrupts(t *testing.T) {
 		if _, _, err := h.RequestInterrupt(ctx, r.p, r.run, host.Request{NodeID: r.node, Payload: customDue(r.key, r.timeoutMs)}); err != nil {
 			t.Fatal(err)
 		}
+		reindex(t, h, r.p, r.run)
 	}
 	steps := []struct {
 		name        string
@@ -89,10 +102,12 @@ func TestPendingInterrupts(t *testing.T) {
 			[]string{"r1/n1", "r2/n1", "r3/n1", "r3/n2"}, []string{"r1", "r2", "r3"}},
 		{"one of two resolved: the run still waits", func() error {
 			_, err := h.Resolve(ctx, alice, "r3", "n1", json.RawMessage(`{}`), nil)
+			reindex(t, h, alice, "r3")
 			return err
 		}, []string{"r1/n1", "r2/n1", "r3/n2"}, []string{"r1", "r2", "r3"}},
 		{"the last resolved", func() error {
 			_, err := h.Resolve(ctx, alice, "r1", "n1", json.RawMessage(`{}`), nil)
+			reindex(t, h, alice, "r1")
 			return err
 		}, []string{"r2/n1", "r3/n2"}, []string{"r2", "r3"}},
 		{"past its deadline: not listed, indexed until the sweep records it", func() error {
@@ -101,23 +116,27 @@ func TestPendingInterrupts(t *testing.T) {
 		}, []string{"r3/n2"}, []string{"r2", "r3"}},
 		{"expired by the sweep", func() error {
 			_, err := h.Sweep(ctx)
+			reindex(t, h, alice, "r2")
 			return err
 		}, []string{"r3/n2"}, []string{"r3"}},
 		{"a request of an idle run", func() error {
 			_, _, err := h.RequestInterrupt(ctx, alice, "r1", host.Request{NodeID: "n1", Payload: custom("again")})
+			reindex(t, h, alice, "r1")
 			return err
 		}, []string{"r1/n1", "r3/n2"}, []string{"r1", "r3"}},
-		{"ended", func() error {
+		{"ended, the consumer not there yet: the list reads the log and repairs the entry", func() error {
 			_, err := h.EndRun(ctx, alice, "r3", interrupt.RunCancelled, "")
 			return err
 		}, []string{"r1/n1"}, []string{"r1"}},
-		{"an entry filed for a commit not written yet is kept: its request may be about to", func() error {
-			return l.FileWaiting(ctx, runlog.Waiting{Key: runlog.Key{Tenant: alice.Tenant, RunID: "r0"}, Seq: 1, At: clock.Now()})
-		}, []string{"r1/n1"}, []string{"r0", "r1"}},
-		{"once it is older than a request may take, it is removed", func() error {
-			clock.Set(t0.Add(2*time.Minute + host.SweepGrace + time.Millisecond))
-			return nil
+		{"a request the consumer has yet to take is not listed until it does", func() error {
+			_, _, err := h.RequestInterrupt(ctx, alice, "r0", host.Request{NodeID: "n1", Payload: custom("new")})
+			return err
 		}, []string{"r1/n1"}, []string{"r1"}},
+		{"taken", func() error { reindex(t, h, alice, "r0"); return nil }, []string{"r0/n1", "r1/n1"}, []string{"r0", "r1"}},
+		{"taken twice, and a record read late: nothing moves", func() error {
+			reindex(t, h, alice, "r0", "r1", "r0")
+			return nil
+		}, []string{"r0/n1", "r1/n1"}, []string{"r0", "r1"}},
 	}
 	for _, s := range steps {
 		if err := s.do(); err != nil {
@@ -135,6 +154,38 @@ func TestPendingInterrupts(t *testing.T) {
 	}
 }
 
+// TestPendingSummaries: an entry answers what a list needs without the payload: title, times
+// and an approval's tally as the votes come in, kept up by the consumer and, past it, the list.
+func TestPendingSummaries(t *testing.T) {
+	ctx := context.Background()
+	h, _ := memHost(t)
+	approval := json.RawMessage(`{"kind":"approval","key":"q","timeoutMs":3600000,"data":{"artifactId":"inv-7","artifactType":"invoice","title":"Pay invoice inv-7","actions":["accept","reject"],"approversList":["bob","carol"],"requiredApprovals":2}}`)
+	if _, _, err := h.RequestInterrupt(ctx, alice, "r1", host.Request{NodeID: "approve", Payload: approval}); err != nil {
+		t.Fatal(err)
+	}
+	reindex(t, h, alice, "r1")
+	check := func(approvals int) {
+		t.Helper()
+		page, err := h.PendingInterrupts(ctx, alice, "", 0)
+		if err != nil || len(page.Interrupts) != 1 {
+			t.Fatalf("page %+v %v", page, err)
+		}
+		in := page.Interrupts[0]
+		if in.Title != "Pay invoice inv-7" || in.Kind != interrupt.KindApproval || in.ExpiresAt != "2026-11-30T10:00:00.000Z" || in.RequestedAt != "2026-11-30T09:00:00.000Z" ||
+			in.Tally == nil || *in.Tally != (interrupt.Tally{Approvals: approvals, Required: 2}) {
+			t.Errorf("listed %+v (tally %+v), want %d approvals", in, in.Tally, approvals)
+		}
+	}
+	check(0)
+	bob := interrupt.Principal{Subject: "bob", Tenant: alice.Tenant, Scopes: alice.Scopes}
+	if _, err := h.Resolve(ctx, bob, "r1", "approve", json.RawMessage(`{"action":"accept","decidedAt":"2026-11-30T09:00:00Z"}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	check(1) // the list, past the consumer
+	reindex(t, h, alice, "r1")
+	check(1)
+}
+
 // TestPendingPages: a page holds about limit interrupts and never splits a run; the pages
 // together list each pending interrupt once, in run order.
 func TestPendingPages(t *testing.T) {
@@ -150,6 +201,7 @@ func TestPendingPages(t *testing.T) {
 			}
 			want = append(want, run+"/"+node)
 		}
+		reindex(t, h, alice, run)
 	}
 	for _, limit := range []int{1, 2, 5, 59, 60, 500} {
 		got, pages := pendingAt(t, h, alice, limit)
@@ -162,123 +214,135 @@ func TestPendingPages(t *testing.T) {
 	}
 }
 
-// TestTheIndexHoldsUnderRaces: requests and resolves of one run race, over and over, each
-// round from an idle run; whatever order their commits take, the run is indexed exactly while
-// it waits.
-func TestTheIndexHoldsUnderRaces(t *testing.T) {
+// TestReindexRacesCommits: the consumer's reads race the run's commits, over and over; an
+// entry written from an older read never replaces a newer one, and once the consumer has taken
+// the last commit the run is indexed exactly while it waits.
+func TestReindexRacesCommits(t *testing.T) {
 	ctx := context.Background()
 	h, l := memHost(t)
+	k := runlog.Key{Tenant: alice.Tenant, RunID: "r1"}
 	for round := range 50 {
 		key := func(i int) string { return fmt.Sprintf("k%d-%d", round, i) }
-		if _, _, err := h.RequestInterrupt(ctx, alice, "r1", host.Request{NodeID: "a", Payload: custom(key(0))}); err != nil {
-			t.Fatal(err)
-		}
 		var wg sync.WaitGroup
-		errs := make([]error, 2)
-		wg.Go(func() { _, errs[0] = h.Resolve(ctx, alice, "r1", "a", json.RawMessage(`{}`), nil) })
+		errs := make([]error, 4)
 		wg.Go(func() {
-			_, _, errs[1] = h.RequestInterrupt(ctx, alice, "r1", host.Request{NodeID: "b", Payload: custom(key(1))})
+			_, _, errs[0] = h.RequestInterrupt(ctx, alice, "r1", host.Request{NodeID: "a", Payload: custom(key(0))})
+			if errs[0] == nil {
+				_, errs[1] = h.Resolve(ctx, alice, "r1", "a", json.RawMessage(`{}`), nil)
+			}
 		})
+		wg.Go(func() { errs[2] = h.Reindex(ctx, k) })
+		wg.Go(func() { errs[3] = h.Reindex(ctx, k) })
 		wg.Wait()
 		for _, err := range errs {
 			if err != nil {
 				t.Fatal(err)
 			}
 		}
+		reindex(t, h, alice, "r1")
+		if got := indexed(t, l, alice.Tenant); len(got) != 0 {
+			t.Fatalf("round %d: nothing pending, indexed %v", round, got)
+		}
+		if _, _, err := h.RequestInterrupt(ctx, alice, "r1", host.Request{NodeID: "b", Payload: custom(key(1))}); err != nil {
+			t.Fatal(err)
+		}
+		reindex(t, h, alice, "r1")
 		if got := indexed(t, l, alice.Tenant); !slices.Equal(got, []string{"r1"}) {
 			t.Fatalf("round %d: b pending, indexed %v", round, got)
 		}
 		if _, err := h.Resolve(ctx, alice, "r1", "b", json.RawMessage(`{}`), nil); err != nil {
 			t.Fatal(err)
 		}
-		if got := indexed(t, l, alice.Tenant); len(got) != 0 {
-			t.Fatalf("round %d: nothing pending, indexed %v", round, got)
-		}
 	}
 }
 
-// pausing holds the first removal from the waiting index it is asked for until released, so a
-// test can run a request in between, as a slow writer would see it.
-type pausing struct {
+// reading counts what a store's waiting reads return: the entries' summaries, encoded, and the
+// reads of a run's log (its checkpoint and commits, with their payloads).
+type reading struct {
 	host.Store
-	once             sync.Once
-	reached, release chan struct{}
+	mu                 sync.Mutex
+	summaryBytes, logs int
 }
 
-func newPausing(s host.Store) *pausing {
-	return &pausing{Store: s, reached: make(chan struct{}), release: make(chan struct{})}
+func (r *reading) WaitingRuns(ctx context.Context, tenant, after string, limit int) ([]runlog.Waiting, error) {
+	runs, err := r.Store.WaitingRuns(ctx, tenant, after, limit)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, w := range runs {
+		b, _ := json.Marshal(w.Pending)
+		r.summaryBytes += len(b)
+	}
+	return runs, err
 }
 
-func (p *pausing) UnfileWaiting(ctx context.Context, w runlog.Waiting) error {
-	p.once.Do(func() {
-		close(p.reached)
-		<-p.release
-	})
-	return p.Store.UnfileWaiting(ctx, w)
+func (r *reading) Tail(ctx context.Context, k runlog.Key) (*runlog.Checkpoint, []runlog.Commit, error) {
+	r.mu.Lock()
+	r.logs++
+	r.mu.Unlock()
+	return r.Store.Tail(ctx, k)
 }
 
-// TestARemovalKeepsARacingRequestsEntry: a removal that lands after a request made the run
-// wait again keeps that request's entry, on both stores: the removal after the last resolve
-// (the request read the run idle, filed for the next commit and committed), and the list's
-// removal of an entry it found stale (the request, of a new run of the id, filed over it).
-func TestARemovalKeepsARacingRequestsEntry(t *testing.T) {
+// TestAPageCostsAPage, on both stores: a page of runs waiting on 100 KB approvals reads what a
+// page of small ones does: the index's summaries and, per run, one check that no commit follows
+// its entry; no run's log, no payload.
+func TestAPageCostsAPage(t *testing.T) {
 	ctx := context.Background()
 	sch, err := schema.Load()
 	if err != nil {
 		t.Fatal(err)
 	}
-	t0 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 	for name, open := range logs {
 		t.Run(name, func(t *testing.T) {
-			t.Run("the last resolve's", func(t *testing.T) {
-				clock := testclock.New(t0)
-				p := newPausing(open(t))
-				h := host.New(host.StoresOf(p), sch, host.Config{Now: clock.Now})
-				if _, _, err := h.RequestInterrupt(ctx, alice, "r1", host.Request{NodeID: "a", Payload: custom("a")}); err != nil {
-					t.Fatal(err)
+			r := &reading{Store: open(t)}
+			h := host.New(host.StoresOf(r), sch, host.Config{})
+			cost := map[string][2]int{}
+			for _, size := range []int{100, 100_000} {
+				tenant := interrupt.Principal{Subject: "engine", Tenant: fmt.Sprintf("t%d", size)}
+				for i := range 16 {
+					run := fmt.Sprintf("r%02d", i)
+					payload := fmt.Sprintf(`{"kind":"approval","key":"k","data":{"artifactId":"a","artifactType":"doc","title":"Approve %s","actions":["accept"],"artifactData":{"body":%q}}}`, run, strings.Repeat("x", size))
+					if _, _, err := h.RequestInterrupt(ctx, tenant, run, host.Request{NodeID: "approve", Payload: json.RawMessage(payload)}); err != nil {
+						t.Fatal(err)
+					}
+					reindex(t, h, tenant, run)
 				}
-				resolved := make(chan error, 1)
-				go func() { _, err := h.Resolve(ctx, alice, "r1", "a", json.RawMessage(`{}`), nil); resolved <- err }()
-				<-p.reached // committed; its removal not sent yet
-				if _, _, err := h.RequestInterrupt(ctx, alice, "r1", host.Request{NodeID: "b", Payload: custom("b")}); err != nil {
-					t.Fatal(err)
+				r.summaryBytes, r.logs = 0, 0
+				page, err := h.PendingInterrupts(ctx, tenant, "", 0)
+				if err != nil || len(page.Interrupts) != 16 {
+					t.Fatalf("page %+v %v", page, err)
 				}
-				close(p.release)
-				if err := <-resolved; err != nil {
-					t.Fatal(err)
-				}
-				if got, _ := pendingAt(t, h, alice, 0); !slices.Equal(got, []string{"r1/b"}) {
-					t.Errorf("pending %v, want r1/b", got)
-				}
-				if got := indexed(t, p, alice.Tenant); !slices.Equal(got, []string{"r1"}) {
-					t.Errorf("indexed %v, want r1", got)
-				}
-			})
-			t.Run("the list's", func(t *testing.T) {
-				clock := testclock.New(t0)
-				p := newPausing(open(t))
-				h := host.New(host.StoresOf(p), sch, host.Config{Now: clock.Now})
-				gone := runlog.Waiting{Key: runlog.Key{Tenant: alice.Tenant, RunID: "r2"}, Seq: 7, At: t0.Add(-time.Hour), Origin: "expired-run"}
-				if err := p.FileWaiting(ctx, gone); err != nil {
-					t.Fatal(err)
-				}
-				listed := make(chan error, 1)
-				go func() { _, err := h.PendingInterrupts(ctx, alice, "", 0); listed <- err }()
-				<-p.reached // the list found the entry stale for good
-				if _, _, err := h.RequestInterrupt(ctx, alice, "r2", host.Request{NodeID: "a", Payload: custom("a")}); err != nil {
-					t.Fatal(err)
-				}
-				close(p.release)
-				if err := <-listed; err != nil {
-					t.Fatal(err)
-				}
-				if got := indexed(t, p, alice.Tenant); !slices.Equal(got, []string{"r2"}) {
-					t.Errorf("indexed %v, want r2", got)
-				}
-				if got, _ := pendingAt(t, h, alice, 0); !slices.Equal(got, []string{"r2/a"}) {
-					t.Errorf("pending %v, want r2/a", got)
-				}
-			})
+				cost[name+fmt.Sprint(size)] = [2]int{r.summaryBytes, r.logs}
+			}
+			small, large := cost[name+"100"], cost[name+"100000"]
+			// Summaries differ only in their times' digits.
+			if large[1] != 0 || small[1] != 0 || large[0] > small[0]+64 || large[0] > 16<<10 {
+				t.Errorf("a page of 16 runs read %d bytes of summaries and %d logs with 100 KB approvals, %d and %d with small ones", large[0], large[1], small[0], small[1])
+			}
 		})
+	}
+}
+
+// TestAnEntryOfAnEarlierReleaseIsRead: an entry filed by the commit path of a release before
+// read models holds no summaries; the list reads its run's log once, and rewrites it.
+func TestAnEntryOfAnEarlierReleaseIsRead(t *testing.T) {
+	ctx := context.Background()
+	h, l := memHost(t)
+	if _, _, err := h.RequestInterrupt(ctx, alice, "r1", host.Request{NodeID: "n1", Payload: custom("a")}); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := h.Snapshot(ctx, alice, "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := runlog.Waiting{Key: runlog.Key{Tenant: alice.Tenant, RunID: "r1"}, Seq: snap.LastSeq, Origin: "unknown"}
+	if err := l.FileWaiting(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := pendingAt(t, h, alice, 0); !slices.Equal(got, []string{"r1/n1"}) {
+		t.Errorf("pending %v, want r1/n1", got)
+	}
+	runs, err := l.WaitingRuns(ctx, alice.Tenant, "", 10)
+	if err != nil || len(runs) != 1 || len(runs[0].Pending) != 1 {
+		t.Errorf("the entry after the list: %+v %v", runs, err)
 	}
 }

@@ -23,9 +23,25 @@ func (l *RunLog) FileWaiting(_ context.Context, w runlog.Waiting) error {
 	}
 	if filed, ok := runs[w.Key.RunID]; !ok || w.Replaces(filed) {
 		w.At = w.At.Truncate(time.Microsecond).UTC() // as the table keeps it
+		w.Pending = slices.Clone(w.Pending)
+		for i := range w.Pending {
+			w.Pending[i].RequestedAt = w.Pending[i].RequestedAt.UTC()
+			w.Pending[i].Deadline = w.Pending[i].Deadline.UTC()
+		}
 		runs[w.Key.RunID] = w
 	}
 	return nil
+}
+
+// Newer reports whether the log of run k holds a live commit after seq.
+func (l *RunLog) Newer(_ context.Context, k runlog.Key, seq int64) (bool, error) {
+	if !k.Valid() {
+		return false, runlog.ErrInvalidKey
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	log := l.commits[k]
+	return seq < int64(len(log)) && !log[len(log)-1].expired(), nil
 }
 
 // UnfileWaiting removes w's run's entry if w removes it.

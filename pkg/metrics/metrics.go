@@ -42,6 +42,9 @@ const (
 	// SweepLag is how long past its deadline the oldest entry a sweep found still due was: how
 	// late an expiry is written. A sweep that runs reports it, 0 when nothing was overdue.
 	SweepLag Name = "SweepLag"
+	// ReadModelLag is how long after its commit a run's read models reflected it: one value per
+	// run per stream batch, from its last commit in the batch.
+	ReadModelLag Name = "ReadModelLag"
 )
 
 // Unit is CloudWatch's unit of a metric's values.

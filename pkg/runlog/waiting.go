@@ -1,35 +1,60 @@
 package runlog
 
 import (
+	"encoding/json"
 	"time"
+	"unicode/utf8"
 
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 )
 
-// Waiting is an entry of a tenant's waiting index: run Key waits on an interrupt since the commit
-// Seq, the one its entry was filed for, At the time of that commit, Origin the run's (its first
-// commit's id: a run id reused after its run expired names another run). The entry is written
-// before that commit and removed after the commit that leaves the run waiting on nothing, so it
-// may name a run that waits no longer (a request that never committed, a removal that failed,
-// a run long gone): readers re-validate it against the run's log, as they do a due entry.
+// Waiting is an entry of a tenant's waiting index, a read model kept from the table's stream
+// (docs/design.md, "Read models"): run Key waits on the interrupts Pending summarises as of its
+// commit Seq, made At, Origin the run's (its first commit's id: a run id reused after its run
+// expired names another run). It is written after its commit, by whoever read the run's log up
+// to Seq, so it may lag the log or name a run that waits no longer (a batch the stream's
+// consumer has yet to take, one it gave up on): readers check it against the run's log before
+// they trust it, and repair it.
 type Waiting struct {
-	Key    Key
-	Seq    int64
-	At     time.Time
-	Origin string
+	Key     Key
+	Seq     int64
+	At      time.Time
+	Origin  string
+	Pending []Summary
 }
 
-// Replaces reports whether an entry w, filed over old, stands instead: an entry filed for an
-// earlier commit of the same run never replaces one filed for a later; another run's (an
-// expired one's) is always replaced.
+// Replaces reports whether an entry w, filed over old, stands instead: an entry of an earlier
+// commit of the same run never replaces one of a later (a stream record read late, a list's
+// repair racing the consumer); another run's (an expired one's) is always replaced.
 func (w Waiting) Replaces(old Waiting) bool { return old.Origin != w.Origin || old.Seq <= w.Seq }
 
-// Removes reports whether removing w takes entry filed, of the same run only: an entry filed
-// for a commit before w's, or w itself (the same commit and time: a request filing for the same
-// commit again, later, files another entry, which this removal keeps).
+// Removes reports whether removing w takes entry filed: one of the same run, as of w's commit or
+// an earlier one.
 func (w Waiting) Removes(filed Waiting) bool {
-	return filed.Origin == w.Origin && (filed.Seq < w.Seq || filed.Seq == w.Seq && filed.At.Equal(w.At))
+	return filed.Origin == w.Origin && filed.Seq <= w.Seq
 }
+
+// Summary is what a list answers of one pending interrupt, read from the index alone: where it
+// is, what it asks and since when, until when, and how far its quorum got. Never its payload,
+// so that a page of the index costs a page whatever the payloads (README, "GET /interrupts").
+type Summary struct {
+	NodeID      string         `json:"nodeId"`
+	InterruptID string         `json:"interruptId"`
+	Key         string         `json:"key"`
+	Kind        interrupt.Kind `json:"kind"`
+	// Title is the payload's data.title, cut to MaxTitle characters; "" for none.
+	Title       string    `json:"title,omitempty"`
+	Seq         int64     `json:"seq"`
+	RequestedAt time.Time `json:"requestedAt"`
+	// Deadline is zero for an interrupt without one.
+	Deadline time.Time `json:"deadline,omitzero"`
+	// Tally is an approval's votes against its quorum; nil for the other kinds.
+	Tally *interrupt.Tally `json:"tally,omitempty"`
+}
+
+// MaxTitle bounds a summary's title, so that a run's entry (DefaultMaxPending summaries) stays
+// well within one store item whatever its payloads.
+const MaxTitle = 200
 
 // Origin is the run's first commit's id: what tells it from another run of the same id.
 func (s *State) Origin() string { return s.origin }
@@ -47,4 +72,46 @@ func (s *State) Waiting() bool {
 		}
 	}
 	return false
+}
+
+// Entry is the run's waiting entry as of s's last commit, with a summary of each interrupt
+// pending as the log records it, in request order; its Pending is empty when the run waits on
+// nothing.
+func (s *State) Entry(k Key) Waiting {
+	w := Waiting{Key: k, Seq: s.Seq, At: s.LastAt, Origin: s.origin}
+	if s.Ended != "" {
+		return w
+	}
+	for _, in := range s.ordered {
+		if in.status != interrupt.StatusPending {
+			continue
+		}
+		sm := Summary{
+			NodeID: in.NodeID, InterruptID: in.ID, Key: in.Payload.Key, Kind: in.Payload.Kind, Title: title(in.Raw),
+			Seq: in.RequestedSeq, RequestedAt: in.RequestedAt, Deadline: in.Deadline,
+		}
+		if in.Payload.Kind == interrupt.KindApproval {
+			t := in.Tally()
+			sm.Tally = &t
+		}
+		w.Pending = append(w.Pending, sm)
+	}
+	return w
+}
+
+// title is a payload's data.title, cut to MaxTitle characters.
+func title(raw json.RawMessage) string {
+	var p struct {
+		Data struct {
+			Title string `json:"title"`
+		} `json:"data"`
+	}
+	if json.Unmarshal(raw, &p) != nil {
+		return ""
+	}
+	t := p.Data.Title
+	if utf8.RuneCountInString(t) > MaxTitle {
+		t = string([]rune(t)[:MaxTitle])
+	}
+	return t
 }

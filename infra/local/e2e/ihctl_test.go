@@ -75,9 +75,22 @@ func TestIhctl(t *testing.T) {
 	if err := json.Unmarshal(cli(t, "", "run", run), &snap); err != nil || snap.RunID != run || snap.Status != "waiting-approval" || len(snap.Pending) != 1 {
 		t.Fatalf("run: %+v %v", snap, err)
 	}
+	// The tenant's list is a read model the stream's consumer (read-models) keeps: the request
+	// is listed once it has taken its commit.
 	var waiting client.PendingInterrupt
-	if out := cli(t, "", "pending", "--page", "1"); json.Unmarshal(out, &waiting) != nil || waiting.RunID != run || waiting.NodeID != "gate" || waiting.Kind != "approval" || waiting.InterruptID != snap.Pending[0].InterruptID {
-		t.Fatalf("pending: %s", out)
+	indexed := time.NewTicker(50 * time.Millisecond)
+	defer indexed.Stop()
+	for deadline := time.Now().Add(30 * time.Second); ; <-indexed.C {
+		out := cli(t, "", "pending", "--page", "1")
+		if json.Unmarshal(out, &waiting) == nil && waiting.RunID == run {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("pending, 30 s after the request: %s", out)
+		}
+	}
+	if waiting.NodeID != "gate" || waiting.Kind != "approval" || waiting.InterruptID != snap.Pending[0].InterruptID || waiting.Title == "" {
+		t.Fatalf("pending: %+v", waiting)
 	}
 	if out := cli(t, "", "pending", "--run", run); json.Unmarshal(out, &waiting) != nil || waiting.NodeID != "gate" {
 		t.Fatalf("pending --run: %s", out)

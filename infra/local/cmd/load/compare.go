@@ -213,6 +213,8 @@ func sideBySide(w io.Writer, base, this *side) {
 		}
 		rows = append(rows, row{"CPU ms/cycle " + g, func(r result) float64 { return perCycle(r.cpu[g], r.stats.cycles) }})
 	}
+	rows = append(rows, row{"read-model lag p50 ms", func(r result) float64 { return float64(percentile(r.lag, .5).Microseconds()) / 1000 }},
+		row{"read-model lag p99 ms", func(r result) float64 { return float64(percentile(r.lag, .99).Microseconds()) / 1000 }})
 	rows = append(rows, row{"CPU ms/cycle, all", func(r result) float64 {
 		var total float64
 		for _, d := range r.cpu {

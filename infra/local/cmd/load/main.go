@@ -18,6 +18,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -35,6 +36,7 @@ import (
 
 	"github.com/interrupthost/interrupthost/internal/devjwt"
 	"github.com/interrupthost/interrupthost/internal/samtemplate"
+	"github.com/interrupthost/interrupthost/pkg/metrics"
 )
 
 func main() {
@@ -105,6 +107,9 @@ type result struct {
 	cpu   groups
 	// self is this tool's own CPU over the run: the machine's share the stack did not get.
 	self time.Duration
+	// lag is how long after its commit each run's read models caught up, as read-models
+	// published it (metrics.ReadModelLag) over the run; none from a stack without it.
+	lag []time.Duration
 }
 
 func (r result) ok() bool { return r.stats.errors == 0 && r.stats.badRaces == 0 }
@@ -126,6 +131,8 @@ func measure(root, url string, cfg config) (result, error) {
 		return result{}, fmt.Errorf("read /proc: %w", err)
 	}
 	self := ownCPU()
+	functionLog := filepath.Join(root, ".local", "logs", "functions.log")
+	logFrom := fileSize(functionLog)
 	res := result{cfg: cfg, stats: &stats{steps: map[string][]time.Duration{}}}
 	ctx, cancel = context.WithTimeout(context.Background(), cfg.duration)
 	began := time.Now()
@@ -138,7 +145,63 @@ func measure(root, url string, cfg config) (result, error) {
 		return result{}, fmt.Errorf("read /proc: %w", err)
 	}
 	res.cpu = after.minus(before)
+	// read-models follows the stream: the commits of the run's last moments reach the log
+	// after it, so their lags are read once the log has stopped growing.
+	settle(functionLog)
+	if res.lag, err = lagsSince(functionLog, logFrom); err != nil {
+		return result{}, fmt.Errorf("read the functions' log: %w", err)
+	}
 	return res, nil
+}
+
+// settle waits until the file at path has not grown for half a second, 10 s at most.
+func settle(path string) {
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	size, still := fileSize(path), 0
+	for deadline := time.Now().Add(10 * time.Second); still < 2 && time.Now().Before(deadline); <-tick.C {
+		now := fileSize(path)
+		if now == size {
+			still++
+		} else {
+			size, still = now, 0
+		}
+	}
+}
+
+// fileSize is the size of the file at path, 0 if there is none.
+func fileSize(path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
+
+// lagsSince reads the read-model lags the functions' log at path holds past offset.
+func lagsSince(path string, offset int64) ([]time.Duration, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if _, err := f.Seek(offset, io.SeekStart); err != nil {
+		return nil, err
+	}
+	points, err := metrics.Read(f)
+	if err != nil {
+		return nil, err
+	}
+	var lags []time.Duration
+	for _, p := range points {
+		if p.Name == metrics.ReadModelLag {
+			lags = append(lags, time.Duration(p.Value*float64(time.Second)))
+		}
+	}
+	return lags, nil
 }
 
 func envOr(k, v string) string {
@@ -409,6 +472,9 @@ func (r result) report(w io.Writer) {
 			continue
 		}
 		fmt.Fprintf(w, "  %-9s n=%-6d p50 %-9s p99 %s\n", step, len(d), ms(percentile(d, .5)), ms(percentile(d, .99)))
+	}
+	if len(r.lag) > 0 {
+		fmt.Fprintf(w, "read-model lag, commit to index (runs per stream batch): n=%d p50 %s p99 %s\n", len(r.lag), ms(percentile(r.lag, .5)), ms(percentile(r.lag, .99)))
 	}
 	fmt.Fprintln(w, "CPU (user+system) per cycle, by process group:")
 	var total time.Duration
