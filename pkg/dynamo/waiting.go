@@ -41,17 +41,21 @@ func waitingKey(k runlog.Key) (map[string]types.AttributeValue, error) {
 }
 
 // FileWaiting files w with one put, conditional on w replacing the entry there
-// (runlog.Waiting.Replaces).
+// (runlog.Waiting.Replaces). Summaries that would not fit one item (200 of them with the longest
+// keys and titles) are left out: an entry without them is read from its run's log by the list.
 func (l *RunLog) FileWaiting(ctx context.Context, w runlog.Waiting) error {
 	item, err := waitingKey(w.Key)
 	if err != nil {
 		return err
 	}
-	pending, err := json.Marshal(w.Pending)
+	pending, err := runlog.Marshal(w.Pending)
 	if err != nil {
 		return err
 	}
 	item[attrSeq], item[attrFiledAt], item[attrOrigin], item[attrPending] = n(w.Seq), n(w.At.UnixMicro()), s("o:"+w.Origin), s(string(pending))
+	if ItemSize(item) > MaxItemBytes {
+		delete(item, attrPending)
+	}
 	_, err = l.db.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName: &l.table, Item: item,
 		ConditionExpression:       aws.String("attribute_not_exists(pk) OR origin <> :origin OR seq <= :seq"),
@@ -64,7 +68,7 @@ func (l *RunLog) FileWaiting(ctx context.Context, w runlog.Waiting) error {
 }
 
 // UnfileWaiting deletes w's run's entry with one delete, conditional on w removing it
-// (runlog.Waiting.Removes).
+// (runlog.Waiting.Removes): one of another run of the id, or of w's commit or an earlier one.
 func (l *RunLog) UnfileWaiting(ctx context.Context, w runlog.Waiting) error {
 	key, err := waitingKey(w.Key)
 	if err != nil {
@@ -72,7 +76,7 @@ func (l *RunLog) UnfileWaiting(ctx context.Context, w runlog.Waiting) error {
 	}
 	_, err = l.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
 		TableName: &l.table, Key: key,
-		ConditionExpression:       aws.String("origin = :origin AND seq <= :seq"),
+		ConditionExpression:       aws.String("origin <> :origin OR seq <= :seq"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":seq": n(w.Seq), ":origin": s("o:" + w.Origin)},
 	})
 	if err != nil && !IsCondCheckFailed(err) {
@@ -120,9 +124,10 @@ func (l *RunLog) WaitingRuns(ctx context.Context, tenant, after string, limit in
 	return runs, nil
 }
 
-// Newer reports whether the log of run k holds a live commit after seq, with one consistent
-// Query that reads at most one item: none, when the log ends at seq (the reader's common case,
-// one read unit whatever the commits hold), else the next commit.
+// Newer reports whether the log of run k holds a commit after seq, live or expired, with one
+// consistent Query that reads at most one item: none, when the log ends at seq (the reader's
+// common case, one read unit whatever the commits hold), else the next commit. An expired one
+// counts: the entry's run is gone, or its id was taken again.
 func (l *RunLog) Newer(ctx context.Context, k runlog.Key, seq int64) (bool, error) {
 	pk, err := partition(k)
 	if err != nil {
@@ -131,9 +136,8 @@ func (l *RunLog) Newer(ctx context.Context, k runlog.Key, seq int64) (bool, erro
 	out, err := l.db.Query(ctx, &dynamodb.QueryInput{
 		TableName: &l.table, ConsistentRead: aws.Bool(true), Limit: aws.Int32(1),
 		KeyConditionExpression:    aws.String("pk = :pk AND sk BETWEEN :next AND :last"),
-		FilterExpression:          aws.String("attribute_not_exists(expiresAt) OR expiresAt > :now"),
 		ProjectionExpression:      aws.String("sk"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": s(pk), ":next": s(sortKey(seq + 1)), ":last": s(sortKey(math.MaxInt64)), ":now": n(time.Now().Unix())},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": s(pk), ":next": s(sortKey(seq + 1)), ":last": s(sortKey(math.MaxInt64))},
 	})
 	if err != nil {
 		return false, classify("newer", err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/metrics"
 	"github.com/interrupthost/interrupthost/pkg/outbound"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
@@ -39,12 +40,15 @@ const reindexAtOnce = 8
 
 // ReadModels is read-models' entry point (docs/design.md, "Read models"), for both of its event
 // sources. A batch of the table's stream reindexes each run its commits belong to, once, after
-// its last commit in the batch; a run that could not be reindexed (the table failed) is
-// reported from its first record, for Lambda to retry from there. A message of the function's
+// its last commit in the batch; a run that could not be reindexed because the table failed
+// (interrupt.ErrUnavailable) is reported from its first record, for Lambda to retry from there,
+// and one that cannot be reindexed at all (retrying cannot mend it) is logged and passed over,
+// so that it holds up no other run. A message of the function's
 // dead-letter queue is a batch the stream gave up on: every run with a commit in its window,
 // read back from the table as the deliveries' redrive does (Redriver), is reindexed. The
 // function publishes, per run, how long after its commit the read models caught up
-// (metrics.ReadModelLag). An event of neither source is refused.
+// (metrics.ReadModelLag, from its first commit in the batch). An event of neither source is
+// refused.
 func ReadModels(r Reindexer, sc Scanner, segments int, log *slog.Logger, m *metrics.Log, now func() time.Time) func(context.Context, json.RawMessage) (BatchResponse, error) {
 	if now == nil {
 		now = time.Now
@@ -80,25 +84,22 @@ func ReadModels(r Reindexer, sc Scanner, segments int, log *slog.Logger, m *metr
 	}
 }
 
-// touched is a run of a batch: where its first record is and when its last commit was made.
+// touched is a run of a batch: where its first record is and when that commit was made.
 type touched struct {
-	key   runlog.Key
-	first int
-	last  time.Time
+	key     runlog.Key
+	first   int
+	firstAt time.Time
 }
 
 // runsOf are the batch's runs in the order of their first commit.
 func runsOf(batch []outbound.Committed) []touched {
 	var runs []touched
-	at := map[runlog.Key]int{}
+	seen := map[runlog.Key]bool{}
 	for i, c := range batch {
-		j, ok := at[c.Key]
-		if !ok {
-			j = len(runs)
-			at[c.Key] = j
-			runs = append(runs, touched{key: c.Key, first: i})
+		if !seen[c.Key] {
+			seen[c.Key] = true
+			runs = append(runs, touched{key: c.Key, first: i, firstAt: c.Commit.At})
 		}
-		runs[j].last = c.Commit.At
 	}
 	return runs
 }
@@ -138,15 +139,19 @@ func reindexStream(ctx context.Context, r Reindexer, ev events.DynamoDBEvent, lo
 	var resp BatchResponse
 	failedAt, failures := -1, 0
 	for i, err := range errs {
-		if err != nil {
+		switch {
+		case err == nil:
+			m.Duration(metrics.ReadModelLag, now().Sub(runs[i].firstAt))
+		case errors.Is(err, interrupt.ErrUnavailable) || ctx.Err() != nil:
 			failures++
 			if failedAt < 0 || runs[i].first < failedAt {
 				failedAt = runs[i].first
 			}
 			log.Error("reindex", "runId", runs[i].key.RunID, "error", err.Error())
-			continue
+		default:
+			failures++
+			log.Error("a run cannot be reindexed; passed over", "runId", runs[i].key.RunID, "error", err.Error())
 		}
-		m.Duration(metrics.ReadModelLag, now().Sub(runs[i].last))
 	}
 	if failedAt >= 0 {
 		resp.BatchItemFailures = []BatchItemFailure{{ItemIdentifier: ids[failedAt]}}

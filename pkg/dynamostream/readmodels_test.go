@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
@@ -20,21 +21,18 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/runlog"
 )
 
-// reindexer keeps the runs it is asked to reindex and fails those fail names.
+// reindexer keeps the runs it is asked to reindex and fails those fail names with its error.
 type reindexer struct {
 	mu   sync.Mutex
 	got  []runlog.Key
-	fail map[string]bool
+	fail map[string]error
 }
 
 func (r *reindexer) Reindex(_ context.Context, k runlog.Key) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.got = append(r.got, k)
-	if r.fail[k.RunID] {
-		return errors.New("the table is unavailable")
-	}
-	return nil
+	return r.fail[k.RunID]
 }
 
 func (r *reindexer) runs() []string {
@@ -83,13 +81,19 @@ func TestReadModelsReindexEachRunOnce(t *testing.T) {
 	}
 }
 
-// TestReadModelsRetryFromTheFailedRun: a run that could not be reindexed is retried from its
-// first record in the batch (the runs after it are reindexed again, harmlessly).
+// TestReadModelsRetryFromTheFailedRun: a run that could not be reindexed because the table
+// failed is retried from its first record in the batch (the runs after it are reindexed again,
+// harmlessly); one that cannot be reindexed at all is passed over, logged, and holds up no other.
 func TestReadModelsRetryFromTheFailedRun(t *testing.T) {
-	r := &reindexer{fail: map[string]bool{"run-9": true}}
-	resp, err := dynamostream.ReadModels(r, failingScan{}, 1, slog.New(slog.DiscardHandler), nil, nil)(context.Background(), raw(t, event(t)))
+	unavailable := fmt.Errorf("the table: %w", interrupt.ErrUnavailable)
+	r := &reindexer{fail: map[string]error{"run-9": unavailable, "run-7": errors.New("an entry that does not fit")}}
+	var logs bytes.Buffer
+	resp, err := dynamostream.ReadModels(r, failingScan{}, 1, slog.New(slog.NewJSONHandler(&logs, nil)), nil, nil)(context.Background(), raw(t, event(t)))
 	if err != nil || len(resp.BatchItemFailures) != 1 || resp.BatchItemFailures[0].ItemIdentifier != "103" {
 		t.Fatalf("%+v %v, want a retry from 103", resp, err)
+	}
+	if !strings.Contains(logs.String(), `"runId":"run-7"`) {
+		t.Errorf("the run passed over was not logged: %s", logs.String())
 	}
 }
 

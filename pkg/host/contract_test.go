@@ -437,17 +437,31 @@ func TestWaitingContract(t *testing.T) {
 				t.Errorf("a run id that is no key: %v", err)
 			}
 			// A run id reused after its run expired is another run: its entry replaces the old
-			// run's whatever their seqs, and only its own removals take it.
-			reused := entry("acme", "r3", 1)
+			// run's whatever their seqs, its removal takes the old run's (dead) entry, and its
+			// own entry goes only as of its own later commits.
+			reused := entry("acme", "r3", 3)
 			reused.Origin = "second-run"
 			if err := l.FileWaiting(ctx, reused); err != nil {
 				t.Fatal(err)
 			}
-			if err := l.UnfileWaiting(ctx, entry("acme", "r3", 10)); err != nil {
+			earlier := reused
+			earlier.Seq = 2
+			if err := l.UnfileWaiting(ctx, earlier); err != nil {
 				t.Fatal(err)
 			}
 			if got := list("", 10); !reflect.DeepEqual(got, []runlog.Waiting{reused}) {
-				t.Errorf("after a reused id's request and the old run's removal: %+v, want %+v", got, reused)
+				t.Errorf("after a reused id's request and a removal as of its earlier commit: %+v, want %+v", got, reused)
+			}
+			if err := l.FileWaiting(ctx, entry("acme", "r4", 9)); err != nil {
+				t.Fatal(err)
+			}
+			again := entry("acme", "r4", 1)
+			again.Origin = "second-run"
+			if err := l.UnfileWaiting(ctx, again); err != nil {
+				t.Fatal(err)
+			}
+			if got := list("", 10); !reflect.DeepEqual(got, []runlog.Waiting{reused}) {
+				t.Errorf("after a reused id's removal of the old run's entry: %+v, want %+v", got, reused)
 			}
 			// Newer: whether the log holds a commit after a seq.
 			k := runlog.Key{Tenant: "acme", RunID: "newer"}
@@ -455,6 +469,10 @@ func TestWaitingContract(t *testing.T) {
 				if err := l.Append(ctx, k, commitOf(seq, `{"kind":"custom","key":"k","data":{"customKind":"x"}}`)); err != nil {
 					t.Fatal(err)
 				}
+			}
+			// An expired commit counts: the entry's run is gone, or its id taken again.
+			if _, err := l.Retain(ctx, k, time.Now().Add(-time.Second), 1000); err != nil {
+				t.Fatal(err)
 			}
 			for seq, want := range map[int64]bool{0: true, 2: true, 3: false, 9: false} {
 				if got, err := l.Newer(ctx, k, seq); err != nil || got != want {

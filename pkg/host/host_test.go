@@ -233,9 +233,9 @@ func BenchmarkResolve(b *testing.B) {
 // TestRoundTripsOnALongRun pins the DynamoDB calls of a request and a resolve on a run whose
 // early interrupts a checkpoint moved to the archive: the read is still one Query (to the
 // checkpoint), a request of a key the state does not hold looks it up in the archive with one
-// more, and a re-entry key from the first commit answers from there, writing nothing. The run
-// waits on one interrupt at a time, so the request files it in the waiting index and the
-// resolve takes it out (docs/design.md, "Pending interrupts").
+// more, and a re-entry key from the first commit answers from there, writing nothing. Neither
+// writes the waiting index: read-models keeps it from the stream (docs/design.md, "Read
+// models").
 func TestRoundTripsOnALongRun(t *testing.T) {
 	h, c := newHost(t, nil)
 	ctx := context.Background()

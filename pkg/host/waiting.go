@@ -32,9 +32,11 @@ type Waiting interface {
 // Reindex brings run k's entries in the read models up to its log (docs/design.md, "Read
 // models"): the stream's consumer calls it after the commits of k it takes, and a list after it
 // found an entry stale. It reads the log consistently and writes the entry as of its last
-// commit, conditionally, so that a call that read less of the log than another changes nothing
-// after it: duplicates and records out of order are harmless. A run with no live commit (gone
-// past its retention) has no entry to write; a list removes what names it.
+// commit, conditionally: an entry never goes back over one of a later commit, so duplicates and
+// records out of order are harmless. A write of an older read may still land after a removal
+// of a newer one (the item is gone, so nothing is there to compare with): that entry is behind
+// its log, and the next list finds so and repairs it. A run with no live commit (gone past its
+// retention) has no entry to write; a list removes what names it.
 func (h *Host) Reindex(ctx context.Context, k runlog.Key) error {
 	st, err := h.load(ctx, k)
 	if err != nil || st.Seq == 0 {
@@ -170,7 +172,7 @@ func (h *Host) pendingIn(ctx context.Context, w runlog.Waiting) ([]PendingInterr
 		return nil, err
 	}
 	// An entry without summaries was filed by the commit path of a release before read models
-	// (docs/operations.md, "Upgrade"): it is read from the log once, and rewritten.
+	// (docs/design.md, "Pending interrupts"): it is read from the log once, and rewritten.
 	if !newer && len(w.Pending) > 0 {
 		return h.listed(w), nil
 	}
@@ -178,8 +180,12 @@ func (h *Host) pendingIn(ctx context.Context, w runlog.Waiting) ([]PendingInterr
 	if err != nil {
 		return nil, err
 	}
-	if st.Seq == 0 {
+	if st.Seq == 0 || w.Seq > st.Seq {
+		// No run, or an entry of a commit that never came (an earlier release filed entries
+		// before their commits): it goes as it is, then the run's entry is written anew.
 		_ = h.waiting.UnfileWaiting(ctx, w)
+	}
+	if st.Seq == 0 {
 		return nil, nil
 	}
 	_ = h.reindexed(ctx, w.Key, st)

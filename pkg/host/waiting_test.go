@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/interrupthost/interrupthost/internal/localaws"
 	"github.com/interrupthost/interrupthost/internal/testclock"
+	"github.com/interrupthost/interrupthost/pkg/dynamo"
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
@@ -284,18 +286,30 @@ func (r *reading) Tail(ctx context.Context, k runlog.Key) (*runlog.Checkpoint, [
 
 // TestAPageCostsAPage, on both stores: a page of runs waiting on 100 KB approvals reads what a
 // page of small ones does: the index's summaries and, per run, one check that no commit follows
-// its entry; no run's log, no payload.
+// its entry; no run's log, no payload. On DynamoDB the read units it consumes are counted too.
 func TestAPageCostsAPage(t *testing.T) {
 	ctx := context.Background()
 	sch, err := schema.Load()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, open := range logs {
+	m := &meter{}
+	stores := map[string]func(t *testing.T) host.Store{
+		"inmem": logs["inmem"],
+		"dynamo": func(t *testing.T) host.Store {
+			db, table := localaws.NewTable(t, m.option)
+			return dynamo.NewRunLog(db, table)
+		},
+	}
+	for name, open := range stores {
 		t.Run(name, func(t *testing.T) {
 			r := &reading{Store: open(t)}
 			h := host.New(host.StoresOf(r), sch, host.Config{})
-			cost := map[string][2]int{}
+			type cost struct {
+				summaryBytes, logs int
+				units              float64
+			}
+			costs := map[int]cost{}
 			for _, size := range []int{100, 100_000} {
 				tenant := interrupt.Principal{Subject: "engine", Tenant: fmt.Sprintf("t%d", size)}
 				for i := range 16 {
@@ -307,16 +321,26 @@ func TestAPageCostsAPage(t *testing.T) {
 					reindex(t, h, tenant, run)
 				}
 				r.summaryBytes, r.logs = 0, 0
+				m.mu.Lock()
+				m.reads = 0
+				m.mu.Unlock()
 				page, err := h.PendingInterrupts(ctx, tenant, "", 0)
 				if err != nil || len(page.Interrupts) != 16 {
 					t.Fatalf("page %+v %v", page, err)
 				}
-				cost[name+fmt.Sprint(size)] = [2]int{r.summaryBytes, r.logs}
+				m.mu.Lock()
+				costs[size] = cost{r.summaryBytes, r.logs, m.reads}
+				m.mu.Unlock()
 			}
-			small, large := cost[name+"100"], cost[name+"100000"]
-			// Summaries differ only in their times' digits.
-			if large[1] != 0 || small[1] != 0 || large[0] > small[0]+64 || large[0] > 16<<10 {
-				t.Errorf("a page of 16 runs read %d bytes of summaries and %d logs with 100 KB approvals, %d and %d with small ones", large[0], large[1], small[0], small[1])
+			small, large := costs[100], costs[100_000]
+			// Summaries differ only in their times' digits; 16 runs' checks read no commit.
+			if large.logs != 0 || small.logs != 0 || large.summaryBytes > small.summaryBytes+64 || large.summaryBytes > 16<<10 || large.units > small.units {
+				t.Errorf("a page of 16 runs with 100 KB approvals read %+v, with small ones %+v", large, small)
+			}
+			// The index is read 8 runs at a time (three Queries of a few KB for 16 runs), then
+			// one unit per run's check.
+			if name == "dynamo" && (large.units == 0 || large.units > 3+16) {
+				t.Errorf("a page of 16 runs consumed %v read units, want the index's and one per run", large.units)
 			}
 		})
 	}

@@ -33,15 +33,14 @@ func (l *RunLog) FileWaiting(_ context.Context, w runlog.Waiting) error {
 	return nil
 }
 
-// Newer reports whether the log of run k holds a live commit after seq.
+// Newer reports whether the log of run k holds a commit after seq, live or expired.
 func (l *RunLog) Newer(_ context.Context, k runlog.Key, seq int64) (bool, error) {
 	if !k.Valid() {
 		return false, runlog.ErrInvalidKey
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	log := l.commits[k]
-	return seq < int64(len(log)) && !log[len(log)-1].expired(), nil
+	return seq < int64(len(l.commits[k])), nil
 }
 
 // UnfileWaiting removes w's run's entry if w removes it.

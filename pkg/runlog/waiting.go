@@ -28,11 +28,9 @@ type Waiting struct {
 // repair racing the consumer); another run's (an expired one's) is always replaced.
 func (w Waiting) Replaces(old Waiting) bool { return old.Origin != w.Origin || old.Seq <= w.Seq }
 
-// Removes reports whether removing w takes entry filed: one of the same run, as of w's commit or
-// an earlier one.
-func (w Waiting) Removes(filed Waiting) bool {
-	return filed.Origin == w.Origin && filed.Seq <= w.Seq
-}
+// Removes reports whether removing w takes entry filed: one of another run of the id (an expired
+// one's, dead), or of the same run as of w's commit or an earlier one.
+func (w Waiting) Removes(filed Waiting) bool { return w.Replaces(filed) }
 
 // Summary is what a list answers of one pending interrupt, read from the index alone: where it
 // is, what it asks and since when, until when, and how far its quorum got. Never its payload,
@@ -56,27 +54,10 @@ type Summary struct {
 // well within one store item whatever its payloads.
 const MaxTitle = 200
 
-// Origin is the run's first commit's id: what tells it from another run of the same id.
-func (s *State) Origin() string { return s.origin }
-
-// Waiting reports whether the log leaves the run waiting on an interrupt: one of them is pending
-// as the log records it, deadlines aside (an interrupt past its deadline waits for the sweep to
-// record it expired, and its run stays in the index until then).
-func (s *State) Waiting() bool {
-	if s.Ended != "" {
-		return false
-	}
-	for _, in := range s.ordered {
-		if in.status == interrupt.StatusPending {
-			return true
-		}
-	}
-	return false
-}
-
 // Entry is the run's waiting entry as of s's last commit, with a summary of each interrupt
-// pending as the log records it, in request order; its Pending is empty when the run waits on
-// nothing.
+// pending as the log records it, deadlines aside (an interrupt past its deadline waits for the
+// sweep to record it expired, and its run stays in the index until then), in request order;
+// its Pending is empty when the run waits on nothing.
 func (s *State) Entry(k Key) Waiting {
 	w := Waiting{Key: k, Seq: s.Seq, At: s.LastAt, Origin: s.origin}
 	if s.Ended != "" {
