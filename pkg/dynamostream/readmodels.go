@@ -17,10 +17,11 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/runlog"
 )
 
-// Reindexer brings a run's read models up to its log (host.Host.Reindex): it reads the log, so
-// which of the run's commits prompted it does not matter, and calling it twice is harmless.
+// Reindexer brings a run's read models up to its log (host.Host.Reindex), given the run's
+// commits the batch carried, in order: it writes the entry as of the log, whichever of the
+// run's commits prompted it, and calling it twice is harmless.
 type Reindexer interface {
-	Reindex(ctx context.Context, k runlog.Key) error
+	Reindex(ctx context.Context, k runlog.Key, commits ...runlog.Commit) error
 }
 
 // BatchResponse is read-models' answer to either event source: the stream's and the queue's
@@ -84,22 +85,27 @@ func ReadModels(r Reindexer, sc Scanner, segments int, log *slog.Logger, m *metr
 	}
 }
 
-// touched is a run of a batch: where its first record is and when that commit was made.
+// touched is a run of a batch: where its first record is, when that commit was made, and the
+// run's commits in the batch.
 type touched struct {
 	key     runlog.Key
 	first   int
 	firstAt time.Time
+	commits []runlog.Commit
 }
 
 // runsOf are the batch's runs in the order of their first commit.
 func runsOf(batch []outbound.Committed) []touched {
 	var runs []touched
-	seen := map[runlog.Key]bool{}
+	at := map[runlog.Key]int{}
 	for i, c := range batch {
-		if !seen[c.Key] {
-			seen[c.Key] = true
+		j, ok := at[c.Key]
+		if !ok {
+			j = len(runs)
+			at[c.Key] = j
 			runs = append(runs, touched{key: c.Key, first: i, firstAt: c.Commit.At})
 		}
+		runs[j].commits = append(runs[j].commits, c.Commit)
 	}
 	return runs
 }
@@ -113,7 +119,7 @@ func reindexAll(ctx context.Context, r Reindexer, runs []touched) []error {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			errs[i] = r.Reindex(ctx, t.key)
+			errs[i] = r.Reindex(ctx, t.key, t.commits...)
 		})
 	}
 	wg.Wait()

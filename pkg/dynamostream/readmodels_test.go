@@ -28,7 +28,7 @@ type reindexer struct {
 	fail map[string]error
 }
 
-func (r *reindexer) Reindex(_ context.Context, k runlog.Key) error {
+func (r *reindexer) Reindex(_ context.Context, k runlog.Key, _ ...runlog.Commit) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.got = append(r.got, k)

@@ -37,12 +37,36 @@ type Waiting interface {
 // of a newer one (the item is gone, so nothing is there to compare with): that entry is behind
 // its log, and the next list finds so and repairs it. A run with no live commit (gone past its
 // retention) has no entry to write; a list removes what names it.
-func (h *Host) Reindex(ctx context.Context, k runlog.Key) error {
+//
+// commits are those of k the caller already holds (a stream batch's, in order), or none. When
+// they are the run's whole log from its first commit, the run's state is folded from them and
+// no read is made; and a run that waits on nothing after them was never indexed by a batch
+// (one batch, one write), so nothing is written either. An entry another writer filed in
+// between (a list's repair) is then behind its log, and the next list removes it.
+func (h *Host) Reindex(ctx context.Context, k runlog.Key, commits ...runlog.Commit) error {
+	if whole(commits) {
+		if st, err := runlog.Fold(commits); err == nil {
+			if w := st.Entry(k); len(w.Pending) > 0 {
+				return h.waiting.FileWaiting(ctx, w)
+			}
+			return nil
+		}
+	}
 	st, err := h.load(ctx, k)
 	if err != nil || st.Seq == 0 {
 		return err
 	}
 	return h.reindexed(ctx, k, st)
+}
+
+// whole reports whether commits are a run's log from its first commit, with no gap.
+func whole(commits []runlog.Commit) bool {
+	for i, c := range commits {
+		if c.Seq != int64(i)+1 {
+			return false
+		}
+	}
+	return len(commits) > 0
 }
 
 // reindexed writes run k's waiting entry as of st: filed while it waits, removed once it does

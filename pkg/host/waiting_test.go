@@ -14,6 +14,7 @@ import (
 	"github.com/interrupthost/interrupthost/internal/testclock"
 	"github.com/interrupthost/interrupthost/pkg/dynamo"
 	"github.com/interrupthost/interrupthost/pkg/host"
+	"github.com/interrupthost/interrupthost/pkg/inmem"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
 	"github.com/interrupthost/interrupthost/pkg/schema"
@@ -368,5 +369,58 @@ func TestAnEntryOfAnEarlierReleaseIsRead(t *testing.T) {
 	runs, err := l.WaitingRuns(ctx, alice.Tenant, "", 10)
 	if err != nil || len(runs) != 1 || len(runs[0].Pending) != 1 {
 		t.Errorf("the entry after the list: %+v %v", runs, err)
+	}
+}
+
+// TestReindexFromTheBatch: given a run's whole log from its first commit (a stream batch that
+// carried the run from its start), the consumer folds it and reads nothing: a run that waits is
+// filed, one that waits on nothing any more is left alone (no batch filed it); given part of a
+// log, it reads the run.
+func TestReindexFromTheBatch(t *testing.T) {
+	ctx := context.Background()
+	sch, err := schema.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &reading{Store: inmem.New()}
+	h := host.New(host.StoresOf(r), sch, host.Config{})
+	k := func(run string) runlog.Key { return runlog.Key{Tenant: alice.Tenant, RunID: run} }
+	commits := func(run string) []runlog.Commit {
+		t.Helper()
+		c, err := r.Read(ctx, k(run), 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	for _, run := range []string{"waits", "settled"} {
+		if _, _, err := h.RequestInterrupt(ctx, alice, run, host.Request{NodeID: "n", Payload: custom("a")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := h.Resolve(ctx, alice, "settled", "n", json.RawMessage(`{}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	r.logs = 0
+	for _, run := range []string{"waits", "settled"} {
+		if err := h.Reindex(ctx, k(run), commits(run)...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r.logs != 0 {
+		t.Errorf("reindexing whole logs read %d", r.logs)
+	}
+	if got := indexed(t, r, alice.Tenant); !slices.Equal(got, []string{"waits"}) {
+		t.Errorf("indexed %v, want waits", got)
+	}
+	if _, err := h.Resolve(ctx, alice, "waits", "n", json.RawMessage(`{}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	r.logs = 0
+	if err := h.Reindex(ctx, k("waits"), commits("waits")[1:]...); err != nil {
+		t.Fatal(err)
+	}
+	if got := indexed(t, r, alice.Tenant); len(got) != 0 || r.logs != 1 {
+		t.Errorf("after the resolve, from part of the log: indexed %v, %d logs read", got, r.logs)
 	}
 }
