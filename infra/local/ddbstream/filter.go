@@ -50,8 +50,17 @@ func check(p map[string]any) error {
 	return nil
 }
 
-// Match reports whether r passes the filter.
+// Match reports whether r passes the filter. The record's images are encoded only when the
+// pattern reads them: they carry the commits' payloads, and every consumer of the stream
+// matches every record.
 func (f Filter) Match(r events.DynamoDBEventRecord) bool {
+	dynamodb, _ := f.pattern["dynamodb"].(map[string]any)
+	if _, reads := dynamodb["NewImage"]; !reads {
+		r.Change.NewImage = nil
+	}
+	if _, reads := dynamodb["OldImage"]; !reads {
+		r.Change.OldImage = nil
+	}
 	raw, err := json.Marshal(r)
 	if err != nil {
 		return false
