@@ -62,6 +62,23 @@ var ErrClosed = errors.New("gateway: pool closed")
 // Invoke sends one event to an instance and returns the function's answer as the emulator
 // returns it.
 func (p *Pool) Invoke(ctx context.Context, requestID string, event []byte) ([]byte, error) {
+	for attempt := 0; ; attempt++ {
+		out, err := p.invokeOnce(ctx, requestID, event)
+		// An instance whose emulator did not take the event (its invoke endpoint not found: a
+		// process killed under it left something else on its port) ran nothing: the event goes
+		// to another instance, as Lambda gives a failed sandbox's event a new one.
+		if errors.Is(err, errNotTaken) && attempt < 2 {
+			p.Log.Info("instance did not take the event; replaced", "function", p.Name, "requestId", requestID)
+			continue
+		}
+		return out, err
+	}
+}
+
+// errNotTaken is an emulator's 404: the event reached no function.
+var errNotTaken = errors.New("gateway: the emulator took no event")
+
+func (p *Pool) invokeOnce(ctx context.Context, requestID string, event []byte) ([]byte, error) {
 	in, err := p.acquire(ctx)
 	if err != nil {
 		return nil, err
@@ -255,6 +272,9 @@ func (in *instance) invoke(ctx context.Context, requestID string, event []byte) 
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 7<<20))
 	if err != nil {
 		return nil, err
+	}
+	if resp.StatusCode == http.StatusNotFound {
+		return nil, fmt.Errorf("%w: it answered 404: %.200s", errNotTaken, body)
 	}
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("gateway: emulator answered %d: %.200s", resp.StatusCode, body)
