@@ -347,7 +347,7 @@ func (o *Outbound) Attempts(ctx context.Context, tenant, sub string, limit int) 
 		return nil, fmt.Errorf("dynamo: attempts of %q/%q: %w", tenant, sub, runlog.ErrInvalidKey)
 	}
 	out, err := o.db.Query(ctx, &dynamodb.QueryInput{
-		TableName: &o.table, ScanIndexForward: aws.Bool(false), Limit: aws.Int32(int32(limit)),
+		TableName: &o.table, ConsistentRead: aws.Bool(true), ScanIndexForward: aws.Bool(false), Limit: aws.Int32(int32(limit)),
 		KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :att)"),
 		FilterExpression:       aws.String("attribute_not_exists(expiresAt) OR expiresAt > :now"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{

@@ -44,9 +44,14 @@ func commitOf(seq int64, payload string) runlog.Commit {
 	}}
 }
 
+// second and third are the error of a call that answers more.
+func second[T any](_ T, err error) error        { return err }
+func third[A, B any](_ A, _ B, err error) error { return err }
+
 // TestLogContract: every store appends conditionally on the seq, pages, keeps tenants apart,
-// refuses commits it cannot hold without writing, stores payloads byte for byte, and gives
-// conversations one owner each.
+// refuses commits it cannot hold without writing, stores payloads byte for byte, gives
+// conversations one owner each, refuses keys that name no one run in every port, and reads no
+// run as nothing.
 func TestLogContract(t *testing.T) {
 	ctx := context.Background()
 	acme, evil := runlog.Key{Tenant: "acme", RunID: "r1"}, runlog.Key{Tenant: "evilcorp", RunID: "r1"}
@@ -121,15 +126,47 @@ func TestLogContract(t *testing.T) {
 			t.Run("a key that names no one run is refused", func(t *testing.T) {
 				l := open(t)
 				for _, k := range []runlog.Key{{Tenant: "acme#run#r1", RunID: "x"}, {Tenant: "acme", RunID: "r1#c"}, {Tenant: "", RunID: "r1"}, {Tenant: "acme", RunID: ""}} {
-					if err := l.Append(ctx, k, commitOf(1, `{}`)); !errors.Is(err, runlog.ErrInvalidKey) {
-						t.Errorf("append to %+v: %v", k, err)
-					}
-					if _, err := l.Read(ctx, k, 0, 0); !errors.Is(err, runlog.ErrInvalidKey) {
-						t.Errorf("read of %+v: %v", k, err)
+					cp := &runlog.Checkpoint{Seq: 1, Commit: "c1", Pending: []runlog.Saved{}}
+					ref := runlog.Ref{Kind: runlog.RefKey, Name: "k"}
+					w := runlog.Waiting{Key: k, Seq: 1, Origin: "c1"}
+					for op, err := range map[string]error{
+						"append":     l.Append(ctx, k, commitOf(1, `{}`)),
+						"read":       second(l.Read(ctx, k, 0, 0)),
+						"tail":       third(l.Tail(ctx, k)),
+						"checkpoint": l.Checkpoint(ctx, k, cp, []runlog.Found{{Ref: ref, Value: json.RawMessage(`1`)}}),
+						"lookup":     second(l.Lookup(ctx, k, []runlog.Ref{ref})),
+						"retain":     second(l.Retain(ctx, k, time.Now(), 10)),
+						"newer":      second(l.Newer(ctx, k, 0)),
+						"schedule":   l.Schedule(ctx, runlog.Due{Tenant: k.Tenant, RunID: k.RunID, InterruptID: "i1", Deadline: time.Now()}),
+						"file":       l.FileWaiting(ctx, w),
+						"unfile":     l.UnfileWaiting(ctx, w),
+					} {
+						if !errors.Is(err, runlog.ErrInvalidKey) {
+							t.Errorf("%s of %+v: %v", op, k, err)
+						}
 					}
 				}
 				if _, err := l.ClaimConversation(ctx, "acme#conv#x", "c", "r1", "", time.Now()); !errors.Is(err, runlog.ErrInvalidKey) {
 					t.Errorf("a claim in tenant acme#conv#x: %v", err)
+				}
+				if _, err := l.WaitingRuns(ctx, "acme#waiting#", "", 10); !errors.Is(err, runlog.ErrInvalidKey) {
+					t.Errorf("the waiting runs of tenant acme#waiting#: %v", err)
+				}
+			})
+			t.Run("no run reads as nothing", func(t *testing.T) {
+				l := open(t)
+				none := runlog.Key{Tenant: "acme", RunID: "none"}
+				if got, err := l.Read(ctx, none, 0, 0); err != nil || len(got) != 0 {
+					t.Errorf("read: %+v %v", got, err)
+				}
+				if cp, got, err := l.Tail(ctx, none); err != nil || cp != nil || len(got) != 0 {
+					t.Errorf("tail: %+v %+v %v", cp, got, err)
+				}
+				if found, err := l.Lookup(ctx, none, []runlog.Ref{{Kind: runlog.RefKey, Name: "k"}}); err != nil || len(found) != 0 {
+					t.Errorf("lookup: %+v %v", found, err)
+				}
+				if more, err := l.Retain(ctx, none, time.Now(), 10); err != nil || more {
+					t.Errorf("retain: %v %v", more, err)
 				}
 			})
 			t.Run("a conversation has one owner", func(t *testing.T) {
@@ -163,7 +200,8 @@ func TestLogContract(t *testing.T) {
 
 // TestInboxContract: both stores keep endpoints, keep the first live event of a correlation
 // item and register waiters beside it, order Confirm with Deliver, settle only the event kept,
-// and record answers outside slots once.
+// record answers outside slots once, answer what is not there without an error, and refuse a
+// slot of a tenant that is no id.
 func TestInboxContract(t *testing.T) {
 	ctx := context.Background()
 	t0 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
@@ -309,6 +347,38 @@ func TestInboxContract(t *testing.T) {
 				} {
 					if slot, _ := l.Deliver(ctx, other, delivery("evt_9"), t0); slot.Event.EventID != "evt_9" || len(slot.Waiters) != 0 {
 						t.Errorf("the slot of %+v: %+v", other, slot)
+					}
+				}
+			})
+			t.Run("what is not there is no error", func(t *testing.T) {
+				l := open(t)
+				if err := l.DeleteEndpoint(ctx, "we_none"); err != nil {
+					t.Errorf("deleting an endpoint not held: %v", err)
+				}
+				if err := l.Settle(ctx, k, delivery("evt_1"), []webhook.Waiter{w1}); err != nil {
+					t.Errorf("settling an empty slot: %v", err)
+				}
+				if e, err := l.Confirm(ctx, k, w1, t0); err != nil || e != nil {
+					t.Errorf("confirm on an empty slot: %+v %v", e, err)
+				}
+				if slot, err := l.Deliver(ctx, k, delivery("evt_1"), t0); err != nil || slot.Event == nil || slot.Event.Answer != nil || len(slot.Waiters) != 1 {
+					t.Errorf("the slot after a settle of nothing: %+v %v", slot, err)
+				}
+			})
+			t.Run("a slot of a tenant that is no id is refused", func(t *testing.T) {
+				l := open(t)
+				for _, tenant := range []string{"acme#corr#x", ""} {
+					bad := k
+					bad.Tenant = tenant
+					for op, err := range map[string]error{
+						"wait":    second(l.Wait(ctx, bad, w1, t0)),
+						"confirm": second(l.Confirm(ctx, bad, w1, t0)),
+						"deliver": second(l.Deliver(ctx, bad, delivery("evt_1"), t0)),
+						"settle":  l.Settle(ctx, bad, delivery("evt_1"), nil),
+					} {
+						if !errors.Is(err, runlog.ErrInvalidKey) {
+							t.Errorf("%s at tenant %q: %v", op, tenant, err)
+						}
 					}
 				}
 			})
@@ -541,7 +611,8 @@ func TestRetentionContract(t *testing.T) {
 
 // TestCheckpointContract: both stores read a run's newest checkpoint and only the commits after
 // it, keep the newest checkpoint whatever the order of writes, answer archive items by ref, leave
-// both out of a read of commits, and refuse a checkpoint they cannot hold without changing one.
+// both out of a read of commits, and refuse a checkpoint, or an archive item, they cannot hold
+// without changing the checkpoint.
 // A writer that died after its archive items and before its checkpoint leaves the older
 // checkpoint read with more commits after it.
 func TestCheckpointContract(t *testing.T) {
@@ -597,6 +668,10 @@ func TestCheckpointContract(t *testing.T) {
 			var tooLarge *runlog.TooLargeError
 			if err := l.Checkpoint(ctx, k, huge, nil); !errors.As(err, &tooLarge) {
 				t.Errorf("a checkpoint too large: %v", err)
+			}
+			hugeItem := runlog.Found{Ref: runlog.Ref{Kind: runlog.RefKey, Name: "huge"}, Value: json.RawMessage(`"` + strings.Repeat("x", 500<<10) + `"`)}
+			if err := l.Checkpoint(ctx, k, at(40), []runlog.Found{hugeItem}); !errors.As(err, &tooLarge) {
+				t.Errorf("an archive item too large: %v", err)
 			}
 			if cp, _, _ := l.Tail(ctx, k); cp == nil || cp.Seq != 32 {
 				t.Errorf("after a refused checkpoint: %+v", cp)

@@ -18,10 +18,16 @@ import (
 type EndpointSecrets interface {
 	// Put creates or replaces the endpoint's secrets.
 	Put(ctx context.Context, endpointID string, secrets []string) error
+	// Get answers the endpoint's secrets. An endpoint with none answers an error wrapping
+	// interrupt.ErrUnavailable, as an outage does (webhook.SecretStore): secrets are put before
+	// their endpoint and deleted after it, so only a reader racing a deletion misses them, and
+	// a retry finds no endpoint.
 	Get(ctx context.Context, endpointID string) ([]string, error)
-	// Reload reads the secrets again, unless they were read very recently (fresh is false):
-	// a signature none of the secrets read verifies may be signed with a secret just replaced.
+	// Reload reads the secrets again, unless they were read very recently (fresh is false, and
+	// secrets nil): a signature none of the secrets read verifies may be signed with a secret
+	// just replaced. Its errors are Get's.
 	Reload(ctx context.Context, endpointID string) (secrets []string, fresh bool, err error)
+	// Delete removes the endpoint's secrets; an endpoint with none is no error.
 	Delete(ctx context.Context, endpointID string) error
 }
 

@@ -19,33 +19,50 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/token"
 )
 
-// Runs is the run log: a consistent read of the commits after a seq; an append that fails with
-// runlog.ErrSeqTaken when the seq is already committed and with a *runlog.TooLargeError when the
-// commit does not fit, writing nothing either way; and the run's checkpoint and archive
-// (runlog.Checkpoint). Every operation on a run uses it.
+// Runs is the run log; every operation on a run uses it. Every method refuses a key that names
+// no one run (runlog.Key.Valid) with runlog.ErrInvalidKey, and reads a run with no live commit
+// (none yet, or gone past its retention) as no run: nothing, and no error.
 type Runs interface {
+	// Read answers the run's commits after seq after, in order, at most limit (0: all), read
+	// consistently; none past the last.
 	Read(ctx context.Context, k runlog.Key, after int64, limit int) ([]runlog.Commit, error)
+	// Append writes c unless a live commit holds its seq (runlog.ErrSeqTaken: another writer
+	// won, or c was written already; re-read and decide again) or it does not fit one write
+	// (*runlog.TooLargeError); either way it writes nothing. runlog.ErrUnknownOutcome
+	// (beside interrupt.ErrUnavailable, and runlog.ErrRefused when the last try was refused
+	// unapplied) means the answer was lost: only a read tells whether c was written. c.Seq
+	// follows the last commit the caller read; a store need not check that it does (package
+	// inmem refuses a gap, package dynamo writes it).
 	Append(ctx context.Context, k runlog.Key, c runlog.Commit) error
 	// Tail is the run's newest checkpoint (nil if none) and, consistently, the commits after it.
 	Tail(ctx context.Context, k runlog.Key) (*runlog.Checkpoint, []runlog.Commit, error)
-	// Checkpoint writes the archive items, then cp (unless a newer checkpoint is there): a
-	// reader never sees a checkpoint without what it left out. A *runlog.TooLargeError means
-	// the checkpoint does not fit, and reads stay longer.
+	// Checkpoint writes the archive items, then cp (unless a newer checkpoint is there: an
+	// older or the same one again is no error): a reader never sees a checkpoint without what
+	// it left out. A *runlog.TooLargeError means cp or an archive item does not fit: cp is not
+	// written, and reads stay longer.
 	Checkpoint(ctx context.Context, k runlog.Key, cp *runlog.Checkpoint, archive []runlog.Found) error
-	// Lookup answers the archive items of refs that exist.
+	// Lookup answers the archive items of refs that exist, in no order; the others are left out.
 	Lookup(ctx context.Context, k runlog.Key, refs []runlog.Ref) ([]runlog.Found, error)
 }
 
 // Conversations keep the ownership of conversation ids (the spec makes a conversationId
-// tenant-unique, so one run of a tenant owns each): the claim answers runlog.ErrClaimed with
-// the owner when another run holds one. Requesting a conversation.* interrupt uses it.
+// tenant-unique, so one run of a tenant owns each). Requesting a conversation.* interrupt uses
+// it.
 type Conversations interface {
+	// ClaimConversation makes runID the owner of the tenant's conversation id, at, unless a run
+	// other than takeOverFrom ("" for none) owns it: then it answers runlog.ErrClaimed with the
+	// owner. A claim already runID's is answered as it stands, unchanged, so claiming again is
+	// no error. A tenant that is not an id (runlog.ValidID) answers runlog.ErrInvalidKey.
 	ClaimConversation(ctx context.Context, tenant, id, runID, takeOverFrom string, at time.Time) (runlog.Claim, error)
 }
 
 // Stores are the host's ports, each used by the operations its doc comment names. One store
 // may keep them all (Store); a host built for some operations may leave out what they never
-// use (a nil port is a bug of the caller the first time an operation needs it).
+// use (a nil port is a bug of the caller the first time an operation needs it). Each method's
+// doc names the errors it answers by design; beside them, a store that cannot be reached,
+// throttles or fails answers an error wrapping interrupt.ErrUnavailable (a retry later may
+// succeed), and any other error is a fault: a request the store refuses for what it is, or
+// data it cannot read.
 type Stores struct {
 	Runs          Runs
 	Conversations Conversations

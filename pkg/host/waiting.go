@@ -13,19 +13,21 @@ import (
 // (docs/design.md, "Read models"), so that a tenant's pending interrupts are listed without a
 // scan and without reading a payload. It is a read model: the stream's consumer keeps it after
 // the commits (Reindex), never the commit path, and PendingInterrupts reads it, checks each
-// entry against its run's log and repairs what it finds stale.
+// entry against its run's log and repairs what it finds stale. Every method refuses a tenant or
+// run id that is not an id (runlog.ValidID) with runlog.ErrInvalidKey.
 type Waiting interface {
 	// FileWaiting files w, unless its run's entry there reflects a later commit of the same run
-	// (runlog.Waiting.Replaces).
+	// (runlog.Waiting.Replaces): that entry stays, and that is no error.
 	FileWaiting(ctx context.Context, w runlog.Waiting) error
 	// UnfileWaiting removes w's run's entry if w removes it (runlog.Waiting.Removes); no entry,
 	// or one w keeps, is no error.
 	UnfileWaiting(ctx context.Context, w runlog.Waiting) error
 	// WaitingRuns lists the tenant's entries in run id order after the run id after ("" for the
-	// first), at most limit.
+	// first), at most limit (at least 1); none when none is left.
 	WaitingRuns(ctx context.Context, tenant, after string, limit int) ([]runlog.Waiting, error)
-	// Newer reports whether run k's log holds a commit after seq, reading no commit when it
-	// holds none: what tells a list whether an entry is as new as its run.
+	// Newer reports whether run k's log holds a commit after seq, live or expired (false for no
+	// run), reading no commit when it holds none: what tells a list whether an entry is as new
+	// as its run.
 	Newer(ctx context.Context, k runlog.Key, seq int64) (bool, error)
 }
 

@@ -11,6 +11,9 @@ import (
 
 // Schedule files d under its deadline's minute, in position order.
 func (l *RunLog) Schedule(_ context.Context, d runlog.Due) error {
+	if !(runlog.Key{Tenant: d.Tenant, RunID: d.RunID}).Valid() {
+		return runlog.ErrInvalidKey
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	m := d.Minute()

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/interrupthost/interrupthost/pkg/runlog"
 	"github.com/interrupthost/interrupthost/pkg/webhook"
 )
 
@@ -69,6 +70,9 @@ func (l *RunLog) DeleteEndpoint(_ context.Context, id string) error {
 
 // Wait registers w at k and returns the event live there, if any.
 func (l *RunLog) Wait(_ context.Context, k webhook.Key, w webhook.Waiter, now time.Time) (*webhook.Delivery, error) {
+	if !runlog.ValidID(k.Tenant) {
+		return nil, runlog.ErrInvalidKey
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	s := l.slot(k)
@@ -80,6 +84,9 @@ func (l *RunLog) Wait(_ context.Context, k webhook.Key, w webhook.Waiter, now ti
 
 // Confirm answers the event live at k, if any; when there is none, w stays registered.
 func (l *RunLog) Confirm(_ context.Context, k webhook.Key, w webhook.Waiter, now time.Time) (*webhook.Delivery, error) {
+	if !runlog.ValidID(k.Tenant) {
+		return nil, runlog.ErrInvalidKey
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	s := l.slot(k)
@@ -94,6 +101,9 @@ func (l *RunLog) Confirm(_ context.Context, k webhook.Key, w webhook.Waiter, now
 
 // Deliver keeps d at k unless another live event is kept there, and answers the slot.
 func (l *RunLog) Deliver(_ context.Context, k webhook.Key, d webhook.Delivery, now time.Time) (webhook.Slot, error) {
+	if !runlog.ValidID(k.Tenant) {
+		return webhook.Slot{}, runlog.ErrInvalidKey
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	s := l.slot(k)
@@ -108,10 +118,13 @@ func (l *RunLog) Deliver(_ context.Context, k webhook.Key, d webhook.Delivery, n
 // Settle records d's answer on the slot, if d is still the event kept there, and forgets the
 // waiters done with.
 func (l *RunLog) Settle(_ context.Context, k webhook.Key, d webhook.Delivery, done []webhook.Waiter) error {
+	if !runlog.ValidID(k.Tenant) {
+		return runlog.ErrInvalidKey
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	s := l.slot(k)
-	if s.event == nil || !s.event.Same(d) {
+	s, ok := l.slots[k]
+	if !ok || s.event == nil || !s.event.Same(d) {
 		return nil
 	}
 	s.event = copyDelivery(&d)

@@ -126,6 +126,9 @@ func (l *RunLog) Append(_ context.Context, k runlog.Key, c runlog.Commit) error 
 // Retain gives the run's items that have no expiry yet (commits, checkpoint, archive) the
 // expiry, at most budget of them per call; more tells whether some are left.
 func (l *RunLog) Retain(_ context.Context, k runlog.Key, expires time.Time, budget int) (more bool, err error) {
+	if !k.Valid() {
+		return false, runlog.ErrInvalidKey
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	n := 0
@@ -183,10 +186,24 @@ func (l *RunLog) Tail(ctx context.Context, k runlog.Key) (*runlog.Checkpoint, []
 	return cp, commits, err
 }
 
-// Checkpoint keeps the archive items, then cp, unless the run's checkpoint is newer.
+// Checkpoint keeps the archive items, then cp, unless the run's checkpoint is newer. A
+// checkpoint or an archive item too large for package dynamo's item is refused before anything
+// is written.
 func (l *RunLog) Checkpoint(_ context.Context, k runlog.Key, cp *runlog.Checkpoint, archive []runlog.Found) error {
 	if !k.Valid() {
 		return runlog.ErrInvalidKey
+	}
+	raw, err := runlog.Marshal(cp)
+	if err != nil {
+		return err
+	}
+	if len(raw) > MaxCommitBytes {
+		return &runlog.TooLargeError{Size: len(raw), Limit: MaxCommitBytes}
+	}
+	for _, f := range archive {
+		if size := len(f.Name) + len(f.Value) + len(f.Origin); size > MaxCommitBytes {
+			return &runlog.TooLargeError{Size: size, Limit: MaxCommitBytes}
+		}
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -203,13 +220,6 @@ func (l *RunLog) Checkpoint(_ context.Context, k runlog.Key, cp *runlog.Checkpoi
 	}
 	if old, ok := l.checkpoints[k]; ok && old.seq >= cp.Seq && !expired(old.expires) && old.origin == cp.Origin {
 		return nil
-	}
-	raw, err := runlog.Marshal(cp)
-	if err != nil {
-		return err
-	}
-	if len(raw) > MaxCommitBytes {
-		return &runlog.TooLargeError{Size: len(raw), Limit: MaxCommitBytes}
 	}
 	l.checkpoints[k] = storedCheckpoint{seq: cp.Seq, origin: cp.Origin, raw: raw}
 	return nil

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/interrupthost/interrupthost/pkg/outbound"
+	"github.com/interrupthost/interrupthost/pkg/runlog"
 )
 
 // Outbound is an in-memory outbound.Store (subscriptions, cursors, attempts, the retry index),
@@ -17,7 +18,7 @@ type Outbound struct {
 	mu       sync.Mutex
 	subs     map[[2]string]outbound.Subscription
 	cursors  map[[3]string]outbound.Cursor
-	attempts map[[2]string][]outbound.Attempt
+	attempts map[[2]string][]storedAttempt
 	retries  map[outbound.Retry]bool
 	// writes counts the calls that change the store.
 	writes int
@@ -27,12 +28,32 @@ type Outbound struct {
 func NewOutbound() *Outbound {
 	return &Outbound{
 		subs: map[[2]string]outbound.Subscription{}, cursors: map[[3]string]outbound.Cursor{},
-		attempts: map[[2]string][]outbound.Attempt{}, retries: map[outbound.Retry]bool{},
+		attempts: map[[2]string][]storedAttempt{}, retries: map[outbound.Retry]bool{},
 	}
+}
+
+// storedAttempt is an attempt with the expiry it is kept until.
+type storedAttempt struct {
+	outbound.Attempt
+	expires time.Time
+}
+
+// validIDs reports whether every one of ids may be part of a key (runlog.ValidID), as package
+// dynamo requires of the tenant, subscription and run ids it makes keys of.
+func validIDs(ids ...string) bool {
+	for _, id := range ids {
+		if !runlog.ValidID(id) {
+			return false
+		}
+	}
+	return true
 }
 
 // CreateSubscription implements outbound.Store.
 func (o *Outbound) CreateSubscription(_ context.Context, s outbound.Subscription, limit int) error {
+	if !validIDs(s.Tenant, s.ID) {
+		return runlog.ErrInvalidKey
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	held := 0
@@ -64,6 +85,9 @@ func (o *Outbound) Subscription(_ context.Context, tenant, id string) (outbound.
 
 // DeleteSubscription implements outbound.Store.
 func (o *Outbound) DeleteSubscription(_ context.Context, tenant, id string) error {
+	if !validIDs(tenant, id) {
+		return runlog.ErrInvalidKey
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.writes++
@@ -73,6 +97,9 @@ func (o *Outbound) DeleteSubscription(_ context.Context, tenant, id string) erro
 
 // Subscriptions implements outbound.Store.
 func (o *Outbound) Subscriptions(_ context.Context, tenant string) ([]outbound.Subscription, error) {
+	if !validIDs(tenant) {
+		return nil, runlog.ErrInvalidKey
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	var out []outbound.Subscription
@@ -93,17 +120,24 @@ func (o *Outbound) Subscriptions(_ context.Context, tenant string) ([]outbound.S
 
 // Cursor implements outbound.Store.
 func (o *Outbound) Cursor(_ context.Context, tenant, subscription, runID string) (outbound.Cursor, error) {
+	fresh := outbound.Cursor{Tenant: tenant, Subscription: subscription, RunID: runID}
+	if !validIDs(tenant, subscription, runID) {
+		return fresh, runlog.ErrInvalidKey
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	c, ok := o.cursors[[3]string{tenant, subscription, runID}]
 	if !ok {
-		return outbound.Cursor{Tenant: tenant, Subscription: subscription, RunID: runID}, nil
+		return fresh, nil
 	}
 	return c, nil
 }
 
 // SaveCursor implements outbound.Store.
 func (o *Outbound) SaveCursor(_ context.Context, c outbound.Cursor, _ time.Time) error {
+	if !validIDs(c.Tenant, c.Subscription, c.RunID) {
+		return runlog.ErrInvalidKey
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	k := [3]string{c.Tenant, c.Subscription, c.RunID}
@@ -116,37 +150,67 @@ func (o *Outbound) SaveCursor(_ context.Context, c outbound.Cursor, _ time.Time)
 	return nil
 }
 
-// RecordAttempt implements outbound.Store.
-func (o *Outbound) RecordAttempt(_ context.Context, tenant, subscription string, a outbound.Attempt, _ time.Time) error {
+// RecordAttempt implements outbound.Store: the attempts are kept in the order of their time,
+// then event id, and one recorded again (the same time and event) is kept once, as package
+// dynamo's sort keys do.
+func (o *Outbound) RecordAttempt(_ context.Context, tenant, subscription string, a outbound.Attempt, expires time.Time) error {
+	if _, _, _, ok := outbound.ParseEventID(a.EventID); !ok || !validIDs(tenant, subscription) {
+		return runlog.ErrInvalidKey
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.writes++
 	k := [2]string{tenant, subscription}
-	o.attempts[k] = append(o.attempts[k], a)
+	stored := storedAttempt{Attempt: a, expires: expires}
+	if i, found := slices.BinarySearchFunc(o.attempts[k], stored, byTime); found {
+		o.attempts[k][i] = stored
+	} else {
+		o.attempts[k] = slices.Insert(o.attempts[k], i, stored)
+	}
 	return nil
 }
 
-// Attempts implements outbound.Store.
+func byTime(a, b storedAttempt) int {
+	if c := a.At.Compare(b.At); c != 0 {
+		return c
+	}
+	return strings.Compare(a.EventID, b.EventID)
+}
+
+// Attempts implements outbound.Store: the newest first, none past its expiry.
 func (o *Outbound) Attempts(_ context.Context, tenant, subscription string, limit int) ([]outbound.Attempt, error) {
+	if !validIDs(tenant, subscription) {
+		return nil, runlog.ErrInvalidKey
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	all := o.attempts[[2]string{tenant, subscription}]
 	out := make([]outbound.Attempt, 0, min(limit, len(all)))
 	for i := len(all) - 1; i >= 0 && len(out) < limit; i-- {
-		out = append(out, all[i])
+		if !expired(all[i].expires) {
+			out = append(out, all[i].Attempt)
+		}
 	}
 	return out, nil
 }
 
-// Attempted implements outbound.Store.
+// Attempted implements outbound.Store: an attempt past its expiry is not kept.
 func (o *Outbound) Attempted(_ context.Context, tenant, subscription, eventID string) (bool, error) {
+	if _, _, _, ok := outbound.ParseEventID(eventID); !ok || !validIDs(tenant, subscription) {
+		return false, runlog.ErrInvalidKey
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return slices.ContainsFunc(o.attempts[[2]string{tenant, subscription}], func(a outbound.Attempt) bool { return a.EventID == eventID }), nil
+	return slices.ContainsFunc(o.attempts[[2]string{tenant, subscription}], func(s storedAttempt) bool {
+		return s.EventID == eventID && !expired(s.expires)
+	}), nil
 }
 
 // ScheduleRetry implements outbound.Store.
 func (o *Outbound) ScheduleRetry(_ context.Context, r outbound.Retry) error {
+	if !validIDs(r.Tenant, r.Subscription, r.RunID) {
+		return runlog.ErrInvalidKey
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.writes++
@@ -176,6 +240,9 @@ func (o *Outbound) DueRetries(_ context.Context, now time.Time, limit int) ([]ou
 
 // DropRetry implements outbound.Store.
 func (o *Outbound) DropRetry(_ context.Context, r outbound.Retry) error {
+	if !validIDs(r.Tenant, r.Subscription, r.RunID) {
+		return runlog.ErrInvalidKey
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.writes++

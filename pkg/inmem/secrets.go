@@ -2,8 +2,11 @@ package inmem
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync"
+
+	"github.com/interrupthost/interrupthost/pkg/interrupt"
 )
 
 // Secrets is an in-memory webhook.SecretStore: endpoints' and subscriptions' signing secrets for
@@ -26,11 +29,16 @@ func (s *Secrets) Put(_ context.Context, id string, secrets []string) error {
 	return nil
 }
 
-// Get implements webhook.SecretStore: nil for an id it does not hold.
+// Get implements webhook.SecretStore: an id it does not hold answers interrupt.ErrUnavailable,
+// as Secrets Manager's does.
 func (s *Secrets) Get(_ context.Context, id string) ([]string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return slices.Clone(s.m[id]), nil
+	secrets, ok := s.m[id]
+	if !ok {
+		return nil, fmt.Errorf("inmem: no secrets of %s: %w", id, interrupt.ErrUnavailable)
+	}
+	return slices.Clone(secrets), nil
 }
 
 // Delete implements webhook.SecretStore.

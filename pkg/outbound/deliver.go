@@ -12,13 +12,17 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/runlog"
 )
 
-// Reader reads a run's commits after seq after, at most limit of them (the run log).
+// Reader reads the run log.
 type Reader interface {
+	// Read answers a run's commits after seq after, in order, at most limit (0: all); none past
+	// the last, or of no run. A key that names no one run answers runlog.ErrInvalidKey.
 	Read(ctx context.Context, k runlog.Key, after int64, limit int) ([]runlog.Commit, error)
 }
 
 // SecretReader reads a subscription's signing secret (webhook.Cache over Secrets Manager).
 type SecretReader interface {
+	// Get answers the secrets; a subscription with none answers an error wrapping
+	// interrupt.ErrUnavailable, as webhook.SecretStore's Get does.
 	Get(ctx context.Context, id string) ([]string, error)
 }
 

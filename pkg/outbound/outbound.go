@@ -137,34 +137,46 @@ var (
 )
 
 // Store keeps subscriptions, cursors, attempts and the retry index (pkg/dynamo, pkg/inmem, held
-// to the same behaviour by one contract test).
+// to the same behaviour by one contract test). Tenant, subscription and run ids that are not ids
+// (runlog.ValidID), and event ids ParseEventID refuses, answer runlog.ErrInvalidKey; a store
+// that cannot be reached, throttles or fails answers an error wrapping interrupt.ErrUnavailable.
 type Store interface {
 	// CreateSubscription stores s unless its tenant holds limit subscriptions already
-	// (ErrLimit), a bound that holds however many create at once.
+	// (ErrLimit), a bound that holds however many create at once. s.ID is new (the caller draws
+	// it at random): what an id already held does is not said.
 	CreateSubscription(ctx context.Context, s Subscription, limit int) error
-	// Subscription reads one of tenant's subscriptions, or ErrNoSubscription.
+	// Subscription reads one of tenant's subscriptions, or ErrNoSubscription (for another
+	// tenant's, and for an id that is not one, too).
 	Subscription(ctx context.Context, tenant, id string) (Subscription, error)
+	// DeleteSubscription removes one of tenant's subscriptions and gives its place in the
+	// tenant's limit back; one it does not hold is no error, and frees no place.
 	DeleteSubscription(ctx context.Context, tenant, id string) error
-	// Subscriptions lists tenant's subscriptions, oldest first.
+	// Subscriptions lists tenant's subscriptions, oldest first; none for a tenant with none.
 	Subscriptions(ctx context.Context, tenant string) ([]Subscription, error)
 
 	// Cursor reads a cursor; one never saved comes back with Version 0.
 	Cursor(ctx context.Context, tenant, subscription, runID string) (Cursor, error)
 	// SaveCursor writes c as version c.Version+1 if the stored one is still c.Version, else
-	// ErrCursorMoved; it keeps the cursor until expires.
+	// ErrCursorMoved (so does a save tried again after it was applied); it keeps the cursor
+	// until expires.
 	SaveCursor(ctx context.Context, c Cursor, expires time.Time) error
 
-	// RecordAttempt keeps an attempt until expires.
+	// RecordAttempt keeps an attempt until expires. An attempt is its event at its time: one
+	// recorded again is kept once.
 	RecordAttempt(ctx context.Context, tenant, subscription string, a Attempt, expires time.Time) error
-	// Attempts lists a subscription's most recent attempts, newest first.
+	// Attempts lists a subscription's most recent attempts not expired, newest first (by At), at
+	// most limit (at least 1); none for a subscription with none.
 	Attempts(ctx context.Context, tenant, subscription string, limit int) ([]Attempt, error)
-	// Attempted reports whether an attempt of the subscription to deliver eventID is kept: a
-	// resend sends a receiver only what its subscription was sent, never history from before
-	// it existed or of a type it does not take.
+	// Attempted reports whether an attempt of the subscription to deliver eventID is kept (not
+	// expired): a resend sends a receiver only what its subscription was sent, never history
+	// from before it existed or of a type it does not take.
 	Attempted(ctx context.Context, tenant, subscription, eventID string) (bool, error)
 
+	// ScheduleRetry files r in the retry index; filing it again is no error (it is one entry).
 	ScheduleRetry(ctx context.Context, r Retry) error
-	// DueRetries lists the entries due at now, oldest first.
+	// DueRetries lists the entries due at now (At not after it), oldest first, at most limit
+	// (at least 1).
 	DueRetries(ctx context.Context, now time.Time, limit int) ([]Retry, error)
+	// DropRetry removes r's entry (r as DueRetries answered it); one not filed is no error.
 	DropRetry(ctx context.Context, r Retry) error
 }

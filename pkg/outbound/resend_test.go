@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/metrics"
@@ -56,6 +57,7 @@ func TestResend(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	w.clock.Advance(time.Second) // an attempt is its event at its time: the store keeps one of each
 	a, err := w.d.Resend(ctx, sub, "run-1:1:0", w.d.Links.BaseURL)
 	if err != nil || a.Status != outbound.StatusDelivered || !a.Resent || a.EventType != interrupt.EventRequested || a.StatusCode != 204 {
 		t.Fatalf("resend: %+v %v", a, err)
@@ -64,6 +66,7 @@ func TestResend(t *testing.T) {
 		t.Fatalf("the receiver got %d deliveries; the resend must repeat the first's id and body", len(r.got))
 	}
 	r.fail = func(string, int) bool { return true }
+	w.clock.Advance(time.Second)
 	if a, err := w.d.Resend(ctx, sub, "run-1:1:0", w.d.Links.BaseURL); err != nil || a.Status != outbound.StatusFailed || a.StatusCode != 500 || a.LastError == "" {
 		t.Errorf("a failed resend: %+v %v", a, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/dynamo"
 	"github.com/interrupthost/interrupthost/pkg/inmem"
 	"github.com/interrupthost/interrupthost/pkg/outbound"
+	"github.com/interrupthost/interrupthost/pkg/runlog"
 )
 
 // stores are the implementations of outbound.Store that TestStoreContract holds to one
@@ -77,7 +79,9 @@ func TestSubscriptionLimitHolds(t *testing.T) {
 }
 
 // TestStoreContract: subscriptions per tenant, cursors saved only over the version read,
-// attempts newest first and looked up by event, the retry index in time order up to now.
+// attempts newest first and looked up by event (one recorded again kept once, none past its
+// expiry), the retry index in time order up to now (an entry filed or dropped again is no
+// error), and what is not there answered without an error.
 func TestStoreContract(t *testing.T) {
 	ctx := context.Background()
 	at := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
@@ -153,10 +157,37 @@ func TestStoreContract(t *testing.T) {
 				}
 			}
 
+			// An attempt is listed by its time, however late it is recorded; one recorded again
+			// is kept once; one past its expiry is not kept.
+			late := outbound.Attempt{EventID: "late:1:0", EventType: "interrupt.requested", RunID: "late", Status: outbound.StatusDelivered, Attempts: 1, At: at.Add(-time.Millisecond)}
+			gone := outbound.Attempt{EventID: "gone:1:0", EventType: "interrupt.requested", RunID: "gone", Status: outbound.StatusDelivered, Attempts: 1, At: at.Add(-time.Hour)}
+			for _, rec := range []struct {
+				a       outbound.Attempt
+				expires time.Time
+			}{{late, time.Now().Add(time.Hour)}, {late, time.Now().Add(time.Hour)}, {gone, time.Now().Add(-time.Second)}} {
+				if err := st.RecordAttempt(ctx, "acme", "sub_a", rec.a, rec.expires); err != nil {
+					t.Fatal(err)
+				}
+			}
+			attempts, err = st.Attempts(ctx, "acme", "sub_a", 10)
+			var ids []string
+			for _, a := range attempts {
+				ids = append(ids, a.EventID)
+			}
+			if err != nil || !slices.Equal(ids, []string{"r:2:0", "r:1:1", "r:1:0", "late:1:0"}) {
+				t.Errorf("every attempt kept: %v %v", ids, err)
+			}
+			if got, err := st.Attempted(ctx, "acme", "sub_a", "gone:1:0"); err != nil || got {
+				t.Errorf("an expired attempt is attempted: %v %v", got, err)
+			}
+			if got, err := st.Attempts(ctx, "acme", "sub_b", 10); err != nil || len(got) != 0 {
+				t.Errorf("the attempts of a subscription with none: %+v %v", got, err)
+			}
+
 			r1 := outbound.Retry{At: at.Add(2 * time.Second), Tenant: "acme", Subscription: "sub_a", RunID: "run-1"}
 			r2 := outbound.Retry{At: at.Add(time.Second), Tenant: "globex", Subscription: "sub_c", RunID: "run-9"}
 			r3 := outbound.Retry{At: at.Add(time.Minute), Tenant: "acme", Subscription: "sub_a", RunID: "run-2"}
-			for _, r := range []outbound.Retry{r1, r2, r3} {
+			for _, r := range []outbound.Retry{r1, r2, r3, r1} { // r1 filed again is one entry
 				if err := st.ScheduleRetry(ctx, r); err != nil {
 					t.Fatal(err)
 				}
@@ -165,15 +196,69 @@ func TestStoreContract(t *testing.T) {
 			if err != nil || len(due) != 2 || due[0].RunID != "run-9" || due[1].RunID != "run-1" || !due[1].At.Equal(r1.At) {
 				t.Fatalf("due at +2s: %+v %v", due, err)
 			}
-			if err := st.DropRetry(ctx, due[0]); err != nil {
-				t.Fatal(err)
+			for range 2 { // one dropped already is no error
+				if err := st.DropRetry(ctx, due[0]); err != nil {
+					t.Fatal(err)
+				}
 			}
 			if due, _ := st.DueRetries(ctx, at.Add(time.Hour), 1); len(due) != 1 || due[0].RunID != "run-1" {
 				t.Errorf("due at +1h, one: %+v", due)
 			}
+			if err := st.DeleteSubscription(ctx, "acme", "sub_b"); err != nil {
+				t.Errorf("deleting a subscription deleted already: %v", err)
+			}
+			if subs, err := st.Subscriptions(ctx, "initech"); err != nil || len(subs) != 0 {
+				t.Errorf("the subscriptions of a tenant with none: %+v %v", subs, err)
+			}
 		})
 	}
 }
+
+// TestStoreRefusesKeys: ids that are not ids (runlog.ValidID), and event ids ParseEventID
+// refuses, answer runlog.ErrInvalidKey from every method that makes a key of them (a
+// subscription's read answers none) and write nothing.
+func TestStoreRefusesKeys(t *testing.T) {
+	ctx := context.Background()
+	at := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	for name, open := range stores {
+		t.Run(name, func(t *testing.T) {
+			st := open(t)
+			for _, bad := range []string{"acme#subs", "", "a b"} {
+				sub := outbound.Subscription{ID: bad, Tenant: bad, URL: "https://a.example/", Events: []string{"*"}, Format: outbound.FormatStandard, CreatedAt: at}
+				a := outbound.Attempt{EventID: "r:1:0", EventType: "interrupt.requested", RunID: "r", Status: outbound.StatusDelivered, Attempts: 1, At: at}
+				c := outbound.Cursor{Tenant: "acme", Subscription: "sub_a", RunID: bad}
+				r := outbound.Retry{At: at, Tenant: "acme", Subscription: bad, RunID: "run-1"}
+				for op, err := range map[string]error{
+					"create":        st.CreateSubscription(ctx, sub, outbound.MaxSubscriptions),
+					"delete":        st.DeleteSubscription(ctx, "acme", bad),
+					"list":          second(st.Subscriptions(ctx, bad)),
+					"cursor":        second(st.Cursor(ctx, bad, "sub_a", "run-1")),
+					"save cursor":   st.SaveCursor(ctx, c, at.Add(time.Hour)),
+					"record":        st.RecordAttempt(ctx, "acme", bad, a, time.Now().Add(time.Hour)),
+					"attempts":      second(st.Attempts(ctx, bad, "sub_a", 10)),
+					"attempted":     second(st.Attempted(ctx, "acme", bad, "r:1:0")),
+					"schedule":      st.ScheduleRetry(ctx, r),
+					"drop":          st.DropRetry(ctx, r),
+					"record event":  st.RecordAttempt(ctx, "acme", "sub_a", outbound.Attempt{EventID: bad, At: at}, time.Now().Add(time.Hour)),
+					"attempted evt": second(st.Attempted(ctx, "acme", "sub_a", bad)),
+				} {
+					if !errors.Is(err, runlog.ErrInvalidKey) {
+						t.Errorf("%s with %q: %v", op, bad, err)
+					}
+				}
+				if _, err := st.Subscription(ctx, "acme", bad); !errors.Is(err, outbound.ErrNoSubscription) {
+					t.Errorf("the subscription %q: %v", bad, err)
+				}
+			}
+			if due, err := st.DueRetries(ctx, at.Add(time.Hour), 10); err != nil || len(due) != 0 {
+				t.Errorf("refused retries were filed: %+v %v", due, err)
+			}
+		})
+	}
+}
+
+// second is the error of a call that answers more.
+func second[T any](_ T, err error) error { return err }
 
 // TestConcurrentDeliverers: two deliverers (two invocations, as Lambda may run after a retry)
 // take the same batch at once over DynamoDB's conditional writes, while the retrier runs: each

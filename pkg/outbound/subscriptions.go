@@ -16,7 +16,9 @@ import (
 // SecretStore keeps subscriptions' signing secrets (webhook.Cache over Secrets Manager): never
 // in the table, never in a log line, in an answer only when the subscription is created.
 type SecretStore interface {
+	// Put creates or replaces the subscription's secrets.
 	Put(ctx context.Context, id string, secrets []string) error
+	// Delete removes them; a subscription with none is no error.
 	Delete(ctx context.Context, id string) error
 }
 

@@ -54,7 +54,8 @@ func (s Secrets) Put(ctx context.Context, id string, secrets []string) error {
 	return nil
 }
 
-// Get reads the endpoint's secrets.
+// Get reads the endpoint's secrets; a secret not there is an error wrapping
+// interrupt.ErrUnavailable, as webhook.SecretStore says.
 func (s Secrets) Get(ctx context.Context, id string) ([]string, error) {
 	out, err := s.Client.GetSecretValue(ctx, &sdk.GetSecretValueInput{SecretId: s.name(id), VersionStage: aws.String("AWSCURRENT")})
 	if err != nil {

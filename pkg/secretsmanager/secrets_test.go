@@ -13,12 +13,14 @@ import (
 	smtypes "github.com/aws/aws-sdk-go-v2/service/secretsmanager/types"
 
 	"github.com/interrupthost/interrupthost/internal/localaws"
+	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/secretsmanager"
 )
 
 // TestSecretsAreTaggedWithTheirStack: a secret the functions create carries the stack's tag
 // (a replace keeps it), one created without a stack carries none, and a delete removes it at
-// once, so nothing of a deleted endpoint or subscription is left behind.
+// once, so nothing of a deleted endpoint or subscription is left behind: a read of it answers
+// interrupt.ErrUnavailable (webhook.SecretStore), and deleting it again is no error.
 func TestSecretsAreTaggedWithTheirStack(t *testing.T) {
 	localaws.NeedsStack(t)
 	t.Parallel()
@@ -69,6 +71,12 @@ func TestSecretsAreTaggedWithTheirStack(t *testing.T) {
 		_, err := c.DescribeSecret(ctx, &sdk.DescribeSecretInput{SecretId: aws.String(prefix + id)})
 		if notFound := (*smtypes.ResourceNotFoundException)(nil); !errors.As(err, &notFound) {
 			t.Errorf("%s after its delete: %v", id, err)
+		}
+		if got, err := tagged.Get(ctx, id); !errors.Is(err, interrupt.ErrUnavailable) {
+			t.Errorf("%s read after its delete: %v %v, want interrupt.ErrUnavailable", id, got, err)
+		}
+		if err := tagged.Delete(ctx, id); err != nil {
+			t.Errorf("%s deleted again: %v", id, err)
 		}
 	}
 }

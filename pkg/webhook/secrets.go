@@ -6,10 +6,17 @@ import (
 	"time"
 )
 
-// SecretStore is where secrets live; Cache keeps them in memory in front of one.
+// SecretStore is where secrets live (secretsmanager.Secrets; inmem.Secrets for tests); Cache
+// keeps them in memory in front of one. The store's failures wrap interrupt.ErrUnavailable.
 type SecretStore interface {
+	// Put creates or replaces id's secrets.
 	Put(ctx context.Context, id string, secrets []string) error
+	// Get answers id's secrets. An id with none answers an error wrapping
+	// interrupt.ErrUnavailable, not an empty answer, which Cache would keep: an endpoint's or a
+	// subscription's secrets are put before it and deleted after it, so only a reader racing a
+	// deletion misses them, and a retry finds it gone.
 	Get(ctx context.Context, id string) ([]string, error)
+	// Delete removes id's secrets; an id with none is no error.
 	Delete(ctx context.Context, id string) error
 }
 
