@@ -31,19 +31,7 @@ type Deliverer interface {
 // failure is reported, with every later record, for Lambda to retry.
 func Handler(d Deliverer, log *slog.Logger) func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 	return func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
-		var batch []outbound.Committed
-		var ids []string
-		for _, r := range ev.Records {
-			c, ok, err := committed(r)
-			if err != nil {
-				log.Error("a commit on the stream cannot be read; passed over", "sequenceNumber", r.Change.SequenceNumber, "error", err.Error())
-				continue
-			}
-			if ok {
-				batch = append(batch, c)
-				ids = append(ids, r.Change.SequenceNumber)
-			}
-		}
+		batch, ids := commitsOf(ev, log)
 		var resp events.DynamoDBEventResponse
 		if len(batch) == 0 {
 			return resp, nil
@@ -60,6 +48,23 @@ func Handler(d Deliverer, log *slog.Logger) func(context.Context, events.DynamoD
 		log.Info("deliveries", attrs...)
 		return resp, nil
 	}
+}
+
+// commitsOf are the batch's new commits in stream order, with their records' sequence numbers;
+// a commit that cannot be read is logged and passed over (retrying cannot mend it).
+func commitsOf(ev events.DynamoDBEvent, log *slog.Logger) (batch []outbound.Committed, ids []string) {
+	for _, r := range ev.Records {
+		c, ok, err := committed(r)
+		if err != nil {
+			log.Error("a commit on the stream cannot be read; passed over", "sequenceNumber", r.Change.SequenceNumber, "error", err.Error())
+			continue
+		}
+		if ok {
+			batch = append(batch, c)
+			ids = append(ids, r.Change.SequenceNumber)
+		}
+	}
+	return batch, ids
 }
 
 // committed reads a record: ok for a new commit (inserted, or written over another commit).

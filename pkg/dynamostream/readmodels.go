@@ -127,19 +127,7 @@ func reindexAll(ctx context.Context, r Reindexer, runs []touched) []error {
 }
 
 func reindexStream(ctx context.Context, r Reindexer, ev events.DynamoDBEvent, log *slog.Logger, m *metrics.Log, now func() time.Time) BatchResponse {
-	var batch []outbound.Committed
-	var ids []string
-	for _, rec := range ev.Records {
-		c, ok, err := committed(rec)
-		if err != nil {
-			log.Error("a commit on the stream cannot be read; passed over", "sequenceNumber", rec.Change.SequenceNumber, "error", err.Error())
-			continue
-		}
-		if ok {
-			batch = append(batch, c)
-			ids = append(ids, rec.Change.SequenceNumber)
-		}
-	}
+	batch, ids := commitsOf(ev, log)
 	runs := runsOf(batch)
 	errs := reindexAll(ctx, r, runs)
 	var resp BatchResponse
@@ -171,11 +159,7 @@ func reindexStream(ctx context.Context, r Reindexer, ev events.DynamoDBEvent, lo
 func reindexRedriven(ctx context.Context, r Reindexer, sc Scanner, segments int, ev events.SQSEvent, log *slog.Logger) BatchResponse {
 	var resp BatchResponse
 	for _, msg := range ev.Records {
-		var fb FailedBatch
-		err := json.Unmarshal([]byte(msg.Body), &fb)
-		if err == nil && (fb.BatchInfo.ApproximateArrivalOfFirstRecord.IsZero() || fb.BatchInfo.ApproximateArrivalOfLastRecord.IsZero()) {
-			err = errors.New("no DDBStreamBatchInfo arrival times")
-		}
+		fb, err := failedBatch(msg.Body)
 		if err != nil {
 			log.Error("a dead-letter message is no failed stream batch; passed over", "messageId", msg.MessageId, "error", err.Error())
 			continue

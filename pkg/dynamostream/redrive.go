@@ -75,11 +75,7 @@ func Redriver(d Deliverer, sc Scanner, segments int, log *slog.Logger) func(cont
 	return func(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
 		var resp events.SQSEventResponse
 		for _, m := range ev.Records {
-			var fb FailedBatch
-			err := json.Unmarshal([]byte(m.Body), &fb)
-			if err == nil && (fb.BatchInfo.ApproximateArrivalOfFirstRecord.IsZero() || fb.BatchInfo.ApproximateArrivalOfLastRecord.IsZero()) {
-				err = errors.New("no DDBStreamBatchInfo arrival times")
-			}
+			fb, err := failedBatch(m.Body)
 			if err != nil {
 				log.Error("a dead-letter message is no failed stream batch; passed over", "messageId", m.MessageId, "error", err.Error())
 				continue
@@ -108,6 +104,16 @@ func Redriver(d Deliverer, sc Scanner, segments int, log *slog.Logger) func(cont
 		}
 		return resp, nil
 	}
+}
+
+// failedBatch reads a dead-letter message as the failed stream batch it must be.
+func failedBatch(body string) (FailedBatch, error) {
+	var fb FailedBatch
+	err := json.Unmarshal([]byte(body), &fb)
+	if err == nil && (fb.BatchInfo.ApproximateArrivalOfFirstRecord.IsZero() || fb.BatchInfo.ApproximateArrivalOfLastRecord.IsZero()) {
+		err = errors.New("no DDBStreamBatchInfo arrival times")
+	}
+	return fb, err
 }
 
 // redriven reads the commits of [from, to], ordered by run and seq, each marked Redriven.
