@@ -578,3 +578,52 @@ func TestSignOut(t *testing.T) {
 		t.Errorf("the page after the sign-out: %d, want a new sign-in", r.StatusCode)
 	}
 }
+
+// TestSignInComesBackToTheRequestsDomain: with no PublicBaseURL (the template gives the page
+// none, so that it need not name the API it is a route of), the sign-in's callback is under the
+// domain and stage the request came in on, https as API Gateway serves it; a request context
+// naming no domain signs no one in.
+func TestSignInComesBackToTheRequestsDomain(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	srv := httptest.NewUnstartedServer(nil)
+	base := "http://" + srv.Listener.Addr().String()
+	srv.Config.Handler = devjwt.NewProvider(issuerKey(), base, s.clock.Now)
+	srv.Start()
+	t.Cleanup(srv.Close)
+	keys := testkeys.Static{ActiveKid: "k1", Keys: map[string][]byte{"k1": []byte("0123456789abcdef0123456789abcdef")}}
+	flow, err := signin.New(signin.Config{Issuer: devjwt.IssuerAt(base), ClientID: devjwt.Audience, Keys: keys, Now: s.clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fn, err := apigw.New(s.host, slog.New(slog.DiscardHandler), apigw.Options{SignIn: flow}).Function("approval-page")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		domain, stage, callback string
+	}{
+		{"abc123.execute-api.eu-west-1.amazonaws.com", "$default", "https://abc123.execute-api.eu-west-1.amazonaws.com/signin/callback"},
+		{"abc123.execute-api.eu-west-1.amazonaws.com", "prod", "https://abc123.execute-api.eu-west-1.amazonaws.com/prod/signin/callback"},
+		{"approvals.example.com", "", "https://approvals.example.com/signin/callback"},
+		{"", "$default", ""},
+	} {
+		req := events.APIGatewayV2HTTPRequest{
+			RouteKey: "GET /approve/{runId}/{interruptId}", RawPath: "/approve/r1/int_1", Headers: map[string]string{},
+			PathParameters: map[string]string{"runId": "r1", "interruptId": "int_1"},
+		}
+		req.RequestContext.RouteKey, req.RequestContext.HTTP.Method = req.RouteKey, http.MethodGet
+		req.RequestContext.DomainName, req.RequestContext.Stage = c.domain, c.stage
+		resp, _ := fn(context.Background(), req)
+		if c.callback == "" {
+			if resp.StatusCode < 500 || resp.Headers["Location"] != "" {
+				t.Errorf("no domain: %d %v", resp.StatusCode, resp.Headers)
+			}
+			continue
+		}
+		to, err := url.Parse(resp.Headers["Location"])
+		if resp.StatusCode != http.StatusSeeOther || err != nil || to.Query().Get("redirect_uri") != c.callback {
+			t.Errorf("%s %s: %d to %s, want the callback %s", c.domain, c.stage, resp.StatusCode, resp.Headers["Location"], c.callback)
+		}
+	}
+}

@@ -3,40 +3,24 @@ package webhook_test
 import (
 	"context"
 	"slices"
-	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/interrupthost/interrupthost/internal/testclock"
+	"github.com/interrupthost/interrupthost/pkg/inmem"
 	"github.com/interrupthost/interrupthost/pkg/webhook"
 )
 
-// secretStore is a SecretStore in memory that counts its reads.
-type secretStore struct {
-	mu      sync.Mutex
-	secrets map[string][]string
-	reads   int
+// countedSecrets counts the reads of the in-memory secret store.
+type countedSecrets struct {
+	*inmem.Secrets
+	reads atomic.Int32
 }
 
-func (s *secretStore) Put(_ context.Context, id string, secrets []string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.secrets[id] = secrets
-	return nil
-}
-
-func (s *secretStore) Get(_ context.Context, id string) ([]string, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.reads++
-	return s.secrets[id], nil
-}
-
-func (s *secretStore) Delete(_ context.Context, id string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.secrets, id)
-	return nil
+func (s *countedSecrets) Get(ctx context.Context, id string) ([]string, error) {
+	s.reads.Add(1)
+	return s.Secrets.Get(ctx, id)
 }
 
 // TestAReplacedSecretVerifiesAtOnce: the probe replaced an endpoint's secret (through another
@@ -48,7 +32,10 @@ func TestAReplacedSecretVerifiesAtOnce(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	clock := testclock.New(time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC))
-	store := &secretStore{secrets: map[string][]string{"we_1": {"old"}}}
+	store := &countedSecrets{Secrets: inmem.NewSecrets()}
+	if err := store.Put(ctx, "we_1", []string{"old"}); err != nil {
+		t.Fatal(err)
+	}
 	c := webhook.NewCache(store, clock.Now)
 	if got, err := c.Get(ctx, "we_1"); err != nil || !slices.Equal(got, []string{"old"}) {
 		t.Fatalf("Get: %v %v", got, err)
@@ -65,13 +52,13 @@ func TestAReplacedSecretVerifiesAtOnce(t *testing.T) {
 	if got, fresh, err := c.Reload(ctx, "we_1"); err != nil || !fresh || !slices.Equal(got, []string{"new"}) {
 		t.Errorf("a reload two seconds after the read: %v fresh %v, %v", got, fresh, err)
 	}
-	reads := store.reads
+	reads := store.reads.Load()
 	for range 100 {
 		if _, _, err := c.Reload(ctx, "we_1"); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if store.reads != reads {
-		t.Errorf("100 failed signatures within the cooldown read the secrets %d times", store.reads-reads)
+	if got := store.reads.Load(); got != reads {
+		t.Errorf("100 failed signatures within the cooldown read the secrets %d times", got-reads)
 	}
 }
