@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	mrand "math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -50,6 +51,8 @@ type instance struct {
 	// runtime is the function's process, which the emulator starts at the first event: 0 until
 	// then.
 	runtime int
+	// ports are the emulator's two, held until it has exited.
+	ports []int
 	// client keeps the instance's own connection to its emulator. A connection shared by port
 	// would outlive a killed emulator and be handed to the next one given the same port, whose
 	// first events would then fail on it.
@@ -211,10 +214,11 @@ func (p *Pool) release(in *instance, healthy bool) {
 
 func (p *Pool) start(ctx context.Context, in *instance) error {
 	begin := time.Now()
-	ports, err := freePorts(2)
+	ports, err := takePorts(2)
 	if err != nil {
 		return err
 	}
+	in.ports = ports
 	rieAddr := "127.0.0.1:" + strconv.Itoa(ports[0])
 	in.url = "http://" + rieAddr + "/2015-03-31/functions/function/invocations"
 	in.client = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
@@ -247,7 +251,8 @@ func (p *Pool) start(ctx context.Context, in *instance) error {
 		}
 		select {
 		case <-in.exited:
-			return fmt.Errorf("gateway: %s instance %d exited while starting", p.Name, in.id)
+			// Most likely another process bound one of its ports first: no event ran.
+			return fmt.Errorf("%w: %s instance %d exited while starting", errNotTaken, p.Name, in.id)
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(10 * time.Millisecond):
@@ -286,10 +291,10 @@ func (in *instance) kill() {
 	if in.client != nil {
 		in.client.CloseIdleConnections()
 	}
-	if in.cmd == nil || in.cmd.Process == nil {
-		return
+	if in.cmd != nil && in.cmd.Process != nil {
+		StopGroup(in.cmd.Process.Pid, in.exited, 3*time.Second)
 	}
-	StopGroup(in.cmd.Process.Pid, in.exited, 3*time.Second)
+	givePorts(in.ports)
 }
 
 // StopGroup ends the process group of a process started with Setpgid (the process and all it
@@ -318,21 +323,51 @@ func (p *Pool) Close() {
 	wg.Wait()
 }
 
-func freePorts(n int) ([]int, error) {
+// Instances' ports are drawn from below Linux's default ephemeral range (32768-60999), where
+// the kernel gives no outgoing connection one between the check that a port is free and the
+// emulator's bind, at random, so that two gateways seldom try the same one; and a port an
+// instance of this process holds is given to no other until that instance has exited. A port
+// taken anyway makes the emulator exit while starting, which the pool answers by starting
+// another (errNotTaken).
+const portLow, portHigh = 20000, 32768
+
+var held = struct {
+	sync.Mutex
+	ports map[int]bool
+}{ports: map[int]bool{}}
+
+// takePorts reserves n ports that are free now.
+func takePorts(n int) ([]int, error) {
+	held.Lock()
+	defer held.Unlock()
 	var ports []int
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			l.Close()
+	for try := 0; len(ports) < n; try++ {
+		if try == 1000 {
+			for _, p := range ports {
+				delete(held.ports, p)
+			}
+			return nil, fmt.Errorf("gateway: no free port in %d-%d", portLow, portHigh-1)
 		}
-	}()
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+		p := portLow + mrand.IntN(portHigh-portLow)
+		if held.ports[p] {
+			continue
+		}
+		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
 		if err != nil {
-			return nil, err
+			continue
 		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+		l.Close()
+		held.ports[p] = true
+		ports = append(ports, p)
 	}
 	return ports, nil
+}
+
+// givePorts releases ports whose instance has exited.
+func givePorts(ports []int) {
+	held.Lock()
+	defer held.Unlock()
+	for _, p := range ports {
+		delete(held.ports, p)
+	}
 }
