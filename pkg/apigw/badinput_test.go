@@ -154,7 +154,7 @@ func TestInternalErrorsStayInside(t *testing.T) {
 		t.Fatal(err)
 	}
 	var logs bytes.Buffer
-	api := apigw.New(host.New(host.StoresOf(dynamo.NewRunLog(db, "no-such-table")), schemas, host.Config{}), slog.New(slog.NewJSONHandler(&logs, nil)), apigw.Options{})
+	api := apigw.New(host.New(host.StoresOf(dynamo.NewTable(db, "no-such-table")), schemas, host.Config{}), slog.New(slog.NewJSONHandler(&logs, nil)), apigw.Options{})
 	getRun, err := api.Function("get-run")
 	if err != nil {
 		t.Fatal(err)

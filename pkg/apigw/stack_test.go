@@ -125,7 +125,7 @@ func dynamoStores(db *dynamodb.Client, table string) stores {
 	secrets := func() webhook.SecretStore {
 		return secretsmanager.Secrets{Client: localaws.SecretsManager(), Prefix: "test/" + strings.ToLower(rand.Text()) + "/"}
 	}
-	return stores{log: dynamo.NewRunLog(db, table), outbound: dynamo.NewOutbound(db, table), endpointSecrets: secrets(), subscriptionSecrets: secrets()}
+	return stores{log: dynamo.NewTable(db, table), outbound: dynamo.NewOutbound(db, table), endpointSecrets: secrets(), subscriptionSecrets: secrets()}
 }
 
 func withCapabilities(capabilities []string) func(*host.Config) {

@@ -293,7 +293,7 @@ func newHost(ctx context.Context, hc *host.Config, opts ...Option) (*host.Host, 
 }
 
 // newHostOn is newHost, and the table it is built over.
-func newHostOn(ctx context.Context, hc *host.Config, opts ...Option) (*host.Host, *dynamo.RunLog, error) {
+func newHostOn(ctx context.Context, hc *host.Config, opts ...Option) (*host.Host, *dynamo.Table, error) {
 	table := os.Getenv(EnvTable)
 	if table == "" {
 		return nil, nil, errors.New("app: " + EnvTable + " is not set")
@@ -311,7 +311,7 @@ func newHostOn(ctx context.Context, hc *host.Config, opts ...Option) (*host.Host
 			return nil, nil, err
 		}
 	}
-	runs := dynamo.NewRunLog(dynamo.NewClient(cfg), table)
+	runs := dynamo.NewTable(dynamo.NewClient(cfg), table)
 	return host.New(host.StoresOf(runs), schemas, *hc), runs, nil
 }
 
@@ -320,7 +320,7 @@ func newHostOn(ctx context.Context, hc *host.Config, opts ...Option) (*host.Host
 type outboundDeps struct {
 	cfg     aws.Config
 	store   *dynamo.Outbound
-	runs    *dynamo.RunLog
+	runs    *dynamo.Table
 	secrets *webhook.Cache
 	targets outbound.Targets
 }
@@ -339,7 +339,7 @@ func newOutbound(ctx context.Context) (outboundDeps, error) {
 		return o, err
 	}
 	db := dynamo.NewClient(o.cfg)
-	o.store, o.runs = dynamo.NewOutbound(db, table), dynamo.NewRunLog(db, table)
+	o.store, o.runs = dynamo.NewOutbound(db, table), dynamo.NewTable(db, table)
 	o.secrets = webhook.NewCache(secretsmanager.Secrets{Client: secretsmanager.NewClient(o.cfg), Prefix: prefix, Stack: os.Getenv(EnvStackName)}, nil)
 	o.targets = outbound.Targets{AllowPrivate: allow}
 	return o, nil

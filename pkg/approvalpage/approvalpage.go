@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"html/template"
 	"net/url"
+	"sync"
 )
 
 //go:embed assets/page.css
@@ -21,7 +22,10 @@ var css string
 //go:embed assets/page.html
 var layout string
 
-var page = template.Must(template.New("").Parse(layout))
+// page is parsed at the first render, not at init: a template's package keeps every exported
+// method of the program linked (it calls methods by name), so only the function that renders
+// the page should pay for it.
+var page = sync.OnceValue(func() *template.Template { return template.Must(template.New("").Parse(layout)) })
 
 // CSP is the page's Content-Security-Policy: nothing may load or run but its own style element
 // (by hash), and its forms post only back to the host. No script-src: the page has no script.
@@ -117,7 +121,7 @@ func (f *Form) Named(id string) struct {
 // Render writes v as HTML.
 func Render(v View) ([]byte, error) {
 	var b bytes.Buffer
-	err := page.ExecuteTemplate(&b, "page", struct {
+	err := page().ExecuteTemplate(&b, "page", struct {
 		View
 		CSS template.CSS
 	}{v, template.CSS(css)})

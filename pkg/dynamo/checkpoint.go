@@ -48,7 +48,7 @@ func archiveKey(pk string, r runlog.Ref) map[string]types.AttributeValue {
 // Tail reads the run's newest live checkpoint (nil if none) and the commits after it, in order,
 // with one consistent descending Query (paged further only when the checkpoint is older than
 // usual, or absent: then to the run's first commit).
-func (l *RunLog) Tail(ctx context.Context, k runlog.Key) (*runlog.Checkpoint, []runlog.Commit, error) {
+func (l *Table) Tail(ctx context.Context, k runlog.Key) (*runlog.Checkpoint, []runlog.Commit, error) {
 	pk, err := partition(k)
 	if err != nil {
 		return nil, nil, err
@@ -111,7 +111,7 @@ func decodeCheckpoint(item map[string]types.AttributeValue) (*runlog.Checkpoint,
 // there already (one of an earlier run of the id, or expired, is written over).
 // Nothing is written over an archive item but the same value (both are derived from the log), so
 // a writer that dies midway leaves only items the next checkpoint writes again.
-func (l *RunLog) Checkpoint(ctx context.Context, k runlog.Key, cp *runlog.Checkpoint, archive []runlog.Found) error {
+func (l *Table) Checkpoint(ctx context.Context, k runlog.Key, cp *runlog.Checkpoint, archive []runlog.Found) error {
 	pk, err := partition(k)
 	if err != nil {
 		return err
@@ -158,7 +158,7 @@ func (l *RunLog) Checkpoint(ctx context.Context, k runlog.Key, cp *runlog.Checkp
 }
 
 // Lookup reads the archive items refs name, and answers those that exist, in no order.
-func (l *RunLog) Lookup(ctx context.Context, k runlog.Key, refs []runlog.Ref) ([]runlog.Found, error) {
+func (l *Table) Lookup(ctx context.Context, k runlog.Key, refs []runlog.Ref) ([]runlog.Found, error) {
 	pk, err := partition(k)
 	if err != nil {
 		return nil, err

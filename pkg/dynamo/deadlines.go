@@ -27,7 +27,7 @@ func duePartition(minute time.Time) types.AttributeValue {
 }
 
 // Schedule files d under its deadline's minute.
-func (l *RunLog) Schedule(ctx context.Context, d runlog.Due) error {
+func (l *Table) Schedule(ctx context.Context, d runlog.Due) error {
 	if !(runlog.Key{Tenant: d.Tenant, RunID: d.RunID}).Valid() {
 		return fmt.Errorf("dynamo: due entry of run %q of tenant %q: %w", d.RunID, d.Tenant, runlog.ErrInvalidKey)
 	}
@@ -43,7 +43,7 @@ func (l *RunLog) Schedule(ctx context.Context, d runlog.Due) error {
 }
 
 // Due lists the entries of minute after the position after, at most limit, with one Query.
-func (l *RunLog) Due(ctx context.Context, minute time.Time, after string, limit int) ([]runlog.Due, error) {
+func (l *Table) Due(ctx context.Context, minute time.Time, after string, limit int) ([]runlog.Due, error) {
 	out, err := l.db.Query(ctx, &dynamodb.QueryInput{
 		TableName: &l.table, ConsistentRead: aws.Bool(true), Limit: aws.Int32(int32(limit)),
 		KeyConditionExpression:    aws.String("pk = :pk AND sk > :after"),
@@ -67,7 +67,7 @@ func (l *RunLog) Due(ctx context.Context, minute time.Time, after string, limit 
 var cursorKey = map[string]types.AttributeValue{attrPK: s("sweep"), attrSK: s("cursor")}
 
 // SweepCursor is the cursor, zero before the first move.
-func (l *RunLog) SweepCursor(ctx context.Context) (runlog.SweepCursor, error) {
+func (l *Table) SweepCursor(ctx context.Context) (runlog.SweepCursor, error) {
 	item, err := l.item(ctx, cursorKey)
 	if err != nil || item == nil {
 		return runlog.SweepCursor{}, err
@@ -89,7 +89,7 @@ func (l *RunLog) SweepCursor(ctx context.Context) (runlog.SweepCursor, error) {
 }
 
 // MoveSweep moves the cursor from from to to with a write conditional on from's version.
-func (l *RunLog) MoveSweep(ctx context.Context, from, to runlog.SweepCursor) error {
+func (l *Table) MoveSweep(ctx context.Context, from, to runlog.SweepCursor) error {
 	item := map[string]types.AttributeValue{
 		attrPK: cursorKey[attrPK], attrSK: cursorKey[attrSK],
 		"minute": s(to.Minute.UTC().Format(time.RFC3339)), "after": s(to.After), "v": n(from.Version + 1),
@@ -127,7 +127,7 @@ func num(v types.AttributeValue) string {
 // attribute deletes them at: at most budget of them per call, those that have none yet, so a
 // call that answers more picks up where the last one stopped. An ended run takes no more commits,
 // and its checkpoint and archive are written right after the commit they follow.
-func (l *RunLog) Retain(ctx context.Context, k runlog.Key, expires time.Time, budget int) (more bool, err error) {
+func (l *Table) Retain(ctx context.Context, k runlog.Key, expires time.Time, budget int) (more bool, err error) {
 	pk, err := partition(k)
 	if err != nil {
 		return false, err

@@ -50,15 +50,17 @@ const (
 	attrExpires = "expiresAt"
 )
 
-// RunLog reads and appends the commits of runs in one table.
-type RunLog struct {
+// Table is the host's one DynamoDB table, single-table design: the runs' commits, checkpoints
+// and archives, and beside them the correlation slots, endpoints, due entries and the read
+// models (docs/design.md, "Storage"). It implements every port of package host.
+type Table struct {
 	db    *dynamodb.Client
 	table string
 }
 
-// NewRunLog returns a RunLog over table.
-func NewRunLog(db *dynamodb.Client, table string) *RunLog {
-	return &RunLog{db: db, table: table}
+// NewTable returns a Table over table.
+func NewTable(db *dynamodb.Client, table string) *Table {
+	return &Table{db: db, table: table}
 }
 
 // partition is the partition key of a run's log, refusing a key that would not name one run.
@@ -73,7 +75,7 @@ func sortKey(seq int64) string { return fmt.Sprintf("c#%020d", seq) }
 
 // Read returns the commits after seq after, in order, with one consistent Query (paged only when
 // the log exceeds DynamoDB's 1 MB page). limit caps the number of commits; 0 reads to the end.
-func (l *RunLog) Read(ctx context.Context, k runlog.Key, after int64, limit int) ([]runlog.Commit, error) {
+func (l *Table) Read(ctx context.Context, k runlog.Key, after int64, limit int) ([]runlog.Commit, error) {
 	pk, err := partition(k)
 	if err != nil {
 		return nil, err
@@ -121,7 +123,7 @@ func (l *RunLog) Read(ctx context.Context, k runlog.Key, after int64, limit int)
 // Append writes c if and only if no live commit with its seq exists yet (an expired one, of a
 // run past its retention, is written over); otherwise it returns runlog.ErrSeqTaken and writes
 // nothing.
-func (l *RunLog) Append(ctx context.Context, k runlog.Key, c runlog.Commit) error {
+func (l *Table) Append(ctx context.Context, k runlog.Key, c runlog.Commit) error {
 	pk, err := partition(k)
 	if err != nil {
 		return err
@@ -294,7 +296,7 @@ func conversationKey(tenant, id string) map[string]types.AttributeValue {
 // the time it claimed. One item per conversation, written with a conditional put only while no
 // run owns it (or takeOverFrom does): a claim already runID's is answered without a write. The
 // owner comes from the refused put itself where the API returns it, else from one more read.
-func (l *RunLog) ClaimConversation(ctx context.Context, tenant, id, runID, takeOverFrom string, at time.Time) (runlog.Claim, error) {
+func (l *Table) ClaimConversation(ctx context.Context, tenant, id, runID, takeOverFrom string, at time.Time) (runlog.Claim, error) {
 	if !runlog.ValidID(tenant) {
 		return runlog.Claim{}, fmt.Errorf("dynamo: conversation of tenant %q: %w", tenant, runlog.ErrInvalidKey)
 	}

@@ -25,7 +25,7 @@ func commit(seq int64, payloadBytes int) runlog.Commit {
 
 func TestAppendIsConditionalOnSeq(t *testing.T) {
 	db, table := localaws.NewTable(t)
-	l := dynamo.NewRunLog(db, table)
+	l := dynamo.NewTable(db, table)
 	ctx := context.Background()
 	k := runlog.Key{Tenant: "acme", RunID: "r1"}
 	if err := l.Append(ctx, k, commit(1, 1)); err != nil {
@@ -49,7 +49,7 @@ func TestAppendIsConditionalOnSeq(t *testing.T) {
 // TestReadPages reads a log larger than one 1 MB Query page, whole and from cursors.
 func TestReadPages(t *testing.T) {
 	db, table := localaws.NewTable(t)
-	l := dynamo.NewRunLog(db, table)
+	l := dynamo.NewTable(db, table)
 	ctx := context.Background()
 	k := runlog.Key{Tenant: "acme", RunID: "big"}
 	const n = 30
@@ -92,7 +92,7 @@ func TestUnreachableStoreIsUnavailable(t *testing.T) {
 		o.BaseEndpoint = new("http://127.0.0.1:1")
 		o.RetryMaxAttempts = 1
 	})
-	l := dynamo.NewRunLog(db, "any")
+	l := dynamo.NewTable(db, "any")
 	_, err := l.Read(context.Background(), runlog.Key{Tenant: "acme", RunID: "r1"}, 0, 0)
 	if !errors.Is(err, interrupt.ErrUnavailable) {
 		t.Errorf("read from a closed port: %v, want ErrUnavailable", err)
@@ -104,7 +104,7 @@ func TestUnreachableStoreIsUnavailable(t *testing.T) {
 
 func TestMissingTableIsInternal(t *testing.T) {
 	db, _ := localaws.NewTable(t)
-	_, err := dynamo.NewRunLog(db, "no-such-table").Read(context.Background(), runlog.Key{Tenant: "acme", RunID: "r1"}, 0, 0)
+	_, err := dynamo.NewTable(db, "no-such-table").Read(context.Background(), runlog.Key{Tenant: "acme", RunID: "r1"}, 0, 0)
 	if err == nil || errors.Is(err, interrupt.ErrUnavailable) {
 		t.Errorf("read from a missing table: %v, want an internal error", err)
 	}
@@ -112,7 +112,7 @@ func TestMissingTableIsInternal(t *testing.T) {
 
 func TestPayloadsAreStoredAsWritten(t *testing.T) {
 	db, table := localaws.NewTable(t)
-	l := dynamo.NewRunLog(db, table)
+	l := dynamo.NewTable(db, table)
 	ctx := context.Background()
 	k := runlog.Key{Tenant: "acme", RunID: "r1"}
 	payload := `{"title":"<b>Q3 & Q4</b> \u2028 budget","n":1.50}`

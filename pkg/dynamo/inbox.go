@@ -57,7 +57,7 @@ func slotKey(k webhook.Key) (map[string]types.AttributeValue, error) {
 // first, conditionally on the limit, and e's id added to it, then the endpoint written; a failed
 // write gives the place back. A creator that dies between the two leaves a place lost, never one
 // too many. (Endpoints made before the count existed neither count nor are listed.)
-func (l *RunLog) CreateEndpoint(ctx context.Context, e webhook.Endpoint, limit int) (err error) {
+func (l *Table) CreateEndpoint(ctx context.Context, e webhook.Endpoint, limit int) (err error) {
 	corr, err := json.Marshal(e.Correlation)
 	if err != nil {
 		return err
@@ -93,7 +93,7 @@ func (l *RunLog) CreateEndpoint(ctx context.Context, e webhook.Endpoint, limit i
 }
 
 // Endpoint reads the endpoint id, or webhook.ErrNoEndpoint.
-func (l *RunLog) Endpoint(ctx context.Context, id string) (webhook.Endpoint, error) {
+func (l *Table) Endpoint(ctx context.Context, id string) (webhook.Endpoint, error) {
 	item, err := l.item(ctx, endpointKey(id))
 	if err != nil {
 		return webhook.Endpoint{}, err
@@ -112,7 +112,7 @@ func (l *RunLog) Endpoint(ctx context.Context, id string) (webhook.Endpoint, err
 }
 
 // DeleteEndpoint forgets the endpoint id.
-func (l *RunLog) DeleteEndpoint(ctx context.Context, id string) error {
+func (l *Table) DeleteEndpoint(ctx context.Context, id string) error {
 	out, err := l.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &l.table, Key: endpointKey(id), ReturnValues: types.ReturnValueAllOld})
 	if err != nil {
 		return classify("delete endpoint", err)
@@ -132,7 +132,7 @@ func idSet(id string) types.AttributeValue { return &types.AttributeValueMemberS
 
 // releaseEndpoint lowers the tenant's count of endpoints, never under zero, and forgets id; a
 // failure leaves a place lost.
-func (l *RunLog) releaseEndpoint(ctx context.Context, tenant, id string) {
+func (l *Table) releaseEndpoint(ctx context.Context, tenant, id string) {
 	_, _ = l.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: &l.table, Key: endpointCountKey(tenant), UpdateExpression: aws.String("ADD n :minus DELETE ids :id"),
 		ConditionExpression:       aws.String("n > :zero"),
@@ -142,7 +142,7 @@ func (l *RunLog) releaseEndpoint(ctx context.Context, tenant, id string) {
 
 // Endpoints lists the ids of tenant's endpoints, in no order, as the count item holds them: an
 // endpoint whose creation is under way (or died) may be listed without being readable.
-func (l *RunLog) Endpoints(ctx context.Context, tenant string) ([]string, error) {
+func (l *Table) Endpoints(ctx context.Context, tenant string) ([]string, error) {
 	item, err := l.item(ctx, endpointCountKey(tenant))
 	if err != nil || item == nil {
 		return nil, err
@@ -155,7 +155,7 @@ func (l *RunLog) Endpoints(ctx context.Context, tenant string) ([]string, error)
 }
 
 // Wait registers w at k and returns the event live there, if any, in one write.
-func (l *RunLog) Wait(ctx context.Context, k webhook.Key, w webhook.Waiter, now time.Time) (*webhook.Delivery, error) {
+func (l *Table) Wait(ctx context.Context, k webhook.Key, w webhook.Waiter, now time.Time) (*webhook.Delivery, error) {
 	in, err := l.waiterUpdate(k, w)
 	if err != nil {
 		return nil, err
@@ -171,7 +171,7 @@ func (l *RunLog) Wait(ctx context.Context, k webhook.Key, w webhook.Waiter, now 
 
 // Confirm writes w again unless an event is live at k, and then answers that event: the write
 // is conditional on the slot, so it is ordered with every Deliver.
-func (l *RunLog) Confirm(ctx context.Context, k webhook.Key, w webhook.Waiter, now time.Time) (*webhook.Delivery, error) {
+func (l *Table) Confirm(ctx context.Context, k webhook.Key, w webhook.Waiter, now time.Time) (*webhook.Delivery, error) {
 	in, err := l.waiterUpdate(k, w)
 	if err != nil {
 		return nil, err
@@ -193,7 +193,7 @@ func (l *RunLog) Confirm(ctx context.Context, k webhook.Key, w webhook.Waiter, n
 }
 
 // Deliver keeps d at k unless another live event is kept there, and answers the slot.
-func (l *RunLog) Deliver(ctx context.Context, k webhook.Key, d webhook.Delivery, now time.Time) (webhook.Slot, error) {
+func (l *Table) Deliver(ctx context.Context, k webhook.Key, d webhook.Delivery, now time.Time) (webhook.Slot, error) {
 	key, err := slotKey(k)
 	if err != nil {
 		return webhook.Slot{}, err
@@ -226,7 +226,7 @@ func (l *RunLog) Deliver(ctx context.Context, k webhook.Key, d webhook.Delivery,
 
 // Settle records d's answer on the slot, if d is still the event kept there, and forgets the
 // waiters done with.
-func (l *RunLog) Settle(ctx context.Context, k webhook.Key, d webhook.Delivery, done []webhook.Waiter) error {
+func (l *Table) Settle(ctx context.Context, k webhook.Key, d webhook.Delivery, done []webhook.Waiter) error {
 	key, err := slotKey(k)
 	if err != nil {
 		return err
@@ -280,7 +280,7 @@ func keyPart(id string) string {
 }
 
 // Recorded is the answer recorded for an event delivered to an endpoint, outside a slot.
-func (l *RunLog) Recorded(ctx context.Context, endpointID, eventID string) (json.RawMessage, error) {
+func (l *Table) Recorded(ctx context.Context, endpointID, eventID string) (json.RawMessage, error) {
 	item, err := l.item(ctx, recordKey(endpointID, eventID))
 	if err != nil || item == nil {
 		return nil, err
@@ -290,7 +290,7 @@ func (l *RunLog) Recorded(ctx context.Context, endpointID, eventID string) (json
 
 // Record keeps the answer given to an event delivered to an endpoint, outside a slot, until
 // expires; the first answer recorded stays.
-func (l *RunLog) Record(ctx context.Context, endpointID, eventID string, answer json.RawMessage, expires time.Time) error {
+func (l *Table) Record(ctx context.Context, endpointID, eventID string, answer json.RawMessage, expires time.Time) error {
 	item := recordKey(endpointID, eventID)
 	item["answer"], item[attrExpires] = s(string(answer)), n(expires.Unix())
 	_, err := l.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &l.table, Item: item, ConditionExpression: aws.String("attribute_not_exists(sk)")})
@@ -314,7 +314,7 @@ func str(v types.AttributeValue) string {
 }
 
 // waiterUpdate is the write of waiter w into the slot of k.
-func (l *RunLog) waiterUpdate(k webhook.Key, w webhook.Waiter) (*dynamodb.UpdateItemInput, error) {
+func (l *Table) waiterUpdate(k webhook.Key, w webhook.Waiter) (*dynamodb.UpdateItemInput, error) {
 	key, err := slotKey(k)
 	if err != nil {
 		return nil, err
@@ -332,7 +332,7 @@ func (l *RunLog) waiterUpdate(k webhook.Key, w webhook.Waiter) (*dynamodb.Update
 }
 
 // item reads one item with a consistent Query (functions may Query, not GetItem), nil when absent.
-func (l *RunLog) item(ctx context.Context, key map[string]types.AttributeValue) (map[string]types.AttributeValue, error) {
+func (l *Table) item(ctx context.Context, key map[string]types.AttributeValue) (map[string]types.AttributeValue, error) {
 	out, err := l.db.Query(ctx, &dynamodb.QueryInput{
 		TableName: &l.table, ConsistentRead: aws.Bool(true),
 		KeyConditionExpression:    aws.String("pk = :pk AND sk = :sk"),
@@ -349,7 +349,7 @@ func (l *RunLog) item(ctx context.Context, key map[string]types.AttributeValue) 
 
 // refused is the item a conditional write was refused over: from the refusal where the API
 // returns it, else read again.
-func (l *RunLog) refused(ctx context.Context, key map[string]types.AttributeValue, err error) (map[string]types.AttributeValue, error) {
+func (l *Table) refused(ctx context.Context, key map[string]types.AttributeValue, err error) (map[string]types.AttributeValue, error) {
 	var ccf *types.ConditionalCheckFailedException
 	if !errors.As(err, &ccf) {
 		return nil, classify("update", err)

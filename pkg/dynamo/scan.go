@@ -22,7 +22,7 @@ import (
 // A commit's time is stored as RFC 3339 with trailing zeros of its fraction trimmed, so only
 // whole seconds compare as strings: the filter bounds the seconds, and the commits of the
 // bounding seconds outside [from, to] are dropped here.
-func (l *RunLog) CommitsBetween(ctx context.Context, from, to time.Time, segments int, visit func(runlog.Key, runlog.Commit) error) error {
+func (l *Table) CommitsBetween(ctx context.Context, from, to time.Time, segments int, visit func(runlog.Key, runlog.Commit) error) error {
 	segments = max(segments, 1)
 	lo := from.UTC().Truncate(time.Second).Format("2006-01-02T15:04:05")
 	hi := to.UTC().Truncate(time.Second).Add(time.Second).Format("2006-01-02T15:04:05")
@@ -47,7 +47,7 @@ func (l *RunLog) CommitsBetween(ctx context.Context, from, to time.Time, segment
 	return errors.Join(errs...)
 }
 
-func (l *RunLog) scanSegment(ctx context.Context, seg, segments int32, lo, hi string, visit func(runlog.Key, runlog.Commit) error) error {
+func (l *Table) scanSegment(ctx context.Context, seg, segments int32, lo, hi string, visit func(runlog.Key, runlog.Commit) error) error {
 	in := &dynamodb.ScanInput{
 		TableName: &l.table, Segment: aws.Int32(seg), TotalSegments: aws.Int32(segments),
 		FilterExpression:          aws.String("begins_with(sk, :c) AND #at >= :lo AND #at < :hi"),

@@ -43,7 +43,7 @@ func waitingKey(k runlog.Key) (map[string]types.AttributeValue, error) {
 // FileWaiting files w with one put, conditional on w replacing the entry there
 // (runlog.Waiting.Replaces). Summaries that would not fit one item (200 of them with the longest
 // keys and titles) are left out: an entry without them is read from its run's log by the list.
-func (l *RunLog) FileWaiting(ctx context.Context, w runlog.Waiting) error {
+func (l *Table) FileWaiting(ctx context.Context, w runlog.Waiting) error {
 	item, err := waitingKey(w.Key)
 	if err != nil {
 		return err
@@ -69,7 +69,7 @@ func (l *RunLog) FileWaiting(ctx context.Context, w runlog.Waiting) error {
 
 // UnfileWaiting deletes w's run's entry with one delete, conditional on w removing it
 // (runlog.Waiting.Removes): one of another run of the id, or of w's commit or an earlier one.
-func (l *RunLog) UnfileWaiting(ctx context.Context, w runlog.Waiting) error {
+func (l *Table) UnfileWaiting(ctx context.Context, w runlog.Waiting) error {
 	key, err := waitingKey(w.Key)
 	if err != nil {
 		return err
@@ -87,7 +87,7 @@ func (l *RunLog) UnfileWaiting(ctx context.Context, w runlog.Waiting) error {
 
 // WaitingRuns lists the tenant's entries after run id after, in run id order, with one
 // consistent Query.
-func (l *RunLog) WaitingRuns(ctx context.Context, tenant, after string, limit int) ([]runlog.Waiting, error) {
+func (l *Table) WaitingRuns(ctx context.Context, tenant, after string, limit int) ([]runlog.Waiting, error) {
 	if !runlog.ValidID(tenant) {
 		return nil, fmt.Errorf("dynamo: waiting runs of tenant %q: %w", tenant, runlog.ErrInvalidKey)
 	}
@@ -128,7 +128,7 @@ func (l *RunLog) WaitingRuns(ctx context.Context, tenant, after string, limit in
 // consistent Query that reads at most one item: none, when the log ends at seq (the reader's
 // common case, one read unit whatever the commits hold), else the next commit. An expired one
 // counts: the entry's run is gone, or its id was taken again.
-func (l *RunLog) Newer(ctx context.Context, k runlog.Key, seq int64) (bool, error) {
+func (l *Table) Newer(ctx context.Context, k runlog.Key, seq int64) (bool, error) {
 	pk, err := partition(k)
 	if err != nil {
 		return false, err

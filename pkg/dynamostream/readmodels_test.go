@@ -115,7 +115,7 @@ func TestReadModelsRefuseOtherEvents(t *testing.T) {
 func TestReadModelsRedriveFromTheTable(t *testing.T) {
 	ctx := context.Background()
 	db, table := localaws.NewTable(t)
-	log := dynamo.NewRunLog(db, table)
+	log := dynamo.NewTable(db, table)
 	t0 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 	for run, at := range map[string]time.Duration{"r1": 5 * time.Second, "r2": 7 * time.Second, "old": -time.Hour} {
 		c := runlog.Commit{Seq: 1, ID: run, At: t0.Add(at), Events: []runlog.Event{

@@ -58,7 +58,7 @@ func (b BatchInfo) Window() (from, to time.Time) {
 	return b.ApproximateArrivalOfFirstRecord.Add(-RedriveMargin), b.ApproximateArrivalOfLastRecord.Truncate(time.Second).Add(time.Second + RedriveSkew)
 }
 
-// Scanner visits the table's commits made in [from, to] (dynamo.RunLog.CommitsBetween); visit
+// Scanner visits the table's commits made in [from, to] (dynamo.Table.CommitsBetween); visit
 // may be called from several goroutines at once.
 type Scanner interface {
 	CommitsBetween(ctx context.Context, from, to time.Time, segments int, visit func(runlog.Key, runlog.Commit) error) error

@@ -82,7 +82,7 @@ func sqsEvent(bodies ...string) events.SQSEvent {
 func TestRedriveDeliversWhatTheStreamDropped(t *testing.T) {
 	ctx := context.Background()
 	db, table := localaws.NewTable(t)
-	log, store := dynamo.NewRunLog(db, table), dynamo.NewOutbound(db, table)
+	log, store := dynamo.NewTable(db, table), dynamo.NewOutbound(db, table)
 	t0 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 	clock := testclock.New(t0.Add(-time.Hour))
 	secrets := inmem.NewSecrets()

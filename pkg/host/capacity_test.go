@@ -103,7 +103,7 @@ func BenchmarkFlowCapacity(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		h := host.New(host.StoresOf(dynamo.NewRunLog(db, table)), sch, host.Config{})
+		h := host.New(host.StoresOf(dynamo.NewTable(db, table)), sch, host.Config{})
 		payload := example(b, "approval")
 		n := 0
 		for b.Loop() {
@@ -131,8 +131,8 @@ func BenchmarkFlowCapacity(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		consumer := host.New(host.StoresOf(dynamo.NewRunLog(db, table)), sch, host.Config{})
-		h := host.New(host.StoresOf(dynamo.NewRunLog(localaws.DynamoDB(), table)), sch, host.Config{})
+		consumer := host.New(host.StoresOf(dynamo.NewTable(db, table)), sch, host.Config{})
+		h := host.New(host.StoresOf(dynamo.NewTable(localaws.DynamoDB(), table)), sch, host.Config{})
 		payload := example(b, "approval")
 		n := 0
 		for b.Loop() {

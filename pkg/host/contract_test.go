@@ -24,8 +24,8 @@ import (
 
 // The stores the host runs on.
 var (
-	_ host.Store = (*dynamo.RunLog)(nil)
-	_ host.Store = (*inmem.RunLog)(nil)
+	_ host.Store = (*dynamo.Table)(nil)
+	_ host.Store = (*inmem.Store)(nil)
 )
 
 // logs are the implementations of host.Store that TestLogContract holds to one behaviour; the
@@ -34,7 +34,7 @@ var logs = map[string]func(t *testing.T) host.Store{
 	"inmem": func(*testing.T) host.Store { return inmem.New() },
 	"dynamo": func(t *testing.T) host.Store {
 		db, table := localaws.NewTable(t)
-		return dynamo.NewRunLog(db, table)
+		return dynamo.NewTable(db, table)
 	},
 }
 

@@ -58,7 +58,7 @@ func newHost(t testing.TB, wrap func(host.Store) host.Store) (*host.Host, *count
 	if err != nil {
 		t.Fatal(err)
 	}
-	var l host.Store = dynamo.NewRunLog(db, table)
+	var l host.Store = dynamo.NewTable(db, table)
 	if wrap != nil {
 		l = wrap(l)
 	}

@@ -54,7 +54,7 @@ var (
 )
 
 // hookHost is a host with an in-memory log and secret store, and a Stripe endpoint of acme.
-func hookHost(t testing.TB, wrap ...func(host.Store) host.Store) (*host.Host, *inmem.RunLog, webhook.Endpoint) {
+func hookHost(t testing.TB, wrap ...func(host.Store) host.Store) (*host.Host, *inmem.Store, webhook.Endpoint) {
 	t.Helper()
 	var over func(host.Store) host.Store
 	if len(wrap) > 0 {

@@ -23,7 +23,7 @@ type exportedRun struct {
 	archive []runlog.Found
 }
 
-func exported(l *inmem.RunLog, k runlog.Key) (exportedRun, error) {
+func exported(l *inmem.Store, k runlog.Key) (exportedRun, error) {
 	var r exportedRun
 	var err error
 	r.commits, r.cp, r.archive, err = l.Export(k)
@@ -83,7 +83,7 @@ func BenchmarkLongRun(b *testing.B) {
 		b.Run(fmt.Sprintf("commits=%d", size), func(b *testing.B) {
 			m := &meter{}
 			db, table := localaws.NewTable(b, m.option)
-			l := dynamo.NewRunLog(db, table)
+			l := dynamo.NewTable(db, table)
 			mem, memLog := memHost(b, func(c *host.Config) { c.Keys = keys })
 			newLongRun(b, mem, "long", size)
 			from, err := exported(memLog, runlog.Key{Tenant: "acme", RunID: "long"})

@@ -17,13 +17,13 @@ import (
 
 // memHost is a host over an in-memory log, with every ref kind advertised and "boss" an override
 // principal: the rules below run without a network in microseconds.
-func memHost(t testing.TB, configure ...func(*host.Config)) (*host.Host, *inmem.RunLog) {
+func memHost(t testing.TB, configure ...func(*host.Config)) (*host.Host, *inmem.Store) {
 	t.Helper()
 	return memHostOn(t, nil, configure...)
 }
 
 // memHostOn is memHost over wrap(log), a log that watches or steers the in-memory one.
-func memHostOn(t testing.TB, wrap func(host.Store) host.Store, configure ...func(*host.Config)) (*host.Host, *inmem.RunLog) {
+func memHostOn(t testing.TB, wrap func(host.Store) host.Store, configure ...func(*host.Config)) (*host.Host, *inmem.Store) {
 	t.Helper()
 	sch, err := schema.Load()
 	if err != nil {
@@ -528,13 +528,13 @@ func TestAgentDecisions(t *testing.T) {
 func TestAReentryKeyNamesOneInterrupt(t *testing.T) {
 	t.Parallel()
 	approvalKeyed := json.RawMessage(strings.Replace(string(approvalWith("")), `"key":"k"`, `"key":"first"`, 1))
-	states := map[string]func(t *testing.T, h *host.Host, l *inmem.RunLog){
-		"pending": func(t *testing.T, h *host.Host, _ *inmem.RunLog) {
+	states := map[string]func(t *testing.T, h *host.Host, l *inmem.Store){
+		"pending": func(t *testing.T, h *host.Host, _ *inmem.Store) {
 			if _, _, err := h.RequestInterrupt(context.Background(), who("engine"), "r1", host.Request{NodeID: "a", Payload: custom("first")}); err != nil {
 				t.Fatal(err)
 			}
 		},
-		"resolved": func(t *testing.T, h *host.Host, _ *inmem.RunLog) {
+		"resolved": func(t *testing.T, h *host.Host, _ *inmem.Store) {
 			ctx := context.Background()
 			if _, _, err := h.RequestInterrupt(ctx, who("engine"), "r1", host.Request{NodeID: "a", Payload: custom("first")}); err != nil {
 				t.Fatal(err)
@@ -543,7 +543,7 @@ func TestAReentryKeyNamesOneInterrupt(t *testing.T) {
 				t.Fatal(err)
 			}
 		},
-		"archived": func(t *testing.T, h *host.Host, l *inmem.RunLog) {
+		"archived": func(t *testing.T, h *host.Host, l *inmem.Store) {
 			newLongRun(t, h, "r1", 4*runlog.CheckpointEvery)
 			if cp, _, err := l.Tail(context.Background(), runlog.Key{Tenant: "acme", RunID: "r1"}); err != nil || cp == nil || !cp.Archived {
 				t.Fatalf("the run's checkpoint %+v %v, want one that archived its first interrupt", cp, err)

@@ -299,7 +299,7 @@ func TestAPageCostsAPage(t *testing.T) {
 		"inmem": logs["inmem"],
 		"dynamo": func(t *testing.T) host.Store {
 			db, table := localaws.NewTable(t, m.option)
-			return dynamo.NewRunLog(db, table)
+			return dynamo.NewTable(db, table)
 		},
 	}
 	for name, open := range stores {

@@ -36,7 +36,7 @@ func dynamoHookHost(t testing.TB, optFns ...func(*dynamodb.Options)) (*host.Host
 		t.Fatal(err)
 	}
 	secrets := webhook.NewCache(&memSecrets{m: map[string][]string{}}, nil)
-	h := host.New(host.StoresOf(dynamo.NewRunLog(db, table)), sch, host.Config{Now: func() time.Time { return t0 }, Secrets: secrets})
+	h := host.New(host.StoresOf(dynamo.NewTable(db, table)), sch, host.Config{Now: func() time.Time { return t0 }, Secrets: secrets})
 	e, err := h.CreateEndpoint(context.Background(), who("admin"), host.EndpointRequest{Provider: "stripe", Secrets: []string{stripeSecret}})
 	if err != nil {
 		t.Fatal(err)
@@ -228,7 +228,7 @@ func TestResolveAndSweepRace(t *testing.T) {
 	t0 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 	clock := testclock.New(t0)
 	at := func(d time.Duration) func() time.Time { return func() time.Time { return clock.Now().Add(d) } }
-	log := dynamo.NewRunLog(db, table)
+	log := dynamo.NewTable(db, table)
 	engine := host.New(host.StoresOf(log), sch, host.Config{Now: clock.Now})
 	resolver := host.New(host.StoresOf(log), sch, host.Config{Now: at(-time.Millisecond)})
 	sweeper := host.New(host.StoresOf(log), sch, host.Config{Now: at(time.Millisecond)})
@@ -275,7 +275,7 @@ func TestSweepDyingMidwayIsFinished(t *testing.T) {
 	}
 	t0 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 	clock := testclock.New(t0)
-	h := host.New(host.StoresOf(dynamo.NewRunLog(db, table)), sch, host.Config{Now: clock.Now})
+	h := host.New(host.StoresOf(dynamo.NewTable(db, table)), sch, host.Config{Now: clock.Now})
 	ctx := context.Background()
 	for i := range 6 {
 		if _, _, err := h.RequestInterrupt(ctx, who("engine"), fmt.Sprintf("r%d", i), host.Request{NodeID: "n", Payload: json.RawMessage(`{"kind":"custom","key":"k","timeoutMs":1000,"data":{"customKind":"x"}}`)}); err != nil {
@@ -309,7 +309,7 @@ func BenchmarkSweep(b *testing.B) {
 		b.Fatal(err)
 	}
 	clock := testclock.New(time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC))
-	h := host.New(host.StoresOf(dynamo.NewRunLog(db, table)), sch, host.Config{Now: clock.Now})
+	h := host.New(host.StoresOf(dynamo.NewTable(db, table)), sch, host.Config{Now: clock.Now})
 	ctx := context.Background()
 	const perSweep = 20
 	expired, n, total := 0, 0, 0
@@ -349,7 +349,7 @@ func TestRetentionOnTheItems(t *testing.T) {
 	}
 	t0 := time.Now().UTC().Truncate(time.Second)
 	clock := testclock.New(t0)
-	h := host.New(host.StoresOf(dynamo.NewRunLog(db, table)), sch, host.Config{Now: clock.Now, Retention: 24 * time.Hour})
+	h := host.New(host.StoresOf(dynamo.NewTable(db, table)), sch, host.Config{Now: clock.Now, Retention: 24 * time.Hour})
 	ctx := context.Background()
 	for _, run := range []string{"ended", "waiting"} {
 		if _, _, err := h.RequestInterrupt(ctx, who("engine"), run, host.Request{NodeID: "n", Payload: json.RawMessage(`{"kind":"custom","key":"k","data":{"customKind":"x"}}`)}); err != nil {

@@ -10,7 +10,7 @@ import (
 )
 
 // Schedule files d under its deadline's minute, in position order.
-func (l *RunLog) Schedule(_ context.Context, d runlog.Due) error {
+func (l *Store) Schedule(_ context.Context, d runlog.Due) error {
 	if !(runlog.Key{Tenant: d.Tenant, RunID: d.RunID}).Valid() {
 		return runlog.ErrInvalidKey
 	}
@@ -27,7 +27,7 @@ func (l *RunLog) Schedule(_ context.Context, d runlog.Due) error {
 func byPosition(d runlog.Due, position string) int { return strings.Compare(d.Position(), position) }
 
 // Due lists the entries of minute after the position after, at most limit.
-func (l *RunLog) Due(_ context.Context, minute time.Time, after string, limit int) ([]runlog.Due, error) {
+func (l *Store) Due(_ context.Context, minute time.Time, after string, limit int) ([]runlog.Due, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	entries := l.due[minute.UTC().Truncate(time.Minute)]
@@ -39,7 +39,7 @@ func (l *RunLog) Due(_ context.Context, minute time.Time, after string, limit in
 }
 
 // SweepCursor is the cursor, zero before the first move.
-func (l *RunLog) SweepCursor(context.Context) (runlog.SweepCursor, error) {
+func (l *Store) SweepCursor(context.Context) (runlog.SweepCursor, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	c := l.cursor
@@ -48,7 +48,7 @@ func (l *RunLog) SweepCursor(context.Context) (runlog.SweepCursor, error) {
 }
 
 // MoveSweep moves the cursor from from to to, unless it is no longer at from.
-func (l *RunLog) MoveSweep(_ context.Context, from, to runlog.SweepCursor) error {
+func (l *Store) MoveSweep(_ context.Context, from, to runlog.SweepCursor) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.cursor.Version != from.Version {

@@ -18,7 +18,7 @@ type slot struct {
 }
 
 // CreateEndpoint stores e.
-func (l *RunLog) CreateEndpoint(_ context.Context, e webhook.Endpoint, limit int) error {
+func (l *Store) CreateEndpoint(_ context.Context, e webhook.Endpoint, limit int) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	held := 0
@@ -36,7 +36,7 @@ func (l *RunLog) CreateEndpoint(_ context.Context, e webhook.Endpoint, limit int
 }
 
 // Endpoint reads the endpoint id, or webhook.ErrNoEndpoint.
-func (l *RunLog) Endpoint(_ context.Context, id string) (webhook.Endpoint, error) {
+func (l *Store) Endpoint(_ context.Context, id string) (webhook.Endpoint, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	e, ok := l.endpoints[id]
@@ -48,7 +48,7 @@ func (l *RunLog) Endpoint(_ context.Context, id string) (webhook.Endpoint, error
 }
 
 // Endpoints lists the ids of tenant's endpoints.
-func (l *RunLog) Endpoints(_ context.Context, tenant string) ([]string, error) {
+func (l *Store) Endpoints(_ context.Context, tenant string) ([]string, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var ids []string
@@ -61,7 +61,7 @@ func (l *RunLog) Endpoints(_ context.Context, tenant string) ([]string, error) {
 }
 
 // DeleteEndpoint forgets the endpoint id.
-func (l *RunLog) DeleteEndpoint(_ context.Context, id string) error {
+func (l *Store) DeleteEndpoint(_ context.Context, id string) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	delete(l.endpoints, id)
@@ -69,7 +69,7 @@ func (l *RunLog) DeleteEndpoint(_ context.Context, id string) error {
 }
 
 // Wait registers w at k and returns the event live there, if any.
-func (l *RunLog) Wait(_ context.Context, k webhook.Key, w webhook.Waiter, now time.Time) (*webhook.Delivery, error) {
+func (l *Store) Wait(_ context.Context, k webhook.Key, w webhook.Waiter, now time.Time) (*webhook.Delivery, error) {
 	if !runlog.ValidID(k.Tenant) {
 		return nil, runlog.ErrInvalidKey
 	}
@@ -83,7 +83,7 @@ func (l *RunLog) Wait(_ context.Context, k webhook.Key, w webhook.Waiter, now ti
 }
 
 // Confirm answers the event live at k, if any; when there is none, w stays registered.
-func (l *RunLog) Confirm(_ context.Context, k webhook.Key, w webhook.Waiter, now time.Time) (*webhook.Delivery, error) {
+func (l *Store) Confirm(_ context.Context, k webhook.Key, w webhook.Waiter, now time.Time) (*webhook.Delivery, error) {
 	if !runlog.ValidID(k.Tenant) {
 		return nil, runlog.ErrInvalidKey
 	}
@@ -100,7 +100,7 @@ func (l *RunLog) Confirm(_ context.Context, k webhook.Key, w webhook.Waiter, now
 }
 
 // Deliver keeps d at k unless another live event is kept there, and answers the slot.
-func (l *RunLog) Deliver(_ context.Context, k webhook.Key, d webhook.Delivery, now time.Time) (webhook.Slot, error) {
+func (l *Store) Deliver(_ context.Context, k webhook.Key, d webhook.Delivery, now time.Time) (webhook.Slot, error) {
 	if !runlog.ValidID(k.Tenant) {
 		return webhook.Slot{}, runlog.ErrInvalidKey
 	}
@@ -117,7 +117,7 @@ func (l *RunLog) Deliver(_ context.Context, k webhook.Key, d webhook.Delivery, n
 
 // Settle records d's answer on the slot, if d is still the event kept there, and forgets the
 // waiters done with.
-func (l *RunLog) Settle(_ context.Context, k webhook.Key, d webhook.Delivery, done []webhook.Waiter) error {
+func (l *Store) Settle(_ context.Context, k webhook.Key, d webhook.Delivery, done []webhook.Waiter) error {
 	if !runlog.ValidID(k.Tenant) {
 		return runlog.ErrInvalidKey
 	}
@@ -133,14 +133,14 @@ func (l *RunLog) Settle(_ context.Context, k webhook.Key, d webhook.Delivery, do
 }
 
 // Recorded is the answer recorded for an event delivered to an endpoint, outside a slot.
-func (l *RunLog) Recorded(_ context.Context, endpointID, eventID string) (json.RawMessage, error) {
+func (l *Store) Recorded(_ context.Context, endpointID, eventID string) (json.RawMessage, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return slices.Clone(l.records[[2]string{endpointID, eventID}]), nil
 }
 
 // Record keeps the answer given to an event delivered to an endpoint, outside a slot.
-func (l *RunLog) Record(_ context.Context, endpointID, eventID string, answer json.RawMessage, _ time.Time) error {
+func (l *Store) Record(_ context.Context, endpointID, eventID string, answer json.RawMessage, _ time.Time) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if _, ok := l.records[[2]string{endpointID, eventID}]; !ok {
@@ -149,7 +149,7 @@ func (l *RunLog) Record(_ context.Context, endpointID, eventID string, answer js
 	return nil
 }
 
-func (l *RunLog) slot(k webhook.Key) *slot {
+func (l *Store) slot(k webhook.Key) *slot {
 	s, ok := l.slots[k]
 	if !ok {
 		s = &slot{}

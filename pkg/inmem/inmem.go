@@ -21,8 +21,9 @@ import (
 // DynamoDB's item limit, so that a commit too large for the real store is too large here too.
 const MaxCommitBytes = 400 * 1024
 
-// RunLog is an in-memory run log, safe for concurrent use.
-type RunLog struct {
+// Store keeps in memory everything dynamo.Table keeps, to the same contract (package
+// host/storetest); safe for concurrent use.
+type Store struct {
 	mu      sync.Mutex
 	commits map[runlog.Key][]stored
 	// each run's checkpoint and archive (runlog.Checkpoint), with the expiry Retain gave them
@@ -67,8 +68,8 @@ type storedFound struct {
 func expired(at time.Time) bool { return !at.IsZero() && !time.Now().Before(at) }
 
 // New returns an empty log.
-func New() *RunLog {
-	return &RunLog{
+func New() *Store {
+	return &Store{
 		commits: map[runlog.Key][]stored{}, claims: map[[2]string]runlog.Claim{},
 		checkpoints: map[runlog.Key]storedCheckpoint{}, archives: map[runlog.Key]map[runlog.Ref]storedFound{},
 		endpoints: map[string]webhook.Endpoint{}, slots: map[webhook.Key]*slot{}, records: map[[2]string]json.RawMessage{},
@@ -78,7 +79,7 @@ func New() *RunLog {
 
 // Read returns copies of the commits after seq after, in order; limit caps their number (0: all).
 // Commits past their expiry are not read.
-func (l *RunLog) Read(_ context.Context, k runlog.Key, after int64, limit int) ([]runlog.Commit, error) {
+func (l *Store) Read(_ context.Context, k runlog.Key, after int64, limit int) ([]runlog.Commit, error) {
 	if !k.Valid() {
 		return nil, runlog.ErrInvalidKey
 	}
@@ -99,7 +100,7 @@ func (l *RunLog) Read(_ context.Context, k runlog.Key, after int64, limit int) (
 }
 
 // Append writes c if and only if no live commit with its seq exists in the run yet, and it fits.
-func (l *RunLog) Append(_ context.Context, k runlog.Key, c runlog.Commit) error {
+func (l *Store) Append(_ context.Context, k runlog.Key, c runlog.Commit) error {
 	if !k.Valid() {
 		return runlog.ErrInvalidKey
 	}
@@ -125,7 +126,7 @@ func (l *RunLog) Append(_ context.Context, k runlog.Key, c runlog.Commit) error 
 
 // Retain gives the run's items that have no expiry yet (commits, checkpoint, archive) the
 // expiry, at most budget of them per call; more tells whether some are left.
-func (l *RunLog) Retain(_ context.Context, k runlog.Key, expires time.Time, budget int) (more bool, err error) {
+func (l *Store) Retain(_ context.Context, k runlog.Key, expires time.Time, budget int) (more bool, err error) {
 	if !k.Valid() {
 		return false, runlog.ErrInvalidKey
 	}
@@ -158,7 +159,7 @@ func (l *RunLog) Retain(_ context.Context, k runlog.Key, expires time.Time, budg
 }
 
 // Tail answers the run's checkpoint, if live, and copies of the commits after it.
-func (l *RunLog) Tail(ctx context.Context, k runlog.Key) (*runlog.Checkpoint, []runlog.Commit, error) {
+func (l *Store) Tail(ctx context.Context, k runlog.Key) (*runlog.Checkpoint, []runlog.Commit, error) {
 	if !k.Valid() {
 		return nil, nil, runlog.ErrInvalidKey
 	}
@@ -189,7 +190,7 @@ func (l *RunLog) Tail(ctx context.Context, k runlog.Key) (*runlog.Checkpoint, []
 // Checkpoint keeps the archive items, then cp, unless the run's checkpoint is newer. A
 // checkpoint or an archive item too large for package dynamo's item is refused before anything
 // is written.
-func (l *RunLog) Checkpoint(_ context.Context, k runlog.Key, cp *runlog.Checkpoint, archive []runlog.Found) error {
+func (l *Store) Checkpoint(_ context.Context, k runlog.Key, cp *runlog.Checkpoint, archive []runlog.Found) error {
 	if !k.Valid() {
 		return runlog.ErrInvalidKey
 	}
@@ -226,7 +227,7 @@ func (l *RunLog) Checkpoint(_ context.Context, k runlog.Key, cp *runlog.Checkpoi
 }
 
 // Lookup answers the archive items refs name that the run holds.
-func (l *RunLog) Lookup(_ context.Context, k runlog.Key, refs []runlog.Ref) ([]runlog.Found, error) {
+func (l *Store) Lookup(_ context.Context, k runlog.Key, refs []runlog.Ref) ([]runlog.Found, error) {
 	if !k.Valid() {
 		return nil, runlog.ErrInvalidKey
 	}
@@ -242,7 +243,7 @@ func (l *RunLog) Lookup(_ context.Context, k runlog.Key, refs []runlog.Ref) ([]r
 }
 
 // Expires is the expiry of a run's commits, in order, for tests of the retention rule.
-func (l *RunLog) Expires(k runlog.Key) []time.Time {
+func (l *Store) Expires(k runlog.Key) []time.Time {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var out []time.Time
@@ -255,7 +256,7 @@ func (l *RunLog) Expires(k runlog.Key) []time.Time {
 // ClaimConversation makes runID the owner of the tenant's conversation id unless another run than
 // takeOverFrom owns it (runlog.ErrClaimed, with the owner); a claim already runID's is kept as it
 // is.
-func (l *RunLog) ClaimConversation(_ context.Context, tenant, id, runID, takeOverFrom string, at time.Time) (runlog.Claim, error) {
+func (l *Store) ClaimConversation(_ context.Context, tenant, id, runID, takeOverFrom string, at time.Time) (runlog.Claim, error) {
 	if !runlog.ValidID(tenant) {
 		return runlog.Claim{}, runlog.ErrInvalidKey
 	}
@@ -276,7 +277,7 @@ func (l *RunLog) ClaimConversation(_ context.Context, tenant, id, runID, takeOve
 
 // Writes is how many commits, claims, endpoints, slots, records and due entries the log holds
 // and how often the sweep's cursor moved, for tests that check a refused request wrote nothing.
-func (l *RunLog) Writes() int {
+func (l *Store) Writes() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	n := l.appends + len(l.claims) + len(l.endpoints) + len(l.slots) + len(l.records) + int(l.cursor.Version)
@@ -316,7 +317,7 @@ func compacted(c runlog.Commit) runlog.Commit {
 
 // Export is everything the log holds of run k (its commits, checkpoint and archive), for a
 // benchmark that builds a long run in memory and copies it into another store.
-func (l *RunLog) Export(k runlog.Key) ([]runlog.Commit, *runlog.Checkpoint, []runlog.Found, error) {
+func (l *Store) Export(k runlog.Key) ([]runlog.Commit, *runlog.Checkpoint, []runlog.Found, error) {
 	commits, err := l.Read(context.Background(), k, 0, 0)
 	if err != nil {
 		return nil, nil, nil, err

@@ -10,7 +10,7 @@ import (
 )
 
 // FileWaiting files w over an entry it replaces only.
-func (l *RunLog) FileWaiting(_ context.Context, w runlog.Waiting) error {
+func (l *Store) FileWaiting(_ context.Context, w runlog.Waiting) error {
 	if !w.Key.Valid() {
 		return runlog.ErrInvalidKey
 	}
@@ -34,7 +34,7 @@ func (l *RunLog) FileWaiting(_ context.Context, w runlog.Waiting) error {
 }
 
 // Newer reports whether the log of run k holds a commit after seq, live or expired.
-func (l *RunLog) Newer(_ context.Context, k runlog.Key, seq int64) (bool, error) {
+func (l *Store) Newer(_ context.Context, k runlog.Key, seq int64) (bool, error) {
 	if !k.Valid() {
 		return false, runlog.ErrInvalidKey
 	}
@@ -44,7 +44,7 @@ func (l *RunLog) Newer(_ context.Context, k runlog.Key, seq int64) (bool, error)
 }
 
 // UnfileWaiting removes w's run's entry if w removes it.
-func (l *RunLog) UnfileWaiting(_ context.Context, w runlog.Waiting) error {
+func (l *Store) UnfileWaiting(_ context.Context, w runlog.Waiting) error {
 	if !w.Key.Valid() {
 		return runlog.ErrInvalidKey
 	}
@@ -57,7 +57,7 @@ func (l *RunLog) UnfileWaiting(_ context.Context, w runlog.Waiting) error {
 }
 
 // WaitingRuns lists the tenant's entries after run id after, in run id order, at most limit.
-func (l *RunLog) WaitingRuns(_ context.Context, tenant, after string, limit int) ([]runlog.Waiting, error) {
+func (l *Store) WaitingRuns(_ context.Context, tenant, after string, limit int) ([]runlog.Waiting, error) {
 	if !runlog.ValidID(tenant) {
 		return nil, runlog.ErrInvalidKey
 	}

@@ -63,7 +63,7 @@ func (f fixedKeyring) Fetch(context.Context) ([]byte, error) { return []byte(f),
 type world struct {
 	t       *testing.T
 	clock   *testclock.Clock
-	log     *inmem.RunLog
+	log     *inmem.Store
 	store   *inmem.Outbound
 	secrets *secrets
 	keys    token.Keys

@@ -32,7 +32,7 @@ func TestTheStreamsDeadLettersAreRedriven(t *testing.T) {
 	k := runlog.Key{Tenant: op.Tenant, RunID: run}
 	// Straight to the local DynamoDB: the functions' endpoint is the stream stand-in, this one
 	// is not, so the stream never carries these commits.
-	log := dynamo.NewRunLog(localaws.DynamoDB(), os.Getenv("TABLE_NAME"))
+	log := dynamo.NewTable(localaws.DynamoDB(), os.Getenv("TABLE_NAME"))
 	first := time.Now().UTC()
 	for seq := int64(1); seq <= 2; seq++ {
 		c := runlog.Commit{Seq: seq, ID: fmt.Sprint("redriven-", seq), At: time.Now().UTC(), Events: []runlog.Event{{
