@@ -52,7 +52,8 @@ const (
 
 // Table is the host's one DynamoDB table, single-table design: the runs' commits, checkpoints
 // and archives, and beside them the correlation slots, endpoints, due entries and the read
-// models (docs/design.md, "Storage"). It implements every port of package host.
+// models (docs/design.md, "The run log: one mechanism for every guarantee" and "Read
+// models"). It implements every port of package host.
 type Table struct {
 	db    *dynamodb.Client
 	table string

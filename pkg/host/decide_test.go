@@ -6,16 +6,13 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/interrupthost/interrupthost/internal/testkeys"
+	"github.com/interrupthost/interrupthost/internal/hosttest"
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/token"
 )
 
-// keys is a keyring of one key, for minting without Secrets Manager.
-var keys = testkeys.Static{ActiveKid: "k1", Keys: map[string][]byte{"k1": []byte("0123456789abcdef0123456789abcdef")}}
-
-func withKeys(c *host.Config) { c.Keys = keys }
+func withKeys(c *host.Config) { c.Keys = hosttest.Keys }
 
 func scoped(sub string, scopes ...string) interrupt.Principal {
 	return interrupt.Principal{Subject: sub, Tenant: "acme", Scopes: scopes}
@@ -72,7 +69,7 @@ func TestWhoMayMint(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			h, l := memHost(t, withKeys)
+			h, l := hosttest.MemHost(t, withKeys)
 			if _, _, err := h.RequestInterrupt(ctx, engine, "r1", host.Request{NodeID: "gate", Payload: tt.payload}); err != nil {
 				t.Fatal(err)
 			}
@@ -87,7 +84,7 @@ func TestWhoMayMint(t *testing.T) {
 				}
 				return
 			}
-			c, err := token.Verify(ctx, keys, tv.Token)
+			c, err := token.Verify(ctx, hosttest.Keys, tv.Token)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -103,7 +100,7 @@ func TestWhoMayMint(t *testing.T) {
 // decides it, and the agent cannot resolve it itself.
 func TestTheAgentNeverDecidesItsEscalation(t *testing.T) {
 	ctx := context.Background()
-	h, _ := memHost(t, withKeys)
+	h, _ := hosttest.MemHost(t, withKeys)
 	agent := scoped("agent-7", "interrupts:write", interrupt.ScopeApprovalsRespond)
 	d, _, err := h.Decide(ctx, agent, "r1", host.AgentDecision{NodeID: "gate", Key: "d1", AgentID: "agent-7", Confidence: 0.2, Decision: json.RawMessage(`{"transfer":1000000}`)})
 	if err != nil || !d.Escalated {
@@ -133,7 +130,7 @@ func TestTheAgentNeverDecidesItsEscalation(t *testing.T) {
 // interrupt a person decides cannot resolve it, whatever its scopes; another caller can.
 func TestNobodyDecidesWhatTheyRequested(t *testing.T) {
 	ctx := context.Background()
-	h, l := memHost(t, withKeys)
+	h, l := hosttest.MemHost(t, withKeys)
 	both := scoped("engine", "interrupts:write", interrupt.ScopeApprovalsRespond)
 	if _, _, err := h.RequestInterrupt(ctx, both, "r1", host.Request{NodeID: "gate", Payload: approvalWith(``)}); err != nil {
 		t.Fatal(err)
@@ -165,7 +162,7 @@ func TestARequestHoldsNoTokenThatDecidesIt(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			h, l := memHost(t, withKeys)
+			h, l := hosttest.MemHost(t, withKeys)
 			v, _, err := h.RequestInterrupt(ctx, engine, "r1", host.Request{NodeID: "gate", Payload: tt.payload, Token: &host.TokenRequest{Intent: tt.intent}})
 			if code(err) != tt.want {
 				t.Fatalf("%v, want %q", err, tt.want)

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/interrupthost/interrupthost/internal/hosttest"
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
@@ -99,7 +100,7 @@ func TestUnknownOutcomes(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			f := &faultyLog{}
-			h, l := memHostOn(t, func(log host.Store) host.Store { f.Store = log; return f })
+			h, l := hosttest.MemHostOn(t, func(log host.Store) host.Store { f.Store = log; return f })
 			if _, _, err := h.RequestInterrupt(ctx, engine, "r1", host.Request{NodeID: "gate", Payload: approvalWith(``)}); err != nil {
 				t.Fatal(err)
 			}

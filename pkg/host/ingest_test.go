@@ -12,8 +12,8 @@ import (
 	"time"
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
-	stripewebhook "github.com/stripe/stripe-go/v82/webhook"
 
+	"github.com/interrupthost/interrupthost/internal/hosttest"
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/inmem"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
@@ -47,11 +47,7 @@ func (s *memSecrets) Delete(_ context.Context, id string) error {
 	return nil
 }
 
-var (
-	t0             = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
-	stripeSecret   = "whsec_test_0123456789abcdefghij"
-	standardSecret = "whsec_" + base64.StdEncoding.EncodeToString([]byte("0123456789abcdef0123456789abcdef"))
-)
+var standardSecret = "whsec_" + base64.StdEncoding.EncodeToString([]byte("0123456789abcdef0123456789abcdef"))
 
 // hookHost is a host with an in-memory log and secret store, and a Stripe endpoint of acme.
 func hookHost(t testing.TB, wrap ...func(host.Store) host.Store) (*host.Host, *inmem.Store, webhook.Endpoint) {
@@ -60,33 +56,20 @@ func hookHost(t testing.TB, wrap ...func(host.Store) host.Store) (*host.Host, *i
 	if len(wrap) > 0 {
 		over = wrap[0]
 	}
-	h, l := memHostOn(t, over, func(c *host.Config) {
-		c.Now = func() time.Time { return t0 }
+	h, l := hosttest.MemHostOn(t, over, func(c *host.Config) {
+		c.Now = func() time.Time { return hosttest.T0 }
 		c.Secrets = webhook.NewCache(&memSecrets{m: map[string][]string{}}, c.Now)
 	})
-	e, err := h.CreateEndpoint(context.Background(), who("admin"), host.EndpointRequest{Provider: "stripe", Secrets: []string{stripeSecret}})
+	e, err := h.CreateEndpoint(context.Background(), hosttest.Who("admin"), host.EndpointRequest{Provider: "stripe", Secrets: []string{hosttest.StripeSecret}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return h, l, e
 }
 
-func stripeEvent(id, typ, correlation string) []byte {
-	return []byte(fmt.Sprintf(`{"id":%q,"type":%q,"data":{"object":{"id":"pi_x","metadata":{"correlation":%q}}}}`, id, typ, correlation))
-}
-
-func stripeHeaders(body []byte, secret string) map[string]string {
-	p := stripewebhook.GenerateTestSignedPayload(&stripewebhook.UnsignedPayload{Payload: body, Secret: secret, Timestamp: t0})
-	return map[string]string{"stripe-signature": p.Header}
-}
-
-func waitFor(correlation string) json.RawMessage {
-	return json.RawMessage(`{"kind":"external-event","key":"pay-` + correlation + `","data":{"eventType":"payment_intent.succeeded","correlation":"` + correlation + `"}}`)
-}
-
 func mustIngest(t *testing.T, h *host.Host, e webhook.Endpoint, body []byte) host.Ingested {
 	t.Helper()
-	res, err := h.Ingest(context.Background(), e.ID, stripeHeaders(body, stripeSecret), body)
+	res, err := h.Ingest(context.Background(), e.ID, hosttest.StripeHeaders(body, hosttest.StripeSecret), body)
 	if err != nil {
 		t.Fatalf("ingest: %v", err)
 	}
@@ -97,25 +80,25 @@ func TestIngestResolvesWaitersOnce(t *testing.T) {
 	ctx := context.Background()
 	h, l, e := hookHost(t)
 	for _, run := range []string{"r1", "r2"} {
-		if _, _, err := h.RequestInterrupt(ctx, who("engine"), run, host.Request{NodeID: "pay", Payload: waitFor("order-7")}); err != nil {
+		if _, _, err := h.RequestInterrupt(ctx, hosttest.Who("engine"), run, host.Request{NodeID: "pay", Payload: hosttest.WaitFor("order-7")}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, _, err := h.RequestInterrupt(ctx, who("engine"), "r3", host.Request{NodeID: "pay", Payload: waitFor("order-8")}); err != nil {
+	if _, _, err := h.RequestInterrupt(ctx, hosttest.Who("engine"), "r3", host.Request{NodeID: "pay", Payload: hosttest.WaitFor("order-8")}); err != nil {
 		t.Fatal(err)
 	}
-	body := stripeEvent("evt_1", "payment_intent.succeeded", "order-7")
+	body := hosttest.StripeEvent("evt_1", "payment_intent.succeeded", "order-7")
 	res := mustIngest(t, h, e, body)
 	if res.Outcome != host.OutcomeResolved || len(res.Matched) != 2 || res.EventID != "evt_1" {
 		t.Fatalf("answer %+v", res)
 	}
 	for _, run := range []string{"r1", "r2"} {
-		v, _, _ := h.RequestInterrupt(ctx, who("engine"), run, host.Request{NodeID: "pay", Payload: waitFor("order-7")})
+		v, _, _ := h.RequestInterrupt(ctx, hosttest.Who("engine"), run, host.Request{NodeID: "pay", Payload: hosttest.WaitFor("order-7")})
 		if v.Status != interrupt.StatusResolved || string(v.ResumeValue) != string(body) {
 			t.Errorf("%s: %s %s, want resolved with the event", run, v.Status, v.ResumeValue)
 		}
 	}
-	if v, _, _ := h.RequestInterrupt(ctx, who("engine"), "r3", host.Request{NodeID: "pay", Payload: waitFor("order-8")}); v.Status != interrupt.StatusPending {
+	if v, _, _ := h.RequestInterrupt(ctx, hosttest.Who("engine"), "r3", host.Request{NodeID: "pay", Payload: hosttest.WaitFor("order-8")}); v.Status != interrupt.StatusPending {
 		t.Errorf("another correlation's waiter: %s", v.Status)
 	}
 	writes := l.Writes()
@@ -123,7 +106,7 @@ func TestIngestResolvesWaitersOnce(t *testing.T) {
 	if again.Outcome != host.OutcomeDuplicate || len(again.Matched) != 2 || l.Writes() != writes {
 		t.Errorf("redelivery: %+v, wrote %v", again, l.Writes() != writes)
 	}
-	other := mustIngest(t, h, e, stripeEvent("evt_2", "payment_intent.succeeded", "order-7"))
+	other := mustIngest(t, h, e, hosttest.StripeEvent("evt_2", "payment_intent.succeeded", "order-7"))
 	if other.Outcome != host.OutcomeRefused || len(other.Matched) != 0 {
 		t.Errorf("a second event of the kept one's type and correlation: %+v", other)
 	}
@@ -132,15 +115,15 @@ func TestIngestResolvesWaitersOnce(t *testing.T) {
 func TestEarlyEventsResolveLaterRequests(t *testing.T) {
 	ctx := context.Background()
 	h, l, e := hookHost(t)
-	body := stripeEvent("evt_1", "payment_intent.succeeded", "order-7")
+	body := hosttest.StripeEvent("evt_1", "payment_intent.succeeded", "order-7")
 	if res := mustIngest(t, h, e, body); res.Outcome != host.OutcomeBuffered || len(res.Matched) != 0 {
 		t.Fatalf("an event before its waiter: %+v", res)
 	}
-	v, created, err := h.RequestInterrupt(ctx, who("engine"), "r1", host.Request{NodeID: "pay", Payload: waitFor("order-7")})
+	v, created, err := h.RequestInterrupt(ctx, hosttest.Who("engine"), "r1", host.Request{NodeID: "pay", Payload: hosttest.WaitFor("order-7")})
 	if err != nil || !created || v.Status != interrupt.StatusResolved || string(v.ResumeValue) != string(body) || v.Seq != 1 {
 		t.Fatalf("a request after its event: %+v %v", v, err)
 	}
-	page, _ := h.Events(ctx, who("engine"), "r1", 0, 0, "")
+	page, _ := h.Events(ctx, hosttest.Who("engine"), "r1", 0, 0, "")
 	if len(page.Events) != 2 || page.Events[0].Type != interrupt.EventRequested || page.Events[1].Type != interrupt.EventResolved {
 		t.Errorf("the request's own commit: %+v", page.Events)
 	}
@@ -148,7 +131,7 @@ func TestEarlyEventsResolveLaterRequests(t *testing.T) {
 		t.Errorf("a run its request's own commit resolved is indexed as waiting: %v", got)
 	}
 	strict := json.RawMessage(`{"kind":"external-event","key":"strict","resumeSchema":{"required":["never"]},"data":{"eventType":"payment_intent.succeeded","correlation":"order-7"}}`)
-	if v, _, err := h.RequestInterrupt(ctx, who("engine"), "r2", host.Request{NodeID: "pay", Payload: strict}); err != nil || v.Status != interrupt.StatusPending {
+	if v, _, err := h.RequestInterrupt(ctx, hosttest.Who("engine"), "r2", host.Request{NodeID: "pay", Payload: strict}); err != nil || v.Status != interrupt.StatusPending {
 		t.Errorf("a kept event that fails the resumeSchema: %+v %v", v, err)
 	}
 }
@@ -156,7 +139,7 @@ func TestEarlyEventsResolveLaterRequests(t *testing.T) {
 func TestIngestRefusals(t *testing.T) {
 	ctx := context.Background()
 	h, l, e := hookHost(t)
-	body := stripeEvent("evt_1", "payment_intent.succeeded", "order-7")
+	body := hosttest.StripeEvent("evt_1", "payment_intent.succeeded", "order-7")
 	writes := l.Writes()
 	for name, c := range map[string]struct {
 		endpoint string
@@ -164,11 +147,11 @@ func TestIngestRefusals(t *testing.T) {
 		body     []byte
 		code     interrupt.Code
 	}{
-		"another secret":   {e.ID, stripeHeaders(body, "whsec_test_another_secret_0000"), body, interrupt.CodeSignatureInvalid},
-		"tampered":         {e.ID, stripeHeaders(body, stripeSecret), stripeEvent("evt_1", "payment_intent.succeeded", "order-8"), interrupt.CodeSignatureInvalid},
+		"another secret":   {e.ID, hosttest.StripeHeaders(body, "whsec_test_another_secret_0000"), body, interrupt.CodeSignatureInvalid},
+		"tampered":         {e.ID, hosttest.StripeHeaders(body, hosttest.StripeSecret), hosttest.StripeEvent("evt_1", "payment_intent.succeeded", "order-8"), interrupt.CodeSignatureInvalid},
 		"no signature":     {e.ID, map[string]string{}, body, interrupt.CodeSignatureInvalid},
-		"unknown endpoint": {"we_nope", stripeHeaders(body, stripeSecret), body, interrupt.CodeNotFound},
-		"not an event":     {e.ID, stripeHeaders([]byte(`"x"`), stripeSecret), []byte(`"x"`), interrupt.CodeValidation},
+		"unknown endpoint": {"we_nope", hosttest.StripeHeaders(body, hosttest.StripeSecret), body, interrupt.CodeNotFound},
+		"not an event":     {e.ID, hosttest.StripeHeaders([]byte(`"x"`), hosttest.StripeSecret), []byte(`"x"`), interrupt.CodeValidation},
 	} {
 		if _, err := h.Ingest(ctx, c.endpoint, c.headers, c.body); interrupt.ErrorCode(err) != c.code {
 			t.Errorf("%s: %v, want %s", name, err, c.code)
@@ -220,7 +203,7 @@ func TestEventAndRequestMeetWhicheverIsFirst(t *testing.T) {
 			ctx := context.Background()
 			r := &racing{}
 			h, _, e := hookHost(t, func(l host.Store) host.Store { r.Store = l; return r })
-			body := stripeEvent("evt_1", "payment_intent.succeeded", "order-7")
+			body := hosttest.StripeEvent("evt_1", "payment_intent.succeeded", "order-7")
 			var res host.Ingested
 			deliver := func() { res = mustIngest(t, h, e, body) }
 			if moment == "before the commit" {
@@ -228,11 +211,11 @@ func TestEventAndRequestMeetWhicheverIsFirst(t *testing.T) {
 			} else {
 				r.between = deliver
 			}
-			v, _, err := h.RequestInterrupt(ctx, who("engine"), "r1", host.Request{NodeID: "pay", Payload: waitFor("order-7")})
+			v, _, err := h.RequestInterrupt(ctx, hosttest.Who("engine"), "r1", host.Request{NodeID: "pay", Payload: hosttest.WaitFor("order-7")})
 			if err != nil || v.Status != interrupt.StatusResolved || string(v.ResumeValue) != string(body) {
 				t.Errorf("request: %+v %v, want resolved by the event", v, err)
 			}
-			page, _ := h.Events(ctx, who("engine"), "r1", 0, 0, "")
+			page, _ := h.Events(ctx, hosttest.Who("engine"), "r1", 0, 0, "")
 			resolved := 0
 			for _, ev := range page.Events {
 				if ev.Type == interrupt.EventResolved {
@@ -253,11 +236,11 @@ func TestEventAndRequestMeetWhicheverIsFirst(t *testing.T) {
 func TestStandardWebhooksEndpoint(t *testing.T) {
 	ctx := context.Background()
 	h, _, _ := hookHost(t)
-	e, err := h.CreateEndpoint(ctx, who("admin"), host.EndpointRequest{Provider: "standard-webhooks", Secrets: []string{standardSecret}})
+	e, err := h.CreateEndpoint(ctx, hosttest.Who("admin"), host.EndpointRequest{Provider: "standard-webhooks", Secrets: []string{standardSecret}})
 	if err != nil || e.Correlation[0] != "/data/correlation" {
 		t.Fatalf("%+v %v", e, err)
 	}
-	if _, _, err := h.RequestInterrupt(ctx, who("engine"), "r1", host.Request{NodeID: "pay", Endpoint: e.ID, Payload: json.RawMessage(`{"kind":"external-event","key":"k","data":{"eventType":"invoice.paid","correlation":"inv-1"}}`)}); err != nil {
+	if _, _, err := h.RequestInterrupt(ctx, hosttest.Who("engine"), "r1", host.Request{NodeID: "pay", Endpoint: e.ID, Payload: json.RawMessage(`{"kind":"external-event","key":"k","data":{"eventType":"invoice.paid","correlation":"inv-1"}}`)}); err != nil {
 		t.Fatal(err)
 	}
 	body := []byte(`{"type":"invoice.paid","timestamp":"2026-11-30T09:00:00Z","data":{"correlation":"inv-1"}}`)
@@ -273,11 +256,11 @@ func standardHeaders(t *testing.T, id string, body []byte) map[string]string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sig, err := wh.Sign(id, t0, body)
+	sig, err := wh.Sign(id, hosttest.T0, body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return map[string]string{"webhook-id": id, "webhook-timestamp": fmt.Sprint(t0.Unix()), "webhook-signature": sig}
+	return map[string]string{"webhook-id": id, "webhook-timestamp": fmt.Sprint(hosttest.T0.Unix()), "webhook-signature": sig}
 }
 
 // TestAnEndpointAnswersOnlyItsOwnWaits: the holder of one endpoint's secret (here a Standard
@@ -286,10 +269,10 @@ func standardHeaders(t *testing.T, id string, body []byte) map[string]string {
 func TestAnEndpointAnswersOnlyItsOwnWaits(t *testing.T) {
 	ctx := context.Background()
 	h, _, stripe := hookHost(t)
-	if v, _, err := h.RequestInterrupt(ctx, who("engine"), "r0", host.Request{NodeID: "pay", Payload: waitFor("order-0")}); err != nil || v.Status != interrupt.StatusPending {
+	if v, _, err := h.RequestInterrupt(ctx, hosttest.Who("engine"), "r0", host.Request{NodeID: "pay", Payload: hosttest.WaitFor("order-0")}); err != nil || v.Status != interrupt.StatusPending {
 		t.Fatalf("a request naming no endpoint, the tenant's only one bound: %+v %v", v, err)
 	}
-	forger, err := h.CreateEndpoint(ctx, who("admin"), host.EndpointRequest{Provider: "standard-webhooks", Secrets: []string{standardSecret}})
+	forger, err := h.CreateEndpoint(ctx, hosttest.Who("admin"), host.EndpointRequest{Provider: "standard-webhooks", Secrets: []string{standardSecret}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -306,17 +289,17 @@ func TestAnEndpointAnswersOnlyItsOwnWaits(t *testing.T) {
 		"another tenant's":     {"we_nope", "external-event", "/endpoint"},
 		"on another kind":      {stripe.ID, "custom", "/endpoint"},
 	} {
-		payload := waitFor("order-77")
+		payload := hosttest.WaitFor("order-77")
 		if c.kind == "custom" {
 			payload = json.RawMessage(`{"kind":"custom","key":"c","data":{"customKind":"x"}}`)
 		}
-		_, _, err := h.RequestInterrupt(ctx, who("engine"), "r-"+c.kind, host.Request{NodeID: "n", Endpoint: c.endpoint, Payload: payload})
+		_, _, err := h.RequestInterrupt(ctx, hosttest.Who("engine"), "r-"+c.kind, host.Request{NodeID: "n", Endpoint: c.endpoint, Payload: payload})
 		var e *interrupt.Error
 		if !errors.As(err, &e) || e.Code != interrupt.CodeValidation || len(e.Fields) != 1 || e.Fields[0].Path != c.field {
 			t.Errorf("%s: %v, want a validation error at %s", name, err, c.field)
 		}
 	}
-	v, _, err := h.RequestInterrupt(ctx, who("engine"), "r1", host.Request{NodeID: "pay", Endpoint: stripe.ID, Payload: waitFor("order-77")})
+	v, _, err := h.RequestInterrupt(ctx, hosttest.Who("engine"), "r1", host.Request{NodeID: "pay", Endpoint: stripe.ID, Payload: hosttest.WaitFor("order-77")})
 	if err != nil || v.Status != interrupt.StatusPending {
 		t.Fatalf("a wait on the Stripe endpoint was answered by another endpoint's event: %+v %v", v, err)
 	}
@@ -324,11 +307,11 @@ func TestAnEndpointAnswersOnlyItsOwnWaits(t *testing.T) {
 	if res, err := h.Ingest(ctx, forger.ID, standardHeaders(t, "msg_forge_2", again), again); err != nil || len(res.Matched) != 0 {
 		t.Fatalf("another endpoint's event after the wait: %+v %v", res, err)
 	}
-	genuine := stripeEvent("evt_1", "payment_intent.succeeded", "order-77")
+	genuine := hosttest.StripeEvent("evt_1", "payment_intent.succeeded", "order-77")
 	if res := mustIngest(t, h, stripe, genuine); res.Outcome != host.OutcomeResolved || len(res.Matched) != 1 {
 		t.Fatalf("the genuine event: %+v", res)
 	}
-	if v, _, _ := h.RequestInterrupt(ctx, who("engine"), "r1", host.Request{NodeID: "pay", Payload: waitFor("order-77")}); string(v.ResumeValue) != string(genuine) {
+	if v, _, _ := h.RequestInterrupt(ctx, hosttest.Who("engine"), "r1", host.Request{NodeID: "pay", Payload: hosttest.WaitFor("order-77")}); string(v.ResumeValue) != string(genuine) {
 		t.Errorf("resolved with %s, want the Stripe event", v.ResumeValue)
 	}
 }
@@ -338,32 +321,32 @@ func TestEndpointSetup(t *testing.T) {
 	ctx := context.Background()
 	h, _, _ := hookHost(t)
 	for name, req := range map[string]host.EndpointRequest{
-		"unknown provider":    {Provider: "paypal", Secrets: []string{stripeSecret}},
+		"unknown provider":    {Provider: "paypal", Secrets: []string{hosttest.StripeSecret}},
 		"no secret":           {Provider: "stripe"},
-		"four secrets":        {Provider: "stripe", Secrets: []string{stripeSecret, stripeSecret, stripeSecret, stripeSecret}},
+		"four secrets":        {Provider: "stripe", Secrets: []string{hosttest.StripeSecret, hosttest.StripeSecret, hosttest.StripeSecret, hosttest.StripeSecret}},
 		"not a Stripe secret": {Provider: "stripe", Secrets: []string{"sk_live_123"}},
 		"not a whsec_ key":    {Provider: "standard-webhooks", Secrets: []string{"whsec_***"}},
-		"not a pointer":       {Provider: "stripe", Secrets: []string{stripeSecret}, Correlation: []string{"data.id"}},
-		"empty correlation":   {Provider: "stripe", Secrets: []string{stripeSecret}, Correlation: []string{}},
+		"not a pointer":       {Provider: "stripe", Secrets: []string{hosttest.StripeSecret}, Correlation: []string{"data.id"}},
+		"empty correlation":   {Provider: "stripe", Secrets: []string{hosttest.StripeSecret}, Correlation: []string{}},
 	} {
-		if _, err := h.CreateEndpoint(ctx, who("admin"), req); interrupt.ErrorCode(err) != interrupt.CodeValidation {
+		if _, err := h.CreateEndpoint(ctx, hosttest.Who("admin"), req); interrupt.ErrorCode(err) != interrupt.CodeValidation {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
-	e, err := h.CreateEndpoint(ctx, who("admin"), host.EndpointRequest{Provider: "stripe", Secrets: []string{stripeSecret}, Correlation: []string{"/data/object/client_reference_id"}})
+	e, err := h.CreateEndpoint(ctx, hosttest.Who("admin"), host.EndpointRequest{Provider: "stripe", Secrets: []string{hosttest.StripeSecret}, Correlation: []string{"/data/object/client_reference_id"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := json.Marshal(e); strings.Contains(string(b), "whsec_") {
 		t.Errorf("an endpoint echoes its secret: %s", b)
 	}
-	if _, err := h.ReplaceSecrets(ctx, who("admin"), e.ID, []string{"whsec_test_rolled_secret_0000", stripeSecret}); err != nil {
+	if _, err := h.ReplaceSecrets(ctx, hosttest.Who("admin"), e.ID, []string{"whsec_test_rolled_secret_0000", hosttest.StripeSecret}); err != nil {
 		t.Errorf("replace: %v", err)
 	}
-	if err := h.DeleteEndpoint(ctx, who("admin"), e.ID); err != nil {
+	if err := h.DeleteEndpoint(ctx, hosttest.Who("admin"), e.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.Endpoint(ctx, who("admin"), e.ID); interrupt.ErrorCode(err) != interrupt.CodeNotFound {
+	if _, err := h.Endpoint(ctx, hosttest.Who("admin"), e.ID); interrupt.ErrorCode(err) != interrupt.CodeNotFound {
 		t.Errorf("a deleted endpoint: %v", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/interrupthost/interrupthost/internal/hosttest"
 	"github.com/interrupthost/interrupthost/internal/testclock"
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/metrics"
@@ -36,15 +37,15 @@ func kind(k string) metrics.Dim { return metrics.Dim{Name: metrics.DimKind, Valu
 func TestMetricsCountCommits(t *testing.T) {
 	ctx := context.Background()
 	var buf bytes.Buffer
-	h, _ := memHost(t, metered(&buf))
-	if _, _, err := h.RequestInterrupt(ctx, who("engine"), "r1", host.Request{NodeID: "n", Payload: json.RawMessage(`{"kind":"custom","key":"k","data":{"customKind":"x"}}`)}); err != nil {
+	h, _ := hosttest.MemHost(t, metered(&buf))
+	if _, _, err := h.RequestInterrupt(ctx, hosttest.Who("engine"), "r1", host.Request{NodeID: "n", Payload: json.RawMessage(`{"kind":"custom","key":"k","data":{"customKind":"x"}}`)}); err != nil {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup
 	var won atomic.Int32
 	for range 8 {
 		wg.Go(func() {
-			if _, err := h.Resolve(ctx, who("alice"), "r1", "n", json.RawMessage(`{}`), nil); err == nil {
+			if _, err := h.Resolve(ctx, hosttest.Who("alice"), "r1", "n", json.RawMessage(`{}`), nil); err == nil {
 				won.Add(1)
 			}
 		})
@@ -90,9 +91,9 @@ func TestMetricsCountWriteRaces(t *testing.T) {
 	ctx := context.Background()
 	var buf bytes.Buffer
 	var stale *behind
-	h, _ := memHostOn(t, func(s host.Store) host.Store { stale = &behind{Store: s}; return stale }, metered(&buf))
+	h, _ := hosttest.MemHostOn(t, func(s host.Store) host.Store { stale = &behind{Store: s}; return stale }, metered(&buf))
 	for _, node := range []string{"a", "b"} {
-		if _, _, err := h.RequestInterrupt(ctx, who("engine"), "r1", host.Request{NodeID: node, Payload: json.RawMessage(`{"kind":"custom","key":"` + node + `","data":{"customKind":"x"}}`)}); err != nil {
+		if _, _, err := h.RequestInterrupt(ctx, hosttest.Who("engine"), "r1", host.Request{NodeID: node, Payload: json.RawMessage(`{"kind":"custom","key":"` + node + `","data":{"customKind":"x"}}`)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -100,7 +101,7 @@ func TestMetricsCountWriteRaces(t *testing.T) {
 		t.Fatalf("%v write races before any", got)
 	}
 	stale.armed.Store(true)
-	if _, err := h.Resolve(ctx, who("alice"), "r1", "a", json.RawMessage(`{}`), nil); err != nil {
+	if _, err := h.Resolve(ctx, hosttest.Who("alice"), "r1", "a", json.RawMessage(`{}`), nil); err != nil {
 		t.Fatal(err)
 	}
 	if stale.armed.Load() {
@@ -118,8 +119,8 @@ func TestMetricsOfTheSweep(t *testing.T) {
 	t0 := time.Date(2026, 11, 30, 9, 0, 45, 0, time.UTC)
 	clock := testclock.New(t0)
 	var buf bytes.Buffer
-	h, _ := memHost(t, func(c *host.Config) { c.Now = clock.Now }, metered(&buf))
-	if _, _, err := h.RequestInterrupt(ctx, who("engine"), "r1", host.Request{NodeID: "gate", Payload: timed("k", 1500)}); err != nil {
+	h, _ := hosttest.MemHost(t, func(c *host.Config) { c.Now = clock.Now }, metered(&buf))
+	if _, _, err := h.RequestInterrupt(ctx, hosttest.Who("engine"), "r1", host.Request{NodeID: "gate", Payload: timed("k", 1500)}); err != nil {
 		t.Fatal(err)
 	}
 	var lags []float64

@@ -6,45 +6,13 @@ import (
 	"errors"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/interrupthost/interrupthost/internal/hosttest"
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/inmem"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
-	"github.com/interrupthost/interrupthost/pkg/schema"
 )
-
-// memHost is a host over an in-memory log, with every ref kind advertised and "boss" an override
-// principal: the rules below run without a network in microseconds.
-func memHost(t testing.TB, configure ...func(*host.Config)) (*host.Host, *inmem.Store) {
-	t.Helper()
-	return memHostOn(t, nil, configure...)
-}
-
-// memHostOn is memHost over wrap(log), a log that watches or steers the in-memory one.
-func memHostOn(t testing.TB, wrap func(host.Store) host.Store, configure ...func(*host.Config)) (*host.Host, *inmem.Store) {
-	t.Helper()
-	sch, err := schema.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := host.Config{
-		Capabilities: []string{"conversation"}, RefKinds: []string{"principal", "group", "role"},
-		OverridePrincipals: []string{"boss"}, Now: func() time.Time { return time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC) },
-	}
-	for _, c := range configure {
-		c(&cfg)
-	}
-	l := inmem.New()
-	var log host.Store = l
-	if wrap != nil {
-		log = wrap(l)
-	}
-	return host.New(host.StoresOf(log), sch, cfg), l
-}
-
-func who(sub string) interrupt.Principal { return interrupt.Principal{Subject: sub, Tenant: "acme"} }
 
 func approvalWith(data string) json.RawMessage {
 	return json.RawMessage(`{"kind":"approval","key":"k","data":{"artifactId":"a","artifactType":"t","title":"x","actions":["accept","reject","refine","edit-accept","ask"]` + data + `}}`)
@@ -79,31 +47,31 @@ func TestApprovalRules(t *testing.T) {
 		// released is the action of the value the gate released with, if it did.
 		released string
 	}{
-		{"default quorum of one", ``, []step{{who("alice"), "accept", "resolved"}}, "accept"},
-		{"quorum of two", `,"requiredApprovals":2`, []step{{who("alice"), "accept", "pending"}, {who("bob"), "edit-accept", "resolved"}}, "edit-accept"},
-		{"one vote per principal", `,"requiredApprovals":2`, []step{{who("alice"), "accept", "pending"}, {who("alice"), "accept", "already_voted"}, {who("alice"), "reject", "already_voted"}}, ""},
-		{"single veto by default", `,"requiredApprovals":3`, []step{{who("alice"), "accept", "pending"}, {who("bob"), "reject", "resolved"}}, "reject"},
-		{"single veto named", `,"requiredApprovals":3,"rejectionPolicy":"single-veto"`, []step{{who("bob"), "reject", "resolved"}}, "reject"},
-		{"majority of three", `,"requiredApprovals":3,"rejectionPolicy":"majority"`, []step{{who("a"), "reject", "pending"}, {who("b"), "reject", "resolved"}}, "reject"},
-		{"majority of two", `,"requiredApprovals":2,"rejectionPolicy":"majority"`, []step{{who("a"), "reject", "pending"}, {who("b"), "accept", "pending"}, {who("c"), "reject", "resolved"}}, "reject"},
-		{"refine releases at once", `,"requiredApprovals":2`, []step{{who("alice"), "refine", "resolved"}}, "refine"},
-		{"ask records without exiting", ``, []step{{who("alice"), "ask", "pending"}, {who("alice"), "ask", "pending"}, {who("alice"), "accept", "resolved"}}, "accept"},
-		{"override bypasses the quorum", `,"requiredApprovals":3,"overrideBypassesQuorum":true`, []step{{who("boss"), "accept", "resolved"}}, "accept"},
-		{"override vetoes under majority", `,"requiredApprovals":3,"rejectionPolicy":"majority","overrideBypassesQuorum":true`, []step{{who("boss"), "reject", "resolved"}}, "reject"},
-		{"override counts once without the flag", `,"requiredApprovals":2`, []step{{who("boss"), "accept", "pending"}, {who("bob"), "accept", "resolved"}}, "accept"},
+		{"default quorum of one", ``, []step{{hosttest.Who("alice"), "accept", "resolved"}}, "accept"},
+		{"quorum of two", `,"requiredApprovals":2`, []step{{hosttest.Who("alice"), "accept", "pending"}, {hosttest.Who("bob"), "edit-accept", "resolved"}}, "edit-accept"},
+		{"one vote per principal", `,"requiredApprovals":2`, []step{{hosttest.Who("alice"), "accept", "pending"}, {hosttest.Who("alice"), "accept", "already_voted"}, {hosttest.Who("alice"), "reject", "already_voted"}}, ""},
+		{"single veto by default", `,"requiredApprovals":3`, []step{{hosttest.Who("alice"), "accept", "pending"}, {hosttest.Who("bob"), "reject", "resolved"}}, "reject"},
+		{"single veto named", `,"requiredApprovals":3,"rejectionPolicy":"single-veto"`, []step{{hosttest.Who("bob"), "reject", "resolved"}}, "reject"},
+		{"majority of three", `,"requiredApprovals":3,"rejectionPolicy":"majority"`, []step{{hosttest.Who("a"), "reject", "pending"}, {hosttest.Who("b"), "reject", "resolved"}}, "reject"},
+		{"majority of two", `,"requiredApprovals":2,"rejectionPolicy":"majority"`, []step{{hosttest.Who("a"), "reject", "pending"}, {hosttest.Who("b"), "accept", "pending"}, {hosttest.Who("c"), "reject", "resolved"}}, "reject"},
+		{"refine releases at once", `,"requiredApprovals":2`, []step{{hosttest.Who("alice"), "refine", "resolved"}}, "refine"},
+		{"ask records without exiting", ``, []step{{hosttest.Who("alice"), "ask", "pending"}, {hosttest.Who("alice"), "ask", "pending"}, {hosttest.Who("alice"), "accept", "resolved"}}, "accept"},
+		{"override bypasses the quorum", `,"requiredApprovals":3,"overrideBypassesQuorum":true`, []step{{hosttest.Who("boss"), "accept", "resolved"}}, "accept"},
+		{"override vetoes under majority", `,"requiredApprovals":3,"rejectionPolicy":"majority","overrideBypassesQuorum":true`, []step{{hosttest.Who("boss"), "reject", "resolved"}}, "reject"},
+		{"override counts once without the flag", `,"requiredApprovals":2`, []step{{hosttest.Who("boss"), "accept", "pending"}, {hosttest.Who("bob"), "accept", "resolved"}}, "accept"},
 		{"a token bearer never overrides", `,"requiredApprovals":2,"overrideBypassesQuorum":true`, []step{{token, "accept", "pending"}}, ""},
-		{"a quorum the list can no longer reach", `,"requiredApprovals":2,"rejectionPolicy":"majority","approversList":["alice","bob"]`, []step{{who("alice"), "accept", "pending"}, {who("bob"), "reject", "resolved"}}, "reject"},
-		{"a quorum the list can still reach", `,"requiredApprovals":2,"rejectionPolicy":"majority","approversList":["alice","bob","carol"]`, []step{{who("alice"), "accept", "pending"}, {who("bob"), "reject", "pending"}, {who("carol"), "accept", "resolved"}}, "accept"},
-		{"out of reach after an approval", `,"requiredApprovals":3,"rejectionPolicy":"majority","approversList":["a","b","c"]`, []step{{who("a"), "accept", "pending"}, {who("b"), "reject", "resolved"}}, "reject"},
-		{"an override principal left to vote", `,"requiredApprovals":3,"rejectionPolicy":"majority","overrideBypassesQuorum":true,"approversList":["alice","bob","boss"]`, []step{{who("alice"), "reject", "pending"}, {who("boss"), "accept", "resolved"}}, "accept"},
-		{"without a list the gate waits", `,"requiredApprovals":2,"rejectionPolicy":"majority"`, []step{{who("alice"), "accept", "pending"}, {who("bob"), "reject", "pending"}}, ""},
-		{"nothing after release", ``, []step{{who("alice"), "reject", "resolved"}, {who("bob"), "accept", "interrupt_already_resolved"}}, "reject"},
+		{"a quorum the list can no longer reach", `,"requiredApprovals":2,"rejectionPolicy":"majority","approversList":["alice","bob"]`, []step{{hosttest.Who("alice"), "accept", "pending"}, {hosttest.Who("bob"), "reject", "resolved"}}, "reject"},
+		{"a quorum the list can still reach", `,"requiredApprovals":2,"rejectionPolicy":"majority","approversList":["alice","bob","carol"]`, []step{{hosttest.Who("alice"), "accept", "pending"}, {hosttest.Who("bob"), "reject", "pending"}, {hosttest.Who("carol"), "accept", "resolved"}}, "accept"},
+		{"out of reach after an approval", `,"requiredApprovals":3,"rejectionPolicy":"majority","approversList":["a","b","c"]`, []step{{hosttest.Who("a"), "accept", "pending"}, {hosttest.Who("b"), "reject", "resolved"}}, "reject"},
+		{"an override principal left to vote", `,"requiredApprovals":3,"rejectionPolicy":"majority","overrideBypassesQuorum":true,"approversList":["alice","bob","boss"]`, []step{{hosttest.Who("alice"), "reject", "pending"}, {hosttest.Who("boss"), "accept", "resolved"}}, "accept"},
+		{"without a list the gate waits", `,"requiredApprovals":2,"rejectionPolicy":"majority"`, []step{{hosttest.Who("alice"), "accept", "pending"}, {hosttest.Who("bob"), "reject", "pending"}}, ""},
+		{"nothing after release", ``, []step{{hosttest.Who("alice"), "reject", "resolved"}, {hosttest.Who("bob"), "accept", "interrupt_already_resolved"}}, "reject"},
 	}
 	ctx := context.Background()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h, _ := memHost(t)
-			if _, _, err := h.RequestInterrupt(ctx, who("engine"), "r1", host.Request{NodeID: "gate", Payload: approvalWith(tt.data)}); err != nil {
+			h, _ := hosttest.MemHost(t)
+			if _, _, err := h.RequestInterrupt(ctx, hosttest.Who("engine"), "r1", host.Request{NodeID: "gate", Payload: approvalWith(tt.data)}); err != nil {
 				t.Fatal(err)
 			}
 			for i, s := range tt.steps {
@@ -116,7 +84,7 @@ func TestApprovalRules(t *testing.T) {
 					t.Fatalf("step %d (%s by %s): %s %v, want %s", i, s.action, s.by.Voter(), got, err, s.want)
 				}
 			}
-			snap, err := h.Snapshot(ctx, who("engine"), "r1")
+			snap, err := h.Snapshot(ctx, hosttest.Who("engine"), "r1")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -126,7 +94,7 @@ func TestApprovalRules(t *testing.T) {
 			if tt.released == "" {
 				return
 			}
-			v, _, err := h.RequestInterrupt(ctx, who("engine"), "r1", host.Request{NodeID: "gate", Payload: approvalWith(tt.data)})
+			v, _, err := h.RequestInterrupt(ctx, hosttest.Who("engine"), "r1", host.Request{NodeID: "gate", Payload: approvalWith(tt.data)})
 			if err != nil || v.Status != interrupt.StatusResolved || !strings.Contains(string(v.ResumeValue), `"action":"`+tt.released+`"`) {
 				t.Errorf("released with %s (%v), want action %s", v.ResumeValue, err, tt.released)
 			}
@@ -138,18 +106,18 @@ func TestApprovalRules(t *testing.T) {
 // approvers' reach releases the gate as rejected, and its vote says why.
 func TestAnUnreachableQuorumIsRejected(t *testing.T) {
 	ctx := context.Background()
-	h, _ := memHost(t)
-	if _, _, err := h.RequestInterrupt(ctx, who("engine"), "r1", host.Request{NodeID: "gate", Payload: approvalWith(`,"requiredApprovals":2,"rejectionPolicy":"majority","approversList":["alice","bob"]`)}); err != nil {
+	h, _ := hosttest.MemHost(t)
+	if _, _, err := h.RequestInterrupt(ctx, hosttest.Who("engine"), "r1", host.Request{NodeID: "gate", Payload: approvalWith(`,"requiredApprovals":2,"rejectionPolicy":"majority","approversList":["alice","bob"]`)}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := resolveAs(ctx, h, who("alice"), decision("accept")); err != nil {
+	if _, err := resolveAs(ctx, h, hosttest.Who("alice"), decision("accept")); err != nil {
 		t.Fatal(err)
 	}
-	res, err := resolveAs(ctx, h, who("bob"), decision("reject"))
+	res, err := resolveAs(ctx, h, hosttest.Who("bob"), decision("reject"))
 	if err != nil || res.Status != interrupt.StatusResolved {
 		t.Fatalf("bob's rejection: %+v %v", res, err)
 	}
-	page, err := h.Events(ctx, who("engine"), "r1", 2, 0, "")
+	page, err := h.Events(ctx, hosttest.Who("engine"), "r1", 2, 0, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,12 +134,12 @@ func TestAnUnreachableQuorumIsRejected(t *testing.T) {
 // decided is the host's own record: the vote's principal is the caller, never decidedBy.
 func TestDecidedByIsOpaque(t *testing.T) {
 	ctx := context.Background()
-	h, l := memHost(t)
-	if _, _, err := h.RequestInterrupt(ctx, who("engine"), "r1", host.Request{NodeID: "gate", Payload: approvalWith(`,"approversList":["alice","bob"]`)}); err != nil {
+	h, l := hosttest.MemHost(t)
+	if _, _, err := h.RequestInterrupt(ctx, hosttest.Who("engine"), "r1", host.Request{NodeID: "gate", Payload: approvalWith(`,"approversList":["alice","bob"]`)}); err != nil {
 		t.Fatal(err)
 	}
 	sent := `{"action":"accept","decidedAt":"2026-11-30T09:00:00Z","decidedBy":"bob"}`
-	res, err := resolveAs(ctx, h, who("alice"), json.RawMessage(sent))
+	res, err := resolveAs(ctx, h, hosttest.Who("alice"), json.RawMessage(sent))
 	if err != nil || string(res.ResumeValue) != sent {
 		t.Fatalf("alice naming bob: %s %v, want the value as sent", res.ResumeValue, err)
 	}
@@ -192,20 +160,20 @@ func TestDecidedByIsOpaque(t *testing.T) {
 // votes, asks and agent decisions left out, while its next still passes every commit read.
 func TestStreamModes(t *testing.T) {
 	ctx := context.Background()
-	h, _ := memHost(t)
-	if _, _, err := h.RequestInterrupt(ctx, who("engine"), "r1", host.Request{NodeID: "gate", Payload: approvalWith(`,"requiredApprovals":2`)}); err != nil {
+	h, _ := hosttest.MemHost(t)
+	if _, _, err := h.RequestInterrupt(ctx, hosttest.Who("engine"), "r1", host.Request{NodeID: "gate", Payload: approvalWith(`,"requiredApprovals":2`)}); err != nil {
 		t.Fatal(err)
 	}
 	for _, step := range []struct{ by, action string }{{"alice", "ask"}, {"alice", "accept"}, {"bob", "accept"}} {
-		if _, err := resolveAs(ctx, h, who(step.by), decision(step.action)); err != nil {
+		if _, err := resolveAs(ctx, h, hosttest.Who(step.by), decision(step.action)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, _, err := h.Decide(ctx, who("engine"), "r1", host.AgentDecision{NodeID: "classify", Key: "d1", AgentID: "triage", Confidence: 0.2, Decision: json.RawMessage(`{}`)}); err != nil {
+	if _, _, err := h.Decide(ctx, hosttest.Who("engine"), "r1", host.AgentDecision{NodeID: "classify", Key: "d1", AgentID: "triage", Confidence: 0.2, Decision: json.RawMessage(`{}`)}); err != nil {
 		t.Fatal(err)
 	}
 	types := func(mode interrupt.Mode) (string, int64) {
-		page, err := h.Events(ctx, who("engine"), "r1", 0, 0, mode)
+		page, err := h.Events(ctx, hosttest.Who("engine"), "r1", 0, 0, mode)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -225,7 +193,7 @@ func TestStreamModes(t *testing.T) {
 			t.Errorf("mode %q: %s (next %d), want %s (next 5)", tt.mode, got, next, tt.want)
 		}
 	}
-	if page, err := h.Events(ctx, who("engine"), "r1", 1, 1, interrupt.ModeUpdates); err != nil || len(page.Events) != 0 || page.Next != 2 {
+	if page, err := h.Events(ctx, hosttest.Who("engine"), "r1", 1, 1, interrupt.ModeUpdates); err != nil || len(page.Events) != 0 || page.Next != 2 {
 		t.Errorf("a page of updates over the ask alone: %+v %v, want no events and next 2", page, err)
 	}
 }
@@ -249,9 +217,9 @@ func TestEligibility(t *testing.T) {
 		// want is the eligibility recorded ("via:ref"), or an error code.
 		want string
 	}{
-		{"open approval", ``, nil, who("anyone"), "open:"},
-		{"listed principal", `,"approversList":["alice"]`, nil, who("alice"), "principal:alice"},
-		{"unlisted principal", `,"approversList":["alice"]`, nil, who("bob"), "approver_not_eligible"},
+		{"open approval", ``, nil, hosttest.Who("anyone"), "open:"},
+		{"listed principal", `,"approversList":["alice"]`, nil, hosttest.Who("alice"), "principal:alice"},
+		{"unlisted principal", `,"approversList":["alice"]`, nil, hosttest.Who("bob"), "approver_not_eligible"},
 		{"group member", `,"approverGroupRefs":["finance"]`, []string{"group"}, member("carol", []string{"ops", "finance"}, nil), "group:finance"},
 		{"not a group member", `,"approverGroupRefs":["finance"]`, []string{"group"}, member("carol", []string{"ops"}, nil), "approver_not_eligible"},
 		{"group refs not advertised", `,"approverGroupRefs":["finance"]`, []string{"principal"}, member("carol", nil, nil), "open:"},
@@ -267,13 +235,13 @@ func TestEligibility(t *testing.T) {
 		{"a token without a principal", `,"approversList":["alice"]`, nil, interrupt.Principal{Tenant: "acme", Token: "jti"}, "approver_not_eligible"},
 		{"a token for a listed principal", `,"approversList":["alice"]`, nil, interrupt.Principal{Subject: "alice", Tenant: "acme", Token: "jti"}, "principal:alice"},
 		{"a token without a principal, quorum 2", `,"requiredApprovals":2`, nil, interrupt.Principal{Tenant: "acme", Token: "jti"}, "approver_not_eligible"},
-		{"audience grants nothing", `,"approversList":["alice"],"audience":["bob"]`, nil, who("bob"), "approver_not_eligible"},
+		{"audience grants nothing", `,"approversList":["alice"],"audience":["bob"]`, nil, hosttest.Who("bob"), "approver_not_eligible"},
 	}
 	ctx := context.Background()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h, l := memHost(t, func(c *host.Config) { c.RefKinds = tt.refKinds })
-			if _, _, err := h.RequestInterrupt(ctx, who("engine"), "r1", host.Request{NodeID: "gate", Payload: approvalWith(tt.data)}); err != nil {
+			h, l := hosttest.MemHost(t, func(c *host.Config) { c.RefKinds = tt.refKinds })
+			if _, _, err := h.RequestInterrupt(ctx, hosttest.Who("engine"), "r1", host.Request{NodeID: "gate", Payload: approvalWith(tt.data)}); err != nil {
 				t.Fatal(err)
 			}
 			writes := l.Writes()
@@ -287,7 +255,7 @@ func TestEligibility(t *testing.T) {
 				}
 				return
 			}
-			page, err := h.Events(ctx, who("engine"), "r1", 1, 0, "")
+			page, err := h.Events(ctx, hosttest.Who("engine"), "r1", 1, 0, "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -311,33 +279,33 @@ func TestEligibility(t *testing.T) {
 // nothing.
 func TestIdempotency(t *testing.T) {
 	ctx := context.Background()
-	h, l := memHost(t)
-	if _, _, err := h.RequestInterrupt(ctx, who("engine"), "r1", host.Request{NodeID: "gate", Payload: approvalWith(`,"requiredApprovals":2`)}); err != nil {
+	h, l := hosttest.MemHost(t)
+	if _, _, err := h.RequestInterrupt(ctx, hosttest.Who("engine"), "r1", host.Request{NodeID: "gate", Payload: approvalWith(`,"requiredApprovals":2`)}); err != nil {
 		t.Fatal(err)
 	}
 	key := func(fingerprint string) *host.Idempotency {
 		return &host.Idempotency{Key: "k1", Fingerprint: fingerprint}
 	}
-	first, err := h.Resolve(ctx, who("alice"), "r1", "gate", decision("accept"), key("f1"))
+	first, err := h.Resolve(ctx, hosttest.Who("alice"), "r1", "gate", decision("accept"), key("f1"))
 	if err != nil || first.Replay != nil || first.Status != interrupt.StatusPending {
 		t.Fatalf("first: %+v %v", first, err)
 	}
 	writes := l.Writes()
-	again, err := h.Resolve(ctx, who("alice"), "r1", "gate", decision("accept"), key("f1"))
+	again, err := h.Resolve(ctx, hosttest.Who("alice"), "r1", "gate", decision("accept"), key("f1"))
 	if err != nil || again.Replay == nil || again.Seq != first.Seq || string(again.ResumeValue) != string(first.ResumeValue) || *again.Tally != *first.Tally {
 		t.Errorf("replay: %+v %v, want %+v", again, err, first)
 	}
-	if _, err := h.Resolve(ctx, who("alice"), "r1", "gate", decision("reject"), key("f2")); code(err) != interrupt.CodeIdempotencyReuse {
+	if _, err := h.Resolve(ctx, hosttest.Who("alice"), "r1", "gate", decision("reject"), key("f2")); code(err) != interrupt.CodeIdempotencyReuse {
 		t.Errorf("another request with the key: %v, want 422", err)
 	}
 	if l.Writes() != writes {
 		t.Errorf("replays wrote")
 	}
-	bob, err := h.Resolve(ctx, who("bob"), "r1", "gate", decision("accept"), key("f1"))
+	bob, err := h.Resolve(ctx, hosttest.Who("bob"), "r1", "gate", decision("accept"), key("f1"))
 	if err != nil || bob.Replay != nil || bob.Status != interrupt.StatusResolved {
 		t.Errorf("bob's k1 is bob's own key: %+v %v", bob, err)
 	}
-	late, err := h.Resolve(ctx, who("alice"), "r1", "gate", decision("accept"), key("f1"))
+	late, err := h.Resolve(ctx, hosttest.Who("alice"), "r1", "gate", decision("accept"), key("f1"))
 	if err != nil || late.Replay == nil || late.Seq != first.Seq {
 		t.Errorf("a replay after resolution: %+v %v", late, err)
 	}
@@ -356,19 +324,19 @@ func TestResumeValidation(t *testing.T) {
 		// want is "" for accepted, or the error code and the paths it names.
 		want string
 	}{
-		{"resumeSchema holds", `{"kind":"custom","key":"k","data":{"customKind":"x"},"resumeSchema":{"type":"object","required":["ok"]}}`, `{"ok":true}`, who("a"), ""},
-		{"resumeSchema fails", `{"kind":"custom","key":"k","data":{"customKind":"x"},"resumeSchema":{"type":"object","required":["ok"]}}`, `{}`, who("a"), "validation_error /resumeValue/ok"},
-		{"every question answered", `{"kind":"clarification","key":"k","data":{"questions":[{"id":"q1","question":"?","schema":{"type":"integer"}},{"id":"q2","question":"?"}]}}`, `{"answers":{"q1":3,"q2":"x"}}`, who("a"), ""},
-		{"a question unanswered", `{"kind":"clarification","key":"k","data":{"questions":[{"id":"q1","question":"?"},{"id":"q2","question":"?"}]}}`, `{"answers":{"q1":1}}`, who("a"), "validation_error /resumeValue/answers/q2"},
-		{"an answer to no question", `{"kind":"clarification","key":"k","data":{"questions":[{"id":"q1","question":"?"}]}}`, `{"answers":{"q1":1,"a/b":2}}`, who("a"), "validation_error /resumeValue/answers/a~1b"},
-		{"an answer against its schema", `{"kind":"clarification","key":"k","data":{"questions":[{"id":"q1","question":"?","schema":{"type":"integer"}}]}}`, `{"answers":{"q1":"three"}}`, who("a"), "validation_error /resumeValue/answers/q1"},
-		{"answers not an object", `{"kind":"clarification","key":"k","data":{"questions":[{"id":"q1","question":"?"}]}}`, `["q1"]`, who("a"), "validation_error /resumeValue"},
-		{"outcomeSchema holds", `{"kind":"conversation.exchange","key":"k","data":{"conversationId":"c","prompt":"?","outcomeSchema":{"type":"string"}}}`, `"fine"`, who("a"), ""},
-		{"outcomeSchema fails", `{"kind":"conversation.exchange","key":"k","data":{"conversationId":"c","prompt":"?","outcomeSchema":{"type":"string"}}}`, `7`, who("a"), "validation_error /resumeValue"},
-		{"an action the approval does not allow", `{"kind":"approval","key":"k","data":{"artifactId":"a","artifactType":"t","title":"x","actions":["accept"]}}`, string(decision("reject")), who("a"), "validation_error /resumeValue/action"},
-		{"refine without feedback", string(approvalWith(``)), `{"action":"refine","decidedAt":"2026-11-30T09:00:00Z"}`, who("a"), "validation_error /resumeValue/refineFeedback"},
-		{"decidedBy is opaque", string(approvalWith(``)), `{"action":"accept","decidedAt":"2026-11-30T09:00:00Z","decidedBy":"user:alice"}`, who("alice"), ""},
-		{"decidedBy the caller", string(approvalWith(``)), `{"action":"accept","decidedAt":"2026-11-30T09:00:00Z","decidedBy":"alice"}`, who("alice"), ""},
+		{"resumeSchema holds", `{"kind":"custom","key":"k","data":{"customKind":"x"},"resumeSchema":{"type":"object","required":["ok"]}}`, `{"ok":true}`, hosttest.Who("a"), ""},
+		{"resumeSchema fails", `{"kind":"custom","key":"k","data":{"customKind":"x"},"resumeSchema":{"type":"object","required":["ok"]}}`, `{}`, hosttest.Who("a"), "validation_error /resumeValue/ok"},
+		{"every question answered", `{"kind":"clarification","key":"k","data":{"questions":[{"id":"q1","question":"?","schema":{"type":"integer"}},{"id":"q2","question":"?"}]}}`, `{"answers":{"q1":3,"q2":"x"}}`, hosttest.Who("a"), ""},
+		{"a question unanswered", `{"kind":"clarification","key":"k","data":{"questions":[{"id":"q1","question":"?"},{"id":"q2","question":"?"}]}}`, `{"answers":{"q1":1}}`, hosttest.Who("a"), "validation_error /resumeValue/answers/q2"},
+		{"an answer to no question", `{"kind":"clarification","key":"k","data":{"questions":[{"id":"q1","question":"?"}]}}`, `{"answers":{"q1":1,"a/b":2}}`, hosttest.Who("a"), "validation_error /resumeValue/answers/a~1b"},
+		{"an answer against its schema", `{"kind":"clarification","key":"k","data":{"questions":[{"id":"q1","question":"?","schema":{"type":"integer"}}]}}`, `{"answers":{"q1":"three"}}`, hosttest.Who("a"), "validation_error /resumeValue/answers/q1"},
+		{"answers not an object", `{"kind":"clarification","key":"k","data":{"questions":[{"id":"q1","question":"?"}]}}`, `["q1"]`, hosttest.Who("a"), "validation_error /resumeValue"},
+		{"outcomeSchema holds", `{"kind":"conversation.exchange","key":"k","data":{"conversationId":"c","prompt":"?","outcomeSchema":{"type":"string"}}}`, `"fine"`, hosttest.Who("a"), ""},
+		{"outcomeSchema fails", `{"kind":"conversation.exchange","key":"k","data":{"conversationId":"c","prompt":"?","outcomeSchema":{"type":"string"}}}`, `7`, hosttest.Who("a"), "validation_error /resumeValue"},
+		{"an action the approval does not allow", `{"kind":"approval","key":"k","data":{"artifactId":"a","artifactType":"t","title":"x","actions":["accept"]}}`, string(decision("reject")), hosttest.Who("a"), "validation_error /resumeValue/action"},
+		{"refine without feedback", string(approvalWith(``)), `{"action":"refine","decidedAt":"2026-11-30T09:00:00Z"}`, hosttest.Who("a"), "validation_error /resumeValue/refineFeedback"},
+		{"decidedBy is opaque", string(approvalWith(``)), `{"action":"accept","decidedAt":"2026-11-30T09:00:00Z","decidedBy":"user:alice"}`, hosttest.Who("alice"), ""},
+		{"decidedBy the caller", string(approvalWith(``)), `{"action":"accept","decidedAt":"2026-11-30T09:00:00Z","decidedBy":"alice"}`, hosttest.Who("alice"), ""},
 		{"no decidedBy from a token without a principal", string(approvalWith(``)), `{"action":"accept","decidedAt":"2026-11-30T09:00:00Z"}`, interrupt.Principal{Tenant: "acme", Token: "jti"}, "validation_error /resumeValue/decidedBy"},
 		{"decidedBy from a token without a principal", string(approvalWith(``)), `{"action":"accept","decidedAt":"2026-11-30T09:00:00Z","decidedBy":"Ops desk"}`, interrupt.Principal{Tenant: "acme", Token: "jti"}, ""},
 		{"no decidedBy from a token for a principal", string(approvalWith(``)), `{"action":"accept","decidedAt":"2026-11-30T09:00:00Z"}`, interrupt.Principal{Subject: "bob", Tenant: "acme", Token: "jti"}, ""},
@@ -376,14 +344,14 @@ func TestResumeValidation(t *testing.T) {
 	ctx := context.Background()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h, l := memHost(t)
+			h, l := hosttest.MemHost(t)
 			if strings.Contains(tt.payload, "conversation.exchange") {
 				open := json.RawMessage(`{"kind":"conversation.start","key":"open","data":{"conversationId":"c"}}`)
-				if _, _, err := h.RequestInterrupt(ctx, who("engine"), "r1", host.Request{NodeID: "open", Payload: open}); err != nil {
+				if _, _, err := h.RequestInterrupt(ctx, hosttest.Who("engine"), "r1", host.Request{NodeID: "open", Payload: open}); err != nil {
 					t.Fatal(err)
 				}
 			}
-			if _, _, err := h.RequestInterrupt(ctx, who("engine"), "r1", host.Request{NodeID: "gate", Payload: json.RawMessage(tt.payload)}); err != nil {
+			if _, _, err := h.RequestInterrupt(ctx, hosttest.Who("engine"), "r1", host.Request{NodeID: "gate", Payload: json.RawMessage(tt.payload)}); err != nil {
 				t.Fatal(err)
 			}
 			writes := l.Writes()
@@ -412,7 +380,7 @@ func TestResumeValidation(t *testing.T) {
 // closed; a closed conversation is never opened again, in this run or another.
 func TestConversationLifecycle(t *testing.T) {
 	ctx := context.Background()
-	h, _ := memHost(t)
+	h, _ := hosttest.MemHost(t)
 	conv := func(kind, key string) json.RawMessage {
 		extra := ""
 		if kind == "conversation.exchange" {
@@ -436,7 +404,7 @@ func TestConversationLifecycle(t *testing.T) {
 		{"r2", "a", "conversation.start", "s1", interrupt.CodeConflict},
 	}
 	for i, s := range steps {
-		_, _, err := h.RequestInterrupt(ctx, who("engine"), s.run, host.Request{NodeID: s.node, Payload: conv(s.kind, s.key)})
+		_, _, err := h.RequestInterrupt(ctx, hosttest.Who("engine"), s.run, host.Request{NodeID: s.node, Payload: conv(s.kind, s.key)})
 		if got := interrupt.ErrorCode(err); got != s.want {
 			t.Errorf("step %d, %s in %s: %v, want %q", i, s.kind, s.run, err, s.want)
 		}
@@ -448,18 +416,18 @@ func TestConversationLifecycle(t *testing.T) {
 // the same key answers the first decision, and bad input changes nothing.
 func TestAgentDecisions(t *testing.T) {
 	ctx := context.Background()
-	h, l := memHost(t)
+	h, l := hosttest.MemHost(t)
 	decide := func(run, node, key string, confidence float64) (host.Decided, bool, error) {
-		return h.Decide(ctx, who("engine"), run, host.AgentDecision{NodeID: node, Key: key, AgentID: "triage", Confidence: confidence, Decision: json.RawMessage(`{"label":"billing"}`)})
+		return h.Decide(ctx, hosttest.Who("engine"), run, host.AgentDecision{NodeID: node, Key: key, AgentID: "triage", Confidence: confidence, Decision: json.RawMessage(`{"label":"billing"}`)})
 	}
-	if _, err := h.Configure(ctx, who("engine"), "r1", 0.8); err != nil {
+	if _, err := h.Configure(ctx, hosttest.Who("engine"), "r1", 0.8); err != nil {
 		t.Fatal(err)
 	}
 	low, created, err := decide("r1", "classify", "d1", 0.41)
 	if err != nil || !created || !low.Escalated || low.InterruptID == "" || low.Seq != 2 {
 		t.Fatalf("below the threshold: %+v %v %v", low, created, err)
 	}
-	page, _ := h.Events(ctx, who("engine"), "r1", 1, 0, "")
+	page, _ := h.Events(ctx, hosttest.Who("engine"), "r1", 1, 0, "")
 	var types []string
 	for _, e := range page.Events {
 		types = append(types, e.Type)
@@ -473,7 +441,7 @@ func TestAgentDecisions(t *testing.T) {
 	if !strings.Contains(string(page.Events[2].Payload), `"data":{"agentId":"triage","observed":0.41,"threshold":0.8}`) {
 		t.Errorf("the interrupt: %s", page.Events[2].Payload)
 	}
-	if snap, _ := h.Snapshot(ctx, who("engine"), "r1"); snap.Status != interrupt.RunWaitingInput || snap.CurrentNodeID != "classify" {
+	if snap, _ := h.Snapshot(ctx, hosttest.Who("engine"), "r1"); snap.Status != interrupt.RunWaitingInput || snap.CurrentNodeID != "classify" {
 		t.Errorf("snapshot %+v", snap)
 	}
 	high, created, err := decide("r1", "route", "d2", 0.93)
@@ -501,7 +469,7 @@ func TestAgentDecisions(t *testing.T) {
 		"an interrupt's key":     {"r3", "n", "kk", 0.5, interrupt.CodeConflict},
 	} {
 		if name == "an interrupt's key" {
-			h.RequestInterrupt(ctx, who("engine"), "r3", host.Request{NodeID: "x", Payload: json.RawMessage(`{"kind":"custom","key":"kk","data":{"customKind":"x"}}`)})
+			h.RequestInterrupt(ctx, hosttest.Who("engine"), "r3", host.Request{NodeID: "x", Payload: json.RawMessage(`{"kind":"custom","key":"kk","data":{"customKind":"x"}}`)})
 		}
 		writes := l.Writes()
 		if _, _, err := decide(c.run, c.node, c.key, c.confidence); interrupt.ErrorCode(err) != c.want {
@@ -512,11 +480,11 @@ func TestAgentDecisions(t *testing.T) {
 		}
 	}
 	for _, bad := range []float64{-0.01, 1.01} {
-		if _, err := h.Configure(ctx, who("engine"), "r1", bad); interrupt.ErrorCode(err) != interrupt.CodeValidation {
+		if _, err := h.Configure(ctx, hosttest.Who("engine"), "r1", bad); interrupt.ErrorCode(err) != interrupt.CodeValidation {
 			t.Errorf("threshold %v: %v", bad, err)
 		}
 	}
-	if c, err := h.Configure(ctx, who("engine"), "r1", 0.8); err != nil || c.Seq != 1 {
+	if c, err := h.Configure(ctx, hosttest.Who("engine"), "r1", 0.8); err != nil || c.Seq != 1 {
 		t.Errorf("the same threshold again: %+v %v, want the first configuration's commit", c, err)
 	}
 }
@@ -530,21 +498,21 @@ func TestAReentryKeyNamesOneInterrupt(t *testing.T) {
 	approvalKeyed := json.RawMessage(strings.Replace(string(approvalWith("")), `"key":"k"`, `"key":"first"`, 1))
 	states := map[string]func(t *testing.T, h *host.Host, l *inmem.Store){
 		"pending": func(t *testing.T, h *host.Host, _ *inmem.Store) {
-			if _, _, err := h.RequestInterrupt(context.Background(), who("engine"), "r1", host.Request{NodeID: "a", Payload: custom("first")}); err != nil {
+			if _, _, err := h.RequestInterrupt(context.Background(), hosttest.Who("engine"), "r1", host.Request{NodeID: "a", Payload: hosttest.Custom("first")}); err != nil {
 				t.Fatal(err)
 			}
 		},
 		"resolved": func(t *testing.T, h *host.Host, _ *inmem.Store) {
 			ctx := context.Background()
-			if _, _, err := h.RequestInterrupt(ctx, who("engine"), "r1", host.Request{NodeID: "a", Payload: custom("first")}); err != nil {
+			if _, _, err := h.RequestInterrupt(ctx, hosttest.Who("engine"), "r1", host.Request{NodeID: "a", Payload: hosttest.Custom("first")}); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := h.Resolve(ctx, who("alice"), "r1", "a", json.RawMessage(`{"v":1}`), nil); err != nil {
+			if _, err := h.Resolve(ctx, hosttest.Who("alice"), "r1", "a", json.RawMessage(`{"v":1}`), nil); err != nil {
 				t.Fatal(err)
 			}
 		},
 		"archived": func(t *testing.T, h *host.Host, l *inmem.Store) {
-			newLongRun(t, h, "r1", 4*runlog.CheckpointEvery)
+			hosttest.NewLongRun(t, h, "r1", 4*runlog.CheckpointEvery)
 			if cp, _, err := l.Tail(context.Background(), runlog.Key{Tenant: "acme", RunID: "r1"}); err != nil || cp == nil || !cp.Archived {
 				t.Fatalf("the run's checkpoint %+v %v, want one that archived its first interrupt", cp, err)
 			}
@@ -556,17 +524,17 @@ func TestAReentryKeyNamesOneInterrupt(t *testing.T) {
 			payload    json.RawMessage
 			want       interrupt.Code
 		}{
-			{"its node and kind replay it", "a", custom("first"), ""},
-			{"another node", "b", custom("first"), interrupt.CodeKeyReused},
+			{"its node and kind replay it", "a", hosttest.Custom("first"), ""},
+			{"another node", "b", hosttest.Custom("first"), interrupt.CodeKeyReused},
 			{"another kind", "a", approvalKeyed, interrupt.CodeKeyReused},
 			{"another node and kind", "b", approvalKeyed, interrupt.CodeKeyReused},
 		} {
 			t.Run(state+"/"+tc.name, func(t *testing.T) {
 				t.Parallel()
-				h, l := memHost(t, func(c *host.Config) { c.Keys = keys })
+				h, l := hosttest.MemHost(t, func(c *host.Config) { c.Keys = hosttest.Keys })
 				setUp(t, h, l)
 				writes := l.Writes()
-				v, created, err := h.RequestInterrupt(context.Background(), who("engine"), "r1", host.Request{NodeID: tc.node, Payload: tc.payload})
+				v, created, err := h.RequestInterrupt(context.Background(), hosttest.Who("engine"), "r1", host.Request{NodeID: tc.node, Payload: tc.payload})
 				if code(err) != tc.want || created || l.Writes() != writes {
 					t.Fatalf("%v created %v, %d writes; want %q and none", err, created, l.Writes()-writes, tc.want)
 				}

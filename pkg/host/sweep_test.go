@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/interrupthost/interrupthost/internal/hosttest"
 	"github.com/interrupthost/interrupthost/internal/testclock"
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
@@ -18,21 +19,6 @@ func timed(key string, ms int) json.RawMessage {
 	return json.RawMessage(fmt.Sprintf(`{"kind":"approval","key":%q,"timeoutMs":%d,"data":{"artifactId":"a","artifactType":"t","title":"x","actions":["accept"],"requiredApprovals":2}}`, key, ms))
 }
 
-func expiredEvents(t testing.TB, h *host.Host, run string) []runlog.Envelope {
-	t.Helper()
-	page, err := h.Events(context.Background(), who("engine"), run, 0, 0, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []runlog.Envelope
-	for _, e := range page.Events {
-		if e.Type == interrupt.EventExpired {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
 // TestSweepExpires: an interrupt past its deadline gets exactly one interrupt.expired from the
 // sweep, without any read in between; its votes end with it, it releases nothing, and a resolve
 // after it answers 409.
@@ -40,12 +26,12 @@ func TestSweepExpires(t *testing.T) {
 	ctx := context.Background()
 	t0 := time.Date(2026, 11, 30, 9, 0, 45, 0, time.UTC)
 	clock := testclock.New(t0)
-	h, _ := memHost(t, func(c *host.Config) { c.Now = clock.Now })
-	v, _, err := h.RequestInterrupt(ctx, who("engine"), "r1", host.Request{NodeID: "gate", Payload: timed("k", 1500)})
+	h, _ := hosttest.MemHost(t, func(c *host.Config) { c.Now = clock.Now })
+	v, _, err := h.RequestInterrupt(ctx, hosttest.Who("engine"), "r1", host.Request{NodeID: "gate", Payload: timed("k", 1500)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.Resolve(ctx, who("alice"), "r1", "gate", decision("accept"), nil); err != nil {
+	if _, err := h.Resolve(ctx, hosttest.Who("alice"), "r1", "gate", decision("accept"), nil); err != nil {
 		t.Fatal(err)
 	}
 	clock.Set(t0.Add(time.Second))
@@ -64,7 +50,7 @@ func TestSweepExpires(t *testing.T) {
 	if r, err := h.Sweep(ctx); err != nil || r.Expired != 0 || !r.CaughtUp {
 		t.Errorf("minutes later: %+v %v", r, err)
 	}
-	expired := expiredEvents(t, h, "r1")
+	expired := hosttest.ExpiredEvents(t, h, "r1")
 	if len(expired) != 1 {
 		t.Fatalf("%d interrupt.expired", len(expired))
 	}
@@ -75,13 +61,13 @@ func TestSweepExpires(t *testing.T) {
 	if payload["interruptId"] != v.InterruptID || payload["nodeId"] != "gate" || payload["kind"] != "approval" || payload["deadline"] != "2026-11-30T09:00:46.500Z" {
 		t.Errorf("payload %v", payload)
 	}
-	if _, err := h.Resolve(ctx, who("bob"), "r1", "gate", decision("accept"), nil); interrupt.ErrorCode(err) != interrupt.CodeAlreadyResolved {
+	if _, err := h.Resolve(ctx, hosttest.Who("bob"), "r1", "gate", decision("accept"), nil); interrupt.ErrorCode(err) != interrupt.CodeAlreadyResolved {
 		t.Errorf("a vote after the expiry: %v", err)
 	}
-	if snap, _ := h.Snapshot(ctx, who("engine"), "r1"); len(snap.Pending) != 0 || snap.Status != interrupt.RunRunning {
+	if snap, _ := h.Snapshot(ctx, hosttest.Who("engine"), "r1"); len(snap.Pending) != 0 || snap.Status != interrupt.RunRunning {
 		t.Errorf("snapshot %+v", snap)
 	}
-	if resolvedCount(t, h, "r1") != 0 {
+	if hosttest.ResolvedCount(t, h, "r1") != 0 {
 		t.Errorf("the expiry released the gate")
 	}
 }
@@ -92,14 +78,14 @@ func TestSweepSkipsWhatIsDone(t *testing.T) {
 	ctx := context.Background()
 	t0 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 	clock := testclock.New(t0)
-	h, l := memHost(t, func(c *host.Config) { c.Now = clock.Now })
+	h, l := hosttest.MemHost(t, func(c *host.Config) { c.Now = clock.Now })
 	custom := func(key string) json.RawMessage {
 		return json.RawMessage(`{"kind":"custom","key":"` + key + `","timeoutMs":1000,"data":{"customKind":"x"}}`)
 	}
-	h.RequestInterrupt(ctx, who("engine"), "resolved", host.Request{NodeID: "n", Payload: custom("a")})
-	h.Resolve(ctx, who("alice"), "resolved", "n", json.RawMessage(`{}`), nil)
-	h.RequestInterrupt(ctx, who("engine"), "ended", host.Request{NodeID: "n", Payload: custom("b")})
-	h.EndRun(ctx, who("engine"), "ended", interrupt.RunCancelled, "")
+	h.RequestInterrupt(ctx, hosttest.Who("engine"), "resolved", host.Request{NodeID: "n", Payload: custom("a")})
+	h.Resolve(ctx, hosttest.Who("alice"), "resolved", "n", json.RawMessage(`{}`), nil)
+	h.RequestInterrupt(ctx, hosttest.Who("engine"), "ended", host.Request{NodeID: "n", Payload: custom("b")})
+	h.EndRun(ctx, hosttest.Who("engine"), "ended", interrupt.RunCancelled, "")
 	if err := l.Schedule(ctx, runlog.Due{Tenant: "acme", RunID: "never", InterruptID: "int_x", Deadline: t0.Add(time.Second)}); err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +135,7 @@ func TestSweepCostFollowsTheDue(t *testing.T) {
 	t0 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 	clock := testclock.New(t0)
 	c := &counted{calls: map[string]int{}}
-	h, mem := memHostOn(t, func(l host.Store) host.Store { c.Store = l; return c }, func(cfg *host.Config) { cfg.Now = clock.Now })
+	h, mem := hosttest.MemHostOn(t, func(l host.Store) host.Store { c.Store = l; return c }, func(cfg *host.Config) { cfg.Now = clock.Now })
 	for i := range 10_000 {
 		if err := mem.Schedule(ctx, runlog.Due{Tenant: "acme", RunID: fmt.Sprintf("later-%d", i), InterruptID: "int", Deadline: t0.Add(time.Hour + time.Duration(i)*time.Second)}); err != nil {
 			t.Fatal(err)
@@ -159,7 +145,7 @@ func TestSweepCostFollowsTheDue(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 100 {
-		if _, _, err := h.RequestInterrupt(ctx, who("engine"), fmt.Sprintf("due-%d", i), host.Request{NodeID: "n", Payload: timed("k", 1000+i*100)}); err != nil {
+		if _, _, err := h.RequestInterrupt(ctx, hosttest.Who("engine"), fmt.Sprintf("due-%d", i), host.Request{NodeID: "n", Payload: timed("k", 1000+i*100)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -180,17 +166,17 @@ func TestRetentionFollowsTheEnd(t *testing.T) {
 	ctx := context.Background()
 	t0 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 	clock := testclock.New(t0)
-	h, l := memHost(t, func(c *host.Config) { c.Now = clock.Now; c.Retention = 48 * time.Hour })
+	h, l := hosttest.MemHost(t, func(c *host.Config) { c.Now = clock.Now; c.Retention = 48 * time.Hour })
 	for _, run := range []string{"ended", "idle", "waiting"} {
-		if _, _, err := h.RequestInterrupt(ctx, who("engine"), run, host.Request{NodeID: "n", Payload: json.RawMessage(`{"kind":"custom","key":"k","data":{"customKind":"x"}}`)}); err != nil {
+		if _, _, err := h.RequestInterrupt(ctx, hosttest.Who("engine"), run, host.Request{NodeID: "n", Payload: json.RawMessage(`{"kind":"custom","key":"k","data":{"customKind":"x"}}`)}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	clock.Set(t0.Add(time.Minute))
-	h.Resolve(ctx, who("alice"), "ended", "n", json.RawMessage(`{}`), nil)
-	h.Resolve(ctx, who("alice"), "idle", "n", json.RawMessage(`{}`), nil)
+	h.Resolve(ctx, hosttest.Who("alice"), "ended", "n", json.RawMessage(`{}`), nil)
+	h.Resolve(ctx, hosttest.Who("alice"), "idle", "n", json.RawMessage(`{}`), nil)
 	clock.Set(t0.Add(2 * time.Minute))
-	if _, err := h.EndRun(ctx, who("engine"), "ended", interrupt.RunCompleted, ""); err != nil {
+	if _, err := h.EndRun(ctx, hosttest.Who("engine"), "ended", interrupt.RunCompleted, ""); err != nil {
 		t.Fatal(err)
 	}
 	clock.Set(t0.Add(5 * time.Minute))
@@ -216,11 +202,11 @@ func TestSweepBudgetResumes(t *testing.T) {
 	ctx := context.Background()
 	t0 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 	clock := testclock.New(t0)
-	h, _ := memHost(t, func(c *host.Config) { c.Now = clock.Now })
+	h, _ := hosttest.MemHost(t, func(c *host.Config) { c.Now = clock.Now })
 	const n = host.MaxSweepEntries + 150
 	for i := range n {
 		payload := json.RawMessage(`{"kind":"custom","key":"k","timeoutMs":1000,"data":{"customKind":"x"}}`)
-		if _, _, err := h.RequestInterrupt(ctx, who("engine"), fmt.Sprintf("r%d", i), host.Request{NodeID: "n", Payload: payload}); err != nil {
+		if _, _, err := h.RequestInterrupt(ctx, hosttest.Who("engine"), fmt.Sprintf("r%d", i), host.Request{NodeID: "n", Payload: payload}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -243,7 +229,7 @@ func TestSweepBudgetResumes(t *testing.T) {
 		t.Errorf("%d expired, want %d", total, n)
 	}
 	for _, i := range []int{0, n / 2, n - 1} {
-		if got := len(expiredEvents(t, h, fmt.Sprintf("r%d", i))); got != 1 {
+		if got := len(hosttest.ExpiredEvents(t, h, fmt.Sprintf("r%d", i))); got != 1 {
 			t.Errorf("r%d: %d interrupt.expired", i, got)
 		}
 	}
@@ -257,7 +243,7 @@ func TestOneTenantDelaysNoOther(t *testing.T) {
 	ctx := context.Background()
 	t0 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 	clock := testclock.New(t0)
-	h, l := memHost(t, func(c *host.Config) { c.Now = clock.Now })
+	h, l := hosttest.MemHost(t, func(c *host.Config) { c.Now = clock.Now })
 	flood := interrupt.Principal{Subject: "engine", Tenant: "flood"}
 	const n = host.MaxSweepEntries + 20
 	for i := range n {
@@ -270,7 +256,9 @@ func TestOneTenantDelaysNoOther(t *testing.T) {
 	if _, _, err := h.RequestInterrupt(ctx, quiet, "q", host.Request{NodeID: "n", Payload: json.RawMessage(`{"kind":"custom","key":"k","timeoutMs":3500,"data":{"customKind":"x"}}`)}); err != nil {
 		t.Fatal(err)
 	}
-	expired := func(p interrupt.Principal, run string) int { return countEvents(t, h, p, run, interrupt.EventExpired) }
+	expired := func(p interrupt.Principal, run string) int {
+		return hosttest.CountEvents(t, h, p, run, interrupt.EventExpired)
+	}
 
 	clock.Set(t0.Add(5 * time.Second))
 	r, err := h.Sweep(ctx)

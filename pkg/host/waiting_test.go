@@ -5,14 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/interrupthost/interrupthost/internal/localaws"
+	"github.com/interrupthost/interrupthost/internal/hosttest"
 	"github.com/interrupthost/interrupthost/internal/testclock"
-	"github.com/interrupthost/interrupthost/pkg/dynamo"
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/inmem"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
@@ -23,7 +21,7 @@ import (
 // customDue is a custom interrupt of key that expires after timeoutMs (0: none).
 func customDue(key string, timeoutMs int) json.RawMessage {
 	if timeoutMs == 0 {
-		return custom(key)
+		return hosttest.Custom(key)
 	}
 	return json.RawMessage(fmt.Sprintf(`{"kind":"custom","key":%q,"timeoutMs":%d,"data":{"customKind":"x"}}`, key, timeoutMs))
 }
@@ -62,17 +60,6 @@ func indexed(t *testing.T, l host.Waiting, tenant string) []string {
 	return ids
 }
 
-// reindex stands in for the stream's consumer (read-models): it reindexes the runs of p's
-// tenant that a step committed to.
-func reindex(t *testing.T, h *host.Host, p interrupt.Principal, runs ...string) {
-	t.Helper()
-	for _, run := range runs {
-		if err := h.Reindex(context.Background(), runlog.Key{Tenant: p.Tenant, RunID: run}); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 // TestPendingInterrupts: a tenant's list holds the interrupts its runs wait on and no other
 // tenant's; the consumer takes a run out of the index after its last resolve, its end or the
 // sweep's expiry, and an interrupt past its deadline is not listed before that. Where the
@@ -81,7 +68,7 @@ func TestPendingInterrupts(t *testing.T) {
 	ctx := context.Background()
 	t0 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 	clock := testclock.New(t0)
-	h, l := memHost(t, func(c *host.Config) { c.Now = clock.Now })
+	h, l := hosttest.MemHost(t, func(c *host.Config) { c.Now = clock.Now })
 	evil := interrupt.Principal{Subject: "mallory", Tenant: "evilcorp"}
 	for _, r := range []struct {
 		p              interrupt.Principal
@@ -94,7 +81,7 @@ func TestPendingInterrupts(t *testing.T) {
 		if _, _, err := h.RequestInterrupt(ctx, r.p, r.run, host.Request{NodeID: r.node, Payload: customDue(r.key, r.timeoutMs)}); err != nil {
 			t.Fatal(err)
 		}
-		reindex(t, h, r.p, r.run)
+		hosttest.Reindex(t, h, r.p, r.run)
 	}
 	steps := []struct {
 		name        string
@@ -105,12 +92,12 @@ func TestPendingInterrupts(t *testing.T) {
 			[]string{"r1/n1", "r2/n1", "r3/n1", "r3/n2"}, []string{"r1", "r2", "r3"}},
 		{"one of two resolved: the run still waits", func() error {
 			_, err := h.Resolve(ctx, alice, "r3", "n1", json.RawMessage(`{}`), nil)
-			reindex(t, h, alice, "r3")
+			hosttest.Reindex(t, h, alice, "r3")
 			return err
 		}, []string{"r1/n1", "r2/n1", "r3/n2"}, []string{"r1", "r2", "r3"}},
 		{"the last resolved", func() error {
 			_, err := h.Resolve(ctx, alice, "r1", "n1", json.RawMessage(`{}`), nil)
-			reindex(t, h, alice, "r1")
+			hosttest.Reindex(t, h, alice, "r1")
 			return err
 		}, []string{"r2/n1", "r3/n2"}, []string{"r2", "r3"}},
 		{"past its deadline: not listed, indexed until the sweep records it", func() error {
@@ -119,12 +106,12 @@ func TestPendingInterrupts(t *testing.T) {
 		}, []string{"r3/n2"}, []string{"r2", "r3"}},
 		{"expired by the sweep", func() error {
 			_, err := h.Sweep(ctx)
-			reindex(t, h, alice, "r2")
+			hosttest.Reindex(t, h, alice, "r2")
 			return err
 		}, []string{"r3/n2"}, []string{"r3"}},
 		{"a request of an idle run", func() error {
-			_, _, err := h.RequestInterrupt(ctx, alice, "r1", host.Request{NodeID: "n1", Payload: custom("again")})
-			reindex(t, h, alice, "r1")
+			_, _, err := h.RequestInterrupt(ctx, alice, "r1", host.Request{NodeID: "n1", Payload: hosttest.Custom("again")})
+			hosttest.Reindex(t, h, alice, "r1")
 			return err
 		}, []string{"r1/n1", "r3/n2"}, []string{"r1", "r3"}},
 		{"ended, the consumer not there yet: the list reads the log and repairs the entry", func() error {
@@ -132,12 +119,12 @@ func TestPendingInterrupts(t *testing.T) {
 			return err
 		}, []string{"r1/n1"}, []string{"r1"}},
 		{"a request the consumer has yet to take is not listed until it does", func() error {
-			_, _, err := h.RequestInterrupt(ctx, alice, "r0", host.Request{NodeID: "n1", Payload: custom("new")})
+			_, _, err := h.RequestInterrupt(ctx, alice, "r0", host.Request{NodeID: "n1", Payload: hosttest.Custom("new")})
 			return err
 		}, []string{"r1/n1"}, []string{"r1"}},
-		{"taken", func() error { reindex(t, h, alice, "r0"); return nil }, []string{"r0/n1", "r1/n1"}, []string{"r0", "r1"}},
+		{"taken", func() error { hosttest.Reindex(t, h, alice, "r0"); return nil }, []string{"r0/n1", "r1/n1"}, []string{"r0", "r1"}},
 		{"taken twice, and a record read late: nothing moves", func() error {
-			reindex(t, h, alice, "r0", "r1", "r0")
+			hosttest.Reindex(t, h, alice, "r0", "r1", "r0")
 			return nil
 		}, []string{"r0/n1", "r1/n1"}, []string{"r0", "r1"}},
 	}
@@ -161,12 +148,12 @@ func TestPendingInterrupts(t *testing.T) {
 // and an approval's tally as the votes come in, kept up by the consumer and, past it, the list.
 func TestPendingSummaries(t *testing.T) {
 	ctx := context.Background()
-	h, _ := memHost(t)
+	h, _ := hosttest.MemHost(t)
 	approval := json.RawMessage(`{"kind":"approval","key":"q","timeoutMs":3600000,"data":{"artifactId":"inv-7","artifactType":"invoice","title":"Pay invoice inv-7","actions":["accept","reject"],"approversList":["bob","carol"],"requiredApprovals":2}}`)
 	if _, _, err := h.RequestInterrupt(ctx, alice, "r1", host.Request{NodeID: "approve", Payload: approval}); err != nil {
 		t.Fatal(err)
 	}
-	reindex(t, h, alice, "r1")
+	hosttest.Reindex(t, h, alice, "r1")
 	check := func(approvals int) {
 		t.Helper()
 		page, err := h.PendingInterrupts(ctx, alice, "", 0)
@@ -185,7 +172,7 @@ func TestPendingSummaries(t *testing.T) {
 		t.Fatal(err)
 	}
 	check(1) // the list, past the consumer
-	reindex(t, h, alice, "r1")
+	hosttest.Reindex(t, h, alice, "r1")
 	check(1)
 }
 
@@ -193,18 +180,18 @@ func TestPendingSummaries(t *testing.T) {
 // together list each pending interrupt once, in run order.
 func TestPendingPages(t *testing.T) {
 	ctx := context.Background()
-	h, _ := memHost(t)
+	h, _ := hosttest.MemHost(t)
 	var want []string
 	for i := range 30 {
 		run := fmt.Sprintf("r%02d", i)
 		for n := range 1 + i%3 {
 			node := fmt.Sprintf("n%d", n)
-			if _, _, err := h.RequestInterrupt(ctx, alice, run, host.Request{NodeID: node, Payload: custom(node)}); err != nil {
+			if _, _, err := h.RequestInterrupt(ctx, alice, run, host.Request{NodeID: node, Payload: hosttest.Custom(node)}); err != nil {
 				t.Fatal(err)
 			}
 			want = append(want, run+"/"+node)
 		}
-		reindex(t, h, alice, run)
+		hosttest.Reindex(t, h, alice, run)
 	}
 	for _, limit := range []int{1, 2, 5, 59, 60, 500} {
 		got, pages := pendingAt(t, h, alice, limit)
@@ -222,14 +209,14 @@ func TestPendingPages(t *testing.T) {
 // the last commit the run is indexed exactly while it waits.
 func TestReindexRacesCommits(t *testing.T) {
 	ctx := context.Background()
-	h, l := memHost(t)
+	h, l := hosttest.MemHost(t)
 	k := runlog.Key{Tenant: alice.Tenant, RunID: "r1"}
 	for round := range 50 {
 		key := func(i int) string { return fmt.Sprintf("k%d-%d", round, i) }
 		var wg sync.WaitGroup
 		errs := make([]error, 4)
 		wg.Go(func() {
-			_, _, errs[0] = h.RequestInterrupt(ctx, alice, "r1", host.Request{NodeID: "a", Payload: custom(key(0))})
+			_, _, errs[0] = h.RequestInterrupt(ctx, alice, "r1", host.Request{NodeID: "a", Payload: hosttest.Custom(key(0))})
 			if errs[0] == nil {
 				_, errs[1] = h.Resolve(ctx, alice, "r1", "a", json.RawMessage(`{}`), nil)
 			}
@@ -242,14 +229,14 @@ func TestReindexRacesCommits(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		reindex(t, h, alice, "r1")
+		hosttest.Reindex(t, h, alice, "r1")
 		if got := indexed(t, l, alice.Tenant); len(got) != 0 {
 			t.Fatalf("round %d: nothing pending, indexed %v", round, got)
 		}
-		if _, _, err := h.RequestInterrupt(ctx, alice, "r1", host.Request{NodeID: "b", Payload: custom(key(1))}); err != nil {
+		if _, _, err := h.RequestInterrupt(ctx, alice, "r1", host.Request{NodeID: "b", Payload: hosttest.Custom(key(1))}); err != nil {
 			t.Fatal(err)
 		}
-		reindex(t, h, alice, "r1")
+		hosttest.Reindex(t, h, alice, "r1")
 		if got := indexed(t, l, alice.Tenant); !slices.Equal(got, []string{"r1"}) {
 			t.Fatalf("round %d: b pending, indexed %v", round, got)
 		}
@@ -259,100 +246,19 @@ func TestReindexRacesCommits(t *testing.T) {
 	}
 }
 
-// reading counts what a store's waiting reads return: the entries' summaries, encoded, and the
-// reads of a run's log (its checkpoint and commits, with their payloads).
-type reading struct {
-	host.Store
-	mu                 sync.Mutex
-	summaryBytes, logs int
-}
-
-func (r *reading) WaitingRuns(ctx context.Context, tenant, after string, limit int) ([]runlog.Waiting, error) {
-	runs, err := r.Store.WaitingRuns(ctx, tenant, after, limit)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, w := range runs {
-		b, _ := json.Marshal(w.Pending)
-		r.summaryBytes += len(b)
-	}
-	return runs, err
-}
-
-func (r *reading) Tail(ctx context.Context, k runlog.Key) (*runlog.Checkpoint, []runlog.Commit, error) {
-	r.mu.Lock()
-	r.logs++
-	r.mu.Unlock()
-	return r.Store.Tail(ctx, k)
-}
-
-// TestAPageCostsAPage, on both stores: a page of runs waiting on 100 KB approvals reads what a
-// page of small ones does: the index's summaries and, per run, one check that no commit follows
-// its entry; no run's log, no payload. On DynamoDB the read units it consumes are counted too.
+// TestAPageCostsAPage runs the scenario on the in-memory store; pkg/dynamo runs it on a table,
+// and counts the read units a page consumes.
 func TestAPageCostsAPage(t *testing.T) {
-	ctx := context.Background()
-	sch, err := schema.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := &meter{}
-	stores := map[string]func(t *testing.T) host.Store{
-		"inmem": logs["inmem"],
-		"dynamo": func(t *testing.T) host.Store {
-			db, table := localaws.NewTable(t, m.option)
-			return dynamo.NewTable(db, table)
-		},
-	}
-	for name, open := range stores {
-		t.Run(name, func(t *testing.T) {
-			r := &reading{Store: open(t)}
-			h := host.New(host.StoresOf(r), sch, host.Config{})
-			type cost struct {
-				summaryBytes, logs int
-				units              float64
-			}
-			costs := map[int]cost{}
-			for _, size := range []int{100, 100_000} {
-				tenant := interrupt.Principal{Subject: "engine", Tenant: fmt.Sprintf("t%d", size)}
-				for i := range 16 {
-					run := fmt.Sprintf("r%02d", i)
-					payload := fmt.Sprintf(`{"kind":"approval","key":"k","data":{"artifactId":"a","artifactType":"doc","title":"Approve %s","actions":["accept"],"artifactData":{"body":%q}}}`, run, strings.Repeat("x", size))
-					if _, _, err := h.RequestInterrupt(ctx, tenant, run, host.Request{NodeID: "approve", Payload: json.RawMessage(payload)}); err != nil {
-						t.Fatal(err)
-					}
-					reindex(t, h, tenant, run)
-				}
-				r.summaryBytes, r.logs = 0, 0
-				m.mu.Lock()
-				m.reads = 0
-				m.mu.Unlock()
-				page, err := h.PendingInterrupts(ctx, tenant, "", 0)
-				if err != nil || len(page.Interrupts) != 16 {
-					t.Fatalf("page %+v %v", page, err)
-				}
-				m.mu.Lock()
-				costs[size] = cost{r.summaryBytes, r.logs, m.reads}
-				m.mu.Unlock()
-			}
-			small, large := costs[100], costs[100_000]
-			// Summaries differ only in their times' digits; 16 runs' checks read no commit.
-			if large.logs != 0 || small.logs != 0 || large.summaryBytes > small.summaryBytes+64 || large.summaryBytes > 16<<10 || large.units > small.units {
-				t.Errorf("a page of 16 runs with 100 KB approvals read %+v, with small ones %+v", large, small)
-			}
-			// The index is read 8 runs at a time (three Queries of a few KB for 16 runs), then
-			// one unit per run's check.
-			if name == "dynamo" && (large.units == 0 || large.units > 3+16) {
-				t.Errorf("a page of 16 runs consumed %v read units, want the index's and one per run", large.units)
-			}
-		})
-	}
+	t.Parallel()
+	hosttest.APageCostsAPage(t, inmem.New(), nil)
 }
 
 // TestAnEntryOfAnEarlierReleaseIsRead: an entry filed by the commit path of a release before
 // read models holds no summaries; the list reads its run's log once, and rewrites it.
 func TestAnEntryOfAnEarlierReleaseIsRead(t *testing.T) {
 	ctx := context.Background()
-	h, l := memHost(t)
-	if _, _, err := h.RequestInterrupt(ctx, alice, "r1", host.Request{NodeID: "n1", Payload: custom("a")}); err != nil {
+	h, l := hosttest.MemHost(t)
+	if _, _, err := h.RequestInterrupt(ctx, alice, "r1", host.Request{NodeID: "n1", Payload: hosttest.Custom("a")}); err != nil {
 		t.Fatal(err)
 	}
 	snap, err := h.Snapshot(ctx, alice, "r1")
@@ -382,7 +288,7 @@ func TestReindexFromTheBatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &reading{Store: inmem.New()}
+	r := &hosttest.Reading{Store: inmem.New()}
 	h := host.New(host.StoresOf(r), sch, host.Config{})
 	k := func(run string) runlog.Key { return runlog.Key{Tenant: alice.Tenant, RunID: run} }
 	commits := func(run string) []runlog.Commit {
@@ -394,21 +300,21 @@ func TestReindexFromTheBatch(t *testing.T) {
 		return c
 	}
 	for _, run := range []string{"waits", "settled"} {
-		if _, _, err := h.RequestInterrupt(ctx, alice, run, host.Request{NodeID: "n", Payload: custom("a")}); err != nil {
+		if _, _, err := h.RequestInterrupt(ctx, alice, run, host.Request{NodeID: "n", Payload: hosttest.Custom("a")}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if _, err := h.Resolve(ctx, alice, "settled", "n", json.RawMessage(`{}`), nil); err != nil {
 		t.Fatal(err)
 	}
-	r.logs = 0
+	r.Logs = 0
 	for _, run := range []string{"waits", "settled"} {
 		if err := h.Reindex(ctx, k(run), commits(run)...); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if r.logs != 0 {
-		t.Errorf("reindexing whole logs read %d", r.logs)
+	if r.Logs != 0 {
+		t.Errorf("reindexing whole logs read %d", r.Logs)
 	}
 	if got := indexed(t, r, alice.Tenant); !slices.Equal(got, []string{"waits"}) {
 		t.Errorf("indexed %v, want waits", got)
@@ -416,11 +322,11 @@ func TestReindexFromTheBatch(t *testing.T) {
 	if _, err := h.Resolve(ctx, alice, "waits", "n", json.RawMessage(`{}`), nil); err != nil {
 		t.Fatal(err)
 	}
-	r.logs = 0
+	r.Logs = 0
 	if err := h.Reindex(ctx, k("waits"), commits("waits")[1:]...); err != nil {
 		t.Fatal(err)
 	}
-	if got := indexed(t, r, alice.Tenant); len(got) != 0 || r.logs != 1 {
-		t.Errorf("after the resolve, from part of the log: indexed %v, %d logs read", got, r.logs)
+	if got := indexed(t, r, alice.Tenant); len(got) != 0 || r.Logs != 1 {
+		t.Errorf("after the resolve, from part of the log: indexed %v, %d logs read", got, r.Logs)
 	}
 }

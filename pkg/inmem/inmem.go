@@ -1,7 +1,7 @@
 // Package inmem is a run log held in memory: the same contract as package dynamo (conditional
-// append, paging, size limit, conversation claims), held to it by one contract test, so that the
-// host's rules can be tested in microseconds on any machine. It keeps nothing across processes;
-// deployments use package dynamo.
+// append, paging, size limit, conversation claims), held to it by the suite of pkg/host/storetest,
+// which both run, so that the host's rules can be tested in microseconds on any machine. It keeps
+// nothing across processes; deployments use package dynamo.
 package inmem
 
 import (

@@ -12,8 +12,8 @@ import (
 )
 
 // Outbound is an in-memory outbound.Store (subscriptions, cursors, attempts, the retry index),
-// held to package dynamo's behaviour by the contract test in package outbound. Safe for
-// concurrent use.
+// held to package dynamo's behaviour by the suite of pkg/outbound/storetest, which both run. Safe
+// for concurrent use.
 type Outbound struct {
 	mu       sync.Mutex
 	subs     map[[2]string]outbound.Subscription

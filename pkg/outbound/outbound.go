@@ -137,7 +137,7 @@ var (
 )
 
 // Store keeps subscriptions, cursors, attempts and the retry index (pkg/dynamo, pkg/inmem, held
-// to the same behaviour by one contract test). Tenant, subscription and run ids that are not ids
+// to the same behaviour by the suite of pkg/outbound/storetest, which both run). Tenant, subscription and run ids that are not ids
 // (runlog.ValidID), and event ids ParseEventID refuses, answer runlog.ErrInvalidKey; a store
 // that cannot be reached, throttles or fails answers an error wrapping interrupt.ErrUnavailable.
 type Store interface {

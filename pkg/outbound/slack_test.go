@@ -8,6 +8,8 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/interrupthost/interrupthost/internal/outboundtest"
+	"github.com/interrupthost/interrupthost/pkg/inmem"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/outbound"
 )
@@ -17,7 +19,7 @@ import (
 // approval page (a link holding no credential, never an action that decides): everyone in the
 // channel sees it, and each decides as whoever signs in.
 func TestSlackMessage(t *testing.T) {
-	msg, raw := slackDelivery(t, approval)
+	msg, raw := slackDelivery(t, outboundtest.Approval)
 	if msg.Blocks == nil || len(msg.Blocks.BlockSet) != 5 || msg.Text == "" {
 		t.Fatalf("blocks %s", raw)
 	}
@@ -70,20 +72,20 @@ func TestSlackTextIsInert(t *testing.T) {
 // one message posted with Slack's library.
 func slackDelivery(t *testing.T, payload string) (slack.WebhookMessage, []byte) {
 	t.Helper()
-	w := newWorld(t)
-	r := w.receiver()
-	created, err := w.subs.Create(context.Background(), interrupt.Principal{Tenant: "acme"}, outbound.Request{URL: r.url, Events: []string{"interrupt.requested"}, Format: outbound.FormatSlack})
+	w := outboundtest.NewWorld(t, inmem.NewOutbound())
+	r := w.Receiver()
+	created, err := w.Subs.Create(context.Background(), interrupt.Principal{Tenant: "acme"}, outbound.Request{URL: r.URL, Events: []string{"interrupt.requested"}, Format: outbound.FormatSlack})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.secret = created.Secret
-	w.deliver(w.commit("acme", "run-1", requested("approve", "i1", payload)))
-	if len(r.got) != 1 {
-		t.Fatalf("got %d deliveries", len(r.got))
+	r.Secret = created.Secret
+	w.Deliver(w.Commit("acme", "run-1", outboundtest.Requested("approve", "i1", payload)))
+	if len(r.Got) != 1 {
+		t.Fatalf("got %d deliveries", len(r.Got))
 	}
 	var msg slack.WebhookMessage
-	if err := json.Unmarshal(r.got[0].Raw, &msg); err != nil {
-		t.Fatalf("not a Slack message: %v: %s", err, r.got[0].Raw)
+	if err := json.Unmarshal(r.Got[0].Raw, &msg); err != nil {
+		t.Fatalf("not a Slack message: %v: %s", err, r.Got[0].Raw)
 	}
-	return msg, r.got[0].Raw
+	return msg, r.Got[0].Raw
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/interrupthost/interrupthost/internal/outboundtest"
+	"github.com/interrupthost/interrupthost/pkg/inmem"
 	"github.com/interrupthost/interrupthost/pkg/outbound"
 )
 
@@ -91,13 +93,13 @@ func TestTargets(t *testing.T) {
 // TestNoConnectionToAPrivateAddress: the delivery client itself refuses to connect to a
 // non-public address, whatever a name resolved to when the subscription was made.
 func TestNoConnectionToAPrivateAddress(t *testing.T) {
-	w := newWorld(t)
-	r := w.receiver() // on 127.0.0.1
-	status, err := outbound.NewHTTPClient(false).Post(context.Background(), strings.Replace(r.url, "http://", "https://", 1), nil, []byte("{}"))
+	w := outboundtest.NewWorld(t, inmem.NewOutbound())
+	r := w.Receiver() // on 127.0.0.1
+	status, err := outbound.NewHTTPClient(false).Post(context.Background(), strings.Replace(r.URL, "http://", "https://", 1), nil, []byte("{}"))
 	if err == nil || !strings.Contains(err.Error(), "not a public address") || status != 0 {
-		t.Fatalf("posted to %s: %d %v", r.url, status, err)
+		t.Fatalf("posted to %s: %d %v", r.URL, status, err)
 	}
-	if len(r.got) != 0 {
+	if len(r.Got) != 0 {
 		t.Fatal("the receiver was reached")
 	}
 }

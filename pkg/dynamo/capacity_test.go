@@ -1,4 +1,4 @@
-package host_test
+package dynamo_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go/middleware"
 
+	"github.com/interrupthost/interrupthost/internal/hosttest"
 	"github.com/interrupthost/interrupthost/internal/localaws"
 	"github.com/interrupthost/interrupthost/pkg/dynamo"
 	"github.com/interrupthost/interrupthost/pkg/host"
@@ -79,6 +80,13 @@ func consumed(c *types.ConsumedCapacity) float64 {
 	return *c.CapacityUnits
 }
 
+// readUnits is the read units consumed so far.
+func (m *meter) readUnits() float64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.reads
+}
+
 // report puts the meter's totals per iteration of b.
 func (m *meter) report(b *testing.B) {
 	m.mu.Lock()
@@ -104,7 +112,7 @@ func BenchmarkFlowCapacity(b *testing.B) {
 			b.Fatal(err)
 		}
 		h := host.New(host.StoresOf(dynamo.NewTable(db, table)), sch, host.Config{})
-		payload := example(b, "approval")
+		payload := hosttest.Example(b, "approval")
 		n := 0
 		for b.Loop() {
 			n++
@@ -133,7 +141,7 @@ func BenchmarkFlowCapacity(b *testing.B) {
 		}
 		consumer := host.New(host.StoresOf(dynamo.NewTable(db, table)), sch, host.Config{})
 		h := host.New(host.StoresOf(dynamo.NewTable(localaws.DynamoDB(), table)), sch, host.Config{})
-		payload := example(b, "approval")
+		payload := hosttest.Example(b, "approval")
 		n := 0
 		for b.Loop() {
 			n++
@@ -156,19 +164,19 @@ func BenchmarkFlowCapacity(b *testing.B) {
 	})
 	b.Run("payment", func(b *testing.B) {
 		m := &meter{}
-		h, e, _, _ := dynamoHookHost(b, m.option)
+		h, e := dynamoHookHost(b, m.option)
 		n := 0
 		for b.Loop() {
 			n++
 			run, order := "payment-"+strconv.Itoa(n), "order-"+strconv.Itoa(n)
-			if _, _, err := h.RequestInterrupt(ctx, who("engine"), run, host.Request{NodeID: "pay", Payload: waitFor(order)}); err != nil {
+			if _, _, err := h.RequestInterrupt(ctx, hosttest.Who("engine"), run, host.Request{NodeID: "pay", Payload: hosttest.WaitFor(order)}); err != nil {
 				b.Fatal(err)
 			}
-			body := stripeEvent("evt_"+strconv.Itoa(n), "payment_intent.succeeded", order)
-			if res, err := h.Ingest(ctx, e.ID, stripeHeaders(body, stripeSecret), body); err != nil || res.Outcome != host.OutcomeResolved {
+			body := hosttest.StripeEvent("evt_"+strconv.Itoa(n), "payment_intent.succeeded", order)
+			if res, err := h.Ingest(ctx, e.ID, hosttest.StripeHeaders(body, hosttest.StripeSecret), body); err != nil || res.Outcome != host.OutcomeResolved {
 				b.Fatalf("%+v %v", res, err)
 			}
-			if _, err := h.Snapshot(ctx, who("engine"), run); err != nil {
+			if _, err := h.Snapshot(ctx, hosttest.Who("engine"), run); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -1,4 +1,4 @@
-package host_test
+package dynamo_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/interrupthost/interrupthost/internal/hosttest"
 	"github.com/interrupthost/interrupthost/internal/localaws"
 	"github.com/interrupthost/interrupthost/pkg/dynamo"
 	"github.com/interrupthost/interrupthost/pkg/host"
@@ -84,8 +85,8 @@ func BenchmarkLongRun(b *testing.B) {
 			m := &meter{}
 			db, table := localaws.NewTable(b, m.option)
 			l := dynamo.NewTable(db, table)
-			mem, memLog := memHost(b, func(c *host.Config) { c.Keys = keys })
-			newLongRun(b, mem, "long", size)
+			mem, memLog := hosttest.MemHost(b, func(c *host.Config) { c.Keys = hosttest.Keys })
+			hosttest.NewLongRun(b, mem, "long", size)
 			from, err := exported(memLog, runlog.Key{Tenant: "acme", RunID: "long"})
 			if err != nil {
 				b.Fatal(err)
@@ -115,11 +116,11 @@ func BenchmarkLongRun(b *testing.B) {
 				}
 				for j := range pairs {
 					request.measure(b, m, func() error {
-						_, _, err := h.RequestInterrupt(ctx, who("engine"), run, host.Request{NodeID: "bench", Payload: custom(fmt.Sprintf("bench-%d-%d", n, j))})
+						_, _, err := h.RequestInterrupt(ctx, hosttest.Who("engine"), run, host.Request{NodeID: "bench", Payload: hosttest.Custom(fmt.Sprintf("bench-%d-%d", n, j))})
 						return err
 					})
 					resolve.measure(b, m, func() error {
-						_, err := h.Resolve(ctx, who("alice"), run, "bench", json.RawMessage(`{}`), nil)
+						_, err := h.Resolve(ctx, hosttest.Who("alice"), run, "bench", json.RawMessage(`{}`), nil)
 						return err
 					})
 				}

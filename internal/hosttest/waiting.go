@@ -1,0 +1,110 @@
+package hosttest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/interrupthost/interrupthost/pkg/host"
+	"github.com/interrupthost/interrupthost/pkg/interrupt"
+	"github.com/interrupthost/interrupthost/pkg/runlog"
+	"github.com/interrupthost/interrupthost/pkg/schema"
+)
+
+// Reindex stands in for the stream's consumer (read-models): it reindexes the runs of p's
+// tenant that a step committed to.
+func Reindex(t *testing.T, h *host.Host, p interrupt.Principal, runs ...string) {
+	t.Helper()
+	for _, run := range runs {
+		if err := h.Reindex(context.Background(), runlog.Key{Tenant: p.Tenant, RunID: run}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// Reading counts what a store's waiting reads return: the entries' summaries, encoded, and the
+// reads of a run's log (its checkpoint and commits, with their payloads), so that a test sees
+// what a list of pending interrupts costs, whatever the store.
+type Reading struct {
+	host.Store
+	mu           sync.Mutex
+	summaryBytes int
+	// Logs is how many times a run's log was read.
+	Logs int
+}
+
+// WaitingRuns counts the summaries' bytes of the entries read.
+func (r *Reading) WaitingRuns(ctx context.Context, tenant, after string, limit int) ([]runlog.Waiting, error) {
+	runs, err := r.Store.WaitingRuns(ctx, tenant, after, limit)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, w := range runs {
+		b, _ := json.Marshal(w.Pending)
+		r.summaryBytes += len(b)
+	}
+	return runs, err
+}
+
+// Tail counts a read of a run's log.
+func (r *Reading) Tail(ctx context.Context, k runlog.Key) (*runlog.Checkpoint, []runlog.Commit, error) {
+	r.mu.Lock()
+	r.Logs++
+	r.mu.Unlock()
+	return r.Store.Tail(ctx, k)
+}
+
+// PageCost is what a page of pending interrupts read: the entries' summaries (bytes) and the
+// runs' logs the store returned, and the read units it consumed where the store counts them.
+type PageCost struct {
+	SummaryBytes, Logs int
+	Units              float64
+}
+
+// APageCostsAPage: a page of runs waiting on 100 KB approvals reads what a page of small ones
+// does: the index's summaries and, per run, one check that no commit follows its entry; no run's
+// log, no payload. readUnits, where the store counts them (DynamoDB's request units), is the read
+// units consumed so far, and a page of large approvals consumes no more than one of small ones;
+// nil counts none. It answers the large page's cost, for what a store's own test checks of it.
+func APageCostsAPage(t *testing.T, store host.Store, readUnits func() float64) PageCost {
+	ctx := context.Background()
+	sch, err := schema.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	units := func() float64 {
+		if readUnits == nil {
+			return 0
+		}
+		return readUnits()
+	}
+	r := &Reading{Store: store}
+	h := host.New(host.StoresOf(r), sch, host.Config{})
+	costs := map[int]PageCost{}
+	for _, size := range []int{100, 100_000} {
+		tenant := interrupt.Principal{Subject: "engine", Tenant: fmt.Sprintf("t%d", size)}
+		for i := range 16 {
+			run := fmt.Sprintf("r%02d", i)
+			payload := fmt.Sprintf(`{"kind":"approval","key":"k","data":{"artifactId":"a","artifactType":"doc","title":"Approve %s","actions":["accept"],"artifactData":{"body":%q}}}`, run, strings.Repeat("x", size))
+			if _, _, err := h.RequestInterrupt(ctx, tenant, run, host.Request{NodeID: "approve", Payload: json.RawMessage(payload)}); err != nil {
+				t.Fatal(err)
+			}
+			Reindex(t, h, tenant, run)
+		}
+		r.summaryBytes, r.Logs = 0, 0
+		before := units()
+		page, err := h.PendingInterrupts(ctx, tenant, "", 0)
+		if err != nil || len(page.Interrupts) != 16 {
+			t.Fatalf("page %+v %v", page, err)
+		}
+		costs[size] = PageCost{r.summaryBytes, r.Logs, units() - before}
+	}
+	small, large := costs[100], costs[100_000]
+	// Summaries differ only in their times' digits; 16 runs' checks read no commit.
+	if large.Logs != 0 || small.Logs != 0 || large.SummaryBytes > small.SummaryBytes+64 || large.SummaryBytes > 16<<10 || large.Units > small.Units {
+		t.Errorf("a page of 16 runs with 100 KB approvals read %+v, with small ones %+v", large, small)
+	}
+	return large
+}

@@ -1,0 +1,41 @@
+package dynamo_test
+
+import (
+	"testing"
+
+	"github.com/interrupthost/interrupthost/internal/localaws"
+	"github.com/interrupthost/interrupthost/pkg/dynamo"
+	"github.com/interrupthost/interrupthost/pkg/host"
+	hoststoretest "github.com/interrupthost/interrupthost/pkg/host/storetest"
+	"github.com/interrupthost/interrupthost/pkg/outbound"
+	outboundstoretest "github.com/interrupthost/interrupthost/pkg/outbound/storetest"
+)
+
+// The stores the host and its deliverer run on in AWS.
+var (
+	_ host.Store     = (*dynamo.Table)(nil)
+	_ outbound.Store = (*dynamo.Outbound)(nil)
+)
+
+// TestHostStore holds the table to the behaviour of every store the host runs on, the one its
+// tests over the in-memory store take for granted: each case on a fresh table of the local stack.
+func TestHostStore(t *testing.T) {
+	t.Parallel()
+	localaws.NeedsStack(t)
+	hoststoretest.Exercise(t, func(t *testing.T) host.Store {
+		db, table := localaws.NewTable(t)
+		return dynamo.NewTable(db, table)
+	})
+}
+
+// TestOutboundStore holds the table to the behaviour of every store of outbound deliveries, the
+// one the deliverer's tests over the in-memory store take for granted: each case on a fresh table
+// of the local stack.
+func TestOutboundStore(t *testing.T) {
+	t.Parallel()
+	localaws.NeedsStack(t)
+	outboundstoretest.Exercise(t, func(t *testing.T) outbound.Store {
+		db, table := localaws.NewTable(t)
+		return dynamo.NewOutbound(db, table)
+	})
+}

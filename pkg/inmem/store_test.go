@@ -1,0 +1,31 @@
+package inmem_test
+
+import (
+	"testing"
+
+	"github.com/interrupthost/interrupthost/pkg/host"
+	hoststoretest "github.com/interrupthost/interrupthost/pkg/host/storetest"
+	"github.com/interrupthost/interrupthost/pkg/inmem"
+	"github.com/interrupthost/interrupthost/pkg/outbound"
+	outboundstoretest "github.com/interrupthost/interrupthost/pkg/outbound/storetest"
+)
+
+// The stores the host and its deliverer run on in tests.
+var (
+	_ host.Store     = (*inmem.Store)(nil)
+	_ outbound.Store = (*inmem.Outbound)(nil)
+)
+
+// TestHostStore holds the in-memory store to the behaviour of every store the host runs on: the
+// host's tests run over it alone, so it must behave as the DynamoDB table does.
+func TestHostStore(t *testing.T) {
+	t.Parallel()
+	hoststoretest.Exercise(t, func(*testing.T) host.Store { return inmem.New() })
+}
+
+// TestOutboundStore holds the in-memory store of outbound deliveries to the behaviour of every
+// such store: the deliverer's tests run over it alone, so it must behave as the table does.
+func TestOutboundStore(t *testing.T) {
+	t.Parallel()
+	outboundstoretest.Exercise(t, func(*testing.T) outbound.Store { return inmem.NewOutbound() })
+}
