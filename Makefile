@@ -96,12 +96,14 @@ fuzz:
 	  done; \
 	done
 
-## lint: gofmt, go vet and staticcheck (pinned as a go.mod tool)
+## lint: gofmt, go vet and staticcheck (pinned as a go.mod tool), and each function's links: the
+## AWS clients `go list -deps` finds in its deployed build are those its role lets it call
 lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
 	go vet ./...
 	go tool staticcheck ./...
+	go test -count=1 -run '^TestEachFunctionLinksWhatItsRoleAllows$$' ./internal/samtemplate
 
 ## template: sam validate --lint, cfn-lint on the source and on the template the pinned SAM
 ## translator makes of it (what CloudFormation receives: circular dependencies show only there),

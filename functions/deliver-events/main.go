@@ -7,9 +7,9 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/interrupthost/interrupthost/pkg/app"
+	"github.com/interrupthost/interrupthost/pkg/app/secrets"
 )
 
 func main() {
-	lambda.Start(app.MustDeliver(context.Background()))
+	lambda.Start(secrets.MustDeliver(context.Background()))
 }

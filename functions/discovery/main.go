@@ -1,14 +1,14 @@
-// Command discovery serves GET /.well-known/interrupt-host.
+// Command discovery serves GET /.well-known/interrupt-host. It needs nothing but its
+// environment, and links no AWS client.
 package main
 
 import (
-	"context"
-
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/interrupthost/interrupthost/pkg/app"
+	"github.com/interrupthost/interrupthost/pkg/apigw"
+	"github.com/interrupthost/interrupthost/pkg/environ"
 )
 
 func main() {
-	lambda.Start(app.MustServe(context.Background(), "discovery"))
+	lambda.Start(environ.MustServe(apigw.Discovery))
 }

@@ -6,9 +6,10 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
+	"github.com/interrupthost/interrupthost/pkg/apigw"
 	"github.com/interrupthost/interrupthost/pkg/app"
 )
 
 func main() {
-	lambda.Start(app.MustServe(context.Background(), "list-events"))
+	lambda.Start(app.MustServe(context.Background(), apigw.ListEvents, app.Host))
 }

@@ -6,9 +6,11 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
+	"github.com/interrupthost/interrupthost/pkg/apigw"
 	"github.com/interrupthost/interrupthost/pkg/app"
+	"github.com/interrupthost/interrupthost/pkg/app/secrets"
 )
 
 func main() {
-	lambda.Start(app.MustServe(context.Background(), "mint-token"))
+	lambda.Start(app.MustServe(context.Background(), apigw.MintToken, secrets.Keyring))
 }

@@ -7,9 +7,9 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/interrupthost/interrupthost/pkg/app"
+	"github.com/interrupthost/interrupthost/pkg/app/secrets"
 )
 
 func main() {
-	lambda.Start(app.MustRetryDeliveries(context.Background()))
+	lambda.Start(secrets.MustRetryDeliveries(context.Background()))
 }

@@ -3,19 +3,15 @@ package main
 
 import (
 	"context"
-	"log/slog"
-	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/interrupthost/interrupthost/pkg/app"
+	"github.com/interrupthost/interrupthost/pkg/app/rotation"
+	"github.com/interrupthost/interrupthost/pkg/environ"
 )
 
 func main() {
-	handler, err := app.RotationHandler(context.Background())
-	if err != nil {
-		slog.Error("init failed", "error", err)
-		os.Exit(1)
-	}
+	handler, err := rotation.Handler(context.Background())
+	environ.ExitOn(err)
 	lambda.Start(handler)
 }

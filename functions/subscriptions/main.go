@@ -7,9 +7,11 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
+	"github.com/interrupthost/interrupthost/pkg/apigw"
 	"github.com/interrupthost/interrupthost/pkg/app"
+	"github.com/interrupthost/interrupthost/pkg/app/secrets"
 )
 
 func main() {
-	lambda.Start(app.MustServe(context.Background(), "subscriptions"))
+	lambda.Start(app.MustServe(context.Background(), apigw.Subscriptions, secrets.Resends))
 }

@@ -24,6 +24,8 @@ type Function struct {
 	Schedules   []Schedule
 	Streams     []Stream
 	Queues      []QueueEvent
+	// Actions are what its execution role allows, from the role's inline policies.
+	Actions []string
 }
 
 // QueueEvent is an SQS event of a function: Lambda polls the queue and invokes the function with
@@ -125,6 +127,7 @@ func (t *Template) Functions() ([]Function, error) {
 func (t *Template) function(id string, props map[string]any) (Function, error) {
 	var spec struct {
 		CodeUri     string
+		Role        any
 		Timeout     int
 		MemorySize  int
 		Environment struct{ Variables map[string]any }
@@ -177,6 +180,15 @@ func (t *Template) function(id string, props map[string]any) (Function, error) {
 	}
 	maps.Copy(f.Environment, global.Environment.Variables)
 	maps.Copy(f.Environment, spec.Environment.Variables)
+	if spec.Role != nil {
+		role, err := getAtt(spec.Role, "Arn")
+		if err != nil {
+			return Function{}, fmt.Errorf("its role: %w", err)
+		}
+		if f.Actions, err = t.actions(role); err != nil {
+			return Function{}, fmt.Errorf("role %s: %w", role, err)
+		}
+	}
 	for _, name := range slices.Sorted(maps.Keys(spec.Events)) {
 		ev := spec.Events[name]
 		if ev.Type == "ScheduleV2" {
@@ -234,6 +246,49 @@ func (t *Template) function(id string, props map[string]any) (Function, error) {
 		})
 	}
 	return f, nil
+}
+
+// actions are the actions an IAM role's inline policies allow, sorted, once each.
+func (t *Template) actions(roleID string) ([]string, error) {
+	r, ok := t.Resources[roleID]
+	if !ok || r.Type != "AWS::IAM::Role" {
+		return nil, fmt.Errorf("no AWS::IAM::Role %s", roleID)
+	}
+	var role struct {
+		Policies []struct {
+			PolicyDocument struct {
+				Statement []struct {
+					Effect string
+					Action any
+				}
+			}
+		}
+	}
+	if err := remarshal(r.Properties, &role); err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, p := range role.Policies {
+		for _, st := range p.PolicyDocument.Statement {
+			if st.Effect != "Allow" {
+				continue
+			}
+			switch a := st.Action.(type) {
+			case string:
+				out = append(out, a)
+			case []any:
+				for _, v := range a {
+					s, ok := v.(string)
+					if !ok {
+						return nil, fmt.Errorf("an action %v that is no string", v)
+					}
+					out = append(out, s)
+				}
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
 }
 
 // stream reads a DynamoDB event's Stream: the GetAtt of a table's StreamArn.

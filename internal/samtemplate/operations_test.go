@@ -19,7 +19,7 @@ type route struct{ function, scopes string }
 
 func tableRoutes() map[string]route {
 	out := map[string]route{}
-	for _, o := range apigw.Operations {
+	for _, o := range apigw.Operations() {
 		out[o.Route] = route{o.Function, strings.Join(slices.Sorted(slices.Values(o.Scopes)), " ")}
 	}
 	return out

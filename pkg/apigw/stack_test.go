@@ -43,7 +43,7 @@ import (
 // stack is the API over fresh stores, with a clock tests can move: under -short the in-memory
 // stores and a fixed keyring (memStack), else a fresh table of the local DynamoDB and a fresh
 // keyring secret of the local Secrets Manager (dynamoStack). The in-memory stores are held to
-// DynamoDB's behaviour by the contract tests of packages host and outbound; the tests of what
+// DynamoDB's behaviour by the store suites of packages host and outbound; the tests of what
 // only DynamoDB and Secrets Manager show (a throttled table, another process, a rotated secret)
 // ask for dynamoStack.
 type stack struct {
@@ -230,7 +230,7 @@ func (s *stack) fn(function string) apigw.Handler {
 		panic(err)
 	}
 	var first string
-	for _, o := range apigw.Operations {
+	for _, o := range apigw.Operations() {
 		if o.Function == function {
 			first = o.Route
 			break

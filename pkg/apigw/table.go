@@ -3,30 +3,10 @@ package apigw
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
-)
-
-// Needs are what a function builds at init beside its handlers, read from its operations.
-type Needs uint8
-
-const (
-	// NeedsRunLog: the host over the run-log table.
-	NeedsRunLog Needs = 1 << iota
-	// NeedsKeyring: the token keyring (tokens minted or verified, the page's cookies).
-	NeedsKeyring
-	// NeedsWebhookSecrets: the webhook endpoints' signing secrets.
-	NeedsWebhookSecrets
-	// NeedsSignIn: the approval page's sign-in with the identity provider.
-	NeedsSignIn
-	// NeedsSubscriptions: the outbound subscriptions (their store and secrets), without a host.
-	NeedsSubscriptions
-	// NeedsDelivery: a deliverer beside the subscriptions (the run log, the keyring for signed
-	// approval links, the public base URL), for an operator's resend.
-	NeedsDelivery
 )
 
 // Operation is one route of the API, as template.yaml deploys it and openapi.yaml documents it
@@ -39,104 +19,125 @@ type Operation struct {
 	// Scopes are the JWT scopes any one of which opens the route; none: API Gateway serves it
 	// without its JWT authorizer, and the function authenticates what the request holds.
 	Scopes []string
-	Needs  Needs
-	// serve answers with JSON; page with the approval page's HTML. One of the two is set.
+	// serve answers with JSON; page with the approval page's HTML, and crash with its page when
+	// page panics. Either serve or page and crash are set.
 	serve func(*API, context.Context, *call) (reply, error)
 	page  func(*API, context.Context, *call) (events.APIGatewayV2HTTPResponse, error)
+	crash func() events.APIGatewayV2HTTPResponse
 }
 
-// Shorthands of the table.
+// Routes are one function's operations. Each function's main serves its own (API.Serve), and
+// nothing else refers to them but Functions: so a function's binary links the handlers of its
+// routes and not the others' (the approval page's templates, the subscriptions' code). The
+// tables are literals of constants, which the compiler lays out as data rather than building
+// at init, where they would all be linked into every function.
+type Routes struct {
+	// Function is the function's folder under functions/ and its name in template.yaml.
+	Function   string
+	Operations []Operation
+}
+
+// The functions of the API and their routes: adding a route is an entry here, its handler, its
+// route in template.yaml and its operation in openapi.yaml; adding a function is a Routes here,
+// in Functions, and its main.
 var (
-	writers, readers, anyone    = []string{ScopeInterruptsWrite}, []string{ScopeRunsRead}, []string(nil)
-	onHost, withKeys, withHooks = NeedsRunLog, NeedsRunLog | NeedsKeyring, NeedsRunLog | NeedsWebhookSecrets
-	onPage                      = NeedsRunLog | NeedsKeyring | NeedsSignIn
+	RequestInterrupt = Routes{Function: "request-interrupt", Operations: []Operation{
+		{Route: "POST /runs/{runId}/interrupts", Scopes: []string{ScopeInterruptsWrite}, serve: (*API).requestInterrupt},
+	}}
+	ResolveByRun = Routes{Function: "resolve-by-run", Operations: []Operation{
+		{Route: "POST /runs/{runId}/interrupts/{nodeId}", Scopes: []string{ScopeApprovalsRespond}, serve: (*API).resolveByRun},
+	}}
+	MintToken = Routes{Function: "mint-token", Operations: []Operation{
+		{Route: "POST /runs/{runId}/interrupts/{nodeId}/tokens", Scopes: []string{ScopeInterruptsWrite, ScopeApprovalsRespond, ScopeTokensDelegate}, serve: (*API).mintToken},
+	}}
+	InspectByToken = Routes{Function: "inspect-by-token", Operations: []Operation{
+		{Route: "GET /interrupts/{token}", serve: (*API).inspectByToken},
+		{Route: "HEAD /interrupts/{token}", serve: (*API).inspectByToken},
+	}}
+	ResolveByToken = Routes{Function: "resolve-by-token", Operations: []Operation{
+		{Route: "POST /interrupts/{token}", serve: (*API).resolveByToken},
+	}}
+	GetRun = Routes{Function: "get-run", Operations: []Operation{
+		{Route: "GET /runs/{runId}", Scopes: []string{ScopeRunsRead}, serve: (*API).getRun},
+		{Route: "GET /interrupts", Scopes: []string{ScopeRunsRead}, serve: (*API).listPending},
+	}}
+	ListEvents = Routes{Function: "list-events", Operations: []Operation{
+		{Route: "GET /runs/{runId}/events", Scopes: []string{ScopeRunsRead}, serve: (*API).listEvents},
+	}}
+	EndRun = Routes{Function: "end-run", Operations: []Operation{
+		{Route: "POST /runs/{runId}/cancel", Scopes: []string{ScopeInterruptsWrite}, serve: (*API).cancelRun},
+		{Route: "POST /runs/{runId}/complete", Scopes: []string{ScopeInterruptsWrite}, serve: (*API).completeRun},
+	}}
+	ConfigureRun = Routes{Function: "configure-run", Operations: []Operation{
+		{Route: "PUT /runs/{runId}/configurable", Scopes: []string{ScopeRunsConfigure}, serve: (*API).configureRun},
+	}}
+	AgentDecisions = Routes{Function: "agent-decisions", Operations: []Operation{
+		{Route: "POST /runs/{runId}/agent-decisions", Scopes: []string{ScopeInterruptsWrite}, serve: (*API).agentDecisions},
+	}}
+	Discovery = Routes{Function: "discovery", Operations: []Operation{
+		{Route: "GET /.well-known/interrupt-host", serve: (*API).discovery},
+	}}
+	WebhookEndpoints = Routes{Function: "webhook-endpoints", Operations: []Operation{
+		{Route: "POST /webhook-endpoints", Scopes: []string{ScopeWebhooksManage}, serve: (*API).createEndpoint},
+		{Route: "GET /webhook-endpoints", Scopes: []string{ScopeWebhooksManage}, serve: (*API).listEndpoints},
+		{Route: "GET /webhook-endpoints/{id}", Scopes: []string{ScopeWebhooksManage}, serve: (*API).getEndpoint},
+		{Route: "DELETE /webhook-endpoints/{id}", Scopes: []string{ScopeWebhooksManage}, serve: (*API).deleteEndpoint},
+		{Route: "PUT /webhook-endpoints/{id}/secrets", Scopes: []string{ScopeWebhooksManage}, serve: (*API).replaceSecrets},
+	}}
+	WebhookIngest = Routes{Function: "webhook-ingest", Operations: []Operation{
+		{Route: "POST /webhooks/{endpointId}", serve: (*API).ingestWebhook},
+	}}
+	Subscriptions = Routes{Function: "subscriptions", Operations: []Operation{
+		{Route: "POST /subscriptions", Scopes: []string{ScopeSubscriptionsManage}, serve: (*API).createSubscription},
+		{Route: "GET /subscriptions", Scopes: []string{ScopeSubscriptionsManage}, serve: (*API).listSubscriptions},
+		{Route: "GET /subscriptions/{id}", Scopes: []string{ScopeSubscriptionsManage}, serve: (*API).getSubscription},
+		{Route: "DELETE /subscriptions/{id}", Scopes: []string{ScopeSubscriptionsManage}, serve: (*API).deleteSubscription},
+		{Route: "GET /subscriptions/{id}/deliveries", Scopes: []string{ScopeSubscriptionsManage}, serve: (*API).listDeliveries},
+		{Route: "POST /subscriptions/{id}/deliveries", Scopes: []string{ScopeSubscriptionsManage}, serve: (*API).resendDelivery},
+	}}
+	ApprovalPage = Routes{Function: "approval-page", Operations: []Operation{
+		{Route: "GET /approve/{token}", page: (*API).pageByToken, crash: pageCrash},
+		{Route: "HEAD /approve/{token}", page: (*API).pageByToken, crash: pageCrash},
+		{Route: "POST /approve/{token}", page: (*API).pageByToken, crash: pageCrash},
+		{Route: "GET /approve/{runId}/{interruptId}", page: (*API).pageSignedIn, crash: pageCrash},
+		{Route: "HEAD /approve/{runId}/{interruptId}", page: (*API).pageSignedIn, crash: pageCrash},
+		{Route: "POST /approve/{runId}/{interruptId}", page: (*API).pageSignedIn, crash: pageCrash},
+		{Route: "GET /signin/callback", page: (*API).signInCallback, crash: pageCrash},
+		{Route: "POST /signin/signout", page: (*API).signOut, crash: pageCrash},
+	}}
 )
 
-// Operations are every route of the API: adding one is an entry here, its handler, its route in
-// template.yaml and its operation in openapi.yaml.
-var Operations = []Operation{
-	{Route: "POST /runs/{runId}/interrupts", Function: "request-interrupt", Scopes: writers, Needs: withKeys, serve: (*API).requestInterrupt},
-	{Route: "POST /runs/{runId}/interrupts/{nodeId}", Function: "resolve-by-run", Scopes: []string{ScopeApprovalsRespond}, Needs: onHost, serve: (*API).resolveByRun},
-	{Route: "POST /runs/{runId}/interrupts/{nodeId}/tokens", Function: "mint-token", Scopes: []string{ScopeInterruptsWrite, ScopeApprovalsRespond, ScopeTokensDelegate}, Needs: withKeys, serve: (*API).mintToken},
-	{Route: "GET /interrupts/{token}", Function: "inspect-by-token", Scopes: anyone, Needs: withKeys, serve: (*API).inspectByToken},
-	{Route: "HEAD /interrupts/{token}", Function: "inspect-by-token", Scopes: anyone, Needs: withKeys, serve: (*API).inspectByToken},
-	{Route: "POST /interrupts/{token}", Function: "resolve-by-token", Scopes: anyone, Needs: withKeys, serve: (*API).resolveByToken},
-	{Route: "GET /runs/{runId}", Function: "get-run", Scopes: readers, Needs: onHost, serve: (*API).getRun},
-	{Route: "GET /interrupts", Function: "get-run", Scopes: readers, Needs: onHost, serve: (*API).listPending},
-	{Route: "GET /runs/{runId}/events", Function: "list-events", Scopes: readers, Needs: onHost, serve: (*API).listEvents},
-	{Route: "POST /runs/{runId}/cancel", Function: "end-run", Scopes: writers, Needs: onHost, serve: (*API).cancelRun},
-	{Route: "POST /runs/{runId}/complete", Function: "end-run", Scopes: writers, Needs: onHost, serve: (*API).completeRun},
-	{Route: "PUT /runs/{runId}/configurable", Function: "configure-run", Scopes: []string{ScopeRunsConfigure}, Needs: onHost, serve: (*API).configureRun},
-	{Route: "POST /runs/{runId}/agent-decisions", Function: "agent-decisions", Scopes: writers, Needs: onHost, serve: (*API).agentDecisions},
-	{Route: "GET /.well-known/interrupt-host", Function: "discovery", Scopes: anyone, serve: (*API).discovery},
-	{Route: "POST /webhook-endpoints", Function: "webhook-endpoints", Scopes: []string{ScopeWebhooksManage}, Needs: withHooks, serve: (*API).createEndpoint},
-	{Route: "GET /webhook-endpoints", Function: "webhook-endpoints", Scopes: []string{ScopeWebhooksManage}, Needs: withHooks, serve: (*API).listEndpoints},
-	{Route: "GET /webhook-endpoints/{id}", Function: "webhook-endpoints", Scopes: []string{ScopeWebhooksManage}, Needs: withHooks, serve: (*API).getEndpoint},
-	{Route: "DELETE /webhook-endpoints/{id}", Function: "webhook-endpoints", Scopes: []string{ScopeWebhooksManage}, Needs: withHooks, serve: (*API).deleteEndpoint},
-	{Route: "PUT /webhook-endpoints/{id}/secrets", Function: "webhook-endpoints", Scopes: []string{ScopeWebhooksManage}, Needs: withHooks, serve: (*API).replaceSecrets},
-	{Route: "POST /webhooks/{endpointId}", Function: "webhook-ingest", Scopes: anyone, Needs: withHooks, serve: (*API).ingestWebhook},
-	{Route: "POST /subscriptions", Function: "subscriptions", Scopes: []string{ScopeSubscriptionsManage}, Needs: NeedsSubscriptions, serve: (*API).createSubscription},
-	{Route: "GET /subscriptions", Function: "subscriptions", Scopes: []string{ScopeSubscriptionsManage}, Needs: NeedsSubscriptions, serve: (*API).listSubscriptions},
-	{Route: "GET /subscriptions/{id}", Function: "subscriptions", Scopes: []string{ScopeSubscriptionsManage}, Needs: NeedsSubscriptions, serve: (*API).getSubscription},
-	{Route: "DELETE /subscriptions/{id}", Function: "subscriptions", Scopes: []string{ScopeSubscriptionsManage}, Needs: NeedsSubscriptions, serve: (*API).deleteSubscription},
-	{Route: "GET /subscriptions/{id}/deliveries", Function: "subscriptions", Scopes: []string{ScopeSubscriptionsManage}, Needs: NeedsSubscriptions, serve: (*API).listDeliveries},
-	{Route: "POST /subscriptions/{id}/deliveries", Function: "subscriptions", Scopes: []string{ScopeSubscriptionsManage}, Needs: NeedsSubscriptions | NeedsDelivery, serve: (*API).resendDelivery},
-	{Route: "GET /approve/{token}", Function: "approval-page", Scopes: anyone, Needs: onPage, page: (*API).pageByToken},
-	{Route: "HEAD /approve/{token}", Function: "approval-page", Scopes: anyone, Needs: onPage, page: (*API).pageByToken},
-	{Route: "POST /approve/{token}", Function: "approval-page", Scopes: anyone, Needs: onPage, page: (*API).pageByToken},
-	{Route: "GET /approve/{runId}/{interruptId}", Function: "approval-page", Scopes: anyone, Needs: onPage, page: (*API).pageSignedIn},
-	{Route: "HEAD /approve/{runId}/{interruptId}", Function: "approval-page", Scopes: anyone, Needs: onPage, page: (*API).pageSignedIn},
-	{Route: "POST /approve/{runId}/{interruptId}", Function: "approval-page", Scopes: anyone, Needs: onPage, page: (*API).pageSignedIn},
-	{Route: "GET /signin/callback", Function: "approval-page", Scopes: anyone, Needs: onPage, page: (*API).signInCallback},
-	{Route: "POST /signin/signout", Function: "approval-page", Scopes: anyone, Needs: onPage, page: (*API).signOut},
+// Functions are every function that serves the API, in the order of the table above.
+func Functions() []Routes {
+	return []Routes{RequestInterrupt, ResolveByRun, MintToken, InspectByToken, ResolveByToken, GetRun, ListEvents, EndRun, ConfigureRun, AgentDecisions, Discovery, WebhookEndpoints, WebhookIngest, Subscriptions, ApprovalPage}
 }
 
-// Functions are the functions that serve the API, in the order of Operations.
-func Functions() []string {
-	var names []string
-	for _, o := range Operations {
-		if !slices.Contains(names, o.Function) {
-			names = append(names, o.Function)
+// Operations are every route of the API, each naming its function.
+func Operations() []Operation {
+	var ops []Operation
+	for _, r := range Functions() {
+		for _, o := range r.Operations {
+			o.Function = r.Function
+			ops = append(ops, o)
 		}
 	}
-	return names
+	return ops
 }
 
-// NeedsOf is what function builds at init: what its operations need together.
-func NeedsOf(function string) (Needs, error) {
-	var n Needs
-	found := false
-	for _, o := range Operations {
-		if o.Function == function {
-			n, found = n|o.Needs, true
-		}
-	}
-	if !found {
-		return 0, fmt.Errorf("apigw: no function %q serves an operation", function)
-	}
-	return n, nil
-}
-
-// Function is the handler of a function: each of its routes with its own scope check, chosen by
+// Serve is the handler of a function: each of its routes with its own scope check, chosen by
 // the event's route key. A route key the function does not serve (a mis-wired gateway) is 404.
-func (a *API) Function(function string) (Handler, error) {
+func (a *API) Serve(r Routes) Handler {
 	routes := map[string]Handler{}
-	for _, o := range Operations {
-		if o.Function != function {
-			continue
-		}
+	for _, o := range r.Operations {
 		if o.page != nil {
 			page := o.page
-			routes[o.Route] = a.observed(pageCrash, func(ctx context.Context, c *call) (events.APIGatewayV2HTTPResponse, error) {
+			routes[o.Route] = a.observed(o.crash, func(ctx context.Context, c *call) (events.APIGatewayV2HTTPResponse, error) {
 				return page(a, ctx, c)
 			})
 			continue
 		}
 		serve := o.serve
 		routes[o.Route] = a.routeAny(o.Scopes, func(ctx context.Context, c *call) (reply, error) { return serve(a, ctx, c) })
-	}
-	if len(routes) == 0 {
-		return nil, fmt.Errorf("apigw: no function %q serves an operation", function)
 	}
 	unknown := a.routeAny(nil, func(context.Context, *call) (reply, error) {
 		return reply{}, interrupt.Errorf(interrupt.CodeNotFound, "no such operation")
@@ -146,5 +147,16 @@ func (a *API) Function(function string) (Handler, error) {
 			return h(ctx, req)
 		}
 		return unknown(ctx, req)
-	}, nil
+	}
+}
+
+// Function is Serve of the function named function (its folder under functions/), for tests
+// and tools that pick a function by name; it links every function's routes.
+func (a *API) Function(function string) (Handler, error) {
+	for _, r := range Functions() {
+		if r.Function == function {
+			return a.Serve(r), nil
+		}
+	}
+	return nil, fmt.Errorf("apigw: no function %q serves an operation", function)
 }

@@ -33,7 +33,8 @@ func TestEveryFunctionIsFuzzed(t *testing.T) {
 			}
 		}
 	}
-	for _, fn := range apigw.Functions() {
+	for _, r := range apigw.Functions() {
+		fn := r.Function
 		var camel strings.Builder
 		for _, part := range strings.Split(fn, "-") {
 			camel.WriteString(strings.ToUpper(part[:1]) + part[1:])
@@ -44,18 +45,24 @@ func TestEveryFunctionIsFuzzed(t *testing.T) {
 	}
 }
 
-// TestEveryOperationIsOneRoute: no route is in the table twice, and NeedsOf refuses a function
-// that serves nothing (a main naming a function the table lacks fails at init).
+// TestEveryOperationIsOneRoute: no route is in the table twice, no function twice, and Function
+// refuses a name that serves nothing.
 func TestEveryOperationIsOneRoute(t *testing.T) {
 	t.Parallel()
 	seen := map[string]bool{}
-	for _, o := range apigw.Operations {
+	for _, o := range apigw.Operations() {
 		if seen[o.Route] {
 			t.Errorf("%s is in the table twice", o.Route)
 		}
 		seen[o.Route] = true
 	}
-	if _, err := apigw.NeedsOf("no-such-function"); err == nil {
-		t.Error("NeedsOf answered for a function that serves nothing")
+	for _, r := range apigw.Functions() {
+		if seen[r.Function] || len(r.Operations) == 0 {
+			t.Errorf("function %s: twice, or with no route", r.Function)
+		}
+		seen[r.Function] = true
+	}
+	if _, err := (&apigw.API{}).Function("no-such-function"); err == nil {
+		t.Error("Function answered for a function that serves nothing")
 	}
 }

@@ -22,10 +22,18 @@ var css string
 //go:embed assets/page.html
 var layout string
 
-// page is parsed at the first render, not at init: a template's package keeps every exported
-// method of the program linked (it calls methods by name), so only the function that renders
-// the page should pay for it.
-var page = sync.OnceValue(func() *template.Template { return template.Must(template.New("").Parse(layout)) })
+// page is the layout, parsed at the first render rather than at init (a sync.OnceValue variable
+// is built at init too): a template package keeps every exported method of the program linked
+// (it calls methods by name), so only the function that renders the page should pay for it.
+func page() *template.Template {
+	parsed.once.Do(func() { parsed.t = template.Must(template.New("").Parse(layout)) })
+	return parsed.t
+}
+
+var parsed struct {
+	once sync.Once
+	t    *template.Template
+}
 
 // CSP is the page's Content-Security-Policy: nothing may load or run but its own style element
 // (by hash), and its forms post only back to the host. No script-src: the page has no script.

@@ -1,4 +1,4 @@
-package app_test
+package environ_test
 
 import (
 	"os"
@@ -8,7 +8,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/interrupthost/interrupthost/pkg/app"
+	"github.com/interrupthost/interrupthost/pkg/environ"
+	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/identity"
 )
 
@@ -35,8 +36,8 @@ func TestTheTemplateAdmitsWhatTheFunctionsAccept(t *testing.T) {
 	}
 	for _, v := range []string{"0", "0.0", "0.5", "0.7", "0.05", "1", "1.0", "1.5", "2", "-0.1", ".5", "0.", "1e-3", "abc", "0x1"} {
 		t.Run(v, func(t *testing.T) {
-			t.Setenv(app.EnvEscalation, v)
-			_, err := app.HostConfig()
+			t.Setenv(environ.EnvEscalation, v)
+			_, err := environ.Host()
 			if admitted := pattern.MatchString(v); admitted && err != nil {
 				t.Errorf("the template admits %q: %v; the functions start with it: %v (%v)", v, admitted, err == nil, err)
 			}
@@ -75,8 +76,8 @@ func TestThePrincipalClaimsAreTheTemplates(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.env, func(t *testing.T) {
-			t.Setenv(app.EnvPrincipalClaim, tt.env)
-			opts, err := app.APIOptions()
+			t.Setenv(environ.EnvPrincipalClaim, tt.env)
+			opts, err := environ.API(host.Config{})
 			if opts.PrincipalClaim != tt.want || (err == nil) != (tt.want != "") {
 				t.Errorf("%q, %v; want %q", opts.PrincipalClaim, err, tt.want)
 			}

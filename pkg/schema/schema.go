@@ -35,8 +35,19 @@ type Set struct {
 	inline   *inlineCache
 }
 
-// Load compiles the embedded schemas once per process and returns the shared Set.
-var Load = sync.OnceValues(compileEmbedded)
+// Load compiles the embedded schemas once per process and returns the shared Set. It is a
+// function over a sync.Once rather than a sync.OnceValues variable, which would be built at
+// init and link the compiler into every program that imports the package.
+func Load() (*Set, error) {
+	loaded.once.Do(func() { loaded.set, loaded.err = compileEmbedded() })
+	return loaded.set, loaded.err
+}
+
+var loaded struct {
+	once sync.Once
+	set  *Set
+	err  error
+}
 
 func compileEmbedded() (*Set, error) {
 	loader := gojsonschema.NewSchemaLoader()

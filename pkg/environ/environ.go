@@ -1,0 +1,190 @@
+// Package environ reads a function's configuration from the environment template.yaml gives
+// it, once, at init, and refuses what it cannot honour. It builds no AWS client: a function that
+// needs none (discovery) serves its routes from here alone, and the functions that do are wired
+// by package app on top of it.
+package environ
+
+import (
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/interrupthost/interrupthost/pkg/apigw"
+	"github.com/interrupthost/interrupthost/pkg/host"
+	"github.com/interrupthost/interrupthost/pkg/identity"
+	"github.com/interrupthost/interrupthost/pkg/metrics"
+	"github.com/interrupthost/interrupthost/pkg/runlog"
+)
+
+// Environment variables the functions read (set by template.yaml).
+const (
+	EnvTable = "TABLE_NAME"
+	// EnvPrincipalClaim names the claim that is the caller's principal (identity.PrincipalClaims);
+	// sub when unset.
+	EnvPrincipalClaim = "PRINCIPAL_CLAIM"
+	EnvTenantClaim    = "TENANT_CLAIM"
+	// EnvScopePrefix is what the identity provider puts before every scope name.
+	EnvScopePrefix  = "SCOPE_PREFIX"
+	EnvCapabilities = "CAPABILITIES"
+	EnvKeyring      = "KEYRING_SECRET_ID"
+	EnvRefKinds     = "REF_KINDS"
+	EnvOverride     = "OVERRIDE_PRINCIPALS"
+	EnvGroupsClaim  = "GROUPS_CLAIM"
+	EnvRolesClaim   = "ROLES_CLAIM"
+	// EnvWebhookSecrets is the name prefix of the webhook endpoints' secrets.
+	EnvWebhookSecrets = "WEBHOOK_SECRET_PREFIX"
+	EnvInboxRetention = "INBOX_RETENTION_DAYS"
+	EnvRetention      = "RETENTION_DAYS"
+	EnvEscalation     = "ESCALATION_THRESHOLD"
+	// EnvSubscriptionSecrets is the name prefix of the subscriptions' signing secrets.
+	EnvSubscriptionSecrets = "SUBSCRIPTION_SECRET_PREFIX"
+	// EnvAllowPrivateTargets ("true") lets subscriptions deliver to private addresses and http.
+	EnvAllowPrivateTargets = "ALLOW_PRIVATE_DELIVERY_TARGETS"
+	// EnvPublicBaseURL is where the API is reached from outside: approval links start with it.
+	// The functions the API invokes may be given none (then each request's domain is the
+	// base); the others must be, since no request tells them (docs/design.md, "Deployment").
+	EnvPublicBaseURL = "PUBLIC_BASE_URL"
+	// EnvOIDCIssuer and EnvOIDCClientID are the identity provider approvers sign in with on the
+	// approval page, and its app client.
+	EnvOIDCIssuer   = "OIDC_ISSUER"
+	EnvOIDCClientID = "OIDC_CLIENT_ID"
+	// EnvStackName is the stack's name, which tags the secrets the functions create.
+	EnvStackName = "STACK_NAME"
+	// EnvMetricsNamespace is the CloudWatch namespace of the functions' metrics; without it
+	// they publish none.
+	EnvMetricsNamespace = "METRICS_NAMESPACE"
+	// EnvRedriveSegments is how many segments redrive-stream's Scan of the table reads at once.
+	EnvRedriveSegments = "REDRIVE_SCAN_SEGMENTS"
+)
+
+// Host reads the host's behaviour from the environment and refuses what it cannot honour.
+func Host() (host.Config, error) {
+	log := Logger()
+	hc := host.Config{
+		Capabilities:       List(os.Getenv(EnvCapabilities)),
+		RefKinds:           List(os.Getenv(EnvRefKinds)),
+		OverridePrincipals: List(os.Getenv(EnvOverride)),
+		Metrics:            Meter(),
+		// The operation succeeded; its run's reads stay longer until a checkpoint is written.
+		OnCheckpointError: func(k runlog.Key, seq int64, err error) {
+			log.Warn("checkpoint not written", "tenant", k.Tenant, "runId", k.RunID, "seq", seq, "error", err.Error())
+		},
+	}
+	if v := os.Getenv(EnvEscalation); v != "" {
+		t, err := strconv.ParseFloat(v, 64)
+		// The range a run may configure (host.Configure) and the template admits.
+		if err != nil || t < 0 || t > 1 {
+			return hc, fmt.Errorf("environ: %s=%q is not a threshold from 0 to 1", EnvEscalation, v)
+		}
+		hc.EscalationThreshold = &t
+	}
+	for env, into := range map[string]*time.Duration{EnvInboxRetention: &hc.InboxRetention, EnvRetention: &hc.Retention} {
+		if v := os.Getenv(env); v != "" {
+			days, err := strconv.Atoi(v)
+			if err != nil || days < 1 {
+				return hc, fmt.Errorf("environ: %s=%q is not a number of days", env, v)
+			}
+			*into = time.Duration(days) * 24 * time.Hour
+		}
+	}
+	return hc, host.CheckConfig(hc)
+}
+
+// Logger is the functions' structured log, one JSON object a line on standard output, where
+// Lambda sends it to CloudWatch Logs.
+func Logger() *slog.Logger { return slog.New(slog.NewJSONHandler(os.Stdout, nil)) }
+
+// Meter writes the function's metrics beside its log lines, under METRICS_NAMESPACE.
+func Meter() *metrics.Log {
+	ns := os.Getenv(EnvMetricsNamespace)
+	if ns == "" {
+		return nil
+	}
+	return metrics.New(os.Stdout, ns)
+}
+
+// PublicBase is PUBLIC_BASE_URL, checked: where approvers reach the API. optional admits it
+// unset, for the functions the API invokes, whose requests say where they came in.
+func PublicBase(optional bool) (string, error) {
+	base := os.Getenv(EnvPublicBaseURL)
+	if base == "" && optional {
+		return "", nil
+	}
+	if u, err := url.Parse(base); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return "", fmt.Errorf("environ: %s=%q is not an http(s) URL", EnvPublicBaseURL, base)
+	}
+	return base, nil
+}
+
+// claims are the claims' names the deployment chose; a principal claim the host does not
+// know stops the function, which would otherwise read every caller as nobody.
+func claims() (apigw.Options, error) {
+	principal, err := identity.PrincipalClaim(os.Getenv(EnvPrincipalClaim))
+	if err != nil {
+		return apigw.Options{}, fmt.Errorf("environ: %s: %w", EnvPrincipalClaim, err)
+	}
+	return apigw.Options{
+		PrincipalClaim: principal, TenantClaim: os.Getenv(EnvTenantClaim), ScopePrefix: os.Getenv(EnvScopePrefix),
+		GroupsClaim: os.Getenv(EnvGroupsClaim), RolesClaim: os.Getenv(EnvRolesClaim),
+	}, nil
+}
+
+// API is the API's options from the environment for a host configured by hc: the claims' names,
+// the public base URL if one is set, the discovery document and the metrics.
+func API(hc host.Config) (apigw.Options, error) {
+	opts, err := claims()
+	if err != nil {
+		return opts, err
+	}
+	if opts.PublicBaseURL, err = PublicBase(true); err != nil {
+		return opts, err
+	}
+	opts.Discovery = host.DiscoveryOf(hc)
+	opts.Metrics = hc.Metrics
+	return opts, nil
+}
+
+// Serve is the handler of an HTTP function that needs no dependency beyond its environment
+// (discovery): its routes over no host.
+func Serve(routes apigw.Routes) (apigw.Handler, error) {
+	hc, err := Host()
+	if err != nil {
+		return nil, err
+	}
+	opts, err := API(hc)
+	if err != nil {
+		return nil, err
+	}
+	return apigw.New(nil, Logger(), opts).Serve(routes), nil
+}
+
+// MustServe is Serve for a function's init.
+func MustServe(routes apigw.Routes) apigw.Handler {
+	h, err := Serve(routes)
+	ExitOn(err)
+	return h
+}
+
+// ExitOn stops a function whose init failed: a function that cannot be configured must not
+// start.
+func ExitOn(err error) {
+	if err != nil {
+		slog.Error("init failed", "error", err)
+		os.Exit(1)
+	}
+}
+
+// List is a comma-separated variable's values, trimmed, without empty ones.
+func List(s string) []string {
+	var out []string
+	for _, v := range strings.Split(s, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
