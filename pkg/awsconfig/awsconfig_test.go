@@ -57,6 +57,7 @@ func TestLoad(t *testing.T) {
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "secret")
 	t.Setenv("AWS_SESSION_TOKEN", "token")
 	t.Setenv("AWS_ENDPOINT_URL_DYNAMODB", "http://127.0.0.1:8000")
+	t.Setenv("AWS_ENDPOINT_URL_SECRETS_MANAGER", "") // the local stack sets it
 	t.Setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9999")
 	ctx := context.Background()
 	cfg, err := awsconfig.Load(ctx)
