@@ -10,11 +10,13 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/interrupthost/interrupthost/pkg/apigw"
 	"github.com/interrupthost/interrupthost/pkg/app"
 	"github.com/interrupthost/interrupthost/pkg/app/secrets"
 )
 
 func main() {
-	lambda.Start(app.MustServe(context.Background(), apigw.ApprovalPage, secrets.SignIn))
+	ctx := context.Background()
+	e := app.Must(app.Load())
+	tokens := app.Must(secrets.Tokens(ctx, e))
+	lambda.Start(e.API().ApprovalPage(tokens, app.Must(secrets.SignIn(ctx, e))))
 }

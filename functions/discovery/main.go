@@ -5,10 +5,11 @@ package main
 import (
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/interrupthost/interrupthost/pkg/apigw"
 	"github.com/interrupthost/interrupthost/pkg/environ"
 )
 
 func main() {
-	lambda.Start(environ.MustServe(apigw.Discovery))
+	api, err := environ.NewAPI()
+	environ.ExitOn(err)
+	lambda.Start(api.Discovery())
 }

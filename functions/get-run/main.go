@@ -6,10 +6,11 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/interrupthost/interrupthost/pkg/apigw"
 	"github.com/interrupthost/interrupthost/pkg/app"
 )
 
 func main() {
-	lambda.Start(app.MustServe(context.Background(), apigw.GetRun, app.Host))
+	ctx := context.Background()
+	e := app.Must(app.Load())
+	lambda.Start(e.API().GetRun(app.Must(e.Host(ctx))))
 }

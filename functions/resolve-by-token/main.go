@@ -6,11 +6,12 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/interrupthost/interrupthost/pkg/apigw"
 	"github.com/interrupthost/interrupthost/pkg/app"
 	"github.com/interrupthost/interrupthost/pkg/app/secrets"
 )
 
 func main() {
-	lambda.Start(app.MustServe(context.Background(), apigw.ResolveByToken, secrets.Keyring))
+	ctx := context.Background()
+	e := app.Must(app.Load())
+	lambda.Start(e.API().ResolveByToken(app.Must(secrets.Tokens(ctx, e))))
 }

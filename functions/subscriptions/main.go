@@ -1,5 +1,5 @@
-// Command subscriptions serves POST /subscriptions, GET and DELETE /subscriptions/{id} and
-// GET /subscriptions/{id}/deliveries.
+// Command subscriptions serves POST /subscriptions, GET and DELETE /subscriptions/{id}, and
+// GET and POST /subscriptions/{id}/deliveries (a resend).
 package main
 
 import (
@@ -7,11 +7,14 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/interrupthost/interrupthost/pkg/apigw"
 	"github.com/interrupthost/interrupthost/pkg/app"
 	"github.com/interrupthost/interrupthost/pkg/app/secrets"
+	"github.com/interrupthost/interrupthost/pkg/environ"
 )
 
 func main() {
-	lambda.Start(app.MustServe(context.Background(), apigw.Subscriptions, secrets.Resends))
+	e := app.Must(app.Load())
+	subs, resender, err := secrets.Subscriptions(context.Background(), e)
+	environ.ExitOn(err)
+	lambda.Start(e.API().Subscriptions(subs, resender))
 }

@@ -7,11 +7,12 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/interrupthost/interrupthost/pkg/apigw"
 	"github.com/interrupthost/interrupthost/pkg/app"
 	"github.com/interrupthost/interrupthost/pkg/app/secrets"
 )
 
 func main() {
-	lambda.Start(app.MustServe(context.Background(), apigw.WebhookEndpoints, secrets.WebhookSecrets))
+	ctx := context.Background()
+	e := app.Must(app.Load())
+	lambda.Start(e.API().WebhookEndpoints(app.Must(secrets.Webhooks(ctx, e))))
 }

@@ -28,33 +28,44 @@ var Keys = testkeys.Static{ActiveKid: "k1", Keys: map[string][]byte{"k1": []byte
 // Who is the principal sub of tenant acme, holding no scope.
 func Who(sub string) interrupt.Principal { return interrupt.Principal{Subject: sub, Tenant: "acme"} }
 
+// Setup is what MemHost builds its host with, for a test to change before: its policy and what
+// it runs with.
+type Setup struct {
+	Config host.Config
+	Env    host.Env
+}
+
 // MemHost is a host over an in-memory log, with every ref kind advertised and "boss" an override
-// principal: the rules run without a network in microseconds.
-func MemHost(t testing.TB, configure ...func(*host.Config)) (*host.Host, *inmem.Store) {
+// principal, its clock at T0: the rules run without a network in microseconds.
+func MemHost(t testing.TB, configure ...func(*Setup)) (*host.Host, *inmem.Store) {
 	t.Helper()
 	return MemHostOn(t, nil, configure...)
 }
 
 // MemHostOn is MemHost over wrap(log), a log that watches or steers the in-memory one.
-func MemHostOn(t testing.TB, wrap func(host.Store) host.Store, configure ...func(*host.Config)) (*host.Host, *inmem.Store) {
+func MemHostOn(t testing.TB, wrap func(host.Store) host.Store, configure ...func(*Setup)) (*host.Host, *inmem.Store) {
 	t.Helper()
 	sch, err := schema.Load()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := host.Config{
-		Capabilities: []string{"conversation"}, RefKinds: []string{"principal", "group", "role"},
-		OverridePrincipals: []string{"boss"}, Now: func() time.Time { return T0 },
+	set := Setup{
+		Config: host.Config{
+			Capabilities: []string{"conversation"}, RefKinds: []string{"principal", "group", "role"},
+			OverridePrincipals: []string{"boss"},
+		},
+		Env: host.Env{Schemas: sch, Now: func() time.Time { return T0 }},
 	}
 	for _, c := range configure {
-		c(&cfg)
+		c(&set)
 	}
 	l := inmem.New()
 	var log host.Store = l
 	if wrap != nil {
 		log = wrap(l)
 	}
-	return host.New(host.StoresOf(log), sch, cfg), l
+	set.Env.Stores = host.StoresOf(log)
+	return host.New(set.Env, set.Config), l
 }
 
 // Example is the schema's example payload of an interrupt kind: what the API documents is what
@@ -116,3 +127,6 @@ func CountEvents(t testing.TB, h *host.Host, p interrupt.Principal, run, typ str
 	}
 	return n
 }
+
+// Tokens are h's token operations, signing and verifying with Keys.
+func Tokens(h *host.Host) *host.Tokens { return host.NewTokens(h, Keys) }

@@ -30,7 +30,7 @@ type LongRun struct {
 
 // NewLongRun makes run, on h, a long run of at least commits commits, and answers what its first
 // commits did, for a test to ask again once checkpoints moved it to the archive. h must advertise
-// conversations and mint tokens (MemHost with Keys does).
+// conversations (MemHost's does); its tokens are minted with Keys.
 func NewLongRun(t testing.TB, h *host.Host, run string, commits int) *LongRun {
 	t.Helper()
 	ctx := context.Background()
@@ -61,10 +61,11 @@ func NewLongRun(t testing.TB, h *host.Host, run string, commits int) *LongRun {
 	d, _, err := h.Decide(ctx, Who("agent"), run, host.AgentDecision{NodeID: "plan", Key: "dec-1", AgentID: "planner", Confidence: 0.99, Decision: json.RawMessage(`{"go":true}`)})
 	must(err)
 	r.DecidedAt = d.Seq
-	v, _, err := h.RequestInterrupt(ctx, Who("engine"), run, host.Request{NodeID: "hook", Payload: Custom("hook"), Token: &host.TokenRequest{Intent: token.IntentResolve}})
+	tokens := host.NewTokens(h, Keys)
+	v, _, err := tokens.RequestInterrupt(ctx, Who("engine"), run, host.Request{NodeID: "hook", Payload: Custom("hook"), Token: &host.TokenRequest{Intent: token.IntentResolve}})
 	must(err)
 	r.Callback = v.Tokens[0].Token
-	g, err := h.Authorize(ctx, r.Callback)
+	g, err := tokens.Authorize(ctx, r.Callback)
 	must(err)
 	_, err = h.ResolveByToken(ctx, g, []byte(`{}`), nil)
 	must(err)
@@ -109,7 +110,7 @@ func LargePendingStateStaysCheckpointed(t *testing.T, store host.Store) {
 	}
 	counted := &reads{Store: store}
 	var refused []error
-	h := host.New(host.StoresOf(counted), sch, host.Config{OnCheckpointError: func(_ runlog.Key, _ int64, err error) { refused = append(refused, err) }})
+	h := host.New(host.Env{Stores: host.StoresOf(counted), Schemas: sch, OnCheckpointError: func(_ runlog.Key, _ int64, err error) { refused = append(refused, err) }}, host.Config{})
 	// grow makes run's log reach commits with request and resolve pairs of small payloads.
 	grow := func(run string, commits int64) {
 		t.Helper()
@@ -195,7 +196,7 @@ func ALateCheckpointRevivesNothing(t *testing.T, store host.Store) {
 	}
 	k := runlog.Key{Tenant: "acme", RunID: "r"}
 	stalled := &late{Store: store}
-	h := host.New(host.StoresOf(stalled), sch, host.Config{})
+	h := host.New(host.Env{Stores: host.StoresOf(stalled), Schemas: sch}, host.Config{})
 	for i := range runlog.CheckpointEvery / 2 {
 		if _, _, err := h.RequestInterrupt(ctx, Who("engine"), "r", host.Request{NodeID: "n", Payload: Custom(fmt.Sprintf("k%d", i))}); err != nil {
 			t.Fatal(err)
@@ -226,7 +227,7 @@ func ALateCheckpointRevivesNothing(t *testing.T, store host.Store) {
 	}
 	// A new run of the id, past its own first checkpoints, asks for a key the old one
 	// archived: a new interrupt, not the old run's.
-	fresh := host.New(host.StoresOf(store), sch, host.Config{})
+	fresh := host.New(host.Env{Stores: host.StoresOf(store), Schemas: sch}, host.Config{})
 	for i := range runlog.CheckpointEvery {
 		if _, _, err := fresh.RequestInterrupt(ctx, Who("engine"), "r", host.Request{NodeID: "x", Payload: Custom(fmt.Sprintf("new-%d", i))}); err != nil {
 			t.Fatal(err)

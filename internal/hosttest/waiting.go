@@ -81,7 +81,7 @@ func APageCostsAPage(t *testing.T, store host.Store, readUnits func() float64) P
 		return readUnits()
 	}
 	r := &Reading{Store: store}
-	h := host.New(host.StoresOf(r), sch, host.Config{})
+	h := host.New(host.Env{Stores: host.StoresOf(r), Schemas: sch}, host.Config{})
 	costs := map[int]PageCost{}
 	for _, size := range []int{100, 100_000} {
 		tenant := interrupt.Principal{Subject: "engine", Tenant: fmt.Sprintf("t%d", size)}

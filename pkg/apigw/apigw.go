@@ -58,14 +58,6 @@ type Options struct {
 	// "roles" when empty.
 	GroupsClaim string
 	RolesClaim  string
-	// SignIn signs approvers in on the approval page; nil for the functions that serve no page
-	// (the page's links without a credential then answer 404).
-	SignIn *signin.Flow
-	// Subscriptions serve the subscriptions routes; nil for the functions that serve none.
-	Subscriptions *outbound.Subscriptions
-	// Resender sends a delivered event again (POST /subscriptions/{id}/deliveries); nil for
-	// the functions that serve none.
-	Resender Resender
 	// PublicBaseURL is where approvers reach the API when the deployment says (a custom
 	// domain); empty means the domain each request came in on (baseURL). A function that is a
 	// route of the API is never told the API's own URL: that would make the API and its
@@ -84,16 +76,25 @@ type Resender interface {
 	Resend(ctx context.Context, s outbound.Subscription, eventID, base string) (outbound.Attempt, error)
 }
 
-// API serves the host's operations to API Gateway. Safe for concurrent invocations.
+// API serves the host's operations to API Gateway. Safe for concurrent invocations. New makes
+// one with no service; each function's constructor (API.GetRun, ...) takes the services its
+// routes call, by type, so that a function's main that lacks one does not compile.
 type API struct {
-	host *host.Host
-	log  *slog.Logger
-	opts Options
+	host     *host.Host
+	tokens   *host.Tokens
+	webhooks *host.Webhooks
+	// signIn signs approvers in on the approval page; nil: the page's links without a credential
+	// answer 404.
+	signIn *signin.Flow
+	subs   *outbound.Subscriptions
+	resend Resender
+	log    *slog.Logger
+	opts   Options
 }
 
-// New returns an API over h that logs to log.
-func New(h *host.Host, log *slog.Logger, opts Options) *API {
-	return &API{host: h, log: log, opts: opts.withDefaults()}
+// New returns an API that logs to log, configured by opts.
+func New(log *slog.Logger, opts Options) *API {
+	return &API{log: log, opts: opts.withDefaults()}
 }
 
 // unprefixed are the scopes of granted that carry the deployment's prefix, without it; a scope

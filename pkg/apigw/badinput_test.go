@@ -154,8 +154,8 @@ func TestInternalErrorsStayInside(t *testing.T) {
 		t.Fatal(err)
 	}
 	var logs bytes.Buffer
-	api := apigw.New(host.New(host.StoresOf(dynamo.NewTable(db, "no-such-table")), schemas, host.Config{}), slog.New(slog.NewJSONHandler(&logs, nil)), apigw.Options{})
-	getRun, err := api.Function("get-run")
+	api := apigw.New(slog.New(slog.NewJSONHandler(&logs, nil)), apigw.Options{})
+	getRun, err := api.Function("get-run", apigw.Services{Host: host.New(host.Env{Stores: host.StoresOf(dynamo.NewTable(db, "no-such-table")), Schemas: schemas}, host.Config{})})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -86,8 +86,8 @@ func TestScopePrefix(t *testing.T) {
 	const prefix = "https://api.example.com/"
 	s := newStack(t)
 	s.mustRequest(t, "r1", "n1", example(t, "custom"))
-	api := apigw.New(s.host, slog.New(slog.DiscardHandler), apigw.Options{ScopePrefix: prefix})
-	getRun, err := api.Function("get-run")
+	api := apigw.New(slog.New(slog.DiscardHandler), apigw.Options{ScopePrefix: prefix})
+	getRun, err := api.Function("get-run", s.services)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,16 +115,16 @@ func TestScopePrefix(t *testing.T) {
 func TestPrincipalClaim(t *testing.T) {
 	t.Parallel()
 	s := newStack(t)
-	byUsername := apigw.New(s.host, slog.New(slog.DiscardHandler), apigw.Options{PrincipalClaim: "username"})
-	request, err := byUsername.Function("request-interrupt")
+	byUsername := apigw.New(slog.New(slog.DiscardHandler), apigw.Options{PrincipalClaim: "username"})
+	request, err := byUsername.Function("request-interrupt", s.services)
 	if err != nil {
 		t.Fatal(err)
 	}
-	resolve, err := byUsername.Function("resolve-by-run")
+	resolve, err := byUsername.Function("resolve-by-run", s.services)
 	if err != nil {
 		t.Fatal(err)
 	}
-	bySub, err := s.api.Function("resolve-by-run")
+	bySub, err := s.api.Function("resolve-by-run", s.services)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,7 +46,7 @@ func (a *API) requestInterrupt(ctx context.Context, c *call) (reply, error) {
 		}
 		req.Endpoint = *body.Endpoint
 	}
-	view, created, err := a.host.RequestInterrupt(ctx, c.principal, c.runID, req)
+	view, created, err := a.tokens.RequestInterrupt(ctx, c.principal, c.runID, req)
 	if err != nil {
 		return reply{}, err
 	}

@@ -69,7 +69,7 @@ func (a *API) pageSignedIn(ctx context.Context, c *call) (events.APIGatewayV2HTT
 func isHead(c *call) bool { return c.req.RequestContext.HTTP.Method == http.MethodHead }
 
 func (a *API) page(ctx context.Context, c *call) (approvalpage.View, error) {
-	o, grant, err := a.host.Open(ctx, c.req.PathParameters["token"])
+	o, grant, err := a.tokens.Open(ctx, c.req.PathParameters["token"])
 	c.runID, c.nodeID = grant.Caller.RunID, grant.Caller.NodeID
 	if !o.Found() {
 		return problemPage(err), err
@@ -146,7 +146,7 @@ func (a *API) decide(o host.Opened, form url.Values, req events.APIGatewayV2HTTP
 // comes back here; with one it shows the interrupt of the session's tenant, and decides as the
 // session's principal.
 func (a *API) signedInPage(ctx context.Context, c *call, head bool) (events.APIGatewayV2HTTPResponse, error) {
-	if a.opts.SignIn == nil {
+	if a.signIn == nil {
 		err := interrupt.Errorf(interrupt.CodeNotFound, "this host signs no one in")
 		return pageResponse(problemPage(err), head), err
 	}
@@ -156,24 +156,24 @@ func (a *API) signedInPage(ctx context.Context, c *call, head bool) (events.APIG
 		return pageResponse(problemPage(err), head), err
 	}
 	c.runID = runID
-	s, ok := a.opts.SignIn.SessionFrom(ctx, c.req.Cookies)
+	s, ok := a.signIn.SessionFrom(ctx, c.req.Cookies)
 	if !ok {
 		base, err := a.baseURL(c.req)
 		if err != nil {
 			return pageResponse(problemPage(err), head), err
 		}
-		to, cookie, err := a.opts.SignIn.Begin(ctx, base, c.req.RawPath)
+		to, cookie, err := a.signIn.Begin(ctx, base, c.req.RawPath)
 		if err != nil {
 			return pageResponse(signInProblem(err), head), err
 		}
 		return redirect(to, cookie), nil
 	}
 	p := interrupt.Principal{Subject: s.Subject, Tenant: s.Tenant, Groups: s.Groups, Roles: s.Roles}
-	csrf, err := a.opts.SignIn.CSRF(ctx, s)
+	csrf, err := a.signIn.CSRF(ctx, s)
 	if err != nil {
 		return pageResponse(problemPage(err), head), err
 	}
-	v, err := a.signedInView(ctx, c, p, interruptID, func(form url.Values) bool { return a.opts.SignIn.CheckCSRF(ctx, s, form.Get("csrf")) })
+	v, err := a.signedInView(ctx, c, p, interruptID, func(form url.Values) bool { return a.signIn.CheckCSRF(ctx, s, form.Get("csrf")) })
 	return pageResponse(approvalpage.SignedIn(v, s.Subject, csrf, signOutFromPage), head), err
 }
 
@@ -188,7 +188,7 @@ const signOutFromPage = "../../signin/signout"
 // end and clears nothing (a cross-site form brings no cookie, and must not clear the one the
 // browser holds).
 func (a *API) signOut(ctx context.Context, c *call) (events.APIGatewayV2HTTPResponse, error) {
-	if a.opts.SignIn == nil {
+	if a.signIn == nil {
 		err := interrupt.Errorf(interrupt.CodeNotFound, "this host signs no one in")
 		return pageResponse(problemPage(err), false), err
 	}
@@ -196,16 +196,16 @@ func (a *API) signOut(ctx context.Context, c *call) (events.APIGatewayV2HTTPResp
 	if err != nil {
 		return pageResponse(problemPage(err), false), err
 	}
-	s, ok := a.opts.SignIn.SessionFrom(ctx, c.req.Cookies)
+	s, ok := a.signIn.SessionFrom(ctx, c.req.Cookies)
 	if !ok {
 		return pageResponse(approvalpage.SignedOut(), false), nil
 	}
-	if !a.opts.SignIn.CheckCSRF(ctx, s, form.Get("csrf")) {
+	if !a.signIn.CheckCSRF(ctx, s, form.Get("csrf")) {
 		err := interrupt.Errorf(interrupt.CodeForbidden, "the sign-out form does not carry this session's CSRF token")
 		return pageResponse(approvalpage.Problem(http.StatusForbidden, "Still signed in", "This form was not sent from the approval page, so you are still signed in. Use the page's own Sign out button."), false), err
 	}
 	resp := pageResponse(approvalpage.SignedOut(), false)
-	resp.Cookies = []string{a.opts.SignIn.SignOut()}
+	resp.Cookies = []string{a.signIn.SignOut()}
 	return resp, nil
 }
 
@@ -241,7 +241,7 @@ func (a *API) signedInView(ctx context.Context, c *call, p interrupt.Principal, 
 // signInCallback serves GET /signin/callback: the identity provider's answer completes the
 // sign-in, the session cookie is set, and the approver goes back to the page it came from.
 func (a *API) signInCallback(ctx context.Context, c *call) (events.APIGatewayV2HTTPResponse, error) {
-	if a.opts.SignIn == nil {
+	if a.signIn == nil {
 		err := interrupt.Errorf(interrupt.CodeNotFound, "this host signs no one in")
 		return pageResponse(problemPage(err), false), err
 	}
@@ -250,7 +250,7 @@ func (a *API) signInCallback(ctx context.Context, c *call) (events.APIGatewayV2H
 		err := interrupt.Invalid("the callback's query is malformed")
 		return pageResponse(problemPage(err), false), err
 	}
-	_, cookies, next, err := a.opts.SignIn.Finish(ctx, c.req.Cookies, query)
+	_, cookies, next, err := a.signIn.Finish(ctx, c.req.Cookies, query)
 	if err != nil {
 		return pageResponse(signInProblem(err), false), err
 	}

@@ -355,7 +355,9 @@ func (s *stack) signedInPage(t *testing.T) *signedInPage {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fn, err := apigw.New(s.host, slog.New(slog.DiscardHandler), apigw.Options{SignIn: flow, PublicBaseURL: base}).Function("approval-page")
+	services := s.services
+	services.SignIn = flow
+	fn, err := apigw.New(slog.New(slog.DiscardHandler), apigw.Options{PublicBaseURL: base}).Function("approval-page", services)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -596,7 +598,9 @@ func TestSignInComesBackToTheRequestsDomain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fn, err := apigw.New(s.host, slog.New(slog.DiscardHandler), apigw.Options{SignIn: flow}).Function("approval-page")
+	services := s.services
+	services.SignIn = flow
+	fn, err := apigw.New(slog.New(slog.DiscardHandler), apigw.Options{}).Function("approval-page", services)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -47,11 +47,13 @@ import (
 // only DynamoDB and Secrets Manager show (a throttled table, another process, a rotated secret)
 // ask for dynamoStack.
 type stack struct {
-	api   *apigw.API
-	host  *host.Host
-	subs  *outbound.Subscriptions
-	log   host.Store
-	clock *testclock.Clock
+	api *apigw.API
+	// services are what the functions' routes call, as their mains build them.
+	services apigw.Services
+	host     *host.Host
+	subs     *outbound.Subscriptions
+	log      host.Store
+	clock    *testclock.Clock
 	// keys are the keyring's keys by kid, base64, for tests that sign by hand.
 	keys map[string]string
 	// metrics holds the EMF lines the host and the API wrote.
@@ -192,12 +194,9 @@ func buildWith(st stores, c *testclock.Clock, keys token.Keys, configure func(*h
 	}
 	var buf bytes.Buffer
 	meter := metrics.New(&buf, "test")
-	cfg := host.Config{
-		Capabilities: []string{"conversation"}, Now: c.Now, Keys: keys, RefKinds: []string{"principal", "group", "role"},
-		Secrets: webhook.NewCache(st.endpointSecrets, nil), Metrics: meter,
-	}
+	cfg := host.Config{Capabilities: []string{"conversation"}, RefKinds: []string{"principal", "group", "role"}}
 	configure(&cfg)
-	h := host.New(host.StoresOf(st.log), schemas, cfg)
+	h := host.New(host.Env{Stores: host.StoresOf(st.log), Schemas: schemas, Now: c.Now, Metrics: meter}, cfg)
 	subSecrets := webhook.NewCache(st.subscriptionSecrets, nil)
 	subs := &outbound.Subscriptions{
 		Store: st.outbound, Secrets: subSecrets,
@@ -207,8 +206,12 @@ func buildWith(st stores, c *testclock.Clock, keys token.Keys, configure func(*h
 		Store: st.outbound, Log: st.log, Secrets: subSecrets, Client: outbound.NewHTTPClient(false),
 		Links: outbound.Links{Keys: keys, BaseURL: "https://host.example"}, Now: c.Now,
 	}
-	api := apigw.New(h, slog.New(slog.NewJSONHandler(io.Discard, nil)), apigw.Options{Subscriptions: subs, Resender: resender, Discovery: host.DiscoveryOf(cfg), Metrics: meter})
-	return &stack{api: api, host: h, subs: subs, log: st.log, clock: c, metrics: &buf}, nil
+	services := apigw.Services{
+		Host: h, Tokens: host.NewTokens(h, keys), Webhooks: host.NewWebhooks(h, webhook.NewCache(st.endpointSecrets, nil)),
+		Subscriptions: subs, Resender: resender,
+	}
+	api := apigw.New(slog.New(slog.NewJSONHandler(io.Discard, nil)), apigw.Options{Discovery: host.DiscoveryOf(cfg), Metrics: meter})
+	return &stack{api: api, services: services, host: h, subs: subs, log: st.log, clock: c, metrics: &buf}, nil
 }
 
 // points are the metrics written since the stack was built.
@@ -225,7 +228,7 @@ func (s *stack) points(t testing.TB) []metrics.Point {
 // function's first route (its only one, but for GET beside HEAD): tests of one route need not
 // name it.
 func (s *stack) fn(function string) apigw.Handler {
-	h, err := s.api.Function(function)
+	h, err := s.api.Function(function, s.services)
 	if err != nil {
 		panic(err)
 	}

@@ -18,7 +18,7 @@ func (a *API) createSubscription(ctx context.Context, c *call) (reply, error) {
 	if _, err := decodeBody(c.req, &body); err != nil {
 		return reply{}, err
 	}
-	created, err := a.opts.Subscriptions.Create(ctx, c.principal, body)
+	created, err := a.subs.Create(ctx, c.principal, body)
 	if err != nil {
 		return reply{}, err
 	}
@@ -31,7 +31,7 @@ func (a *API) getSubscription(ctx context.Context, c *call) (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
-	s, err := a.opts.Subscriptions.Get(ctx, c.principal, id)
+	s, err := a.subs.Get(ctx, c.principal, id)
 	if err != nil {
 		return reply{}, err
 	}
@@ -46,7 +46,7 @@ type SubscriptionList struct {
 // listSubscriptions serves GET /subscriptions: the tenant's subscriptions, oldest first,
 // without their secrets.
 func (a *API) listSubscriptions(ctx context.Context, c *call) (reply, error) {
-	subs, err := a.opts.Subscriptions.List(ctx, c.principal)
+	subs, err := a.subs.List(ctx, c.principal)
 	if err != nil {
 		return reply{}, err
 	}
@@ -59,7 +59,7 @@ func (a *API) deleteSubscription(ctx context.Context, c *call) (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
-	if err := a.opts.Subscriptions.Delete(ctx, c.principal, id); err != nil {
+	if err := a.subs.Delete(ctx, c.principal, id); err != nil {
 		return reply{}, err
 	}
 	return reply{status: http.StatusNoContent}, nil
@@ -71,7 +71,7 @@ func (a *API) listDeliveries(ctx context.Context, c *call) (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
-	attempts, err := a.opts.Subscriptions.Deliveries(ctx, c.principal, id)
+	attempts, err := a.subs.Deliveries(ctx, c.principal, id)
 	if err != nil {
 		return reply{}, err
 	}
@@ -98,7 +98,7 @@ func (a *API) resendDelivery(ctx context.Context, c *call) (reply, error) {
 	if _, err := decodeBody(c.req, &body); err != nil {
 		return reply{}, err
 	}
-	s, err := a.opts.Subscriptions.Get(ctx, c.principal, id)
+	s, err := a.subs.Get(ctx, c.principal, id)
 	if err != nil {
 		return reply{}, err
 	}
@@ -106,7 +106,7 @@ func (a *API) resendDelivery(ctx context.Context, c *call) (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
-	attempt, err := a.opts.Resender.Resend(ctx, s, body.EventID, base)
+	attempt, err := a.resend.Resend(ctx, s, body.EventID, base)
 	if err != nil {
 		return reply{}, err
 	}

@@ -6,7 +6,10 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
+	"github.com/interrupthost/interrupthost/pkg/outbound"
+	"github.com/interrupthost/interrupthost/pkg/signin"
 )
 
 // Operation is one route of the API, as template.yaml deploys it and openapi.yaml documents it
@@ -39,55 +42,55 @@ type Routes struct {
 
 // The functions of the API and their routes: adding a route is an entry here, its handler, its
 // route in template.yaml and its operation in openapi.yaml; adding a function is a Routes here,
-// in Functions, and its main.
+// in Functions, its constructor below and its main.
 var (
-	RequestInterrupt = Routes{Function: "request-interrupt", Operations: []Operation{
+	requestInterrupt = Routes{Function: "request-interrupt", Operations: []Operation{
 		{Route: "POST /runs/{runId}/interrupts", Scopes: []string{ScopeInterruptsWrite}, serve: (*API).requestInterrupt},
 	}}
-	ResolveByRun = Routes{Function: "resolve-by-run", Operations: []Operation{
+	resolveByRun = Routes{Function: "resolve-by-run", Operations: []Operation{
 		{Route: "POST /runs/{runId}/interrupts/{nodeId}", Scopes: []string{ScopeApprovalsRespond}, serve: (*API).resolveByRun},
 	}}
-	MintToken = Routes{Function: "mint-token", Operations: []Operation{
+	mintToken = Routes{Function: "mint-token", Operations: []Operation{
 		{Route: "POST /runs/{runId}/interrupts/{nodeId}/tokens", Scopes: []string{ScopeInterruptsWrite, ScopeApprovalsRespond, ScopeTokensDelegate}, serve: (*API).mintToken},
 	}}
-	InspectByToken = Routes{Function: "inspect-by-token", Operations: []Operation{
+	inspectByToken = Routes{Function: "inspect-by-token", Operations: []Operation{
 		{Route: "GET /interrupts/{token}", serve: (*API).inspectByToken},
 		{Route: "HEAD /interrupts/{token}", serve: (*API).inspectByToken},
 	}}
-	ResolveByToken = Routes{Function: "resolve-by-token", Operations: []Operation{
+	resolveByToken = Routes{Function: "resolve-by-token", Operations: []Operation{
 		{Route: "POST /interrupts/{token}", serve: (*API).resolveByToken},
 	}}
-	GetRun = Routes{Function: "get-run", Operations: []Operation{
+	getRun = Routes{Function: "get-run", Operations: []Operation{
 		{Route: "GET /runs/{runId}", Scopes: []string{ScopeRunsRead}, serve: (*API).getRun},
 		{Route: "GET /interrupts", Scopes: []string{ScopeRunsRead}, serve: (*API).listPending},
 	}}
-	ListEvents = Routes{Function: "list-events", Operations: []Operation{
+	listEvents = Routes{Function: "list-events", Operations: []Operation{
 		{Route: "GET /runs/{runId}/events", Scopes: []string{ScopeRunsRead}, serve: (*API).listEvents},
 	}}
-	EndRun = Routes{Function: "end-run", Operations: []Operation{
+	endRun = Routes{Function: "end-run", Operations: []Operation{
 		{Route: "POST /runs/{runId}/cancel", Scopes: []string{ScopeInterruptsWrite}, serve: (*API).cancelRun},
 		{Route: "POST /runs/{runId}/complete", Scopes: []string{ScopeInterruptsWrite}, serve: (*API).completeRun},
 	}}
-	ConfigureRun = Routes{Function: "configure-run", Operations: []Operation{
+	configureRun = Routes{Function: "configure-run", Operations: []Operation{
 		{Route: "PUT /runs/{runId}/configurable", Scopes: []string{ScopeRunsConfigure}, serve: (*API).configureRun},
 	}}
-	AgentDecisions = Routes{Function: "agent-decisions", Operations: []Operation{
+	agentDecisions = Routes{Function: "agent-decisions", Operations: []Operation{
 		{Route: "POST /runs/{runId}/agent-decisions", Scopes: []string{ScopeInterruptsWrite}, serve: (*API).agentDecisions},
 	}}
-	Discovery = Routes{Function: "discovery", Operations: []Operation{
+	discovery = Routes{Function: "discovery", Operations: []Operation{
 		{Route: "GET /.well-known/interrupt-host", serve: (*API).discovery},
 	}}
-	WebhookEndpoints = Routes{Function: "webhook-endpoints", Operations: []Operation{
+	webhookEndpoints = Routes{Function: "webhook-endpoints", Operations: []Operation{
 		{Route: "POST /webhook-endpoints", Scopes: []string{ScopeWebhooksManage}, serve: (*API).createEndpoint},
 		{Route: "GET /webhook-endpoints", Scopes: []string{ScopeWebhooksManage}, serve: (*API).listEndpoints},
 		{Route: "GET /webhook-endpoints/{id}", Scopes: []string{ScopeWebhooksManage}, serve: (*API).getEndpoint},
 		{Route: "DELETE /webhook-endpoints/{id}", Scopes: []string{ScopeWebhooksManage}, serve: (*API).deleteEndpoint},
 		{Route: "PUT /webhook-endpoints/{id}/secrets", Scopes: []string{ScopeWebhooksManage}, serve: (*API).replaceSecrets},
 	}}
-	WebhookIngest = Routes{Function: "webhook-ingest", Operations: []Operation{
+	webhookIngest = Routes{Function: "webhook-ingest", Operations: []Operation{
 		{Route: "POST /webhooks/{endpointId}", serve: (*API).ingestWebhook},
 	}}
-	Subscriptions = Routes{Function: "subscriptions", Operations: []Operation{
+	subscriptions = Routes{Function: "subscriptions", Operations: []Operation{
 		{Route: "POST /subscriptions", Scopes: []string{ScopeSubscriptionsManage}, serve: (*API).createSubscription},
 		{Route: "GET /subscriptions", Scopes: []string{ScopeSubscriptionsManage}, serve: (*API).listSubscriptions},
 		{Route: "GET /subscriptions/{id}", Scopes: []string{ScopeSubscriptionsManage}, serve: (*API).getSubscription},
@@ -95,7 +98,7 @@ var (
 		{Route: "GET /subscriptions/{id}/deliveries", Scopes: []string{ScopeSubscriptionsManage}, serve: (*API).listDeliveries},
 		{Route: "POST /subscriptions/{id}/deliveries", Scopes: []string{ScopeSubscriptionsManage}, serve: (*API).resendDelivery},
 	}}
-	ApprovalPage = Routes{Function: "approval-page", Operations: []Operation{
+	approvalPage = Routes{Function: "approval-page", Operations: []Operation{
 		{Route: "GET /approve/{token}", page: (*API).pageByToken, crash: pageCrash},
 		{Route: "HEAD /approve/{token}", page: (*API).pageByToken, crash: pageCrash},
 		{Route: "POST /approve/{token}", page: (*API).pageByToken, crash: pageCrash},
@@ -107,9 +110,94 @@ var (
 	}}
 )
 
+// Services are what the routes call. Each function's constructor below takes those its routes
+// need, by type; Function takes them all, for tests and tools that pick a function by name.
+type Services struct {
+	Host     *host.Host
+	Tokens   *host.Tokens
+	Webhooks *host.Webhooks
+	// SignIn signs approvers in on the approval page; nil: the page's links without a
+	// credential answer 404.
+	SignIn        *signin.Flow
+	Subscriptions *outbound.Subscriptions
+	// Resender sends a delivered event again (POST /subscriptions/{id}/deliveries).
+	Resender Resender
+}
+
+// on is a over s.
+func (a *API) on(s Services) *API {
+	b := *a
+	b.host, b.tokens, b.webhooks, b.signIn, b.subs, b.resend = s.Host, s.Tokens, s.Webhooks, s.SignIn, s.Subscriptions, s.Resender
+	return &b
+}
+
+// RequestInterrupt serves request-interrupt: a request mints the token it asks for.
+func (a *API) RequestInterrupt(t *host.Tokens) Handler {
+	return a.on(Services{Host: t.Host(), Tokens: t}).Serve(requestInterrupt)
+}
+
+// ResolveByRun serves resolve-by-run.
+func (a *API) ResolveByRun(h *host.Host) Handler { return a.on(Services{Host: h}).Serve(resolveByRun) }
+
+// MintToken serves mint-token.
+func (a *API) MintToken(t *host.Tokens) Handler {
+	return a.on(Services{Host: t.Host(), Tokens: t}).Serve(mintToken)
+}
+
+// InspectByToken serves inspect-by-token.
+func (a *API) InspectByToken(t *host.Tokens) Handler {
+	return a.on(Services{Host: t.Host(), Tokens: t}).Serve(inspectByToken)
+}
+
+// ResolveByToken serves resolve-by-token.
+func (a *API) ResolveByToken(t *host.Tokens) Handler {
+	return a.on(Services{Host: t.Host(), Tokens: t}).Serve(resolveByToken)
+}
+
+// GetRun serves get-run.
+func (a *API) GetRun(h *host.Host) Handler { return a.on(Services{Host: h}).Serve(getRun) }
+
+// ListEvents serves list-events.
+func (a *API) ListEvents(h *host.Host) Handler { return a.on(Services{Host: h}).Serve(listEvents) }
+
+// EndRun serves end-run.
+func (a *API) EndRun(h *host.Host) Handler { return a.on(Services{Host: h}).Serve(endRun) }
+
+// ConfigureRun serves configure-run.
+func (a *API) ConfigureRun(h *host.Host) Handler { return a.on(Services{Host: h}).Serve(configureRun) }
+
+// AgentDecisions serves agent-decisions.
+func (a *API) AgentDecisions(h *host.Host) Handler {
+	return a.on(Services{Host: h}).Serve(agentDecisions)
+}
+
+// Discovery serves discovery, from the options alone.
+func (a *API) Discovery() Handler { return a.on(Services{}).Serve(discovery) }
+
+// WebhookEndpoints serves webhook-endpoints.
+func (a *API) WebhookEndpoints(w *host.Webhooks) Handler {
+	return a.on(Services{Host: w.Host(), Webhooks: w}).Serve(webhookEndpoints)
+}
+
+// WebhookIngest serves webhook-ingest.
+func (a *API) WebhookIngest(w *host.Webhooks) Handler {
+	return a.on(Services{Host: w.Host(), Webhooks: w}).Serve(webhookIngest)
+}
+
+// Subscriptions serves subscriptions: the subscriptions, and resends by r.
+func (a *API) Subscriptions(s *outbound.Subscriptions, r Resender) Handler {
+	return a.on(Services{Subscriptions: s, Resender: r}).Serve(subscriptions)
+}
+
+// ApprovalPage serves approval-page: the page of a token's link, and of a link without a
+// credential for an approver signed in by signIn (nil: such links answer 404).
+func (a *API) ApprovalPage(t *host.Tokens, signIn *signin.Flow) Handler {
+	return a.on(Services{Host: t.Host(), Tokens: t, SignIn: signIn}).Serve(approvalPage)
+}
+
 // Functions are every function that serves the API, in the order of the table above.
 func Functions() []Routes {
-	return []Routes{RequestInterrupt, ResolveByRun, MintToken, InspectByToken, ResolveByToken, GetRun, ListEvents, EndRun, ConfigureRun, AgentDecisions, Discovery, WebhookEndpoints, WebhookIngest, Subscriptions, ApprovalPage}
+	return []Routes{requestInterrupt, resolveByRun, mintToken, inspectByToken, resolveByToken, getRun, listEvents, endRun, configureRun, agentDecisions, discovery, webhookEndpoints, webhookIngest, subscriptions, approvalPage}
 }
 
 // Operations are every route of the API, each naming its function.
@@ -124,7 +212,7 @@ func Operations() []Operation {
 	return ops
 }
 
-// Serve is the handler of a function: each of its routes with its own scope check, chosen by
+// Serve is the handler of a function over a's services: each of its routes with its own scope check, chosen by
 // the event's route key. A route key the function does not serve (a mis-wired gateway) is 404.
 func (a *API) Serve(r Routes) Handler {
 	routes := map[string]Handler{}
@@ -150,12 +238,12 @@ func (a *API) Serve(r Routes) Handler {
 	}
 }
 
-// Function is Serve of the function named function (its folder under functions/), for tests
-// and tools that pick a function by name; it links every function's routes.
-func (a *API) Function(function string) (Handler, error) {
+// Function is the handler of the function named function (its folder under functions/) over
+// s, for tests and tools that pick a function by name; it links every function's routes.
+func (a *API) Function(function string, s Services) (Handler, error) {
 	for _, r := range Functions() {
 		if r.Function == function {
-			return a.Serve(r), nil
+			return a.on(s).Serve(r), nil
 		}
 	}
 	return nil, fmt.Errorf("apigw: no function %q serves an operation", function)

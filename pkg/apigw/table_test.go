@@ -62,7 +62,7 @@ func TestEveryOperationIsOneRoute(t *testing.T) {
 		}
 		seen[r.Function] = true
 	}
-	if _, err := (&apigw.API{}).Function("no-such-function"); err == nil {
+	if _, err := (&apigw.API{}).Function("no-such-function", apigw.Services{}); err == nil {
 		t.Error("Function answered for a function that serves nothing")
 	}
 }

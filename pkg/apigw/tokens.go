@@ -9,7 +9,7 @@ import (
 
 // inspectByToken serves GET (and HEAD) /interrupts/{token}: the InterruptPayload, verbatim.
 func (a *API) inspectByToken(ctx context.Context, c *call) (reply, error) {
-	payload, who, err := a.host.Inspect(ctx, c.req.PathParameters["token"])
+	payload, who, err := a.tokens.Inspect(ctx, c.req.PathParameters["token"])
 	c.runID, c.nodeID = who.RunID, who.NodeID
 	if err != nil {
 		return reply{}, err
@@ -20,7 +20,7 @@ func (a *API) inspectByToken(ctx context.Context, c *call) (reply, error) {
 // resolveByToken serves POST /interrupts/{token} with body { resumeValue }: the token is
 // verified first, so a bad token is 401 whatever the body.
 func (a *API) resolveByToken(ctx context.Context, c *call) (reply, error) {
-	grant, err := a.host.Authorize(ctx, c.req.PathParameters["token"])
+	grant, err := a.tokens.Authorize(ctx, c.req.PathParameters["token"])
 	c.runID, c.nodeID = grant.Caller.RunID, grant.Caller.NodeID
 	if err != nil {
 		return reply{}, err
@@ -49,7 +49,7 @@ func (a *API) mintToken(ctx context.Context, c *call) (reply, error) {
 	if _, err := decodeBody(c.req, &body); err != nil {
 		return reply{}, err
 	}
-	tv, err := a.host.MintToken(ctx, c.principal, c.runID, c.nodeID, body)
+	tv, err := a.tokens.MintToken(ctx, c.principal, c.runID, c.nodeID, body)
 	if err != nil {
 		return reply{}, err
 	}

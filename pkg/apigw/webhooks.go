@@ -34,7 +34,7 @@ type EndpointList struct {
 
 // listEndpoints serves GET /webhook-endpoints: the tenant's endpoints, oldest first.
 func (a *API) listEndpoints(ctx context.Context, c *call) (reply, error) {
-	es, err := a.host.Endpoints(ctx, c.principal)
+	es, err := a.webhooks.Endpoints(ctx, c.principal)
 	if err != nil {
 		return reply{}, err
 	}
@@ -51,7 +51,7 @@ func (a *API) createEndpoint(ctx context.Context, c *call) (reply, error) {
 	if _, err := decodeBody(c.req, &body); err != nil {
 		return reply{}, err
 	}
-	e, err := a.host.CreateEndpoint(ctx, c.principal, body)
+	e, err := a.webhooks.CreateEndpoint(ctx, c.principal, body)
 	if err != nil {
 		return reply{}, err
 	}
@@ -64,7 +64,7 @@ func (a *API) getEndpoint(ctx context.Context, c *call) (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
-	e, err := a.host.Endpoint(ctx, c.principal, id)
+	e, err := a.webhooks.Endpoint(ctx, c.principal, id)
 	if err != nil {
 		return reply{}, err
 	}
@@ -77,7 +77,7 @@ func (a *API) deleteEndpoint(ctx context.Context, c *call) (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
-	if err := a.host.DeleteEndpoint(ctx, c.principal, id); err != nil {
+	if err := a.webhooks.DeleteEndpoint(ctx, c.principal, id); err != nil {
 		return reply{}, err
 	}
 	return reply{status: http.StatusNoContent}, nil
@@ -95,7 +95,7 @@ func (a *API) replaceSecrets(ctx context.Context, c *call) (reply, error) {
 	if _, err := decodeBody(c.req, &body); err != nil {
 		return reply{}, err
 	}
-	e, err := a.host.ReplaceSecrets(ctx, c.principal, id, body.Secrets)
+	e, err := a.webhooks.ReplaceSecrets(ctx, c.principal, id, body.Secrets)
 	if err != nil {
 		return reply{}, err
 	}
@@ -148,5 +148,5 @@ func (a *API) ingest(ctx context.Context, c *call) (host.Ingested, error) {
 	for k, v := range c.req.Headers {
 		headers[strings.ToLower(k)] = v
 	}
-	return a.host.Ingest(ctx, id, headers, body)
+	return a.webhooks.Ingest(ctx, id, headers, body)
 }

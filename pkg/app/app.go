@@ -1,8 +1,8 @@
 // Package app is the composition root of the functions over the table: over the configuration
-// package environ reads, it builds once at init what a function's main names (Serve's Deps) and
-// the handler over it, which the main hands to lambda.Start. The dependencies that need Secrets
-// Manager are package app/secrets', so that a function that names none of them links no Secrets
-// Manager client (TestEachFunctionLinksWhatItsRoleAllows).
+// package environ reads, it builds once at init what a function's main asks for (Env), and the
+// handlers of the functions that serve no API. What lives in Secrets Manager is package
+// app/secrets', so that a function that asks for none of it links no Secrets Manager client
+// (TestEachFunctionLinksWhatItsRoleAllows).
 package app
 
 import (
@@ -23,123 +23,107 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/environ"
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/schema"
+	"github.com/interrupthost/interrupthost/pkg/token"
 )
 
 // DefaultRedriveSegments is a redrive's Scan parallelism unless REDRIVE_SCAN_SEGMENTS says.
 const DefaultRedriveSegments = 8
 
-// Dep is one dependency of an HTTP function beside its routes, built at init. A function's main
-// names its dependencies (Serve), and only those are linked into its binary and built: a
-// function that names no client loads no AWS configuration, and its role needs no permission
-// for one. The order they are named in does not matter. This package's Host and package
-// app/secrets' are the Deps there are.
-type Dep func(context.Context, *Wiring) error
-
-// Wiring is what a function's Deps build: the host's configuration and the API's options, the
-// SDK's configuration once one of them needs a client, and whether the function needs the
-// host.
-type Wiring struct {
-	Host host.Config
-	API  apigw.Options
-	cfg  *aws.Config
-	// newHost builds the host once every Dep has added to Host: set by the Deps that need it
-	// (a function value, so that a function with none links no table).
-	newHost func(context.Context, *Wiring) (*host.Host, error)
+// Env is a function's wiring: its configuration from the environment (package environ), and
+// what was built from it, each once. A function's main asks it for the services its routes need
+// and hands them to its constructor (apigw.API.GetRun, ...), which takes them by type: a main
+// that lacks one does not compile, and only what a main asks for is linked into its binary and
+// built at its init.
+type Env struct {
+	// Config is the host's policy.
+	Config host.Config
+	// Options are the API's.
+	Options apigw.Options
+	// Keys are the token keyring once package app/secrets has loaded it.
+	Keys  token.Keys
+	cfg   *aws.Config
+	host  *host.Host
+	table *dynamo.Table
 }
 
-// AWS is the SDK's configuration (awsconfig.Load), loaded at the first Dep that asks for it.
-func (w *Wiring) AWS(ctx context.Context) (aws.Config, error) {
-	if w.cfg == nil {
+// Load reads a function's configuration from its environment; it builds nothing yet.
+func Load() (*Env, error) {
+	hc, err := environ.Host()
+	if err != nil {
+		return nil, err
+	}
+	opts, err := environ.API(hc)
+	if err != nil {
+		return nil, err
+	}
+	return &Env{Config: hc, Options: opts}, nil
+}
+
+// Must is v, or the end of a function whose init failed: a function that cannot be configured
+// must not start.
+func Must[T any](v T, err error) T {
+	environ.ExitOn(err)
+	return v
+}
+
+// API is the API over the function's options, for its constructor.
+func (e *Env) API() *apigw.API { return apigw.New(environ.Logger(), e.Options) }
+
+// AWS is the SDK's configuration (awsconfig.Load), loaded the first time it is asked for.
+func (e *Env) AWS(ctx context.Context) (aws.Config, error) {
+	if e.cfg == nil {
 		cfg, err := awsconfig.Load(ctx)
 		if err != nil {
 			return cfg, err
 		}
-		w.cfg = &cfg
+		e.cfg = &cfg
 	}
-	return *w.cfg, nil
+	return *e.cfg, nil
 }
 
-// Host is the host over the table TABLE_NAME names, built once every Dep has added to its
-// configuration. The Deps that need the host name it themselves.
-func Host(_ context.Context, w *Wiring) error {
-	w.newHost = func(ctx context.Context, w *Wiring) (*host.Host, error) {
-		cfg, err := w.AWS(ctx)
-		if err != nil {
-			return nil, err
-		}
-		h, _, err := HostOn(cfg, w.Host)
-		return h, err
+// Host is the host over the table TABLE_NAME names, built the first time it is asked for.
+func (e *Env) Host(ctx context.Context) (*host.Host, error) {
+	if e.host != nil {
+		return e.host, nil
 	}
-	return nil
-}
-
-// Serve builds the handler of the HTTP function whose routes are routes, with the dependencies
-// with names, from the environment. The SDK finds its region, credentials and endpoints
-// (AWS_ENDPOINT_URL_DYNAMODB locally) as on Lambda (awsconfig); nothing here is local-only.
-func Serve(ctx context.Context, routes apigw.Routes, with ...Dep) (apigw.Handler, error) {
-	var w Wiring
-	var err error
-	if w.Host, err = environ.Host(); err != nil {
+	table, err := e.Table(ctx)
+	if err != nil {
 		return nil, err
-	}
-	if w.API, err = environ.API(w.Host); err != nil {
-		return nil, err
-	}
-	for _, dep := range with {
-		if err := dep(ctx, &w); err != nil {
-			return nil, err
-		}
-	}
-	var h *host.Host
-	if w.newHost != nil {
-		if h, err = w.newHost(ctx, &w); err != nil {
-			return nil, err
-		}
-	}
-	return apigw.New(h, environ.Logger(), w.API).Serve(routes), nil
-}
-
-// MustServe is Serve for a function's init: a function that cannot be configured must not start.
-func MustServe(ctx context.Context, routes apigw.Routes, with ...Dep) apigw.Handler {
-	h, err := Serve(ctx, routes, with...)
-	environ.ExitOn(err)
-	return h
-}
-
-// HostOn is the host over the table TABLE_NAME names, configured by hc, and the table.
-func HostOn(cfg aws.Config, hc host.Config) (*host.Host, *dynamo.Table, error) {
-	table := os.Getenv(environ.EnvTable)
-	if table == "" {
-		return nil, nil, errors.New("app: " + environ.EnvTable + " is not set")
 	}
 	schemas, err := schema.Load()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	runs := dynamo.NewTable(dynamo.NewClient(cfg), table)
-	return host.New(host.StoresOf(runs), schemas, hc), runs, nil
+	he := environ.HostEnv()
+	he.Stores, he.Schemas = host.StoresOf(table), schemas
+	e.host = host.New(he, e.Config)
+	return e.host, nil
 }
 
-// newHost is HostOn with the SDK's configuration loaded, for the functions that serve no API.
-func newHost(ctx context.Context, hc host.Config) (*host.Host, *dynamo.Table, error) {
-	cfg, err := awsconfig.Load(ctx)
-	if err != nil {
-		return nil, nil, err
+// Table is the table TABLE_NAME names, its client built the first time it is asked for.
+func (e *Env) Table(ctx context.Context) (*dynamo.Table, error) {
+	if e.table != nil {
+		return e.table, nil
 	}
-	return HostOn(cfg, hc)
+	name := os.Getenv(environ.EnvTable)
+	if name == "" {
+		return nil, errors.New("app: " + environ.EnvTable + " is not set")
+	}
+	cfg, err := e.AWS(ctx)
+	if err != nil {
+		return nil, err
+	}
+	e.table = dynamo.NewTable(dynamo.NewClient(cfg), name)
+	return e.table, nil
 }
 
 // MustReadModels is read-models' handler: the table's stream and its own dead-letter queue,
 // each run they name reindexed from its log (dynamostream.ReadModels, host.Host.Reindex). It
 // reads the run log and writes the read models' items, nothing else.
 func MustReadModels(ctx context.Context) func(context.Context, json.RawMessage) (dynamostream.BatchResponse, error) {
-	hc, err := environ.Host()
-	environ.ExitOn(err)
-	h, runs, err := newHost(ctx, hc)
-	environ.ExitOn(err)
-	segments, err := RedriveSegments()
-	environ.ExitOn(err)
-	return dynamostream.ReadModels(h, runs, segments, environ.Logger(), hc.Metrics, nil)
+	e := Must(Load())
+	h := Must(e.Host(ctx))
+	return dynamostream.ReadModels(h, Must(e.Table(ctx)), Must(RedriveSegments()), environ.Logger(), environ.Meter(), nil)
 }
 
 // RedriveSegments is REDRIVE_SCAN_SEGMENTS, checked: how many segments a redrive's Scan reads at
@@ -159,10 +143,7 @@ func RedriveSegments() (int, error) {
 // schedule's input is not read), bounded by the invocation's deadline, and one log line saying
 // what it did.
 func MustSweep(ctx context.Context) func(context.Context, json.RawMessage) (host.SweepReport, error) {
-	hc, err := environ.Host()
-	environ.ExitOn(err)
-	h, _, err := newHost(ctx, hc)
-	environ.ExitOn(err)
+	h := Must(Must(Load()).Host(ctx))
 	log := environ.Logger()
 	return func(ctx context.Context, _ json.RawMessage) (host.SweepReport, error) {
 		r, err := h.Sweep(ctx)

@@ -111,7 +111,7 @@ func BenchmarkFlowCapacity(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		h := host.New(host.StoresOf(dynamo.NewTable(db, table)), sch, host.Config{})
+		h := host.New(host.Env{Stores: host.StoresOf(dynamo.NewTable(db, table)), Schemas: sch}, host.Config{})
 		payload := hosttest.Example(b, "approval")
 		n := 0
 		for b.Loop() {
@@ -139,8 +139,8 @@ func BenchmarkFlowCapacity(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		consumer := host.New(host.StoresOf(dynamo.NewTable(db, table)), sch, host.Config{})
-		h := host.New(host.StoresOf(dynamo.NewTable(localaws.DynamoDB(), table)), sch, host.Config{})
+		consumer := host.New(host.Env{Stores: host.StoresOf(dynamo.NewTable(db, table)), Schemas: sch}, host.Config{})
+		h := host.New(host.Env{Stores: host.StoresOf(dynamo.NewTable(localaws.DynamoDB(), table)), Schemas: sch}, host.Config{})
 		payload := hosttest.Example(b, "approval")
 		n := 0
 		for b.Loop() {
@@ -164,7 +164,7 @@ func BenchmarkFlowCapacity(b *testing.B) {
 	})
 	b.Run("payment", func(b *testing.B) {
 		m := &meter{}
-		h, e := dynamoHookHost(b, m.option)
+		h, hooks, e := dynamoHookHost(b, m.option)
 		n := 0
 		for b.Loop() {
 			n++
@@ -173,7 +173,7 @@ func BenchmarkFlowCapacity(b *testing.B) {
 				b.Fatal(err)
 			}
 			body := hosttest.StripeEvent("evt_"+strconv.Itoa(n), "payment_intent.succeeded", order)
-			if res, err := h.Ingest(ctx, e.ID, hosttest.StripeHeaders(body, hosttest.StripeSecret), body); err != nil || res.Outcome != host.OutcomeResolved {
+			if res, err := hooks.Ingest(ctx, e.ID, hosttest.StripeHeaders(body, hosttest.StripeSecret), body); err != nil || res.Outcome != host.OutcomeResolved {
 				b.Fatalf("%+v %v", res, err)
 			}
 			if _, err := h.Snapshot(ctx, hosttest.Who("engine"), run); err != nil {

@@ -61,7 +61,7 @@ func newHost(t testing.TB, wrap func(host.Store) host.Store) (*host.Host, *count
 		l = wrap(l)
 	}
 	c.take()
-	return host.New(host.StoresOf(l), sch, host.Config{}), c
+	return host.New(host.Env{Stores: host.StoresOf(l), Schemas: sch}, host.Config{}), c
 }
 
 // alice and engine are the callers of the flows measured: the engine requests, alice decides.

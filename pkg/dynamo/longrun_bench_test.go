@@ -85,7 +85,7 @@ func BenchmarkLongRun(b *testing.B) {
 			m := &meter{}
 			db, table := localaws.NewTable(b, m.option)
 			l := dynamo.NewTable(db, table)
-			mem, memLog := hosttest.MemHost(b, func(c *host.Config) { c.Keys = hosttest.Keys })
+			mem, memLog := hosttest.MemHost(b)
 			hosttest.NewLongRun(b, mem, "long", size)
 			from, err := exported(memLog, runlog.Key{Tenant: "acme", RunID: "long"})
 			if err != nil {
@@ -95,7 +95,7 @@ func BenchmarkLongRun(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			h := host.New(host.StoresOf(l), sch, host.Config{})
+			h := host.New(host.Env{Stores: host.StoresOf(l), Schemas: sch}, host.Config{})
 			// A short run gets a copy of its own each time, so that it stays short; a long one
 			// grows by the two commits of each iteration, a small part of it.
 			fresh := size < 100

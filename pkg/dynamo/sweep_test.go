@@ -34,9 +34,9 @@ func TestResolveAndSweepRace(t *testing.T) {
 	clock := testclock.New(t0)
 	at := func(d time.Duration) func() time.Time { return func() time.Time { return clock.Now().Add(d) } }
 	log := dynamo.NewTable(db, table)
-	engine := host.New(host.StoresOf(log), sch, host.Config{Now: clock.Now})
-	resolver := host.New(host.StoresOf(log), sch, host.Config{Now: at(-time.Millisecond)})
-	sweeper := host.New(host.StoresOf(log), sch, host.Config{Now: at(time.Millisecond)})
+	engine := host.New(host.Env{Stores: host.StoresOf(log), Schemas: sch, Now: clock.Now}, host.Config{})
+	resolver := host.New(host.Env{Stores: host.StoresOf(log), Schemas: sch, Now: at(-time.Millisecond)}, host.Config{})
+	sweeper := host.New(host.Env{Stores: host.StoresOf(log), Schemas: sch, Now: at(time.Millisecond)}, host.Config{})
 	ctx := context.Background()
 	const rounds = 30
 	for i := range rounds {
@@ -80,7 +80,7 @@ func TestSweepDyingMidwayIsFinished(t *testing.T) {
 	}
 	t0 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 	clock := testclock.New(t0)
-	h := host.New(host.StoresOf(dynamo.NewTable(db, table)), sch, host.Config{Now: clock.Now})
+	h := host.New(host.Env{Stores: host.StoresOf(dynamo.NewTable(db, table)), Schemas: sch, Now: clock.Now}, host.Config{})
 	ctx := context.Background()
 	for i := range 6 {
 		if _, _, err := h.RequestInterrupt(ctx, hosttest.Who("engine"), fmt.Sprintf("r%d", i), host.Request{NodeID: "n", Payload: json.RawMessage(`{"kind":"custom","key":"k","timeoutMs":1000,"data":{"customKind":"x"}}`)}); err != nil {
@@ -114,7 +114,7 @@ func BenchmarkSweep(b *testing.B) {
 		b.Fatal(err)
 	}
 	clock := testclock.New(time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC))
-	h := host.New(host.StoresOf(dynamo.NewTable(db, table)), sch, host.Config{Now: clock.Now})
+	h := host.New(host.Env{Stores: host.StoresOf(dynamo.NewTable(db, table)), Schemas: sch, Now: clock.Now}, host.Config{})
 	ctx := context.Background()
 	const perSweep = 20
 	expired, n, total := 0, 0, 0
@@ -154,7 +154,7 @@ func TestRetentionOnTheItems(t *testing.T) {
 	}
 	t0 := time.Now().UTC().Truncate(time.Second)
 	clock := testclock.New(t0)
-	h := host.New(host.StoresOf(dynamo.NewTable(db, table)), sch, host.Config{Now: clock.Now, Retention: 24 * time.Hour})
+	h := host.New(host.Env{Stores: host.StoresOf(dynamo.NewTable(db, table)), Schemas: sch, Now: clock.Now}, host.Config{Retention: 24 * time.Hour})
 	ctx := context.Background()
 	for _, run := range []string{"ended", "waiting"} {
 		if _, _, err := h.RequestInterrupt(ctx, hosttest.Who("engine"), run, host.Request{NodeID: "n", Payload: json.RawMessage(`{"kind":"custom","key":"k","data":{"customKind":"x"}}`)}); err != nil {

@@ -27,7 +27,7 @@ import (
 
 // dynamoHookHost is a host over a fresh table of the local DynamoDB API, with a Stripe endpoint;
 // optFns shape its client (counting, faults).
-func dynamoHookHost(t testing.TB, optFns ...func(*dynamodb.Options)) (*host.Host, webhook.Endpoint) {
+func dynamoHookHost(t testing.TB, optFns ...func(*dynamodb.Options)) (*host.Host, *host.Webhooks, webhook.Endpoint) {
 	t.Helper()
 	db, table := localaws.NewTable(t, optFns...)
 	sch, err := schema.Load()
@@ -35,18 +35,19 @@ func dynamoHookHost(t testing.TB, optFns ...func(*dynamodb.Options)) (*host.Host
 		t.Fatal(err)
 	}
 	secrets := webhook.NewCache(inmem.NewSecrets(), nil)
-	h := host.New(host.StoresOf(dynamo.NewTable(db, table)), sch, host.Config{Now: func() time.Time { return hosttest.T0 }, Secrets: secrets})
-	e, err := h.CreateEndpoint(context.Background(), hosttest.Who("admin"), host.EndpointRequest{Provider: "stripe", Secrets: []string{hosttest.StripeSecret}})
+	h := host.New(host.Env{Stores: host.StoresOf(dynamo.NewTable(db, table)), Schemas: sch, Now: func() time.Time { return hosttest.T0 }}, host.Config{})
+	hooks := host.NewWebhooks(h, secrets)
+	e, err := hooks.CreateEndpoint(context.Background(), hosttest.Who("admin"), host.EndpointRequest{Provider: "stripe", Secrets: []string{hosttest.StripeSecret}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return h, e
+	return h, hooks, e
 }
 
 // TestEventAndRequestRace fires an event and the request of its interrupt at the same instant,
 // round after round, against the real DynamoDB API: every round joins them exactly once.
 func TestEventAndRequestRace(t *testing.T) {
-	h, e := dynamoHookHost(t)
+	h, hooks, e := dynamoHookHost(t)
 	ctx := context.Background()
 	const rounds = 40
 	for i := range rounds {
@@ -62,7 +63,7 @@ func TestEventAndRequestRace(t *testing.T) {
 		})
 		wg.Go(func() {
 			<-start
-			_, ingErr = h.Ingest(ctx, e.ID, hosttest.StripeHeaders(body, hosttest.StripeSecret), body)
+			_, ingErr = hooks.Ingest(ctx, e.ID, hosttest.StripeHeaders(body, hosttest.StripeSecret), body)
 		})
 		close(start)
 		wg.Wait()
@@ -105,7 +106,7 @@ func TestDyingBetweenWritesIsRepaired(t *testing.T) {
 	ctx := context.Background()
 	t.Run("request dies before confirming", func(t *testing.T) {
 		f := &failing{op: "UpdateItem", n: 2} // 1: register, 2: confirm
-		h, e := dynamoHookHost(t, f.option)
+		h, hooks, e := dynamoHookHost(t, f.option)
 		f.calls.Store(0)
 		// Its commit is written: the answer says the outcome is unknown, never "nothing written".
 		if _, _, err := h.RequestInterrupt(ctx, hosttest.Who("engine"), "r1", host.Request{NodeID: "pay", Payload: hosttest.WaitFor("order-1")}); !errors.Is(err, interrupt.ErrOutcomeUnknown) {
@@ -113,7 +114,7 @@ func TestDyingBetweenWritesIsRepaired(t *testing.T) {
 		}
 		f.revived.Store(true)
 		body := hosttest.StripeEvent("evt_1", "payment_intent.succeeded", "order-1")
-		if res, err := h.Ingest(ctx, e.ID, hosttest.StripeHeaders(body, hosttest.StripeSecret), body); err != nil || res.Outcome != host.OutcomeResolved {
+		if res, err := hooks.Ingest(ctx, e.ID, hosttest.StripeHeaders(body, hosttest.StripeSecret), body); err != nil || res.Outcome != host.OutcomeResolved {
 			t.Fatalf("the event after it: %+v %v", res, err)
 		}
 		if n := hosttest.ResolvedCount(t, h, "r1"); n != 1 {
@@ -122,16 +123,16 @@ func TestDyingBetweenWritesIsRepaired(t *testing.T) {
 	})
 	t.Run("event dies after being kept", func(t *testing.T) {
 		f := &failing{op: "PutItem", n: 3} // 1: endpoint, 2: the request's commit, 3: the event's resolution
-		h, e := dynamoHookHost(t, f.option)
+		h, hooks, e := dynamoHookHost(t, f.option)
 		if _, _, err := h.RequestInterrupt(ctx, hosttest.Who("engine"), "r1", host.Request{NodeID: "pay", Payload: hosttest.WaitFor("order-1")}); err != nil {
 			t.Fatal(err)
 		}
 		body := hosttest.StripeEvent("evt_1", "payment_intent.succeeded", "order-1")
-		if _, err := h.Ingest(ctx, e.ID, hosttest.StripeHeaders(body, hosttest.StripeSecret), body); err == nil {
+		if _, err := hooks.Ingest(ctx, e.ID, hosttest.StripeHeaders(body, hosttest.StripeSecret), body); err == nil {
 			t.Fatalf("the event that died answered as if resolved")
 		}
 		f.revived.Store(true)
-		res, err := h.Ingest(ctx, e.ID, hosttest.StripeHeaders(body, hosttest.StripeSecret), body)
+		res, err := hooks.Ingest(ctx, e.ID, hosttest.StripeHeaders(body, hosttest.StripeSecret), body)
 		if err != nil || res.Outcome != host.OutcomeResolved || len(res.Matched) != 1 {
 			t.Fatalf("the provider's redelivery: %+v %v", res, err)
 		}
@@ -141,13 +142,13 @@ func TestDyingBetweenWritesIsRepaired(t *testing.T) {
 	})
 	t.Run("request dies before its commit", func(t *testing.T) {
 		f := &failing{op: "PutItem", n: 2} // 1: endpoint, 2: the request's commit
-		h, e := dynamoHookHost(t, f.option)
+		h, hooks, e := dynamoHookHost(t, f.option)
 		if _, _, err := h.RequestInterrupt(ctx, hosttest.Who("engine"), "r1", host.Request{NodeID: "pay", Payload: hosttest.WaitFor("order-1")}); err == nil {
 			t.Fatalf("the request that died answered as if committed")
 		}
 		f.revived.Store(true)
 		body := hosttest.StripeEvent("evt_1", "payment_intent.succeeded", "order-1")
-		if res, err := h.Ingest(ctx, e.ID, hosttest.StripeHeaders(body, hosttest.StripeSecret), body); err != nil || res.Outcome != host.OutcomeBuffered {
+		if res, err := hooks.Ingest(ctx, e.ID, hosttest.StripeHeaders(body, hosttest.StripeSecret), body); err != nil || res.Outcome != host.OutcomeBuffered {
 			t.Fatalf("the event skips the stale waiter and is kept: %+v %v", res, err)
 		}
 		v, _, err := h.RequestInterrupt(ctx, hosttest.Who("engine"), "r1", host.Request{NodeID: "pay", Payload: hosttest.WaitFor("order-1")})
@@ -163,18 +164,18 @@ func TestDyingBetweenWritesIsRepaired(t *testing.T) {
 // index). A redelivery costs one.
 func TestIngestRoundTrips(t *testing.T) {
 	c := &counter{ops: map[string]int{}}
-	h, e := dynamoHookHost(t, c.option)
+	h, hooks, e := dynamoHookHost(t, c.option)
 	ctx := context.Background()
 	if _, _, err := h.RequestInterrupt(ctx, hosttest.Who("engine"), "r1", host.Request{NodeID: "pay", Payload: hosttest.WaitFor("order-1")}); err != nil {
 		t.Fatal(err)
 	}
 	warm := hosttest.StripeEvent("evt_0", "payment_intent.succeeded", "order-0")
-	if _, err := h.Ingest(ctx, e.ID, hosttest.StripeHeaders(warm, hosttest.StripeSecret), warm); err != nil {
+	if _, err := hooks.Ingest(ctx, e.ID, hosttest.StripeHeaders(warm, hosttest.StripeSecret), warm); err != nil {
 		t.Fatal(err)
 	}
 	body := hosttest.StripeEvent("evt_1", "payment_intent.succeeded", "order-1")
 	c.take()
-	if res, err := h.Ingest(ctx, e.ID, hosttest.StripeHeaders(body, hosttest.StripeSecret), body); err != nil || res.Outcome != host.OutcomeResolved {
+	if res, err := hooks.Ingest(ctx, e.ID, hosttest.StripeHeaders(body, hosttest.StripeSecret), body); err != nil || res.Outcome != host.OutcomeResolved {
 		t.Fatalf("%+v %v", res, err)
 	}
 	ops := c.take()
@@ -185,7 +186,7 @@ func TestIngestRoundTrips(t *testing.T) {
 	if total > 4 || ops["PutItem"] != 1 || ops["UpdateItem"] != 2 || ops["DeleteItem"] != 0 {
 		t.Errorf("ingest took %v", ops)
 	}
-	if _, err := h.Ingest(ctx, e.ID, hosttest.StripeHeaders(body, hosttest.StripeSecret), body); err != nil {
+	if _, err := hooks.Ingest(ctx, e.ID, hosttest.StripeHeaders(body, hosttest.StripeSecret), body); err != nil {
 		t.Fatal(err)
 	}
 	if ops := c.take(); ops["UpdateItem"] != 1 || len(ops) > 2 {
@@ -198,16 +199,16 @@ func TestIngestRoundTrips(t *testing.T) {
 // any other, once, and its redelivery is a duplicate: no 500 for the provider to retry forever.
 func TestAnEventWithALongIDIsAnswered(t *testing.T) {
 	ctx := context.Background()
-	h, e := dynamoHookHost(t)
+	_, hooks, e := dynamoHookHost(t)
 	for _, body := range [][]byte{
 		[]byte(`{"id":"evt_` + strings.Repeat("x", 2000) + `","type":"payment_intent.succeeded","data":{"object":{}}}`), // no correlation value: its answer is recorded by its id
 		hosttest.StripeEvent("evt_"+strings.Repeat("y", 2000), "payment_intent.succeeded", "order-long"),
 	} {
-		first, err := h.Ingest(ctx, e.ID, hosttest.StripeHeaders(body, hosttest.StripeSecret), body)
+		first, err := hooks.Ingest(ctx, e.ID, hosttest.StripeHeaders(body, hosttest.StripeSecret), body)
 		if err != nil {
 			t.Fatalf("the event: %v", err)
 		}
-		again, err := h.Ingest(ctx, e.ID, hosttest.StripeHeaders(body, hosttest.StripeSecret), body)
+		again, err := hooks.Ingest(ctx, e.ID, hosttest.StripeHeaders(body, hosttest.StripeSecret), body)
 		if err != nil || again.Outcome != host.OutcomeDuplicate || again.EventID != first.EventID {
 			t.Errorf("its redelivery: %+v %v (first %s)", again, err, first.Outcome)
 		}

@@ -1,7 +1,7 @@
 // Package environ reads a function's configuration from the environment template.yaml gives
 // it, once, at init, and refuses what it cannot honour. It builds no AWS client: a function that
-// needs none (discovery) serves its routes from here alone, and the functions that do are wired
-// by package app on top of it.
+// needs none (discovery) is served from here alone, and the functions that do are wired by
+// package app on top of it.
 package environ
 
 import (
@@ -63,16 +63,10 @@ const (
 
 // Host reads the host's behaviour from the environment and refuses what it cannot honour.
 func Host() (host.Config, error) {
-	log := Logger()
 	hc := host.Config{
 		Capabilities:       List(os.Getenv(EnvCapabilities)),
 		RefKinds:           List(os.Getenv(EnvRefKinds)),
 		OverridePrincipals: List(os.Getenv(EnvOverride)),
-		Metrics:            Meter(),
-		// The operation succeeded; its run's reads stay longer until a checkpoint is written.
-		OnCheckpointError: func(k runlog.Key, seq int64, err error) {
-			log.Warn("checkpoint not written", "tenant", k.Tenant, "runId", k.RunID, "seq", seq, "error", err.Error())
-		},
 	}
 	if v := os.Getenv(EnvEscalation); v != "" {
 		t, err := strconv.ParseFloat(v, 64)
@@ -133,6 +127,19 @@ func claims() (apigw.Options, error) {
 	}, nil
 }
 
+// HostEnv is what a host reports to: the metrics (Meter) and the log, where a checkpoint not
+// written is a warning (the operation succeeded; its run's reads stay longer until one is). The
+// stores and schemas are the caller's to add.
+func HostEnv() host.Env {
+	log := Logger()
+	return host.Env{
+		Metrics: Meter(),
+		OnCheckpointError: func(k runlog.Key, seq int64, err error) {
+			log.Warn("checkpoint not written", "tenant", k.Tenant, "runId", k.RunID, "seq", seq, "error", err.Error())
+		},
+	}
+}
+
 // API is the API's options from the environment for a host configured by hc: the claims' names,
 // the public base URL if one is set, the discovery document and the metrics.
 func API(hc host.Config) (apigw.Options, error) {
@@ -144,13 +151,13 @@ func API(hc host.Config) (apigw.Options, error) {
 		return opts, err
 	}
 	opts.Discovery = host.DiscoveryOf(hc)
-	opts.Metrics = hc.Metrics
+	opts.Metrics = Meter()
 	return opts, nil
 }
 
-// Serve is the handler of an HTTP function that needs no dependency beyond its environment
-// (discovery): its routes over no host.
-func Serve(routes apigw.Routes) (apigw.Handler, error) {
+// NewAPI is the API configured from the environment, with no service: each function's
+// constructor (apigw.API.GetRun, ...) adds those its routes call. Discovery needs none.
+func NewAPI() (*apigw.API, error) {
 	hc, err := Host()
 	if err != nil {
 		return nil, err
@@ -159,14 +166,7 @@ func Serve(routes apigw.Routes) (apigw.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return apigw.New(nil, Logger(), opts).Serve(routes), nil
-}
-
-// MustServe is Serve for a function's init.
-func MustServe(routes apigw.Routes) apigw.Handler {
-	h, err := Serve(routes)
-	ExitOn(err)
-	return h
+	return apigw.New(Logger(), opts), nil
 }
 
 // ExitOn stops a function whose init failed: a function that cannot be configured must not

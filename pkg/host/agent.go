@@ -118,7 +118,7 @@ func (h *Host) Decide(ctx context.Context, p interrupt.Principal, runID string, 
 			out.events = []runlog.Event{recorded}
 			return out, err
 		}
-		if busy := st.LatestAt(d.NodeID); busy != nil && busy.StatusAt(h.cfg.Now()) == interrupt.StatusPending {
+		if busy := st.LatestAt(d.NodeID); busy != nil && busy.StatusAt(h.now()) == interrupt.StatusPending {
 			return decision[decided]{}, interrupt.Errorf(interrupt.CodeConflict, "node %s already waits on interrupt %s", d.NodeID, busy.ID)
 		}
 		payload, err := runlog.Marshal(map[string]any{

@@ -35,7 +35,7 @@ func slotOf(tenant, endpoint string, d interrupt.Data) webhook.Key {
 // refused: which one the event comes from is the requester's to say.
 func (h *Host) sourceOf(ctx context.Context, tenant, named string) (string, error) {
 	if named != "" {
-		e, err := h.endpoints.get(ctx, h.endpointStore, named, h.cfg.Now())
+		e, err := h.endpoints.get(ctx, h.endpointStore, named, h.now())
 		if errors.Is(err, webhook.ErrNoEndpoint) || (err == nil && e.Tenant != tenant) {
 			return "", interrupt.Invalid("the tenant holds no webhook endpoint "+named,
 				interrupt.FieldError{Path: "/endpoint", Message: "must name one of the tenant's webhook endpoints"})
@@ -50,7 +50,7 @@ func (h *Host) sourceOf(ctx context.Context, tenant, named string) (string, erro
 	case 0:
 		return "", nil
 	case 1:
-		if _, err := h.endpoints.get(ctx, h.endpointStore, ids[0], h.cfg.Now()); errors.Is(err, webhook.ErrNoEndpoint) {
+		if _, err := h.endpoints.get(ctx, h.endpointStore, ids[0], h.now()); errors.Is(err, webhook.ErrNoEndpoint) {
 			return "", nil // listed while its creation failed or is under way
 		} else if err != nil {
 			return "", err
@@ -65,7 +65,7 @@ func (h *Host) sourceOf(ctx context.Context, tenant, named string) (string, erro
 // resolves it in d's own commit with an event already kept, if the event passes the interrupt's
 // resumeSchema.
 func (h *Host) await(ctx context.Context, p interrupt.Principal, runID, nodeID, id, endpoint string, payload interrupt.Payload, d *decision[requested]) error {
-	event, err := h.inbox.Wait(ctx, slotOf(p.Tenant, endpoint, payload.Data), webhook.Waiter{RunID: runID, NodeID: nodeID, InterruptID: id}, h.cfg.Now())
+	event, err := h.inbox.Wait(ctx, slotOf(p.Tenant, endpoint, payload.Data), webhook.Waiter{RunID: runID, NodeID: nodeID, InterruptID: id}, h.now())
 	if err != nil || event == nil {
 		return err
 	}
@@ -87,7 +87,7 @@ func (h *Host) await(ctx context.Context, p interrupt.Principal, runID, nodeID, 
 // with an event kept meanwhile.
 func (h *Host) confirm(ctx context.Context, p interrupt.Principal, view InterruptView, in *runlog.Interrupt) (InterruptView, error) {
 	k := slotOf(p.Tenant, in.Endpoint, in.Payload.Data)
-	event, err := h.inbox.Confirm(ctx, k, webhook.Waiter{RunID: view.RunID, NodeID: view.NodeID, InterruptID: view.InterruptID}, h.cfg.Now())
+	event, err := h.inbox.Confirm(ctx, k, webhook.Waiter{RunID: view.RunID, NodeID: view.NodeID, InterruptID: view.InterruptID}, h.now())
 	if err != nil || event == nil {
 		return view, err
 	}
@@ -107,7 +107,7 @@ func (h *Host) viewNow(ctx context.Context, p interrupt.Principal, view Interrup
 		return view, err
 	}
 	if in := st.ByID(view.InterruptID); in != nil {
-		return h.view(view.RunID, in, h.cfg.Now()), nil
+		return h.view(view.RunID, in, h.now()), nil
 	}
 	return view, nil
 }

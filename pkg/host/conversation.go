@@ -18,12 +18,12 @@ const ClaimGrace = time.Minute
 // so a refused request leaves no claim behind. A claim whose run never committed the conversation (it crashed
 // between the two writes) is taken over once it is older than ClaimGrace.
 func (h *Host) claimConversation(ctx context.Context, tenant, id, runID string) error {
-	owner, err := h.conversations.ClaimConversation(ctx, tenant, id, runID, "", h.cfg.Now())
+	owner, err := h.conversations.ClaimConversation(ctx, tenant, id, runID, "", h.now())
 	if !errors.Is(err, runlog.ErrClaimed) {
 		return err
 	}
 	taken := interrupt.Errorf(interrupt.CodeConflict, "conversation %s belongs to another run of this tenant", id)
-	if h.cfg.Now().Sub(owner.At) < ClaimGrace {
+	if h.now().Sub(owner.At) < ClaimGrace {
 		return taken
 	}
 	st, err := h.load(ctx, runlog.Key{Tenant: tenant, RunID: owner.RunID}, runlog.Ref{Kind: runlog.RefConversation, Name: id})
@@ -33,7 +33,7 @@ func (h *Host) claimConversation(ctx context.Context, tenant, id, runID string) 
 	if st.HasConversation(id) {
 		return taken
 	}
-	_, err = h.conversations.ClaimConversation(ctx, tenant, id, runID, owner.RunID, h.cfg.Now())
+	_, err = h.conversations.ClaimConversation(ctx, tenant, id, runID, owner.RunID, h.now())
 	if errors.Is(err, runlog.ErrClaimed) {
 		return taken
 	}

@@ -12,8 +12,6 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/token"
 )
 
-func withKeys(c *host.Config) { c.Keys = hosttest.Keys }
-
 func scoped(sub string, scopes ...string) interrupt.Principal {
 	return interrupt.Principal{Subject: sub, Tenant: "acme", Scopes: scopes}
 }
@@ -69,12 +67,13 @@ func TestWhoMayMint(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			h, l := hosttest.MemHost(t, withKeys)
+			h, l := hosttest.MemHost(t)
+			tokens := hosttest.Tokens(h)
 			if _, _, err := h.RequestInterrupt(ctx, engine, "r1", host.Request{NodeID: "gate", Payload: tt.payload}); err != nil {
 				t.Fatal(err)
 			}
 			writes := l.Writes()
-			tv, err := h.MintToken(ctx, tt.by, "r1", "gate", tt.req)
+			tv, err := tokens.MintToken(ctx, tt.by, "r1", "gate", tt.req)
 			if l.Writes() != writes {
 				t.Errorf("minting wrote")
 			}
@@ -100,7 +99,8 @@ func TestWhoMayMint(t *testing.T) {
 // decides it, and the agent cannot resolve it itself.
 func TestTheAgentNeverDecidesItsEscalation(t *testing.T) {
 	ctx := context.Background()
-	h, _ := hosttest.MemHost(t, withKeys)
+	h, _ := hosttest.MemHost(t)
+	tokens := hosttest.Tokens(h)
 	agent := scoped("agent-7", "interrupts:write", interrupt.ScopeApprovalsRespond)
 	d, _, err := h.Decide(ctx, agent, "r1", host.AgentDecision{NodeID: "gate", Key: "d1", AgentID: "agent-7", Confidence: 0.2, Decision: json.RawMessage(`{"transfer":1000000}`)})
 	if err != nil || !d.Escalated {
@@ -114,7 +114,7 @@ func TestTheAgentNeverDecidesItsEscalation(t *testing.T) {
 		"a delegate, for the agent":  {mailer, host.TokenRequest{Intent: "resolve", Principal: "agent-7"}},
 		"the agent, for its manager": {agent, host.TokenRequest{Intent: "resolve", Principal: "manager"}},
 	} {
-		if _, err := h.MintToken(ctx, mint.by, "r1", "gate", mint.req); code(err) != interrupt.CodeForbidden {
+		if _, err := tokens.MintToken(ctx, mint.by, "r1", "gate", mint.req); code(err) != interrupt.CodeForbidden {
 			t.Errorf("%s: %v, want forbidden", name, err)
 		}
 	}
@@ -130,7 +130,7 @@ func TestTheAgentNeverDecidesItsEscalation(t *testing.T) {
 // interrupt a person decides cannot resolve it, whatever its scopes; another caller can.
 func TestNobodyDecidesWhatTheyRequested(t *testing.T) {
 	ctx := context.Background()
-	h, l := hosttest.MemHost(t, withKeys)
+	h, l := hosttest.MemHost(t)
 	both := scoped("engine", "interrupts:write", interrupt.ScopeApprovalsRespond)
 	if _, _, err := h.RequestInterrupt(ctx, both, "r1", host.Request{NodeID: "gate", Payload: approvalWith(``)}); err != nil {
 		t.Fatal(err)
@@ -162,8 +162,9 @@ func TestARequestHoldsNoTokenThatDecidesIt(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			h, l := hosttest.MemHost(t, withKeys)
-			v, _, err := h.RequestInterrupt(ctx, engine, "r1", host.Request{NodeID: "gate", Payload: tt.payload, Token: &host.TokenRequest{Intent: tt.intent}})
+			h, l := hosttest.MemHost(t)
+			tokens := hosttest.Tokens(h)
+			v, _, err := tokens.RequestInterrupt(ctx, engine, "r1", host.Request{NodeID: "gate", Payload: tt.payload, Token: &host.TokenRequest{Intent: tt.intent}})
 			if code(err) != tt.want {
 				t.Fatalf("%v, want %q", err, tt.want)
 			}

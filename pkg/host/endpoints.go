@@ -31,6 +31,26 @@ type EndpointSecrets interface {
 	Delete(ctx context.Context, endpointID string) error
 }
 
+// Webhooks are the operations of providers' webhooks over a host: their endpoints, and the
+// events they post. They need the endpoints' secrets, which NewWebhooks requires: a function
+// that serves webhooks without them does not compile.
+type Webhooks struct {
+	h       *Host
+	secrets EndpointSecrets
+}
+
+// NewWebhooks returns h's webhook operations, keeping endpoints' secrets in secrets. It panics on
+// nil secrets, at a function's init.
+func NewWebhooks(h *Host, secrets EndpointSecrets) *Webhooks {
+	if secrets == nil {
+		panic("host: NewWebhooks without a secret store")
+	}
+	return &Webhooks{h: h, secrets: secrets}
+}
+
+// Host is the host the webhooks resolve interrupts of.
+func (w *Webhooks) Host() *Host { return w.h }
+
 // EndpointRequest sets up an endpoint: the provider, its signing secrets (several while a
 // provider rolls them) and, optionally, where its events carry the correlation value.
 type EndpointRequest struct {
@@ -64,7 +84,8 @@ func checkSecrets(v webhook.Verifier, secrets []string, at string) []interrupt.F
 
 // CreateEndpoint sets up a provider endpoint for the caller's tenant. Its secrets are stored
 // first, so an endpoint never exists without them.
-func (h *Host) CreateEndpoint(ctx context.Context, p interrupt.Principal, req EndpointRequest) (webhook.Endpoint, error) {
+func (w *Webhooks) CreateEndpoint(ctx context.Context, p interrupt.Principal, req EndpointRequest) (webhook.Endpoint, error) {
+	h := w.h
 	v, ok := webhook.Providers[req.Provider]
 	if !ok {
 		return webhook.Endpoint{}, interrupt.Invalid("the endpoint is not acceptable",
@@ -87,13 +108,13 @@ func (h *Host) CreateEndpoint(ctx context.Context, p interrupt.Principal, req En
 	}
 	e := webhook.Endpoint{
 		ID: "we_" + strings.ToLower(rand.Text()), Tenant: p.Tenant, Provider: req.Provider,
-		Correlation: req.Correlation, CreatedAt: h.cfg.Now().UTC(),
+		Correlation: req.Correlation, CreatedAt: h.now().UTC(),
 	}
-	if err := h.cfg.Secrets.Put(ctx, e.ID, req.Secrets); err != nil {
+	if err := w.secrets.Put(ctx, e.ID, req.Secrets); err != nil {
 		return webhook.Endpoint{}, err
 	}
 	if err := h.endpointStore.CreateEndpoint(ctx, e, MaxEndpoints); err != nil {
-		if derr := h.cfg.Secrets.Delete(context.WithoutCancel(ctx), e.ID); derr != nil {
+		if derr := w.secrets.Delete(context.WithoutCancel(ctx), e.ID); derr != nil {
 			return webhook.Endpoint{}, errors.Join(err, derr)
 		}
 		if errors.Is(err, webhook.ErrLimit) {
@@ -105,8 +126,8 @@ func (h *Host) CreateEndpoint(ctx context.Context, p interrupt.Principal, req En
 }
 
 // Endpoint reads one of the caller's tenant's endpoints; another tenant's does not exist.
-func (h *Host) Endpoint(ctx context.Context, p interrupt.Principal, id string) (webhook.Endpoint, error) {
-	e, err := h.endpointStore.Endpoint(ctx, id)
+func (w *Webhooks) Endpoint(ctx context.Context, p interrupt.Principal, id string) (webhook.Endpoint, error) {
+	e, err := w.h.endpointStore.Endpoint(ctx, id)
 	if errors.Is(err, webhook.ErrNoEndpoint) || (err == nil && e.Tenant != p.Tenant) {
 		return webhook.Endpoint{}, interrupt.Errorf(interrupt.CodeNotFound, "no webhook endpoint %s", id)
 	}
@@ -115,14 +136,14 @@ func (h *Host) Endpoint(ctx context.Context, p interrupt.Principal, id string) (
 
 // Endpoints lists the caller's tenant's endpoints, oldest first (at most MaxEndpoints). One
 // listed by the store while its creation was under way, and so not readable, is left out.
-func (h *Host) Endpoints(ctx context.Context, p interrupt.Principal) ([]webhook.Endpoint, error) {
-	ids, err := h.endpointStore.Endpoints(ctx, p.Tenant)
+func (w *Webhooks) Endpoints(ctx context.Context, p interrupt.Principal) ([]webhook.Endpoint, error) {
+	ids, err := w.h.endpointStore.Endpoints(ctx, p.Tenant)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]webhook.Endpoint, 0, len(ids))
 	for _, id := range ids {
-		e, err := h.Endpoint(ctx, p, id)
+		e, err := w.Endpoint(ctx, p, id)
 		switch {
 		case interrupt.ErrorCode(err) == interrupt.CodeNotFound:
 		case err != nil:
@@ -138,25 +159,26 @@ func (h *Host) Endpoints(ctx context.Context, p interrupt.Principal) ([]webhook.
 }
 
 // DeleteEndpoint removes an endpoint, then its secrets: from then on its deliveries answer 404.
-func (h *Host) DeleteEndpoint(ctx context.Context, p interrupt.Principal, id string) error {
-	if _, err := h.Endpoint(ctx, p, id); err != nil {
+func (w *Webhooks) DeleteEndpoint(ctx context.Context, p interrupt.Principal, id string) error {
+	h := w.h
+	if _, err := w.Endpoint(ctx, p, id); err != nil {
 		return err
 	}
 	if err := h.endpointStore.DeleteEndpoint(ctx, id); err != nil {
 		return err
 	}
 	h.endpoints.forget(id)
-	return h.cfg.Secrets.Delete(ctx, id)
+	return w.secrets.Delete(ctx, id)
 }
 
 // ReplaceSecrets replaces an endpoint's secrets (to roll them, list the old beside the new).
-func (h *Host) ReplaceSecrets(ctx context.Context, p interrupt.Principal, id string, secrets []string) (webhook.Endpoint, error) {
-	e, err := h.Endpoint(ctx, p, id)
+func (w *Webhooks) ReplaceSecrets(ctx context.Context, p interrupt.Principal, id string, secrets []string) (webhook.Endpoint, error) {
+	e, err := w.Endpoint(ctx, p, id)
 	if err != nil {
 		return e, err
 	}
 	if fields := checkSecrets(webhook.Providers[e.Provider], secrets, "/secrets"); len(fields) > 0 {
 		return e, interrupt.Invalid("the secrets are not acceptable", fields...)
 	}
-	return e, h.cfg.Secrets.Put(ctx, id, secrets)
+	return e, w.secrets.Put(ctx, id, secrets)
 }

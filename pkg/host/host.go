@@ -87,17 +87,16 @@ func StoresOf(s Store) Stores {
 	return Stores{Runs: s, Conversations: s, Endpoints: s, Inbox: s, Deadlines: s, Waiting: s}
 }
 
-// Config is the host's behaviour that operators choose.
+// Config is the host's behaviour that operators choose: policy, and nothing the host runs with
+// (that is Env's). What only some operations need is taken by the service that needs it: the
+// keyring by NewTokens, the endpoints' secrets by NewWebhooks, so a function that lacks one does
+// not compile.
 type Config struct {
 	// Capabilities the host advertises; conversation.* kinds need "conversation".
 	Capabilities []string
-	// Now is the clock; nil means time.Now.
-	Now func() time.Time
 	// MaxAttempts bounds how often one write re-reads after losing a race before answering 503;
 	// 0 means 50.
 	MaxAttempts int
-	// Keys sign and verify tokens; functions that handle none leave it nil.
-	Keys token.Keys
 	// RefKinds are the approver ref kinds the host advertises and enforces (principal, group,
 	// role); approverGroupRefs and approverRoleRefs bind only when their kind is here.
 	RefKinds []string
@@ -106,8 +105,6 @@ type Config struct {
 	// MaxPending bounds the interrupts pending at once in one run, which every read of the run
 	// folds (they are its checkpoint); 0 means DefaultMaxPending.
 	MaxPending int
-	// Secrets keep webhook endpoints' signing secrets; functions that handle none leave it nil.
-	Secrets EndpointSecrets
 	// InboxRetention is how long an accepted provider event is kept for interrupts requested
 	// after it; 0 means DefaultInboxRetention.
 	InboxRetention time.Duration
@@ -116,6 +113,14 @@ type Config struct {
 	// EscalationThreshold is the agent confidence below which a decision suspends its node,
 	// for runs that configure none; nil means DefaultEscalationThreshold, and 0 suspends none.
 	EscalationThreshold *float64
+}
+
+// Env is what every host runs with: its stores and schemas, and what it reports to.
+type Env struct {
+	Stores  Stores
+	Schemas *schema.Set
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
 	// Metrics counts the interrupts committed by kind and the writes that lost a race (package
 	// metrics); nil counts nothing.
 	Metrics *metrics.Log
@@ -154,13 +159,16 @@ type Host struct {
 	waiting       Waiting
 	schemas       *schema.Set
 	cfg           Config
+	now           func() time.Time
+	metrics       *metrics.Log
+	onCheckpoint  func(k runlog.Key, seq int64, err error)
 	endpoints     *endpointCache
 }
 
-// New returns a Host over stores.
-func New(stores Stores, schemas *schema.Set, cfg Config) *Host {
-	if cfg.Now == nil {
-		cfg.Now = time.Now
+// New returns a Host that runs with env, configured by cfg.
+func New(env Env, cfg Config) *Host {
+	if env.Now == nil {
+		env.Now = time.Now
 	}
 	if cfg.MaxAttempts == 0 {
 		cfg.MaxAttempts = 50
@@ -178,9 +186,11 @@ func New(stores Stores, schemas *schema.Set, cfg Config) *Host {
 		t := DefaultEscalationThreshold
 		cfg.EscalationThreshold = &t
 	}
+	st := env.Stores
 	return &Host{
-		runs: stores.Runs, conversations: stores.Conversations, endpointStore: stores.Endpoints, inbox: stores.Inbox, deadlines: stores.Deadlines, waiting: stores.Waiting,
-		schemas: schemas, cfg: cfg, endpoints: &endpointCache{m: map[string]cachedEndpoint{}},
+		runs: st.Runs, conversations: st.Conversations, endpointStore: st.Endpoints, inbox: st.Inbox, deadlines: st.Deadlines, waiting: st.Waiting,
+		schemas: env.Schemas, cfg: cfg, now: env.Now, metrics: env.Metrics, onCheckpoint: env.OnCheckpointError,
+		endpoints: &endpointCache{m: map[string]cachedEndpoint{}},
 	}
 }
 
@@ -225,7 +235,7 @@ func CheckConfig(cfg Config) error {
 func (h *Host) HasCapability(c string) bool { return slices.Contains(h.cfg.Capabilities, c) }
 
 // Now is the host's clock: what a page decided at now records as decidedAt.
-func (h *Host) Now() time.Time { return h.cfg.Now() }
+func (h *Host) Now() time.Time { return h.now() }
 
 // key names the caller's run, refusing a run id that could name none (as no such run).
 func key(p interrupt.Principal, runID string) (runlog.Key, error) {
@@ -295,8 +305,8 @@ func (h *Host) checkpoint(ctx context.Context, k runlog.Key, st *runlog.State) {
 	if err == nil {
 		err = h.runs.Checkpoint(ctx, k, cp, archive)
 	}
-	if err != nil && h.cfg.OnCheckpointError != nil {
-		h.cfg.OnCheckpointError(k, st.Seq, err)
+	if err != nil && h.onCheckpoint != nil {
+		h.onCheckpoint(k, st.Seq, err)
 	}
 }
 
@@ -341,7 +351,7 @@ func commit[T answer[T]](ctx context.Context, h *Host, k runlog.Key, st *runlog.
 				return zero, err
 			}
 		}
-		at := h.cfg.Now().UTC()
+		at := h.now().UTC()
 		for _, prepare := range d.prepare {
 			if err := prepare(ctx, &d, at); err != nil {
 				return zero, err
@@ -365,7 +375,7 @@ func commit[T answer[T]](ctx context.Context, h *Host, k runlog.Key, st *runlog.
 		case !errors.Is(err, runlog.ErrSeqTaken):
 			return zero, err
 		}
-		h.cfg.Metrics.Count(metrics.WriteRaces)
+		h.metrics.Count(metrics.WriteRaces)
 	}
 	return zero, fmt.Errorf("host: %d attempts lost the race for the next commit: %w", h.cfg.MaxAttempts, interrupt.ErrUnavailable)
 }
@@ -386,7 +396,7 @@ func (h *Host) counted(st *runlog.State, events []runlog.Event) {
 			continue
 		}
 		if in := st.ByID(e.InterruptID); in != nil {
-			h.cfg.Metrics.Count(name, metrics.Dim{Name: metrics.DimKind, Value: string(in.Payload.Kind)})
+			h.metrics.Count(name, metrics.Dim{Name: metrics.DimKind, Value: string(in.Payload.Kind)})
 		}
 	}
 }
@@ -485,7 +495,7 @@ func (h *Host) fits(st *runlog.State, events []runlog.Event) error {
 		}
 	}
 	if requested > 0 {
-		if pending := len(st.Pending(h.cfg.Now())); pending+requested > h.cfg.MaxPending {
+		if pending := len(st.Pending(h.now())); pending+requested > h.cfg.MaxPending {
 			return interrupt.Errorf(interrupt.CodeConflict, "the run has %d interrupts pending, as many as one run may; resolve or cancel some first", pending)
 		}
 	}

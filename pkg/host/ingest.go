@@ -40,23 +40,24 @@ type Ingested struct {
 // tenant waiting there with the event body as resumeValue. A redelivery answers the first answer
 // and changes nothing. Whatever the order in which an event and a request of its interrupt
 // arrive, they are joined exactly once (Inbox.Confirm).
-func (h *Host) Ingest(ctx context.Context, endpointID string, headers map[string]string, body []byte) (Ingested, error) {
-	e, err := h.endpoints.get(ctx, h.endpointStore, endpointID, h.cfg.Now())
+func (w *Webhooks) Ingest(ctx context.Context, endpointID string, headers map[string]string, body []byte) (Ingested, error) {
+	h := w.h
+	e, err := h.endpoints.get(ctx, h.endpointStore, endpointID, h.now())
 	if errors.Is(err, webhook.ErrNoEndpoint) {
 		return Ingested{}, interrupt.Errorf(interrupt.CodeNotFound, "no webhook endpoint %s", endpointID)
 	}
 	if err != nil {
 		return Ingested{}, err
 	}
-	secrets, err := h.cfg.Secrets.Get(ctx, endpointID)
+	secrets, err := w.secrets.Get(ctx, endpointID)
 	if err != nil {
 		return Ingested{}, err
 	}
-	now := h.cfg.Now()
+	now := h.now()
 	verifier := webhook.Providers[e.Provider]
 	ev, err := verifier.Verify(headers, body, secrets, now)
 	if errors.Is(err, webhook.ErrSignature) {
-		if secrets, fresh, rerr := h.cfg.Secrets.Reload(ctx, endpointID); rerr != nil {
+		if secrets, fresh, rerr := w.secrets.Reload(ctx, endpointID); rerr != nil {
 			return Ingested{}, rerr
 		} else if fresh {
 			ev, err = verifier.Verify(headers, body, secrets, now)
@@ -187,7 +188,7 @@ func (h *Host) deliverTo(ctx context.Context, k webhook.Key, w webhook.Waiter, b
 		if in.NodeID != w.NodeID || in.Payload.Kind != interrupt.KindExternalEvent || in.Endpoint != k.Endpoint || d.EventType != k.EventType || d.Correlation != k.Value {
 			return nil, interrupt.Errorf(interrupt.CodeConflict, "interrupt %s waits for another event", in.ID)
 		}
-		if status := in.StatusAt(h.cfg.Now()); status != interrupt.StatusPending {
+		if status := in.StatusAt(h.now()); status != interrupt.StatusPending {
 			return nil, interrupt.Errorf(interrupt.CodeAlreadyResolved, "interrupt %s is %s", in.ID, status)
 		}
 		return in, nil

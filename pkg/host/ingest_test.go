@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,55 +20,28 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/webhook"
 )
 
-// memSecrets is a secret store in memory, for the rules' fast tests.
-type memSecrets struct {
-	mu sync.Mutex
-	m  map[string][]string
-}
-
-func (s *memSecrets) Put(_ context.Context, id string, secrets []string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.m[id] = secrets
-	return nil
-}
-
-func (s *memSecrets) Get(_ context.Context, id string) ([]string, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.m[id], nil
-}
-
-func (s *memSecrets) Delete(_ context.Context, id string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.m, id)
-	return nil
-}
-
 var standardSecret = "whsec_" + base64.StdEncoding.EncodeToString([]byte("0123456789abcdef0123456789abcdef"))
 
-// hookHost is a host with an in-memory log and secret store, and a Stripe endpoint of acme.
-func hookHost(t testing.TB, wrap ...func(host.Store) host.Store) (*host.Host, *inmem.Store, webhook.Endpoint) {
+// hookHost is a host and its webhooks with an in-memory log and secret store, and a Stripe
+// endpoint of acme.
+func hookHost(t testing.TB, wrap ...func(host.Store) host.Store) (*host.Host, *host.Webhooks, *inmem.Store, webhook.Endpoint) {
 	t.Helper()
 	var over func(host.Store) host.Store
 	if len(wrap) > 0 {
 		over = wrap[0]
 	}
-	h, l := hosttest.MemHostOn(t, over, func(c *host.Config) {
-		c.Now = func() time.Time { return hosttest.T0 }
-		c.Secrets = webhook.NewCache(&memSecrets{m: map[string][]string{}}, c.Now)
-	})
-	e, err := h.CreateEndpoint(context.Background(), hosttest.Who("admin"), host.EndpointRequest{Provider: "stripe", Secrets: []string{hosttest.StripeSecret}})
+	h, l := hosttest.MemHostOn(t, over)
+	hooks := host.NewWebhooks(h, webhook.NewCache(inmem.NewSecrets(), h.Now))
+	e, err := hooks.CreateEndpoint(context.Background(), hosttest.Who("admin"), host.EndpointRequest{Provider: "stripe", Secrets: []string{hosttest.StripeSecret}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return h, l, e
+	return h, hooks, l, e
 }
 
-func mustIngest(t *testing.T, h *host.Host, e webhook.Endpoint, body []byte) host.Ingested {
+func mustIngest(t *testing.T, hooks *host.Webhooks, e webhook.Endpoint, body []byte) host.Ingested {
 	t.Helper()
-	res, err := h.Ingest(context.Background(), e.ID, hosttest.StripeHeaders(body, hosttest.StripeSecret), body)
+	res, err := hooks.Ingest(context.Background(), e.ID, hosttest.StripeHeaders(body, hosttest.StripeSecret), body)
 	if err != nil {
 		t.Fatalf("ingest: %v", err)
 	}
@@ -78,7 +50,7 @@ func mustIngest(t *testing.T, h *host.Host, e webhook.Endpoint, body []byte) hos
 
 func TestIngestResolvesWaitersOnce(t *testing.T) {
 	ctx := context.Background()
-	h, l, e := hookHost(t)
+	h, hooks, l, e := hookHost(t)
 	for _, run := range []string{"r1", "r2"} {
 		if _, _, err := h.RequestInterrupt(ctx, hosttest.Who("engine"), run, host.Request{NodeID: "pay", Payload: hosttest.WaitFor("order-7")}); err != nil {
 			t.Fatal(err)
@@ -88,7 +60,7 @@ func TestIngestResolvesWaitersOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	body := hosttest.StripeEvent("evt_1", "payment_intent.succeeded", "order-7")
-	res := mustIngest(t, h, e, body)
+	res := mustIngest(t, hooks, e, body)
 	if res.Outcome != host.OutcomeResolved || len(res.Matched) != 2 || res.EventID != "evt_1" {
 		t.Fatalf("answer %+v", res)
 	}
@@ -102,11 +74,11 @@ func TestIngestResolvesWaitersOnce(t *testing.T) {
 		t.Errorf("another correlation's waiter: %s", v.Status)
 	}
 	writes := l.Writes()
-	again := mustIngest(t, h, e, body)
+	again := mustIngest(t, hooks, e, body)
 	if again.Outcome != host.OutcomeDuplicate || len(again.Matched) != 2 || l.Writes() != writes {
 		t.Errorf("redelivery: %+v, wrote %v", again, l.Writes() != writes)
 	}
-	other := mustIngest(t, h, e, hosttest.StripeEvent("evt_2", "payment_intent.succeeded", "order-7"))
+	other := mustIngest(t, hooks, e, hosttest.StripeEvent("evt_2", "payment_intent.succeeded", "order-7"))
 	if other.Outcome != host.OutcomeRefused || len(other.Matched) != 0 {
 		t.Errorf("a second event of the kept one's type and correlation: %+v", other)
 	}
@@ -114,9 +86,9 @@ func TestIngestResolvesWaitersOnce(t *testing.T) {
 
 func TestEarlyEventsResolveLaterRequests(t *testing.T) {
 	ctx := context.Background()
-	h, l, e := hookHost(t)
+	h, hooks, l, e := hookHost(t)
 	body := hosttest.StripeEvent("evt_1", "payment_intent.succeeded", "order-7")
-	if res := mustIngest(t, h, e, body); res.Outcome != host.OutcomeBuffered || len(res.Matched) != 0 {
+	if res := mustIngest(t, hooks, e, body); res.Outcome != host.OutcomeBuffered || len(res.Matched) != 0 {
 		t.Fatalf("an event before its waiter: %+v", res)
 	}
 	v, created, err := h.RequestInterrupt(ctx, hosttest.Who("engine"), "r1", host.Request{NodeID: "pay", Payload: hosttest.WaitFor("order-7")})
@@ -138,7 +110,7 @@ func TestEarlyEventsResolveLaterRequests(t *testing.T) {
 
 func TestIngestRefusals(t *testing.T) {
 	ctx := context.Background()
-	h, l, e := hookHost(t)
+	_, hooks, l, e := hookHost(t)
 	body := hosttest.StripeEvent("evt_1", "payment_intent.succeeded", "order-7")
 	writes := l.Writes()
 	for name, c := range map[string]struct {
@@ -153,7 +125,7 @@ func TestIngestRefusals(t *testing.T) {
 		"unknown endpoint": {"we_nope", hosttest.StripeHeaders(body, hosttest.StripeSecret), body, interrupt.CodeNotFound},
 		"not an event":     {e.ID, hosttest.StripeHeaders([]byte(`"x"`), hosttest.StripeSecret), []byte(`"x"`), interrupt.CodeValidation},
 	} {
-		if _, err := h.Ingest(ctx, c.endpoint, c.headers, c.body); interrupt.ErrorCode(err) != c.code {
+		if _, err := hooks.Ingest(ctx, c.endpoint, c.headers, c.body); interrupt.ErrorCode(err) != c.code {
 			t.Errorf("%s: %v, want %s", name, err, c.code)
 		}
 	}
@@ -161,13 +133,13 @@ func TestIngestRefusals(t *testing.T) {
 		t.Errorf("refused deliveries wrote")
 	}
 	bare := []byte(`{"id":"evt_9","type":"payment_intent.succeeded","data":{"object":{}}}`)
-	if res := mustIngest(t, h, e, bare); res.Outcome != host.OutcomeRefused || res.Detail == "" {
+	if res := mustIngest(t, hooks, e, bare); res.Outcome != host.OutcomeRefused || res.Detail == "" {
 		t.Errorf("an event without a correlation value: %+v", res)
 	}
-	if res := mustIngest(t, h, e, bare); res.Outcome != host.OutcomeDuplicate {
+	if res := mustIngest(t, hooks, e, bare); res.Outcome != host.OutcomeDuplicate {
 		t.Errorf("its redelivery: %+v", res)
 	}
-	if _, err := h.Endpoint(ctx, interrupt.Principal{Subject: "x", Tenant: "evilcorp"}, e.ID); interrupt.ErrorCode(err) != interrupt.CodeNotFound {
+	if _, err := hooks.Endpoint(ctx, interrupt.Principal{Subject: "x", Tenant: "evilcorp"}, e.ID); interrupt.ErrorCode(err) != interrupt.CodeNotFound {
 		t.Errorf("another tenant's endpoint: %v", err)
 	}
 }
@@ -202,10 +174,10 @@ func TestEventAndRequestMeetWhicheverIsFirst(t *testing.T) {
 		t.Run(moment, func(t *testing.T) {
 			ctx := context.Background()
 			r := &racing{}
-			h, _, e := hookHost(t, func(l host.Store) host.Store { r.Store = l; return r })
+			h, hooks, _, e := hookHost(t, func(l host.Store) host.Store { r.Store = l; return r })
 			body := hosttest.StripeEvent("evt_1", "payment_intent.succeeded", "order-7")
 			var res host.Ingested
-			deliver := func() { res = mustIngest(t, h, e, body) }
+			deliver := func() { res = mustIngest(t, hooks, e, body) }
 			if moment == "before the commit" {
 				r.before = deliver
 			} else {
@@ -235,8 +207,8 @@ func TestEventAndRequestMeetWhicheverIsFirst(t *testing.T) {
 // TestStandardWebhooksEndpoint: an endpoint of the other provider, its default correlation.
 func TestStandardWebhooksEndpoint(t *testing.T) {
 	ctx := context.Background()
-	h, _, _ := hookHost(t)
-	e, err := h.CreateEndpoint(ctx, hosttest.Who("admin"), host.EndpointRequest{Provider: "standard-webhooks", Secrets: []string{standardSecret}})
+	h, hooks, _, _ := hookHost(t)
+	e, err := hooks.CreateEndpoint(ctx, hosttest.Who("admin"), host.EndpointRequest{Provider: "standard-webhooks", Secrets: []string{standardSecret}})
 	if err != nil || e.Correlation[0] != "/data/correlation" {
 		t.Fatalf("%+v %v", e, err)
 	}
@@ -244,7 +216,7 @@ func TestStandardWebhooksEndpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	body := []byte(`{"type":"invoice.paid","timestamp":"2026-11-30T09:00:00Z","data":{"correlation":"inv-1"}}`)
-	res, err := h.Ingest(ctx, e.ID, standardHeaders(t, "msg_1", body), body)
+	res, err := hooks.Ingest(ctx, e.ID, standardHeaders(t, "msg_1", body), body)
 	if err != nil || res.Outcome != host.OutcomeResolved || res.EventID != "msg_1" {
 		t.Errorf("%+v %v", res, err)
 	}
@@ -268,16 +240,16 @@ func standardHeaders(t *testing.T, id string, body []byte) map[string]string {
 // another (its Stripe endpoint), and a request names its endpoint while the tenant holds several.
 func TestAnEndpointAnswersOnlyItsOwnWaits(t *testing.T) {
 	ctx := context.Background()
-	h, _, stripe := hookHost(t)
+	h, hooks, _, stripe := hookHost(t)
 	if v, _, err := h.RequestInterrupt(ctx, hosttest.Who("engine"), "r0", host.Request{NodeID: "pay", Payload: hosttest.WaitFor("order-0")}); err != nil || v.Status != interrupt.StatusPending {
 		t.Fatalf("a request naming no endpoint, the tenant's only one bound: %+v %v", v, err)
 	}
-	forger, err := h.CreateEndpoint(ctx, hosttest.Who("admin"), host.EndpointRequest{Provider: "standard-webhooks", Secrets: []string{standardSecret}})
+	forger, err := hooks.CreateEndpoint(ctx, hosttest.Who("admin"), host.EndpointRequest{Provider: "standard-webhooks", Secrets: []string{standardSecret}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	forged := []byte(`{"type":"payment_intent.succeeded","data":{"id":"order-77","correlation":"order-77"}}`)
-	if res, err := h.Ingest(ctx, forger.ID, standardHeaders(t, "msg_forge_1", forged), forged); err != nil || res.Outcome != host.OutcomeBuffered {
+	if res, err := hooks.Ingest(ctx, forger.ID, standardHeaders(t, "msg_forge_1", forged), forged); err != nil || res.Outcome != host.OutcomeBuffered {
 		t.Fatalf("the forged event: %+v %v", res, err)
 	}
 	for name, c := range map[string]struct {
@@ -304,11 +276,11 @@ func TestAnEndpointAnswersOnlyItsOwnWaits(t *testing.T) {
 		t.Fatalf("a wait on the Stripe endpoint was answered by another endpoint's event: %+v %v", v, err)
 	}
 	again := []byte(`{"type":"payment_intent.succeeded","data":{"id":"order-77","correlation":"order-77"}}`)
-	if res, err := h.Ingest(ctx, forger.ID, standardHeaders(t, "msg_forge_2", again), again); err != nil || len(res.Matched) != 0 {
+	if res, err := hooks.Ingest(ctx, forger.ID, standardHeaders(t, "msg_forge_2", again), again); err != nil || len(res.Matched) != 0 {
 		t.Fatalf("another endpoint's event after the wait: %+v %v", res, err)
 	}
 	genuine := hosttest.StripeEvent("evt_1", "payment_intent.succeeded", "order-77")
-	if res := mustIngest(t, h, stripe, genuine); res.Outcome != host.OutcomeResolved || len(res.Matched) != 1 {
+	if res := mustIngest(t, hooks, stripe, genuine); res.Outcome != host.OutcomeResolved || len(res.Matched) != 1 {
 		t.Fatalf("the genuine event: %+v", res)
 	}
 	if v, _, _ := h.RequestInterrupt(ctx, hosttest.Who("engine"), "r1", host.Request{NodeID: "pay", Payload: hosttest.WaitFor("order-77")}); string(v.ResumeValue) != string(genuine) {
@@ -319,7 +291,7 @@ func TestAnEndpointAnswersOnlyItsOwnWaits(t *testing.T) {
 // TestEndpointSetup: what an endpoint accepts, and that its secrets are never echoed.
 func TestEndpointSetup(t *testing.T) {
 	ctx := context.Background()
-	h, _, _ := hookHost(t)
+	_, hooks, _, _ := hookHost(t)
 	for name, req := range map[string]host.EndpointRequest{
 		"unknown provider":    {Provider: "paypal", Secrets: []string{hosttest.StripeSecret}},
 		"no secret":           {Provider: "stripe"},
@@ -329,24 +301,24 @@ func TestEndpointSetup(t *testing.T) {
 		"not a pointer":       {Provider: "stripe", Secrets: []string{hosttest.StripeSecret}, Correlation: []string{"data.id"}},
 		"empty correlation":   {Provider: "stripe", Secrets: []string{hosttest.StripeSecret}, Correlation: []string{}},
 	} {
-		if _, err := h.CreateEndpoint(ctx, hosttest.Who("admin"), req); interrupt.ErrorCode(err) != interrupt.CodeValidation {
+		if _, err := hooks.CreateEndpoint(ctx, hosttest.Who("admin"), req); interrupt.ErrorCode(err) != interrupt.CodeValidation {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
-	e, err := h.CreateEndpoint(ctx, hosttest.Who("admin"), host.EndpointRequest{Provider: "stripe", Secrets: []string{hosttest.StripeSecret}, Correlation: []string{"/data/object/client_reference_id"}})
+	e, err := hooks.CreateEndpoint(ctx, hosttest.Who("admin"), host.EndpointRequest{Provider: "stripe", Secrets: []string{hosttest.StripeSecret}, Correlation: []string{"/data/object/client_reference_id"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := json.Marshal(e); strings.Contains(string(b), "whsec_") {
 		t.Errorf("an endpoint echoes its secret: %s", b)
 	}
-	if _, err := h.ReplaceSecrets(ctx, hosttest.Who("admin"), e.ID, []string{"whsec_test_rolled_secret_0000", hosttest.StripeSecret}); err != nil {
+	if _, err := hooks.ReplaceSecrets(ctx, hosttest.Who("admin"), e.ID, []string{"whsec_test_rolled_secret_0000", hosttest.StripeSecret}); err != nil {
 		t.Errorf("replace: %v", err)
 	}
-	if err := h.DeleteEndpoint(ctx, hosttest.Who("admin"), e.ID); err != nil {
+	if err := hooks.DeleteEndpoint(ctx, hosttest.Who("admin"), e.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.Endpoint(ctx, hosttest.Who("admin"), e.ID); interrupt.ErrorCode(err) != interrupt.CodeNotFound {
+	if _, err := hooks.Endpoint(ctx, hosttest.Who("admin"), e.ID); interrupt.ErrorCode(err) != interrupt.CodeNotFound {
 		t.Errorf("a deleted endpoint: %v", err)
 	}
 }

@@ -34,7 +34,8 @@ func TestALongRunAnswersAsAShortOne(t *testing.T) {
 		commits = 20_000
 	}
 	ctx := context.Background()
-	h, l := hosttest.MemHost(t, func(c *host.Config) { c.Keys = hosttest.Keys })
+	h, l := hosttest.MemHost(t)
+	tokens := hosttest.Tokens(h)
 	r := hosttest.NewLongRun(t, h, "long", commits)
 	k := runlog.Key{Tenant: "acme", RunID: "long"}
 	cp, tail, err := l.Tail(ctx, k)
@@ -60,10 +61,10 @@ func TestALongRunAnswersAsAShortOne(t *testing.T) {
 	if _, err := h.Resolve(ctx, hosttest.Who("bob"), "long", "a", json.RawMessage(`{}`), nil); interrupt.ErrorCode(err) != interrupt.CodeAlreadyResolved {
 		t.Errorf("a resolve by node of the first interrupt: %v", err)
 	}
-	if _, err := h.MintToken(ctx, hosttest.Who("engine"), "long", "a", host.TokenRequest{Intent: token.IntentInspect}); interrupt.ErrorCode(err) != interrupt.CodeAlreadyResolved {
+	if _, err := tokens.MintToken(ctx, hosttest.Who("engine"), "long", "a", host.TokenRequest{Intent: token.IntentInspect}); interrupt.ErrorCode(err) != interrupt.CodeAlreadyResolved {
 		t.Errorf("a token for the first interrupt: %v", err)
 	}
-	g, err := h.Authorize(ctx, r.Callback)
+	g, err := tokens.Authorize(ctx, r.Callback)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +136,7 @@ func TestTheLastInterruptAtANode(t *testing.T) {
 	ctx := context.Background()
 	t0 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 	clock := testclock.New(t0)
-	h, _ := hosttest.MemHost(t, func(c *host.Config) { c.Now = clock.Now })
+	h, _ := hosttest.MemHost(t, func(s *hosttest.Setup) { s.Env.Now = clock.Now })
 	if _, _, err := h.RequestInterrupt(ctx, hosttest.Who("engine"), "r", host.Request{NodeID: "a", Payload: json.RawMessage(`{"kind":"custom","key":"first","timeoutMs":1000,"data":{"customKind":"x"}}`)}); err != nil {
 		t.Fatal(err)
 	}

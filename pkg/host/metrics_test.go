@@ -17,8 +17,8 @@ import (
 )
 
 // metered configures a host to write its metrics to the returned buffer.
-func metered(buf *bytes.Buffer) func(*host.Config) {
-	return func(c *host.Config) { c.Metrics = metrics.New(buf, "test") }
+func metered(buf *bytes.Buffer) func(*hosttest.Setup) {
+	return func(s *hosttest.Setup) { s.Env.Metrics = metrics.New(buf, "test") }
 }
 
 func points(t *testing.T, buf *bytes.Buffer) []metrics.Point {
@@ -119,7 +119,7 @@ func TestMetricsOfTheSweep(t *testing.T) {
 	t0 := time.Date(2026, 11, 30, 9, 0, 45, 0, time.UTC)
 	clock := testclock.New(t0)
 	var buf bytes.Buffer
-	h, _ := hosttest.MemHost(t, func(c *host.Config) { c.Now = clock.Now }, metered(&buf))
+	h, _ := hosttest.MemHost(t, func(s *hosttest.Setup) { s.Env.Now = clock.Now }, metered(&buf))
 	if _, _, err := h.RequestInterrupt(ctx, hosttest.Who("engine"), "r1", host.Request{NodeID: "gate", Payload: timed("k", 1500)}); err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ func (h *Host) Snapshot(ctx context.Context, p interrupt.Principal, runID string
 	if !st.Exists() {
 		return runlog.Snapshot{}, interrupt.Errorf(interrupt.CodeNotFound, "no run %s", runID)
 	}
-	return st.Snapshot(runID, h.cfg.Now()), nil
+	return st.Snapshot(runID, h.now()), nil
 }
 
 // EventPage is one page of a run's events. Next is the cursor to pass as after for the page that

@@ -58,10 +58,26 @@ func (r requested) atSeq(seq int64) requested { r.view.Seq = seq; return r }
 // stands (with its persisted resumeValue once resolved) and nothing is appended. The key names
 // that one interrupt: sent with another node or kind it is CodeKeyReused, since an engine that
 // does not repeat itself must hear so, not be handed another step's answer.
+//
+// A host without its Tokens refuses a request that asks for a token (Tokens.RequestInterrupt
+// mints it).
 func (h *Host) RequestInterrupt(ctx context.Context, p interrupt.Principal, runID string, req Request) (view InterruptView, created bool, err error) {
+	return h.request(ctx, p, runID, req, nil)
+}
+
+// RequestInterrupt is Host.RequestInterrupt, minting the token the request asks for.
+func (t *Tokens) RequestInterrupt(ctx context.Context, p interrupt.Principal, runID string, req Request) (view InterruptView, created bool, err error) {
+	return t.h.request(ctx, p, runID, req, t)
+}
+
+// request is RequestInterrupt, minting with tokens.
+func (h *Host) request(ctx context.Context, p interrupt.Principal, runID string, req Request, tokens *Tokens) (view InterruptView, created bool, err error) {
 	payload, err := h.checkPayload(req.Payload)
 	if err != nil {
 		return InterruptView{}, false, err
+	}
+	if req.Token != nil && tokens == nil {
+		return InterruptView{}, false, errors.New("host: a request for a token needs the host's Tokens (NewTokens)")
 	}
 	if req.Token != nil {
 		if fields := req.Token.Check("/token"); len(fields) > 0 {
@@ -91,7 +107,7 @@ func (h *Host) RequestInterrupt(ctx context.Context, p interrupt.Principal, runI
 	id := newInterruptID()
 	source := sync.OnceValues(func() (string, error) { return h.sourceOf(ctx, p.Tenant, req.Endpoint) })
 	res, err := commit(ctx, h, k, st, p.Voter(), func(st *runlog.State) (decision[requested], error) {
-		now := h.cfg.Now()
+		now := h.now()
 		if prior := st.ByKey(payload.Key); prior != nil {
 			if prior.NodeID != req.NodeID || prior.Payload.Kind != payload.Kind {
 				return decision[requested]{}, interrupt.Errorf(interrupt.CodeKeyReused,
@@ -154,7 +170,7 @@ func (h *Host) RequestInterrupt(ctx context.Context, p interrupt.Principal, runI
 	if err != nil || req.Token == nil || res.view.Status != interrupt.StatusPending {
 		return res.view, res.created, err
 	}
-	tv, err := h.mint(ctx, p.Tenant, runID, st.ByKey(payload.Key), *req.Token)
+	tv, err := tokens.mint(ctx, p.Tenant, runID, st.ByKey(payload.Key), *req.Token)
 	if err != nil {
 		// The interrupt is in the log; a repeat of the request answers it and mints again.
 		return InterruptView{}, false, fmt.Errorf("host: interrupt %s is requested, its token not minted (%v): %w", res.view.InterruptID, err, interrupt.ErrOutcomeUnknown)

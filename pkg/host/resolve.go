@@ -45,7 +45,7 @@ func (h *Host) Resolve(ctx context.Context, p interrupt.Principal, runID, nodeID
 		if in == nil {
 			return nil, interrupt.Errorf(interrupt.CodeNotFound, "no interrupt at node %s of run %s", nodeID, runID)
 		}
-		if status := in.StatusAt(h.cfg.Now()); status != interrupt.StatusPending {
+		if status := in.StatusAt(h.now()); status != interrupt.StatusPending {
 			return nil, interrupt.Errorf(interrupt.CodeAlreadyResolved, "interrupt %s is %s", in.ID, status)
 		}
 		return in, nil

@@ -240,7 +240,7 @@ func TestEligibility(t *testing.T) {
 	ctx := context.Background()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h, l := hosttest.MemHost(t, func(c *host.Config) { c.RefKinds = tt.refKinds })
+			h, l := hosttest.MemHost(t, func(s *hosttest.Setup) { s.Config.RefKinds = tt.refKinds })
 			if _, _, err := h.RequestInterrupt(ctx, hosttest.Who("engine"), "r1", host.Request{NodeID: "gate", Payload: approvalWith(tt.data)}); err != nil {
 				t.Fatal(err)
 			}
@@ -531,7 +531,7 @@ func TestAReentryKeyNamesOneInterrupt(t *testing.T) {
 		} {
 			t.Run(state+"/"+tc.name, func(t *testing.T) {
 				t.Parallel()
-				h, l := hosttest.MemHost(t, func(c *host.Config) { c.Keys = hosttest.Keys })
+				h, l := hosttest.MemHost(t)
 				setUp(t, h, l)
 				writes := l.Writes()
 				v, created, err := h.RequestInterrupt(context.Background(), hosttest.Who("engine"), "r1", host.Request{NodeID: tc.node, Payload: tc.payload})

@@ -76,7 +76,7 @@ type SweepReport struct {
 // left or due within SweepGrace (which may still be joined by an entry filed late), and lists
 // those after it that were handled, so the next sweep does not handle them again.
 func (h *Host) Sweep(ctx context.Context) (SweepReport, error) {
-	now := h.cfg.Now().UTC()
+	now := h.now().UTC()
 	start, err := h.deadlines.SweepCursor(ctx)
 	if err != nil {
 		return SweepReport{}, err
@@ -99,7 +99,7 @@ func (h *Host) Sweep(ctx context.Context) (SweepReport, error) {
 		}
 	}
 	report.LagSeconds = lag.Seconds()
-	h.cfg.Metrics.Duration(metrics.SweepLag, lag)
+	h.metrics.Duration(metrics.SweepLag, lag)
 	picked, tenants := fairShare(window, before, MaxSweepEntries)
 	report.Tenants = tenants
 	done, expired, err := h.handle(ctx, window, picked, now)

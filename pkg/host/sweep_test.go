@@ -26,7 +26,7 @@ func TestSweepExpires(t *testing.T) {
 	ctx := context.Background()
 	t0 := time.Date(2026, 11, 30, 9, 0, 45, 0, time.UTC)
 	clock := testclock.New(t0)
-	h, _ := hosttest.MemHost(t, func(c *host.Config) { c.Now = clock.Now })
+	h, _ := hosttest.MemHost(t, func(s *hosttest.Setup) { s.Env.Now = clock.Now })
 	v, _, err := h.RequestInterrupt(ctx, hosttest.Who("engine"), "r1", host.Request{NodeID: "gate", Payload: timed("k", 1500)})
 	if err != nil {
 		t.Fatal(err)
@@ -78,7 +78,7 @@ func TestSweepSkipsWhatIsDone(t *testing.T) {
 	ctx := context.Background()
 	t0 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 	clock := testclock.New(t0)
-	h, l := hosttest.MemHost(t, func(c *host.Config) { c.Now = clock.Now })
+	h, l := hosttest.MemHost(t, func(s *hosttest.Setup) { s.Env.Now = clock.Now })
 	custom := func(key string) json.RawMessage {
 		return json.RawMessage(`{"kind":"custom","key":"` + key + `","timeoutMs":1000,"data":{"customKind":"x"}}`)
 	}
@@ -135,7 +135,7 @@ func TestSweepCostFollowsTheDue(t *testing.T) {
 	t0 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 	clock := testclock.New(t0)
 	c := &counted{calls: map[string]int{}}
-	h, mem := hosttest.MemHostOn(t, func(l host.Store) host.Store { c.Store = l; return c }, func(cfg *host.Config) { cfg.Now = clock.Now })
+	h, mem := hosttest.MemHostOn(t, func(l host.Store) host.Store { c.Store = l; return c }, func(s *hosttest.Setup) { s.Env.Now = clock.Now })
 	for i := range 10_000 {
 		if err := mem.Schedule(ctx, runlog.Due{Tenant: "acme", RunID: fmt.Sprintf("later-%d", i), InterruptID: "int", Deadline: t0.Add(time.Hour + time.Duration(i)*time.Second)}); err != nil {
 			t.Fatal(err)
@@ -166,7 +166,7 @@ func TestRetentionFollowsTheEnd(t *testing.T) {
 	ctx := context.Background()
 	t0 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 	clock := testclock.New(t0)
-	h, l := hosttest.MemHost(t, func(c *host.Config) { c.Now = clock.Now; c.Retention = 48 * time.Hour })
+	h, l := hosttest.MemHost(t, func(s *hosttest.Setup) { s.Env.Now = clock.Now; s.Config.Retention = 48 * time.Hour })
 	for _, run := range []string{"ended", "idle", "waiting"} {
 		if _, _, err := h.RequestInterrupt(ctx, hosttest.Who("engine"), run, host.Request{NodeID: "n", Payload: json.RawMessage(`{"kind":"custom","key":"k","data":{"customKind":"x"}}`)}); err != nil {
 			t.Fatal(err)
@@ -202,7 +202,7 @@ func TestSweepBudgetResumes(t *testing.T) {
 	ctx := context.Background()
 	t0 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 	clock := testclock.New(t0)
-	h, _ := hosttest.MemHost(t, func(c *host.Config) { c.Now = clock.Now })
+	h, _ := hosttest.MemHost(t, func(s *hosttest.Setup) { s.Env.Now = clock.Now })
 	const n = host.MaxSweepEntries + 150
 	for i := range n {
 		payload := json.RawMessage(`{"kind":"custom","key":"k","timeoutMs":1000,"data":{"customKind":"x"}}`)
@@ -243,7 +243,7 @@ func TestOneTenantDelaysNoOther(t *testing.T) {
 	ctx := context.Background()
 	t0 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 	clock := testclock.New(t0)
-	h, l := hosttest.MemHost(t, func(c *host.Config) { c.Now = clock.Now })
+	h, l := hosttest.MemHost(t, func(s *hosttest.Setup) { s.Env.Now = clock.Now })
 	flood := interrupt.Principal{Subject: "engine", Tenant: "flood"}
 	const n = host.MaxSweepEntries + 20
 	for i := range n {

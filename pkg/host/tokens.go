@@ -42,12 +42,29 @@ func (r TokenRequest) Check(at string) []interrupt.FieldError {
 	return fields
 }
 
-// mint signs a token for in. Its expiry is the requested lifetime, never past the deadline.
-func (h *Host) mint(ctx context.Context, tenant, runID string, in *runlog.Interrupt, req TokenRequest) (TokenView, error) {
-	if h.cfg.Keys == nil {
-		return TokenView{}, errors.New("host: no keyring configured to mint tokens")
+// Tokens are the token surface's operations over a host: minting tokens, and reading what one
+// grants. They need the keyring, which NewTokens requires: a function that serves tokens without
+// one does not compile.
+type Tokens struct {
+	h    *Host
+	keys token.Keys
+}
+
+// NewTokens returns h's token operations, signing and verifying with keys. It panics on nil keys,
+// at a function's init: a host that serves tokens must hold a keyring.
+func NewTokens(h *Host, keys token.Keys) *Tokens {
+	if keys == nil {
+		panic("host: NewTokens without a keyring")
 	}
-	now := h.cfg.Now()
+	return &Tokens{h: h, keys: keys}
+}
+
+// Host is the host the tokens are of.
+func (t *Tokens) Host() *Host { return t.h }
+
+// mint signs a token for in. Its expiry is the requested lifetime, never past the deadline.
+func (t *Tokens) mint(ctx context.Context, tenant, runID string, in *runlog.Interrupt, req TokenRequest) (TokenView, error) {
+	now := t.h.now()
 	ttl := DefaultTokenTTL
 	if req.TTLMs != nil {
 		ttl = time.Duration(*req.TTLMs) * time.Millisecond
@@ -56,7 +73,7 @@ func (h *Host) mint(ctx context.Context, tenant, runID string, in *runlog.Interr
 	if !in.Deadline.IsZero() && exp.After(in.Deadline) {
 		exp = in.Deadline
 	}
-	s, c, err := token.Mint(ctx, h.cfg.Keys, token.Claims{
+	s, c, err := token.Mint(ctx, t.keys, token.Claims{
 		Tenant: tenant, RunID: runID, NodeID: in.NodeID, InterruptID: in.ID,
 		Intent: req.Intent, Sub: req.Principal, ExpiresAt: exp.UnixMilli(),
 	}, now)
@@ -67,7 +84,8 @@ func (h *Host) mint(ctx context.Context, tenant, runID string, in *runlog.Interr
 }
 
 // MintToken mints a token for the interrupt pending at nodeID.
-func (h *Host) MintToken(ctx context.Context, p interrupt.Principal, runID, nodeID string, req TokenRequest) (TokenView, error) {
+func (t *Tokens) MintToken(ctx context.Context, p interrupt.Principal, runID, nodeID string, req TokenRequest) (TokenView, error) {
+	h := t.h
 	if fields := req.Check(""); len(fields) > 0 {
 		return TokenView{}, interrupt.Invalid("the token request is not acceptable", fields...)
 	}
@@ -82,13 +100,13 @@ func (h *Host) MintToken(ctx context.Context, p interrupt.Principal, runID, node
 	if in == nil {
 		return TokenView{}, interrupt.Errorf(interrupt.CodeNotFound, "no interrupt at node %s of run %s", nodeID, runID)
 	}
-	if status := in.StatusAt(h.cfg.Now()); status != interrupt.StatusPending {
+	if status := in.StatusAt(h.now()); status != interrupt.StatusPending {
 		return TokenView{}, interrupt.Errorf(interrupt.CodeAlreadyResolved, "interrupt %s is %s", in.ID, status)
 	}
 	if err := h.mayMint(in, p, &req); err != nil {
 		return TokenView{}, err
 	}
-	return h.mint(ctx, p.Tenant, runID, in, req)
+	return t.mint(ctx, p.Tenant, runID, in, req)
 }
 
 // mayMint decides whether p may have req minted for in (docs/design.md, "Who may decide"). An
@@ -148,18 +166,15 @@ func notTheRequester(in *runlog.Interrupt, p interrupt.Principal) error {
 
 // verify checks a token in docs/design.md's order: grammar, alg, kid and MAC (401), then expiry (410).
 // The state (404, 409) is the caller's to check against the log.
-func (h *Host) verify(ctx context.Context, raw string) (token.Claims, error) {
-	if h.cfg.Keys == nil {
-		return token.Claims{}, errors.New("host: no keyring configured to verify tokens")
-	}
-	c, err := token.Verify(ctx, h.cfg.Keys, raw)
+func (t *Tokens) verify(ctx context.Context, raw string) (token.Claims, error) {
+	c, err := token.Verify(ctx, t.keys, raw)
 	if errors.Is(err, interrupt.ErrUnavailable) {
 		return c, err // the keys could not be read: no verdict on the token
 	}
 	if err != nil {
 		return c, interrupt.Errorf(interrupt.CodeTokenInvalid, "the token is not valid")
 	}
-	if c.Expired(h.cfg.Now()) {
+	if c.Expired(t.h.now()) {
 		return c, interrupt.Errorf(interrupt.CodeExpired, "the token expired at %s", time.UnixMilli(c.ExpiresAt).UTC().Format(runlog.TimeFormat))
 	}
 	return c, nil
@@ -187,7 +202,7 @@ func tokenInterrupt(st *runlog.State, c token.Claims) (*runlog.Interrupt, error)
 // pending is in if it can be decided now: 410 past its deadline, 409 once resolved or its run
 // has ended.
 func (h *Host) pending(in *runlog.Interrupt) (*runlog.Interrupt, error) {
-	switch status := in.StatusAt(h.cfg.Now()); status {
+	switch status := in.StatusAt(h.now()); status {
 	case interrupt.StatusPending:
 		return in, nil
 	case interrupt.StatusExpired:
@@ -203,8 +218,9 @@ type TokenCaller struct {
 }
 
 // Inspect answers the InterruptPayload a token names, verbatim. It never writes.
-func (h *Host) Inspect(ctx context.Context, raw string) ([]byte, TokenCaller, error) {
-	c, err := h.verify(ctx, raw)
+func (t *Tokens) Inspect(ctx context.Context, raw string) ([]byte, TokenCaller, error) {
+	h := t.h
+	c, err := t.verify(ctx, raw)
 	if err != nil {
 		return nil, TokenCaller{}, err
 	}
@@ -230,8 +246,8 @@ type Grant struct {
 // Authorize verifies a token for resolving, in docs/design.md's order (401, 410, then 403 for an
 // inspect-only token), before anything of the request's body is read: a bad token is refused
 // as such whatever the body.
-func (h *Host) Authorize(ctx context.Context, raw string) (Grant, error) {
-	c, err := h.verify(ctx, raw)
+func (t *Tokens) Authorize(ctx context.Context, raw string) (Grant, error) {
+	c, err := t.verify(ctx, raw)
 	if err != nil {
 		return Grant{}, err
 	}
@@ -280,8 +296,9 @@ func (o Opened) Found() bool { return o.InterruptID != "" }
 // 401 and 410 for the token, 404 when the interrupt does not exist, then 410 past its deadline
 // and 409 once resolved or its run ended, with the interrupt filled in. The grant is the
 // verified token's, for ResolveByToken when Opened.CanResolve: one verification serves both.
-func (h *Host) Open(ctx context.Context, raw string) (Opened, Grant, error) {
-	c, err := h.verify(ctx, raw)
+func (t *Tokens) Open(ctx context.Context, raw string) (Opened, Grant, error) {
+	h := t.h
+	c, err := t.verify(ctx, raw)
 	if err != nil {
 		return Opened{}, Grant{}, err
 	}
@@ -296,7 +313,7 @@ func (h *Host) Open(ctx context.Context, raw string) (Opened, Grant, error) {
 	}
 	o := Opened{
 		RunID: c.RunID, NodeID: in.NodeID, InterruptID: in.ID, Raw: in.Raw, Payload: in.Payload,
-		Status: in.StatusAt(h.cfg.Now()), Principal: c.Sub, CanResolve: c.Intent == token.IntentResolve,
+		Status: in.StatusAt(h.now()), Principal: c.Sub, CanResolve: c.Intent == token.IntentResolve,
 		Deadline: in.Deadline, ExpiresAt: time.UnixMilli(c.ExpiresAt).UTC(), Tally: in.Tally(),
 	}
 	if c.Sub != "" {
@@ -320,7 +337,7 @@ func (h *Host) OpenAs(ctx context.Context, p interrupt.Principal, runID, interru
 	}
 	o := Opened{
 		RunID: runID, NodeID: in.NodeID, InterruptID: in.ID, Raw: in.Raw, Payload: in.Payload,
-		Status: in.StatusAt(h.cfg.Now()), Principal: p.Subject, CanResolve: true,
+		Status: in.StatusAt(h.now()), Principal: p.Subject, CanResolve: true,
 		Deadline: in.Deadline, Tally: in.Tally(), Voted: in.Voted(p.Voter()),
 	}
 	if _, err := h.pending(in); err != nil {

@@ -221,7 +221,7 @@ func (h *Host) pendingIn(ctx context.Context, w runlog.Waiting) ([]PendingInterr
 // listed are the interrupts of entry w pending at now, in request order: an interrupt past its
 // deadline is not (its run stays indexed until the sweep records the expiry).
 func (h *Host) listed(w runlog.Waiting) []PendingInterrupt {
-	now := h.cfg.Now()
+	now := h.now()
 	out := []PendingInterrupt{}
 	for _, sm := range w.Pending {
 		if !sm.Deadline.IsZero() && !now.Before(sm.Deadline) {

@@ -68,7 +68,7 @@ func TestPendingInterrupts(t *testing.T) {
 	ctx := context.Background()
 	t0 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 	clock := testclock.New(t0)
-	h, l := hosttest.MemHost(t, func(c *host.Config) { c.Now = clock.Now })
+	h, l := hosttest.MemHost(t, func(s *hosttest.Setup) { s.Env.Now = clock.Now })
 	evil := interrupt.Principal{Subject: "mallory", Tenant: "evilcorp"}
 	for _, r := range []struct {
 		p              interrupt.Principal
@@ -289,7 +289,7 @@ func TestReindexFromTheBatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := &hosttest.Reading{Store: inmem.New()}
-	h := host.New(host.StoresOf(r), sch, host.Config{})
+	h := host.New(host.Env{Stores: host.StoresOf(r), Schemas: sch}, host.Config{})
 	k := func(run string) runlog.Key { return runlog.Key{Tenant: alice.Tenant, RunID: run} }
 	commits := func(run string) []runlog.Commit {
 		t.Helper()
