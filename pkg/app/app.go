@@ -90,12 +90,9 @@ func (e *Env) Host(ctx context.Context) (*host.Host, error) {
 	if err != nil {
 		return nil, err
 	}
-	schemas, err := schema.Load()
-	if err != nil {
-		return nil, err
-	}
 	he := environ.HostEnv()
-	he.Stores, he.Schemas = host.StoresOf(table), schemas
+	// Compiled at the first validation: a function that never validates links no compiler.
+	he.Stores, he.Schemas = host.StoresOf(table), schema.Lazy()
 	e.host = host.New(he, e.Config)
 	return e.host, nil
 }

@@ -85,11 +85,7 @@ func (d *Doc) count() int {
 
 // ValidateDoc is Validate of a parsed document.
 func (s *Set) ValidateDoc(name string, d *Doc, at string) []interrupt.FieldError {
-	sch, ok := s.compiled[name]
-	if !ok {
-		panic("schema: unknown embedded schema " + name)
-	}
-	res, err := sch.Validate(d.loader())
+	res, err := s.embedded(name).Validate(d.loader())
 	return report(res, err, at)
 }
 

@@ -29,27 +29,48 @@ const (
 	InterruptFacet   = "v2/facets/interrupt.schema.json"
 )
 
-// Set is the embedded schemas, compiled. It is safe for concurrent use.
+// Set is the embedded schemas, compiled once, and the inline schemas compiled so far. It is safe
+// for concurrent use.
 type Set struct {
+	once     sync.Once
 	compiled map[string]*gojsonschema.Schema
+	err      error
 	inline   *inlineCache
 }
 
-// Load compiles the embedded schemas once per process and returns the shared Set. It is a
-// function over a sync.Once rather than a sync.OnceValues variable, which would be built at
-// init and link the compiler into every program that imports the package.
-func Load() (*Set, error) {
-	loaded.once.Do(func() { loaded.set, loaded.err = compileEmbedded() })
-	return loaded.set, loaded.err
+// shared is the process's one Set.
+var shared = &Set{inline: newInlineCache(512)}
+
+// Load compiles the embedded schemas, once per process, and returns the shared Set.
+func Load() (*Set, error) { return shared, shared.load() }
+
+// Lazy is the shared Set with its embedded schemas compiled at their first use (2 ms), not now:
+// a program that never validates (a function that only reads runs) then links no compiler, the
+// gojsonschema package and the template package it formats errors with, which keep every
+// exported method of the program linked: 3.7 MB of get-run's 11.9. The embedded schemas compile
+// in every test run, so their first use cannot fail in a build that passed; if it does, it
+// panics.
+func Lazy() *Set { return shared }
+
+// load compiles the embedded schemas the first time it is called.
+func (s *Set) load() error {
+	s.once.Do(func() { s.compiled, s.err = compileEmbedded() })
+	return s.err
 }
 
-var loaded struct {
-	once sync.Once
-	set  *Set
-	err  error
+// embedded is the compiled embedded schema name.
+func (s *Set) embedded(name string) *gojsonschema.Schema {
+	if err := s.load(); err != nil {
+		panic("schema: the embedded schemas do not compile: " + err.Error())
+	}
+	sch, ok := s.compiled[name]
+	if !ok {
+		panic("schema: unknown embedded schema " + name)
+	}
+	return sch
 }
 
-func compileEmbedded() (*Set, error) {
+func compileEmbedded() (map[string]*gojsonschema.Schema, error) {
 	loader := gojsonschema.NewSchemaLoader()
 	names := []string{SuspendRequest, RunEventPayloads, ApprovalResume, InterruptFacet}
 	for _, name := range names {
@@ -61,25 +82,21 @@ func compileEmbedded() (*Set, error) {
 			return nil, fmt.Errorf("schema %s: %w", name, err)
 		}
 	}
-	set := &Set{compiled: map[string]*gojsonschema.Schema{}, inline: newInlineCache(512)}
+	compiled := map[string]*gojsonschema.Schema{}
 	for _, name := range names {
 		s, err := loader.Compile(gojsonschema.NewReferenceLoader(BaseURI + name))
 		if err != nil {
 			return nil, fmt.Errorf("schema %s: %w", name, err)
 		}
-		set.compiled[name] = s
+		compiled[name] = s
 	}
-	return set, nil
+	return compiled, nil
 }
 
 // Validate checks doc against the embedded schema name. Failures are reported with paths
 // prefixed by at, the JSON Pointer of doc inside the request body.
 func (s *Set) Validate(name string, doc json.RawMessage, at string) []interrupt.FieldError {
-	sch, ok := s.compiled[name]
-	if !ok {
-		panic("schema: unknown embedded schema " + name)
-	}
-	return run(sch, doc, at)
+	return run(s.embedded(name), doc, at)
 }
 
 // Inline is a schema declared by an interrupt, compiled, with its cost per document value.
