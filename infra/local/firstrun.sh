@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# firstrun.sh measures `make run` as a new machine meets it: a fresh clone of this repository's
+# HEAD, with Go's module and build caches, pip's and npm's caches all empty, timed until the
+# stack answers its first request; then it stops the stack. Every line of make's output is
+# stamped with the seconds since start, so the log says where the time went. Nothing may listen
+# on the stack's ports (3000, 8000, 5001) while it runs.
+#
+#   infra/local/firstrun.sh [workdir]    (default /tmp/interrupthost-firstrun; removed first)
+set -euo pipefail
+repo=$(git rev-parse --show-toplevel)
+work=${1:-/tmp/interrupthost-firstrun}
+rm -rf "$work" && mkdir -p "$work"
+git clone -q "$repo" "$work/clone"
+cd "$work/clone"
+export GOMODCACHE=$work/gomod GOCACHE=$work/gocache PIP_CACHE_DIR=$work/pip npm_config_cache=$work/npm GOFLAGS=-modcacherw
+start=$(date +%s.%N)
+setsid bash -c 'make run 2>&1 | while IFS= read -r line; do printf "%7.1f %s\n" "$(echo "$(date +%s.%N) - '"$start"'" | bc)" "$line"; done' >"$work/run.log" 2>&1 &
+pid=$!
+trap 'kill -- -$pid 2>/dev/null || true' EXIT
+for _ in $(seq 1 1800); do
+  grep -q "stack ready" "$work/run.log" && break
+  sleep 0.5
+done
+grep -E "^ *[0-9.]+ (npm ci|python3 -m venv|go build|.venv/bin/pip|.local/bin/stack|STACK_FUNCTION_LOGS|touch)|stack ready" "$work/run.log" | grep -v "go: downloading"
+echo "log: $work/run.log"
