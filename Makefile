@@ -16,7 +16,7 @@ RUN_DEPS := $(VENV)/.run-installed
 CHROMIUM ?= /usr/bin/chromium
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: run test lint template clients bench load deps browser stack prebuild stack-tests fuzz
+.PHONY: run test lint template functions clients bench load deps browser stack prebuild stack-tests fuzz
 
 # FUZZTIME bounds each fuzz target under `make test`: a count of executions, not a duration, since
 # Go 1.26's fuzz coordinator can fail a duration-bounded run with a bare "context deadline
@@ -117,6 +117,7 @@ LAMBDA_GOFLAGS := -tags=lambda.norpc '-ldflags=-s -w'
 # arm64), before sam build: its parallel builds then find every package in the build cache and
 # only link (measured: 393 s of cold parallel builds, 141 + 27 s this way).
 template: $(PY_DEPS)
+	go run ./internal/cmd/gentemplate -check
 	$(VENV)/bin/sam validate --lint
 	$(VENV)/bin/cfn-lint template.yaml
 	mkdir -p .local
@@ -125,6 +126,11 @@ template: $(PY_DEPS)
 	$(VENV)/bin/openapi-spec-validator openapi.yaml
 	GOOS=linux GOARCH=arm64 GOFLAGS="$(LAMBDA_GOFLAGS)" go build -trimpath ./functions/...
 	GOFLAGS="$(LAMBDA_GOFLAGS)" $(VENV)/bin/sam build
+
+## functions: template.yaml's per-function parts (log groups, roles, functions, their routes,
+## alarm queries, dashboard line) generated from functions/manifest.yaml and apigw.Functions()
+functions:
+	go run ./internal/cmd/gentemplate
 
 ## clients: a Go client generated from openapi.yaml by each of oapi-codegen and openapi-generator
 ## (pinned below), built, and checked to have every operation; written under .local/clients

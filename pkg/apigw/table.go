@@ -40,9 +40,11 @@ type Routes struct {
 	Operations []Operation
 }
 
-// The functions of the API and their routes: adding a route is an entry here, its handler, its
-// route in template.yaml and its operation in openapi.yaml; adding a function is a Routes here,
-// in Functions, its constructor below and its main.
+// The functions of the API and their routes: adding a route is an entry here, its handler and
+// its operation in openapi.yaml (template.yaml's route is generated from this table: make
+// functions; a function of several routes names the route's event in functions/manifest.yaml);
+// adding a function is a Routes here, in Functions, its constructor below, its main and its
+// entry in functions/manifest.yaml.
 var (
 	requestInterrupt = Routes{Function: "request-interrupt", Operations: []Operation{
 		{Route: "POST /runs/{runId}/interrupts", Scopes: []string{ScopeInterruptsWrite}, serve: (*API).requestInterrupt},
