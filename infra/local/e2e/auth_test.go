@@ -168,11 +168,14 @@ func TestFunctionsRefuseAMissingScopeThemselves(t *testing.T) {
 		}
 		name := route.function
 		t.Run(key, func(t *testing.T) {
+			// What the emulator and the function print, shown if the function does not answer
+			// (read once Close has waited for them: os/exec writes one stream at a time).
+			var logs bytes.Buffer
 			pool := &gateway.Pool{
 				Name: name, Bootstrap: filepath.Join(functionsDir(t), name), RIE: filepath.Join(r, ".local", "bin", "aws-lambda-rie"),
 				// The template gives the functions that sign links (subscriptions' resends) the
 				// public URL; the stack's environment has the rest.
-				Env: append(os.Environ(), "PUBLIC_BASE_URL="+gatewayURL()), Max: 1, Logs: io.Discard, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+				Env: append(os.Environ(), "PUBLIC_BASE_URL="+gatewayURL()), Max: 1, Logs: &logs, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 			}
 			defer pool.Close()
 			method, path, _ := strings.Cut(key, " ")
@@ -191,8 +194,9 @@ func TestFunctionsRefuseAMissingScopeThemselves(t *testing.T) {
 			}
 			raw, _ := json.Marshal(ev)
 			out, err := pool.Invoke(context.Background(), "direct", raw)
+			pool.Close()
 			if err != nil {
-				t.Fatal(err)
+				t.Fatalf("%v; the emulator and the function printed:\n%s", err, logs.String())
 			}
 			var resp events.APIGatewayV2HTTPResponse
 			if err := json.Unmarshal(out, &resp); err != nil {
