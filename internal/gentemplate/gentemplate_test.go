@@ -1,6 +1,7 @@
 package gentemplate_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -94,19 +95,25 @@ const purgeThings = `
 // its role and its function, in the manifest's order, and a watch in both alarms and on the
 // dashboard.
 func TestANewFunctionIsOneEntry(t *testing.T) {
-	dir := scratch(t, func(m string) string { return m + purgeThings }, "purge-things")
+	var functions int // the manifest's entries, the new one among them
+	dir := scratch(t, func(m string) string {
+		m += purgeThings
+		functions = strings.Count(m, "\n- name: ")
+		return m
+	}, "purge-things")
 	_, want, err := gentemplate.Template(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
+	last := fmt.Sprintf("m%d+m%d\n", functions-2, functions-1) // m0 is the first
 	for _, s := range []string{
 		"  # purge-things: a function no one wrote, to show what an entry makes.\n  PurgeThingsLogs:\n",
 		"  PurgeThingsRole:\n",
 		"        - PolicyName: purge-things\n",
 		"                Resource: !GetAtt PurgeThingsLogs.Arn\n              - Effect: Allow\n                Action: [dynamodb:Query]\n",
 		"      Role: !GetAtt PurgeThingsRole.Arn\n      Timeout: 30\n      LoggingConfig:\n        LogGroup: !Ref PurgeThingsLogs\n      Events:\n        EveryHour:\n",
-		"m19+m20+m21\n          Label: Errors of every function",
-		"m19+m20+m21\n          Label: Throttles of every function",
+		last + "          Label: Errors of every function",
+		last + "          Label: Throttles of every function",
 		`[".", "Errors", ".", "${PurgeThingsFunction}"]`,
 		`[".", "Throttles", ".", "${PurgeThingsFunction}", {"yAxis": "right"}]]}},`,
 	} {

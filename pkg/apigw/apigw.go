@@ -18,6 +18,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/interrupthost/interrupthost/pkg/contacts"
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/identity"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
@@ -85,11 +86,12 @@ type API struct {
 	webhooks *host.Webhooks
 	// signIn signs approvers in on the approval page; nil: the page's links without a credential
 	// answer 404.
-	signIn *signin.Flow
-	subs   *outbound.Subscriptions
-	resend Resender
-	log    *slog.Logger
-	opts   Options
+	signIn   *signin.Flow
+	subs     *outbound.Subscriptions
+	resend   Resender
+	contacts *contacts.Directory
+	log      *slog.Logger
+	opts     Options
 }
 
 // New returns an API that logs to log, configured by opts.

@@ -30,12 +30,12 @@ func fuzzHandler(f *testing.F, pick func(*stack) apigw.Handler, route string, se
 		req := events.APIGatewayV2HTTPRequest{
 			RouteKey:       route,
 			Headers:        map[string]string{"content-type": ctype},
-			PathParameters: map[string]string{"runId": runID, "nodeId": nodeID, "token": token, "id": nodeID, "endpointId": nodeID},
+			PathParameters: map[string]string{"runId": runID, "nodeId": nodeID, "token": token, "id": nodeID, "endpointId": nodeID, "kind": runID, "ref": nodeID},
 			Body:           body,
 			RequestContext: events.APIGatewayV2HTTPRequestContext{RequestID: "fuzz", RouteKey: route},
 		}
 		authorize(&req, map[string]any{"sub": "fuzzer", "tenant": "acme", "groups": []string{"finance"}},
-			[]string{apigw.ScopeInterruptsWrite, apigw.ScopeApprovalsRespond, apigw.ScopeRunsRead, apigw.ScopeRunsConfigure, apigw.ScopeWebhooksManage, apigw.ScopeSubscriptionsManage, apigw.ScopeTokensDelegate})
+			[]string{apigw.ScopeInterruptsWrite, apigw.ScopeApprovalsRespond, apigw.ScopeRunsRead, apigw.ScopeRunsConfigure, apigw.ScopeWebhooksManage, apigw.ScopeSubscriptionsManage, apigw.ScopeTokensDelegate, apigw.ScopeContactsManage})
 		if idemKey != "" {
 			req.Headers["idempotency-key"] = idemKey
 		}
@@ -131,6 +131,15 @@ func FuzzWebhookIngest(f *testing.F) {
 	fuzzHandler(f, func(s *stack) apigw.Handler { return s.fn("webhook-ingest") }, "POST /webhooks/{endpointId}",
 		`{"id":"evt_1","type":"payment_intent.succeeded","data":{"object":{"id":"pi_1"}}}`,
 		`{"id":"evt_2","type":"payment_intent.succeeded","data":{"object":{"id":1e-999999,"amounts":`+manyOf(hugeNumber, 300)+`}}}`)
+}
+
+// FuzzContacts: a contact put under any path and body is stored whole or refused as a problem
+// document, writing nothing.
+func FuzzContacts(f *testing.F) {
+	fuzzHandler(f, func(s *stack) apigw.Handler {
+		return s.fn("contacts")
+	}, "PUT /contacts/{kind}/{ref}",
+		`{"email":"alice@example.com","name":"Alice","slack":"U024BE7LH"}`, `{"email":"finance@example.com"}`, `{"slack":"SAZ94GDB8"}`)
 }
 
 func FuzzSubscriptions(f *testing.F) {

@@ -26,6 +26,7 @@ import (
 	"github.com/interrupthost/interrupthost/internal/testclock"
 	"github.com/interrupthost/interrupthost/internal/testkeys"
 	"github.com/interrupthost/interrupthost/pkg/apigw"
+	"github.com/interrupthost/interrupthost/pkg/contacts"
 	"github.com/interrupthost/interrupthost/pkg/dynamo"
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/inmem"
@@ -104,7 +105,7 @@ func memStack(t testing.TB, configure func(*host.Config)) *stack {
 		raw[kid], _ = base64.StdEncoding.DecodeString(k)
 	}
 	log, out, hooks, subs := inmem.New(), inmem.NewOutbound(), inmem.NewSecrets(), inmem.NewSecrets()
-	s, err := buildWith(stores{log: log, outbound: out, endpointSecrets: hooks, subscriptionSecrets: subs}, testclock.New(time.Now().UTC()), testkeys.Static{ActiveKid: "kA", Keys: raw}, configure)
+	s, err := buildWith(stores{log: log, contacts: log, outbound: out, endpointSecrets: hooks, subscriptionSecrets: subs}, testclock.New(time.Now().UTC()), testkeys.Static{ActiveKid: "kA", Keys: raw}, configure)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,6 +119,7 @@ func memStack(t testing.TB, configure func(*host.Config)) *stack {
 // stores are what a stack's API runs over.
 type stores struct {
 	log                                  host.Store
+	contacts                             contacts.Store
 	outbound                             outbound.Store
 	endpointSecrets, subscriptionSecrets webhook.SecretStore
 }
@@ -127,7 +129,8 @@ func dynamoStores(db *dynamodb.Client, table string) stores {
 	secrets := func() webhook.SecretStore {
 		return secretsmanager.Secrets{Client: localaws.SecretsManager(), Prefix: "test/" + strings.ToLower(rand.Text()) + "/"}
 	}
-	return stores{log: dynamo.NewTable(db, table), outbound: dynamo.NewOutbound(db, table), endpointSecrets: secrets(), subscriptionSecrets: secrets()}
+	t := dynamo.NewTable(db, table)
+	return stores{log: t, contacts: t, outbound: dynamo.NewOutbound(db, table), endpointSecrets: secrets(), subscriptionSecrets: secrets()}
 }
 
 func withCapabilities(capabilities []string) func(*host.Config) {
@@ -208,7 +211,7 @@ func buildWith(st stores, c *testclock.Clock, keys token.Keys, configure func(*h
 	}
 	services := apigw.Services{
 		Host: h, Tokens: host.NewTokens(h, keys), Webhooks: host.NewWebhooks(h, webhook.NewCache(st.endpointSecrets, nil)),
-		Subscriptions: subs, Resender: resender,
+		Subscriptions: subs, Resender: resender, Contacts: &contacts.Directory{Store: st.contacts, Now: c.Now},
 	}
 	api := apigw.New(slog.New(slog.NewJSONHandler(io.Discard, nil)), apigw.Options{Discovery: host.DiscoveryOf(cfg), Metrics: meter})
 	return &stack{api: api, services: services, host: h, subs: subs, log: st.log, clock: c, metrics: &buf}, nil

@@ -6,6 +6,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/interrupthost/interrupthost/pkg/contacts"
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/outbound"
@@ -100,6 +101,12 @@ var (
 		{Route: "GET /subscriptions/{id}/deliveries", Scopes: []string{ScopeSubscriptionsManage}, serve: (*API).listDeliveries},
 		{Route: "POST /subscriptions/{id}/deliveries", Scopes: []string{ScopeSubscriptionsManage}, serve: (*API).resendDelivery},
 	}}
+	contactsRoutes = Routes{Function: "contacts", Operations: []Operation{
+		{Route: "PUT /contacts/{kind}/{ref}", Scopes: []string{ScopeContactsManage}, serve: (*API).putContact},
+		{Route: "GET /contacts/{kind}/{ref}", Scopes: []string{ScopeContactsManage}, serve: (*API).getContact},
+		{Route: "DELETE /contacts/{kind}/{ref}", Scopes: []string{ScopeContactsManage}, serve: (*API).deleteContact},
+		{Route: "GET /contacts", Scopes: []string{ScopeContactsManage}, serve: (*API).listContacts},
+	}}
 	approvalPage = Routes{Function: "approval-page", Operations: []Operation{
 		{Route: "GET /approve/{token}", page: (*API).pageByToken, crash: pageCrash},
 		{Route: "HEAD /approve/{token}", page: (*API).pageByToken, crash: pageCrash},
@@ -124,12 +131,14 @@ type Services struct {
 	Subscriptions *outbound.Subscriptions
 	// Resender sends a delivered event again (POST /subscriptions/{id}/deliveries).
 	Resender Resender
+	Contacts *contacts.Directory
 }
 
 // on is a over s.
 func (a *API) on(s Services) *API {
 	b := *a
 	b.host, b.tokens, b.webhooks, b.signIn, b.subs, b.resend = s.Host, s.Tokens, s.Webhooks, s.SignIn, s.Subscriptions, s.Resender
+	b.contacts = s.Contacts
 	return &b
 }
 
@@ -191,6 +200,11 @@ func (a *API) Subscriptions(s *outbound.Subscriptions, r Resender) Handler {
 	return a.on(Services{Subscriptions: s, Resender: r}).Serve(subscriptions)
 }
 
+// Contacts serves contacts: the tenant's directory of where its refs are reached.
+func (a *API) Contacts(d *contacts.Directory) Handler {
+	return a.on(Services{Contacts: d}).Serve(contactsRoutes)
+}
+
 // ApprovalPage serves approval-page: the page of a token's link, and of a link without a
 // credential for an approver signed in by signIn (nil: such links answer 404).
 func (a *API) ApprovalPage(t *host.Tokens, signIn *signin.Flow) Handler {
@@ -199,7 +213,7 @@ func (a *API) ApprovalPage(t *host.Tokens, signIn *signin.Flow) Handler {
 
 // Functions are every function that serves the API, in the order of the table above.
 func Functions() []Routes {
-	return []Routes{requestInterrupt, resolveByRun, mintToken, inspectByToken, resolveByToken, getRun, listEvents, endRun, configureRun, agentDecisions, discovery, webhookEndpoints, webhookIngest, subscriptions, approvalPage}
+	return []Routes{requestInterrupt, resolveByRun, mintToken, inspectByToken, resolveByToken, getRun, listEvents, endRun, configureRun, agentDecisions, discovery, webhookEndpoints, webhookIngest, subscriptions, approvalPage, contactsRoutes}
 }
 
 // Operations are every route of the API, each naming its function.

@@ -18,6 +18,7 @@ import (
 
 	"github.com/interrupthost/interrupthost/pkg/apigw"
 	"github.com/interrupthost/interrupthost/pkg/awsconfig"
+	"github.com/interrupthost/interrupthost/pkg/contacts"
 	"github.com/interrupthost/interrupthost/pkg/dynamo"
 	"github.com/interrupthost/interrupthost/pkg/dynamostream"
 	"github.com/interrupthost/interrupthost/pkg/environ"
@@ -95,6 +96,15 @@ func (e *Env) Host(ctx context.Context) (*host.Host, error) {
 	he.Stores, he.Schemas = host.StoresOf(table), schema.Lazy()
 	e.host = host.New(he, e.Config)
 	return e.host, nil
+}
+
+// Contacts are the tenants' contacts, in the table.
+func (e *Env) Contacts(ctx context.Context) (*contacts.Directory, error) {
+	table, err := e.Table(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &contacts.Directory{Store: table}, nil
 }
 
 // Table is the table TABLE_NAME names, its client built the first time it is asked for.

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/interrupthost/interrupthost/internal/localaws"
+	"github.com/interrupthost/interrupthost/pkg/contacts"
+	contactstoretest "github.com/interrupthost/interrupthost/pkg/contacts/storetest"
 	"github.com/interrupthost/interrupthost/pkg/dynamo"
 	"github.com/interrupthost/interrupthost/pkg/host"
 	hoststoretest "github.com/interrupthost/interrupthost/pkg/host/storetest"
@@ -15,6 +17,7 @@ import (
 var (
 	_ host.Store     = (*dynamo.Table)(nil)
 	_ outbound.Store = (*dynamo.Outbound)(nil)
+	_ contacts.Store = (*dynamo.Table)(nil)
 )
 
 // TestHostStore holds the table to the behaviour of every store the host runs on, the one its
@@ -37,5 +40,16 @@ func TestOutboundStore(t *testing.T) {
 	outboundstoretest.Exercise(t, func(t *testing.T) outbound.Store {
 		db, table := localaws.NewTable(t)
 		return dynamo.NewOutbound(db, table)
+	})
+}
+
+// TestContactsStore holds the table's contacts to the behaviour of every contacts store: each
+// case on a fresh table of the local stack.
+func TestContactsStore(t *testing.T) {
+	t.Parallel()
+	localaws.NeedsStack(t)
+	contactstoretest.Exercise(t, func(t *testing.T) contacts.Store {
+		db, table := localaws.NewTable(t)
+		return dynamo.NewTable(db, table)
 	})
 }

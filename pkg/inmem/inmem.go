@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/interrupthost/interrupthost/pkg/contacts"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
 	"github.com/interrupthost/interrupthost/pkg/webhook"
 )
@@ -39,6 +40,8 @@ type Store struct {
 	cursor runlog.SweepCursor
 	// waiting is each tenant's waiting index, by run id
 	waiting map[string]map[string]runlog.Waiting
+	// contacts are each tenant's contacts (contacts.Store)
+	contacts map[string]map[contacts.Key]contacts.Contact
 	// appends counts the commits written, for tests that assert nothing was.
 	appends int
 }

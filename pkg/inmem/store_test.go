@@ -3,6 +3,8 @@ package inmem_test
 import (
 	"testing"
 
+	"github.com/interrupthost/interrupthost/pkg/contacts"
+	contactstoretest "github.com/interrupthost/interrupthost/pkg/contacts/storetest"
 	"github.com/interrupthost/interrupthost/pkg/host"
 	hoststoretest "github.com/interrupthost/interrupthost/pkg/host/storetest"
 	"github.com/interrupthost/interrupthost/pkg/inmem"
@@ -14,6 +16,7 @@ import (
 var (
 	_ host.Store     = (*inmem.Store)(nil)
 	_ outbound.Store = (*inmem.Outbound)(nil)
+	_ contacts.Store = (*inmem.Store)(nil)
 )
 
 // TestHostStore holds the in-memory store to the behaviour of every store the host runs on: the
@@ -28,4 +31,11 @@ func TestHostStore(t *testing.T) {
 func TestOutboundStore(t *testing.T) {
 	t.Parallel()
 	outboundstoretest.Exercise(t, func(*testing.T) outbound.Store { return inmem.NewOutbound() })
+}
+
+// TestContactsStore holds the in-memory store's contacts to the behaviour of every contacts
+// store.
+func TestContactsStore(t *testing.T) {
+	t.Parallel()
+	contactstoretest.Exercise(t, func(*testing.T) contacts.Store { return inmem.New() })
 }
