@@ -135,6 +135,8 @@ type Token struct {
 	Token     string `json:"token"`
 	Intent    string `json:"intent"`
 	ExpiresAt string `json:"expiresAt"`
+	// URL is the approval page the token opens (Mint answers it; a request's tokens have none).
+	URL string `json:"url,omitempty"`
 }
 
 // TokenRequest asks for a token with the interrupt: intent "resolve" or "inspect".

@@ -91,7 +91,7 @@ func TestWireTypesAreTheServers(t *testing.T) {
 	}{
 		{"request-interrupt's answer", &host.InterruptView{}, &client.Interrupt{}},
 		{"a resolve's answer", &host.Resolution{}, &client.Resolution{}},
-		{"a minted token", &host.TokenView{}, &client.Token{}},
+		{"a request's token", &host.TokenView{}, &client.Token{}},
 		{"a snapshot", &runlog.Snapshot{}, &client.Snapshot{}},
 		{"a page of events", &host.EventPage{}, &client.Page{}},
 		{"a delivery", &outbound.Message{}, &client.Delivery{}},
@@ -100,6 +100,7 @@ func TestWireTypesAreTheServers(t *testing.T) {
 		{"a token request, the other way", &client.TokenRequest{}, &host.TokenRequest{}},
 		{"a webhook endpoint", &apigw.EndpointView{}, &client.Endpoint{}},
 		{"a page of pending interrupts", &host.PendingPage{}, &client.PendingPage{}},
+		{"a minted token", &apigw.MintedToken{}, &client.Token{}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			fill(reflect.ValueOf(tt.server).Elem())

@@ -32,7 +32,7 @@ func fuzzHandler(f *testing.F, pick func(*stack) apigw.Handler, route string, se
 			Headers:        map[string]string{"content-type": ctype},
 			PathParameters: map[string]string{"runId": runID, "nodeId": nodeID, "token": token, "id": nodeID, "endpointId": nodeID, "kind": runID, "ref": nodeID},
 			Body:           body,
-			RequestContext: events.APIGatewayV2HTTPRequestContext{RequestID: "fuzz", RouteKey: route},
+			RequestContext: events.APIGatewayV2HTTPRequestContext{RequestID: "fuzz", RouteKey: route, DomainName: testDomain, Stage: "$default"},
 		}
 		authorize(&req, map[string]any{"sub": "fuzzer", "tenant": "acme", "groups": []string{"finance"}},
 			[]string{apigw.ScopeInterruptsWrite, apigw.ScopeApprovalsRespond, apigw.ScopeRunsRead, apigw.ScopeRunsConfigure, apigw.ScopeWebhooksManage, apigw.ScopeSubscriptionsManage, apigw.ScopeTokensDelegate, apigw.ScopeContactsManage})

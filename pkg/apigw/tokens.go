@@ -3,6 +3,7 @@ package apigw
 import (
 	"context"
 	"net/http"
+	"strings"
 
 	"github.com/interrupthost/interrupthost/pkg/host"
 )
@@ -36,8 +37,15 @@ func (a *API) resolveByToken(ctx context.Context, c *call) (reply, error) {
 	return resolution(res), nil
 }
 
+// MintedToken is mint-token's answer: the token, and the approval page it opens, which is what
+// a person is given (a mail, a chat message).
+type MintedToken struct {
+	host.TokenView
+	URL string `json:"url"`
+}
+
 // mintToken serves POST /runs/{runId}/interrupts/{nodeId}/tokens with body
-// { intent, ttlMs?, principal? }: 201 with { token, intent, expiresAt }. The engine mints
+// { intent, ttlMs?, principal? }: 201 with { token, intent, expiresAt, url }. The engine mints
 // callbacks and inspect tokens (interrupts:write), an approver its own link
 // (approvals:respond), trusted tooling a person's (tokens:delegate); the host decides which
 // token each may have.
@@ -49,9 +57,13 @@ func (a *API) mintToken(ctx context.Context, c *call) (reply, error) {
 	if _, err := decodeBody(c.req, &body); err != nil {
 		return reply{}, err
 	}
+	base, err := a.baseURL(c.req)
+	if err != nil {
+		return reply{}, err
+	}
 	tv, err := a.tokens.MintToken(ctx, c.principal, c.runID, c.nodeID, body)
 	if err != nil {
 		return reply{}, err
 	}
-	return reply{status: http.StatusCreated, body: tv}, nil
+	return reply{status: http.StatusCreated, body: MintedToken{TokenView: tv, URL: strings.TrimSuffix(base, "/") + "/approve/" + tv.Token}}, nil
 }

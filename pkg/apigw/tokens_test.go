@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/interrupthost/interrupthost/internal/localaws"
+	"github.com/interrupthost/interrupthost/pkg/apigw"
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/token"
@@ -72,9 +73,13 @@ func (s *stack) mintOK(t testing.TB, run, node, body string) host.TokenView {
 	if r.Status != 201 {
 		t.Fatalf("mint: %d %s", r.Status, r.Body)
 	}
-	var tv host.TokenView
-	r.decode(t, &tv)
-	return tv
+	var minted apigw.MintedToken
+	r.decode(t, &minted)
+	// The page the token opens, under the domain the request came in on (no PublicBaseURL).
+	if want := "https://" + testDomain + "/approve/" + minted.Token; minted.URL != want {
+		t.Fatalf("mint: url %q, want %q", minted.URL, want)
+	}
+	return minted.TokenView
 }
 
 func expect(t *testing.T, r response, status int, code interrupt.Code) {

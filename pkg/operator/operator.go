@@ -29,8 +29,8 @@ const (
 // Usage is ihctl's help.
 const Usage = `usage: ihctl [--url URL] <command> [arguments]
 
-The API's public base URL comes from --url or INTERRUPT_HOST_URL (approval links are built on
-it), the operator's JWT from INTERRUPT_HOST_TOKEN only, so that it is in no shell history or
+The API's base URL comes from --url or INTERRUPT_HOST_URL (an approval link is the page the host
+answers for it), the operator's JWT from INTERRUPT_HOST_TOKEN only, so that it is in no shell history or
 process list. Each command needs the scopes of its route.
 
   run <runId>                      the run's snapshot (runs:read)
@@ -83,7 +83,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdio I
 	if *base == "" || fs.NArg() == 0 {
 		return fmt.Errorf("%w: a command and the API's URL (--url or %s) are needed", ErrUsage, EnvURL)
 	}
-	o := &op{c: client.New(*base, client.WithBearer(getenv(EnvToken))), base: strings.TrimSuffix(*base, "/"), io: stdio}
+	o := &op{c: client.New(*base, client.WithBearer(getenv(EnvToken))), io: stdio}
 	cmd, rest := fs.Arg(0), fs.Args()[1:]
 	switch cmd {
 	case "run":
@@ -113,9 +113,8 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdio I
 }
 
 type op struct {
-	c    *client.Client
-	base string
-	io   IO
+	c  *client.Client
+	io IO
 }
 
 // args parses a command's flags, which may come before or after its arguments (all after a
@@ -355,7 +354,7 @@ func (o *op) link(ctx context.Context, in []string) error {
 	if err != nil {
 		return err
 	}
-	return o.print(Link{URL: o.base + "/approve/" + tok.Token, Intent: tok.Intent, ExpiresAt: tok.ExpiresAt})
+	return o.print(Link{URL: tok.URL, Intent: tok.Intent, ExpiresAt: tok.ExpiresAt})
 }
 
 // multi is a flag given once per value.
