@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/interrupthost/interrupthost/pkg/contacts"
 	"github.com/interrupthost/interrupthost/pkg/metrics"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
 )
@@ -64,6 +65,9 @@ type Deliverer struct {
 	Secrets SecretReader
 	Client  Poster
 	Links   Links
+	// Contacts say which Slack user or user group each ref of an audience is, for a Slack
+	// message's mentions; nil mentions no one.
+	Contacts ContactReader
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// Concurrency bounds the runs delivered at once; 0 means DefaultConcurrency.
@@ -438,12 +442,23 @@ func (d *Deliverer) save(ctx context.Context, cur *Cursor) error {
 	return err
 }
 
+// ContactReader finds where a tenant's ref is reached (contacts.Store): answering
+// contacts.ErrNotFound for a ref without a contact.
+type ContactReader interface {
+	Contact(ctx context.Context, tenant, kind, ref string) (contacts.Contact, error)
+}
+
 // send renders and posts one event to the subscription's receiver, its approval links made by
 // links.
 func (d *Deliverer) send(ctx context.Context, links Links, s Subscription, c runlog.Commit, e runlog.Envelope, now time.Time) (int, error) {
 	notice, err := links.For(ctx, s, c, e, now)
 	if err != nil {
 		return 0, fmt.Errorf("approval links: %w", err)
+	}
+	if s.Format == FormatSlack {
+		if notice.Mentions, err = d.mentions(ctx, s.Tenant, notice.Audience); err != nil {
+			return 0, err
+		}
 	}
 	b, err := body(s.Format, e, notice)
 	if err != nil {
@@ -458,6 +473,31 @@ func (d *Deliverer) send(ctx context.Context, links Links, s Subscription, c run
 		return 0, err
 	}
 	return d.Client.Post(ctx, s.URL, headers, b)
+}
+
+// mentions are the Slack ids of the audience's refs whose contacts name one. A contact that
+// cannot be read fails the attempt, which is retried: a message sent without its mention would
+// reach nobody in particular.
+func (d *Deliverer) mentions(ctx context.Context, tenant string, audience []Recipient) (map[Recipient]string, error) {
+	if d.Contacts == nil {
+		return nil, nil
+	}
+	var out map[Recipient]string
+	for _, r := range audience {
+		c, err := d.Contacts.Contact(ctx, tenant, r.Kind, r.Ref)
+		switch {
+		case errors.Is(err, contacts.ErrNotFound):
+			continue
+		case err != nil:
+			return nil, fmt.Errorf("the contact of %s %q: %w", r.Kind, r.Ref, err)
+		case c.Slack != "":
+			if out == nil {
+				out = map[Recipient]string{}
+			}
+			out[r] = c.Slack
+		}
+	}
+	return out, nil
 }
 
 // Retries delivers the cursors due in the retry index: at most limit entries, each run from

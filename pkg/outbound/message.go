@@ -66,6 +66,11 @@ type Message struct {
 type Notice struct {
 	Audience []Recipient
 	Links    []Link
+	// Deadline is when the interrupt expires; zero when it has none.
+	Deadline time.Time
+	// Mentions are the Slack ids of the audience's refs whose contacts name one: a member id for
+	// a principal, a user group for a group or a role (Deliverer.Contacts).
+	Mentions map[Recipient]string
 }
 
 // LinkTTL is how long a signed link works after its interrupt was requested, at most: a mail
@@ -149,7 +154,7 @@ func (l Links) For(ctx context.Context, s Subscription, c runlog.Commit, e runlo
 			return Notice{}, nil // past its deadline: nothing to decide any more
 		}
 	}
-	var n Notice
+	n := Notice{Deadline: deadline}
 	if p.Kind == interrupt.KindApproval {
 		n.Audience = audience(p.Data)
 	}

@@ -44,10 +44,24 @@ func plain(s string) *slackTextObj {
 	return &slackTextObj{Type: "plain_text", Text: truncate(s, slackTextMax)}
 }
 
+// mrkdwn is text Slack formats: only for what the host writes itself (mentions, dates), never a
+// payload's words, which go as plain text.
+func mrkdwn(s string) *slackTextObj { return &slackTextObj{Type: "mrkdwn", Text: s} }
+
+// mention is how a message mentions a ref's Slack id, which contacts.Request checked to be a
+// member id (principal) or a user group id: <@U…> notifies the person, <!subteam^S…> the group.
+func mention(r Recipient, id string) string {
+	if r.Kind == interrupt.RefPrincipal {
+		return "<@" + id + ">"
+	}
+	return "<!subteam^" + id + ">"
+}
+
 // slackMessage renders an event as a Slack incoming-webhook message: what happened, to which
-// artifact, where in which run, and for an approval a "Review" button per link. Every text is
-// plain: run ids and payload strings are whoever requested the interrupt's words, and must
-// neither format nor turn into mrkdwn links. A button only opens the approval page; nothing
+// artifact, for whom (mentioning those whose contacts name a Slack id), in which run and by when,
+// and for an approval a "Review" button per link. Every text from the run is plain: run ids and
+// payload strings are whoever requested the interrupt's words, and must neither format nor turn
+// into mrkdwn links. A button only opens the approval page; nothing
 // decides on a click that a link unfurler could make.
 func slackMessage(e runlog.Envelope, n Notice) ([]byte, error) {
 	links := n.Links
@@ -79,15 +93,30 @@ func slackMessage(e runlog.Envelope, n Notice) ([]byte, error) {
 	}
 	if len(n.Audience) > 0 {
 		refs := make([]string, len(n.Audience))
+		var mentions []string
 		for i, r := range n.Audience {
 			refs[i] = r.Ref
 			if r.Kind == interrupt.RefGroup || r.Kind == interrupt.RefRole {
 				refs[i] = r.Kind + " " + r.Ref
 			}
+			if id, ok := n.Mentions[r]; ok {
+				mentions = append(mentions, mention(r, id))
+			}
 		}
-		blocks = append(blocks, slackBlock{Type: "context", Elements: []any{plain("For " + strings.Join(refs, ", "))}})
+		elements := []any{plain("For " + strings.Join(refs, ", "))}
+		if len(mentions) > 0 {
+			elements = append(elements, mrkdwn(strings.Join(mentions, " ")))
+		}
+		blocks = append(blocks, slackBlock{Type: "context", Elements: elements})
 	}
-	blocks = append(blocks, slackBlock{Type: "context", Elements: []any{plain(fmt.Sprintf("node %s · seq %d · %s", e.NodeID, e.Seq, e.At))}})
+	when := []any{plain(fmt.Sprintf("Run %s · %s", e.RunID, e.At))}
+	if !n.Deadline.IsZero() {
+		// Each reader sees the deadline in their own time zone; the text after | is what a
+		// client that cannot render dates shows.
+		utc := n.Deadline.UTC()
+		when = append(when, mrkdwn(fmt.Sprintf("Decide by <!date^%d^{date_short_pretty} at {time}|%s>", utc.Unix(), utc.Format("2006-01-02 15:04 UTC"))))
+	}
+	blocks = append(blocks, slackBlock{Type: "context", Elements: when})
 	if len(links) > 0 {
 		actions := slackBlock{Type: "actions"}
 		for i, l := range links[:min(len(links), slackButtons)] {

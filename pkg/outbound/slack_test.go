@@ -3,12 +3,15 @@ package outbound_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/slack-go/slack"
 
 	"github.com/interrupthost/interrupthost/internal/outboundtest"
+	"github.com/interrupthost/interrupthost/pkg/contacts"
 	"github.com/interrupthost/interrupthost/pkg/inmem"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/outbound"
@@ -68,11 +71,55 @@ func TestSlackTextIsInert(t *testing.T) {
 	}
 }
 
+// TestSlackMentions: a ref whose contact names a Slack id is mentioned (a person by member id, a
+// group by user group), one without is named only; the deadline is shown in each reader's time,
+// with the UTC time for clients that cannot; the engine's node and seq are not shown.
+func TestSlackMentions(t *testing.T) {
+	payload := `{"kind":"approval","key":"k","timeoutMs":3600000,"data":{"artifactId":"inv-1","artifactType":"invoice","title":"Pay","actions":["accept"],"approversList":["alice","bob"],"approverGroupRefs":["finance"]}}`
+	var deadline time.Time
+	msg, raw := slackDelivery(t, payload, func(w *outboundtest.World) {
+		for _, c := range []contacts.Contact{
+			{Kind: "principal", Ref: "alice", Slack: "U024BE7LH", UpdatedAt: w.Clock.Now()},
+			{Kind: "group", Ref: "finance", Email: "finance@example.com", Slack: "SAZ94GDB8", UpdatedAt: w.Clock.Now()},
+			{Kind: "principal", Ref: "bob", Email: "bob@example.com", UpdatedAt: w.Clock.Now()},
+		} {
+			if _, err := w.Log.PutContact(context.Background(), "acme", c); err != nil {
+				t.Fatal(err)
+			}
+		}
+		deadline = w.Clock.Now().Add(time.Hour)
+	})
+	audience, ok := msg.Blocks.BlockSet[2].(*slack.ContextBlock)
+	if !ok || len(audience.ContextElements.Elements) != 2 {
+		t.Fatalf("audience %s", raw)
+	}
+	if names := audience.ContextElements.Elements[0].(*slack.TextBlockObject); names.Type != slack.PlainTextType || names.Text != "For alice, bob, group finance" {
+		t.Errorf("names %+v", names)
+	}
+	if m := audience.ContextElements.Elements[1].(*slack.TextBlockObject); m.Type != slack.MarkdownType || m.Text != "<@U024BE7LH> <!subteam^SAZ94GDB8>" {
+		t.Errorf("mentions %+v", m)
+	}
+	when, ok := msg.Blocks.BlockSet[3].(*slack.ContextBlock)
+	if !ok || len(when.ContextElements.Elements) != 2 {
+		t.Fatalf("when %s", raw)
+	}
+	want := fmt.Sprintf("Decide by <!date^%d^{date_short_pretty} at {time}|%s>", deadline.Unix(), deadline.UTC().Format("2006-01-02 15:04 UTC"))
+	if d := when.ContextElements.Elements[1].(*slack.TextBlockObject); d.Type != slack.MarkdownType || d.Text != want {
+		t.Errorf("deadline %+v, want %q", d, want)
+	}
+	if strings.Contains(string(raw), "seq") || strings.Contains(string(raw), "node") {
+		t.Errorf("the message speaks the engine's language: %s", raw)
+	}
+}
+
 // slackDelivery delivers payload's interrupt.requested to a Slack subscription and reads the
-// one message posted with Slack's library.
-func slackDelivery(t *testing.T, payload string) (slack.WebhookMessage, []byte) {
+// one message posted with Slack's library; setUp prepares the world first.
+func slackDelivery(t *testing.T, payload string, setUp ...func(*outboundtest.World)) (slack.WebhookMessage, []byte) {
 	t.Helper()
 	w := outboundtest.NewWorld(t, inmem.NewOutbound())
+	for _, f := range setUp {
+		f(w)
+	}
 	r := w.Receiver()
 	created, err := w.Subs.Create(context.Background(), interrupt.Principal{Tenant: "acme"}, outbound.Request{URL: r.URL, Events: []string{"interrupt.requested"}, Format: outbound.FormatSlack})
 	if err != nil {

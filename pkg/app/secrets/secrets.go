@@ -169,7 +169,7 @@ func delivererOn(ctx context.Context, e *app.Env, o outboundDeps, base string) (
 		return nil, err
 	}
 	return &outbound.Deliverer{
-		Store: o.store, Log: o.runs, Secrets: o.secrets, Client: outbound.NewHTTPClient(o.targets.AllowPrivate),
+		Store: o.store, Log: o.runs, Secrets: o.secrets, Client: outbound.NewHTTPClient(o.targets.AllowPrivate), Contacts: o.runs,
 		Links: outbound.Links{Keys: keys, BaseURL: base}, Logger: environ.Logger(), Metrics: environ.Meter(),
 	}, nil
 }
