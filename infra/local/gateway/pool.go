@@ -323,41 +323,58 @@ func (p *Pool) Close() {
 	wg.Wait()
 }
 
-// Instances' ports are drawn from below Linux's default ephemeral range (32768-60999), where
-// the kernel gives no outgoing connection one between the check that a port is free and the
-// emulator's bind, at random, so that two gateways seldom try the same one; and a port an
-// instance of this process holds is given to no other until that instance has exited. A port
-// taken anyway makes the emulator exit while starting, which the pool answers by starting
-// another (errNotTaken).
+// Instances' ports are drawn at random from below Linux's default ephemeral range
+// (32768-60999), where the kernel gives no outgoing connection one, and each is held, from its
+// check until its emulator has exited, by an exclusive lock on a file named after it (portLocks):
+// every process of the local stack (the stack's gateway, the tests' own gateways and pools) skips
+// a port another holds. The lock matters because the emulator binds its runtime API port only at
+// the first event, which may come long after the check: without it, another process could take
+// the port meanwhile, and the function's init would fail (an emulator 502 with an empty body).
+// A port taken anyway by something else makes the emulator exit while starting, which the pool
+// answers by starting another (errNotTaken).
 const portLow, portHigh = 20000, 32768
+
+// portLocks is where the ports' lock files are, one per port, made as needed; the kernel drops a
+// lock with its process, so a killed gateway leaves none held.
+var portLocks = filepath.Join(os.TempDir(), "interrupthost-ports")
 
 var held = struct {
 	sync.Mutex
-	ports map[int]bool
-}{ports: map[int]bool{}}
+	ports map[int]*os.File // each port's locked file
+}{ports: map[int]*os.File{}}
 
-// takePorts reserves n ports that are free now.
+// takePorts reserves n ports that are free now and that no other process of the stack holds.
 func takePorts(n int) ([]int, error) {
 	held.Lock()
 	defer held.Unlock()
+	if err := os.MkdirAll(portLocks, 0o700); err != nil {
+		return nil, fmt.Errorf("gateway: port locks: %w", err)
+	}
 	var ports []int
 	for try := 0; len(ports) < n; try++ {
 		if try == 1000 {
-			for _, p := range ports {
-				delete(held.ports, p)
-			}
+			release(ports)
 			return nil, fmt.Errorf("gateway: no free port in %d-%d", portLow, portHigh-1)
 		}
 		p := portLow + mrand.IntN(portHigh-portLow)
-		if held.ports[p] {
+		if held.ports[p] != nil {
+			continue
+		}
+		lock, err := os.OpenFile(filepath.Join(portLocks, strconv.Itoa(p)), os.O_CREATE|os.O_RDWR, 0o600)
+		if err != nil {
+			return nil, fmt.Errorf("gateway: port lock: %w", err)
+		}
+		if syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+			lock.Close() // another process holds it
 			continue
 		}
 		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
 		if err != nil {
+			lock.Close()
 			continue
 		}
 		l.Close()
-		held.ports[p] = true
+		held.ports[p] = lock
 		ports = append(ports, p)
 	}
 	return ports, nil
@@ -367,7 +384,15 @@ func takePorts(n int) ([]int, error) {
 func givePorts(ports []int) {
 	held.Lock()
 	defer held.Unlock()
+	release(ports)
+}
+
+// release unlocks ports and forgets them; held must be locked.
+func release(ports []int) {
 	for _, p := range ports {
+		if lock := held.ports[p]; lock != nil {
+			lock.Close() // closing the file drops its lock
+		}
 		delete(held.ports, p)
 	}
 }
