@@ -169,7 +169,7 @@ func TestEarlierLayoutReadsTheSame(t *testing.T) {
 // TestRunGrowthIsBounded: one run holds a bounded number of interrupts pending at once (what
 // every read of it folds), and one principal asks a bounded number of times on one approval;
 // past a bound the request is refused with a problem naming it and writes nothing, and the run
-// can still be ended. Its length is not bounded (TestALongRunCostsWhatAShortOneDoes).
+// can still be ended. Its length is not bounded (TestALongRunAnswersAsAShortOne).
 func TestRunGrowthIsBounded(t *testing.T) {
 	t.Parallel()
 	s := newStackWith(t, func(cfg *host.Config) { cfg.MaxPending = 4 })

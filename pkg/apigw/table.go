@@ -2,7 +2,6 @@ package apigw
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -30,9 +29,10 @@ type Operation struct {
 	crash func() events.APIGatewayV2HTTPResponse
 }
 
-// Routes are one function's operations. Each function's main serves its own (API.Serve), and
-// nothing else refers to them but Functions: so a function's binary links the handlers of its
-// routes and not the others' (the approval page's templates, the subscriptions' code). The
+// Routes are one function's operations. Only the function's constructor (API.GetRun, ...) and
+// Functions name them, and only the constructor serves them: so a function's binary links the
+// handlers of its routes and not the others' (the approval page's templates, the subscriptions'
+// code). The
 // tables are literals of constants, which the compiler lays out as data rather than building
 // at init, where they would all be linked into every function.
 type Routes struct {
@@ -119,9 +119,9 @@ var (
 	}}
 )
 
-// Services are what the routes call. Each function's constructor below takes those its routes
-// need, by type; Function takes them all, for tests and tools that pick a function by name.
-type Services struct {
+// services are what the routes call. Each function's constructor below takes those its routes
+// need, by type, so a main cannot serve a route without the service it calls.
+type services struct {
 	Host     *host.Host
 	Tokens   *host.Tokens
 	Webhooks *host.Webhooks
@@ -135,7 +135,7 @@ type Services struct {
 }
 
 // on is a over s.
-func (a *API) on(s Services) *API {
+func (a *API) on(s services) *API {
 	b := *a
 	b.host, b.tokens, b.webhooks, b.signIn, b.subs, b.resend = s.Host, s.Tokens, s.Webhooks, s.SignIn, s.Subscriptions, s.Resender
 	b.contacts = s.Contacts
@@ -144,71 +144,71 @@ func (a *API) on(s Services) *API {
 
 // RequestInterrupt serves request-interrupt: a request mints the token it asks for.
 func (a *API) RequestInterrupt(t *host.Tokens) Handler {
-	return a.on(Services{Host: t.Host(), Tokens: t}).Serve(requestInterrupt)
+	return a.on(services{Host: t.Host(), Tokens: t}).serve(requestInterrupt)
 }
 
 // ResolveByRun serves resolve-by-run.
-func (a *API) ResolveByRun(h *host.Host) Handler { return a.on(Services{Host: h}).Serve(resolveByRun) }
+func (a *API) ResolveByRun(h *host.Host) Handler { return a.on(services{Host: h}).serve(resolveByRun) }
 
 // MintToken serves mint-token.
 func (a *API) MintToken(t *host.Tokens) Handler {
-	return a.on(Services{Host: t.Host(), Tokens: t}).Serve(mintToken)
+	return a.on(services{Host: t.Host(), Tokens: t}).serve(mintToken)
 }
 
 // InspectByToken serves inspect-by-token.
 func (a *API) InspectByToken(t *host.Tokens) Handler {
-	return a.on(Services{Host: t.Host(), Tokens: t}).Serve(inspectByToken)
+	return a.on(services{Host: t.Host(), Tokens: t}).serve(inspectByToken)
 }
 
 // ResolveByToken serves resolve-by-token.
 func (a *API) ResolveByToken(t *host.Tokens) Handler {
-	return a.on(Services{Host: t.Host(), Tokens: t}).Serve(resolveByToken)
+	return a.on(services{Host: t.Host(), Tokens: t}).serve(resolveByToken)
 }
 
 // GetRun serves get-run.
-func (a *API) GetRun(h *host.Host) Handler { return a.on(Services{Host: h}).Serve(getRun) }
+func (a *API) GetRun(h *host.Host) Handler { return a.on(services{Host: h}).serve(getRun) }
 
 // ListEvents serves list-events.
-func (a *API) ListEvents(h *host.Host) Handler { return a.on(Services{Host: h}).Serve(listEvents) }
+func (a *API) ListEvents(h *host.Host) Handler { return a.on(services{Host: h}).serve(listEvents) }
 
 // EndRun serves end-run.
-func (a *API) EndRun(h *host.Host) Handler { return a.on(Services{Host: h}).Serve(endRun) }
+func (a *API) EndRun(h *host.Host) Handler { return a.on(services{Host: h}).serve(endRun) }
 
 // ConfigureRun serves configure-run.
-func (a *API) ConfigureRun(h *host.Host) Handler { return a.on(Services{Host: h}).Serve(configureRun) }
+func (a *API) ConfigureRun(h *host.Host) Handler { return a.on(services{Host: h}).serve(configureRun) }
 
 // AgentDecisions serves agent-decisions.
 func (a *API) AgentDecisions(h *host.Host) Handler {
-	return a.on(Services{Host: h}).Serve(agentDecisions)
+	return a.on(services{Host: h}).serve(agentDecisions)
 }
 
 // Discovery serves discovery, from the options alone.
-func (a *API) Discovery() Handler { return a.on(Services{}).Serve(discovery) }
+func (a *API) Discovery() Handler { return a.on(services{}).serve(discovery) }
 
 // WebhookEndpoints serves webhook-endpoints.
 func (a *API) WebhookEndpoints(w *host.Webhooks) Handler {
-	return a.on(Services{Host: w.Host(), Webhooks: w}).Serve(webhookEndpoints)
+	return a.on(services{Host: w.Host(), Webhooks: w}).serve(webhookEndpoints)
 }
 
 // WebhookIngest serves webhook-ingest.
 func (a *API) WebhookIngest(w *host.Webhooks) Handler {
-	return a.on(Services{Host: w.Host(), Webhooks: w}).Serve(webhookIngest)
+	return a.on(services{Host: w.Host(), Webhooks: w}).serve(webhookIngest)
 }
 
 // Subscriptions serves subscriptions: the subscriptions, and resends by r.
 func (a *API) Subscriptions(s *outbound.Subscriptions, r Resender) Handler {
-	return a.on(Services{Subscriptions: s, Resender: r}).Serve(subscriptions)
+	return a.on(services{Subscriptions: s, Resender: r}).serve(subscriptions)
 }
 
 // Contacts serves contacts: the tenant's directory of where its refs are reached.
 func (a *API) Contacts(d *contacts.Directory) Handler {
-	return a.on(Services{Contacts: d}).Serve(contactsRoutes)
+	return a.on(services{Contacts: d}).serve(contactsRoutes)
 }
 
 // ApprovalPage serves approval-page: the page of a token's link, and of a link without a
 // credential for an approver signed in by signIn (nil: such links answer 404).
 func (a *API) ApprovalPage(t *host.Tokens, signIn *signin.Flow) Handler {
-	return a.on(Services{Host: t.Host(), Tokens: t, SignIn: signIn}).Serve(approvalPage)
+	return a.on(services{Host: t.Host(), Tokens: t, SignIn: signIn}).serve(approvalPage)
 }
 
 // Functions are every function that serves the API, in the order of the table above.
@@ -228,9 +228,9 @@ func Operations() []Operation {
 	return ops
 }
 
-// Serve is the handler of a function over a's services: each of its routes with its own scope check, chosen by
+// serve is the handler of a function over a's services: each of its routes with its own scope check, chosen by
 // the event's route key. A route key the function does not serve (a mis-wired gateway) is 404.
-func (a *API) Serve(r Routes) Handler {
+func (a *API) serve(r Routes) Handler {
 	routes := map[string]Handler{}
 	for _, o := range r.Operations {
 		if o.page != nil {
@@ -252,15 +252,4 @@ func (a *API) Serve(r Routes) Handler {
 		}
 		return unknown(ctx, req)
 	}
-}
-
-// Function is the handler of the function named function (its folder under functions/) over
-// s, for tests and tools that pick a function by name; it links every function's routes.
-func (a *API) Function(function string, s Services) (Handler, error) {
-	for _, r := range Functions() {
-		if r.Function == function {
-			return a.on(s).Serve(r), nil
-		}
-	}
-	return nil, fmt.Errorf("apigw: no function %q serves an operation", function)
 }

@@ -40,7 +40,9 @@ type Env struct {
 	Config host.Config
 	// Options are the API's.
 	Options apigw.Options
-	// Keys are the token keyring once package app/secrets has loaded it.
+	// Keys are the token keyring once package app/secrets has loaded it (secrets.Keys): exported
+	// for that package, which keeps the Secrets Manager client out of this one; a main does not
+	// set it.
 	Keys  token.Keys
 	cfg   *aws.Config
 	host  *host.Host

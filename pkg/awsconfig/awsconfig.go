@@ -44,7 +44,11 @@ func Retryer() aws.Retryer {
 // values on Lambda but links the clients of every other way to find credentials (STS, SSO, the
 // console's sign-in) and the shared files' parsing: 2.5 MB of each function that a sandbox
 // fetches at every cold start and never runs (docs/design.md, "Deployment"). Endpoints are the
-// SDK's standard variables (Env).
+// SDK's standard variables (Env). What it does not read, unlike the default loader: shared config
+// and credentials files, container and instance credentials (a runtime that provides only those,
+// as SnapStart's does, fails at init, saying so), AWS_CA_BUNDLE and
+// AWS_IGNORE_CONFIGURED_ENDPOINT_URLS. The credentials are the sandbox's, as static as the default
+// loader's environment provider makes them.
 func Load(context.Context) (aws.Config, error) {
 	region, id, secret := os.Getenv("AWS_REGION"), os.Getenv("AWS_ACCESS_KEY_ID"), os.Getenv("AWS_SECRET_ACCESS_KEY")
 	if region == "" || id == "" || secret == "" {

@@ -27,8 +27,12 @@ const (
 
 // Limits of a contact.
 const (
-	// MaxRef is the longest ref, as an approval's refs are bounded (suspend-request's ref).
-	MaxRef = 256
+	// MaxRef is the longest ref in characters, as an approval's refs are bounded
+	// (suspend-request's ref), and MaxRefBytes in bytes: a contact's key in the table is
+	// <kind>#<ref>, within DynamoDB's 1024 bytes of a sort key for the longest kind
+	// ("principal#"). A ref of 256 four-byte characters is longer, and is no contact's.
+	MaxRef      = 256
+	MaxRefBytes = 1024 - len(KindPrincipal+"#")
 	// MaxName is the longest display name.
 	MaxName = 200
 	// MaxEmail is the longest address SMTP carries (RFC 5321's path, less its brackets).
@@ -78,6 +82,12 @@ type Store interface {
 // Key names one contact of a tenant; the zero Key is before every contact.
 type Key struct {
 	Kind, Ref string
+}
+
+// Valid reports whether k can name a contact: a kind approvals have and a ValidRef. A store
+// refuses any other key (runlog.ErrInvalidKey).
+func (k Key) Valid() bool {
+	return (k.Kind == KindPrincipal || k.Kind == KindGroup || k.Kind == KindRole) && ValidRef(k.Ref)
 }
 
 // Directory is the contacts operations of the API, over a Store: the caller's tenant's contacts
@@ -176,15 +186,15 @@ func checkKey(kind, ref string) error {
 		return interrupt.Errorf(interrupt.CodeNotFound, "no contact kind %q: principal, group or role", kind)
 	}
 	if !ValidRef(ref) {
-		return interrupt.Errorf(interrupt.CodeNotFound, "no contact for a ref of that form (1 to %d characters, no control characters)", MaxRef)
+		return interrupt.Errorf(interrupt.CodeNotFound, "no contact for a ref of that form (1 to %d characters and %d bytes, no control characters)", MaxRef, MaxRefBytes)
 	}
 	return nil
 }
 
-// ValidRef reports whether ref could be an approval's ref: 1 to MaxRef characters of UTF-8, none
-// a control character.
+// ValidRef reports whether ref can have a contact: 1 to MaxRef characters of UTF-8 and at most
+// MaxRefBytes bytes, none a control character.
 func ValidRef(ref string) bool {
-	if ref == "" || !utf8.ValidString(ref) || utf8.RuneCountInString(ref) > MaxRef {
+	if ref == "" || len(ref) > MaxRefBytes || !utf8.ValidString(ref) || utf8.RuneCountInString(ref) > MaxRef {
 		return false
 	}
 	return strings.IndexFunc(ref, unicode.IsControl) < 0

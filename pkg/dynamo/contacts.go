@@ -18,8 +18,8 @@ import (
 // in the sort key's order, which is by kind, then ref. None is in a commit's key space ("c#"),
 // so the stream's consumers filter them out.
 func contactKey(tenant string, k contacts.Key) (map[string]types.AttributeValue, error) {
-	if !runlog.ValidID(tenant) {
-		return nil, fmt.Errorf("dynamo: tenant %q: %w", tenant, runlog.ErrInvalidKey)
+	if !runlog.ValidID(tenant) || (k != contacts.Key{} && !k.Valid()) {
+		return nil, fmt.Errorf("dynamo: contact %s %q of tenant %q: %w", k.Kind, k.Ref, tenant, runlog.ErrInvalidKey)
 	}
 	return map[string]types.AttributeValue{attrPK: s(tenant + "#contacts"), attrSK: s(k.Kind + "#" + k.Ref)}, nil
 }

@@ -22,15 +22,12 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/runlog"
 )
 
-// NewClient builds the DynamoDB client every function shares. It takes its HTTP client through
-// the service options (not the shared aws.Config, whose loader owns the custom CA bundle set by
-// AWS_CA_BUNDLE) so that concurrent invocations in one process keep their connections warm.
+// NewClient builds the DynamoDB client every function shares, with an HTTP client of its own
+// that keeps up to 128 idle connections to the endpoint, so that concurrent calls in one process
+// (the deliverer's, a test's) keep their connections warm.
 func NewClient(cfg aws.Config, optFns ...func(*dynamodb.Options)) *dynamodb.Client {
 	httpClient := awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) {
 		t.MaxIdleConnsPerHost = 128
-		if base, ok := cfg.HTTPClient.(*awshttp.BuildableClient); ok && base.GetTransport().TLSClientConfig != nil {
-			t.TLSClientConfig = base.GetTransport().TLSClientConfig.Clone()
-		}
 	})
 	opts := append([]func(*dynamodb.Options){func(o *dynamodb.Options) { o.HTTPClient = wholeBodies{httpClient} }}, optFns...)
 	return dynamodb.NewFromConfig(cfg, opts...)

@@ -64,9 +64,9 @@ const (
 // Host reads the host's behaviour from the environment and refuses what it cannot honour.
 func Host() (host.Config, error) {
 	hc := host.Config{
-		Capabilities:       List(os.Getenv(EnvCapabilities)),
-		RefKinds:           List(os.Getenv(EnvRefKinds)),
-		OverridePrincipals: List(os.Getenv(EnvOverride)),
+		Capabilities:       list(os.Getenv(EnvCapabilities)),
+		RefKinds:           list(os.Getenv(EnvRefKinds)),
+		OverridePrincipals: list(os.Getenv(EnvOverride)),
 	}
 	if v := os.Getenv(EnvEscalation); v != "" {
 		t, err := strconv.ParseFloat(v, 64)
@@ -178,8 +178,8 @@ func ExitOn(err error) {
 	}
 }
 
-// List is a comma-separated variable's values, trimmed, without empty ones.
-func List(s string) []string {
+// list is a comma-separated variable's values, trimmed, without empty ones.
+func list(s string) []string {
 	var out []string
 	for _, v := range strings.Split(s, ",") {
 		if v = strings.TrimSpace(v); v != "" {

@@ -30,9 +30,20 @@ func checkTenant(tenant string) error {
 	return nil
 }
 
+// checkContact refuses a key the table would refuse (contacts.Key.Valid).
+func checkContact(tenant string, k contacts.Key) error {
+	if err := checkTenant(tenant); err != nil {
+		return err
+	}
+	if !k.Valid() {
+		return fmt.Errorf("inmem: contact %s %q: %w", k.Kind, k.Ref, runlog.ErrInvalidKey)
+	}
+	return nil
+}
+
 // PutContact implements contacts.Store.
 func (s *Store) PutContact(_ context.Context, tenant string, c contacts.Contact) (bool, error) {
-	if err := checkTenant(tenant); err != nil {
+	if err := checkContact(tenant, contacts.Key{Kind: c.Kind, Ref: c.Ref}); err != nil {
 		return false, err
 	}
 	s.mu.Lock()
@@ -46,7 +57,7 @@ func (s *Store) PutContact(_ context.Context, tenant string, c contacts.Contact)
 
 // Contact implements contacts.Store.
 func (s *Store) Contact(_ context.Context, tenant, kind, ref string) (contacts.Contact, error) {
-	if err := checkTenant(tenant); err != nil {
+	if err := checkContact(tenant, contacts.Key{Kind: kind, Ref: ref}); err != nil {
 		return contacts.Contact{}, err
 	}
 	s.mu.Lock()
@@ -60,7 +71,7 @@ func (s *Store) Contact(_ context.Context, tenant, kind, ref string) (contacts.C
 
 // DeleteContact implements contacts.Store.
 func (s *Store) DeleteContact(_ context.Context, tenant, kind, ref string) error {
-	if err := checkTenant(tenant); err != nil {
+	if err := checkContact(tenant, contacts.Key{Kind: kind, Ref: ref}); err != nil {
 		return err
 	}
 	s.mu.Lock()

@@ -368,6 +368,9 @@ func (d *Deliverer) attempt(ctx context.Context, p *pass, s Subscription, cur *C
 		return false, d.retryLater(ctx, cur, now, "not attempted: the receiver failed earlier in this pass")
 	}
 	status, sendErr := d.send(ctx, d.Links, s, c, e, now)
+	if errors.Is(sendErr, errStore) {
+		return false, sendErr
+	}
 	pr.settle(sendErr == nil)
 	a.StatusCode = status
 	if sendErr == nil {
@@ -457,7 +460,7 @@ func (d *Deliverer) send(ctx context.Context, links Links, s Subscription, c run
 	}
 	if s.Format == FormatSlack {
 		if notice.Mentions, err = d.mentions(ctx, s.Tenant, notice.Audience); err != nil {
-			return 0, err
+			return 0, fmt.Errorf("%w: %w", errStore, err)
 		}
 	}
 	b, err := body(s.Format, e, notice)
@@ -475,15 +478,22 @@ func (d *Deliverer) send(ctx context.Context, links Links, s Subscription, c run
 	return d.Client.Post(ctx, s.URL, headers, b)
 }
 
-// mentions are the Slack ids of the audience's refs whose contacts name one. A contact that
-// cannot be read fails the attempt, which is retried: a message sent without its mention would
-// reach nobody in particular.
+// errStore marks a send that failed on the host's own store before anything was sent: it is
+// no fault of the receiver, so it fails the pass (its batch is delivered again) rather than the
+// attempt.
+var errStore = errors.New("outbound: the store failed before the send")
+
+// mentions are the Slack ids of the audience's refs whose contacts name one. A ref no contact
+// can have (one named only in audience, whose kind is not known) is named, not mentioned.
 func (d *Deliverer) mentions(ctx context.Context, tenant string, audience []Recipient) (map[Recipient]string, error) {
 	if d.Contacts == nil {
 		return nil, nil
 	}
 	var out map[Recipient]string
 	for _, r := range audience {
+		if !(contacts.Key{Kind: r.Kind, Ref: r.Ref}).Valid() {
+			continue
+		}
 		c, err := d.Contacts.Contact(ctx, tenant, r.Kind, r.Ref)
 		switch {
 		case errors.Is(err, contacts.ErrNotFound):

@@ -2,6 +2,7 @@ package outbound
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 
@@ -89,6 +90,9 @@ func (d *Deliverer) Resend(ctx context.Context, s Subscription, eventID, base st
 	links := d.Links
 	links.BaseURL = base
 	status, sendErr := d.send(ctx, links, s, commits[0], e, now)
+	if errors.Is(sendErr, errStore) {
+		return Attempt{}, sendErr // nothing was sent: the operator's resend answers unavailable
+	}
 	a.StatusCode = status
 	if sendErr != nil {
 		a.Status, a.LastError = StatusFailed, sendErr.Error()

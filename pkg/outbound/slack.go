@@ -99,7 +99,8 @@ func slackMessage(e runlog.Envelope, n Notice) ([]byte, error) {
 			if r.Kind == interrupt.RefGroup || r.Kind == interrupt.RefRole {
 				refs[i] = r.Kind + " " + r.Ref
 			}
-			if id, ok := n.Mentions[r]; ok {
+			// Within Slack's limit of a text: a message over it is refused whole.
+			if id, ok := n.Mentions[r]; ok && len(strings.Join(append(mentions, mention(r, id)), " ")) <= slackTextMax {
 				mentions = append(mentions, mention(r, id))
 			}
 		}

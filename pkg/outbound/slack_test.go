@@ -3,6 +3,7 @@ package outbound_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -135,4 +136,34 @@ func slackDelivery(t *testing.T, payload string, setUp ...func(*outboundtest.Wor
 		t.Fatalf("not a Slack message: %v: %s", err, r.Got[0].Raw)
 	}
 	return msg, r.Got[0].Raw
+}
+
+// unreadable is a contacts store that cannot be read.
+type unreadable struct{}
+
+func (unreadable) Contact(context.Context, string, string, string) (contacts.Contact, error) {
+	return contacts.Contact{}, errors.New("the table is unavailable")
+}
+
+// TestAnUnreadableContactFailsThePass: a contact the deliverer cannot read fails the commit (its
+// batch is delivered again) before anything is sent, and is no attempt of the receiver's: none
+// is recorded, and the receiver got nothing.
+func TestAnUnreadableContactFailsThePass(t *testing.T) {
+	w := outboundtest.NewWorld(t, inmem.NewOutbound())
+	w.D.Contacts = unreadable{}
+	r := w.Receiver()
+	created, err := w.Subs.Create(context.Background(), interrupt.Principal{Tenant: "acme"}, outbound.Request{URL: r.URL, Events: []string{"interrupt.requested"}, Format: outbound.FormatSlack})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, errs := w.D.Commits(context.Background(), []outbound.Committed{w.Commit("acme", "run-1", outboundtest.Requested("approve", "i1", outboundtest.Approval))})
+	if len(errs) != 1 || errs[0] == nil || !strings.Contains(errs[0].Error(), "the table is unavailable") {
+		t.Fatalf("errs %v, want the contact's error", errs)
+	}
+	if len(r.Got) != 0 {
+		t.Errorf("the receiver got %d messages", len(r.Got))
+	}
+	if attempts, err := w.Store.Attempts(context.Background(), "acme", created.ID, 10); err != nil || len(attempts) != 0 {
+		t.Errorf("attempts %+v %v, want none", attempts, err)
+	}
 }

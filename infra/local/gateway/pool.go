@@ -51,7 +51,7 @@ type instance struct {
 	// runtime is the function's process, which the emulator starts at the first event: 0 until
 	// then.
 	runtime int
-	// ports are the emulator's two, held until it has exited.
+	// ports are the emulator's two, held until it has exited; guarded by held.
 	ports []int
 	// client keeps the instance's own connection to its emulator. A connection shared by port
 	// would outlive a killed emulator and be handed to the next one given the same port, whose
@@ -214,11 +214,10 @@ func (p *Pool) release(in *instance, healthy bool) {
 
 func (p *Pool) start(ctx context.Context, in *instance) error {
 	begin := time.Now()
-	ports, err := takePorts(2)
+	ports, err := takePorts(in, 2)
 	if err != nil {
 		return err
 	}
-	in.ports = ports
 	rieAddr := "127.0.0.1:" + strconv.Itoa(ports[0])
 	in.url = "http://" + rieAddr + "/2015-03-31/functions/function/invocations"
 	in.client = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
@@ -294,7 +293,7 @@ func (in *instance) kill() {
 	if in.cmd != nil && in.cmd.Process != nil {
 		StopGroup(in.cmd.Process.Pid, in.exited, 3*time.Second)
 	}
-	givePorts(in.ports)
+	givePorts(in)
 }
 
 // StopGroup ends the process group of a process started with Setpgid (the process and all it
@@ -343,8 +342,9 @@ var held = struct {
 	ports map[int]*os.File // each port's locked file
 }{ports: map[int]*os.File{}}
 
-// takePorts reserves n ports that are free now and that no other process of the stack holds.
-func takePorts(n int) ([]int, error) {
+// takePorts reserves n ports for in that are free now and that no other process of the stack
+// holds.
+func takePorts(in *instance, n int) ([]int, error) {
 	held.Lock()
 	defer held.Unlock()
 	if err := os.MkdirAll(portLocks, 0o700); err != nil {
@@ -377,14 +377,17 @@ func takePorts(n int) ([]int, error) {
 		held.ports[p] = lock
 		ports = append(ports, p)
 	}
+	in.ports = ports
 	return ports, nil
 }
 
-// givePorts releases ports whose instance has exited.
-func givePorts(ports []int) {
+// givePorts releases the ports of an instance that has exited, once: an instance killed twice
+// (by Close, then as its last event ends) gives back nothing the second time.
+func givePorts(in *instance) {
 	held.Lock()
 	defer held.Unlock()
-	release(ports)
+	release(in.ports)
+	in.ports = nil
 }
 
 // release unlocks ports and forgets them; held must be locked.

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -63,6 +64,20 @@ func Exercise(t *testing.T, open func(t *testing.T) contacts.Store) {
 		}
 		if _, err := st.Contact(ctx, "acme", c.Kind, c.Ref); err != nil {
 			t.Errorf("the tenant's own, after another's delete: %v", err)
+		}
+	})
+	t.Run("a key that is no contact's is refused", func(t *testing.T) {
+		t.Parallel()
+		st := open(t)
+		long := strings.Repeat("\U0001F600", contacts.MaxRef) // 256 characters, 1024 bytes
+		for _, k := range []contacts.Key{{Kind: "team", Ref: "x"}, {Kind: contacts.KindPrincipal, Ref: long}, {Kind: contacts.KindRole, Ref: ""}} {
+			c := contacts.Contact{Kind: k.Kind, Ref: k.Ref, Email: "a@example.com", UpdatedAt: t0}
+			if _, err := st.PutContact(ctx, "acme", c); !errors.Is(err, runlog.ErrInvalidKey) {
+				t.Errorf("put %s %.12q: %v, want ErrInvalidKey", k.Kind, k.Ref, err)
+			}
+			if _, err := st.Contact(ctx, "acme", k.Kind, k.Ref); !errors.Is(err, runlog.ErrInvalidKey) {
+				t.Errorf("read %s %.12q: %v, want ErrInvalidKey", k.Kind, k.Ref, err)
+			}
 		}
 	})
 	t.Run("a tenant that is no id is refused", func(t *testing.T) {
