@@ -7,8 +7,9 @@ import (
 
 // Subscription is where the host delivers a tenant's events.
 type Subscription struct {
-	ID     string   `json:"id"`
-	URL    string   `json:"url"`
+	ID string `json:"id"`
+	// URL is the receiver; an email subscription has none.
+	URL    string   `json:"url,omitempty"`
 	Events []string `json:"events"`
 	Format string   `json:"format"`
 	// ApprovalLinks is "plain" (links that name the interrupt; the page signs the approver in)
@@ -20,10 +21,14 @@ type Subscription struct {
 }
 
 // Subscribe has the host deliver the caller's tenant's events of the types named (["*"]: all)
-// to url, in format "standard-webhooks" (or "slack"). Keep the answer's Secret: it verifies the
-// deliveries (NewReceiver) and is never shown again.
+// to url, in format "standard-webhooks" (or "slack"), or mails them to the people they ask
+// (format "email", url ""). Keep the answer's Secret: it verifies the deliveries (NewReceiver)
+// and is never shown again.
 func (c *Client) Subscribe(ctx context.Context, url string, events []string, format string, opts ...SubscribeOption) (Subscription, error) {
-	req := map[string]any{"url": url, "events": events, "format": format}
+	req := map[string]any{"events": events, "format": format}
+	if url != "" {
+		req["url"] = url
+	}
 	for _, opt := range opts {
 		opt(req)
 	}

@@ -7,9 +7,9 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/interrupthost/interrupthost/pkg/app/secrets"
+	"github.com/interrupthost/interrupthost/pkg/app/delivery"
 )
 
 func main() {
-	lambda.Start(secrets.MustRetryDeliveries(context.Background()))
+	lambda.Start(delivery.MustRetryDeliveries(context.Background()))
 }

@@ -8,13 +8,13 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/interrupthost/interrupthost/pkg/app"
-	"github.com/interrupthost/interrupthost/pkg/app/secrets"
+	"github.com/interrupthost/interrupthost/pkg/app/delivery"
 	"github.com/interrupthost/interrupthost/pkg/environ"
 )
 
 func main() {
 	e := app.Must(app.Load())
-	subs, resender, err := secrets.Subscriptions(context.Background(), e)
+	subs, resender, err := delivery.Subscriptions(context.Background(), e)
 	environ.ExitOn(err)
 	lambda.Start(e.API().Subscriptions(subs, resender))
 }

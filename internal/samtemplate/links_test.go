@@ -20,8 +20,11 @@ var forLambda = []string{
 }
 
 // sdkService is where the AWS SDK's service clients are: a package under it is one service's
-// client, whose IAM prefix is its name.
+// client, whose IAM prefix is its name but where iamPrefix says otherwise.
 const sdkService = "github.com/aws/aws-sdk-go-v2/service/"
+
+// iamPrefix are the service clients whose actions IAM names otherwise: SES's API v2 is ses:.
+var iamPrefix = map[string]string{"sesv2": "ses"}
 
 // TestEachFunctionLinksWhatItsRoleAllows: each function links the AWS SDK client of exactly the
 // services its role in template.yaml lets its code call, as `go list -deps` of its deployed
@@ -51,7 +54,11 @@ func TestEachFunctionLinksWhatItsRoleAllows(t *testing.T) {
 		clients := map[string]bool{}
 		for _, d := range deps {
 			if svc, ok := strings.CutPrefix(d, sdkService); ok && !strings.HasPrefix(svc, "internal/") {
-				clients[strings.SplitN(svc, "/", 2)[0]] = true
+				name := strings.SplitN(svc, "/", 2)[0]
+				if p, ok := iamPrefix[name]; ok {
+					name = p
+				}
+				clients[name] = true
 			}
 		}
 		for svc := range clients {

@@ -2,6 +2,8 @@ package dynamo
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -380,6 +382,42 @@ func (o *Outbound) Attempted(ctx context.Context, tenant, sub, eventID string) (
 		return false, classify("get attempted", err)
 	}
 	return out.Item != nil && integer(out.Item[attrExpires]) > time.Now().Unix(), nil
+}
+
+// mailedKey is the mark that eventID reached address, beside the subscription's attempts; the
+// address is hashed, so the key holds no address and has a fixed length.
+func mailedKey(tenant, sub, eventID, address string) (map[string]types.AttributeValue, error) {
+	key, err := attemptedKey(tenant, sub, eventID)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256([]byte(address))
+	key[attrSK] = s("mail#" + eventID + "#" + hex.EncodeToString(sum[:16]))
+	return key, nil
+}
+
+// Mailed implements outbound.Store: one consistent GetItem.
+func (o *Outbound) Mailed(ctx context.Context, tenant, sub, eventID, address string) (bool, error) {
+	key, err := mailedKey(tenant, sub, eventID, address)
+	if err != nil {
+		return false, err
+	}
+	out, err := o.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &o.table, Key: key, ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return false, classify("get mailed", err)
+	}
+	return out.Item != nil && integer(out.Item[attrExpires]) > time.Now().Unix(), nil
+}
+
+// MarkMailed implements outbound.Store: one PutItem, its expiry the table's TTL.
+func (o *Outbound) MarkMailed(ctx context.Context, tenant, sub, eventID, address string, expires time.Time) error {
+	item, err := mailedKey(tenant, sub, eventID, address)
+	if err != nil {
+		return err
+	}
+	item[attrExpires] = n(expires.Unix())
+	_, err = o.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &o.table, Item: item})
+	return classify("put mailed", err)
 }
 
 func retryKey(r outbound.Retry) (map[string]types.AttributeValue, error) {

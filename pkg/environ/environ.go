@@ -57,6 +57,11 @@ const (
 	// EnvMetricsNamespace is the CloudWatch namespace of the functions' metrics; without it
 	// they publish none.
 	EnvMetricsNamespace = "METRICS_NAMESPACE"
+	// EnvMailSender is the address mail is sent from, an identity SES verified (template.yaml's
+	// SenderAddress); unset, the deployment sends no mail. EnvMailSenderName is its display
+	// name.
+	EnvMailSender     = "MAIL_SENDER"
+	EnvMailSenderName = "MAIL_SENDER_NAME"
 	// EnvRedriveSegments is how many segments redrive-stream's Scan of the table reads at once.
 	EnvRedriveSegments = "REDRIVE_SCAN_SEGMENTS"
 )

@@ -20,6 +20,8 @@ type Outbound struct {
 	cursors  map[[3]string]outbound.Cursor
 	attempts map[[2]string][]storedAttempt
 	retries  map[outbound.Retry]bool
+	// mailed are the addresses each event reached, with the expiry of the mark
+	mailed map[[4]string]time.Time
 	// writes counts the calls that change the store.
 	writes int
 }
@@ -204,6 +206,32 @@ func (o *Outbound) Attempted(_ context.Context, tenant, subscription, eventID st
 	return slices.ContainsFunc(o.attempts[[2]string{tenant, subscription}], func(s storedAttempt) bool {
 		return s.EventID == eventID && !expired(s.expires)
 	}), nil
+}
+
+// Mailed implements outbound.Store.
+func (o *Outbound) Mailed(_ context.Context, tenant, subscription, eventID, address string) (bool, error) {
+	if _, _, _, ok := outbound.ParseEventID(eventID); !ok || !validIDs(tenant, subscription) {
+		return false, runlog.ErrInvalidKey
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	exp, ok := o.mailed[[4]string{tenant, subscription, eventID, address}]
+	return ok && !expired(exp), nil
+}
+
+// MarkMailed implements outbound.Store.
+func (o *Outbound) MarkMailed(_ context.Context, tenant, subscription, eventID, address string, expires time.Time) error {
+	if _, _, _, ok := outbound.ParseEventID(eventID); !ok || !validIDs(tenant, subscription) {
+		return runlog.ErrInvalidKey
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.mailed == nil {
+		o.mailed = map[[4]string]time.Time{}
+	}
+	o.writes++
+	o.mailed[[4]string{tenant, subscription, eventID, address}] = expires
+	return nil
 }
 
 // ScheduleRetry implements outbound.Store.

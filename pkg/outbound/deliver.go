@@ -66,8 +66,11 @@ type Deliverer struct {
 	Client  Poster
 	Links   Links
 	// Contacts say which Slack user or user group each ref of an audience is, for a Slack
-	// message's mentions; nil mentions no one.
+	// message's mentions, and where mail reaches it; nil mentions and mails no one.
 	Contacts ContactReader
+	// Mailer sends an email subscription's mail; nil: the deployment names no sender, and such a
+	// delivery fails.
+	Mailer Mailer
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// Concurrency bounds the runs delivered at once; 0 means DefaultConcurrency.
@@ -462,6 +465,9 @@ func (d *Deliverer) send(ctx context.Context, links Links, s Subscription, c run
 		if notice.Mentions, err = d.mentions(ctx, s.Tenant, notice.Audience); err != nil {
 			return 0, fmt.Errorf("%w: %w", errStore, err)
 		}
+	}
+	if s.Format == FormatEmail {
+		return d.sendMail(ctx, links, s, c, e, notice)
 	}
 	b, err := body(s.Format, e, notice)
 	if err != nil {

@@ -23,6 +23,9 @@ const (
 	FormatStandard = "standard-webhooks"
 	// FormatSlack is a Block Kit message for a Slack incoming webhook.
 	FormatSlack = "slack"
+	// FormatEmail is mail to each person an interrupt asks, at the address their contact names
+	// (package contacts), through the deployment's mail service: no URL.
+	FormatEmail = "email"
 )
 
 // AllEvents in a subscription's events names every event type.
@@ -47,7 +50,7 @@ const (
 type Subscription struct {
 	ID     string   `json:"id"`
 	Tenant string   `json:"-"`
-	URL    string   `json:"url"`
+	URL    string   `json:"url,omitempty"`
 	Events []string `json:"events"`
 	Format string   `json:"format"`
 	// ApprovalLinks is LinksPlain or LinksSigned.
@@ -171,6 +174,13 @@ type Store interface {
 	// expired): a resend sends a receiver only what its subscription was sent, never history
 	// from before it existed or of a type it does not take.
 	Attempted(ctx context.Context, tenant, subscription, eventID string) (bool, error)
+
+	// Mailed reports whether the delivery of eventID reached address already and the mark is
+	// kept (not expired): an event delivered again mails only the addresses it has not reached.
+	Mailed(ctx context.Context, tenant, subscription, eventID, address string) (bool, error)
+	// MarkMailed keeps, until expires, that eventID was mailed to address; marking it again is
+	// no error.
+	MarkMailed(ctx context.Context, tenant, subscription, eventID, address string, expires time.Time) error
 
 	// ScheduleRetry files r in the retry index; filing it again is no error (it is one entry).
 	ScheduleRetry(ctx context.Context, r Retry) error

@@ -27,6 +27,9 @@ type Subscriptions struct {
 	Store   Store
 	Secrets SecretStore
 	Targets Targets
+	// Mail says the deployment sends mail (it names a sender): email subscriptions are refused
+	// otherwise.
+	Mail bool
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -41,7 +44,7 @@ const (
 
 // Request creates a subscription.
 type Request struct {
-	URL    string   `json:"url"`
+	URL    string   `json:"url,omitempty"`
 	Events []string `json:"events"`
 	Format string   `json:"format,omitempty"`
 	// ApprovalLinks is LinksPlain (the default) or LinksSigned.
@@ -63,17 +66,28 @@ func (m *Subscriptions) check(ctx context.Context, req *Request) []interrupt.Fie
 	if req.ApprovalLinks == "" {
 		req.ApprovalLinks = LinksPlain
 	}
-	if req.Format != FormatStandard && req.Format != FormatSlack {
-		fields = append(fields, interrupt.FieldError{Path: "/format", Message: "must be standard-webhooks or slack"})
+	switch req.Format {
+	case FormatStandard, FormatSlack:
+	case FormatEmail:
+		if !m.Mail {
+			fields = append(fields, interrupt.FieldError{Path: "/format", Message: "this deployment sends no mail: it names no sender (SenderAddress)"})
+		}
+	default:
+		fields = append(fields, interrupt.FieldError{Path: "/format", Message: "must be standard-webhooks, slack or email"})
 	}
 	switch {
 	case req.ApprovalLinks != LinksPlain && req.ApprovalLinks != LinksSigned:
 		fields = append(fields, interrupt.FieldError{Path: "/approvalLinks", Message: "must be plain or signed"})
-	case req.ApprovalLinks == LinksSigned && req.Format != FormatStandard:
-		fields = append(fields, interrupt.FieldError{Path: "/approvalLinks", Message: "a channel reaches many people: only a standard-webhooks receiver that sends each link to its person takes signed links"})
+	case req.ApprovalLinks == LinksSigned && req.Format == FormatSlack:
+		fields = append(fields, interrupt.FieldError{Path: "/approvalLinks", Message: "a channel reaches many people: only a receiver that sends each link to its person (standard-webhooks, email) takes signed links"})
 	}
-	if err := m.Targets.Check(ctx, req.URL); err != nil {
-		fields = append(fields, interrupt.FieldError{Path: "/url", Message: err.Error()})
+	switch {
+	case req.Format == FormatEmail && req.URL != "":
+		fields = append(fields, interrupt.FieldError{Path: "/url", Message: "must be absent: mail goes to each person's contact"})
+	case req.Format != FormatEmail:
+		if err := m.Targets.Check(ctx, req.URL); err != nil {
+			fields = append(fields, interrupt.FieldError{Path: "/url", Message: err.Error()})
+		}
 	}
 	if len(req.Events) < 1 || len(req.Events) > MaxEventTypes {
 		fields = append(fields, interrupt.FieldError{Path: "/events", Message: fmt.Sprintf("must list 1 to %d event types, or [\"*\"]", MaxEventTypes)})

@@ -40,6 +40,7 @@ import (
 	"github.com/interrupthost/interrupthost/infra/local/gateway"
 	"github.com/interrupthost/interrupthost/infra/local/queues"
 	"github.com/interrupthost/interrupthost/internal/devjwt"
+	"github.com/interrupthost/interrupthost/internal/localaws"
 	"github.com/interrupthost/interrupthost/internal/samtemplate"
 )
 
@@ -149,6 +150,10 @@ func run(ctx context.Context, log *slog.Logger, maxInstances int, command []stri
 	kid, err := inst.seedKeyring(ctx)
 	if err != nil {
 		return err
+	}
+	// The template's SenderIdentity: SES (moto's too) sends only from a verified identity.
+	if err := localaws.VerifySender(ctx, sesClient, localaws.Sender); err != nil {
+		return fmt.Errorf("stack: the mail sender: %w", err)
 	}
 	qs, err := queues.Create(ctx, queues.NewClient("http://"+motoAddr), tmpl, inst.table)
 	if err != nil {
@@ -283,7 +288,7 @@ func serveGateway(ctx context.Context, log *slog.Logger, root string, inst insta
 		Env: append(inst.clientEnv(), "AWS_ENDPOINT_URL_DYNAMODB="+streamsURL, "AWS_ENDPOINT_URL_SECRETS_MANAGER="+secretsURL),
 		// What the template derives from the deployment (the API's URL, prefixes under the stack's
 		// name) is the instance's own here.
-		EnvOverrides: map[string]string{"PUBLIC_BASE_URL": url, "WEBHOOK_SECRET_PREFIX": inst.webhooks, "SUBSCRIPTION_SECRET_PREFIX": inst.subscriptions},
+		EnvOverrides: map[string]string{"PUBLIC_BASE_URL": url, "WEBHOOK_SECRET_PREFIX": inst.webhooks, "SUBSCRIPTION_SECRET_PREFIX": inst.subscriptions, "MAIL_SENDER": localaws.Sender},
 		Queues:       qs, MaxInstances: maxInstances, RIE: rie, Logs: out, Log: log,
 	})
 	if err != nil {

@@ -112,6 +112,7 @@ func (in instance) clientEnv() []string {
 	return []string{
 		"AWS_ENDPOINT_URL_DYNAMODB=http://" + dynamoAddr,
 		"AWS_ENDPOINT_URL_SECRETS_MANAGER=http://" + motoAddr,
+		"AWS_ENDPOINT_URL_SESV2=http://" + motoAddr,
 		"AWS_REGION=us-east-1",
 		"AWS_ACCESS_KEY_ID=local",
 		"AWS_SECRET_ACCESS_KEY=local",
@@ -125,6 +126,7 @@ func (in instance) clientEnv() []string {
 var (
 	dynamoClient  = localaws.DynamoDB()
 	secretsClient = localaws.SecretsManager()
+	sesClient     = localaws.SES()
 )
 
 // store is a server of the stack: how to start it and how to tell it serves.

@@ -1,0 +1,159 @@
+package outbound_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/interrupthost/interrupthost/internal/outboundtest"
+	"github.com/interrupthost/interrupthost/pkg/contacts"
+	"github.com/interrupthost/interrupthost/pkg/inmem"
+	"github.com/interrupthost/interrupthost/pkg/interrupt"
+	"github.com/interrupthost/interrupthost/pkg/outbound"
+)
+
+// postbox keeps what the deliverer mails, failing the addresses fail names.
+type postbox struct {
+	mu   sync.Mutex
+	got  []outbound.Mail
+	fail map[string]bool
+}
+
+func (p *postbox) Send(_ context.Context, m outbound.Mail) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.fail[m.To[0]] {
+		return fmt.Errorf("the mail service: %w", interrupt.ErrUnavailable)
+	}
+	p.got = append(p.got, m)
+	return nil
+}
+
+func (p *postbox) to() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []string
+	for _, m := range p.got {
+		out = append(out, m.To...)
+	}
+	return out
+}
+
+// mailWorld is a world whose deliverer mails through a postbox, with contacts for alice, bob and
+// the finance group (whose list is alice's own address), and an email subscription.
+func mailWorld(t *testing.T, links string) (*outboundtest.World, *postbox, string) {
+	t.Helper()
+	w := outboundtest.NewWorld(t, inmem.NewOutbound())
+	box := &postbox{fail: map[string]bool{}}
+	w.D.Mailer, w.Subs.Mail = box, true
+	for _, c := range []contacts.Contact{
+		{Kind: "principal", Ref: "alice", Email: "alice@example.com", Name: "Alice", UpdatedAt: w.Clock.Now()},
+		{Kind: "principal", Ref: "bob", Email: "bob@example.com", UpdatedAt: w.Clock.Now()},
+		{Kind: "group", Ref: "finance", Email: "alice@example.com", UpdatedAt: w.Clock.Now()},
+		{Kind: "principal", Ref: "dave", Email: "team@example.com", UpdatedAt: w.Clock.Now()},
+		{Kind: "principal", Ref: "erin", Email: "team@example.com", UpdatedAt: w.Clock.Now()},
+	} {
+		if _, err := w.Log.PutContact(context.Background(), "acme", c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	created, err := w.Subs.Create(context.Background(), interrupt.Principal{Tenant: "acme", Scopes: []string{interrupt.ScopeTokensDelegate}},
+		outbound.Request{Events: []string{"*"}, Format: outbound.FormatEmail, ApprovalLinks: links})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w, box, created.ID
+}
+
+// TestMailReachesEachPersonOnce: an approval to alice, bob, carol (no contact) and the finance
+// group (whose list is alice's address) mails alice and bob once each, each with their own
+// signed link; its other events mail nothing; the same event delivered again mails no one again.
+func TestMailReachesEachPersonOnce(t *testing.T) {
+	w, box, _ := mailWorld(t, outbound.LinksSigned)
+	payload := `{"kind":"approval","key":"k","timeoutMs":3600000,"data":{"artifactId":"inv-1","artifactType":"invoice","title":"Pay <b>inv-1</b>","description":"Net 30.","actions":["accept","reject"],"approversList":["alice","bob","carol"],"requiredApprovals":2}}`
+	c := w.Commit("acme", "run-1", outboundtest.Requested("approve", "i1", payload))
+	w.Deliver(c)
+	if got := strings.Join(box.to(), " "); got != "alice@example.com bob@example.com" {
+		t.Fatalf("mailed %q", got)
+	}
+	for _, m := range box.got {
+		who := strings.TrimSuffix(m.To[0], "@example.com")
+		if !strings.Contains(m.Subject, "Pay <b>inv-1</b>") || !strings.Contains(m.Text, "https://host.example/approve/ow2.") || !strings.Contains(m.Text, "This link is yours") {
+			t.Errorf("%s's mail: %q\n%s", who, m.Subject, m.Text)
+		}
+		if strings.Contains(m.HTML, "<b>inv-1</b>") || !strings.Contains(m.HTML, "&lt;b&gt;inv-1&lt;/b&gt;") {
+			t.Errorf("%s's HTML does not escape the title: %s", who, m.HTML)
+		}
+	}
+	if !strings.Contains(box.got[0].Text, "Hello Alice,") || !strings.Contains(box.got[0].Text, "Please decide by ") {
+		t.Errorf("alice's text:\n%s", box.got[0].Text)
+	}
+	w.Deliver(c) // the stream delivers a batch again
+	w.Deliver(w.Commit("acme", "run-1", outboundtest.Resolved("approve", "i1")))
+	if n := len(box.to()); n != 2 {
+		t.Errorf("%d mails after the event again and another event, want 2", n)
+	}
+}
+
+// TestMailRetriesOnlyWhomItMissed: a mail the service could not take is sent again by the
+// retrier, to that address only; the delivery's attempt says what failed. The finance group's
+// list is alice's address: she is mailed once.
+func TestMailRetriesOnlyWhomItMissed(t *testing.T) {
+	w, box, sub := mailWorld(t, outbound.LinksPlain)
+	box.fail["bob@example.com"] = true
+	payload := `{"kind":"approval","key":"k","data":{"artifactId":"inv-1","artifactType":"invoice","title":"Pay","actions":["accept"],"approversList":["alice","bob"],"approverGroupRefs":["finance"]}}`
+	w.Deliver(w.Commit("acme", "run-1", outboundtest.Requested("approve", "i1", payload)))
+	if got := strings.Join(box.to(), " "); got != "alice@example.com" {
+		t.Fatalf("mailed %q", got)
+	}
+	attempts, err := w.Store.Attempts(context.Background(), "acme", sub, 10)
+	if err != nil || len(attempts) != 1 || attempts[0].Status != outbound.StatusRetrying || !strings.Contains(attempts[0].LastError, "the mail service") {
+		t.Fatalf("attempts %+v %v", attempts, err)
+	}
+	box.fail["bob@example.com"] = false
+	w.Clock.Advance(outbound.Backoff[0])
+	w.Retries()
+	if got := strings.Join(box.to(), " "); got != "alice@example.com bob@example.com" {
+		t.Errorf("mailed %q after the retry", got)
+	}
+	if !strings.Contains(box.got[1].Text, "You will be asked to sign in.") || !strings.Contains(box.got[1].Text, "https://host.example/approve/run-1/i1") {
+		t.Errorf("bob's plain link:\n%s", box.got[1].Text)
+	}
+}
+
+// TestEmailSubscriptionsRefused: an email subscription takes no URL, and a deployment that names
+// no sender takes none.
+func TestEmailSubscriptionsRefused(t *testing.T) {
+	w := outboundtest.NewWorld(t, inmem.NewOutbound())
+	p := interrupt.Principal{Tenant: "acme"}
+	_, err := w.Subs.Create(context.Background(), p, outbound.Request{Events: []string{"*"}, Format: outbound.FormatEmail})
+	var e *interrupt.Error
+	if !errors.As(err, &e) || e.Code != interrupt.CodeValidation || e.Fields[0].Path != "/format" {
+		t.Errorf("no sender: %v", err)
+	}
+	w.Subs.Mail = true
+	_, err = w.Subs.Create(context.Background(), p, outbound.Request{URL: "https://hooks.example.com/in", Events: []string{"*"}, Format: outbound.FormatEmail})
+	if !errors.As(err, &e) || e.Code != interrupt.CodeValidation || e.Fields[0].Path != "/url" {
+		t.Errorf("a URL: %v", err)
+	}
+}
+
+// TestASharedAddressGetsNoToken: two people whose contacts name one address (a team's box) get
+// one message there, holding the page's plain link, not either one's token.
+func TestASharedAddressGetsNoToken(t *testing.T) {
+	w, box, _ := mailWorld(t, outbound.LinksSigned)
+	payload := `{"kind":"approval","key":"k","data":{"artifactId":"inv-1","artifactType":"invoice","title":"Pay","actions":["accept"],"approversList":["dave","erin","bob"],"requiredApprovals":2}}`
+	w.Deliver(w.Commit("acme", "run-1", outboundtest.Requested("approve", "i1", payload)))
+	if got := strings.Join(box.to(), " "); got != "team@example.com bob@example.com" {
+		t.Fatalf("mailed %q", got)
+	}
+	if team := box.got[0].Text; strings.Contains(team, "ow2.") || !strings.Contains(team, "https://host.example/approve/run-1/i1") {
+		t.Errorf("the team's mail:\n%s", team)
+	}
+	if bob := box.got[1].Text; !strings.Contains(bob, "https://host.example/approve/ow2.") {
+		t.Errorf("bob's mail:\n%s", bob)
+	}
+}
