@@ -396,6 +396,48 @@ func mailedKey(tenant, sub, eventID, address string) (map[string]types.Attribute
 	return key, nil
 }
 
+func askedKey(tenant, sub, interruptID string) (map[string]types.AttributeValue, error) {
+	if !runlog.ValidID(tenant) || !runlog.ValidID(sub) || !runlog.ValidID(interruptID) {
+		return nil, fmt.Errorf("dynamo: asked of %q/%q/%q: %w", tenant, sub, interruptID, runlog.ErrInvalidKey)
+	}
+	return map[string]types.AttributeValue{attrPK: s(subPartition(tenant, sub)), attrSK: s("asked#" + interruptID)}, nil
+}
+
+// RecordAsked implements outbound.Store: one PutItem, its expiry the table's TTL.
+func (o *Outbound) RecordAsked(ctx context.Context, tenant, sub, interruptID string, a outbound.Asked, expires time.Time) error {
+	item, err := askedKey(tenant, sub, interruptID)
+	if err != nil {
+		return err
+	}
+	b, err := json.Marshal(a)
+	if err != nil {
+		return err
+	}
+	item["asked"], item[attrExpires] = s(string(b)), n(expires.Unix())
+	_, err = o.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &o.table, Item: item})
+	return classify("put asked", err)
+}
+
+// Asked implements outbound.Store: one consistent GetItem.
+func (o *Outbound) Asked(ctx context.Context, tenant, sub, interruptID string) (outbound.Asked, bool, error) {
+	key, err := askedKey(tenant, sub, interruptID)
+	if err != nil {
+		return outbound.Asked{}, false, err
+	}
+	out, err := o.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &o.table, Key: key, ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return outbound.Asked{}, false, classify("get asked", err)
+	}
+	if out.Item == nil || integer(out.Item[attrExpires]) <= time.Now().Unix() {
+		return outbound.Asked{}, false, nil
+	}
+	var a outbound.Asked
+	if err := json.Unmarshal([]byte(str(out.Item["asked"])), &a); err != nil {
+		return a, false, fmt.Errorf("dynamo: asked of %s: %w", interruptID, err)
+	}
+	return a, true, nil
+}
+
 // Mailed implements outbound.Store: one consistent GetItem.
 func (o *Outbound) Mailed(ctx context.Context, tenant, sub, eventID, address string) (bool, error) {
 	key, err := mailedKey(tenant, sub, eventID, address)

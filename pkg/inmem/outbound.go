@@ -22,6 +22,8 @@ type Outbound struct {
 	retries  map[outbound.Retry]bool
 	// mailed are the addresses each event reached, with the expiry of the mark
 	mailed map[[4]string]time.Time
+	// asked are whom each email subscription asked about an interrupt
+	asked map[[3]string]storedAsked
 	// writes counts the calls that change the store.
 	writes int
 }
@@ -206,6 +208,41 @@ func (o *Outbound) Attempted(_ context.Context, tenant, subscription, eventID st
 	return slices.ContainsFunc(o.attempts[[2]string{tenant, subscription}], func(s storedAttempt) bool {
 		return s.EventID == eventID && !expired(s.expires)
 	}), nil
+}
+
+type storedAsked struct {
+	outbound.Asked
+	expires time.Time
+}
+
+// RecordAsked implements outbound.Store.
+func (o *Outbound) RecordAsked(_ context.Context, tenant, subscription, interruptID string, a outbound.Asked, expires time.Time) error {
+	if !validIDs(tenant, subscription, interruptID) {
+		return runlog.ErrInvalidKey
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.asked == nil {
+		o.asked = map[[3]string]storedAsked{}
+	}
+	o.writes++
+	a.To = slices.Clone(a.To)
+	o.asked[[3]string{tenant, subscription, interruptID}] = storedAsked{Asked: a, expires: expires}
+	return nil
+}
+
+// Asked implements outbound.Store.
+func (o *Outbound) Asked(_ context.Context, tenant, subscription, interruptID string) (outbound.Asked, bool, error) {
+	if !validIDs(tenant, subscription, interruptID) {
+		return outbound.Asked{}, false, runlog.ErrInvalidKey
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	a, ok := o.asked[[3]string{tenant, subscription, interruptID}]
+	if !ok || expired(a.expires) {
+		return outbound.Asked{}, false, nil
+	}
+	return a.Asked, true, nil
 }
 
 // Mailed implements outbound.Store.

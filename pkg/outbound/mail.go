@@ -1,6 +1,7 @@
 package outbound
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -47,6 +48,9 @@ type mailTo struct {
 // reached. A ref without a contact, or whose contact names no address, is not mailed. Any other
 // event sends nothing.
 func (d *Deliverer) sendMail(ctx context.Context, links Links, s Subscription, c runlog.Commit, e runlog.Envelope, n Notice) (int, error) {
+	if e.Type == interrupt.EventResolved || e.Type == interrupt.EventExpired {
+		return d.mailOutcome(ctx, s, e)
+	}
 	p, ok := carriesLinks(e)
 	if !ok || len(n.Audience) == 0 {
 		return 204, nil
@@ -90,7 +94,28 @@ func (d *Deliverer) sendMail(ctx context.Context, links Links, s Subscription, c
 			to[i].link = Link{URL: strings.TrimSuffix(links.BaseURL, "/") + "/approve/" + url.PathEscape(e.RunID) + "/" + url.PathEscape(e.InterruptID)}
 		}
 	}
-	eventID := EventID(e)
+	if len(to) == 0 {
+		return 204, nil
+	}
+	asked := Asked{Title: titleOf(e)}
+	for _, m := range to {
+		a := Addressee{Address: m.address}
+		if rs := refs[m.address]; len(rs) == 1 && rs[0].Kind == interrupt.RefPrincipal {
+			a.Name, a.Principal = m.name, rs[0].Ref
+		}
+		asked.To = append(asked.To, a)
+	}
+	// Whom the outcome goes to, recorded before anyone is mailed: a request mailed to some and
+	// retried is still told.
+	if err := d.Store.RecordAsked(ctx, s.Tenant, s.ID, e.InterruptID, asked, d.now().Add(AskedRetention)); err != nil {
+		return 0, fmt.Errorf("%w: %w", errStore, err)
+	}
+	return d.mailEach(ctx, s, EventID(e), to, func(m mailTo) Mail { return compose(p, c, e, n, m) })
+}
+
+// mailEach sends write(m) to each of to that the event has not reached yet, marking each it
+// reaches; 202 when it sent any, 204 when there was no one left.
+func (d *Deliverer) mailEach(ctx context.Context, s Subscription, eventID string, to []mailTo, write func(mailTo) Mail) (int, error) {
 	sent := 0
 	for _, m := range to {
 		done, err := d.Store.Mailed(ctx, s.Tenant, s.ID, eventID, m.address)
@@ -100,7 +125,7 @@ func (d *Deliverer) sendMail(ctx context.Context, links Links, s Subscription, c
 		if done {
 			continue
 		}
-		if err := d.Mailer.Send(ctx, compose(p, c, e, n, m)); err != nil {
+		if err := d.Mailer.Send(ctx, write(m)); err != nil {
 			return 0, err
 		}
 		sent++
@@ -112,6 +137,85 @@ func (d *Deliverer) sendMail(ctx context.Context, links Links, s Subscription, c
 		return 204, nil
 	}
 	return 202, nil
+}
+
+// AskedRetention is how long whom an interrupt's request was mailed to is kept, for its outcome:
+// past the longest an interrupt may wait (a ttlMs of 30 days).
+const AskedRetention = 31 * 24 * time.Hour
+
+// mailOutcome tells those an email subscription asked about an interrupt what became of it:
+// each address it mailed the request to, but the one principal who decided it, once.
+func (d *Deliverer) mailOutcome(ctx context.Context, s Subscription, e runlog.Envelope) (int, error) {
+	asked, ok, err := d.Store.Asked(ctx, s.Tenant, s.ID, e.InterruptID)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %w", errStore, err)
+	}
+	if !ok {
+		return 204, nil
+	}
+	var outcome struct {
+		Kind        interrupt.Kind `json:"kind"`
+		ResumeValue struct {
+			Action    string `json:"action"`
+			DecidedBy string `json:"decidedBy"`
+			Feedback  string `json:"feedback"`
+		} `json:"resumeValue"`
+	}
+	_ = json.Unmarshal(e.Payload, &outcome) // an outcome without these fields is told without them
+	rv := outcome.ResumeValue
+	var to []mailTo
+	for _, a := range asked.To {
+		if a.Principal != "" && a.Principal == rv.DecidedBy {
+			continue // they know: they decided it
+		}
+		to = append(to, mailTo{address: a.Address, name: a.Name})
+	}
+	what, headline := "Decided", "It was decided"
+	switch {
+	case e.Type == interrupt.EventExpired:
+		what, headline = "Expired", "Its deadline passed without a decision"
+	case outcome.Kind == interrupt.KindClarification:
+		what, headline = "Answered", "It was answered"
+	default:
+		if verb, ok := map[string]string{"accept": "accepted", "reject": "rejected", "edit": "accepted with edits", "refine": "sent back for changes"}[rv.Action]; ok {
+			what, headline = cases(verb), "It was "+verb
+		}
+	}
+	if rv.DecidedBy != "" && e.Type != interrupt.EventExpired {
+		headline += " by " + rv.DecidedBy
+	}
+	return d.mailEach(ctx, s, EventID(e), to, func(m mailTo) Mail {
+		lines := []string{greeting(m.name), "", cmp.Or(asked.Title, "The request you were asked about") + ":", headline + ", " + e.At + "."}
+		if rv.Feedback != "" {
+			lines = append(lines, "", "Their comment: "+rv.Feedback)
+		}
+		lines = append(lines, "", "Nothing more is needed from you.")
+		return render(m.address, what+": "+cmp.Or(asked.Title, "a request you were asked about"), lines, Link{})
+	})
+}
+
+// cases is s with its first letter in capitals.
+func cases(s string) string { return strings.ToUpper(s[:1]) + s[1:] }
+
+// greeting opens a message to name.
+func greeting(name string) string {
+	if name == "" {
+		return "Hello,"
+	}
+	return "Hello " + name + ","
+}
+
+// titleOf is an interrupt request's title, else its artifact.
+func titleOf(e runlog.Envelope) string {
+	var raw struct {
+		Data struct {
+			Title        string `json:"title"`
+			ArtifactType string `json:"artifactType"`
+			ArtifactID   string `json:"artifactId"`
+		} `json:"data"`
+	}
+	_ = json.Unmarshal(e.Payload, &raw)
+	return cmp.Or(strings.TrimSpace(raw.Data.Title), strings.TrimSpace(raw.Data.ArtifactType+" "+raw.Data.ArtifactID))
 }
 
 // linkFor is r's link: its own signed link, else the one for everyone (which names r among
@@ -130,15 +234,11 @@ func linkFor(links []Link, r Recipient) Link {
 	return Link{}
 }
 
-// compose writes the message to m: who asks, what, by when, and the link, in plain words.
-// Every string from the payload is escaped in the HTML part.
+// compose writes the request to m: who asks, what, by when, and the link, in plain words.
 func compose(p interrupt.Payload, c runlog.Commit, e runlog.Envelope, n Notice, m mailTo) Mail {
 	var data struct {
-		Title        string `json:"title"`
-		Description  string `json:"description"`
-		ArtifactType string `json:"artifactType"`
-		ArtifactID   string `json:"artifactId"`
-		Questions    []struct {
+		Description string `json:"description"`
+		Questions   []struct {
 			Question string `json:"question"`
 		} `json:"questions"`
 	}
@@ -152,23 +252,13 @@ func compose(p interrupt.Payload, c runlog.Commit, e runlog.Envelope, n Notice, 
 	if p.Kind == interrupt.KindClarification {
 		what, ask = "A question", "answer"
 	}
-	title := strings.TrimSpace(data.Title)
-	if title == "" {
-		title = strings.TrimSpace(data.ArtifactType + " " + data.ArtifactID)
-	}
-	who := "The run " + e.RunID
-	if c.By != "" {
-		who = c.By
-	}
+	title := titleOf(e)
+	who := cmp.Or(c.By, "The run "+e.RunID)
 	subject := what + " for you"
 	if title != "" {
 		subject += ": " + title
 	}
-	greeting := "Hello,"
-	if m.name != "" {
-		greeting = "Hello " + m.name + ","
-	}
-	lines := []string{greeting, "", fmt.Sprintf("%s asks you to %s.", who, ask)}
+	lines := []string{greeting(m.name), "", fmt.Sprintf("%s asks you to %s.", who, ask)}
 	if title != "" {
 		lines = append(lines, "", title)
 	}
@@ -181,26 +271,29 @@ func compose(p interrupt.Payload, c runlog.Commit, e runlog.Envelope, n Notice, 
 	if !n.Deadline.IsZero() {
 		lines = append(lines, "", "Please "+ask+" by "+n.Deadline.UTC().Format("Monday 2 January 2006, 15:04 UTC")+".")
 	}
-	if m.link.URL != "" {
-		lines = append(lines, "", "Open it here: "+m.link.URL)
-		if m.link.Principal == "" {
-			lines = append(lines, "You will be asked to sign in.")
-		} else {
-			lines = append(lines, "This link is yours: do not forward it.")
-		}
+	if m.link.Principal == "" {
+		lines = append(lines, "", "You will be asked to sign in.")
+	} else {
+		lines = append(lines, "", "This link is yours: do not forward it.")
 	}
+	return render(m.address, subject, lines, m.link)
+}
+
+// render is a message to address of lines, and a link to open when it has one: plain text, and
+// HTML with every line escaped (lines hold whatever a payload holds).
+func render(address, subject string, lines []string, link Link) Mail {
 	text := strings.Join(lines, "\n") + "\n"
 	var b strings.Builder
 	b.WriteString("<!doctype html><html><body style=\"font-family:sans-serif;line-height:1.5\">")
 	for _, l := range lines {
-		switch {
-		case l == "":
-		case m.link.URL != "" && strings.HasPrefix(l, "Open it here: "):
-			fmt.Fprintf(&b, "<p><a href=\"%s\">Open it</a></p>", html.EscapeString(m.link.URL))
-		default:
+		if l != "" {
 			fmt.Fprintf(&b, "<p>%s</p>", html.EscapeString(l))
 		}
 	}
+	if link.URL != "" {
+		text += "\nOpen it: " + link.URL + "\n"
+		fmt.Fprintf(&b, "<p><a href=\"%s\">Open it</a></p>", html.EscapeString(link.URL))
+	}
 	b.WriteString("</body></html>")
-	return Mail{To: []string{m.address}, Subject: subject, Text: text, HTML: b.String()}
+	return Mail{To: []string{address}, Subject: subject, Text: text, HTML: b.String()}
 }

@@ -92,9 +92,30 @@ func TestMailReachesEachPersonOnce(t *testing.T) {
 		t.Errorf("alice's text:\n%s", box.got[0].Text)
 	}
 	w.Deliver(c) // the stream delivers a batch again
-	w.Deliver(w.Commit("acme", "run-1", outboundtest.Resolved("approve", "i1")))
 	if n := len(box.to()); n != 2 {
-		t.Errorf("%d mails after the event again and another event, want 2", n)
+		t.Errorf("%d mails after the event again, want 2", n)
+	}
+}
+
+// TestMailTellsTheOutcome: once an approval is decided, those it asked are told what became of
+// it (not the one who decided it), with the decider's comment, once.
+func TestMailTellsTheOutcome(t *testing.T) {
+	w, box, _ := mailWorld(t, outbound.LinksPlain)
+	w.Deliver(w.Commit("acme", "run-1", outboundtest.Requested("approve", "i1", outboundtest.Approval)))
+	resolved := outboundtest.Resolved("approve", "i1")
+	resolved.Payload = []byte(`{"nodeId":"approve","interruptId":"i1","kind":"approval","resumeValue":{"action":"reject","decidedBy":"bob","feedback":"Wrong <b>amount</b>."}}`)
+	c := w.Commit("acme", "run-1", resolved)
+	w.Deliver(c)
+	w.Deliver(c)
+	if got := strings.Join(box.to(), " "); got != "alice@example.com bob@example.com alice@example.com" {
+		t.Fatalf("mailed %q", got)
+	}
+	told := box.got[2]
+	if told.Subject != "Rejected: Pay <inv-1> & more" || !strings.Contains(told.Text, "It was rejected by bob") || !strings.Contains(told.Text, "Their comment: Wrong <b>amount</b>.") {
+		t.Errorf("alice is told %q:\n%s", told.Subject, told.Text)
+	}
+	if strings.Contains(told.HTML, "<b>amount</b>") || strings.Contains(told.Text, "/approve/") {
+		t.Errorf("the outcome's HTML escapes the comment and holds no link: %s", told.HTML)
 	}
 }
 

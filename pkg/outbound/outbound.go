@@ -28,6 +28,21 @@ const (
 	FormatEmail = "email"
 )
 
+// Asked is whom an email subscription mailed an interrupt's request: those its outcome is mailed
+// to, once it has one.
+type Asked struct {
+	Title string      `json:"title"`
+	To    []Addressee `json:"to"`
+}
+
+// Addressee is one address an interrupt's request was mailed to, and the principal it reaches
+// alone, if any (an address two refs share, a list's, reaches no one principal).
+type Addressee struct {
+	Address   string `json:"address"`
+	Name      string `json:"name,omitempty"`
+	Principal string `json:"principal,omitempty"`
+}
+
 // AllEvents in a subscription's events names every event type.
 const AllEvents = "*"
 
@@ -181,6 +196,13 @@ type Store interface {
 	// MarkMailed keeps, until expires, that eventID was mailed to address; marking it again is
 	// no error.
 	MarkMailed(ctx context.Context, tenant, subscription, eventID, address string, expires time.Time) error
+
+	// RecordAsked keeps, until expires, whom an email subscription asked about interruptID;
+	// recording it again replaces it.
+	RecordAsked(ctx context.Context, tenant, subscription, interruptID string, a Asked, expires time.Time) error
+	// Asked answers whom the subscription asked about interruptID, and false when it asked no
+	// one (or the record expired).
+	Asked(ctx context.Context, tenant, subscription, interruptID string) (Asked, bool, error)
 
 	// ScheduleRetry files r in the retry index; filing it again is no error (it is one entry).
 	ScheduleRetry(ctx context.Context, r Retry) error

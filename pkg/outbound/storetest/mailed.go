@@ -54,3 +54,35 @@ func mailed(t *testing.T, open func(*testing.T) outbound.Store) {
 		t.Errorf("an event id that is none: %v, want ErrInvalidKey", err)
 	}
 }
+
+// asked: a store keeps whom a subscription asked about an interrupt, replaced by a later record,
+// per subscription and interrupt, until it expires.
+func asked(t *testing.T, open func(*testing.T) outbound.Store) {
+	ctx := context.Background()
+	st := open(t)
+	if _, ok, err := st.Asked(ctx, "acme", "sub_1", "int_1"); err != nil || ok {
+		t.Fatalf("before any record: %v %v", ok, err)
+	}
+	a := outbound.Asked{Title: "Pay “inv-1”", To: []outbound.Addressee{{Address: "alice@example.com", Name: "Alice", Principal: "alice"}, {Address: "team@example.com"}}}
+	if err := st.RecordAsked(ctx, "acme", "sub_1", "int_1", a, time.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	got, ok, err := st.Asked(ctx, "acme", "sub_1", "int_1")
+	if err != nil || !ok || got.Title != a.Title || len(got.To) != 2 || got.To[0] != a.To[0] || got.To[1] != a.To[1] {
+		t.Fatalf("read back %+v %v %v", got, ok, err)
+	}
+	for _, other := range [][3]string{{"acme", "sub_2", "int_1"}, {"acme", "sub_1", "int_2"}, {"evilcorp", "sub_1", "int_1"}} {
+		if _, ok, err := st.Asked(ctx, other[0], other[1], other[2]); err != nil || ok {
+			t.Errorf("%v: %v %v", other, ok, err)
+		}
+	}
+	if err := st.RecordAsked(ctx, "acme", "sub_1", "int_3", a, time.Now().Add(-time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := st.Asked(ctx, "acme", "sub_1", "int_3"); ok {
+		t.Error("an expired record is read")
+	}
+	if err := st.RecordAsked(ctx, "acme", "sub_1", "int#1", a, time.Now().Add(time.Hour)); !errors.Is(err, runlog.ErrInvalidKey) {
+		t.Errorf("an interrupt id that is none: %v, want ErrInvalidKey", err)
+	}
+}

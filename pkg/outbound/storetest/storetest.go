@@ -19,6 +19,7 @@ func Exercise(t *testing.T, open func(t *testing.T) outbound.Store) {
 		{"refused keys", refusedKeys},
 		{"concurrent deliverers", concurrentDeliverers},
 		{"mailed", mailed},
+		{"asked", asked},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
