@@ -64,6 +64,9 @@ type Attempt struct {
 	At         string `json:"at"`
 	// Resent marks an operator's resend (Resend).
 	Resent bool `json:"resent,omitempty"`
+	// Unreached are the refs an email subscription's mail could not reach: no contact, or no
+	// address.
+	Unreached []string `json:"unreached,omitempty"`
 }
 
 // Resend sends the event eventID (as a delivery's webhook-id names it: <runId>:<seq>:<index>)

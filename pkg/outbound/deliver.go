@@ -370,12 +370,12 @@ func (d *Deliverer) attempt(ctx context.Context, p *pass, s Subscription, cur *C
 	if !admitted {
 		return false, d.retryLater(ctx, cur, now, "not attempted: the receiver failed earlier in this pass")
 	}
-	status, sendErr := d.send(ctx, d.Links, s, c, e, now)
+	out, sendErr := d.send(ctx, d.Links, s, c, e, now)
 	if errors.Is(sendErr, errStore) {
 		return false, sendErr
 	}
 	pr.settle(sendErr == nil)
-	a.StatusCode = status
+	a.StatusCode, a.Unreached = out.status, out.unreached
 	if sendErr == nil {
 		a.Status = StatusDelivered
 		p.count(func(r *Report) { r.Delivered++ })
@@ -454,16 +454,23 @@ type ContactReader interface {
 	Contact(ctx context.Context, tenant, kind, ref string) (contacts.Contact, error)
 }
 
+// sent is what a send did: the receiver's status (an HTTP status; for mail, 202 when any went
+// out, 204 when none was due), and the refs mail could not reach (no contact, or no address).
+type sent struct {
+	status    int
+	unreached []string
+}
+
 // send renders and posts one event to the subscription's receiver, its approval links made by
 // links.
-func (d *Deliverer) send(ctx context.Context, links Links, s Subscription, c runlog.Commit, e runlog.Envelope, now time.Time) (int, error) {
+func (d *Deliverer) send(ctx context.Context, links Links, s Subscription, c runlog.Commit, e runlog.Envelope, now time.Time) (sent, error) {
 	notice, err := links.For(ctx, s, c, e, now)
 	if err != nil {
-		return 0, fmt.Errorf("approval links: %w", err)
+		return sent{}, fmt.Errorf("approval links: %w", err)
 	}
 	if s.Format == FormatSlack {
 		if notice.Mentions, err = d.mentions(ctx, s.Tenant, notice.Audience); err != nil {
-			return 0, fmt.Errorf("%w: %w", errStore, err)
+			return sent{}, fmt.Errorf("%w: %w", errStore, err)
 		}
 	}
 	if s.Format == FormatEmail {
@@ -471,17 +478,18 @@ func (d *Deliverer) send(ctx context.Context, links Links, s Subscription, c run
 	}
 	b, err := body(s.Format, e, notice)
 	if err != nil {
-		return 0, err
+		return sent{}, err
 	}
 	secrets, err := d.Secrets.Get(ctx, s.ID)
 	if err != nil || len(secrets) == 0 {
-		return 0, errors.New("the subscription's signing secret could not be read")
+		return sent{}, errors.New("the subscription's signing secret could not be read")
 	}
 	headers, err := signedHeaders(secrets[0], EventID(e), now, b)
 	if err != nil {
-		return 0, err
+		return sent{}, err
 	}
-	return d.Client.Post(ctx, s.URL, headers, b)
+	status, err := d.Client.Post(ctx, s.URL, headers, b)
+	return sent{status: status}, err
 }
 
 // errStore marks a send that failed on the host's own store before anything was sent: it is

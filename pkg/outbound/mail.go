@@ -47,34 +47,35 @@ type mailTo struct {
 // address (two refs of one list), and none again to an address an earlier delivery of the event
 // reached. A ref without a contact, or whose contact names no address, is not mailed. Any other
 // event sends nothing.
-func (d *Deliverer) sendMail(ctx context.Context, links Links, s Subscription, c runlog.Commit, e runlog.Envelope, n Notice) (int, error) {
+func (d *Deliverer) sendMail(ctx context.Context, links Links, s Subscription, c runlog.Commit, e runlog.Envelope, n Notice) (sent, error) {
 	if e.Type == interrupt.EventResolved || e.Type == interrupt.EventExpired {
 		return d.mailOutcome(ctx, s, e)
 	}
 	p, ok := carriesLinks(e)
 	if !ok || len(n.Audience) == 0 {
-		return 204, nil
+		return sent{status: 204}, nil
 	}
 	if d.Mailer == nil {
-		return 0, errors.New("this deployment sends no mail: it names no sender (SenderAddress)")
+		return sent{}, errors.New("this deployment sends no mail: it names no sender (SenderAddress)")
 	}
 	var (
-		to    []mailTo
-		refs  = map[string][]Recipient{} // by address: whom it reaches
-		names = map[string]string{}
+		to        []mailTo
+		refs      = map[string][]Recipient{} // by address: whom it reaches
+		names     = map[string]string{}
+		unreached []string
 	)
 	for _, r := range n.Audience {
 		if !(contacts.Key{Kind: r.Kind, Ref: r.Ref}).Valid() || d.Contacts == nil {
+			unreached = append(unreached, r.Kind+" "+r.Ref)
 			continue
 		}
 		ct, err := d.Contacts.Contact(ctx, s.Tenant, r.Kind, r.Ref)
 		switch {
-		case errors.Is(err, contacts.ErrNotFound):
+		case errors.Is(err, contacts.ErrNotFound) || (err == nil && ct.Email == ""):
+			unreached = append(unreached, r.Kind+" "+r.Ref)
 			continue
 		case err != nil:
-			return 0, fmt.Errorf("%w: the contact of %s %q: %w", errStore, r.Kind, r.Ref, err)
-		case ct.Email == "":
-			continue
+			return sent{}, fmt.Errorf("%w: the contact of %s %q: %w", errStore, r.Kind, r.Ref, err)
 		}
 		if refs[ct.Email] == nil {
 			to = append(to, mailTo{address: ct.Email})
@@ -95,7 +96,7 @@ func (d *Deliverer) sendMail(ctx context.Context, links Links, s Subscription, c
 		}
 	}
 	if len(to) == 0 {
-		return 204, nil
+		return sent{status: 204, unreached: unreached}, nil
 	}
 	asked := Asked{Title: titleOf(e)}
 	for _, m := range to {
@@ -108,35 +109,37 @@ func (d *Deliverer) sendMail(ctx context.Context, links Links, s Subscription, c
 	// Whom the outcome goes to, recorded before anyone is mailed: a request mailed to some and
 	// retried is still told.
 	if err := d.Store.RecordAsked(ctx, s.Tenant, s.ID, e.InterruptID, asked, d.now().Add(AskedRetention)); err != nil {
-		return 0, fmt.Errorf("%w: %w", errStore, err)
+		return sent{}, fmt.Errorf("%w: %w", errStore, err)
 	}
-	return d.mailEach(ctx, s, EventID(e), to, func(m mailTo) Mail { return compose(p, c, e, n, m) })
+	out, err := d.mailEach(ctx, s, EventID(e), to, func(m mailTo) Mail { return compose(p, c, e, n, m) })
+	out.unreached = unreached
+	return out, err
 }
 
 // mailEach sends write(m) to each of to that the event has not reached yet, marking each it
 // reaches; 202 when it sent any, 204 when there was no one left.
-func (d *Deliverer) mailEach(ctx context.Context, s Subscription, eventID string, to []mailTo, write func(mailTo) Mail) (int, error) {
-	sent := 0
+func (d *Deliverer) mailEach(ctx context.Context, s Subscription, eventID string, to []mailTo, write func(mailTo) Mail) (sent, error) {
+	count := 0
 	for _, m := range to {
 		done, err := d.Store.Mailed(ctx, s.Tenant, s.ID, eventID, m.address)
 		if err != nil {
-			return 0, fmt.Errorf("%w: %w", errStore, err)
+			return sent{}, fmt.Errorf("%w: %w", errStore, err)
 		}
 		if done {
 			continue
 		}
 		if err := d.Mailer.Send(ctx, write(m)); err != nil {
-			return 0, err
+			return sent{}, err
 		}
-		sent++
+		count++
 		if err := d.Store.MarkMailed(ctx, s.Tenant, s.ID, eventID, m.address, d.now().Add(MailedRetention)); err != nil {
-			return 0, fmt.Errorf("%w: %w", errStore, err)
+			return sent{}, fmt.Errorf("%w: %w", errStore, err)
 		}
 	}
-	if sent == 0 {
-		return 204, nil
+	if count == 0 {
+		return sent{status: 204}, nil
 	}
-	return 202, nil
+	return sent{status: 202}, nil
 }
 
 // AskedRetention is how long whom an interrupt's request was mailed to is kept, for its outcome:
@@ -145,13 +148,13 @@ const AskedRetention = 31 * 24 * time.Hour
 
 // mailOutcome tells those an email subscription asked about an interrupt what became of it:
 // each address it mailed the request to, but the one principal who decided it, once.
-func (d *Deliverer) mailOutcome(ctx context.Context, s Subscription, e runlog.Envelope) (int, error) {
+func (d *Deliverer) mailOutcome(ctx context.Context, s Subscription, e runlog.Envelope) (sent, error) {
 	asked, ok, err := d.Store.Asked(ctx, s.Tenant, s.ID, e.InterruptID)
 	if err != nil {
-		return 0, fmt.Errorf("%w: %w", errStore, err)
+		return sent{}, fmt.Errorf("%w: %w", errStore, err)
 	}
 	if !ok {
-		return 204, nil
+		return sent{status: 204}, nil
 	}
 	var outcome struct {
 		Kind        interrupt.Kind `json:"kind"`

@@ -70,9 +70,10 @@ func mailWorld(t *testing.T, links string) (*outboundtest.World, *postbox, strin
 
 // TestMailReachesEachPersonOnce: an approval to alice, bob, carol (no contact) and the finance
 // group (whose list is alice's address) mails alice and bob once each, each with their own
-// signed link; its other events mail nothing; the same event delivered again mails no one again.
+// signed link; its attempt names carol as unreached; the same event delivered again mails no one
+// again.
 func TestMailReachesEachPersonOnce(t *testing.T) {
-	w, box, _ := mailWorld(t, outbound.LinksSigned)
+	w, box, sub := mailWorld(t, outbound.LinksSigned)
 	payload := `{"kind":"approval","key":"k","timeoutMs":3600000,"data":{"artifactId":"inv-1","artifactType":"invoice","title":"Pay <b>inv-1</b>","description":"Net 30.","actions":["accept","reject"],"approversList":["alice","bob","carol"],"requiredApprovals":2}}`
 	c := w.Commit("acme", "run-1", outboundtest.Requested("approve", "i1", payload))
 	w.Deliver(c)
@@ -90,6 +91,16 @@ func TestMailReachesEachPersonOnce(t *testing.T) {
 	}
 	if !strings.Contains(box.got[0].Text, "Hello Alice,") || !strings.Contains(box.got[0].Text, "Please decide by ") {
 		t.Errorf("alice's text:\n%s", box.got[0].Text)
+	}
+	attempts, err := w.Store.Attempts(context.Background(), "acme", sub, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range attempts { // the request, and its approval.requested alias, which mails nothing
+		if want := map[string]int{"interrupt.requested": 202, "approval.requested": 204}[a.EventType]; a.StatusCode != want ||
+			(a.EventType == "interrupt.requested") != (strings.Join(a.Unreached, ",") == "principal carol") {
+			t.Errorf("the attempt %+v, want %d, and carol unreached by the request", a, want)
+		}
 	}
 	w.Deliver(c) // the stream delivers a batch again
 	if n := len(box.to()); n != 2 {

@@ -142,6 +142,9 @@ type Attempt struct {
 	// Resent marks an attempt an operator asked for (POST /subscriptions/{id}/deliveries): sent
 	// once, beside the event's deliveries, which it neither moves nor retries.
 	Resent bool `json:"resent,omitempty"`
+	// Unreached are the refs an email subscription's mail could not reach ("principal carol"):
+	// no contact, or none with an address.
+	Unreached []string `json:"unreached,omitempty"`
 }
 
 // Errors of the stores.

@@ -89,11 +89,11 @@ func (d *Deliverer) Resend(ctx context.Context, s Subscription, eventID, base st
 	a := Attempt{EventID: eventID, EventType: e.Type, RunID: runID, Attempts: 1, At: now.UTC(), Resent: true, Status: StatusDelivered}
 	links := d.Links
 	links.BaseURL = base
-	status, sendErr := d.send(ctx, links, s, commits[0], e, now)
+	out, sendErr := d.send(ctx, links, s, commits[0], e, now)
 	if errors.Is(sendErr, errStore) {
 		return Attempt{}, sendErr // nothing was sent: the operator's resend answers unavailable
 	}
-	a.StatusCode = status
+	a.StatusCode, a.Unreached = out.status, out.unreached
 	if sendErr != nil {
 		a.Status, a.LastError = StatusFailed, sendErr.Error()
 	}
