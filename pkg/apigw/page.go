@@ -302,8 +302,8 @@ func closedNotice(o host.Opened, err error) *approvalpage.Notice {
 	switch interrupt.ErrorCode(err) {
 	case interrupt.CodeAlreadyResolved:
 		n.Text = "This request was already decided, or its run ended. Nothing more is needed from you."
-		if o.Status == interrupt.StatusResolved {
-			n.Kind, n.Text = "", "This request was already decided. Nothing more is needed from you."
+		if summary, _ := approvalpage.Outcome(o); summary != "" {
+			n.Kind, n.Text = "", "This request was already decided: "+strings.ToLower(summary[:1])+summary[1:]+". Nothing more is needed from you."
 		}
 	case interrupt.CodeExpired:
 		n.Text = "This request passed its deadline; it can no longer be decided."

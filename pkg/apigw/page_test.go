@@ -182,8 +182,15 @@ func TestApprovalPageDecides(t *testing.T) {
 	if !strings.Contains(last, `"decidedBy":"bob"`) || !strings.Contains(last, `"editedArtifactData":{"amount":12000}`) {
 		t.Errorf("the releasing commit: %s", last)
 	}
-	if r := s.page(t, "GET", carol, nil); r.Status != 409 || len(buttons(doc(t, r))) != 0 || !strings.Contains(string(r.Body), "already decided") {
+	r := s.page(t, "GET", carol, nil)
+	if r.Status != 409 || len(buttons(doc(t, r))) != 0 || !strings.Contains(string(r.Body), "already decided: accepted with edits by bob") {
 		t.Errorf("carol after the release: %d %s", r.Status, r.Body)
+	}
+	// What became of it, by whom, and every vote.
+	for _, want := range []string{"Accepted with edits by bob", "alice: Accepted", "bob: Accepted with edits"} {
+		if !strings.Contains(string(r.Body), want) {
+			t.Errorf("carol's page does not say %q: %s", want, r.Body)
+		}
 	}
 	if r := s.page(t, "POST", carol, url.Values{"formKey": {"k-c"}, "action": {"reject"}}); r.Status != 409 {
 		t.Errorf("carol posts after the release: %d %s", r.Status, r.Body)
@@ -628,6 +635,30 @@ func TestSignInComesBackToTheRequestsDomain(t *testing.T) {
 		to, err := url.Parse(resp.Headers["Location"])
 		if resp.StatusCode != http.StatusSeeOther || err != nil || to.Query().Get("redirect_uri") != c.callback {
 			t.Errorf("%s %s: %d to %s, want the callback %s", c.domain, c.stage, resp.StatusCode, resp.Headers["Location"], c.callback)
+		}
+	}
+}
+
+// TestAClosedPageSaysWhatHappened: after bob rejects with a comment, alice's page says it was
+// rejected, by bob, when, and what he wrote, and offers nothing to decide.
+func TestAClosedPageSaysWhatHappened(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	s.mustRequest(t, "r1", "approve", hostile)
+	alice := s.mintOK(t, "r1", "approve", `{"intent":"resolve","principal":"alice"}`).Token
+	bob := s.mintOK(t, "r1", "approve", `{"intent":"resolve","principal":"bob"}`).Token
+	form := url.Values{"formKey": {"k-bob"}, "action": {"reject"}, "feedback": {"The amount is <wrong>."}}
+	if r := s.page(t, "POST", bob, form); r.Status != 200 {
+		t.Fatalf("bob rejects: %d %s", r.Status, r.Body)
+	}
+	r := s.page(t, "GET", alice, nil)
+	body := string(r.Body)
+	if r.Status != 409 || len(buttons(doc(t, r))) != 0 {
+		t.Fatalf("alice's page: %d %s", r.Status, body)
+	}
+	for _, want := range []string{"already decided: rejected by bob", "Rejected by bob", "Comment", "The amount is &lt;wrong&gt;.", "Decided"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("alice's page does not say %q: %s", want, body)
 		}
 	}
 }

@@ -246,12 +246,79 @@ func Decide(o host.Opened, key string, posted url.Values, problem *Notice) View 
 	return v
 }
 
+// Outcome is what became of an interrupt no longer pending, in plain words ("Rejected by bob"),
+// and the facts that say it: by whom, when, with what comment, and for an approval of several
+// votes, every vote. Empty for a pending interrupt.
+func Outcome(o host.Opened) (string, []Fact) {
+	var rv struct {
+		Action    string `json:"action"`
+		DecidedBy string `json:"decidedBy"`
+		DecidedAt string `json:"decidedAt"`
+		Feedback  string `json:"feedback"`
+	}
+	var summary string
+	var fs []Fact
+	switch o.Status {
+	case interrupt.StatusResolved:
+		_ = json.Unmarshal(o.Outcome, &rv) // a value without these members says less
+		summary = "Decided"
+		if o.Payload.Kind == interrupt.KindClarification {
+			summary = "Answered"
+		} else if verb, ok := outcomes[rv.Action]; ok {
+			summary = verb
+		}
+		if rv.DecidedBy != "" {
+			summary += " by " + rv.DecidedBy
+		}
+		fs = append(fs, Fact{"Outcome", summary})
+		if at, err := time.Parse(time.RFC3339, rv.DecidedAt); err == nil {
+			fs = append(fs, Fact{"Decided", when(at)})
+		}
+		if rv.Feedback != "" {
+			fs = append(fs, Fact{"Comment", rv.Feedback})
+		}
+	case interrupt.StatusExpired:
+		summary = "Expired without a decision"
+		fs = append(fs, Fact{"Outcome", summary})
+	case interrupt.StatusCancelled:
+		summary = "Cancelled: its run ended"
+		fs = append(fs, Fact{"Outcome", summary})
+	default:
+		return "", nil
+	}
+	if o.Payload.Kind == interrupt.KindApproval && len(o.Votes) > 1 {
+		for _, v := range o.Votes {
+			var vv struct {
+				Feedback string `json:"feedback"`
+			}
+			_ = json.Unmarshal(v.ResumeValue, &vv)
+			text := v.Principal + ": " + cmp.Or(outcomes[string(v.Action)], string(v.Action))
+			if vv.Feedback != "" {
+				text += ". " + vv.Feedback
+			}
+			fs = append(fs, Fact{"Vote", text})
+		}
+	}
+	return summary, fs
+}
+
+// outcomes say an approval's actions as what became of it.
+var outcomes = map[string]string{
+	string(interrupt.ActionAccept): "Accepted", string(interrupt.ActionReject): "Rejected",
+	string(interrupt.ActionEditAccept): "Accepted with edits", string(interrupt.ActionRefine): "Changes asked",
+	string(interrupt.ActionAsk): "Asked a question",
+}
+
 // ReadOnly is the page without a decision: an inspect link, a kind decided elsewhere, or an
-// interrupt no longer pending (status then says why, as the token surface would).
+// interrupt no longer pending (status then says why, as the token surface would, and the page
+// says what became of it).
 func ReadOnly(o host.Opened, status int, notice *Notice) View {
 	c := contentOf(o)
 	v := base(o, c)
 	v.Status, v.Notice = status, notice
+	if _, fs := Outcome(o); len(fs) > 0 {
+		v.Facts = append(v.Facts, fs...)
+	}
 	if v.Notice == nil {
 		switch {
 		case !o.CanResolve:

@@ -180,7 +180,7 @@ func (d *Deliverer) mailOutcome(ctx context.Context, s Subscription, e runlog.En
 	case outcome.Kind == interrupt.KindClarification:
 		what, headline = "Answered", "It was answered"
 	default:
-		if verb, ok := map[string]string{"accept": "accepted", "reject": "rejected", "edit": "accepted with edits", "refine": "sent back for changes"}[rv.Action]; ok {
+		if verb, ok := map[string]string{"accept": "accepted", "reject": "rejected", "edit-accept": "accepted with edits", "refine": "sent back for changes"}[rv.Action]; ok {
 			what, headline = cases(verb), "It was "+verb
 		}
 	}
