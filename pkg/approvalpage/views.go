@@ -108,6 +108,10 @@ var shown = map[string]bool{"title": true, "artifactType": true, "artifactId": t
 // facts lists what a reader needs to decide: the artifact, where in which run, the deadline, who
 // decides and where the count stands, then the rest of the data by label.
 func facts(o host.Opened, c content) (fs []Fact, blocks []Block) {
+	if !o.RequestedAt.IsZero() {
+		// Who asks, and when: the first thing a person wants to know of a request.
+		fs = append(fs, Fact{"Asked by", cmp.Or(o.RequestedBy, "the run "+o.RunID) + ", " + when(o.RequestedAt)})
+	}
 	if t := strings.TrimSpace(c.ArtifactType + " " + c.ArtifactID); t != "" {
 		fs = append(fs, Fact{"Artifact", t})
 	}

@@ -284,6 +284,9 @@ type Opened struct {
 	// Tally is an approval's count so far; Voted is the principal's counted vote, if any.
 	Tally interrupt.Tally
 	Voted *interrupt.Vote
+	// RequestedBy is who asked (the requesting principal), and RequestedAt when.
+	RequestedBy string
+	RequestedAt time.Time
 	// Outcome is the resume value once the interrupt is resolved: what was decided, by whom,
 	// when, with what comment. Votes are an approval's counted votes, in order.
 	Outcome json.RawMessage
@@ -320,7 +323,7 @@ func (t *Tokens) Open(ctx context.Context, raw string) (Opened, Grant, error) {
 		RunID: c.RunID, NodeID: in.NodeID, InterruptID: in.ID, Raw: in.Raw, Payload: in.Payload,
 		Status: in.StatusAt(h.now()), Principal: c.Sub, CanResolve: c.Intent == token.IntentResolve,
 		Deadline: in.Deadline, ExpiresAt: time.UnixMilli(c.ExpiresAt).UTC(), Tally: in.Tally(),
-		Outcome: in.ResumeValue, Votes: slices.Clone(in.Votes),
+		Outcome: in.ResumeValue, Votes: slices.Clone(in.Votes), RequestedBy: in.RequestedBy, RequestedAt: in.RequestedAt,
 	}
 	if c.Sub != "" {
 		o.Voted = in.Voted(c.Sub)
@@ -345,7 +348,7 @@ func (h *Host) OpenAs(ctx context.Context, p interrupt.Principal, runID, interru
 		RunID: runID, NodeID: in.NodeID, InterruptID: in.ID, Raw: in.Raw, Payload: in.Payload,
 		Status: in.StatusAt(h.now()), Principal: p.Subject, CanResolve: true,
 		Deadline: in.Deadline, Tally: in.Tally(), Voted: in.Voted(p.Voter()),
-		Outcome: in.ResumeValue, Votes: slices.Clone(in.Votes),
+		Outcome: in.ResumeValue, Votes: slices.Clone(in.Votes), RequestedBy: in.RequestedBy, RequestedAt: in.RequestedAt,
 	}
 	if _, err := h.pending(in); err != nil {
 		return o, err
