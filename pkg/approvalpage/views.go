@@ -26,6 +26,9 @@ func SignedIn(v View, principal, csrf, signOut string) View {
 		v.Form.CSRF = csrf
 	}
 	v.Footer = "You are signed in as " + principal + ": a decision here is recorded as yours. Opening this page changes nothing; only a button on it does."
+	if v.Form == nil {
+		v.Footer = "You are signed in as " + principal + ". This page decides nothing; opening it changes nothing."
+	}
 	v.SignOut = &SignOut{Action: signOut, CSRF: csrf}
 	return v
 }
@@ -119,10 +122,13 @@ func facts(o host.Opened, c content) (fs []Fact, blocks []Block) {
 	if !o.Deadline.IsZero() {
 		fs = append(fs, Fact{"Decide by", when(o.Deadline)})
 	}
+	decides := o.CanResolve && o.Refused == nil && o.Status == interrupt.StatusPending
 	switch {
-	case o.Principal != "":
+	case o.Principal != "" && decides:
 		fs = append(fs, Fact{"Deciding as", o.Principal})
-	case o.CanResolve:
+	case o.Principal != "":
+		fs = append(fs, Fact{"Opened as", o.Principal}) // read-only: nothing here is decided as them
+	case decides:
 		fs = append(fs, Fact{"Deciding as", "whoever holds this link (you will be asked your name)"})
 	}
 	if o.Payload.Kind == interrupt.KindApproval {

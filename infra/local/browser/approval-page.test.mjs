@@ -301,6 +301,9 @@ test('a link without a credential: the approver signs in and decides as itself; 
   await signIn(outsider.page, 'mallory', tenant);
   assert.deepEqual(await outsider.page.getByRole('button').allTextContents(), ['Not you? Sign out']);
   await assert.doesNotReject(outsider.page.getByText('You are not one of the approvers').waitFor());
+  // A read-only page says so: nothing on it is decided as her.
+  assert.equal(await outsider.page.locator('dt:has-text("Opened as") + dd').textContent(), 'mallory');
+  assert.ok(!(await outsider.page.content()).includes('a decision here is recorded as yours'), 'a read-only page promises no decision');
   await outsider.page.screenshot({ path: shots + 'signin-outsider.png', fullPage: true });
   const reloaded = await outsider.page.reload();
   assert.equal(reloaded.status(), 403);
