@@ -124,7 +124,7 @@ func TestApprovalPageShowsAndNeverWrites(t *testing.T) {
 	for _, want := range []string{
 		"Pay &lt;script&gt;alert(1)&lt;/script&gt; &amp; co", "invoice inv-&lt;b&gt;1&lt;/b&gt;", "&lt;img src=x onerror=alert(2)&gt;",
 		"&lt;/pre&gt;&lt;script&gt;alert(3)&lt;/script&gt;", "Deciding as", "alice", "0 of 2 needed", "alice, bob, carol",
-		"Asked by", "engine, ",
+		"Asked by", "engine, ", `<p class="reference">Run r1 · step approve</p>`,
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the page lacks %q", want)

@@ -58,6 +58,8 @@ type View struct {
 	Blocks []Block
 	Form   *Form
 	Footer string
+	// Reference names the request as the engine does (its run and step), in small print.
+	Reference string
 	// SignOut is a signed-in page's sign-out form.
 	SignOut *SignOut
 }

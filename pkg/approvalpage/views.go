@@ -118,7 +118,7 @@ func facts(o host.Opened, c content) (fs []Fact, blocks []Block) {
 	if t := strings.TrimSpace(c.ArtifactType + " " + c.ArtifactID); t != "" {
 		fs = append(fs, Fact{"Artifact", t})
 	}
-	fs = append(fs, Fact{"Run", o.RunID}, Fact{"Step", o.NodeID})
+
 	if !o.Deadline.IsZero() {
 		fs = append(fs, Fact{"Decide by", when(o.Deadline)})
 	}
@@ -192,7 +192,11 @@ func label(k string) string {
 func base(o host.Opened, c content) View {
 	kicker, title := heading(o, c)
 	fs, blocks := facts(o, c)
-	return View{Status: http.StatusOK, Title: title, Kicker: kicker, Heading: title, Facts: fs, Description: c.Description, Blocks: blocks, Footer: footer}
+	return View{
+		Status: http.StatusOK, Title: title, Kicker: kicker, Heading: title, Facts: fs, Description: c.Description, Blocks: blocks, Footer: footer,
+		// The engine's names, for whoever must find the request in its logs: in small print.
+		Reference: "Run " + o.RunID + " · step " + o.NodeID,
+	}
 }
 
 // Anonymous reports whether o's link cannot decide: it names nobody, and only named approvers
