@@ -267,20 +267,24 @@ func TestUnnamedLink(t *testing.T) {
 	}
 }
 
-// TestClarificationPage: questions become fields typed by their schemas; the answers resolve.
+// TestClarificationPage: questions become fields typed by their schemas (a boolean a yes-or-no
+// choice, an enum a list, the schema's description a hint); the answers resolve.
 func TestClarificationPage(t *testing.T) {
 	t.Parallel()
 	s := newStack(t)
-	s.mustRequest(t, "r1", "ask", `{"kind":"clarification","key":"c1","data":{"questions":[{"id":"address","question":"Ship to?","schema":{"type":"string","minLength":5}},{"id":"express","question":"Express?","schema":{"type":"boolean"}},{"id":"count","question":"How many?","schema":{"type":"integer","minimum":1}},{"id":"size","question":"Size?","schema":{"enum":["S","M","L"]}}]}}`)
+	s.mustRequest(t, "r1", "ask", `{"kind":"clarification","key":"c1","data":{"questions":[{"id":"address","question":"Ship to?","schema":{"type":"string","minLength":5}},{"id":"express","question":"Express?","schema":{"type":"boolean"}},{"id":"count","question":"How many?","schema":{"type":"integer","minimum":1}},{"id":"size","question":"Size?","schema":{"enum":["S","M","L"],"description":"Pick the one that fits"}}]}}`)
 	tok := s.mintOK(t, "r1", "ask", `{"intent":"resolve","principal":"alice"}`).Token
 	r := s.page(t, "GET", tok, nil)
 	body := string(r.Body)
-	for _, want := range []string{`type="checkbox" id="q-express"`, `type="number" step="any" id="q-count"`, `<select id="q-size"`, `type="text" id="q-address"`} {
+	for _, want := range []string{`type="radio" name="q.express" value="true"`, `type="radio" name="q.express" value="false"`, `type="number" step="any" id="q-count"`, `<select id="q-size"`, `type="text" id="q-address"`, "Size?", "Pick the one that fits"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the page lacks %s", want)
 		}
 	}
-	short := url.Values{"formKey": {"k1"}, "q.address": {"Rue"}, "q.count": {"2"}, "q.size": {"M"}}
+	if r := s.page(t, "POST", tok, url.Values{"formKey": {"k0"}, "q.address": {"1 Rue de Rivoli"}, "q.count": {"2"}, "q.size": {"M"}}); r.Status != 400 || !strings.Contains(string(r.Body), "must be yes or no") {
+		t.Errorf("no answer to a yes-or-no question: %d %s", r.Status, r.Body)
+	}
+	short := url.Values{"formKey": {"k1"}, "q.address": {"Rue"}, "q.express": {"false"}, "q.count": {"2"}, "q.size": {"M"}}
 	if r := s.page(t, "POST", tok, short); r.Status != 400 || !strings.Contains(string(r.Body), "Answers address: String length") {
 		t.Errorf("a short address: %d %s", r.Status, r.Body)
 	}

@@ -108,7 +108,8 @@ type ApprovalForm struct {
 // Question is one clarification question as a form field.
 type Question struct {
 	ID, Label, Hint string
-	// Input is "text", "number", "checkbox", "select" or "json", from the question's schema.
+	// Input is "text", "number", "yesno" (a boolean), "select" (an enum) or "json", from the
+	// question's schema: a choice is offered as choices.
 	Input   string
 	Options []string
 	Value   string

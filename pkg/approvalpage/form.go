@@ -39,7 +39,7 @@ func inputOf(schema json.RawMessage) (input string, options []string) {
 	}
 	switch s.Type {
 	case "boolean":
-		return "checkbox", nil
+		return "yesno", nil
 	case "number", "integer":
 		return "number", nil
 	case "string", nil:
@@ -52,14 +52,25 @@ func questions(o host.Opened, c content, posted url.Values) []Question {
 	var out []Question
 	for _, q := range o.Payload.Data.Questions {
 		input, options := inputOf(q.Schema)
-		hint := ""
+		// The schema's own words, where it has them: its title names the answer, its
+		// description says what is wanted.
+		var words struct {
+			Title       string `json:"title"`
+			Description string `json:"description"`
+		}
+		_ = json.Unmarshal(q.Schema, &words)
+		hint := words.Description
 		switch input {
 		case "json":
-			hint = "JSON"
+			hint = strings.TrimSpace(hint + " (JSON)")
 		case "number":
-			hint = "a number"
+			hint = strings.TrimSpace(hint + " (a number)")
 		}
-		out = append(out, Question{ID: q.ID, Label: c.question(q.ID), Hint: hint, Input: input, Options: options, Value: posted.Get("q." + q.ID)})
+		label := c.question(q.ID)
+		if words.Title != "" && !strings.Contains(label, words.Title) {
+			label = words.Title + ": " + label
+		}
+		out = append(out, Question{ID: q.ID, Label: label, Hint: hint, Input: input, Options: options, Value: posted.Get("q." + q.ID)})
 	}
 	return out
 }
@@ -147,8 +158,12 @@ func answers(o host.Opened, form url.Values) (json.RawMessage, []interrupt.Field
 		input, _ := inputOf(q.Schema)
 		var v json.RawMessage
 		switch input {
-		case "checkbox":
-			v = json.RawMessage(strconv.FormatBool(raw == "true"))
+		case "yesno":
+			if raw != "true" && raw != "false" {
+				fields = append(fields, interrupt.FieldError{Path: "/resumeValue/answers/" + q.ID, Message: "must be yes or no"})
+				continue
+			}
+			v = json.RawMessage(raw)
 		case "number":
 			f, err := strconv.ParseFloat(strings.TrimSpace(raw), 64)
 			if err != nil {
