@@ -667,3 +667,30 @@ func TestAClosedPageSaysWhatHappened(t *testing.T) {
 		}
 	}
 }
+
+// TestTheDataReadsAsFields: an artifact's data is laid out for people: its plain members as
+// labelled fields, a nested object as a section, a list of records as a table with a column per
+// member; the JSON itself only behind a disclosure; every value escaped.
+func TestTheDataReadsAsFields(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	s.mustRequest(t, "r1", "approve", `{"kind":"approval","key":"k","data":{"artifactId":"inv-7","artifactType":"invoice","title":"Pay","actions":["accept"],"artifactData":{"amount":1200.5,"currency":"EUR","supplier":{"name":"ACME <b>","vatNumber":"FR1"},"lines":[{"sku":"A-1","qty":2},{"sku":"A-2","qty":1,"note":"rush"}]}}}`)
+	tok := s.mintOK(t, "r1", "approve", `{"intent":"inspect"}`).Token
+	r := s.page(t, "GET", tok, nil)
+	body := string(r.Body)
+	doc(t, r)
+	for _, want := range []string{
+		"<h2>Details</h2>", "<dt>Amount</dt><dd>1200.5</dd>", "<dt>Currency</dt><dd>EUR</dd>",
+		"<h2>Supplier</h2>", "<dt>Name</dt><dd>ACME &lt;b&gt;</dd>", "<dt>Vat number</dt><dd>FR1</dd>",
+		"<h2>Lines</h2>", `<th scope="col">Sku</th><th scope="col">Qty</th><th scope="col">Note</th>`,
+		"<tr><td>A-1</td><td>2</td><td></td></tr>", "<tr><td>A-2</td><td>1</td><td>rush</td></tr>",
+		`<details class="raw"><summary>The data as JSON</summary>`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the page lacks %s", want)
+		}
+	}
+	if strings.Contains(body, "<h2>Data</h2>") {
+		t.Error("the data is still a JSON block")
+	}
+}

@@ -54,10 +54,15 @@ type View struct {
 	Facts   []Fact
 	// Description is the approval's own text, shown as written.
 	Description string
-	// Blocks are JSON values shown formatted (an artifact's data, a custom payload).
+	// Blocks are JSON values shown formatted (a custom payload, data of no simpler shape).
 	Blocks []Block
-	Form   *Form
-	Footer string
+	// Sections are the artifact's data as a person reads it: its fields by label, a list of
+	// records as a table, each nested object a section of its own. Raw is the same data as
+	// JSON, behind a disclosure, for whoever needs it exact.
+	Sections []Section
+	Raw      string
+	Form     *Form
+	Footer   string
 	// Reference names the request as the engine does (its run and step), in small print.
 	Reference string
 	// SignOut is a signed-in page's sign-out form.
@@ -81,6 +86,19 @@ type Fact struct{ Label, Value string }
 
 // Block is a labelled JSON value.
 type Block struct{ Label, Text string }
+
+// Section is one part of an artifact's data: its fields, or a table of its records.
+type Section struct {
+	Title string
+	Facts []Fact
+	Table *Table
+}
+
+// Table is a list of records: a column per member, in the order the records first name them.
+type Table struct {
+	Columns []string
+	Rows    [][]string
+}
 
 // Form is the decision the page offers, if any.
 type Form struct {

@@ -1,6 +1,7 @@
 package approvalpage
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"fmt"
@@ -142,7 +143,7 @@ func facts(o host.Opened, c content) (fs []Fact, blocks []Block) {
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(c.members)) {
-		if shown[k] {
+		if shown[k] || k == "artifactData" {
 			continue
 		}
 		v := c.members[k]
@@ -160,6 +161,130 @@ func facts(o host.Opened, c content) (fs []Fact, blocks []Block) {
 		}
 	}
 	return fs, blocks
+}
+
+// sections lay an artifact's data out for people (View.Sections): an object's plain members as
+// facts, each member that is an object a section of its own, each list of objects a table.
+// Anything deeper is shown as compact JSON in its cell. Data that is no object gives none.
+func sections(data json.RawMessage) []Section {
+	members, order := object(data)
+	if members == nil {
+		return nil
+	}
+	top := Section{Title: "Details"}
+	var rest []Section
+	for _, k := range order {
+		v := members[k]
+		switch {
+		case isObject(v):
+			sub, subOrder := object(v)
+			sec := Section{Title: label(k)}
+			for _, sk := range subOrder {
+				sec.Facts = append(sec.Facts, Fact{label(sk), cell(sub[sk])})
+			}
+			rest = append(rest, sec)
+		case isListOfObjects(v):
+			rest = append(rest, Section{Title: label(k), Table: table(v)})
+		default:
+			top.Facts = append(top.Facts, Fact{label(k), cell(v)})
+		}
+	}
+	if len(top.Facts) > 0 {
+		rest = append([]Section{top}, rest...)
+	}
+	return rest
+}
+
+// object is a JSON object's members and their order, or nil.
+func object(raw json.RawMessage) (map[string]json.RawMessage, []string) {
+	var m map[string]json.RawMessage
+	if !isObject(raw) || json.Unmarshal(raw, &m) != nil {
+		return nil, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	var order []string
+	if _, err := dec.Token(); err != nil { // {
+		return nil, nil
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, nil
+		}
+		k, _ := t.(string)
+		order = append(order, k)
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return nil, nil
+		}
+	}
+	return m, slices.Compact(order)
+}
+
+func isObject(v json.RawMessage) bool {
+	v = bytes.TrimSpace(v)
+	return len(v) > 0 && v[0] == '{'
+}
+
+func isListOfObjects(v json.RawMessage) bool {
+	var list []json.RawMessage
+	if json.Unmarshal(v, &list) != nil || len(list) == 0 {
+		return false
+	}
+	for _, e := range list {
+		if !isObject(e) {
+			return false
+		}
+	}
+	return true
+}
+
+// table is a list of objects as rows, a column per member in first-named order.
+func table(v json.RawMessage) *Table {
+	var list []json.RawMessage
+	_ = json.Unmarshal(v, &list)
+	t := &Table{}
+	rows := make([]map[string]json.RawMessage, len(list))
+	for i, e := range list {
+		m, order := object(e)
+		rows[i] = m
+		for _, k := range order {
+			if !slices.Contains(t.Columns, k) {
+				t.Columns = append(t.Columns, k)
+			}
+		}
+	}
+	for _, m := range rows {
+		row := make([]string, len(t.Columns))
+		for j, k := range t.Columns {
+			if raw, ok := m[k]; ok {
+				row[j] = cell(raw)
+			}
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	for j, k := range t.Columns {
+		t.Columns[j] = label(k)
+	}
+	return t
+}
+
+// cell is a JSON value as text: a string as itself, a list of strings joined, a number or a
+// boolean as written, anything else compact JSON.
+func cell(v json.RawMessage) string {
+	var s string
+	var list []string
+	switch {
+	case json.Unmarshal(v, &s) == nil:
+		return s
+	case json.Unmarshal(v, &list) == nil:
+		return strings.Join(list, ", ")
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, v) != nil {
+		return string(v)
+	}
+	return b.String()
 }
 
 // labels name the protocol's data fields for people; others are spelled out from their name.
@@ -192,11 +317,19 @@ func label(k string) string {
 func base(o host.Opened, c content) View {
 	kicker, title := heading(o, c)
 	fs, blocks := facts(o, c)
-	return View{
+	v := View{
 		Status: http.StatusOK, Title: title, Kicker: kicker, Heading: title, Facts: fs, Description: c.Description, Blocks: blocks, Footer: footer,
 		// The engine's names, for whoever must find the request in its logs: in small print.
 		Reference: "Run " + o.RunID + " · step " + o.NodeID,
 	}
+	if data, ok := c.members["artifactData"]; ok {
+		if v.Sections = sections(data); v.Sections != nil {
+			v.Raw = pretty(data)
+		} else {
+			v.Blocks = append(v.Blocks, Block{label("artifactData"), pretty(data)})
+		}
+	}
+	return v
 }
 
 // Anonymous reports whether o's link cannot decide: it names nobody, and only named approvers
