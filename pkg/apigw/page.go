@@ -117,7 +117,7 @@ func (a *API) decide(o host.Opened, form url.Values, req events.APIGatewayV2HTTP
 	}
 	if len(fields) > 0 {
 		err := interrupt.Invalid("the decision is not acceptable", fields...)
-		return approvalpage.Decide(o, cmp.Or(key, formKey()), form, approvalpage.Mistakes(fields, "")), err
+		return approvalpage.Decide(o, cmp.Or(key, formKey()), form, approvalpage.Mistakes(o, fields, "")), err
 	}
 	var idem *host.Idempotency
 	if key != "" {
@@ -128,7 +128,7 @@ func (a *API) decide(o host.Opened, form url.Values, req events.APIGatewayV2HTTP
 	switch {
 	case err == nil:
 	case errors.As(err, &e) && e.Code == interrupt.CodeValidation:
-		return approvalpage.Decide(o, cmp.Or(key, formKey()), form, approvalpage.Mistakes(e.Fields, e.Message)), err
+		return approvalpage.Decide(o, cmp.Or(key, formKey()), form, approvalpage.Mistakes(o, e.Fields, e.Message)), err
 	case errors.As(err, &e) && e.Code == interrupt.CodeIdempotencyReuse:
 		return approvalpage.ReadOnly(o, http.StatusUnprocessableEntity, &approvalpage.Notice{Kind: "error", Text: "This form was already sent with another decision; the first one counts. Open the link again to see where the request stands."}), err
 	default:

@@ -285,7 +285,7 @@ func TestClarificationPage(t *testing.T) {
 		t.Errorf("no answer to a yes-or-no question: %d %s", r.Status, r.Body)
 	}
 	short := url.Values{"formKey": {"k1"}, "q.address": {"Rue"}, "q.express": {"false"}, "q.count": {"2"}, "q.size": {"M"}}
-	if r := s.page(t, "POST", tok, short); r.Status != 400 || !strings.Contains(string(r.Body), "Answers address: String length") {
+	if r := s.page(t, "POST", tok, short); r.Status != 400 || !strings.Contains(string(r.Body), "Ship to? must be at least 5 characters") {
 		t.Errorf("a short address: %d %s", r.Status, r.Body)
 	}
 	good := url.Values{"formKey": {"k2"}, "q.address": {"1 Rue de Rivoli"}, "q.express": {"true"}, "q.count": {"2"}, "q.size": {"M"}}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -193,16 +194,63 @@ func answers(o host.Opened, form url.Values) (json.RawMessage, []interrupt.Field
 	return b, nil
 }
 
-// Mistakes is the notice of a refused decision: each field's message, in words.
-func Mistakes(fields []interrupt.FieldError, detail string) *Notice {
-	n := &Notice{Kind: "error", Text: cmp.Or(detail, "Please check your decision.")}
+// Mistakes is the notice of a refused decision of o: each field's message in plain words, under
+// the name the page gives the field (a question's text, for an answer); detail when no field
+// says what was wrong.
+func Mistakes(o host.Opened, fields []interrupt.FieldError, detail string) *Notice {
+	n := &Notice{Kind: "error", Text: "Please check what you entered."}
+	if len(fields) == 0 && detail != "" {
+		n.Text = detail
+	}
+	c := contentOf(o)
 	for _, f := range fields {
 		where := strings.TrimPrefix(strings.TrimPrefix(f.Path, "/resumeValue"), "/")
-		if where == "" {
-			n.Items = append(n.Items, f.Message)
-			continue
+		msg := plainly(f.Message)
+		switch {
+		case where == "":
+			n.Items = append(n.Items, msg)
+		case strings.HasPrefix(where, "answers/"):
+			id := strings.SplitN(strings.TrimPrefix(where, "answers/"), "/", 2)[0]
+			n.Items = append(n.Items, fmt.Sprintf("%s %s", c.question(id), msg))
+		default:
+			n.Items = append(n.Items, fmt.Sprintf("%s: %s", label(strings.ReplaceAll(where, "/", " ")), msg))
 		}
-		n.Items = append(n.Items, fmt.Sprintf("%s: %s", label(strings.ReplaceAll(where, "/", " ")), f.Message))
 	}
 	return n
+}
+
+// The schema validator's messages, said plainly.
+var plainWords = []struct {
+	re   *regexp.Regexp
+	says string
+}{
+	{regexp.MustCompile(`^String length must be greater than or equal to (\d+)$`), "must be at least $1 characters"},
+	{regexp.MustCompile(`^String length must be less than or equal to (\d+)$`), "must be at most $1 characters"},
+	{regexp.MustCompile(`^Must be greater than or equal to (\S+)$`), "must be $1 or more"},
+	{regexp.MustCompile(`^Must be less than or equal to (\S+)$`), "must be $1 or less"},
+	{regexp.MustCompile(`^Does not match pattern '.*'$`), "is not in the expected form"},
+	{regexp.MustCompile(`^Must be one of the following: (.*)$`), "must be one of $1"},
+	{regexp.MustCompile(`^(\S+) is required$`), "$1 is needed"},
+}
+
+// expectedType finds the type named by the validator's "Invalid type" message.
+var expectedType = regexp.MustCompile(`^Invalid type\. Expected: (\w+), given: \w+$`)
+
+// typeWords names a JSON Schema type as a person would.
+var typeWords = map[string]string{
+	"string": "text", "integer": "a whole number", "number": "a number", "boolean": "yes or no",
+	"array": "a list", "object": "a group of fields", "null": "empty",
+}
+
+// plainly is a validation message in plain words, where it has a plainer form.
+func plainly(msg string) string {
+	if m := expectedType.FindStringSubmatch(msg); m != nil && typeWords[m[1]] != "" {
+		return "must be " + typeWords[m[1]]
+	}
+	for _, p := range plainWords {
+		if p.re.MatchString(msg) {
+			return p.re.ReplaceAllString(msg, p.says)
+		}
+	}
+	return msg
 }

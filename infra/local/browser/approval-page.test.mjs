@@ -223,7 +223,7 @@ test('a clarification is answered field by field', async () => {
   });
   const { context, page, problems } = await open(url);
   await page.getByLabel('Which address should we ship to?').fill('1 Rue de Rivoli, Paris');
-  await page.getByLabel('Express delivery?').check();
+  await page.getByRole('group', { name: 'Express delivery?' }).getByLabel('Yes').check();
   await page.getByLabel(/^How many boxes/).fill('3');
   await page.screenshot({ path: shots + 'clarification-page.png', fullPage: true });
   await page.getByRole('button', { name: 'Send answers' }).click();
