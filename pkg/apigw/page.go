@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -57,8 +56,11 @@ func pageCrash() events.APIGatewayV2HTTPResponse {
 
 // pageByToken serves /approve/{token}.
 func (a *API) pageByToken(ctx context.Context, c *call) (events.APIGatewayV2HTTPResponse, error) {
-	v, err := a.page(ctx, c)
-	return pageResponse(v, isHead(c)), err
+	v, recorded, err := a.page(ctx, c)
+	if recorded != "" {
+		return seeThePage(c, c.req.PathParameters["token"], recorded), nil
+	}
+	return withRecordedCleared(c, pageResponse(v, isHead(c))), err
 }
 
 // pageSignedIn serves /approve/{runId}/{interruptId}.
@@ -68,36 +70,98 @@ func (a *API) pageSignedIn(ctx context.Context, c *call) (events.APIGatewayV2HTT
 
 func isHead(c *call) bool { return c.req.RequestContext.HTTP.Method == http.MethodHead }
 
-func (a *API) page(ctx context.Context, c *call) (approvalpage.View, error) {
+// page is the token page's view, or the action a POST recorded.
+func (a *API) page(ctx context.Context, c *call) (approvalpage.View, string, error) {
 	o, grant, err := a.tokens.Open(ctx, c.req.PathParameters["token"])
 	c.runID, c.nodeID = grant.Caller.RunID, grant.Caller.NodeID
 	if !o.Found() {
-		return problemPage(err), err
+		return problemPage(err), "", err
 	}
 	if c.req.RequestContext.HTTP.Method != http.MethodPost {
-		if err != nil {
-			return approvalpage.ReadOnly(o, statusFor(err), closedNotice(o, err)), err
-		}
-		return approvalpage.Decide(o, formKey(), nil, nil), nil
+		v, err := shown(c, o, err)
+		return v, "", err
 	}
 	if !o.CanResolve {
 		err := interrupt.Errorf(interrupt.CodeForbidden, "an inspect token cannot resolve")
-		return approvalpage.ReadOnly(o, http.StatusForbidden, &approvalpage.Notice{Kind: "error", Text: "This link lets you read the request, not decide it."}), err
+		return approvalpage.ReadOnly(o, http.StatusForbidden, &approvalpage.Notice{Kind: "error", Text: "This link lets you read the request, not decide it."}), "", err
 	}
 	if err := undecidable(o); err != nil {
-		return approvalpage.ReadOnly(o, http.StatusBadRequest, nil), err
+		return approvalpage.ReadOnly(o, http.StatusBadRequest, nil), "", err
 	}
 	if approvalpage.Anonymous(o) {
 		err := interrupt.Errorf(interrupt.CodeNotEligible, "a link without principal cannot vote on an approval with named approvers")
-		return approvalpage.ReadOnly(o, http.StatusForbidden, approvalpage.AnonymousNotice), err
+		return approvalpage.ReadOnly(o, http.StatusForbidden, approvalpage.AnonymousNotice), "", err
 	}
 	form, err := readForm(c.req)
 	if err != nil {
-		return problemPage(err), err
+		return problemPage(err), "", err
 	}
 	return a.decide(o, form, c.req, func(value []byte, idem *host.Idempotency) (host.Resolution, error) {
 		return a.host.ResolveByToken(ctx, grant, value, idem)
 	})
+}
+
+// shown is the page a GET or HEAD of o shows, err being why o cannot be decided now, if it
+// cannot: its form, or o read-only with what became of it. A browser sent back after its own
+// decision (Post/Redirect/Get) is told what was recorded, as o's state shows it.
+func shown(c *call, o host.Opened, err error) (approvalpage.View, error) {
+	if action := recordedAction(c.req); action != "" {
+		if n := approvalpage.Recorded(o, action); n != nil {
+			if err != nil {
+				return approvalpage.ReadOnly(o, http.StatusOK, n), nil
+			}
+			v := approvalpage.Decide(o, formKey(), nil, nil)
+			v.Notice = n
+			return v, nil
+		}
+	}
+	if err != nil {
+		return approvalpage.ReadOnly(o, statusFor(err), closedNotice(o, err)), err
+	}
+	return approvalpage.Decide(o, formKey(), nil, nil), nil
+}
+
+// After a decision is recorded, the page answers 303 See Other to itself (Post/Redirect/Get): a
+// refresh then reads the page again and records nothing, and the back button resends no form.
+// What was recorded rides the redirect in recordedCookie, scoped to the page's own path and
+// read and cleared by its next GET; the page then says what was recorded from the state it
+// reads (approvalpage.Recorded), never from the cookie alone, so a cookie that does not match
+// the state says nothing.
+const recordedCookie = "__Secure-ih-recorded"
+
+// recordedActions are the values recordedCookie may hold: an approval's actions, and a
+// clarification's answers.
+var recordedActions = map[string]bool{
+	string(interrupt.ActionAccept): true, string(interrupt.ActionReject): true, string(interrupt.ActionRefine): true,
+	string(interrupt.ActionEditAccept): true, string(interrupt.ActionAsk): true, approvalpage.Answered: true,
+}
+
+// seeThePage is the answer to a POST that recorded action: 303 to the page (self is its last
+// path segment, so the redirect stays under the base and stage the page was reached at), with
+// recordedCookie set for it.
+func seeThePage(c *call, self, action string) events.APIGatewayV2HTTPResponse {
+	cookie := http.Cookie{Name: recordedCookie, Value: action, Path: c.req.RawPath, MaxAge: 60, Secure: true, HttpOnly: true, SameSite: http.SameSiteLaxMode}
+	return redirect("./"+self, cookie.String())
+}
+
+// recordedAction is the action recordedCookie names on req, if it names one.
+func recordedAction(req events.APIGatewayV2HTTPRequest) string {
+	for _, raw := range req.Cookies {
+		name, value, _ := strings.Cut(raw, "=")
+		if strings.TrimSpace(name) == recordedCookie && recordedActions[value] {
+			return value
+		}
+	}
+	return ""
+}
+
+// withRecordedCleared clears the recordedCookie the request brought, once its page was shown.
+func withRecordedCleared(c *call, resp events.APIGatewayV2HTTPResponse) events.APIGatewayV2HTTPResponse {
+	if recordedAction(c.req) != "" && c.req.RequestContext.HTTP.Method != http.MethodPost {
+		cookie := http.Cookie{Name: recordedCookie, Path: c.req.RawPath, MaxAge: -1, Secure: true, HttpOnly: true, SameSite: http.SameSiteLaxMode}
+		resp.Cookies = append(resp.Cookies, cookie.String())
+	}
+	return resp
 }
 
 // undecidable refuses a decision on a kind the page does not decide.
@@ -108,8 +172,10 @@ func undecidable(o host.Opened) error {
 	return interrupt.Invalid("this interrupt is not decided on the approval page")
 }
 
-// decide records the decision a page's form posted, through resolve, and renders the outcome.
-func (a *API) decide(o host.Opened, form url.Values, req events.APIGatewayV2HTTPRequest, resolve func([]byte, *host.Idempotency) (host.Resolution, error)) (approvalpage.View, error) {
+// decide records the decision a page's form posted, through resolve, and answers the action
+// recorded (approvalpage.Answered for a clarification's answers), or the page that says why
+// nothing was.
+func (a *API) decide(o host.Opened, form url.Values, req events.APIGatewayV2HTTPRequest, resolve func([]byte, *host.Idempotency) (host.Resolution, error)) (approvalpage.View, string, error) {
 	key := form.Get("formKey")
 	value, fields := approvalpage.Decision(o, form, a.host.Now())
 	if len(fields) == 0 {
@@ -117,29 +183,27 @@ func (a *API) decide(o host.Opened, form url.Values, req events.APIGatewayV2HTTP
 	}
 	if len(fields) > 0 {
 		err := interrupt.Invalid("the decision is not acceptable", fields...)
-		return approvalpage.Decide(o, cmp.Or(key, formKey()), form, approvalpage.Mistakes(o, fields, "")), err
+		return approvalpage.Decide(o, cmp.Or(key, formKey()), form, approvalpage.Mistakes(o, fields, "")), "", err
 	}
 	var idem *host.Idempotency
 	if key != "" {
 		idem = &host.Idempotency{Key: formIdempotencyKey(o, key), Fingerprint: formFingerprint(req, form)}
 	}
-	res, err := resolve(value, idem)
+	_, err := resolve(value, idem)
 	var e *interrupt.Error
 	switch {
 	case err == nil:
 	case errors.As(err, &e) && e.Code == interrupt.CodeValidation:
-		return approvalpage.Decide(o, cmp.Or(key, formKey()), form, approvalpage.Mistakes(o, e.Fields, e.Message)), err
+		return approvalpage.Decide(o, cmp.Or(key, formKey()), form, approvalpage.Mistakes(o, e.Fields, e.Message)), "", err
 	case errors.As(err, &e) && e.Code == interrupt.CodeIdempotencyReuse:
-		return approvalpage.ReadOnly(o, http.StatusUnprocessableEntity, &approvalpage.Notice{Kind: "error", Text: "This form was already sent with another decision; the first one counts. Open the link again to see where the request stands."}), err
+		return approvalpage.ReadOnly(o, http.StatusUnprocessableEntity, &approvalpage.Notice{Kind: "error", Text: "This form was already sent with another decision; the first one counts. Open the link again to see where the request stands."}), "", err
 	default:
-		return approvalpage.ReadOnly(o, statusFor(err), closedNotice(o, err)), err
+		return approvalpage.ReadOnly(o, statusFor(err), closedNotice(o, err)), "", err
 	}
-	if res.Replay != nil {
-		if err := json.Unmarshal(res.Replay, &res); err != nil {
-			return problemPage(err), err
-		}
+	if o.Payload.Kind == interrupt.KindApproval {
+		return approvalpage.View{}, form.Get("action"), nil
 	}
-	return approvalpage.Done(o, form.Get("action"), res), nil
+	return approvalpage.View{}, approvalpage.Answered, nil
 }
 
 // signedInPage serves /approve/{runId}/{interruptId}: without a session it starts a sign-in that
@@ -173,8 +237,11 @@ func (a *API) signedInPage(ctx context.Context, c *call, head bool) (events.APIG
 	if err != nil {
 		return pageResponse(problemPage(err), head), err
 	}
-	v, err := a.signedInView(ctx, c, p, interruptID, func(form url.Values) bool { return a.signIn.CheckCSRF(ctx, s, form.Get("csrf")) })
-	return pageResponse(approvalpage.SignedIn(v, s.Subject, csrf, signOutFromPage), head), err
+	v, recorded, err := a.signedInView(ctx, c, p, interruptID, func(form url.Values) bool { return a.signIn.CheckCSRF(ctx, s, form.Get("csrf")) })
+	if recorded != "" {
+		return seeThePage(c, interruptID, recorded), nil
+	}
+	return withRecordedCleared(c, pageResponse(approvalpage.SignedIn(v, s.Subject, csrf, signOutFromPage), head)), err
 }
 
 // signOutFromPage is POST /signin/signout relative to a signed-in page (/approve/{runId}/
@@ -209,29 +276,30 @@ func (a *API) signOut(ctx context.Context, c *call) (events.APIGatewayV2HTTPResp
 	return resp, nil
 }
 
-func (a *API) signedInView(ctx context.Context, c *call, p interrupt.Principal, interruptID string, fromPage func(url.Values) bool) (approvalpage.View, error) {
+func (a *API) signedInView(ctx context.Context, c *call, p interrupt.Principal, interruptID string, fromPage func(url.Values) bool) (approvalpage.View, string, error) {
 	o, err := a.host.OpenAs(ctx, p, c.runID, interruptID)
 	c.nodeID = o.NodeID
 	switch {
 	case !o.Found():
-		return problemPage(err), err
-	case err != nil:
-		return approvalpage.ReadOnly(o, statusFor(err), closedNotice(o, err)), err
-	case o.Refused != nil:
-		return approvalpage.ReadOnly(o, statusFor(o.Refused), closedNotice(o, o.Refused)), o.Refused
+		return problemPage(err), "", err
 	case c.req.RequestContext.HTTP.Method != http.MethodPost:
-		return approvalpage.Decide(o, formKey(), nil, nil), nil
+		v, err := shown(c, o, cmp.Or(err, o.Refused))
+		return v, "", err
+	case err != nil:
+		return approvalpage.ReadOnly(o, statusFor(err), closedNotice(o, err)), "", err
+	case o.Refused != nil:
+		return approvalpage.ReadOnly(o, statusFor(o.Refused), closedNotice(o, o.Refused)), "", o.Refused
 	}
 	if err := undecidable(o); err != nil {
-		return approvalpage.ReadOnly(o, http.StatusBadRequest, nil), err
+		return approvalpage.ReadOnly(o, http.StatusBadRequest, nil), "", err
 	}
 	form, err := readForm(c.req)
 	if err != nil {
-		return problemPage(err), err
+		return problemPage(err), "", err
 	}
 	if !fromPage(form) {
 		err := interrupt.Errorf(interrupt.CodeForbidden, "the form does not carry this session's CSRF token")
-		return approvalpage.ReadOnly(o, http.StatusForbidden, &approvalpage.Notice{Kind: "error", Text: "This form was not sent from this page; nothing was recorded. Open the link again and decide there."}), err
+		return approvalpage.ReadOnly(o, http.StatusForbidden, &approvalpage.Notice{Kind: "error", Text: "This form was not sent from this page; nothing was recorded. Open the link again and decide there."}), "", err
 	}
 	return a.decide(o, form, c.req, func(value []byte, idem *host.Idempotency) (host.Resolution, error) {
 		return a.host.ResolveInterrupt(ctx, p, c.runID, interruptID, value, idem)

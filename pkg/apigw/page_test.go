@@ -31,13 +31,37 @@ import (
 // hostile is an approval whose every string tries to be markup.
 const hostile = `{"kind":"approval","key":"k-page","timeoutMs":3600000,"data":{"artifactId":"inv-<b>1</b>","artifactType":"invoice","title":"Pay <script>alert(1)</script> & co","description":"Line one\n<img src=x onerror=alert(2)>","artifactData":{"amount":12400,"note":"</pre><script>alert(3)</script>"},"actions":["accept","reject","refine","edit-accept","ask"],"requiredApprovals":2,"approversList":["alice","bob","carol"]}}`
 
-func (s *stack) page(t *testing.T, method, tok string, form url.Values) response {
+func (s *stack) page(t *testing.T, method, tok string, form url.Values, cookies ...string) response {
 	t.Helper()
-	c := call{route: method + " /approve/{token}", params: map[string]string{"token": tok}}
+	c := call{route: method + " /approve/{token}", params: map[string]string{"token": tok}, rawPath: "/approve/" + tok, cookies: cookies}
 	if form != nil {
 		c.body, c.ctype = form.Encode(), "application/x-www-form-urlencoded"
 	}
 	return invoke(t, s.fn("approval-page"), c)
+}
+
+// decide posts form on tok's page as a browser does: a recorded decision answers 303 to the
+// page itself with the recorded cookie (scoped to the page, HttpOnly, Secure, SameSite=Lax,
+// a minute), and the answer is the GET the browser then makes, which clears the cookie. A
+// refused decision's page is answered as it is.
+func (s *stack) decide(t *testing.T, tok string, form url.Values) response {
+	t.Helper()
+	r := s.page(t, "POST", tok, form)
+	if r.Status != http.StatusSeeOther {
+		return r
+	}
+	if r.Headers["Location"] != "./"+tok || len(r.Cookies) != 1 || len(r.Body) != 0 {
+		t.Fatalf("the redirect after a decision: %d %v %v %q", r.Status, r.Headers, r.Cookies, r.Body)
+	}
+	set, err := http.ParseSetCookie(r.Cookies[0])
+	if err != nil || set.Path != "/approve/"+tok || !set.Secure || !set.HttpOnly || set.SameSite != http.SameSiteLaxMode || set.MaxAge != 60 {
+		t.Fatalf("the recorded cookie: %q %v", r.Cookies[0], err)
+	}
+	g := s.page(t, "GET", tok, nil, set.Name+"="+set.Value)
+	if len(g.Cookies) != 1 || !strings.Contains(g.Cookies[0], "Max-Age=0") || !strings.Contains(g.Cookies[0], "Path=/approve/"+tok) {
+		t.Errorf("the page after a decision does not clear the recorded cookie: %v", g.Cookies)
+	}
+	return g
 }
 
 // doc parses a page, failing on anything a browser would run: a script element, an event
@@ -150,11 +174,11 @@ func TestApprovalPageDecides(t *testing.T) {
 
 	key := formKeyRE.FindStringSubmatch(string(s.page(t, "GET", alice, nil).Body))[1]
 	form := url.Values{"formKey": {key}, "action": {"accept"}, "feedback": {"Fine <by> me"}}
-	first := s.page(t, "POST", alice, form)
-	if first.Status != 200 || !strings.Contains(string(first.Body), "Your vote (accept) was recorded") {
+	first := s.decide(t, alice, form)
+	if first.Status != 200 || !strings.Contains(string(first.Body), "Your vote (accept) was recorded") || len(buttons(doc(t, first))) != 0 {
 		t.Fatalf("accept: %d %s", first.Status, first.Body)
 	}
-	again := s.page(t, "POST", alice, form)
+	again := s.decide(t, alice, form)
 	if again.Status != 200 || !strings.Contains(string(again.Body), "Your vote (accept) was recorded") {
 		t.Errorf("the same form again: %d %s", again.Status, again.Body)
 	}
@@ -175,8 +199,12 @@ func TestApprovalPageDecides(t *testing.T) {
 		t.Errorf("invalid edit: %d %s", r.Status, r.Body)
 	}
 	edit := url.Values{"formKey": {"k-bob-2"}, "action": {"edit-accept"}, "editedArtifactData": {`{"amount": 12000}`}}
-	if r := s.page(t, "POST", bob, edit); r.Status != 200 || !strings.Contains(string(r.Body), "it decides the approval") {
+	if r := s.decide(t, bob, edit); r.Status != 200 || !strings.Contains(string(r.Body), "Your decision (edit-accept) was recorded, and it decided the approval") || !strings.Contains(string(r.Body), "Accepted with edits by bob") {
 		t.Fatalf("edit-accept: %d %s", r.Status, r.Body)
+	}
+	// A recorded cookie the state does not bear out says nothing: carol did not accept.
+	if r := s.page(t, "GET", carol, nil, "__Secure-ih-recorded=accept"); r.Status != 409 || strings.Contains(string(r.Body), "was recorded") {
+		t.Errorf("carol's page with a recorded cookie of her own making: %d %s", r.Status, r.Body)
 	}
 	commits := s.commits(t, "acme", "r1")
 	last := string(commits[len(commits)-1].Events[1].Payload)
@@ -257,8 +285,8 @@ func TestUnnamedLink(t *testing.T) {
 	if after := s.items(t); after != before {
 		t.Errorf("refusals wrote: %s, then %s", before, after)
 	}
-	r := s.page(t, "POST", tok, url.Values{"formKey": {"k1"}, "action": {"accept"}, "decidedBy": {"Dan <dan@example.com>"}})
-	if r.Status != 200 || !strings.Contains(string(r.Body), "it decides the approval") {
+	r := s.decide(t, tok, url.Values{"formKey": {"k1"}, "action": {"accept"}, "decidedBy": {"Dan <dan@example.com>"}})
+	if r.Status != 200 || !strings.Contains(string(r.Body), "it decided the approval") {
 		t.Fatalf("accept: %d %s", r.Status, r.Body)
 	}
 	commits := s.commits(t, "acme", "r1")
@@ -289,7 +317,7 @@ func TestClarificationPage(t *testing.T) {
 		t.Errorf("a short address: %d %s", r.Status, r.Body)
 	}
 	good := url.Values{"formKey": {"k2"}, "q.address": {"1 Rue de Rivoli"}, "q.express": {"true"}, "q.count": {"2"}, "q.size": {"M"}}
-	if r := s.page(t, "POST", tok, good); r.Status != 200 {
+	if r := s.decide(t, tok, good); r.Status != 200 || !strings.Contains(string(r.Body), "Your answers were recorded") || !strings.Contains(string(r.Body), "Answered") {
 		t.Fatalf("answers: %d %s", r.Status, r.Body)
 	}
 	commits := s.commits(t, "acme", "r1")
@@ -328,6 +356,9 @@ func FuzzApprovalPage(f *testing.F) {
 		r := invoke(t, s.fn("approval-page"), call{route: method + " /approve/{token}", params: map[string]string{"token": tok}, body: body, ctype: cmp.Or(ctype, "-")})
 		if r.Status >= 500 {
 			t.Fatalf("answered %d: %s", r.Status, r.Body)
+		}
+		if r.Status == http.StatusSeeOther && method == "POST" && r.Headers["Location"] == "./"+tok {
+			return // a decision recorded: the browser is sent back to the page
 		}
 		if r.Headers["Content-Type"] != "text/html; charset=utf-8" || r.Headers["Content-Security-Policy"] == "" {
 			t.Fatalf("not a page: %v", r.Headers)
@@ -474,8 +505,12 @@ func TestASignedInFormDecidesItsInterrupt(t *testing.T) {
 	key, csrf := formOf(t, p.do(t, "GET", page(first), []string{cookie}, ""))
 	form := url.Values{"formKey": {key}, "csrf": {csrf}, "action": {"accept"}}.Encode()
 	for _, v := range []host.InterruptView{first, second} {
-		if r := p.do(t, "POST", page(v), []string{cookie}, form); r.StatusCode != http.StatusOK || !strings.Contains(r.Body, "recorded") {
-			t.Fatalf("the form posted to %s: %d\n%s", v.NodeID, r.StatusCode, r.Body)
+		r := p.do(t, "POST", page(v), []string{cookie}, form)
+		if r.StatusCode != http.StatusSeeOther || r.Headers["Location"] != "./"+v.InterruptID || len(r.Cookies) != 1 {
+			t.Fatalf("the form posted to %s: %d %v\n%s", v.NodeID, r.StatusCode, r.Headers, r.Body)
+		}
+		if back := p.do(t, "GET", page(v), []string{cookie, pair(r.Cookies[0])}, ""); !strings.Contains(back.Body, "Your decision (accept) was recorded") {
+			t.Errorf("the page %s sent the browser back to: %d\n%s", v.NodeID, back.StatusCode, back.Body)
 		}
 	}
 	if snap, _ := s.snapshot(t, engine, "r1"); len(snap.Pending) != 0 {
@@ -653,7 +688,7 @@ func TestAClosedPageSaysWhatHappened(t *testing.T) {
 	alice := s.mintOK(t, "r1", "approve", `{"intent":"resolve","principal":"alice"}`).Token
 	bob := s.mintOK(t, "r1", "approve", `{"intent":"resolve","principal":"bob"}`).Token
 	form := url.Values{"formKey": {"k-bob"}, "action": {"reject"}, "feedback": {"The amount is <wrong>."}}
-	if r := s.page(t, "POST", bob, form); r.Status != 200 {
+	if r := s.decide(t, bob, form); r.Status != 200 {
 		t.Fatalf("bob rejects: %d %s", r.Status, r.Body)
 	}
 	r := s.page(t, "GET", alice, nil)
@@ -692,5 +727,31 @@ func TestTheDataReadsAsFields(t *testing.T) {
 	}
 	if strings.Contains(body, "<h2>Data</h2>") {
 		t.Error("the data is still a JSON block")
+	}
+}
+
+// TestAnAskIsShownToEveryApprover: alice's question is recorded without deciding; her page, sent
+// back to after the POST, says so and offers the decision still; bob's page shows who asked,
+// when and what, escaped; the engine reads it in interrupt.asked.
+func TestAnAskIsShownToEveryApprover(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	s.mustRequest(t, "r1", "approve", hostile)
+	alice := s.mintOK(t, "r1", "approve", `{"intent":"resolve","principal":"alice"}`).Token
+	bob := s.mintOK(t, "r1", "approve", `{"intent":"resolve","principal":"bob"}`).Token
+	r := s.decide(t, alice, url.Values{"formKey": {"k-ask"}, "action": {"ask"}, "feedback": {"Is this the <May> invoice?"}})
+	if r.Status != 200 || !strings.Contains(string(r.Body), "Your question was recorded") || len(buttons(doc(t, r))) == 0 {
+		t.Fatalf("alice's page after her question: %d %s", r.Status, r.Body)
+	}
+	for who, tok := range map[string]string{"alice": alice, "bob": bob} {
+		body := string(s.page(t, "GET", tok, nil).Body)
+		for _, want := range []string{"<h2>Questions asked</h2>", `<p class="who">alice, `, `<p class="question">Is this the &lt;May&gt; invoice?</p>`} {
+			if !strings.Contains(body, want) {
+				t.Errorf("%s's page lacks %s", who, want)
+			}
+		}
+	}
+	if got := strings.Join(s.eventTypes(t, "acme", "r1"), " "); got != "interrupt.requested approval.requested interrupt.asked" {
+		t.Errorf("events %s", got)
 	}
 }

@@ -276,6 +276,9 @@ type call struct {
 	// body64 sends the body base64-encoded, as API Gateway does for binary media.
 	body64  bool
 	headers map[string]string
+	// cookies are the request's, as "name=value"; rawPath is the path the browser asked for.
+	cookies []string
+	rawPath string
 	// claims adds to or replaces the JWT claims of who.
 	claims map[string]any
 }
@@ -309,6 +312,7 @@ type response struct {
 	Status  int
 	Headers map[string]string
 	Body    []byte
+	Cookies []string
 }
 
 func (r response) problem(t testing.TB) apigw.Problem {
@@ -350,6 +354,8 @@ func invokeErr(h apigw.Handler, c call) (response, error) {
 		Headers:               map[string]string{},
 		Body:                  c.body,
 		RouteKey:              c.route,
+		Cookies:               c.cookies,
+		RawPath:               c.rawPath,
 		RequestContext:        events.APIGatewayV2HTTPRequestContext{RequestID: "test", RouteKey: c.route, DomainName: testDomain, Stage: "$default"},
 	}
 	req.RequestContext.HTTP.Method, _, _ = strings.Cut(c.route, " ")
@@ -372,7 +378,7 @@ func invokeErr(h apigw.Handler, c call) (response, error) {
 		authorize(&req, claims, c.who.scopes)
 	}
 	resp, err := h(context.Background(), req)
-	return response{resp.StatusCode, resp.Headers, []byte(resp.Body)}, err
+	return response{resp.StatusCode, resp.Headers, []byte(resp.Body), resp.Cookies}, err
 }
 
 func example(t testing.TB, kind string) string {

@@ -61,8 +61,10 @@ type View struct {
 	// JSON, behind a disclosure, for whoever needs it exact.
 	Sections []Section
 	Raw      string
-	Form     *Form
-	Footer   string
+	// Asked are the approvers' questions so far, for every approver to read.
+	Asked  []Asked
+	Form   *Form
+	Footer string
 	// Reference names the request as the engine does (its run and step), in small print.
 	Reference string
 	// SignOut is a signed-in page's sign-out form.
@@ -80,6 +82,9 @@ type Notice struct {
 	Text  string
 	Items []string
 }
+
+// Asked is one approver's question: who, when, what.
+type Asked struct{ By, When, Question string }
 
 // Fact is one labelled value of the interrupt.
 type Fact struct{ Label, Value string }

@@ -329,6 +329,9 @@ func base(o host.Opened, c content) View {
 			v.Blocks = append(v.Blocks, Block{label("artifactData"), pretty(data)})
 		}
 	}
+	for _, a := range o.Asked {
+		v.Asked = append(v.Asked, Asked{By: a.Principal, When: when(a.At), Question: a.Question})
+	}
 	return v
 }
 
@@ -449,6 +452,9 @@ func Outcome(o host.Opened) (string, []Fact) {
 	return summary, fs
 }
 
+// pendingOnly are the facts of a pending request alone (facts).
+var pendingOnly = map[string]bool{"Decide by": true, "Approvals so far": true, "Rejections so far": true}
+
 // outcomes say an approval's actions as what became of it.
 var outcomes = map[string]string{
 	string(interrupt.ActionAccept): "Accepted", string(interrupt.ActionReject): "Rejected",
@@ -464,6 +470,9 @@ func ReadOnly(o host.Opened, status int, notice *Notice) View {
 	v := base(o, c)
 	v.Status, v.Notice = status, notice
 	if _, fs := Outcome(o); len(fs) > 0 {
+		// What only a pending request has (a deadline to meet, a count to reach) gives way to
+		// what became of it.
+		v.Facts = slices.DeleteFunc(v.Facts, func(f Fact) bool { return pendingOnly[f.Label] })
 		v.Facts = append(v.Facts, fs...)
 	}
 	if v.Notice == nil {
@@ -482,24 +491,43 @@ func ReadOnly(o host.Opened, status int, notice *Notice) View {
 	return v
 }
 
-// Done is the page after a decision was recorded.
-func Done(o host.Opened, action string, res host.Resolution) View {
-	v := base(o, contentOf(o))
-	v.Facts = slices.DeleteFunc(v.Facts, func(f Fact) bool { return f.Label == "Approvals so far" || f.Label == "Rejections so far" })
-	text := "Your answers were recorded. The run goes on."
+// Answered is what a clarification's form records, beside an approval's actions (Recorded).
+const Answered = "answers"
+
+// Recorded says what the decision a browser just posted on o recorded (action: an approval's
+// action, or Answered), as o's state shows it: the vote counted as the page's principal, the
+// outcome it decided, the question asked, the answers given. It is nil when the state shows
+// no such thing, so a page never claims a decision its log does not hold.
+func Recorded(o host.Opened, action string) *Notice {
+	var rv struct {
+		Action    string `json:"action"`
+		DecidedBy string `json:"decidedBy"`
+	}
+	_ = json.Unmarshal(o.Outcome, &rv) // a value without these members decides nothing here
+	decidedIt := o.Status == interrupt.StatusResolved && rv.Action == action && (o.Principal == "" || rv.DecidedBy == o.Principal)
+	voted := o.Voted != nil && string(o.Voted.Action) == action
+	var text string
 	switch {
+	case o.Payload.Kind == interrupt.KindClarification:
+		if action == Answered && o.Status == interrupt.StatusResolved {
+			text = "Your answers were recorded. The run goes on."
+		}
+	case o.Payload.Kind != interrupt.KindApproval:
 	case action == string(interrupt.ActionAsk):
-		text = "Your question was recorded. The approval stays open."
-	case o.Payload.Kind == interrupt.KindApproval && res.Status == interrupt.StatusResolved:
-		text = fmt.Sprintf("Your decision (%s) was recorded, and it decides the approval.", action)
-	case o.Payload.Kind == interrupt.KindApproval:
+		if o.Status == interrupt.StatusPending && slices.ContainsFunc(o.Asked, func(q interrupt.Ask) bool { return o.Principal == "" || q.Principal == o.Principal }) {
+			text = "Your question was recorded and is shown to every approver. The approval stays open."
+		}
+	case decidedIt:
+		text = fmt.Sprintf("Your decision (%s) was recorded, and it decided the approval.", action)
+	case voted && o.Status == interrupt.StatusPending:
 		text = fmt.Sprintf("Your vote (%s) was recorded. The approval waits for the others.", action)
+	case voted:
+		text = fmt.Sprintf("Your vote (%s) was recorded.", action)
 	}
-	v.Notice = &Notice{Kind: "ok", Text: text}
-	if res.Tally != nil && o.Payload.Kind == interrupt.KindApproval {
-		v.Facts = append(v.Facts, Fact{"Approvals", fmt.Sprintf("%d of %d needed", res.Tally.Approvals, res.Tally.Required)})
+	if text == "" {
+		return nil
 	}
-	return v
+	return &Notice{Kind: "ok", Text: text}
 }
 
 // Problem is a page that says what went wrong and nothing else: the link is not valid, or

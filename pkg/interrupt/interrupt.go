@@ -8,6 +8,7 @@ import (
 	"math/big"
 	"reflect"
 	"slices"
+	"time"
 )
 
 // Kind discriminates an InterruptPayload; it decides the payload's data shape, the legacy event
@@ -273,6 +274,15 @@ type Vote struct {
 	// ReasonQuorumUnreachable.
 	Reason string `json:"reason,omitempty"`
 	Tally  Tally  `json:"tally"`
+}
+
+// Ask is an approver's question on an approval (action ask), as the host shows it to every
+// approver of the interrupt: who asked, when, and what. The engine reads the same in
+// interrupt.asked.
+type Ask struct {
+	Principal string    `json:"principal"`
+	At        time.Time `json:"at"`
+	Question  string    `json:"question"`
 }
 
 // ReasonQuorumUnreachable is why a rejection released an approval whose quorum the listed

@@ -66,13 +66,14 @@ type Saved struct {
 	ResumeValue  json.RawMessage  `json:"resumeValue,omitempty"`
 	Votes        []interrupt.Vote `json:"votes,omitempty"`
 	Asks         map[string]int   `json:"asks,omitempty"`
+	Asked        []interrupt.Ask  `json:"asked,omitempty"`
 }
 
 func (in *Interrupt) saved() Saved {
 	return Saved{
 		ID: in.ID, NodeID: in.NodeID, Raw: in.Raw, RequestedSeq: in.RequestedSeq, RequestedAt: in.RequestedAt,
 		RequestedBy: in.RequestedBy, Endpoint: in.Endpoint, Status: in.status, ResumeValue: in.ResumeValue,
-		Votes: in.Votes, Asks: in.Asks,
+		Votes: in.Votes, Asks: in.Asks, Asked: in.Asked,
 	}
 }
 
@@ -80,7 +81,7 @@ func (sv Saved) interrupt() (*Interrupt, error) {
 	in := &Interrupt{
 		ID: sv.ID, NodeID: sv.NodeID, Raw: sv.Raw, RequestedSeq: sv.RequestedSeq, RequestedAt: sv.RequestedAt,
 		RequestedBy: sv.RequestedBy, Endpoint: sv.Endpoint, status: sv.Status, ResumeValue: sv.ResumeValue,
-		Votes: sv.Votes, Asks: sv.Asks,
+		Votes: sv.Votes, Asks: sv.Asks, Asked: sv.Asked,
 	}
 	if err := json.Unmarshal(sv.Raw, &in.Payload); err != nil {
 		return nil, fmt.Errorf("runlog: saved interrupt %s: %w", sv.ID, err)
@@ -214,7 +215,7 @@ func (s *State) Checkpoint() (*Checkpoint, []Found, error) {
 		// it closed: so its item holds its payload and value, each within a request's bound,
 		// and fits the store's.
 		closed := in.saved()
-		closed.Votes, closed.Asks = nil, nil
+		closed.Votes, closed.Asks, closed.Asked = nil, nil, nil
 		add(RefKey, in.Payload.Key, closed, 0)
 		add(RefInterrupt, in.ID, in.Payload.Key, 0)
 		if s.latestAt[in.NodeID] == in {

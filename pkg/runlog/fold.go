@@ -27,8 +27,10 @@ type Interrupt struct {
 	// Votes are the approval's counted votes, in order, with the eligibility decided when each
 	// was cast.
 	Votes []interrupt.Vote
-	// Asks counts each principal's asks (approval action ask), which record without exiting.
+	// Asks counts each principal's asks (approval action ask), which record without exiting;
+	// Asked holds them, in order, for the approvers to read.
 	Asks   map[string]int
+	Asked  []interrupt.Ask
 	status interrupt.Status
 }
 
@@ -270,7 +272,7 @@ func (s *State) voted(_ Commit, e Event, fresh map[string]*Interrupt) (func(), e
 	return func() { in.Votes = append(in.Votes, v) }, nil
 }
 
-func (s *State) asked(_ Commit, e Event, fresh map[string]*Interrupt) (func(), error) {
+func (s *State) asked(c Commit, e Event, fresh map[string]*Interrupt) (func(), error) {
 	a, err := payloadOf[interrupt.Asked](e)
 	if err != nil {
 		return nil, err
@@ -279,11 +281,16 @@ func (s *State) asked(_ Commit, e Event, fresh map[string]*Interrupt) (func(), e
 	if err != nil {
 		return nil, err
 	}
+	var value struct {
+		Feedback string `json:"feedback"`
+	}
+	_ = json.Unmarshal(a.ResumeValue, &value) // an ask is checked to carry it when recorded
 	return func() {
 		if in.Asks == nil {
 			in.Asks = map[string]int{}
 		}
 		in.Asks[a.Principal]++
+		in.Asked = append(in.Asked, interrupt.Ask{Principal: a.Principal, At: c.At, Question: value.Feedback})
 	}, nil
 }
 

@@ -3,6 +3,8 @@ package runlog_test
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -274,5 +276,44 @@ func TestFoldOfOwnCommits(t *testing.T) {
 	}
 	if own.Decided("d1") != 3 || *own.Threshold != 0.4 || own.ByKey("k").Recorded() != interrupt.StatusResolved || len(archiveA) == 0 {
 		t.Errorf("the fold: decided %d, threshold %v, %s, %d archived", own.Decided("d1"), *own.Threshold, own.ByKey("k").Recorded(), len(archiveA))
+	}
+}
+
+// TestAsksAreKeptForTheApprovers: each ask is folded with who asked, when (its commit's time)
+// and the question, and a checkpoint carries them, so every approver's page can show them.
+func TestAsksAreKeptForTheApprovers(t *testing.T) {
+	t.Parallel()
+	ask := func(seq int64, who, question string) runlog.Commit {
+		p, _ := json.Marshal(interrupt.Asked{NodeID: "n1", InterruptID: "i1", Principal: who, ResumeValue: json.RawMessage(`{"action":"ask","feedback":` + strconv.Quote(question) + `}`)})
+		return runlog.Commit{Seq: seq, ID: fmt.Sprintf("c%d", seq), At: t0.Add(time.Duration(seq) * time.Second), Events: []runlog.Event{
+			{Type: interrupt.EventAsked, NodeID: "n1", InterruptID: "i1", Payload: p},
+		}}
+	}
+	st, err := runlog.Fold([]runlog.Commit{requested(1, "n1", "i1", "k1", interrupt.KindApproval, 0), ask(2, "alice", "Which month?"), ask(3, "bob", "Why <twice>?")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []interrupt.Ask{{Principal: "alice", At: t0.Add(2 * time.Second), Question: "Which month?"}, {Principal: "bob", At: t0.Add(3 * time.Second), Question: "Why <twice>?"}}
+	if got := st.ByKey("k1").Asked; !reflect.DeepEqual(got, want) {
+		t.Fatalf("folded asks %+v, want %+v", got, want)
+	}
+	cp, _, err := st.Checkpoint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(cp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stored runlog.Checkpoint
+	if err := json.Unmarshal(b, &stored); err != nil {
+		t.Fatal(err)
+	}
+	resumed, err := runlog.Resume(&stored, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := resumed.ByKey("k1").Asked; !reflect.DeepEqual(got, want) {
+		t.Errorf("asks after a checkpoint %+v, want %+v", got, want)
 	}
 }

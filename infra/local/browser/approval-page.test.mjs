@@ -1,21 +1,26 @@
 // The approval page in a real browser: Debian's headless Chromium driven by playwright-core,
 // against the stack `make test` runs (GATEWAY_URL), as an approver who opens a link would use
 // it: a link holding a token (minted by the team's mailer, DELEGATE_JWT), and a link holding
-// none, where the approver signs in with the local identity provider. A screenshot of each
-// state is saved under .local/screenshots/ for review.
+// none, where the approver signs in with the local identity provider; and a link read from the
+// mail the host sent through moto's SES (a tenant of its own: its engine MAIL_ENGINE_JWT, and
+// MAIL_OPS_JWT, who sets its contacts and an email subscription of signed links). A screenshot of each state is saved under .local/screenshots/ for review.
 //
-//   ENGINE_JWT=... DELEGATE_JWT=... GATEWAY_URL=http://127.0.0.1:3000 node --test infra/local/browser/
+//   ENGINE_JWT=... DELEGATE_JWT=... MAIL_ENGINE_JWT=... MAIL_OPS_JWT=... GATEWAY_URL=http://127.0.0.1:3000 node --test infra/local/browser/
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { randomUUID } from 'node:crypto';
 import { chromium } from 'playwright-core';
+import { simpleParser } from 'mailparser';
 
 const require = createRequire(import.meta.url);
 const gateway = process.env.GATEWAY_URL ?? 'http://127.0.0.1:3000';
 const jwt = process.env.ENGINE_JWT;
 const delegateJwt = process.env.DELEGATE_JWT;
+const mailEngineJwt = process.env.MAIL_ENGINE_JWT;
+const mailOpsJwt = process.env.MAIL_OPS_JWT;
+const ses = process.env.AWS_ENDPOINT_URL_SESV2 ?? 'http://127.0.0.1:5001';
 const shots = new URL('../../../.local/screenshots/', import.meta.url).pathname;
 const chromiumPath = process.env.CHROMIUM ?? '/usr/bin/chromium';
 
@@ -24,6 +29,7 @@ let browser;
 before(async () => {
   assert.ok(jwt, 'ENGINE_JWT: a JWT with interrupts:write and runs:read (make test sets it)');
   assert.ok(delegateJwt, 'DELEGATE_JWT: a JWT with tokens:delegate, of the same tenant (make test sets it)');
+  assert.ok(mailEngineJwt && mailOpsJwt, 'MAIL_ENGINE_JWT (interrupts:write, runs:read) and MAIL_OPS_JWT (contacts:manage, subscriptions:manage, tokens:delegate): JWTs of another tenant (make test sets them)');
   mkdirSync(shots, { recursive: true });
   browser = await chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox'] });
 });
@@ -80,8 +86,8 @@ async function signIn(page, user, tenant) {
   await page.waitForURL((u) => u.pathname.startsWith('/approve/'));
 }
 
-async function events(run) {
-  return (await api('GET', `/runs/${run}/events`)).events;
+async function events(run, bearer = jwt) {
+  return (await api('GET', `/runs/${run}/events`, undefined, bearer)).events;
 }
 
 // open loads a page in a fresh context that records any dialog (a script that ran), any page
@@ -120,6 +126,11 @@ test('an approver opens the link, reads the approval as text, and accepts', asyn
   await page.getByRole('button', { name: 'Accept', exact: true }).click();
   await assert.doesNotReject(page.getByText('Your decision (accept) was recorded').waitFor());
   await page.screenshot({ path: shots + 'approval-accepted.png', fullPage: true });
+  // Post/Redirect/Get: the browser is back on the link, and a refresh records nothing more.
+  assert.equal(page.url(), url);
+  const recorded = (await events(run)).length;
+  await page.reload();
+  assert.equal((await events(run)).length, recorded, 'a refresh after the decision recorded something');
   const log = await events(run);
   const voted = log.find((e) => e.type === 'interrupt.voted');
   assert.equal(voted.payload.principal, 'alice');
@@ -249,7 +260,10 @@ test('a phone, a keyboard and axe: usable, in order, without violations', async 
   const { context, page } = await open(url, { width: 375, height: 740 });
   assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth), 'no sideways scrolling at phone width');
   await page.screenshot({ path: shots + 'approval-phone.png', fullPage: true });
-  // Tab through the page: the comment first, then Accept, which Enter presses.
+  // Tab through the page: the data's JSON disclosure, the comment, then Accept, which Enter
+  // presses.
+  await page.keyboard.press('Tab');
+  assert.equal(await page.evaluate(() => document.activeElement.textContent), 'The data as JSON');
   await page.keyboard.press('Tab');
   assert.equal(await page.evaluate(() => document.activeElement.id), 'feedback-quick');
   await page.keyboard.press('Tab');
@@ -317,4 +331,107 @@ test('a link without a credential: the approver signs in and decides as itself; 
   await assert.doesNotReject(outsider.page.getByText('You are signed out').waitFor());
   assert.ok(!(await outsider.context.cookies()).some((c) => c.name === '__Host-ih-session'));
   await outsider.context.close();
+});
+
+// mailTo is every message moto's SES accepted for address, parsed as a mail client parses it
+// (moto keeps what it was sent at moto-api/data.json: README, "Mail").
+async function mailTo(address) {
+  const data = await (await fetch(ses + '/moto-api/data.json')).json();
+  const out = [];
+  for (const m of data.ses?.RawMessage ?? []) {
+    const parsed = await simpleParser(m.raw_data);
+    if (parsed.to?.value.some((a) => a.address === address)) out.push(parsed);
+  }
+  return out;
+}
+
+// axe audits what page shows, in a context of the same size that lets axe's script in (the page
+// itself admits none).
+async function audit(url, viewport) {
+  const context = await browser.newContext({ bypassCSP: true, viewport });
+  const p = await context.newPage();
+  await p.goto(url);
+  await p.addScriptTag({ path: require.resolve('axe-core/axe.min.js') });
+  const { violations } = await p.evaluate(() => globalThis.axe.run(document, { resultTypes: ['violations'] }));
+  await context.close();
+  return violations.map((v) => `${v.id}: ${v.help} (${v.nodes.length})`);
+}
+
+test('from the mail: each approver gets one message, decides from its link, and sees what the other did', async () => {
+  const tag = randomUUID().slice(0, 8);
+  const address = (who) => `${who}.${tag}@browser-mail.example.com`;
+  // The tenant's own state: one email subscription, contacts for alice and bob.
+  for (const s of (await api('GET', '/subscriptions', undefined, mailOpsJwt)).subscriptions ?? []) {
+    await fetch(`${gateway}/subscriptions/${s.id}`, { method: 'DELETE', headers: { Authorization: `Bearer ${mailOpsJwt}` } });
+  }
+  await api('POST', '/subscriptions', { format: 'email', events: ['interrupt.requested'], approvalLinks: 'signed' }, mailOpsJwt);
+  for (const who of ['alice', 'bob']) {
+    await api('PUT', `/contacts/principal/${who}`, { email: address(who), name: who[0].toUpperCase() + who.slice(1) }, mailOpsJwt);
+  }
+  const run = 'mail-' + randomUUID().slice(0, 12);
+  await api('POST', `/runs/${run}/interrupts`, {
+    nodeId: 'approve',
+    payload: approval({
+      title: 'Pay ACME GmbH invoice INV-2026-118',
+      description: 'Packaging for the June production run. Due within 14 days of delivery.',
+      artifactData: {
+        amount: 12400, currency: 'EUR', dueDate: '2026-12-16',
+        supplier: { name: 'ACME GmbH', vatNumber: 'DE123456789', city: 'Köln' },
+        lines: [
+          { sku: 'BOX-40', description: 'Shipping box, 40 cm', qty: 2000, unitPrice: 4.2 },
+          { sku: 'TAPE-50', description: 'Packing tape, 50 m', qty: 800, unitPrice: 5 },
+        ],
+      },
+      requiredApprovals: 2, approversList: ['alice', 'bob'],
+    }),
+  }, mailEngineJwt);
+
+  // moto signals nothing: poll what it accepted, for up to 30 s.
+  let mail = {};
+  for (let i = 0; i < 300 && !(mail.alice?.length && mail.bob?.length); i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    mail = { alice: await mailTo(address('alice')), bob: await mailTo(address('bob')) };
+  }
+  assert.equal(mail.alice?.length, 1, 'one message to alice');
+  assert.equal(mail.bob?.length, 1, 'one message to bob');
+  const link = (m) => m.text.match(/https?:\/\/\S+\/approve\/ow2\.\S+/)?.[0];
+  const [aliceLink, bobLink] = [link(mail.alice[0]), link(mail.bob[0])];
+  assert.ok(aliceLink && bobLink && aliceLink !== bobLink, `each message holds its own link:\n${mail.alice[0].text}\n${mail.bob[0].text}`);
+  assert.match(mail.alice[0].html, /Pay ACME GmbH invoice INV-2026-118/);
+
+  // alice, on her phone: the page is usable at 390 px and axe finds nothing; she asks a question.
+  assert.deepEqual(await audit(aliceLink, { width: 390, height: 844 }), []);
+  const alice = await open(aliceLink, { width: 390, height: 844 });
+  assert.ok(await alice.page.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth), 'no sideways scrolling at 390 px');
+  assert.equal(await alice.page.locator('dt:has-text("Deciding as") + dd').textContent(), 'alice');
+  await alice.page.screenshot({ path: shots + 'mail-alice-phone.png', fullPage: true });
+  await alice.page.getByText('Ask a question').click();
+  await alice.page.getByLabel(/^Your question/).fill('Is this the May delivery or the June one?');
+  await alice.page.getByRole('button', { name: 'Ask', exact: true }).click();
+  await assert.doesNotReject(alice.page.getByText('Your question was recorded').waitFor());
+  const recorded = (await events(run, mailEngineJwt)).length;
+  await alice.page.reload();
+  assert.equal((await events(run, mailEngineJwt)).length, recorded, 'a refresh after the question recorded something');
+
+  // bob, at his desk: he reads alice's question and rejects, with a comment.
+  assert.deepEqual(await audit(bobLink, { width: 1000, height: 900 }), []);
+  const bob = await open(bobLink, { width: 1000, height: 900 });
+  await assert.doesNotReject(bob.page.getByText('Is this the May delivery or the June one?').waitFor());
+  await bob.page.screenshot({ path: shots + 'mail-bob-desktop.png', fullPage: true });
+  await bob.page.getByLabel('Comment').first().fill('The June delivery was already paid.');
+  await bob.page.getByRole('button', { name: 'Reject' }).click();
+  await assert.doesNotReject(bob.page.getByText('Your decision (reject) was recorded').waitFor());
+  await bob.page.reload();
+  assert.equal((await events(run, mailEngineJwt)).filter((e) => e.type === 'interrupt.voted').length, 1, 'one vote, whatever the refreshes');
+
+  // alice's page now says what happened, by whom, and why.
+  await alice.page.reload();
+  for (const text of ['Rejected by bob', 'The June delivery was already paid.']) {
+    await assert.doesNotReject(alice.page.getByText(text).first().waitFor(), text);
+  }
+  assert.equal(await alice.page.getByRole('button', { name: 'Accept', exact: true }).count(), 0);
+  await alice.page.screenshot({ path: shots + 'mail-alice-outcome-phone.png', fullPage: true });
+  assert.deepEqual([...alice.problems, ...bob.problems], []);
+  await alice.context.close();
+  await bob.context.close();
 });
