@@ -23,6 +23,7 @@ func (a *API) requestInterrupt(ctx context.Context, c *call) (reply, error) {
 		Payload  json.RawMessage    `json:"payload"`
 		Token    *host.TokenRequest `json:"token"`
 		Endpoint *string            `json:"endpoint"`
+		Display  *interrupt.Display `json:"display"`
 	}
 	if _, err := decodeBody(c.req, &body); err != nil {
 		return reply{}, err
@@ -38,7 +39,7 @@ func (a *API) requestInterrupt(ctx context.Context, c *call) (reply, error) {
 		return reply{}, missing(absent...)
 	}
 	c.nodeID = *body.NodeID
-	req := host.Request{NodeID: c.nodeID, Payload: body.Payload, Token: body.Token}
+	req := host.Request{NodeID: c.nodeID, Payload: body.Payload, Token: body.Token, Display: body.Display}
 	if body.Endpoint != nil {
 		if !runlog.ValidID(*body.Endpoint) {
 			return reply{}, interrupt.Invalid("endpoint is not a webhook endpoint id",

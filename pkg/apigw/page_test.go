@@ -194,11 +194,12 @@ func TestApprovalPageDecides(t *testing.T) {
 	}
 
 	// A mistake renders the form again, with what was wrong and what was typed.
-	bad := url.Values{"formKey": {"k-bob"}, "action": {"edit-accept"}, "editedArtifactData": {`{"amount": 12,`}}
-	if r := s.page(t, "POST", bob, bad); r.Status != 400 || !strings.Contains(string(r.Body), "not valid JSON") || !strings.Contains(string(r.Body), `{&#34;amount&#34;: 12,`) {
+	// Flat data is edited field by field, each value of its member's type.
+	bad := url.Values{"formKey": {"k-bob"}, "action": {"edit-accept"}, "edit.amount": {"12,5x"}, "edit.note": {"<i>fine</i>"}}
+	if r := s.page(t, "POST", bob, bad); r.Status != 400 || !strings.Contains(string(r.Body), "Amount must be a number") || !strings.Contains(string(r.Body), `value="12,5x"`) || !strings.Contains(string(r.Body), `value="&lt;i&gt;fine&lt;/i&gt;"`) {
 		t.Errorf("invalid edit: %d %s", r.Status, r.Body)
 	}
-	edit := url.Values{"formKey": {"k-bob-2"}, "action": {"edit-accept"}, "editedArtifactData": {`{"amount": 12000}`}}
+	edit := url.Values{"formKey": {"k-bob-2"}, "action": {"edit-accept"}, "edit.amount": {"12000"}, "edit.note": {"<i>fine</i>"}}
 	if r := s.decide(t, bob, edit); r.Status != 200 || !strings.Contains(string(r.Body), "Your decision (edit-accept) was recorded, and it decided the approval") || !strings.Contains(string(r.Body), "Accepted with edits by bob") {
 		t.Fatalf("edit-accept: %d %s", r.Status, r.Body)
 	}
@@ -208,7 +209,7 @@ func TestApprovalPageDecides(t *testing.T) {
 	}
 	commits := s.commits(t, "acme", "r1")
 	last := string(commits[len(commits)-1].Events[1].Payload)
-	if !strings.Contains(last, `"decidedBy":"bob"`) || !strings.Contains(last, `"editedArtifactData":{"amount":12000}`) {
+	if !strings.Contains(last, `"decidedBy":"bob"`) || !strings.Contains(last, `"editedArtifactData":{"amount":12000,"note":"\u003ci\u003efine\u003c/i\u003e"}`) {
 		t.Errorf("the releasing commit: %s", last)
 	}
 	r := s.page(t, "GET", carol, nil)
@@ -753,5 +754,70 @@ func TestAnAskIsShownToEveryApprover(t *testing.T) {
 	}
 	if got := strings.Join(s.eventTypes(t, "acme", "r1"), " "); got != "interrupt.requested approval.requested interrupt.asked" {
 		t.Errorf("events %s", got)
+	}
+}
+
+// TestAskingForChangesNamesAPart: "Ask for changes" asks what should change, and offers the
+// data's sections and its items (records with an id) to point at, only where the data has
+// them; the scope follows from what was picked.
+func TestAskingForChangesNamesAPart(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	s.mustRequest(t, "r1", "parts", `{"kind":"approval","key":"k1","data":{"artifactId":"inv-1","artifactType":"invoice","title":"Pay","actions":["refine"],"artifactData":{"amount":1200,"supplier":{"name":"ACME"},"lines":[{"sku":"A-1","description":"Box"},{"sku":"A-2","description":"Tape"}]}}}`)
+	s.mustRequest(t, "r1", "flat", `{"kind":"approval","key":"k2","data":{"artifactId":"inv-2","artifactType":"invoice","title":"Pay","actions":["refine","edit-accept"],"artifactData":{"amount":1200,"currency":"EUR","urgent":true}}}`)
+	parts := s.mintOK(t, "r1", "parts", `{"intent":"resolve","principal":"alice"}`).Token
+	flat := s.mintOK(t, "r1", "flat", `{"intent":"resolve","principal":"alice"}`).Token
+	body := string(s.page(t, "GET", parts, nil).Body)
+	for _, want := range []string{`<option value="/supplier">Supplier</option>`, `<option value="/lines">Lines</option>`, `value="A-2"> Lines: A-2 (Tape)`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the page lacks %s", want)
+		}
+	}
+	body = string(s.page(t, "GET", flat, nil).Body)
+	if strings.Contains(body, `id="refine-section"`) || strings.Contains(body, `name="itemIds"`) || !strings.Contains(body, `name="edit.urgent" value="true" required checked`) || !strings.Contains(body, `type="number" step="any" required id="edit-0" name="edit.amount" value="1200"`) {
+		t.Errorf("flat data: parts offered, or its fields not editable: %s", body)
+	}
+	if r := s.page(t, "POST", parts, url.Values{"formKey": {"k0"}, "action": {"refine"}, "itemIds": {"A-2"}}); r.Status != 400 || !strings.Contains(string(r.Body), "What should change: say what should change") || !strings.Contains(string(r.Body), `value="A-2" checked`) {
+		t.Errorf("no text: %d %s", r.Status, r.Body)
+	}
+	if r := s.decide(t, parts, url.Values{"formKey": {"k1"}, "action": {"refine"}, "itemIds": {"A-2"}, "sectionPath": {""}, "refineText": {"Tape is on another order"}}); r.Status != 200 {
+		t.Fatalf("refine: %d %s", r.Status, r.Body)
+	}
+	commits := s.commits(t, "acme", "r1")
+	if got := string(commits[len(commits)-1].Events[1].Payload); !strings.Contains(got, `"refineFeedback":{"itemIds":["A-2"],"scope":"items","text":"Tape is on another order"}`) {
+		t.Errorf("resolved with %s", got)
+	}
+}
+
+// TestTheRequestSaysWhoAsksAndWhereTheArtifactIs: a request's display (a host member) names the
+// requester for people and links the artifact, on the page; a URL that is not https, or a name
+// that is not one, is refused at its pointer and nothing is written.
+func TestTheRequestSaysWhoAsksAndWhereTheArtifactIs(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	payload := example(t, "approval")
+	before := s.items(t)
+	for _, display := range []string{`{"artifactUrl":"javascript:alert(1)"}`, `{"artifactUrl":"http://erp.example.com/i/118"}`, `{"requesterName":" "}`, `{"requesterName":"AP","colour":"red"}`} {
+		c := requestCall(engine, "r1", "approve", payload)
+		c.body = `{"nodeId":"approve","payload":` + payload + `,"display":` + display + `}`
+		if r := invoke(t, s.fn("request-interrupt"), c); r.Status != 400 {
+			t.Errorf("display %s: %d %s", display, r.Status, r.Body)
+		}
+	}
+	if after := s.items(t); after != before {
+		t.Fatalf("refused displays wrote: %s, then %s", before, after)
+	}
+	c := requestCall(engine, "r1", "approve", payload)
+	c.body = `{"nodeId":"approve","payload":` + payload + `,"display":{"requesterName":"Accounts <payable>","artifactUrl":"https://erp.example.com/invoices/118?a=1&b=2"}}`
+	if r := invoke(t, s.fn("request-interrupt"), c); r.Status != 201 {
+		t.Fatalf("request: %d %s", r.Status, r.Body)
+	}
+	tok := s.mintOK(t, "r1", "approve", `{"intent":"inspect"}`).Token
+	r := s.page(t, "GET", tok, nil)
+	doc(t, r)
+	for _, want := range []string{"Accounts &lt;payable&gt; (engine), ", `<a href="https://erp.example.com/invoices/118?a=1&amp;b=2" rel="noopener noreferrer">Open the invoice</a>`} {
+		if !strings.Contains(string(r.Body), want) {
+			t.Errorf("the page lacks %s", want)
+		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"html/template"
 	"net/url"
+	"slices"
 	"sync"
 )
 
@@ -62,9 +63,11 @@ type View struct {
 	Sections []Section
 	Raw      string
 	// Asked are the approvers' questions so far, for every approver to read.
-	Asked  []Asked
-	Form   *Form
-	Footer string
+	Asked []Asked
+	// Artifact links to where the artifact can be read in full, when the request gave it.
+	Artifact *Link
+	Form     *Form
+	Footer   string
 	// Reference names the request as the engine does (its run and step), in small print.
 	Reference string
 	// SignOut is a signed-in page's sign-out form.
@@ -82,6 +85,9 @@ type Notice struct {
 	Text  string
 	Items []string
 }
+
+// Link is a link out of the page: an https URL the request gave (interrupt.Display).
+type Link struct{ URL, Text string }
 
 // Asked is one approver's question: who, when, what.
 type Asked struct{ By, When, Question string }
@@ -124,8 +130,13 @@ type Form struct {
 type ApprovalForm struct {
 	Accept, Reject, Refine, EditAccept, Ask bool
 	ArtifactType                            string
-	// Edited prefills edit-accept's field with the artifact's data.
+	// Fields are flat data's members, edited one by one; for data of any other shape, Edited
+	// prefills edit-accept's JSON with it.
+	Fields []EditField
 	Edited string
+	// Sections and Items are the parts of the data a request for changes may name; none when
+	// the data has no parts.
+	Sections, Items []RefinePart
 }
 
 // Question is one clarification question as a form field.
@@ -140,6 +151,9 @@ type Question struct {
 
 // Value is what the caller posted in field name, to show again.
 func (f *Form) Value(name string) string { return f.values.Get(name) }
+
+// Posted reports whether the caller posted value in field name (a checked box), to check again.
+func (f *Form) Posted(name, value string) bool { return slices.Contains(f.values[name], value) }
 
 // Named is the name field of one of the page's forms, whose ids must differ.
 func (f *Form) Named(id string) struct {

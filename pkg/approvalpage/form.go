@@ -2,7 +2,6 @@ package approvalpage
 
 import (
 	"bytes"
-	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -109,18 +108,12 @@ func Decision(o host.Opened, form url.Values, now time.Time) (json.RawMessage, [
 			bad("feedback", "write your question")
 		}
 	case interrupt.ActionRefine:
-		r := map[string]any{"scope": cmp.Or(form.Get("refineScope"), "whole")}
-		if s := strings.TrimSpace(form.Get("sectionPath")); s != "" {
-			r["sectionPath"] = s
-		}
-		if ids := splitIDs(form.Get("itemIds")); len(ids) > 0 {
-			r["itemIds"] = ids
-		}
-		if t := strings.TrimSpace(form.Get("refineText")); t != "" {
-			r["text"] = t
-		}
-		v["refineFeedback"] = r
+		v["refineFeedback"] = refineFeedback(form, bad)
 	case interrupt.ActionEditAccept:
+		if fields := editFields(contentOf(o).ArtifactData, nil); fields != nil && !form.Has("editedArtifactData") {
+			v["editedArtifactData"] = editedData(fields, form, bad)
+			break
+		}
 		raw := strings.TrimSpace(form.Get("editedArtifactData"))
 		if !json.Valid([]byte(raw)) {
 			bad("editedArtifactData", "the edited data is not valid JSON")
@@ -209,6 +202,10 @@ func Mistakes(o host.Opened, fields []interrupt.FieldError, detail string) *Noti
 		switch {
 		case where == "":
 			n.Items = append(n.Items, msg)
+		case strings.HasPrefix(where, "editedArtifactData/"):
+			n.Items = append(n.Items, fmt.Sprintf("%s %s", label(strings.TrimPrefix(where, "editedArtifactData/")), msg))
+		case where == "refineFeedback/text":
+			n.Items = append(n.Items, "What should change: "+msg)
 		case strings.HasPrefix(where, "answers/"):
 			id := strings.SplitN(strings.TrimPrefix(where, "answers/"), "/", 2)[0]
 			n.Items = append(n.Items, fmt.Sprintf("%s %s", c.question(id), msg))

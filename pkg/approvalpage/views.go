@@ -114,7 +114,11 @@ var shown = map[string]bool{"title": true, "artifactType": true, "artifactId": t
 func facts(o host.Opened, c content) (fs []Fact, blocks []Block) {
 	if !o.RequestedAt.IsZero() {
 		// Who asks, and when: the first thing a person wants to know of a request.
-		fs = append(fs, Fact{"Asked by", cmp.Or(o.RequestedBy, "the run "+o.RunID) + ", " + when(o.RequestedAt)})
+		by := cmp.Or(o.RequestedBy, "the run "+o.RunID)
+		if o.Display != nil && o.Display.RequesterName != "" {
+			by = o.Display.RequesterName + " (" + by + ")"
+		}
+		fs = append(fs, Fact{"Asked by", by + ", " + when(o.RequestedAt)})
 	}
 	if t := strings.TrimSpace(c.ArtifactType + " " + c.ArtifactID); t != "" {
 		fs = append(fs, Fact{"Artifact", t})
@@ -332,6 +336,9 @@ func base(o host.Opened, c content) View {
 	for _, a := range o.Asked {
 		v.Asked = append(v.Asked, Asked{By: a.Principal, When: when(a.At), Question: a.Question})
 	}
+	if o.Display != nil && o.Display.ArtifactURL != "" {
+		v.Artifact = &Link{URL: o.Display.ArtifactURL, Text: "Open the " + cmp.Or(c.ArtifactType, "artifact")}
+	}
 	return v
 }
 
@@ -381,6 +388,8 @@ func Decide(o host.Opened, key string, posted url.Values, problem *Notice) View 
 			}
 		}
 		af.ArtifactType = cmp.Or(c.ArtifactType, af.ArtifactType)
+		af.Fields = editFields(c.ArtifactData, posted)
+		af.Sections, af.Items = refineParts(c.ArtifactData)
 		af.Edited = cmp.Or(posted.Get("editedArtifactData"), pretty(c.ArtifactData))
 		if len(c.ArtifactData) == 0 && posted.Get("editedArtifactData") == "" {
 			af.Edited = "{}"

@@ -23,6 +23,8 @@ type Request struct {
 	// Endpoint names the webhook endpoint whose events an external-event interrupt waits for;
 	// it may be omitted while the tenant holds at most one (README, "Webhooks from providers").
 	Endpoint string
+	// Display, when set, is how people are shown the interrupt (interrupt.Display).
+	Display *interrupt.Display
 }
 
 // InterruptView is the answer of request-interrupt: the interrupt as it stands.
@@ -92,6 +94,11 @@ func (h *Host) request(ctx context.Context, p interrupt.Principal, runID string,
 		return InterruptView{}, false, interrupt.Invalid("nodeId is not a valid id",
 			interrupt.FieldError{Path: "/nodeId", Message: "must match ^[A-Za-z0-9._:-]{1,128}$"})
 	}
+	if req.Display != nil {
+		if fields := req.Display.Check("/display"); len(fields) > 0 {
+			return InterruptView{}, false, interrupt.Invalid("display is not acceptable", fields...)
+		}
+	}
 	if req.Endpoint != "" && payload.Kind != interrupt.KindExternalEvent {
 		return InterruptView{}, false, interrupt.Invalid("only an external-event interrupt waits on a webhook endpoint",
 			interrupt.FieldError{Path: "/endpoint", Message: "must be omitted for a " + string(payload.Kind) + " interrupt"})
@@ -134,7 +141,7 @@ func (h *Host) request(ctx context.Context, p interrupt.Principal, runID string,
 			}
 			endpoint = bound
 		}
-		events, err := requestEvents(req.NodeID, id, endpoint, payload, req.Payload)
+		events, err := requestEvents(req.NodeID, id, endpoint, req.Display, payload, req.Payload)
 		if err != nil {
 			return decision[requested]{}, err
 		}
@@ -189,7 +196,7 @@ func (h *Host) view(runID string, in *runlog.Interrupt, now time.Time) Interrupt
 // requestEvents are the commit of a new interrupt: interrupt.requested with the payload verbatim
 // (readers see its legacy alias beside it), and for low-confidence the agent decision that
 // caused the suspension.
-func requestEvents(nodeID, id, endpoint string, p interrupt.Payload, raw json.RawMessage) ([]runlog.Event, error) {
+func requestEvents(nodeID, id, endpoint string, display *interrupt.Display, p interrupt.Payload, raw json.RawMessage) ([]runlog.Event, error) {
 	var events []runlog.Event
 	if p.Kind == interrupt.KindLowConfidence {
 		var err error
@@ -198,7 +205,7 @@ func requestEvents(nodeID, id, endpoint string, p interrupt.Payload, raw json.Ra
 			return nil, err
 		}
 	}
-	return append(events, runlog.Requested(nodeID, id, endpoint, p, raw)), nil
+	return append(events, runlog.Requested(nodeID, id, endpoint, display, p, raw)), nil
 }
 
 // checkPayload validates an InterruptPayload before anything is read or written: the schema, the

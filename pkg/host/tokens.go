@@ -293,6 +293,8 @@ type Opened struct {
 	Votes   []interrupt.Vote
 	// Asked are the approvers' questions on an approval, in order, shown to every approver.
 	Asked []interrupt.Ask
+	// Display is how the request asked people to be shown it; nil for nothing given.
+	Display *interrupt.Display
 	// Refused is why the signed-in principal could not decide the interrupt now (not an
 	// eligible approver, its own request); nil when it could. OpenAs sets it.
 	Refused error
@@ -325,7 +327,7 @@ func (t *Tokens) Open(ctx context.Context, raw string) (Opened, Grant, error) {
 		RunID: c.RunID, NodeID: in.NodeID, InterruptID: in.ID, Raw: in.Raw, Payload: in.Payload,
 		Status: in.StatusAt(h.now()), Principal: c.Sub, CanResolve: c.Intent == token.IntentResolve,
 		Deadline: in.Deadline, ExpiresAt: time.UnixMilli(c.ExpiresAt).UTC(), Tally: in.Tally(),
-		Outcome: in.ResumeValue, Votes: slices.Clone(in.Votes), Asked: slices.Clone(in.Asked), RequestedBy: in.RequestedBy, RequestedAt: in.RequestedAt,
+		Outcome: in.ResumeValue, Votes: slices.Clone(in.Votes), Asked: slices.Clone(in.Asked), Display: in.Display, RequestedBy: in.RequestedBy, RequestedAt: in.RequestedAt,
 	}
 	if c.Sub != "" {
 		o.Voted = in.Voted(c.Sub)
@@ -350,7 +352,7 @@ func (h *Host) OpenAs(ctx context.Context, p interrupt.Principal, runID, interru
 		RunID: runID, NodeID: in.NodeID, InterruptID: in.ID, Raw: in.Raw, Payload: in.Payload,
 		Status: in.StatusAt(h.now()), Principal: p.Subject, CanResolve: true,
 		Deadline: in.Deadline, Tally: in.Tally(), Voted: in.Voted(p.Voter()),
-		Outcome: in.ResumeValue, Votes: slices.Clone(in.Votes), Asked: slices.Clone(in.Asked), RequestedBy: in.RequestedBy, RequestedAt: in.RequestedAt,
+		Outcome: in.ResumeValue, Votes: slices.Clone(in.Votes), Asked: slices.Clone(in.Asked), Display: in.Display, RequestedBy: in.RequestedBy, RequestedAt: in.RequestedAt,
 	}
 	if _, err := h.pending(in); err != nil {
 		return o, err

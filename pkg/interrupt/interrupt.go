@@ -5,10 +5,15 @@ package interrupt
 
 import (
 	"encoding/json"
+	"fmt"
 	"math/big"
+	"net/url"
 	"reflect"
 	"slices"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Kind discriminates an InterruptPayload; it decides the payload's data shape, the legacy event
@@ -283,6 +288,41 @@ type Ask struct {
 	Principal string    `json:"principal"`
 	At        time.Time `json:"at"`
 	Question  string    `json:"question"`
+}
+
+// Display is how people are shown an interrupt beyond its payload (which is closed): given by
+// the request as a host member, kept with the interrupt, and shown on the approval page.
+type Display struct {
+	// RequesterName names who asks as people know it ("Accounts payable"), beside the principal
+	// that requested.
+	RequesterName string `json:"requesterName,omitempty"`
+	// ArtifactURL is where the artifact can be read in full: an https URL.
+	ArtifactURL string `json:"artifactUrl,omitempty"`
+}
+
+// Display bounds: a name fits a line, a URL what browsers and mail clients keep.
+const (
+	MaxRequesterName  = 200
+	MaxArtifactURLLen = 2048
+)
+
+// Check says what is wrong with d, at the JSON Pointer at: a name that is empty, too long or
+// holds control characters; a URL that is not an absolute https URL of a host, carries
+// credentials, or is too long.
+func (d Display) Check(at string) []FieldError {
+	var out []FieldError
+	if n := d.RequesterName; n != "" {
+		if utf8.RuneCountInString(n) > MaxRequesterName || strings.TrimSpace(n) == "" || strings.ContainsFunc(n, unicode.IsControl) {
+			out = append(out, FieldError{Path: at + "/requesterName", Message: fmt.Sprintf("must be a name of 1 to %d characters without control characters", MaxRequesterName)})
+		}
+	}
+	if raw := d.ArtifactURL; raw != "" {
+		u, err := url.Parse(raw)
+		if err != nil || u.Scheme != "https" || u.Host == "" || u.User != nil || len(raw) > MaxArtifactURLLen || strings.ContainsFunc(raw, unicode.IsSpace) {
+			out = append(out, FieldError{Path: at + "/artifactUrl", Message: fmt.Sprintf("must be an absolute https URL of at most %d bytes, without credentials", MaxArtifactURLLen)})
+		}
+	}
+	return out
 }
 
 // ReasonQuorumUnreachable is why a rejection released an approval whose quorum the listed

@@ -55,24 +55,25 @@ type Checkpoint struct {
 
 // Saved is an interrupt as a checkpoint or the archive keeps it.
 type Saved struct {
-	ID           string           `json:"id"`
-	NodeID       string           `json:"nodeId"`
-	Raw          json.RawMessage  `json:"payload"`
-	RequestedSeq int64            `json:"requestedSeq"`
-	RequestedAt  time.Time        `json:"requestedAt"`
-	RequestedBy  string           `json:"requestedBy,omitempty"`
-	Endpoint     string           `json:"endpoint,omitempty"`
-	Status       interrupt.Status `json:"status"`
-	ResumeValue  json.RawMessage  `json:"resumeValue,omitempty"`
-	Votes        []interrupt.Vote `json:"votes,omitempty"`
-	Asks         map[string]int   `json:"asks,omitempty"`
-	Asked        []interrupt.Ask  `json:"asked,omitempty"`
+	ID           string             `json:"id"`
+	NodeID       string             `json:"nodeId"`
+	Raw          json.RawMessage    `json:"payload"`
+	RequestedSeq int64              `json:"requestedSeq"`
+	RequestedAt  time.Time          `json:"requestedAt"`
+	RequestedBy  string             `json:"requestedBy,omitempty"`
+	Endpoint     string             `json:"endpoint,omitempty"`
+	Display      *interrupt.Display `json:"display,omitempty"`
+	Status       interrupt.Status   `json:"status"`
+	ResumeValue  json.RawMessage    `json:"resumeValue,omitempty"`
+	Votes        []interrupt.Vote   `json:"votes,omitempty"`
+	Asks         map[string]int     `json:"asks,omitempty"`
+	Asked        []interrupt.Ask    `json:"asked,omitempty"`
 }
 
 func (in *Interrupt) saved() Saved {
 	return Saved{
 		ID: in.ID, NodeID: in.NodeID, Raw: in.Raw, RequestedSeq: in.RequestedSeq, RequestedAt: in.RequestedAt,
-		RequestedBy: in.RequestedBy, Endpoint: in.Endpoint, Status: in.status, ResumeValue: in.ResumeValue,
+		RequestedBy: in.RequestedBy, Endpoint: in.Endpoint, Display: in.Display, Status: in.status, ResumeValue: in.ResumeValue,
 		Votes: in.Votes, Asks: in.Asks, Asked: in.Asked,
 	}
 }
@@ -80,7 +81,7 @@ func (in *Interrupt) saved() Saved {
 func (sv Saved) interrupt() (*Interrupt, error) {
 	in := &Interrupt{
 		ID: sv.ID, NodeID: sv.NodeID, Raw: sv.Raw, RequestedSeq: sv.RequestedSeq, RequestedAt: sv.RequestedAt,
-		RequestedBy: sv.RequestedBy, Endpoint: sv.Endpoint, status: sv.Status, ResumeValue: sv.ResumeValue,
+		RequestedBy: sv.RequestedBy, Endpoint: sv.Endpoint, Display: sv.Display, status: sv.Status, ResumeValue: sv.ResumeValue,
 		Votes: sv.Votes, Asks: sv.Asks, Asked: sv.Asked,
 	}
 	if err := json.Unmarshal(sv.Raw, &in.Payload); err != nil {

@@ -21,6 +21,8 @@ type Interrupt struct {
 	RequestedBy string
 	// Endpoint is the webhook endpoint an external-event interrupt waits on (Event.Endpoint).
 	Endpoint string
+	// Display is how people are shown it, as requested (Event.Display); nil for nothing given.
+	Display *interrupt.Display
 	// Deadline is zero when the payload sets no timeoutMs.
 	Deadline    time.Time
 	ResumeValue json.RawMessage
@@ -239,7 +241,7 @@ func (s *State) requested(c Commit, e Event, fresh map[string]*Interrupt) (func(
 	}
 	in := &Interrupt{
 		ID: e.InterruptID, NodeID: e.NodeID, Payload: p, Raw: e.Payload,
-		RequestedSeq: c.Seq, RequestedAt: c.At, RequestedBy: c.By, Endpoint: e.Endpoint, status: interrupt.StatusPending,
+		RequestedSeq: c.Seq, RequestedAt: c.At, RequestedBy: c.By, Endpoint: e.Endpoint, Display: e.Display, status: interrupt.StatusPending,
 	}
 	if p.TimeoutMs > 0 {
 		in.Deadline = c.At.Add(time.Duration(p.TimeoutMs) * time.Millisecond)

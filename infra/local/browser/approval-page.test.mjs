@@ -160,12 +160,11 @@ test('each action posts what it needs, and a double click is one vote', async ()
       name: 'refine', shot: 'approval-refine.png',
       act: async (page) => {
         await page.getByText('Ask for changes').click();
-        await page.getByLabel('What should change').selectOption('items');
-        await page.getByLabel(/^Items/).fill('A-1\nA-2');
-        await page.getByLabel('What to change').fill('Split the delivery');
+        await page.getByLabel('What should change').fill('Split the delivery');
+        await page.getByLabel('Lines: A-1').check();
         await page.getByRole('button', { name: 'Send back for changes' }).click();
       },
-      check: (v) => assert.deepEqual(v.refineFeedback, { scope: 'items', itemIds: ['A-1', 'A-2'], text: 'Split the delivery' }),
+      check: (v) => assert.deepEqual(v.refineFeedback, { scope: 'items', itemIds: ['A-1'], text: 'Split the delivery' }),
     },
     {
       name: 'edit-accept', shot: 'approval-edited.png',

@@ -1,0 +1,192 @@
+package approvalpage
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// An approver edits and points at the artifact's data as a person would: flat data is edited
+// field by field, not as JSON, and a request for changes names a part of the data by picking
+// it, offered only where the data has parts (sections, items) to pick.
+
+// EditField is one member of flat artifact data, edited in place ("Edit, then accept").
+type EditField struct {
+	// ID is the field's element id; Key the member it edits (posted as "edit.<key>").
+	ID, Key, Label string
+	// Input is "text", "number" or "yesno", from the member's value.
+	Input string
+	Value string
+}
+
+// editFields are data's members as fields to edit, in order, when data is a flat object (every
+// member a string, number, boolean or null); nil otherwise, and the page offers the JSON. posted
+// are the values a refused form sent, shown again.
+func editFields(data json.RawMessage, posted url.Values) []EditField {
+	members, order := object(data)
+	if len(members) == 0 {
+		return nil
+	}
+	var out []EditField
+	for i, k := range order {
+		v := members[k]
+		f := EditField{ID: "edit-" + strconv.Itoa(i), Key: k, Label: label(k), Input: "text"}
+		var s string
+		switch {
+		case json.Unmarshal(v, &s) == nil:
+			f.Value = s
+		case string(v) == "true" || string(v) == "false":
+			f.Input, f.Value = "yesno", string(v)
+		case string(v) == "null":
+		case jsonNumber.MatchString(string(v)):
+			f.Input, f.Value = "number", string(v)
+		default:
+			return nil // an object or a list: not flat
+		}
+		if p, ok := posted["edit."+k]; ok && len(p) > 0 {
+			f.Value = p[0]
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// jsonNumber is a JSON number's grammar.
+var jsonNumber = regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$`)
+
+// editedData reads the fields of flat data back into the edited object, each value of its
+// member's type; bad names each field that is not.
+func editedData(fields []EditField, form url.Values, bad func(path, msg string)) json.RawMessage {
+	edited := map[string]json.RawMessage{}
+	for _, f := range fields {
+		raw := strings.TrimSpace(form.Get("edit." + f.Key))
+		path := "editedArtifactData/" + pointerToken(f.Key)
+		switch {
+		case f.Input == "number" && jsonNumber.MatchString(raw):
+			edited[f.Key] = json.RawMessage(raw)
+		case f.Input == "number":
+			bad(path, "must be a number")
+		case f.Input == "yesno" && (raw == "true" || raw == "false"):
+			edited[f.Key] = json.RawMessage(raw)
+		case f.Input == "yesno":
+			bad(path, "must be yes or no")
+		default:
+			b, _ := json.Marshal(form.Get("edit." + f.Key))
+			edited[f.Key] = b
+		}
+	}
+	b, _ := json.Marshal(edited)
+	return b
+}
+
+// pointerToken escapes a member name as a JSON Pointer token.
+func pointerToken(k string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(k, "~", "~0"), "/", "~1")
+}
+
+// RefinePart is a part of the artifact a request for changes can name: a section (a nested
+// object or a list of records, by its JSON Pointer) or an item of a list (by its id).
+type RefinePart struct{ Value, Label string }
+
+// itemIDs are the members that identify a record of a list, in the order they are looked for.
+var itemIDs = []string{"id", "itemId", "sku", "code", "key", "ref"}
+
+// itemNames are the members that name a record, shown beside its id.
+var itemNames = []string{"name", "title", "description", "label"}
+
+// refineParts are data's sections (each member that is an object or a list of records) and
+// the items of its lists whose every record has an id (the first of itemIDs they all have).
+func refineParts(data json.RawMessage) (sections, items []RefinePart) {
+	members, order := object(data)
+	for _, k := range order {
+		v := members[k]
+		switch {
+		case isObject(v):
+			sections = append(sections, RefinePart{Value: "/" + pointerToken(k), Label: label(k)})
+		case isListOfObjects(v):
+			sections = append(sections, RefinePart{Value: "/" + pointerToken(k), Label: label(k)})
+			items = append(items, listItems(label(k), v)...)
+		}
+	}
+	return sections, items
+}
+
+// listItems are the records of a list as items to pick, if every record has the same id member.
+func listItems(list string, v json.RawMessage) []RefinePart {
+	var records []map[string]json.RawMessage
+	if json.Unmarshal(v, &records) != nil {
+		return nil
+	}
+	for _, idKey := range itemIDs {
+		var out []RefinePart
+		for _, r := range records {
+			id := scalar(r[idKey])
+			if id == "" {
+				out = nil
+				break
+			}
+			text := fmt.Sprintf("%s: %s", list, id)
+			for _, n := range itemNames {
+				if name := scalar(r[n]); name != "" {
+					text += " (" + name + ")"
+					break
+				}
+			}
+			out = append(out, RefinePart{Value: id, Label: text})
+		}
+		if out != nil {
+			return out
+		}
+	}
+	return nil
+}
+
+// scalar is a string or number member as text; "" for anything else.
+func scalar(v json.RawMessage) string {
+	var s string
+	if json.Unmarshal(v, &s) == nil {
+		return s
+	}
+	if jsonNumber.MatchString(string(v)) {
+		return string(v)
+	}
+	return ""
+}
+
+// refineFeedback reads a request for changes: what should change (required: a person sent back
+// for changes is told what), and the part it names, if any; the scope follows from the part
+// (an item picked, a section, else the whole artifact) unless the form says it.
+func refineFeedback(form url.Values, bad func(path, msg string)) map[string]any {
+	var ids []string
+	for _, v := range form["itemIds"] {
+		ids = append(ids, splitIDs(v)...)
+	}
+	section := strings.TrimSpace(form.Get("sectionPath"))
+	scope := form.Get("refineScope")
+	if scope == "" {
+		switch {
+		case len(ids) > 0:
+			scope = "items"
+		case section != "":
+			scope = "section"
+		default:
+			scope = "whole"
+		}
+	}
+	r := map[string]any{"scope": scope}
+	if section != "" {
+		r["sectionPath"] = section
+	}
+	if len(ids) > 0 {
+		r["itemIds"] = ids
+	}
+	if t := strings.TrimSpace(form.Get("refineText")); t != "" {
+		r["text"] = t
+	} else {
+		bad("refineFeedback/text", "say what should change")
+	}
+	return r
+}
