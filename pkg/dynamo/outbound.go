@@ -396,16 +396,21 @@ func mailedKey(tenant, sub, eventID, address string) (map[string]types.Attribute
 	return key, nil
 }
 
-func askedKey(tenant, sub, interruptID string) (map[string]types.AttributeValue, error) {
-	if !runlog.ValidID(tenant) || !runlog.ValidID(sub) || !runlog.ValidID(interruptID) {
-		return nil, fmt.Errorf("dynamo: asked of %q/%q/%q: %w", tenant, sub, interruptID, runlog.ErrInvalidKey)
+// askedKey is an interrupt's asked record, beside the subscription's attempts: "asked#<run>#"
+// then the interrupt, so that a run's records are one Query.
+func askedKey(tenant, sub, runID, interruptID string) (map[string]types.AttributeValue, error) {
+	if !runlog.ValidID(tenant) || !runlog.ValidID(sub) || !runlog.ValidID(runID) || !runlog.ValidID(interruptID) {
+		return nil, fmt.Errorf("dynamo: asked of %q/%q/%q/%q: %w", tenant, sub, runID, interruptID, runlog.ErrInvalidKey)
 	}
-	return map[string]types.AttributeValue{attrPK: s(subPartition(tenant, sub)), attrSK: s("asked#" + interruptID)}, nil
+	return map[string]types.AttributeValue{attrPK: s(subPartition(tenant, sub)), attrSK: s(askedPrefix(runID) + interruptID)}, nil
 }
 
+// askedPrefix begins the sort keys of a run's asked records; '#' is in no id.
+func askedPrefix(runID string) string { return "asked#" + runID + "#" }
+
 // RecordAsked implements outbound.Store: one PutItem, its expiry the table's TTL.
-func (o *Outbound) RecordAsked(ctx context.Context, tenant, sub, interruptID string, a outbound.Asked, expires time.Time) error {
-	item, err := askedKey(tenant, sub, interruptID)
+func (o *Outbound) RecordAsked(ctx context.Context, tenant, sub string, a outbound.Asked, expires time.Time) error {
+	item, err := askedKey(tenant, sub, a.RunID, a.InterruptID)
 	if err != nil {
 		return err
 	}
@@ -419,8 +424,8 @@ func (o *Outbound) RecordAsked(ctx context.Context, tenant, sub, interruptID str
 }
 
 // Asked implements outbound.Store: one consistent GetItem.
-func (o *Outbound) Asked(ctx context.Context, tenant, sub, interruptID string) (outbound.Asked, bool, error) {
-	key, err := askedKey(tenant, sub, interruptID)
+func (o *Outbound) Asked(ctx context.Context, tenant, sub, runID, interruptID string) (outbound.Asked, bool, error) {
+	key, err := askedKey(tenant, sub, runID, interruptID)
 	if err != nil {
 		return outbound.Asked{}, false, err
 	}
@@ -436,6 +441,47 @@ func (o *Outbound) Asked(ctx context.Context, tenant, sub, interruptID string) (
 		return a, false, fmt.Errorf("dynamo: asked of %s: %w", interruptID, err)
 	}
 	return a, true, nil
+}
+
+// AskedInRun implements outbound.Store: one consistent Query of the run's prefix, paged
+// through (a run's records are as many as its interrupts that were mailed).
+func (o *Outbound) AskedInRun(ctx context.Context, tenant, sub, runID string) ([]outbound.Asked, error) {
+	if !runlog.ValidID(tenant) || !runlog.ValidID(sub) || !runlog.ValidID(runID) {
+		return nil, fmt.Errorf("dynamo: asked in %q/%q/%q: %w", tenant, sub, runID, runlog.ErrInvalidKey)
+	}
+	pages := dynamodb.NewQueryPaginator(o.db, &dynamodb.QueryInput{
+		TableName: &o.table, ConsistentRead: aws.Bool(true),
+		KeyConditionExpression: aws.String("pk = :pk AND begins_with(sk, :asked)"),
+		FilterExpression:       aws.String("expiresAt > :now"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":pk": s(subPartition(tenant, sub)), ":asked": s(askedPrefix(runID)), ":now": n(time.Now().Unix()),
+		},
+	})
+	out := []outbound.Asked{}
+	for pages.HasMorePages() {
+		page, err := pages.NextPage(ctx)
+		if err != nil {
+			return nil, classify("query asked", err)
+		}
+		for _, item := range page.Items {
+			var a outbound.Asked
+			if err := json.Unmarshal([]byte(str(item["asked"])), &a); err != nil {
+				return nil, fmt.Errorf("dynamo: asked in %s: %w", runID, err)
+			}
+			out = append(out, a)
+		}
+	}
+	return out, nil
+}
+
+// DropAsked implements outbound.Store: one DeleteItem.
+func (o *Outbound) DropAsked(ctx context.Context, tenant, sub, runID, interruptID string) error {
+	key, err := askedKey(tenant, sub, runID, interruptID)
+	if err != nil {
+		return err
+	}
+	_, err = o.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &o.table, Key: key})
+	return classify("delete asked", err)
 }
 
 // Mailed implements outbound.Store: one consistent GetItem.

@@ -22,8 +22,9 @@ type Outbound struct {
 	retries  map[outbound.Retry]bool
 	// mailed are the addresses each event reached, with the expiry of the mark
 	mailed map[[4]string]time.Time
-	// asked are whom each email subscription asked about an interrupt
-	asked map[[3]string]storedAsked
+	// asked are whom each email subscription asked about an interrupt: by tenant, subscription,
+	// run and interrupt
+	asked map[[4]string]storedAsked
 	// writes counts the calls that change the store.
 	writes int
 }
@@ -216,33 +217,64 @@ type storedAsked struct {
 }
 
 // RecordAsked implements outbound.Store.
-func (o *Outbound) RecordAsked(_ context.Context, tenant, subscription, interruptID string, a outbound.Asked, expires time.Time) error {
-	if !validIDs(tenant, subscription, interruptID) {
+func (o *Outbound) RecordAsked(_ context.Context, tenant, subscription string, a outbound.Asked, expires time.Time) error {
+	if !validIDs(tenant, subscription, a.RunID, a.InterruptID) {
 		return runlog.ErrInvalidKey
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.asked == nil {
-		o.asked = map[[3]string]storedAsked{}
+		o.asked = map[[4]string]storedAsked{}
 	}
 	o.writes++
 	a.To = slices.Clone(a.To)
-	o.asked[[3]string{tenant, subscription, interruptID}] = storedAsked{Asked: a, expires: expires}
+	o.asked[[4]string{tenant, subscription, a.RunID, a.InterruptID}] = storedAsked{Asked: a, expires: expires}
 	return nil
 }
 
 // Asked implements outbound.Store.
-func (o *Outbound) Asked(_ context.Context, tenant, subscription, interruptID string) (outbound.Asked, bool, error) {
-	if !validIDs(tenant, subscription, interruptID) {
+func (o *Outbound) Asked(_ context.Context, tenant, subscription, runID, interruptID string) (outbound.Asked, bool, error) {
+	if !validIDs(tenant, subscription, runID, interruptID) {
 		return outbound.Asked{}, false, runlog.ErrInvalidKey
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	a, ok := o.asked[[3]string{tenant, subscription, interruptID}]
+	a, ok := o.asked[[4]string{tenant, subscription, runID, interruptID}]
 	if !ok || expired(a.expires) {
 		return outbound.Asked{}, false, nil
 	}
+	a.To = slices.Clone(a.To)
 	return a.Asked, true, nil
+}
+
+// AskedInRun implements outbound.Store.
+func (o *Outbound) AskedInRun(_ context.Context, tenant, subscription, runID string) ([]outbound.Asked, error) {
+	if !validIDs(tenant, subscription, runID) {
+		return nil, runlog.ErrInvalidKey
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	out := []outbound.Asked{}
+	for k, a := range o.asked {
+		if k[0] == tenant && k[1] == subscription && k[2] == runID && !expired(a.expires) {
+			a.To = slices.Clone(a.To)
+			out = append(out, a.Asked)
+		}
+	}
+	slices.SortFunc(out, func(x, y outbound.Asked) int { return strings.Compare(x.InterruptID, y.InterruptID) })
+	return out, nil
+}
+
+// DropAsked implements outbound.Store.
+func (o *Outbound) DropAsked(_ context.Context, tenant, subscription, runID, interruptID string) error {
+	if !validIDs(tenant, subscription, runID, interruptID) {
+		return runlog.ErrInvalidKey
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.writes++
+	delete(o.asked, [4]string{tenant, subscription, runID, interruptID})
+	return nil
 }
 
 // Mailed implements outbound.Store.

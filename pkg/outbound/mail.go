@@ -48,8 +48,11 @@ type mailTo struct {
 // reached. A ref without a contact, or whose contact names no address, is not mailed. Any other
 // event sends nothing.
 func (d *Deliverer) sendMail(ctx context.Context, links Links, s Subscription, c runlog.Commit, e runlog.Envelope, n Notice) (sent, error) {
-	if e.Type == interrupt.EventResolved || e.Type == interrupt.EventExpired {
+	switch e.Type {
+	case interrupt.EventResolved, interrupt.EventExpired:
 		return d.mailOutcome(ctx, s, e)
+	case interrupt.EventRunCancelled, interrupt.EventRunCompleted:
+		return d.mailRunEnded(ctx, s, e)
 	}
 	p, ok := carriesLinks(e)
 	if !ok || len(n.Audience) == 0 {
@@ -98,7 +101,7 @@ func (d *Deliverer) sendMail(ctx context.Context, links Links, s Subscription, c
 	if len(to) == 0 {
 		return sent{status: 204, unreached: unreached}, nil
 	}
-	asked := Asked{Title: titleOf(e)}
+	asked := Asked{RunID: e.RunID, InterruptID: e.InterruptID, Title: titleOf(e)}
 	for _, m := range to {
 		a := Addressee{Address: m.address}
 		if rs := refs[m.address]; len(rs) == 1 && rs[0].Kind == interrupt.RefPrincipal {
@@ -108,7 +111,7 @@ func (d *Deliverer) sendMail(ctx context.Context, links Links, s Subscription, c
 	}
 	// Whom the outcome goes to, recorded before anyone is mailed: a request mailed to some and
 	// retried is still told.
-	if err := d.Store.RecordAsked(ctx, s.Tenant, s.ID, e.InterruptID, asked, d.now().Add(AskedRetention)); err != nil {
+	if err := d.Store.RecordAsked(ctx, s.Tenant, s.ID, asked, d.now().Add(AskedRetention)); err != nil {
 		return sent{}, fmt.Errorf("%w: %w", errStore, err)
 	}
 	out, err := d.mailEach(ctx, s, EventID(e), to, func(m mailTo) Mail { return compose(p, c, e, n, m) })
@@ -147,9 +150,10 @@ func (d *Deliverer) mailEach(ctx context.Context, s Subscription, eventID string
 const AskedRetention = 31 * 24 * time.Hour
 
 // mailOutcome tells those an email subscription asked about an interrupt what became of it:
-// each address it mailed the request to, but the one principal who decided it, once.
+// each address it mailed the request to, but the one principal who decided it, once. The record
+// of whom it asked is dropped once all are told, so the end of the run tells no one again.
 func (d *Deliverer) mailOutcome(ctx context.Context, s Subscription, e runlog.Envelope) (sent, error) {
-	asked, ok, err := d.Store.Asked(ctx, s.Tenant, s.ID, e.InterruptID)
+	asked, ok, err := d.Store.Asked(ctx, s.Tenant, s.ID, e.RunID, e.InterruptID)
 	if err != nil {
 		return sent{}, fmt.Errorf("%w: %w", errStore, err)
 	}
@@ -187,7 +191,7 @@ func (d *Deliverer) mailOutcome(ctx context.Context, s Subscription, e runlog.En
 	if rv.DecidedBy != "" && e.Type != interrupt.EventExpired {
 		headline += " by " + rv.DecidedBy
 	}
-	return d.mailEach(ctx, s, EventID(e), to, func(m mailTo) Mail {
+	out, err := d.mailEach(ctx, s, EventID(e), to, func(m mailTo) Mail {
 		lines := []string{greeting(m.name), "", cmp.Or(asked.Title, "The request you were asked about") + ":", headline + ", " + e.At + "."}
 		if rv.Feedback != "" {
 			lines = append(lines, "", "Their comment: "+rv.Feedback)
@@ -195,6 +199,79 @@ func (d *Deliverer) mailOutcome(ctx context.Context, s Subscription, e runlog.En
 		lines = append(lines, "", "Nothing more is needed from you.")
 		return render(m.address, what+": "+cmp.Or(asked.Title, "a request you were asked about"), lines, Link{})
 	})
+	if err != nil {
+		return out, err
+	}
+	return out, d.told(ctx, s, asked)
+}
+
+// told drops the record of a request whose outcome every address was told.
+func (d *Deliverer) told(ctx context.Context, s Subscription, a Asked) error {
+	if err := d.Store.DropAsked(ctx, s.Tenant, s.ID, a.RunID, a.InterruptID); err != nil {
+		return fmt.Errorf("%w: %w", errStore, err)
+	}
+	return nil
+}
+
+// mailRunEnded tells those an email subscription asked about a run's requests that are still
+// outstanding (their records not dropped: no outcome told) that the run ended before they were
+// decided: one message per address, naming every such request it was asked about.
+func (d *Deliverer) mailRunEnded(ctx context.Context, s Subscription, e runlog.Envelope) (sent, error) {
+	records, err := d.Store.AskedInRun(ctx, s.Tenant, s.ID, e.RunID)
+	if err != nil {
+		return sent{}, fmt.Errorf("%w: %w", errStore, err)
+	}
+	if len(records) == 0 {
+		return sent{status: 204}, nil
+	}
+	var ended interrupt.Ended
+	_ = json.Unmarshal(e.Payload, &ended) // an end without these fields is told without them
+	var to []mailTo
+	titles := map[string][]string{}
+	for _, a := range records {
+		for _, ad := range a.To {
+			if titles[ad.Address] == nil {
+				to = append(to, mailTo{address: ad.Address, name: ad.Name})
+			}
+			titles[ad.Address] = append(titles[ad.Address], cmp.Or(a.Title, "a request of run "+e.RunID))
+		}
+	}
+	what, headline := "Cancelled", "Its run was cancelled"
+	if e.Type == interrupt.EventRunCompleted {
+		what, headline = "Closed", "Its run completed"
+	}
+	if ended.By != "" {
+		headline += " by " + ended.By
+	}
+	out, err := d.mailEach(ctx, s, EventID(e), to, func(m mailTo) Mail {
+		ts := titles[m.address]
+		lines := []string{greeting(m.name), ""}
+		subject := what + ": " + ts[0]
+		if len(ts) == 1 {
+			lines = append(lines, ts[0]+":")
+		} else {
+			subject = fmt.Sprintf("%s: %d requests you were asked about", what, len(ts))
+			lines = append(lines, "The requests you were asked about:")
+			for _, t := range ts {
+				lines = append(lines, "- "+t)
+			}
+		}
+		lines = append(lines, headline+" before a decision, "+e.At+".")
+		if ended.Reason != "" {
+			lines = append(lines, "", "The reason given: "+ended.Reason)
+		}
+		lines = append(lines, "", "Nothing more is needed from you.")
+		return render(m.address, subject, lines, Link{})
+	})
+	if err != nil {
+		return out, err
+	}
+	for _, a := range records {
+		if err := d.told(ctx, s, a); err != nil {
+			return out, err
+		}
+	}
+	return out, nil
 }
 
 // cases is s with its first letter in capitals.

@@ -2,6 +2,7 @@ package outbound_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/inmem"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/outbound"
+	"github.com/interrupthost/interrupthost/pkg/runlog"
 )
 
 // postbox keeps what the deliverer mails, failing the addresses fail names.
@@ -187,5 +189,58 @@ func TestASharedAddressGetsNoToken(t *testing.T) {
 	}
 	if bob := box.got[1].Text; !strings.Contains(bob, "https://host.example/approve/ow2.") {
 		t.Errorf("bob's mail:\n%s", bob)
+	}
+}
+
+// TestMailAsksTheClarificationsAudience: a clarification mails each principal its audience
+// names, with their own link, its questions and "answer"; a ref without a contact is unreached.
+func TestMailAsksTheClarificationsAudience(t *testing.T) {
+	w, box, _ := mailWorld(t, outbound.LinksSigned)
+	payload := `{"kind":"clarification","key":"c","timeoutMs":3600000,"data":{"title":"Delivery address","audience":["alice","bob","carol"],"questions":[{"id":"address","question":"Which <address>?","schema":{"type":"string"}}]}}`
+	w.Deliver(w.Commit("acme", "run-1", outboundtest.Requested("ask", "i1", payload)))
+	if got := strings.Join(box.to(), " "); got != "alice@example.com bob@example.com" {
+		t.Fatalf("mailed %q", got)
+	}
+	m := box.got[0]
+	for _, want := range []string{"Hello Alice,", "asks you to answer.", "- Which <address>?", "Please answer by ", "https://host.example/approve/ow2.", "This link is yours"} {
+		if !strings.Contains(m.Text, want) {
+			t.Errorf("alice's mail lacks %q:\n%s", want, m.Text)
+		}
+	}
+	if m.Subject != "A question for you: Delivery address" {
+		t.Errorf("subject %q", m.Subject)
+	}
+	if strings.Contains(m.HTML, "<address>") {
+		t.Errorf("the HTML does not escape the question: %s", m.HTML)
+	}
+}
+
+// TestMailTellsTheEndOfARun: a run cancelled with two requests outstanding and one decided
+// tells each person once, naming the outstanding ones only (the decided one's outcome was
+// told); its delivery again tells no one again.
+func TestMailTellsTheEndOfARun(t *testing.T) {
+	w, box, _ := mailWorld(t, outbound.LinksPlain)
+	second := strings.Replace(strings.Replace(outboundtest.Approval, `"key":"k"`, `"key":"k2"`, 1), "Pay <inv-1> & more", "Ship <inv-2>", 1)
+	third := strings.Replace(strings.Replace(outboundtest.Approval, `"key":"k"`, `"key":"k3"`, 1), "Pay <inv-1> & more", "Refund inv-3", 1)
+	w.Deliver(w.Commit("acme", "run-1", outboundtest.Requested("approve", "i1", outboundtest.Approval)))
+	w.Deliver(w.Commit("acme", "run-1", outboundtest.Requested("ship", "i2", second)))
+	w.Deliver(w.Commit("acme", "run-1", outboundtest.Requested("refund", "i3", third)))
+	w.Deliver(w.Commit("acme", "run-1", outboundtest.Resolved("refund", "i3")))
+	before := len(box.to())
+	ended := w.Commit("acme", "run-1", runlog.Event{Type: interrupt.EventRunCancelled, Payload: json.RawMessage(`{"by":"ops","reason":"The order was <withdrawn>."}`)})
+	w.Deliver(ended)
+	w.Deliver(ended)
+	told := box.got[before:]
+	if len(told) != 2 || told[0].To[0] != "alice@example.com" || told[1].To[0] != "bob@example.com" {
+		t.Fatalf("told %d messages after the cancel: %+v", len(told), told)
+	}
+	m := told[0]
+	for _, want := range []string{"Hello Alice,", "- Pay <inv-1> & more", "- Ship <inv-2>", "Its run was cancelled by ops before a decision", "The reason given: The order was <withdrawn>.", "Nothing more is needed from you."} {
+		if !strings.Contains(m.Text, want) {
+			t.Errorf("alice's message lacks %q:\n%s", want, m.Text)
+		}
+	}
+	if strings.Contains(m.Text, "Refund inv-3") || m.Subject != "Cancelled: 2 requests you were asked about" || strings.Contains(m.HTML, "<withdrawn>") {
+		t.Errorf("alice is told %q:\n%s\n%s", m.Subject, m.Text, m.HTML)
 	}
 }

@@ -127,12 +127,27 @@ func audience(d interrupt.Data) []Recipient {
 	return out
 }
 
+// asked is whom a clarification's notifications are for: the principals its audience names (a
+// clarification has no eligibility fields; whoever holds a link answers it, as the ref its
+// audience names).
+func asked(d interrupt.Data) []Recipient {
+	var out []Recipient
+	for _, ref := range d.Audience {
+		if !slices.ContainsFunc(out, func(r Recipient) bool { return r.Ref == ref }) {
+			out = append(out, Recipient{Kind: interrupt.RefPrincipal, Ref: ref})
+		}
+	}
+	return out
+}
+
 // For is what e's delivery to s, requested by commit c, notifies: for an approval, its
-// audience; and the links to the page. A plain link holds no credential: it is for everyone the
-// delivery is for, who sign in on the page. A subscription with signed links gets, for an
+// audience; for a clarification, the principals its audience names (asked); and the links to
+// the page. A plain link holds no credential: it is for everyone the delivery is for, who sign
+// in on the page. A subscription with signed links gets, for an
 // approval only its approversList binds, one link per principal recipient holding a token that
 // decides as that principal; for an approval any one vote of anyone releases, one such link per
-// ref its audience names, that ref as the principal. The other recipients (groups, roles,
+// ref its audience names, that ref as the principal; and so for a clarification, which anyone
+// holding a link answers. The other recipients (groups, roles,
 // untyped refs of a bound approval: people behind a ref are known only to the identity
 // provider) get the plain link, never a bearer token handed to a channel; so do all of them
 // once LinkTTL has passed. No signed link is minted for the requester (it could not decide), and
@@ -155,8 +170,11 @@ func (l Links) For(ctx context.Context, s Subscription, c runlog.Commit, e runlo
 		}
 	}
 	n := Notice{Deadline: deadline}
-	if p.Kind == interrupt.KindApproval {
+	switch p.Kind {
+	case interrupt.KindApproval:
 		n.Audience = audience(p.Data)
+	case interrupt.KindClarification:
+		n.Audience = asked(p.Data)
 	}
 	base := strings.TrimSuffix(l.BaseURL, "/") + "/approve/"
 	plain := Link{URL: base + url.PathEscape(e.RunID) + "/" + url.PathEscape(e.InterruptID), For: n.Audience}
@@ -170,7 +188,7 @@ func (l Links) For(ctx context.Context, s Subscription, c runlog.Commit, e runlo
 	d := p.Data
 	// Nobody decides what they requested: the requester's own subscription gets the plain link.
 	// A token carries no memberships, so where a group or role field is named it decides nothing.
-	if s.ApprovalLinks != LinksSigned || l.Keys == nil || p.Kind != interrupt.KindApproval || (c.By != "" && c.By == s.CreatedBy) ||
+	if s.ApprovalLinks != LinksSigned || l.Keys == nil || (c.By != "" && c.By == s.CreatedBy) ||
 		len(d.ApproverGroupRefs)+len(d.ApproverRoleRefs) > 0 || !exp.After(now) {
 		n.Links = []Link{plain}
 		return n, nil

@@ -29,10 +29,13 @@ const (
 )
 
 // Asked is whom an email subscription mailed an interrupt's request: those its outcome is mailed
-// to, once it has one.
+// to, once it has one. It is kept while the outcome is outstanding: dropped once told.
 type Asked struct {
-	Title string      `json:"title"`
-	To    []Addressee `json:"to"`
+	// RunID and InterruptID name the interrupt asked about (a record's key).
+	RunID       string      `json:"runId"`
+	InterruptID string      `json:"interruptId"`
+	Title       string      `json:"title"`
+	To          []Addressee `json:"to"`
 }
 
 // Addressee is one address an interrupt's request was mailed to, and the principal it reaches
@@ -200,12 +203,18 @@ type Store interface {
 	// no error.
 	MarkMailed(ctx context.Context, tenant, subscription, eventID, address string, expires time.Time) error
 
-	// RecordAsked keeps, until expires, whom an email subscription asked about interruptID;
-	// recording it again replaces it.
-	RecordAsked(ctx context.Context, tenant, subscription, interruptID string, a Asked, expires time.Time) error
-	// Asked answers whom the subscription asked about interruptID, and false when it asked no
-	// one (or the record expired).
-	Asked(ctx context.Context, tenant, subscription, interruptID string) (Asked, bool, error)
+	// RecordAsked keeps, until expires, whom an email subscription asked about the interrupt
+	// a.InterruptID of run a.RunID; recording it again replaces it. Ids that are not ids
+	// (runlog.ValidID) are runlog.ErrInvalidKey.
+	RecordAsked(ctx context.Context, tenant, subscription string, a Asked, expires time.Time) error
+	// Asked answers whom the subscription asked about an interrupt, and false when it asked no
+	// one, the record expired or was dropped.
+	Asked(ctx context.Context, tenant, subscription, runID, interruptID string) (Asked, bool, error)
+	// AskedInRun lists the subscription's records of a run that are kept (not expired, not
+	// dropped), by interrupt id; none is an empty list.
+	AskedInRun(ctx context.Context, tenant, subscription, runID string) ([]Asked, error)
+	// DropAsked removes a record once its outcome was told; one not kept is no error.
+	DropAsked(ctx context.Context, tenant, subscription, runID, interruptID string) error
 
 	// ScheduleRetry files r in the retry index; filing it again is no error (it is one entry).
 	ScheduleRetry(ctx context.Context, r Retry) error

@@ -56,33 +56,70 @@ func mailed(t *testing.T, open func(*testing.T) outbound.Store) {
 }
 
 // asked: a store keeps whom a subscription asked about an interrupt, replaced by a later record,
-// per subscription and interrupt, until it expires.
+// per subscription, run and interrupt, until it expires or is dropped; a run's kept records are
+// listed together.
 func asked(t *testing.T, open func(*testing.T) outbound.Store) {
 	ctx := context.Background()
 	st := open(t)
-	if _, ok, err := st.Asked(ctx, "acme", "sub_1", "int_1"); err != nil || ok {
+	if _, ok, err := st.Asked(ctx, "acme", "sub_1", "run_1", "int_1"); err != nil || ok {
 		t.Fatalf("before any record: %v %v", ok, err)
 	}
-	a := outbound.Asked{Title: "Pay “inv-1”", To: []outbound.Addressee{{Address: "alice@example.com", Name: "Alice", Principal: "alice"}, {Address: "team@example.com"}}}
-	if err := st.RecordAsked(ctx, "acme", "sub_1", "int_1", a, time.Now().Add(time.Hour)); err != nil {
+	if got, err := st.AskedInRun(ctx, "acme", "sub_1", "run_1"); err != nil || got == nil || len(got) != 0 {
+		t.Fatalf("a run's records before any: %v %v, want an empty list", got, err)
+	}
+	a := outbound.Asked{RunID: "run_1", InterruptID: "int_1", Title: "Pay “inv-1”", To: []outbound.Addressee{{Address: "alice@example.com", Name: "Alice", Principal: "alice"}, {Address: "team@example.com"}}}
+	if err := st.RecordAsked(ctx, "acme", "sub_1", a, time.Now().Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	got, ok, err := st.Asked(ctx, "acme", "sub_1", "int_1")
-	if err != nil || !ok || got.Title != a.Title || len(got.To) != 2 || got.To[0] != a.To[0] || got.To[1] != a.To[1] {
+	got, ok, err := st.Asked(ctx, "acme", "sub_1", "run_1", "int_1")
+	if err != nil || !ok || got.Title != a.Title || got.RunID != "run_1" || got.InterruptID != "int_1" || len(got.To) != 2 || got.To[0] != a.To[0] || got.To[1] != a.To[1] {
 		t.Fatalf("read back %+v %v %v", got, ok, err)
 	}
-	for _, other := range [][3]string{{"acme", "sub_2", "int_1"}, {"acme", "sub_1", "int_2"}, {"evilcorp", "sub_1", "int_1"}} {
-		if _, ok, err := st.Asked(ctx, other[0], other[1], other[2]); err != nil || ok {
+	for _, other := range [][4]string{{"acme", "sub_2", "run_1", "int_1"}, {"acme", "sub_1", "run_1", "int_2"}, {"acme", "sub_1", "run_2", "int_1"}, {"evilcorp", "sub_1", "run_1", "int_1"}} {
+		if _, ok, err := st.Asked(ctx, other[0], other[1], other[2], other[3]); err != nil || ok {
 			t.Errorf("%v: %v %v", other, ok, err)
 		}
 	}
-	if err := st.RecordAsked(ctx, "acme", "sub_1", "int_3", a, time.Now().Add(-time.Second)); err != nil {
-		t.Fatal(err)
+	// A run's records: its own, kept ones only, by interrupt id.
+	b := a
+	b.InterruptID, b.Title = "int_0", "Ship"
+	other := a
+	other.RunID = "run_10" // its prefix is run_1's: a store must not mistake it for run_1's
+	expired := a
+	expired.InterruptID = "int_3"
+	for _, r := range []struct {
+		a       outbound.Asked
+		expires time.Time
+	}{{b, time.Now().Add(time.Hour)}, {other, time.Now().Add(time.Hour)}, {expired, time.Now().Add(-time.Second)}} {
+		if err := st.RecordAsked(ctx, "acme", "sub_1", r.a, r.expires); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if _, ok, _ := st.Asked(ctx, "acme", "sub_1", "int_3"); ok {
+	if _, ok, _ := st.Asked(ctx, "acme", "sub_1", "run_1", "int_3"); ok {
 		t.Error("an expired record is read")
 	}
-	if err := st.RecordAsked(ctx, "acme", "sub_1", "int#1", a, time.Now().Add(time.Hour)); !errors.Is(err, runlog.ErrInvalidKey) {
+	list, err := st.AskedInRun(ctx, "acme", "sub_1", "run_1")
+	if err != nil || len(list) != 2 || list[0].InterruptID != "int_0" || list[1].InterruptID != "int_1" || list[1].To[0] != a.To[0] {
+		t.Errorf("run_1's records: %+v %v, want int_0 and int_1", list, err)
+	}
+	if err := st.DropAsked(ctx, "acme", "sub_1", "run_1", "int_1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.DropAsked(ctx, "acme", "sub_1", "run_1", "int_1"); err != nil {
+		t.Errorf("dropping a record again: %v, want no error", err)
+	}
+	if _, ok, err := st.Asked(ctx, "acme", "sub_1", "run_1", "int_1"); err != nil || ok {
+		t.Errorf("a dropped record: %v %v", ok, err)
+	}
+	if list, err := st.AskedInRun(ctx, "acme", "sub_1", "run_1"); err != nil || len(list) != 1 || list[0].InterruptID != "int_0" {
+		t.Errorf("run_1's records after a drop: %+v %v", list, err)
+	}
+	bad := a
+	bad.InterruptID = "int#1"
+	if err := st.RecordAsked(ctx, "acme", "sub_1", bad, time.Now().Add(time.Hour)); !errors.Is(err, runlog.ErrInvalidKey) {
 		t.Errorf("an interrupt id that is none: %v, want ErrInvalidKey", err)
+	}
+	if _, err := st.AskedInRun(ctx, "acme", "sub_1", "run#1"); !errors.Is(err, runlog.ErrInvalidKey) {
+		t.Errorf("a run id that is none: %v, want ErrInvalidKey", err)
 	}
 }
