@@ -244,6 +244,57 @@ func (a *API) signedInPage(ctx context.Context, c *call, head bool) (events.APIG
 	return withRecordedCleared(c, pageResponse(approvalpage.SignedIn(v, s.Subject, csrf, signOutFromPage), head)), err
 }
 
+// inboxPage serves GET and HEAD /approve: a signed-in approver's inbox, what waits for them
+// (host.Host.Inbox), each item linking its page; without a session it starts a sign-in that
+// comes back here. A page of the list at a time, the next by its cursor (?after=).
+func (a *API) inboxPage(ctx context.Context, c *call) (events.APIGatewayV2HTTPResponse, error) {
+	head := isHead(c)
+	if a.signIn == nil {
+		err := interrupt.Errorf(interrupt.CodeNotFound, "this host signs no one in")
+		return pageResponse(problemPage(err), head), err
+	}
+	s, ok := a.signIn.SessionFrom(ctx, c.req.Cookies)
+	if !ok {
+		base, err := a.baseURL(c.req)
+		if err != nil {
+			return pageResponse(problemPage(err), head), err
+		}
+		to, cookie, err := a.signIn.Begin(ctx, base, c.req.RawPath)
+		if err != nil {
+			return pageResponse(signInProblem(err), head), err
+		}
+		return redirect(to, cookie), nil
+	}
+	csrf, err := a.signIn.CSRF(ctx, s)
+	if err != nil {
+		return pageResponse(problemPage(err), head), err
+	}
+	var after string
+	if v, ok := c.req.QueryStringParameters["after"]; ok {
+		b, err := base64.RawURLEncoding.DecodeString(v)
+		if err != nil || len(b) == 0 || len(b) > maxCursor {
+			err := interrupt.Invalid("after is not the next of an earlier page")
+			return pageResponse(approvalpage.Problem(http.StatusBadRequest, "This link is not valid", "Open your inbox again from its first page."), head), err
+		}
+		after = string(b)
+	}
+	p := interrupt.Principal{Subject: s.Subject, Tenant: s.Tenant, Groups: s.Groups, Roles: s.Roles}
+	page, err := a.host.Inbox(ctx, p, after, host.DefaultInboxLimit)
+	if err != nil {
+		v := approvalpage.Problem(statusFor(err), "Your inbox cannot be shown right now", "Nothing was changed. Try again in a moment.")
+		return pageResponse(approvalpage.SignedIn(v, s.Subject, csrf, signOutFromInbox), head), err
+	}
+	next := ""
+	if page.Next != "" {
+		next = "?after=" + base64.RawURLEncoding.EncodeToString([]byte(page.Next))
+	}
+	v := approvalpage.Inbox(page, after != "", next, a.host.Now())
+	return pageResponse(approvalpage.SignedIn(v, s.Subject, csrf, signOutFromInbox), head), nil
+}
+
+// signOutFromInbox is POST /signin/signout relative to the inbox (/approve).
+const signOutFromInbox = "signin/signout"
+
 // signOutFromPage is POST /signin/signout relative to a signed-in page (/approve/{runId}/
 // {interruptId}), so its form posts to the base and stage the page was reached at.
 const signOutFromPage = "../../signin/signout"

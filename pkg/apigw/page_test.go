@@ -416,7 +416,10 @@ func (p *signedInPage) do(t *testing.T, method, path string, cookies []string, f
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := events.APIGatewayV2HTTPRequest{RawPath: u.Path, RawQueryString: u.RawQuery, Cookies: cookies, Headers: map[string]string{}, PathParameters: map[string]string{}}
+	req := events.APIGatewayV2HTTPRequest{RawPath: u.Path, RawQueryString: u.RawQuery, Cookies: cookies, Headers: map[string]string{}, PathParameters: map[string]string{}, QueryStringParameters: map[string]string{}}
+	for k, v := range u.Query() {
+		req.QueryStringParameters[k] = strings.Join(v, ",") // as API Gateway joins a repeated parameter
+	}
 	switch parts := strings.Split(strings.TrimPrefix(u.Path, "/"), "/"); {
 	case len(parts) == 3 && parts[0] == "approve":
 		req.RouteKey = method + " /approve/{runId}/{interruptId}"
@@ -819,5 +822,39 @@ func TestTheRequestSaysWhoAsksAndWhereTheArtifactIs(t *testing.T) {
 		if !strings.Contains(string(r.Body), want) {
 			t.Errorf("the page lacks %s", want)
 		}
+	}
+}
+
+// TestTheInboxPage: GET /approve signs the approver in, then lists what waits for them (alice:
+// her own approval and her group's, not bob's), each linking its page; another tenant's alice
+// sees nothing, in plain words; a cursor that is none is refused.
+func TestTheInboxPage(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	p := s.signedInPage(t)
+	approval := func(field string) string {
+		return `{"kind":"approval","key":"k","timeoutMs":3600000,"data":{"artifactId":"inv-1","artifactType":"invoice","title":"Pay <inv-1>","actions":["accept"],` + field + `}}`
+	}
+	mine := s.mustRequest(t, "r1", "approve", approval(`"approversList":["alice","bob"]`))
+	s.mustRequest(t, "r2", "approve", approval(`"approverGroupRefs":["finance"]`))
+	s.mustRequest(t, "r3", "approve", approval(`"approversList":["bob"]`))
+	s.reindex(t, engine, "r1", "r2", "r3")
+	cookie, _ := p.signIn(t, "/approve", "alice", "acme")
+	r := p.do(t, "GET", "/approve", []string{cookie}, "")
+	doc(t, response{Status: r.StatusCode, Headers: r.Headers, Body: []byte(r.Body)})
+	for _, want := range []string{"What waits for you", `<a href="approve/r1/` + mine.InterruptID + `">Pay &lt;inv-1&gt;</a>`, `href="approve/r2/`, "Approval · Decide by ", "0 of 1 approvals", "You are signed in as alice"} {
+		if !strings.Contains(r.Body, want) {
+			t.Errorf("alice's inbox lacks %s", want)
+		}
+	}
+	if strings.Contains(r.Body, "approve/r3/") || r.StatusCode != 200 {
+		t.Errorf("alice's inbox: %d, lists bob's r3:\n%s", r.StatusCode, r.Body)
+	}
+	other, _ := p.signIn(t, "/approve", "alice", "other")
+	if r := p.do(t, "GET", "/approve", []string{other}, ""); r.StatusCode != 200 || !strings.Contains(r.Body, "Nothing waits for you") || strings.Contains(r.Body, "approve/r") {
+		t.Errorf("another tenant's alice: %d %s", r.StatusCode, r.Body)
+	}
+	if r := p.do(t, "GET", "/approve?after=%21%21", []string{cookie}, ""); r.StatusCode != 400 {
+		t.Errorf("a cursor that is none: %d %s", r.StatusCode, r.Body)
 	}
 }

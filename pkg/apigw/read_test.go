@@ -334,3 +334,77 @@ func TestPendingInterruptsRoute(t *testing.T) {
 		t.Errorf("refused lists wrote: %s, then %s", before, after)
 	}
 }
+
+// TestInboxRoute: GET /inbox lists what the caller may decide, each item with its page, a
+// tenant's never another's, pages by its opaque next without a gap or a repeat, and refuses a
+// query it cannot honour or a caller without approvals:respond, writing nothing.
+func TestInboxRoute(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	listed := func(approvers string) string {
+		return `{"kind":"approval","key":"k","data":{"artifactId":"inv-1","artifactType":"invoice","title":"Pay inv-1","actions":["accept"],"approversList":` + approvers + `}}`
+	}
+	for _, run := range []string{"r1", "r2", "r3"} {
+		s.mustRequest(t, run, "approve", listed(`["alice","bob"]`))
+	}
+	s.mustRequest(t, "r4", "approve", listed(`["bob"]`))
+	if r := s.request(t, caller{"engine", "evilcorp", []string{apigw.ScopeInterruptsWrite}}, "r9", "approve", listed(`["mallory"]`)); r.Status != 201 {
+		t.Fatalf("evilcorp's request: %d %s", r.Status, r.Body)
+	}
+	s.reindex(t, engine, "r1", "r2", "r3", "r4")
+	s.reindex(t, intruder, "r9")
+	inbox := func(who caller, query map[string]string) (host.InboxPage, response) {
+		t.Helper()
+		r := invoke(t, s.fn("get-run"), call{who: &who, route: "GET /inbox", query: query})
+		var page host.InboxPage
+		if r.Status == 200 {
+			r.decode(t, &page)
+		}
+		return page, r
+	}
+	var got []string
+	query := map[string]string{"limit": "2"}
+	for pages := 0; ; pages++ {
+		page, r := inbox(approver, query)
+		if r.Status != 200 || pages > 3 {
+			t.Fatalf("page %d: %d %s", pages, r.Status, r.Body)
+		}
+		for _, it := range page.Items {
+			if it.URL != "https://"+testDomain+"/approve/"+it.RunID+"/"+it.InterruptID || it.Kind != interrupt.KindApproval || it.Voted || it.Title == "" {
+				t.Errorf("an item: %+v", it)
+			}
+			got = append(got, it.RunID)
+		}
+		if page.Next == "" {
+			break
+		}
+		query["after"] = page.Next
+	}
+	if want := []string{"r1", "r2", "r3"}; !slices.Equal(got, want) {
+		t.Errorf("alice's inbox: %v, want %v", got, want)
+	}
+	if page, r := inbox(intruder, nil); r.Status != 200 || len(page.Items) != 1 || page.Items[0].RunID != "r9" {
+		t.Errorf("mallory's inbox: %d %s", r.Status, r.Body)
+	}
+	before := s.items(t)
+	for _, c := range []struct {
+		name   string
+		who    caller
+		query  map[string]string
+		status int
+		code   interrupt.Code
+	}{
+		{"limit 0", approver, map[string]string{"limit": "0"}, 400, interrupt.CodeValidation},
+		{"limit past the bound", approver, map[string]string{"limit": strconv.Itoa(host.MaxInboxLimit + 1)}, 400, interrupt.CodeValidation},
+		{"an after that is no cursor", approver, map[string]string{"after": "not a cursor!"}, 400, interrupt.CodeValidation},
+		{"an unknown parameter", approver, map[string]string{"runId": "r1"}, 400, interrupt.CodeValidation},
+		{"without approvals:respond", engine, nil, 403, interrupt.CodeForbidden},
+	} {
+		if _, r := inbox(c.who, c.query); r.Status != c.status || r.problem(t).Code != c.code {
+			t.Errorf("%s: %d %s, want %d %s", c.name, r.Status, r.Body, c.status, c.code)
+		}
+	}
+	if after := s.items(t); after != before {
+		t.Errorf("refused queries wrote: %s, then %s", before, after)
+	}
+}

@@ -2,7 +2,9 @@ package apigw
 
 import (
 	"context"
+	"encoding/base64"
 	"net/http"
+	"net/url"
 	"strconv"
 
 	"github.com/interrupthost/interrupthost/pkg/host"
@@ -175,3 +177,45 @@ func (a *API) configureRun(ctx context.Context, c *call) (reply, error) {
 	}
 	return reply{status: http.StatusOK, body: cfg}, nil
 }
+
+// inbox serves GET /inbox: the pending interrupts the caller may decide now, nearest deadline
+// first, each with its page (which signs the caller in); after is a page's next, opaque.
+func (a *API) inbox(ctx context.Context, c *call) (reply, error) {
+	q := c.req.QueryStringParameters
+	var fields []interrupt.FieldError
+	var after string
+	if v, ok := q["after"]; ok {
+		b, err := base64.RawURLEncoding.DecodeString(v)
+		if err != nil || len(b) == 0 || len(b) > maxCursor {
+			fields = append(fields, interrupt.FieldError{Path: "after", Message: "must be the next of an earlier page"})
+		}
+		after = string(b)
+	}
+	limit, fields := limitParam(q, host.DefaultInboxLimit, host.MaxInboxLimit, fields)
+	for k := range q {
+		if k != "after" && k != "limit" {
+			fields = append(fields, interrupt.FieldError{Path: k, Message: "is not a parameter of the inbox"})
+		}
+	}
+	if len(fields) > 0 {
+		return reply{}, interrupt.Invalid("the query is not acceptable", fields...)
+	}
+	base, err := a.baseURL(c.req)
+	if err != nil {
+		return reply{}, err
+	}
+	page, err := a.host.Inbox(ctx, c.principal, after, limit)
+	if err != nil {
+		return reply{}, err
+	}
+	for i, it := range page.Items {
+		page.Items[i].URL = base + "/approve/" + url.PathEscape(it.RunID) + "/" + url.PathEscape(it.InterruptID)
+	}
+	if page.Next != "" {
+		page.Next = base64.RawURLEncoding.EncodeToString([]byte(page.Next))
+	}
+	return reply{status: http.StatusOK, body: page}, nil
+}
+
+// maxCursor bounds a decoded inbox cursor: a place (runlog.Place) is at most about 320 bytes.
+const maxCursor = 512

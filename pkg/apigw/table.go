@@ -66,6 +66,7 @@ var (
 	getRun = Routes{Function: "get-run", Operations: []Operation{
 		{Route: "GET /runs/{runId}", Scopes: []string{ScopeRunsRead}, serve: (*API).getRun},
 		{Route: "GET /interrupts", Scopes: []string{ScopeRunsRead}, serve: (*API).listPending},
+		{Route: "GET /inbox", Scopes: []string{ScopeApprovalsRespond}, serve: (*API).inbox},
 	}}
 	listEvents = Routes{Function: "list-events", Operations: []Operation{
 		{Route: "GET /runs/{runId}/events", Scopes: []string{ScopeRunsRead}, serve: (*API).listEvents},
@@ -114,6 +115,8 @@ var (
 		{Route: "GET /approve/{runId}/{interruptId}", page: (*API).pageSignedIn, crash: pageCrash},
 		{Route: "HEAD /approve/{runId}/{interruptId}", page: (*API).pageSignedIn, crash: pageCrash},
 		{Route: "POST /approve/{runId}/{interruptId}", page: (*API).pageSignedIn, crash: pageCrash},
+		{Route: "GET /approve", page: (*API).inboxPage, crash: pageCrash},
+		{Route: "HEAD /approve", page: (*API).inboxPage, crash: pageCrash},
 		{Route: "GET /signin/callback", page: (*API).signInCallback, crash: pageCrash},
 		{Route: "POST /signin/signout", page: (*API).signOut, crash: pageCrash},
 	}}

@@ -66,8 +66,10 @@ type View struct {
 	Asked []Asked
 	// Artifact links to where the artifact can be read in full, when the request gave it.
 	Artifact *Link
-	Form     *Form
-	Footer   string
+	// Inbox is a signed-in approver's list of what waits for them (GET /approve).
+	Inbox  *InboxList
+	Form   *Form
+	Footer string
 	// Reference names the request as the engine does (its run and step), in small print.
 	Reference string
 	// SignOut is a signed-in page's sign-out form.
@@ -84,6 +86,20 @@ type Notice struct {
 	Kind  string
 	Text  string
 	Items []string
+}
+
+// InboxList is a page of an approver's inbox: its items, and the links to the first and the
+// next page when there are more.
+type InboxList struct {
+	Items       []InboxEntry
+	First, Next string
+}
+
+// InboxEntry is one interrupt in an inbox, as a line a person scans: what, by when, how far,
+// and a link to its page.
+type InboxEntry struct {
+	Href, Kind, Title, Asked, Due, Tally string
+	Voted                                bool
 }
 
 // Link is a link out of the page: an https URL the request gave (interrupt.Display).

@@ -544,3 +544,50 @@ func Recorded(o host.Opened, action string) *Notice {
 func Problem(status int, title, detail string) View {
 	return View{Status: status, Title: title, Kicker: "Approval link", Heading: title, Notice: &Notice{Kind: "error", Text: detail}, Footer: footer}
 }
+
+// Inbox is the page of an approver's inbox: page's items, nearest deadline first, each linking
+// its page (relative to /approve, where the inbox is served); later says it is not the first
+// page, next is the query of the one after ("" on the last).
+func Inbox(page host.InboxPage, later bool, next string, now time.Time) View {
+	v := View{Status: http.StatusOK, Title: "Your inbox", Kicker: "Approval inbox", Heading: "What waits for you", Footer: "Opening this page changes nothing."}
+	list := &InboxList{Next: next}
+	if later {
+		list.First = "approve"
+	}
+	for _, it := range page.Items {
+		e := InboxEntry{
+			Href: "approve/" + url.PathEscape(it.RunID) + "/" + url.PathEscape(it.InterruptID),
+			Kind: kindWords[it.Kind], Title: cmp.Or(it.Title, "A request at step "+it.NodeID), Voted: it.Voted,
+		}
+		if e.Kind == "" {
+			e.Kind = string(it.Kind)
+		}
+		if at, err := time.Parse(time.RFC3339, it.RequestedAt); err == nil {
+			e.Asked = "Asked " + when(at)
+		}
+		if at, err := time.Parse(time.RFC3339, it.ExpiresAt); err == nil {
+			e.Due = "Decide by " + when(at)
+			if at.Sub(now) < 24*time.Hour {
+				e.Due += " (within a day)"
+			}
+		}
+		if it.Tally != nil {
+			e.Tally = fmt.Sprintf("%d of %d approvals", it.Tally.Approvals, it.Tally.Required)
+		}
+		list.Items = append(list.Items, e)
+	}
+	v.Inbox = list
+	if len(list.Items) == 0 {
+		v.Notice = &Notice{Kind: "ok", Text: "Nothing waits for you. New requests you may decide appear here, and in your mail when your team sends it."}
+		if later {
+			v.Notice.Text = "Nothing more waits for you."
+		}
+	}
+	return v
+}
+
+// kindWords name the kinds of interrupt an inbox lists as people say them.
+var kindWords = map[interrupt.Kind]string{
+	interrupt.KindApproval: "Approval", interrupt.KindClarification: "Questions",
+	interrupt.KindLowConfidence: "Agent decision to check", interrupt.KindConversationExchange: "Conversation",
+}

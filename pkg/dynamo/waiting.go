@@ -41,48 +41,62 @@ func waitingKey(k runlog.Key) (map[string]types.AttributeValue, error) {
 }
 
 // FileWaiting files w with one put, conditional on w replacing the entry there
-// (runlog.Waiting.Replaces). Summaries that would not fit one item (200 of them with the longest
-// keys and titles) are left out: an entry without them is read from its run's log by the list.
-func (l *Table) FileWaiting(ctx context.Context, w runlog.Waiting) error {
+// (runlog.Waiting.Replaces), which answers the entry it replaced (ReturnValues ALL_OLD).
+// Summaries that would not fit one item (200 of them with the longest keys and titles) are left
+// out: an entry without them is read from its run's log by the list.
+func (l *Table) FileWaiting(ctx context.Context, w runlog.Waiting) (runlog.Waiting, bool, error) {
 	item, err := waitingKey(w.Key)
 	if err != nil {
-		return err
+		return runlog.Waiting{}, false, err
 	}
 	pending, err := runlog.Marshal(w.Pending)
 	if err != nil {
-		return err
+		return runlog.Waiting{}, false, err
 	}
 	item[attrSeq], item[attrFiledAt], item[attrOrigin], item[attrPending] = n(w.Seq), n(w.At.UnixMicro()), s("o:"+w.Origin), s(string(pending))
 	if ItemSize(item) > MaxItemBytes {
 		delete(item, attrPending)
 	}
-	_, err = l.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName: &l.table, Item: item,
+	out, err := l.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: &l.table, Item: item, ReturnValues: types.ReturnValueAllOld,
 		ConditionExpression:       aws.String("attribute_not_exists(pk) OR origin <> :origin OR seq <= :seq"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":seq": n(w.Seq), ":origin": s("o:" + w.Origin)},
 	})
-	if err != nil && !IsCondCheckFailed(err) {
-		return classify("file waiting", err)
+	switch {
+	case IsCondCheckFailed(err):
+		return runlog.Waiting{}, false, nil
+	case err != nil:
+		return runlog.Waiting{}, false, classify("file waiting", err)
+	case len(out.Attributes) == 0:
+		return runlog.Waiting{}, true, nil
 	}
-	return nil
+	prior, err := waitingOf(w.Key.Tenant, out.Attributes)
+	return prior, true, err
 }
 
 // UnfileWaiting deletes w's run's entry with one delete, conditional on w removing it
 // (runlog.Waiting.Removes): one of another run of the id, or of w's commit or an earlier one.
-func (l *Table) UnfileWaiting(ctx context.Context, w runlog.Waiting) error {
+// It answers the entry removed (ReturnValues ALL_OLD).
+func (l *Table) UnfileWaiting(ctx context.Context, w runlog.Waiting) (runlog.Waiting, bool, error) {
 	key, err := waitingKey(w.Key)
 	if err != nil {
-		return err
+		return runlog.Waiting{}, false, err
 	}
-	_, err = l.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
-		TableName: &l.table, Key: key,
+	out, err := l.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+		TableName: &l.table, Key: key, ReturnValues: types.ReturnValueAllOld,
 		ConditionExpression:       aws.String("origin <> :origin OR seq <= :seq"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":seq": n(w.Seq), ":origin": s("o:" + w.Origin)},
 	})
-	if err != nil && !IsCondCheckFailed(err) {
-		return classify("unfile waiting", err)
+	switch {
+	case IsCondCheckFailed(err):
+		return runlog.Waiting{}, false, nil
+	case err != nil:
+		return runlog.Waiting{}, false, classify("unfile waiting", err)
+	case len(out.Attributes) == 0:
+		return runlog.Waiting{}, false, nil // there was none
 	}
-	return nil
+	prior, err := waitingOf(w.Key.Tenant, out.Attributes)
+	return prior, true, err
 }
 
 // WaitingRuns lists the tenant's entries after run id after, in run id order, with one
@@ -101,27 +115,36 @@ func (l *Table) WaitingRuns(ctx context.Context, tenant, after string, limit int
 	}
 	runs := make([]runlog.Waiting, 0, len(out.Items))
 	for _, item := range out.Items {
-		seq, err := strconv.ParseInt(num(item[attrSeq]), 10, 64)
+		w, err := waitingOf(tenant, item)
 		if err != nil {
-			return nil, fmt.Errorf("dynamo: waiting entry %s: %w", str(item[attrSK]), err)
+			return nil, err
 		}
-		at, err := strconv.ParseInt(num(item[attrFiledAt]), 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("dynamo: waiting entry %s: %w", str(item[attrSK]), err)
-		}
-		origin, ok := strings.CutPrefix(str(item[attrOrigin]), "o:")
-		if !ok {
-			return nil, fmt.Errorf("dynamo: waiting entry %s has no origin", str(item[attrSK]))
-		}
-		var pending []runlog.Summary
-		if raw := str(item[attrPending]); raw != "" {
-			if err := json.Unmarshal([]byte(raw), &pending); err != nil {
-				return nil, fmt.Errorf("dynamo: waiting entry %s: %w", str(item[attrSK]), err)
-			}
-		}
-		runs = append(runs, runlog.Waiting{Key: runlog.Key{Tenant: tenant, RunID: str(item[attrSK])}, Seq: seq, At: time.UnixMicro(at).UTC(), Origin: origin, Pending: pending})
+		runs = append(runs, w)
 	}
 	return runs, nil
+}
+
+// waitingOf reads a waiting entry of tenant's index.
+func waitingOf(tenant string, item map[string]types.AttributeValue) (runlog.Waiting, error) {
+	seq, err := strconv.ParseInt(num(item[attrSeq]), 10, 64)
+	if err != nil {
+		return runlog.Waiting{}, fmt.Errorf("dynamo: waiting entry %s: %w", str(item[attrSK]), err)
+	}
+	at, err := strconv.ParseInt(num(item[attrFiledAt]), 10, 64)
+	if err != nil {
+		return runlog.Waiting{}, fmt.Errorf("dynamo: waiting entry %s: %w", str(item[attrSK]), err)
+	}
+	origin, ok := strings.CutPrefix(str(item[attrOrigin]), "o:")
+	if !ok {
+		return runlog.Waiting{}, fmt.Errorf("dynamo: waiting entry %s has no origin", str(item[attrSK]))
+	}
+	var pending []runlog.Summary
+	if raw := str(item[attrPending]); raw != "" {
+		if err := json.Unmarshal([]byte(raw), &pending); err != nil {
+			return runlog.Waiting{}, fmt.Errorf("dynamo: waiting entry %s: %w", str(item[attrSK]), err)
+		}
+	}
+	return runlog.Waiting{Key: runlog.Key{Tenant: tenant, RunID: str(item[attrSK])}, Seq: seq, At: time.UnixMicro(at).UTC(), Origin: origin, Pending: pending}, nil
 }
 
 // Newer reports whether the log of run k holds a commit after seq, live or expired, with one

@@ -70,6 +70,7 @@ type Stores struct {
 	Inbox         Inbox
 	Deadlines     Deadlines
 	Waiting       Waiting
+	Assignments   Assignments
 }
 
 // Store keeps everything the host keeps, as package dynamo's table and package inmem do.
@@ -80,11 +81,12 @@ type Store interface {
 	Inbox
 	Deadlines
 	Waiting
+	Assignments
 }
 
 // StoresOf is every port of the host, kept by s.
 func StoresOf(s Store) Stores {
-	return Stores{Runs: s, Conversations: s, Endpoints: s, Inbox: s, Deadlines: s, Waiting: s}
+	return Stores{Runs: s, Conversations: s, Endpoints: s, Inbox: s, Deadlines: s, Waiting: s, Assignments: s}
 }
 
 // Config is the host's behaviour that operators choose: policy, and nothing the host runs with
@@ -157,6 +159,7 @@ type Host struct {
 	inbox         Inbox
 	deadlines     Deadlines
 	waiting       Waiting
+	assignments   Assignments
 	schemas       *schema.Set
 	cfg           Config
 	now           func() time.Time
@@ -188,7 +191,7 @@ func New(env Env, cfg Config) *Host {
 	}
 	st := env.Stores
 	return &Host{
-		runs: st.Runs, conversations: st.Conversations, endpointStore: st.Endpoints, inbox: st.Inbox, deadlines: st.Deadlines, waiting: st.Waiting,
+		runs: st.Runs, conversations: st.Conversations, endpointStore: st.Endpoints, inbox: st.Inbox, deadlines: st.Deadlines, waiting: st.Waiting, assignments: st.Assignments,
 		schemas: env.Schemas, cfg: cfg, now: env.Now, metrics: env.Metrics, onCheckpoint: env.OnCheckpointError,
 		endpoints: &endpointCache{m: map[string]cachedEndpoint{}},
 	}

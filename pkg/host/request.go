@@ -98,6 +98,10 @@ func (h *Host) request(ctx context.Context, p interrupt.Principal, runID string,
 		if fields := req.Display.Check("/display"); len(fields) > 0 {
 			return InterruptView{}, false, interrupt.Invalid("display is not acceptable", fields...)
 		}
+		if len(req.Display.Audience) > 0 && (payload.Kind == interrupt.KindApproval || !payload.Kind.DecidedByPerson()) {
+			return InterruptView{}, false, interrupt.Invalid("display.audience names whom to ask of a kind a person decides whose payload names no audience",
+				interrupt.FieldError{Path: "/display/audience", Message: "must be omitted for a " + string(payload.Kind) + " interrupt (an approval names its audience in its payload)"})
+		}
 	}
 	if req.Endpoint != "" && payload.Kind != interrupt.KindExternalEvent {
 		return InterruptView{}, false, interrupt.Invalid("only an external-event interrupt waits on a webhook endpoint",

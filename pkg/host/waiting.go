@@ -17,11 +17,12 @@ import (
 // run id that is not an id (runlog.ValidID) with runlog.ErrInvalidKey.
 type Waiting interface {
 	// FileWaiting files w, unless its run's entry there reflects a later commit of the same run
-	// (runlog.Waiting.Replaces): that entry stays, and that is no error.
-	FileWaiting(ctx context.Context, w runlog.Waiting) error
-	// UnfileWaiting removes w's run's entry if w removes it (runlog.Waiting.Removes); no entry,
-	// or one w keeps, is no error.
-	UnfileWaiting(ctx context.Context, w runlog.Waiting) error
+	// (runlog.Waiting.Replaces): that entry stays, and that is no error (filed is false). Filed,
+	// it answers the entry w replaced (zero for none), atomically with the write.
+	FileWaiting(ctx context.Context, w runlog.Waiting) (prior runlog.Waiting, filed bool, err error)
+	// UnfileWaiting removes w's run's entry if w removes it (runlog.Waiting.Removes), answering
+	// the entry removed; no entry, or one w keeps, is no error (removed is false).
+	UnfileWaiting(ctx context.Context, w runlog.Waiting) (prior runlog.Waiting, removed bool, err error)
 	// WaitingRuns lists the tenant's entries in run id order after the run id after ("" for the
 	// first), at most limit (at least 1); none when none is left.
 	WaitingRuns(ctx context.Context, tenant, after string, limit int) ([]runlog.Waiting, error)
@@ -48,8 +49,8 @@ type Waiting interface {
 func (h *Host) Reindex(ctx context.Context, k runlog.Key, commits ...runlog.Commit) error {
 	if whole(commits) {
 		if st, err := runlog.Fold(commits); err == nil {
-			if w := st.Entry(k); len(w.Pending) > 0 {
-				return h.waiting.FileWaiting(ctx, w)
+			if w := h.entry(k, st); len(w.Pending) > 0 {
+				return h.reindexed(ctx, k, st)
 			}
 			return nil
 		}
@@ -71,14 +72,23 @@ func whole(commits []runlog.Commit) bool {
 	return len(commits) > 0
 }
 
-// reindexed writes run k's waiting entry as of st: filed while it waits, removed once it does
-// not.
+// reindexed writes run k's waiting entry as of st (filed while it waits, removed once it does
+// not) and, when it took, the run's inbox entries (reassign): the waiting entry's write is what
+// orders the writers of one run, so a reindex of an older read writes no inbox entry.
 func (h *Host) reindexed(ctx context.Context, k runlog.Key, st *runlog.State) error {
-	w := st.Entry(k)
+	w := h.entry(k, st)
+	var prior runlog.Waiting
+	var took bool
+	var err error
 	if len(w.Pending) == 0 {
-		return h.waiting.UnfileWaiting(ctx, w)
+		prior, took, err = h.waiting.UnfileWaiting(ctx, w)
+	} else {
+		prior, took, err = h.waiting.FileWaiting(ctx, w)
 	}
-	return h.waiting.FileWaiting(ctx, w)
+	if err != nil || !took {
+		return err
+	}
+	return h.reassign(ctx, k, st, prior, w)
 }
 
 // Bounds of a page of pending interrupts: DefaultPendingLimit interrupts unless the caller asks
@@ -209,7 +219,7 @@ func (h *Host) pendingIn(ctx context.Context, w runlog.Waiting) ([]PendingInterr
 	if st.Seq == 0 || w.Seq > st.Seq {
 		// No run, or an entry of a commit that never came (an earlier release filed entries
 		// before their commits): it goes as it is, then the run's entry is written anew.
-		_ = h.waiting.UnfileWaiting(ctx, w)
+		_, _, _ = h.waiting.UnfileWaiting(ctx, w)
 	}
 	if st.Seq == 0 {
 		return nil, nil

@@ -266,7 +266,7 @@ func TestAnEntryOfAnEarlierReleaseIsRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	old := runlog.Waiting{Key: runlog.Key{Tenant: alice.Tenant, RunID: "r1"}, Seq: snap.LastSeq, Origin: "unknown"}
-	if err := l.FileWaiting(ctx, old); err != nil {
+	if _, _, err := l.FileWaiting(ctx, old); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := pendingAt(t, h, alice, 0); !slices.Equal(got, []string{"r1/n1"}) {

@@ -40,6 +40,8 @@ type Store struct {
 	cursor runlog.SweepCursor
 	// waiting is each tenant's waiting index, by run id
 	waiting map[string]map[string]runlog.Waiting
+	// assigned are the deciders' inboxes, by tenant and inbox, each by place
+	assigned map[[2]string]map[string]runlog.Assignment
 	// contacts are each tenant's contacts (contacts.Store)
 	contacts map[string]map[contacts.Key]contacts.Contact
 	// appends counts the commits written, for tests that assert nothing was.
@@ -77,6 +79,7 @@ func New() *Store {
 		checkpoints: map[runlog.Key]storedCheckpoint{}, archives: map[runlog.Key]map[runlog.Ref]storedFound{},
 		endpoints: map[string]webhook.Endpoint{}, slots: map[webhook.Key]*slot{}, records: map[[2]string]json.RawMessage{},
 		due: map[time.Time][]runlog.Due{}, waiting: map[string]map[string]runlog.Waiting{},
+		assigned: map[[2]string]map[string]runlog.Assignment{},
 	}
 }
 

@@ -290,27 +290,44 @@ type Ask struct {
 	Question  string    `json:"question"`
 }
 
-// Display is how people are shown an interrupt beyond its payload (which is closed): given by
-// the request as a host member, kept with the interrupt, and shown on the approval page.
+// Display is how, and to whom, people are shown an interrupt beyond its payload (which is
+// closed): given by the request as a host member, kept with the interrupt, and used by the
+// approval page, the inbox and mail.
 type Display struct {
 	// RequesterName names who asks as people know it ("Accounts payable"), beside the principal
 	// that requested.
 	RequesterName string `json:"requesterName,omitempty"`
 	// ArtifactURL is where the artifact can be read in full: an https URL.
 	ArtifactURL string `json:"artifactUrl,omitempty"`
+	// Audience are the principals to ask, for a kind whose payload names no audience (a
+	// clarification, a low-confidence escalation, a conversation's exchange): a notification
+	// hint, as an approval's audience is, never a grant.
+	Audience []string `json:"audience,omitempty"`
 }
 
-// Display bounds: a name fits a line, a URL what browsers and mail clients keep.
+// Display bounds: a name fits a line, a URL what browsers and mail clients keep, an audience a
+// team.
 const (
 	MaxRequesterName  = 200
 	MaxArtifactURLLen = 2048
+	MaxAudience       = 100
+	maxAudienceRef    = 256
 )
 
 // Check says what is wrong with d, at the JSON Pointer at: a name that is empty, too long or
 // holds control characters; a URL that is not an absolute https URL of a host, carries
-// credentials, or is too long.
+// credentials, or is too long; an audience of more than MaxAudience refs, or a ref that is
+// empty, too long or holds control characters.
 func (d Display) Check(at string) []FieldError {
 	var out []FieldError
+	if len(d.Audience) > MaxAudience {
+		out = append(out, FieldError{Path: at + "/audience", Message: fmt.Sprintf("must name at most %d principals", MaxAudience)})
+	}
+	for i, ref := range d.Audience {
+		if ref == "" || utf8.RuneCountInString(ref) > maxAudienceRef || strings.ContainsFunc(ref, unicode.IsControl) {
+			out = append(out, FieldError{Path: fmt.Sprintf("%s/audience/%d", at, i), Message: fmt.Sprintf("must be a principal of 1 to %d characters without control characters", maxAudienceRef)})
+		}
+	}
 	if n := d.RequesterName; n != "" {
 		if utf8.RuneCountInString(n) > MaxRequesterName || strings.TrimSpace(n) == "" || strings.ContainsFunc(n, unicode.IsControl) {
 			out = append(out, FieldError{Path: at + "/requesterName", Message: fmt.Sprintf("must be a name of 1 to %d characters without control characters", MaxRequesterName)})

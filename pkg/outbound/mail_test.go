@@ -192,12 +192,15 @@ func TestASharedAddressGetsNoToken(t *testing.T) {
 	}
 }
 
-// TestMailAsksTheClarificationsAudience: a clarification mails each principal its audience
-// names, with their own link, its questions and "answer"; a ref without a contact is unreached.
+// TestMailAsksTheClarificationsAudience: a clarification mails each principal its request's
+// audience names (display.audience: its payload has none), with their own link, its questions
+// and "answer"; a ref without a contact is unreached.
 func TestMailAsksTheClarificationsAudience(t *testing.T) {
 	w, box, _ := mailWorld(t, outbound.LinksSigned)
-	payload := `{"kind":"clarification","key":"c","timeoutMs":3600000,"data":{"title":"Delivery address","audience":["alice","bob","carol"],"questions":[{"id":"address","question":"Which <address>?","schema":{"type":"string"}}]}}`
-	w.Deliver(w.Commit("acme", "run-1", outboundtest.Requested("ask", "i1", payload)))
+	payload := `{"kind":"clarification","key":"c","timeoutMs":3600000,"data":{"questions":[{"id":"address","question":"Which <address>?","schema":{"type":"string"}}]}}`
+	requested := outboundtest.Requested("ask", "i1", payload)
+	requested.Display = &interrupt.Display{RequesterName: "Shipping", Audience: []string{"alice", "bob", "carol"}}
+	w.Deliver(w.Commit("acme", "run-1", requested))
 	if got := strings.Join(box.to(), " "); got != "alice@example.com bob@example.com" {
 		t.Fatalf("mailed %q", got)
 	}
@@ -207,7 +210,7 @@ func TestMailAsksTheClarificationsAudience(t *testing.T) {
 			t.Errorf("alice's mail lacks %q:\n%s", want, m.Text)
 		}
 	}
-	if m.Subject != "A question for you: Delivery address" {
+	if m.Subject != "A question for you" {
 		t.Errorf("subject %q", m.Subject)
 	}
 	if strings.Contains(m.HTML, "<address>") {

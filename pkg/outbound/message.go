@@ -127,10 +127,13 @@ func audience(d interrupt.Data) []Recipient {
 	return out
 }
 
-// asked is whom a clarification's notifications are for: the principals its audience names (a
-// clarification has no eligibility fields; whoever holds a link answers it, as the ref its
-// audience names).
-func asked(d interrupt.Data) []Recipient {
+// asked is whom a clarification's notifications are for: the principals its request's audience
+// names (its payload names none, so the request gives it beside: interrupt.Display; a
+// clarification has no eligibility fields, and whoever holds a link answers it).
+func asked(d *interrupt.Display) []Recipient {
+	if d == nil {
+		return nil
+	}
 	var out []Recipient
 	for _, ref := range d.Audience {
 		if !slices.ContainsFunc(out, func(r Recipient) bool { return r.Ref == ref }) {
@@ -138,6 +141,16 @@ func asked(d interrupt.Data) []Recipient {
 		}
 	}
 	return out
+}
+
+// displayOf is how the request of interrupt id in commit c asked it to be shown, if it did.
+func displayOf(c runlog.Commit, id string) *interrupt.Display {
+	for _, ev := range c.Events {
+		if ev.Type == interrupt.EventRequested && ev.InterruptID == id {
+			return ev.Display
+		}
+	}
+	return nil
 }
 
 // For is what e's delivery to s, requested by commit c, notifies: for an approval, its
@@ -174,7 +187,7 @@ func (l Links) For(ctx context.Context, s Subscription, c runlog.Commit, e runlo
 	case interrupt.KindApproval:
 		n.Audience = audience(p.Data)
 	case interrupt.KindClarification:
-		n.Audience = asked(p.Data)
+		n.Audience = asked(displayOf(c, e.InterruptID))
 	}
 	base := strings.TrimSuffix(l.BaseURL, "/") + "/approve/"
 	plain := Link{URL: base + url.PathEscape(e.RunID) + "/" + url.PathEscape(e.InterruptID), For: n.Audience}

@@ -48,6 +48,9 @@ type Summary struct {
 	Deadline time.Time `json:"deadline,omitzero"`
 	// Tally is an approval's votes against its quorum; nil for the other kinds.
 	Tally *interrupt.Tally `json:"tally,omitempty"`
+	// Inboxes are the deciders' inboxes it is filed in (Assignment.Ref), so that the entry that
+	// replaces this one can tell which to leave.
+	Inboxes []string `json:"inboxes,omitempty"`
 }
 
 // MaxTitle bounds a summary's title, so that a run's entry (DefaultMaxPending summaries) stays

@@ -83,7 +83,7 @@ async function signIn(page, user, tenant) {
   await page.getByLabel('User').selectOption(user);
   await page.getByLabel('Tenant').fill(tenant);
   await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.waitForURL((u) => u.pathname.startsWith('/approve/'));
+  await page.waitForURL((u) => u.pathname.startsWith('/approve'));
 }
 
 async function events(run, bearer = jwt) {
@@ -433,4 +433,32 @@ test('from the mail: each approver gets one message, decides from its link, and 
   assert.deepEqual([...alice.problems, ...bob.problems], []);
   await alice.context.close();
   await bob.context.close();
+});
+
+test('the inbox: a signed-in approver sees what waits for them, usable on a phone, and opens it', async () => {
+  const tenant = JSON.parse(Buffer.from(jwt.split('.')[1], 'base64url').toString()).tenant;
+  const title = 'Inbox: pay ACME GmbH ' + randomUUID().slice(0, 6);
+  const { run } = await request(approval({ approversList: undefined, approverGroupRefs: ['finance'], title }), 'alice', 'inspect');
+  // axe needs its script in: a context that bypasses the page's CSP, signed in as alice.
+  const context = await browser.newContext({ bypassCSP: true, viewport: { width: 390, height: 844 } });
+  const page = await context.newPage();
+  await page.goto(`${gateway}/approve`);
+  await signIn(page, 'alice', tenant);
+  assert.equal(new URL(page.url()).pathname, '/approve');
+  // The inbox follows the table's stream: reload until read-models took the request.
+  for (let i = 0; i < 100 && (await page.getByRole('link', { name: title }).count()) === 0; i++) {
+    await new Promise((r) => setTimeout(r, 200));
+    await page.reload();
+  }
+  await assert.doesNotReject(page.getByRole('link', { name: title }).waitFor());
+  await assert.doesNotReject(page.getByText('You are signed in as alice').waitFor());
+  assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth), 'no sideways scrolling at 390 px');
+  await page.screenshot({ path: shots + 'inbox-phone.png', fullPage: true });
+  await page.addScriptTag({ path: require.resolve('axe-core/axe.min.js') });
+  const { violations } = await page.evaluate(() => globalThis.axe.run(document, { resultTypes: ['violations'] }));
+  assert.deepEqual(violations.map((v) => `${v.id}: ${v.help} (${v.nodes.length})`), []);
+  await page.getByRole('link', { name: title }).click();
+  await page.waitForURL((u) => u.pathname.startsWith(`/approve/${run}/`));
+  assert.equal(await page.locator('dt:has-text("Deciding as") + dd').textContent(), 'alice');
+  await context.close();
 });

@@ -106,8 +106,8 @@ func logContract(t *testing.T, open func(t *testing.T) host.Store) {
 				"retain":     second(l.Retain(ctx, k, time.Now(), 10)),
 				"newer":      second(l.Newer(ctx, k, 0)),
 				"schedule":   l.Schedule(ctx, runlog.Due{Tenant: k.Tenant, RunID: k.RunID, InterruptID: "i1", Deadline: time.Now()}),
-				"file":       l.FileWaiting(ctx, w),
-				"unfile":     l.UnfileWaiting(ctx, w),
+				"file":       third(l.FileWaiting(ctx, w)),
+				"unfile":     third(l.UnfileWaiting(ctx, w)),
 			} {
 				if !errors.Is(err, runlog.ErrInvalidKey) {
 					t.Errorf("%s of %+v: %v", op, k, err)

@@ -22,6 +22,7 @@ func Exercise(t *testing.T, open func(t *testing.T) host.Store) {
 		{"inbox", inboxContract},
 		{"deadlines", deadlinesContract},
 		{"waiting", waitingContract},
+		{"assignments", assignmentsContract},
 		{"retention", retentionContract},
 		{"checkpoint", checkpointContract},
 	} {

@@ -33,7 +33,7 @@ func waitingContract(t *testing.T, open func(t *testing.T) host.Store) {
 		entry("acme", "r2", 3), // a record read late does not move it back
 		entry("acme", "r1", 4), entry("evilcorp", "r1", 2),
 	} {
-		if err := l.FileWaiting(ctx, w); err != nil {
+		if _, _, err := l.FileWaiting(ctx, w); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -44,6 +44,22 @@ func waitingContract(t *testing.T, open func(t *testing.T) host.Store) {
 			t.Fatal(err)
 		}
 		return got
+	}
+	// A write that takes answers the entry it replaced, atomically; one that does not, nothing.
+	if prior, filed, err := l.FileWaiting(ctx, entry("acme", "r1", 4)); err != nil || !filed || !reflect.DeepEqual(prior, entry("acme", "r1", 4)) {
+		t.Errorf("filing r1 as of 4 again: %+v %v %v, want it filed over the same entry", prior, filed, err)
+	}
+	if prior, filed, err := l.FileWaiting(ctx, entry("acme", "r2", 4)); err != nil || filed || prior.Seq != 0 {
+		t.Errorf("filing r2 as of 4 under its entry of 5: %+v %v %v, want it not filed", prior, filed, err)
+	}
+	if prior, filed, err := l.FileWaiting(ctx, entry("acme", "r5", 1)); err != nil || !filed || prior.Seq != 0 || prior.Origin != "" {
+		t.Errorf("filing r5 first: %+v %v %v, want it filed over nothing", prior, filed, err)
+	}
+	if prior, removed, err := l.UnfileWaiting(ctx, entry("acme", "r5", 2)); err != nil || !removed || !reflect.DeepEqual(prior, entry("acme", "r5", 1)) {
+		t.Errorf("removing r5: %+v %v %v, want its entry of 1 removed", prior, removed, err)
+	}
+	if prior, removed, err := l.UnfileWaiting(ctx, entry("acme", "r5", 3)); err != nil || removed || prior.Seq != 0 {
+		t.Errorf("removing r5 again: %+v %v %v, want nothing removed", prior, removed, err)
 	}
 	want := []runlog.Waiting{entry("acme", "r1", 4), entry("acme", "r2", 5), entry("acme", "r3", 9)}
 	if got := list("", 10); !reflect.DeepEqual(got, want) {
@@ -58,7 +74,7 @@ func waitingContract(t *testing.T, open func(t *testing.T) host.Store) {
 		entry("acme", "r3", 8),   // as of a commit before r3's entry: kept
 		entry("acme", "gone", 4), // no entry
 	} {
-		if err := l.UnfileWaiting(ctx, w); err != nil {
+		if _, _, err := l.UnfileWaiting(ctx, w); err != nil {
 			t.Errorf("removing %+v: %v", w, err)
 		}
 	}
@@ -68,7 +84,7 @@ func waitingContract(t *testing.T, open func(t *testing.T) host.Store) {
 	if got, err := l.WaitingRuns(ctx, "evilcorp", "", 10); err != nil || !reflect.DeepEqual(got, []runlog.Waiting{entry("evilcorp", "r1", 2)}) {
 		t.Errorf("the other tenant's index: %+v %v", got, err)
 	}
-	if err := l.FileWaiting(ctx, entry("acme", "a#b", 1)); !errors.Is(err, runlog.ErrInvalidKey) {
+	if _, _, err := l.FileWaiting(ctx, entry("acme", "a#b", 1)); !errors.Is(err, runlog.ErrInvalidKey) {
 		t.Errorf("a run id that is no key: %v", err)
 	}
 	// A run id reused after its run expired is another run: its entry replaces the old
@@ -76,23 +92,23 @@ func waitingContract(t *testing.T, open func(t *testing.T) host.Store) {
 	// own entry goes only as of its own later commits.
 	reused := entry("acme", "r3", 3)
 	reused.Origin = "second-run"
-	if err := l.FileWaiting(ctx, reused); err != nil {
+	if _, _, err := l.FileWaiting(ctx, reused); err != nil {
 		t.Fatal(err)
 	}
 	earlier := reused
 	earlier.Seq = 2
-	if err := l.UnfileWaiting(ctx, earlier); err != nil {
+	if _, _, err := l.UnfileWaiting(ctx, earlier); err != nil {
 		t.Fatal(err)
 	}
 	if got := list("", 10); !reflect.DeepEqual(got, []runlog.Waiting{reused}) {
 		t.Errorf("after a reused id's request and a removal as of its earlier commit: %+v, want %+v", got, reused)
 	}
-	if err := l.FileWaiting(ctx, entry("acme", "r4", 9)); err != nil {
+	if _, _, err := l.FileWaiting(ctx, entry("acme", "r4", 9)); err != nil {
 		t.Fatal(err)
 	}
 	again := entry("acme", "r4", 1)
 	again.Origin = "second-run"
-	if err := l.UnfileWaiting(ctx, again); err != nil {
+	if _, _, err := l.UnfileWaiting(ctx, again); err != nil {
 		t.Fatal(err)
 	}
 	if got := list("", 10); !reflect.DeepEqual(got, []runlog.Waiting{reused}) {

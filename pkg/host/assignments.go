@@ -1,0 +1,327 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+
+	"github.com/interrupthost/interrupthost/pkg/interrupt"
+	"github.com/interrupthost/interrupthost/pkg/runlog"
+)
+
+// Assignments are the deciders' inboxes, a read model kept from the table's stream beside the
+// waiting index (docs/design.md, "The inbox"): one entry per pending interrupt and inbox it is
+// filed in, at its place (runlog.Assignment.Place).
+type Assignments interface {
+	// FileAssignment files a at its place in its inbox, unless the entry there reflects a later
+	// commit of the same run (runlog.Waiting.Replaces, by seq and origin): that entry stays, and
+	// that is no error.
+	FileAssignment(ctx context.Context, a runlog.Assignment) error
+	// UnfileAssignment removes the entry at a's place in a's inbox if it is of another run of
+	// the id, or of a's commit or an earlier one; none there, or one a keeps, is no error.
+	UnfileAssignment(ctx context.Context, a runlog.Assignment) error
+	// Assigned lists the tenant's inbox ref in place order, after place after ("" for the
+	// first), at most limit (at least 1); none when none is left.
+	Assigned(ctx context.Context, tenant, ref, after string, limit int) ([]runlog.Assignment, error)
+}
+
+// deciders are the inboxes interrupt in is filed in: for an approval, the refs of the first of
+// its eligibility fields that binds (a resolver must be admitted by every one, so by that one
+// too; the others are checked when the inbox is read), or Anyone when none binds; for the other
+// kinds a person decides, the principals its request's audience names (interrupt.Display; their
+// payloads name none), or Anyone for none. None for kinds
+// machines decide and for a conversation's start and close.
+func (h *Host) deciders(in *runlog.Interrupt) []string {
+	if in == nil {
+		return nil
+	}
+	k := in.Payload.Kind
+	switch {
+	case k == interrupt.KindApproval:
+		rules := bindingRules(in.Payload.Data, h.cfg.RefKinds)
+		if len(rules) == 0 {
+			return []string{runlog.Anyone}
+		}
+		return refsOf(rules[0].via, rules[0].refs)
+	case !k.DecidedByPerson() || k == interrupt.KindConversationStart || k == interrupt.KindConversationClose:
+		return nil
+	case in.Display != nil && len(in.Display.Audience) > 0:
+		return refsOf(interrupt.RefPrincipal, in.Display.Audience)
+	}
+	return []string{runlog.Anyone}
+}
+
+// refsOf are refs of kind as inboxes, each once, at most maxInboxes (an interrupt's entries are
+// written at each of its commits; a reader beyond the bound finds it by its other fields or
+// not at all, which docs/design.md, "The inbox", states).
+func refsOf(kind string, refs []string) []string {
+	var out []string
+	for _, r := range refs {
+		ref := runlog.InboxRef(kind, r)
+		if !slices.Contains(out, ref) && len(out) < maxInboxes {
+			out = append(out, ref)
+		}
+	}
+	return out
+}
+
+// maxInboxes bounds the inboxes one interrupt is filed in.
+const maxInboxes = 100
+
+// entry is run k's waiting entry as of st, each summary naming the inboxes its interrupt is
+// filed in, so that the next entry can tell which to leave.
+func (h *Host) entry(k runlog.Key, st *runlog.State) runlog.Waiting {
+	w := st.Entry(k)
+	for i, sm := range w.Pending {
+		w.Pending[i].Inboxes = h.deciders(st.ByID(sm.InterruptID))
+	}
+	return w
+}
+
+// reassign brings run k's inbox entries up to w, its waiting entry as of st, which replaced
+// prior: every pending interrupt filed in its inboxes, and the entries prior filed that w does
+// not hold (an interrupt closed, or the run id taken again) removed, each write conditional as
+// the waiting entry's is.
+func (h *Host) reassign(ctx context.Context, k runlog.Key, st *runlog.State, prior, w runlog.Waiting) error {
+	if h.assignments == nil {
+		return nil
+	}
+	now := st.Assignments(k, h.deciders)
+	filed := map[[2]string]bool{}
+	var errs []error
+	for _, a := range now {
+		filed[[2]string{a.Summary.InterruptID, a.Ref}] = true
+		errs = append(errs, h.assignments.FileAssignment(ctx, a))
+	}
+	for _, sm := range prior.Pending {
+		for _, ref := range sm.Inboxes {
+			if prior.Origin == w.Origin && filed[[2]string{sm.InterruptID, ref}] {
+				continue
+			}
+			gone := runlog.Assignment{Key: k, Seq: w.Seq, Origin: w.Origin, Ref: ref, Summary: sm}
+			errs = append(errs, h.assignments.UnfileAssignment(ctx, gone))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Bounds of a page of the inbox: DefaultInboxLimit interrupts unless the caller asks for up to
+// MaxInboxLimit; at most maxCallerInboxes inboxes read for one caller (its principal, groups,
+// roles and Anyone); inboxRounds rounds of reads for one page, however many entries the log
+// shows stale.
+const (
+	DefaultInboxLimit = 25
+	MaxInboxLimit     = 100
+	maxCallerInboxes  = 34
+	inboxRounds       = 4
+)
+
+// InboxPage is one page of what waits for a caller.
+type InboxPage struct {
+	Items []InboxItem `json:"items"`
+	// Next is the cursor of the next page (its after), "" on the last.
+	Next string `json:"next,omitempty"`
+}
+
+// InboxItem is one interrupt the caller may decide now.
+type InboxItem struct {
+	RunID       string         `json:"runId"`
+	NodeID      string         `json:"nodeId"`
+	InterruptID string         `json:"interruptId"`
+	Kind        interrupt.Kind `json:"kind"`
+	Title       string         `json:"title,omitempty"`
+	RequestedAt string         `json:"requestedAt"`
+	ExpiresAt   string         `json:"expiresAt,omitempty"`
+	// Tally is an approval's votes so far against its quorum.
+	Tally *interrupt.Tally `json:"tally,omitempty"`
+	// Voted is true once the caller's vote is counted; the item stays until the interrupt
+	// closes.
+	Voted bool `json:"voted"`
+	// URL is the approval page of the interrupt, which signs the caller in (set by the API).
+	URL string `json:"url,omitempty"`
+}
+
+// Inbox lists the interrupts of p's tenant that p may decide now, nearest deadline first, then
+// oldest request: those filed in the inboxes of p's principal, groups and roles and Anyone, each
+// checked against the eligibility fields a resolve checks (every one that binds must admit p),
+// never one p requested or one past its deadline. It answers from the entries, each checked
+// against its run's log first (Waiting.Newer: one read unit per run, no payload, when the entry
+// is as new as its log); an entry its log has gone past is answered from the log, and its run
+// reindexed. after is the cursor of a page's Next.
+func (h *Host) Inbox(ctx context.Context, p interrupt.Principal, after string, limit int) (InboxPage, error) {
+	if limit <= 0 {
+		limit = DefaultInboxLimit
+	}
+	page := InboxPage{Items: []InboxItem{}}
+	if !runlog.ValidID(p.Tenant) || p.Subject == "" || h.assignments == nil {
+		return page, nil
+	}
+	inboxes := []string{runlog.InboxRef(interrupt.RefPrincipal, p.Subject), runlog.Anyone}
+	for _, g := range p.Groups {
+		inboxes = append(inboxes, runlog.InboxRef(interrupt.RefGroup, g))
+	}
+	for _, r := range p.Roles {
+		inboxes = append(inboxes, runlog.InboxRef(interrupt.RefRole, r))
+	}
+	inboxes = slices.Compact(inboxes)[:min(len(inboxes), maxCallerInboxes)]
+	for range inboxRounds {
+		found, more, err := h.assigned(ctx, p.Tenant, inboxes, after, limit-len(page.Items))
+		if err != nil {
+			return InboxPage{}, err
+		}
+		checked, err := h.checked(ctx, p, found)
+		if err != nil {
+			return InboxPage{}, err
+		}
+		page.Items = append(page.Items, checked...)
+		if !more {
+			return page, nil
+		}
+		after = found[len(found)-1].Place()
+		if len(page.Items) >= limit {
+			page.Next = after
+			return page, nil
+		}
+	}
+	page.Next = after
+	return page, nil
+}
+
+// assigned reads up to limit entries after place after from each inbox, at once, and answers
+// the first limit of them in place order, each interrupt once, and whether any inbox holds more.
+func (h *Host) assigned(ctx context.Context, tenant string, inboxes []string, after string, limit int) ([]runlog.Assignment, bool, error) {
+	lists := make([][]runlog.Assignment, len(inboxes))
+	errs := make([]error, len(inboxes))
+	var wg sync.WaitGroup
+	for i, ref := range inboxes {
+		wg.Go(func() { lists[i], errs[i] = h.assignments.Assigned(ctx, tenant, ref, after, limit) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, false, err
+	}
+	var all []runlog.Assignment
+	more := false
+	for _, l := range lists {
+		all = append(all, l...)
+		more = more || len(l) == limit
+	}
+	slices.SortStableFunc(all, func(a, b runlog.Assignment) int { return cmpPlace(a.Place(), b.Place()) })
+	all = slices.CompactFunc(all, func(a, b runlog.Assignment) bool { return a.Place() == b.Place() })
+	if len(all) > limit {
+		all, more = all[:limit], true
+	}
+	return all, more, nil
+}
+
+func cmpPlace(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// checked are the entries p may decide now, as their runs' logs stand: each run asked once
+// whether its log went past the entries (at most pendingReads at once), and one that did read
+// and reindexed.
+func (h *Host) checked(ctx context.Context, p interrupt.Principal, found []runlog.Assignment) ([]InboxItem, error) {
+	type state struct {
+		newer bool
+		st    *runlog.State
+		err   error
+	}
+	byRun := map[runlog.Key]*state{}
+	var runs []runlog.Key
+	for _, a := range found {
+		if byRun[a.Key] == nil {
+			byRun[a.Key] = &state{}
+			runs = append(runs, a.Key)
+		}
+	}
+	sem := make(chan struct{}, pendingReads)
+	var wg sync.WaitGroup
+	for _, k := range runs {
+		s := byRun[k]
+		seq := int64(0)
+		for _, a := range found {
+			if a.Key == k && (seq == 0 || a.Seq < seq) {
+				seq = a.Seq
+			}
+		}
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			if s.newer, s.err = h.waiting.Newer(ctx, k, seq); s.err != nil || !s.newer {
+				return
+			}
+			if s.st, s.err = h.load(ctx, k); s.err == nil && s.st.Seq > 0 {
+				_ = h.reindexed(ctx, k, s.st) // a failed repair is the consumer's or the next reader's
+			}
+		})
+	}
+	wg.Wait()
+	now := h.now()
+	var out []InboxItem
+	for _, a := range found {
+		s := byRun[a.Key]
+		if s.err != nil {
+			return nil, s.err
+		}
+		if s.newer {
+			if s.st == nil || s.st.Seq == 0 {
+				continue // the run is gone
+			}
+			fresh, ok := freshAssignment(s.st, a, h.deciders)
+			if !ok {
+				continue
+			}
+			a = fresh
+		}
+		if !h.admits(a, p) || (!a.Summary.Deadline.IsZero() && !now.Before(a.Summary.Deadline)) {
+			continue
+		}
+		out = append(out, inboxItem(a, p))
+	}
+	return out, nil
+}
+
+// freshAssignment is entry a as st shows it: the interrupt still pending and filed in a's inbox.
+func freshAssignment(st *runlog.State, a runlog.Assignment, deciders func(*runlog.Interrupt) []string) (runlog.Assignment, bool) {
+	for _, fresh := range st.Assignments(a.Key, deciders) {
+		if fresh.Summary.InterruptID == a.Summary.InterruptID && fresh.Ref == a.Ref {
+			return fresh, true
+		}
+	}
+	return runlog.Assignment{}, false
+}
+
+// admits reports whether p may decide a's interrupt as a resolve would judge it: not its
+// requester, and admitted by every eligibility field that binds.
+func (h *Host) admits(a runlog.Assignment, p interrupt.Principal) bool {
+	if a.RequestedBy != "" && a.RequestedBy == p.Voter() {
+		return false
+	}
+	e := a.Eligibility
+	for _, r := range bindingRules(interrupt.Data{ApproversList: e.ApproversList, ApproverGroupRefs: e.ApproverGroupRefs, ApproverRoleRefs: e.ApproverRoleRefs}, h.cfg.RefKinds) {
+		if !slices.ContainsFunc(r.refs, func(ref string) bool { return slices.Contains(r.held(p), ref) }) {
+			return false
+		}
+	}
+	return true
+}
+
+func inboxItem(a runlog.Assignment, p interrupt.Principal) InboxItem {
+	sm := a.Summary
+	it := InboxItem{
+		RunID: a.Key.RunID, NodeID: sm.NodeID, InterruptID: sm.InterruptID, Kind: sm.Kind, Title: sm.Title,
+		RequestedAt: sm.RequestedAt.UTC().Format(runlog.TimeFormat), Tally: sm.Tally, Voted: a.Voted(p.Voter()),
+	}
+	if !sm.Deadline.IsZero() {
+		it.ExpiresAt = sm.Deadline.UTC().Format(runlog.TimeFormat)
+	}
+	return it
+}

@@ -1,0 +1,132 @@
+package host_test
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"testing"
+
+	"github.com/interrupthost/interrupthost/internal/hosttest"
+	"github.com/interrupthost/interrupthost/pkg/host"
+	"github.com/interrupthost/interrupthost/pkg/interrupt"
+	"github.com/interrupthost/interrupthost/pkg/runlog"
+)
+
+// inboxOf lists every page of p's inbox, as "run:voted" (voted "v") in page order.
+func inboxOf(t *testing.T, h *host.Host, p interrupt.Principal, limit int) (got []string, pages int) {
+	t.Helper()
+	after := ""
+	for {
+		page, err := h.Inbox(context.Background(), p, after, limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages++
+		for _, it := range page.Items {
+			s := it.RunID
+			if it.Voted {
+				s += ":v"
+			}
+			got = append(got, s)
+		}
+		if page.Next == "" {
+			return got, pages
+		}
+		after = page.Next
+	}
+}
+
+// TestInboxListsWhatEachMayDecide: each caller's inbox holds the interrupts a resolve would let
+// it decide (its principal, groups and roles, every eligibility field that binds; a question's
+// audience; what anyone may decide), never its own requests nor another tenant's, nearest
+// deadline first; a vote marks it voted and it stays until the interrupt closes; an entry its
+// log went past is answered from the log and repaired.
+func TestInboxListsWhatEachMayDecide(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h, l := hosttest.MemHost(t)
+	var (
+		alice = interrupt.Principal{Subject: "alice", Tenant: "acme", Groups: []string{"finance"}}
+		bob   = interrupt.Principal{Subject: "bob", Tenant: "acme"}
+		carol = interrupt.Principal{Subject: "carol", Tenant: "acme", Roles: []string{"manager"}}
+		dave  = interrupt.Principal{Subject: "dave", Tenant: "acme"}
+		other = interrupt.Principal{Subject: "alice", Tenant: "other", Groups: []string{"finance"}}
+	)
+	requests := []struct {
+		run, payload string
+		display      *interrupt.Display
+	}{
+		{"r1", `{"kind":"approval","key":"k","timeoutMs":7200000,"data":{"artifactId":"a","artifactType":"t","title":"Both","actions":["accept","reject"],"approversList":["alice","bob"],"requiredApprovals":2}}`, nil},
+		{"r2", `{"kind":"approval","key":"k","timeoutMs":3600000,"data":{"artifactId":"a","artifactType":"t","title":"Finance","actions":["accept"],"approverGroupRefs":["finance"]}}`, nil},
+		{"r3", string(approvalWith(`,"approverRoleRefs":["manager"]`)), nil},
+		{"r4", string(approvalWith(``)), nil},
+		{"r5", `{"kind":"clarification","key":"k","data":{"questions":[{"id":"q","question":"Which?"}]}}`, &interrupt.Display{Audience: []string{"carol"}}},
+		{"r6", `{"kind":"clarification","key":"k","data":{"questions":[{"id":"q","question":"Anyone?"}]}}`, nil},
+		{"r7", string(approvalWith(`,"approversList":["alice"],"approverGroupRefs":["ops"]`)), nil},
+		{"r8", `{"kind":"external-event","key":"k","data":{"eventType":"payment_intent.succeeded","correlation":"pi_1"}}`, nil},
+	}
+	for _, r := range requests {
+		if _, _, err := h.RequestInterrupt(ctx, engine, r.run, host.Request{NodeID: "n", Payload: json.RawMessage(r.payload), Display: r.display}); err != nil {
+			t.Fatalf("%s: %v", r.run, err)
+		}
+		hosttest.Reindex(t, h, engine, r.run)
+	}
+	if _, _, err := h.RequestInterrupt(ctx, other, "r1", host.Request{NodeID: "n", Payload: approvalWith(`,"approverGroupRefs":["finance"]`)}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		who  interrupt.Principal
+		want []string
+	}{
+		{alice, []string{"r2", "r1", "r4", "r6"}}, // r7 needs ops too; r3 a manager; r5 is carol's
+		{bob, []string{"r1", "r4", "r6"}},
+		{carol, []string{"r3", "r4", "r5", "r6"}},
+		{dave, []string{"r4", "r6"}},
+		{engine, nil}, // it requested them all
+		{other, nil},  // its run is not indexed yet: another tenant's are never listed
+	} {
+		if got, _ := inboxOf(t, h, c.who, 0); !slices.Equal(got, c.want) {
+			t.Errorf("%s/%s's inbox: %v, want %v", c.who.Tenant, c.who.Subject, got, c.want)
+		}
+	}
+	if got, pages := inboxOf(t, h, alice, 1); !slices.Equal(got, []string{"r2", "r1", "r4", "r6"}) || pages < 4 {
+		t.Errorf("alice's inbox a page of one at a time: %v in %d pages", got, pages)
+	}
+
+	// alice votes on the quorum of two: it stays, voted, with the tally.
+	if _, err := h.Resolve(ctx, alice, "r1", "n", decision("accept"), nil); err != nil {
+		t.Fatal(err)
+	}
+	hosttest.Reindex(t, h, engine, "r1")
+	page, err := h.Inbox(ctx, alice, "", 0)
+	if err != nil || len(page.Items) < 2 || page.Items[1].RunID != "r1" || !page.Items[1].Voted || page.Items[1].Tally == nil || page.Items[1].Tally.Approvals != 1 {
+		t.Fatalf("alice's inbox after her vote: %+v %v", page, err)
+	}
+	if got, _ := inboxOf(t, h, bob, 0); !slices.Equal(got, []string{"r1", "r4", "r6"}) {
+		t.Errorf("bob's inbox after alice's vote: %v", got)
+	}
+	// bob's vote closes it; before the stream's consumer takes the commit, the inbox reads the
+	// log past the entry, leaves it out, and removes it.
+	if _, err := h.Resolve(ctx, bob, "r1", "n", decision("accept"), nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := inboxOf(t, h, alice, 0); !slices.Equal(got, []string{"r2", "r4", "r6"}) {
+		t.Errorf("alice's inbox once r1 closed, not reindexed: %v", got)
+	}
+	left, err := l.Assigned(ctx, "acme", runlog.InboxRef(interrupt.RefPrincipal, "alice"), "", 10)
+	if err != nil || len(left) != 1 || left[0].Key.RunID != "r7" { // r7's, which the ops group keeps from her
+		t.Errorf("alice's entries after the repair: %+v %v", left, err)
+	}
+	// A question answered leaves everyone's inbox once reindexed.
+	if _, err := h.Resolve(ctx, dave, "r6", "n", json.RawMessage(`{"answers":{"q":"yes"}}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	hosttest.Reindex(t, h, engine, "r6")
+	if got, _ := inboxOf(t, h, carol, 0); !slices.Equal(got, []string{"r3", "r4", "r5"}) {
+		t.Errorf("carol's inbox once r6 was answered: %v", got)
+	}
+	anyone, err := l.Assigned(ctx, "acme", runlog.Anyone, "", 10)
+	if err != nil || len(anyone) != 1 || anyone[0].Key.RunID != "r4" {
+		t.Errorf("the inbox of anyone after r6 closed: %+v %v", anyone, err)
+	}
+}

@@ -1,0 +1,100 @@
+package runlog
+
+import (
+	"strings"
+	"time"
+
+	"github.com/interrupthost/interrupthost/pkg/interrupt"
+)
+
+// Assignment is an entry of a decider's inbox, a read model kept from the table's stream as the
+// waiting index is (docs/design.md, "The inbox"): the interrupt Summary describes, of run Key as
+// of its commit Seq, may be decided by whoever Ref admits. Readers check it against the run's
+// log before they trust it, and repair it.
+type Assignment struct {
+	Key    Key
+	Seq    int64
+	Origin string
+	// Ref is the inbox it is filed in: "principal:<ref>", "group:<ref>", "role:<ref>", or Anyone.
+	Ref     string
+	Summary Summary
+	// RequestedBy is who requested it, who may not decide it.
+	RequestedBy string
+	// Voters are the principals whose votes an approval counted, so a reader knows it voted.
+	Voters []string
+	// Eligibility are an approval's eligibility fields: a reader filed by one of them is checked
+	// against the others too (a resolve needs every field that binds to admit it).
+	Eligibility Eligibility
+}
+
+// Eligibility are an approval's eligibility fields, as its payload gives them.
+type Eligibility struct {
+	ApproversList     []string `json:"approversList,omitempty"`
+	ApproverGroupRefs []string `json:"approverGroupRefs,omitempty"`
+	ApproverRoleRefs  []string `json:"approverRoleRefs,omitempty"`
+}
+
+// Anyone is the inbox of interrupts any person of the tenant may decide: an approval without an
+// eligibility field that binds, a question without an audience.
+const Anyone = "anyone"
+
+// InboxRef is the inbox of ref of kind ("principal", "group", "role").
+func InboxRef(kind, ref string) string { return kind + ":" + ref }
+
+// noDeadline orders an interrupt without a deadline after every one with one.
+const noDeadline = "9999-12-31T23:59:59.999999Z"
+
+// Place is where a's interrupt is in its inbox, the order an inbox is read in: the nearest
+// deadline first (none last), then the oldest request, then run and interrupt ids. It is the
+// same in every inbox the interrupt is filed in, and never changes while it is pending.
+func (a Assignment) Place() string {
+	return Place(a.Summary.Deadline, a.Summary.RequestedAt, a.Key.RunID, a.Summary.InterruptID)
+}
+
+// Place is the place of interrupt id of run runID in an inbox (Assignment.Place).
+func Place(deadline, requestedAt time.Time, runID, id string) string {
+	d := noDeadline
+	if !deadline.IsZero() {
+		d = deadline.UTC().Format(placeTime)
+	}
+	return strings.Join([]string{d, requestedAt.UTC().Format(placeTime), runID, id}, "|")
+}
+
+// placeTime is fixed-width, so that places sort as their times do.
+const placeTime = "2006-01-02T15:04:05.000000Z"
+
+// Voted reports whether principal voted on a's approval.
+func (a Assignment) Voted(principal string) bool {
+	for _, v := range a.Voters {
+		if v == principal {
+			return true
+		}
+	}
+	return false
+}
+
+// Assignments are the inbox entries of the interrupts run k waits on as of s's last commit:
+// one per interrupt and inbox it is filed in, deciders(in) naming the inboxes (none for a kind
+// no person decides), in request order.
+func (s *State) Assignments(k Key, deciders func(*Interrupt) []string) []Assignment {
+	var out []Assignment
+	if s.Ended != "" {
+		return out
+	}
+	entry := s.Entry(k)
+	for _, sm := range entry.Pending {
+		in := s.byID[sm.InterruptID]
+		for _, ref := range deciders(in) {
+			a := Assignment{Key: k, Seq: s.Seq, Origin: s.origin, Ref: ref, Summary: sm, RequestedBy: in.RequestedBy}
+			for _, v := range in.Votes {
+				a.Voters = append(a.Voters, v.Principal)
+			}
+			if in.Payload.Kind == interrupt.KindApproval {
+				d := in.Payload.Data
+				a.Eligibility = Eligibility{ApproversList: d.ApproversList, ApproverGroupRefs: d.ApproverGroupRefs, ApproverRoleRefs: d.ApproverRoleRefs}
+			}
+			out = append(out, a)
+		}
+	}
+	return out
+}
