@@ -89,6 +89,13 @@ func TestInboxListsWhatEachMayDecide(t *testing.T) {
 			t.Errorf("%s/%s's inbox: %v, want %v", c.who.Tenant, c.who.Subject, got, c.want)
 		}
 	}
+	// Whom each waits on, as the pending list tells an operator.
+	for run, want := range map[string][]string{"r1": {"principal:alice", "principal:bob"}, "r2": {"group:finance"}, "r5": {"principal:carol"}, "r6": {runlog.Anyone}, "r8": nil} {
+		page, err := h.PendingInRun(ctx, engine, run)
+		if err != nil || len(page.Interrupts) != 1 || !slices.Equal(page.Interrupts[0].WaitingOn, want) {
+			t.Errorf("%s waits on %+v %v, want %v", run, page.Interrupts, err, want)
+		}
+	}
 	if got, pages := inboxOf(t, h, alice, 1); !slices.Equal(got, []string{"r2", "r1", "r4", "r6"}) || pages < 4 {
 		t.Errorf("alice's inbox a page of one at a time: %v in %d pages", got, pages)
 	}

@@ -126,6 +126,10 @@ type PendingInterrupt struct {
 	ExpiresAt   string `json:"expiresAt,omitempty"`
 	// Tally is an approval's votes so far against its quorum.
 	Tally *interrupt.Tally `json:"tally,omitempty"`
+	// WaitingOn are whom it waits on: the inboxes it is filed in ("principal:alice",
+	// "group:finance", "role:manager", "anyone"; docs/design.md, "The inbox"), none for a kind
+	// machines answer.
+	WaitingOn []string `json:"waitingOn,omitempty"`
 }
 
 // PendingInterrupts lists the caller's tenant's interrupts pending at now, from the runs after
@@ -183,7 +187,7 @@ func (h *Host) PendingInRun(ctx context.Context, p interrupt.Principal, runID st
 	if err != nil {
 		return PendingPage{}, err
 	}
-	return PendingPage{Interrupts: h.listed(st.Entry(k))}, nil
+	return PendingPage{Interrupts: h.listed(h.entry(k, st))}, nil
 }
 
 // pendingOf checks the entries at once and answers each one's pending interrupts.
@@ -225,7 +229,7 @@ func (h *Host) pendingIn(ctx context.Context, w runlog.Waiting) ([]PendingInterr
 		return nil, nil
 	}
 	_ = h.reindexed(ctx, w.Key, st)
-	return h.listed(st.Entry(w.Key)), nil
+	return h.listed(h.entry(w.Key, st)), nil
 }
 
 // listed are the interrupts of entry w pending at now, in request order: an interrupt past its
@@ -239,7 +243,7 @@ func (h *Host) listed(w runlog.Waiting) []PendingInterrupt {
 		}
 		pi := PendingInterrupt{
 			RunID: w.Key.RunID, NodeID: sm.NodeID, InterruptID: sm.InterruptID, Key: sm.Key, Kind: sm.Kind, Title: sm.Title,
-			Seq: sm.Seq, RequestedAt: sm.RequestedAt.UTC().Format(runlog.TimeFormat), Tally: sm.Tally,
+			Seq: sm.Seq, RequestedAt: sm.RequestedAt.UTC().Format(runlog.TimeFormat), Tally: sm.Tally, WaitingOn: sm.Inboxes,
 		}
 		if !sm.Deadline.IsZero() {
 			pi.ExpiresAt = sm.Deadline.UTC().Format(runlog.TimeFormat)

@@ -39,8 +39,9 @@ process list. Each command needs the scopes of its route.
                                    reads on until the run ends
   pending [--after RUNID] [--page N] [--run RUNID]
                                    every interrupt the tenant's runs wait on, one JSON line
-                                   each, in run id order (runs:read); --page sets how many each
-                                   request reads, --run lists one run's
+                                   each, in run id order, with its title, tally and whom it
+                                   waits on (runs:read); --page sets how many each request
+                                   reads, --run lists one run's
   link <runId> <nodeId> [--for PRINCIPAL] [--ttl D] [--inspect]
                                    mint a token for the interrupt at the node and print its
                                    approval page link (resolve for PRINCIPAL: tokens:delegate)
