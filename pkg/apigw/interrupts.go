@@ -19,11 +19,13 @@ func (a *API) requestInterrupt(ctx context.Context, c *call) (reply, error) {
 		return reply{}, err
 	}
 	var body struct {
-		NodeID   *string            `json:"nodeId"`
-		Payload  json.RawMessage    `json:"payload"`
-		Token    *host.TokenRequest `json:"token"`
-		Endpoint *string            `json:"endpoint"`
-		Display  *interrupt.Display `json:"display"`
+		NodeID     *string               `json:"nodeId"`
+		Payload    json.RawMessage       `json:"payload"`
+		Token      *host.TokenRequest    `json:"token"`
+		Endpoint   *string               `json:"endpoint"`
+		Display    *interrupt.Display    `json:"display"`
+		Reminders  *interrupt.Reminders  `json:"reminders"`
+		Escalation *interrupt.Escalation `json:"escalation"`
 	}
 	if _, err := decodeBody(c.req, &body); err != nil {
 		return reply{}, err
@@ -39,7 +41,8 @@ func (a *API) requestInterrupt(ctx context.Context, c *call) (reply, error) {
 		return reply{}, missing(absent...)
 	}
 	c.nodeID = *body.NodeID
-	req := host.Request{NodeID: c.nodeID, Payload: body.Payload, Token: body.Token, Display: body.Display}
+	req := host.Request{NodeID: c.nodeID, Payload: body.Payload, Token: body.Token, Display: body.Display,
+		FollowUp: interrupt.FollowUp{Reminders: body.Reminders, Escalation: body.Escalation}}
 	if body.Endpoint != nil {
 		if !runlog.ValidID(*body.Endpoint) {
 			return reply{}, interrupt.Invalid("endpoint is not a webhook endpoint id",

@@ -15,7 +15,9 @@ import (
 
 // The due index and the sweep's cursor share the table:
 //
-//	due#<minute, RFC 3339>  <Due.Position>  an interrupt due in that minute
+//	due#<minute, RFC 3339>  <Due.Position>  an interrupt due in that minute, a follow-up of
+//	                                        one (a reminder, an escalation), or an ended
+//	                                        run's retention
 //	sweep                   cursor          where the expiry sweep goes on
 //
 // Due entries carry expiresAt (the table's TTL attribute) a week past their deadline: by then
@@ -31,11 +33,15 @@ func (l *Table) Schedule(ctx context.Context, d runlog.Due) error {
 	if !(runlog.Key{Tenant: d.Tenant, RunID: d.RunID}).Valid() {
 		return fmt.Errorf("dynamo: due entry of run %q of tenant %q: %w", d.RunID, d.Tenant, runlog.ErrInvalidKey)
 	}
-	_, err := l.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &l.table, Item: map[string]types.AttributeValue{
+	item := map[string]types.AttributeValue{
 		attrPK: duePartition(d.Deadline), attrSK: s(d.Position()),
 		"tenant": s(d.Tenant), "runId": s(d.RunID), "interruptId": s(d.InterruptID),
 		"deadline": n(d.Deadline.UnixMilli()), attrExpires: n(d.Deadline.Add(dueRetention).Unix()), "seq": n(d.Seq),
-	}})
+	}
+	if d.Nudge != "" {
+		item["nudge"], item["reminder"] = s(d.Nudge), n(int64(d.Reminder))
+	}
+	_, err := l.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &l.table, Item: item})
 	if err != nil {
 		return classify("schedule", err)
 	}
@@ -59,7 +65,11 @@ func (l *Table) Due(ctx context.Context, minute time.Time, after string, limit i
 			return nil, fmt.Errorf("dynamo: due entry %s: %w", str(item[attrSK]), err)
 		}
 		seq, _ := strconv.ParseInt(num(item["seq"]), 10, 64)
-		due = append(due, runlog.Due{Tenant: str(item["tenant"]), RunID: str(item["runId"]), InterruptID: str(item["interruptId"]), Deadline: time.UnixMilli(ms).UTC(), Seq: seq})
+		reminder, _ := strconv.Atoi(num(item["reminder"])) // none on an entry filed before follow-ups
+		due = append(due, runlog.Due{
+			Tenant: str(item["tenant"]), RunID: str(item["runId"]), InterruptID: str(item["interruptId"]), Deadline: time.UnixMilli(ms).UTC(), Seq: seq,
+			Nudge: str(item["nudge"]), Reminder: reminder,
+		})
 	}
 	return due, nil
 }

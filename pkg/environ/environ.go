@@ -5,6 +5,7 @@
 package environ
 
 import (
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/url"
@@ -40,6 +41,9 @@ const (
 	EnvInboxRetention = "INBOX_RETENTION_DAYS"
 	EnvRetention      = "RETENTION_DAYS"
 	EnvEscalation     = "ESCALATION_THRESHOLD"
+	// EnvFollowUp is the deployment's follow-ups of an interrupt whose request names none
+	// (host.Config.FollowUp), as JSON of the request's reminders and escalation members.
+	EnvFollowUp = "FOLLOW_UP"
 	// EnvSubscriptionSecrets is the name prefix of the subscriptions' signing secrets.
 	EnvSubscriptionSecrets = "SUBSCRIPTION_SECRET_PREFIX"
 	// EnvAllowPrivateTargets ("true") lets subscriptions deliver to private addresses and http.
@@ -88,6 +92,16 @@ func Host() (host.Config, error) {
 				return hc, fmt.Errorf("environ: %s=%q is not a number of days", env, v)
 			}
 			*into = time.Duration(days) * 24 * time.Hour
+		}
+	}
+	if v := os.Getenv(EnvFollowUp); v != "" {
+		dec := json.NewDecoder(strings.NewReader(v))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&hc.FollowUp); err != nil {
+			return hc, fmt.Errorf("environ: %s is not the JSON of reminders and escalation: %w", EnvFollowUp, err)
+		}
+		if fields := hc.FollowUp.Check(""); len(fields) > 0 {
+			return hc, fmt.Errorf("environ: %s: %s %s", EnvFollowUp, fields[0].Path, fields[0].Message)
 		}
 	}
 	return hc, host.CheckConfig(hc)

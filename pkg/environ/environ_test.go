@@ -84,3 +84,30 @@ func TestThePrincipalClaimsAreTheTemplates(t *testing.T) {
 		})
 	}
 }
+
+// TestTheFollowUpDefaults: FOLLOW_UP is the JSON of a request's reminders and escalation,
+// held to the request's bounds; a value that is not stops the function at init, saying what.
+func TestTheFollowUpDefaults(t *testing.T) {
+	for _, c := range []struct {
+		value string
+		ok    bool
+	}{
+		{`{"reminders":{"afterMs":86400000,"everyMs":86400000,"count":2},"escalation":{"afterMs":172800000,"to":[{"kind":"group","ref":"ops"}]}}`, true},
+		{`{"reminders":{"afterMs":60000,"count":1}}`, true},
+		{`{"reminders":{"afterMs":1,"count":1}}`, false},
+		{`{"escalation":{"afterMs":60000,"to":[]}}`, false},
+		{`{"remind":{"afterMs":60000,"count":1}}`, false},
+		{`not json`, false},
+	} {
+		t.Run(c.value, func(t *testing.T) {
+			t.Setenv(environ.EnvFollowUp, c.value)
+			hc, err := environ.Host()
+			if (err == nil) != c.ok {
+				t.Errorf("%s: %v, want ok %v", c.value, err, c.ok)
+			}
+			if c.ok && hc.FollowUp.Reminders == nil {
+				t.Errorf("%s read as %+v", c.value, hc.FollowUp)
+			}
+		})
+	}
+}

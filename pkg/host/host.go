@@ -115,6 +115,10 @@ type Config struct {
 	// EscalationThreshold is the agent confidence below which a decision suspends its node,
 	// for runs that configure none; nil means DefaultEscalationThreshold, and 0 suspends none.
 	EscalationThreshold *float64
+	// FollowUp is how an interrupt a person decides is followed up when its request says
+	// nothing of it: each member (reminders, escalation) the request leaves out is this one's.
+	// The zero FollowUp follows up nothing.
+	FollowUp interrupt.FollowUp
 }
 
 // Env is what every host runs with: its stores and schemas, and what it reports to.

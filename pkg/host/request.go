@@ -25,6 +25,9 @@ type Request struct {
 	Endpoint string
 	// Display, when set, is how people are shown the interrupt (interrupt.Display).
 	Display *interrupt.Display
+	// FollowUp is how it is followed up while it waits: its reminders and escalation, each
+	// the deployment's default (Config.FollowUp) when left out.
+	FollowUp interrupt.FollowUp
 }
 
 // InterruptView is the answer of request-interrupt: the interrupt as it stands.
@@ -103,6 +106,10 @@ func (h *Host) request(ctx context.Context, p interrupt.Principal, runID string,
 				interrupt.FieldError{Path: "/display/audience", Message: "must be omitted for a " + string(payload.Kind) + " interrupt (an approval names its audience in its payload)"})
 		}
 	}
+	followUp, err := h.followUp(payload.Kind, req.FollowUp)
+	if err != nil {
+		return InterruptView{}, false, err
+	}
 	if req.Endpoint != "" && payload.Kind != interrupt.KindExternalEvent {
 		return InterruptView{}, false, interrupt.Invalid("only an external-event interrupt waits on a webhook endpoint",
 			interrupt.FieldError{Path: "/endpoint", Message: "must be omitted for a " + string(payload.Kind) + " interrupt"})
@@ -145,7 +152,7 @@ func (h *Host) request(ctx context.Context, p interrupt.Principal, runID string,
 			}
 			endpoint = bound
 		}
-		events, err := requestEvents(req.NodeID, id, endpoint, req.Display, payload, req.Payload)
+		events, err := requestEvents(req.NodeID, id, runlog.With{Endpoint: endpoint, Display: req.Display, FollowUp: followUp}, payload, req.Payload)
 		if err != nil {
 			return decision[requested]{}, err
 		}
@@ -156,6 +163,11 @@ func (h *Host) request(ctx context.Context, p interrupt.Principal, runID string,
 		if payload.TimeoutMs > 0 {
 			d.prepare = append(d.prepare, func(ctx context.Context, _ *decision[requested], at time.Time) error {
 				return h.deadlines.Schedule(ctx, runlog.Due{Tenant: p.Tenant, RunID: runID, InterruptID: id, Deadline: at.Add(time.Duration(payload.TimeoutMs) * time.Millisecond)})
+			})
+		}
+		if followUp != nil {
+			d.prepare = append(d.prepare, func(ctx context.Context, _ *decision[requested], at time.Time) error {
+				return h.scheduleFollowUps(ctx, runlog.Key{Tenant: p.Tenant, RunID: runID}, id, int64(payload.TimeoutMs), *followUp, at)
 			})
 		}
 		switch {
@@ -200,7 +212,7 @@ func (h *Host) view(runID string, in *runlog.Interrupt, now time.Time) Interrupt
 // requestEvents are the commit of a new interrupt: interrupt.requested with the payload verbatim
 // (readers see its legacy alias beside it), and for low-confidence the agent decision that
 // caused the suspension.
-func requestEvents(nodeID, id, endpoint string, display *interrupt.Display, p interrupt.Payload, raw json.RawMessage) ([]runlog.Event, error) {
+func requestEvents(nodeID, id string, with runlog.With, p interrupt.Payload, raw json.RawMessage) ([]runlog.Event, error) {
 	var events []runlog.Event
 	if p.Kind == interrupt.KindLowConfidence {
 		var err error
@@ -209,7 +221,7 @@ func requestEvents(nodeID, id, endpoint string, display *interrupt.Display, p in
 			return nil, err
 		}
 	}
-	return append(events, runlog.Requested(nodeID, id, endpoint, display, p, raw)), nil
+	return append(events, runlog.Requested(nodeID, id, with, p, raw)), nil
 }
 
 // checkPayload validates an InterruptPayload before anything is read or written: the schema, the

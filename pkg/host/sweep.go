@@ -48,8 +48,9 @@ type SweepReport struct {
 	// From and To are the cursor's minute before and after.
 	From time.Time `json:"from"`
 	To   time.Time `json:"to"`
-	// Entries is how many due entries it handled; Expired how many interrupt.expired it wrote
-	// (the others were resolved, ended, or never committed); Deferred how many due entries it
+	// Entries is how many due entries it handled; Expired how many of them it wrote an event
+	// for (interrupt.expired, interrupt.reminded, interrupt.escalated: the others were
+	// resolved, ended, or never committed); Deferred how many due entries it
 	// read and left for the next sweep (its budget's fair share went to other tenants).
 	Entries  int `json:"entries"`
 	Expired  int `json:"expired"`
@@ -215,8 +216,11 @@ func (h *Host) handle(ctx context.Context, window []runlog.Due, picked []int, no
 			for i, ok := take(); ok; i, ok = take() {
 				d := window[i]
 				act := h.expire
-				if d.Seq > 0 {
+				switch {
+				case d.Seq > 0:
 					act = h.retain
+				case d.Nudge != "":
+					act = h.nudge
 				}
 				written, aerr := act(ctx, d, now)
 				mu.Lock()

@@ -11,7 +11,7 @@ import (
 var Events = []string{
 	EventRequested, EventResolved,
 	"approval.requested", "approval.resolved", "clarification.requested", "clarification.resolved",
-	EventVoted, EventAsked, EventExpired, EventRunCancelled, EventRunCompleted,
+	EventVoted, EventAsked, EventExpired, EventReminded, EventEscalated, EventRunCancelled, EventRunCompleted,
 	EventAgentDecided, EventNodeSuspended, EventRunConfigured,
 }
 
@@ -29,10 +29,11 @@ const (
 )
 
 // Detail are the event types that are debug detail rather than state updates: the steps inside
-// a decision (an approval's counted votes and asks, an agent's decision record), after which the
+// a decision (an approval's counted votes and asks, an agent's decision record) and the
+// follow-ups of a wait (its reminders and escalation), after which the
 // run's snapshot (status, current node, pending interrupts) and configuration are what they were.
 // The event that changes them (interrupt.resolved, node.suspended) is an update of its own.
-var Detail = []string{EventVoted, EventAsked, EventAgentDecided}
+var Detail = []string{EventVoted, EventAsked, EventAgentDecided, EventReminded, EventEscalated}
 
 // Includes reports whether the stream mode m carries events of type t; the zero Mode carries
 // every event, as ModeDebug does.

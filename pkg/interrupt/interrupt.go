@@ -166,6 +166,8 @@ const (
 	EventVoted         = "interrupt.voted"
 	EventAsked         = "interrupt.asked"
 	EventExpired       = "interrupt.expired"
+	EventReminded      = "interrupt.reminded"
+	EventEscalated     = "interrupt.escalated"
 	EventRunCancelled  = "run.cancelled"
 	EventRunCompleted  = "run.completed"
 	EventAgentDecided  = "agent.decided"

@@ -54,37 +54,22 @@ func (d *Deliverer) sendMail(ctx context.Context, links Links, s Subscription, c
 	case interrupt.EventRunCancelled, interrupt.EventRunCompleted:
 		return d.mailRunEnded(ctx, s, e)
 	}
+	nudge := e.Type == interrupt.EventReminded || e.Type == interrupt.EventEscalated
 	p, ok := carriesLinks(e)
-	if !ok || len(n.Audience) == 0 {
+	if (!ok && !nudge) || len(n.Audience) == 0 {
 		return sent{status: 204}, nil
 	}
 	if d.Mailer == nil {
 		return sent{}, errors.New("this deployment sends no mail: it names no sender (SenderAddress)")
 	}
-	var (
-		to        []mailTo
-		refs      = map[string][]Recipient{} // by address: whom it reaches
-		names     = map[string]string{}
-		unreached []string
-	)
-	for _, r := range n.Audience {
-		if !(contacts.Key{Kind: r.Kind, Ref: r.Ref}).Valid() || d.Contacts == nil {
-			unreached = append(unreached, r.Kind+" "+r.Ref)
-			continue
-		}
-		ct, err := d.Contacts.Contact(ctx, s.Tenant, r.Kind, r.Ref)
-		switch {
-		case errors.Is(err, contacts.ErrNotFound) || (err == nil && ct.Email == ""):
-			unreached = append(unreached, r.Kind+" "+r.Ref)
-			continue
-		case err != nil:
-			return sent{}, fmt.Errorf("%w: the contact of %s %q: %w", errStore, r.Kind, r.Ref, err)
-		}
-		if refs[ct.Email] == nil {
-			to = append(to, mailTo{address: ct.Email})
-			names[ct.Email] = ct.Name
-		}
-		refs[ct.Email] = append(refs[ct.Email], r)
+	to, refs, names, unreached, err := d.addresses(ctx, s.Tenant, n.Audience)
+	if err != nil {
+		return sent{}, err
+	}
+	if nudge {
+		out, err := d.mailFollowUp(ctx, s, e, n, to)
+		out.unreached = unreached
+		return out, err
 	}
 	for i, m := range to {
 		// A person's own link only to an address that reaches that person alone: never a token
@@ -117,6 +102,57 @@ func (d *Deliverer) sendMail(ctx context.Context, links Links, s Subscription, c
 	out, err := d.mailEach(ctx, s, EventID(e), to, func(m mailTo) Mail { return compose(p, c, e, n, m) })
 	out.unreached = unreached
 	return out, err
+}
+
+// addresses are the addresses the contacts of audience name, each once, with the refs each
+// reaches and the name its contact gives; a ref without a contact, or whose contact names no
+// address, is unreached ("principal carol").
+func (d *Deliverer) addresses(ctx context.Context, tenant string, audience []Recipient) (to []mailTo, refs map[string][]Recipient, names map[string]string, unreached []string, err error) {
+	refs, names = map[string][]Recipient{}, map[string]string{}
+	for _, r := range audience {
+		if !(contacts.Key{Kind: r.Kind, Ref: r.Ref}).Valid() || d.Contacts == nil {
+			unreached = append(unreached, r.Kind+" "+r.Ref)
+			continue
+		}
+		ct, err := d.Contacts.Contact(ctx, tenant, r.Kind, r.Ref)
+		switch {
+		case errors.Is(err, contacts.ErrNotFound) || (err == nil && ct.Email == ""):
+			unreached = append(unreached, r.Kind+" "+r.Ref)
+			continue
+		case err != nil:
+			return nil, nil, nil, nil, fmt.Errorf("%w: the contact of %s %q: %w", errStore, r.Kind, r.Ref, err)
+		}
+		if refs[ct.Email] == nil {
+			to = append(to, mailTo{address: ct.Email})
+			names[ct.Email] = ct.Name
+		}
+		refs[ct.Email] = append(refs[ct.Email], r)
+	}
+	return to, refs, names, unreached, nil
+}
+
+// mailFollowUp mails a reminder or an escalation to the addresses of its recipients, each
+// once, with the page's link (which signs the reader in): the request's title as the
+// subscription recorded it when it asked (else the run's), and what is asked of the reader.
+func (d *Deliverer) mailFollowUp(ctx context.Context, s Subscription, e runlog.Envelope, n Notice, to []mailTo) (sent, error) {
+	asked, _, err := d.Store.Asked(ctx, s.Tenant, s.ID, e.RunID, e.InterruptID)
+	if err != nil {
+		return sent{}, fmt.Errorf("%w: %w", errStore, err)
+	}
+	title := cmp.Or(asked.Title, "A request of run "+e.RunID)
+	link := linkFor(n.Links, Recipient{})
+	return d.mailEach(ctx, s, EventID(e), to, func(m mailTo) Mail {
+		subject, lines := "Reminder: "+title, []string{greeting(m.name), "", title + ":", "It still waits for your decision."}
+		if e.Type == interrupt.EventEscalated {
+			subject = "Escalated: " + title
+			lines = []string{greeting(m.name), "", title + ":", "It has waited without a decision, and its escalation names you: please see that it is decided."}
+		}
+		if !n.Deadline.IsZero() {
+			lines = append(lines, "", "It must be decided by "+n.Deadline.UTC().Format("Monday 2 January 2006, 15:04 UTC")+".")
+		}
+		lines = append(lines, "", "You will be asked to sign in.")
+		return render(m.address, subject, lines, link)
+	})
 }
 
 // mailEach sends write(m) to each of to that the event has not reached yet, marking each it

@@ -247,3 +247,31 @@ func TestMailTellsTheEndOfARun(t *testing.T) {
 		t.Errorf("alice is told %q:\n%s\n%s", m.Subject, m.Text, m.HTML)
 	}
 }
+
+// TestMailFollowsUp: a reminder mails its recipients, an escalation the refs it names, each
+// address once, with the request's title as the subscription asked it and the page's link;
+// the same event again mails no one again.
+func TestMailFollowsUp(t *testing.T) {
+	w, box, _ := mailWorld(t, outbound.LinksSigned)
+	w.Deliver(w.Commit("acme", "run-1", outboundtest.Requested("approve", "i1", outboundtest.Approval)))
+	asked := len(box.to())
+	reminded := runlog.Event{Type: interrupt.EventReminded, NodeID: "approve", InterruptID: "i1",
+		Payload: json.RawMessage(`{"nodeId":"approve","interruptId":"i1","reminder":1,"recipients":[{"kind":"principal","ref":"bob"},{"kind":"principal","ref":"carol"}]}`)}
+	escalated := runlog.Event{Type: interrupt.EventEscalated, NodeID: "approve", InterruptID: "i1",
+		Payload: json.RawMessage(`{"nodeId":"approve","interruptId":"i1","to":[{"kind":"group","ref":"finance"}]}`)}
+	for _, ev := range []runlog.Event{reminded, escalated} {
+		c := w.Commit("acme", "run-1", ev)
+		w.Deliver(c)
+		w.Deliver(c)
+	}
+	got := box.got[asked:]
+	if len(got) != 2 || got[0].To[0] != "bob@example.com" || got[1].To[0] != "alice@example.com" {
+		t.Fatalf("follow-ups mailed: %+v", got)
+	}
+	if got[0].Subject != "Reminder: Pay <inv-1> & more" || !strings.Contains(got[0].Text, "It still waits for your decision.") || !strings.Contains(got[0].Text, "https://host.example/approve/run-1/i1") {
+		t.Errorf("bob's reminder %q:\n%s", got[0].Subject, got[0].Text)
+	}
+	if got[1].Subject != "Escalated: Pay <inv-1> & more" || !strings.Contains(got[1].Text, "its escalation names you") || strings.Contains(got[1].HTML, "<inv-1>") {
+		t.Errorf("finance's escalation %q:\n%s\n%s", got[1].Subject, got[1].Text, got[1].HTML)
+	}
+}

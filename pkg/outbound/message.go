@@ -143,6 +143,32 @@ func asked(d *interrupt.Display) []Recipient {
 	return out
 }
 
+// followedUp are the recipients of a reminder, or the refs an escalation names, when e is one.
+func followedUp(e runlog.Envelope) ([]Recipient, bool) {
+	var refs []interrupt.Ref
+	switch e.Type {
+	case interrupt.EventReminded:
+		var r interrupt.Reminded
+		if json.Unmarshal(e.Payload, &r) != nil {
+			return nil, false
+		}
+		refs = r.Recipients
+	case interrupt.EventEscalated:
+		var x interrupt.Escalated
+		if json.Unmarshal(e.Payload, &x) != nil {
+			return nil, false
+		}
+		refs = x.To
+	default:
+		return nil, false
+	}
+	out := make([]Recipient, len(refs))
+	for i, r := range refs {
+		out[i] = Recipient{Kind: r.Kind, Ref: r.Ref}
+	}
+	return out, true
+}
+
 // displayOf is how the request of interrupt id in commit c asked it to be shown, if it did.
 func displayOf(c runlog.Commit, id string) *interrupt.Display {
 	for _, ev := range c.Events {
@@ -171,6 +197,11 @@ func displayOf(c runlog.Commit, id string) *interrupt.Display {
 // Other events get nothing.
 func (l Links) For(ctx context.Context, s Subscription, c runlog.Commit, e runlog.Envelope, now time.Time) (Notice, error) {
 	at := c.At
+	if to, ok := followedUp(e); ok {
+		// A reminder or an escalation: for its recipients, with the page's plain link.
+		base := strings.TrimSuffix(l.BaseURL, "/") + "/approve/"
+		return Notice{Audience: to, Links: []Link{{URL: base + url.PathEscape(e.RunID) + "/" + url.PathEscape(e.InterruptID), For: to}}}, nil
+	}
 	p, ok := carriesLinks(e)
 	if !ok {
 		return Notice{}, nil

@@ -77,8 +77,13 @@ func slackMessage(e runlog.Envelope, n Notice) ([]byte, error) {
 		_ = json.Unmarshal(e.Payload, &p) // a payload without these fields renders without them
 	}
 	headline := fmt.Sprintf("%s in run %s", e.Type, e.RunID)
-	if p.Kind != "" {
+	switch {
+	case p.Kind != "":
 		headline = fmt.Sprintf("%s requested in run %s", p.Kind, e.RunID)
+	case e.Type == interrupt.EventReminded:
+		headline = fmt.Sprintf("Reminder: a request in run %s still waits for a decision", e.RunID)
+	case e.Type == interrupt.EventEscalated:
+		headline = fmt.Sprintf("Escalated: a request in run %s waits for a decision", e.RunID)
 	}
 	blocks := []slackBlock{{Type: "section", Text: plain(headline)}}
 	var about []string

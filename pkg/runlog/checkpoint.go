@@ -55,25 +55,28 @@ type Checkpoint struct {
 
 // Saved is an interrupt as a checkpoint or the archive keeps it.
 type Saved struct {
-	ID           string             `json:"id"`
-	NodeID       string             `json:"nodeId"`
-	Raw          json.RawMessage    `json:"payload"`
-	RequestedSeq int64              `json:"requestedSeq"`
-	RequestedAt  time.Time          `json:"requestedAt"`
-	RequestedBy  string             `json:"requestedBy,omitempty"`
-	Endpoint     string             `json:"endpoint,omitempty"`
-	Display      *interrupt.Display `json:"display,omitempty"`
-	Status       interrupt.Status   `json:"status"`
-	ResumeValue  json.RawMessage    `json:"resumeValue,omitempty"`
-	Votes        []interrupt.Vote   `json:"votes,omitempty"`
-	Asks         map[string]int     `json:"asks,omitempty"`
-	Asked        []interrupt.Ask    `json:"asked,omitempty"`
+	ID           string              `json:"id"`
+	NodeID       string              `json:"nodeId"`
+	Raw          json.RawMessage     `json:"payload"`
+	RequestedSeq int64               `json:"requestedSeq"`
+	RequestedAt  time.Time           `json:"requestedAt"`
+	RequestedBy  string              `json:"requestedBy,omitempty"`
+	Endpoint     string              `json:"endpoint,omitempty"`
+	Display      *interrupt.Display  `json:"display,omitempty"`
+	FollowUp     *interrupt.FollowUp `json:"followUp,omitempty"`
+	Reminded     int                 `json:"reminded,omitempty"`
+	Escalated    bool                `json:"escalated,omitempty"`
+	Status       interrupt.Status    `json:"status"`
+	ResumeValue  json.RawMessage     `json:"resumeValue,omitempty"`
+	Votes        []interrupt.Vote    `json:"votes,omitempty"`
+	Asks         map[string]int      `json:"asks,omitempty"`
+	Asked        []interrupt.Ask     `json:"asked,omitempty"`
 }
 
 func (in *Interrupt) saved() Saved {
 	return Saved{
 		ID: in.ID, NodeID: in.NodeID, Raw: in.Raw, RequestedSeq: in.RequestedSeq, RequestedAt: in.RequestedAt,
-		RequestedBy: in.RequestedBy, Endpoint: in.Endpoint, Display: in.Display, Status: in.status, ResumeValue: in.ResumeValue,
+		RequestedBy: in.RequestedBy, Endpoint: in.Endpoint, Display: in.Display, FollowUp: in.FollowUp, Reminded: in.Reminded, Escalated: in.Escalated, Status: in.status, ResumeValue: in.ResumeValue,
 		Votes: in.Votes, Asks: in.Asks, Asked: in.Asked,
 	}
 }
@@ -81,7 +84,7 @@ func (in *Interrupt) saved() Saved {
 func (sv Saved) interrupt() (*Interrupt, error) {
 	in := &Interrupt{
 		ID: sv.ID, NodeID: sv.NodeID, Raw: sv.Raw, RequestedSeq: sv.RequestedSeq, RequestedAt: sv.RequestedAt,
-		RequestedBy: sv.RequestedBy, Endpoint: sv.Endpoint, Display: sv.Display, status: sv.Status, ResumeValue: sv.ResumeValue,
+		RequestedBy: sv.RequestedBy, Endpoint: sv.Endpoint, Display: sv.Display, FollowUp: sv.FollowUp, Reminded: sv.Reminded, Escalated: sv.Escalated, status: sv.Status, ResumeValue: sv.ResumeValue,
 		Votes: sv.Votes, Asks: sv.Asks, Asked: sv.Asked,
 	}
 	if err := json.Unmarshal(sv.Raw, &in.Payload); err != nil {

@@ -18,7 +18,17 @@ type Due struct {
 	// Seq, on a retention entry (InterruptID ""), is the commit that ended the run: the sweep
 	// gives every commit of the run the same expiry, the retention period after it.
 	Seq int64
+	// Nudge, on a follow-up entry, is what falls due then: NudgeRemind (reminder number
+	// Reminder, from 1) or NudgeEscalate; "" for the interrupt's own deadline.
+	Nudge    string
+	Reminder int
 }
+
+// The follow-ups a due entry may stand for (Due.Nudge).
+const (
+	NudgeRemind   = "remind"
+	NudgeEscalate = "escalate"
+)
 
 // Minute is the bucket the entry is filed under.
 func (d Due) Minute() time.Time { return d.Deadline.UTC().Truncate(time.Minute) }
@@ -29,7 +39,14 @@ func (d Due) Position() string {
 	if d.Seq > 0 {
 		return fmt.Sprintf("%013d#%s#%s#r%020d", d.Deadline.UnixMilli(), d.Tenant, d.RunID, d.Seq)
 	}
-	return fmt.Sprintf("%013d#%s#%s#%s", d.Deadline.UnixMilli(), d.Tenant, d.RunID, d.InterruptID)
+	p := fmt.Sprintf("%013d#%s#%s#%s", d.Deadline.UnixMilli(), d.Tenant, d.RunID, d.InterruptID)
+	switch d.Nudge {
+	case NudgeRemind:
+		p += fmt.Sprintf("#remind%02d", d.Reminder)
+	case NudgeEscalate:
+		p += "#escalate"
+	}
+	return p
 }
 
 // SweepCursor is where the expiry sweep goes on: the minute it has not finished, and the

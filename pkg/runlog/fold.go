@@ -23,6 +23,11 @@ type Interrupt struct {
 	Endpoint string
 	// Display is how people are shown it, as requested (Event.Display); nil for nothing given.
 	Display *interrupt.Display
+	// FollowUp is how it is followed up while it waits (Event.FollowUp); Reminded counts the
+	// reminders recorded, Escalated whether its escalation was.
+	FollowUp  *interrupt.FollowUp
+	Reminded  int
+	Escalated bool
 	// Deadline is zero when the payload sets no timeoutMs.
 	Deadline    time.Time
 	ResumeValue json.RawMessage
@@ -209,6 +214,8 @@ var appliers = map[string]applier{
 	interrupt.EventResolved:      (*State).resolved,
 	interrupt.EventVoted:         (*State).voted,
 	interrupt.EventAsked:         (*State).asked,
+	interrupt.EventReminded:      (*State).reminded,
+	interrupt.EventEscalated:     (*State).escalated,
 	interrupt.EventRunConfigured: (*State).configured,
 	interrupt.EventAgentDecided:  (*State).agentDecided,
 	interrupt.EventExpired:       (*State).expired,
@@ -241,7 +248,7 @@ func (s *State) requested(c Commit, e Event, fresh map[string]*Interrupt) (func(
 	}
 	in := &Interrupt{
 		ID: e.InterruptID, NodeID: e.NodeID, Payload: p, Raw: e.Payload,
-		RequestedSeq: c.Seq, RequestedAt: c.At, RequestedBy: c.By, Endpoint: e.Endpoint, Display: e.Display, status: interrupt.StatusPending,
+		RequestedSeq: c.Seq, RequestedAt: c.At, RequestedBy: c.By, Endpoint: e.Endpoint, Display: e.Display, FollowUp: e.FollowUp, status: interrupt.StatusPending,
 	}
 	if p.TimeoutMs > 0 {
 		in.Deadline = c.At.Add(time.Duration(p.TimeoutMs) * time.Millisecond)
@@ -294,6 +301,30 @@ func (s *State) asked(c Commit, e Event, fresh map[string]*Interrupt) (func(), e
 		in.Asks[a.Principal]++
 		in.Asked = append(in.Asked, interrupt.Ask{Principal: a.Principal, At: c.At, Question: value.Feedback})
 	}, nil
+}
+
+func (s *State) reminded(_ Commit, e Event, fresh map[string]*Interrupt) (func(), error) {
+	r, err := payloadOf[interrupt.Reminded](e)
+	if err != nil {
+		return nil, err
+	}
+	in, err := s.known(r.InterruptID, fresh)
+	if err != nil {
+		return nil, err
+	}
+	return func() { in.Reminded = max(in.Reminded, r.Reminder) }, nil
+}
+
+func (s *State) escalated(_ Commit, e Event, fresh map[string]*Interrupt) (func(), error) {
+	x, err := payloadOf[interrupt.Escalated](e)
+	if err != nil {
+		return nil, err
+	}
+	in, err := s.known(x.InterruptID, fresh)
+	if err != nil {
+		return nil, err
+	}
+	return func() { in.Escalated = true }, nil
 }
 
 func (s *State) configured(c Commit, e Event, _ map[string]*Interrupt) (func(), error) {

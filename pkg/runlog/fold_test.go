@@ -234,7 +234,7 @@ func TestFoldOfOwnCommits(t *testing.T) {
 		t.Fatal(err)
 	}
 	commits := []runlog.Commit{
-		{Seq: 1, ID: "c1", At: t0, By: "engine", Events: []runlog.Event{runlog.Requested("n", "int_1", "", nil, p, raw)}},
+		{Seq: 1, ID: "c1", At: t0, By: "engine", Events: []runlog.Event{runlog.Requested("n", "int_1", runlog.With{}, p, raw)}},
 		{Seq: 2, ID: "c2", At: t0.Add(time.Second), Events: []runlog.Event{
 			must(runlog.NewEvent(interrupt.EventAsked, "n", "int_1", interrupt.Asked{NodeID: "n", InterruptID: "int_1", Principal: "bob", ResumeValue: json.RawMessage(`{"action":"ask"}`)})),
 			must(runlog.NewEvent(interrupt.EventVoted, "n", "int_1", interrupt.Vote{NodeID: "n", InterruptID: "int_1", Principal: "alice", Action: interrupt.ActionAccept, ResumeValue: json.RawMessage(`{"action":"accept"}`)})),

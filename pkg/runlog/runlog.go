@@ -82,9 +82,11 @@ type Event struct {
 	// may resolve it ("" for none: a callback or resolve-by-run does). The host's own record,
 	// never part of the event as it leaves the host.
 	Endpoint string `json:"endpoint,omitempty"`
-	// Display is, on an interrupt's request, how people are shown it (interrupt.Display); the
-	// host's own record, as Endpoint is.
-	Display *interrupt.Display `json:"display,omitempty"`
+	// Display is, on an interrupt's request, how people are shown it (interrupt.Display), and
+	// FollowUp how it is followed up while it waits (interrupt.FollowUp); the host's own
+	// records, as Endpoint is.
+	Display  *interrupt.Display  `json:"display,omitempty"`
+	FollowUp *interrupt.FollowUp `json:"followUp,omitempty"`
 	// decoded is Payload as the Go value its writer encoded it from (NewEvent, Requested), so
 	// that the fold of the writer's own commit does not parse what was just encoded. A store
 	// never keeps it: an event read back is parsed.
@@ -102,11 +104,21 @@ func NewEvent(typ, nodeID, interruptID string, p any) (Event, error) {
 	return Event{Type: typ, NodeID: nodeID, InterruptID: interruptID, Payload: raw, decoded: p}, nil
 }
 
+// With is what the host records of a request beside its payload (Event's Endpoint, Display
+// and FollowUp).
+type With struct {
+	Endpoint string
+	Display  *interrupt.Display
+	FollowUp *interrupt.FollowUp
+}
+
 // Requested is the interrupt.requested event of interrupt id at nodeID: raw is the
-// InterruptPayload verbatim, p what it parsed to; endpoint and display are the host's record
-// of it (Event).
-func Requested(nodeID, id, endpoint string, display *interrupt.Display, p interrupt.Payload, raw json.RawMessage) Event {
-	return Event{Type: interrupt.EventRequested, NodeID: nodeID, InterruptID: id, Payload: raw, Endpoint: endpoint, Display: display, decoded: p}
+// InterruptPayload verbatim, p what it parsed to, with the host's record of it.
+func Requested(nodeID, id string, with With, p interrupt.Payload, raw json.RawMessage) Event {
+	return Event{
+		Type: interrupt.EventRequested, NodeID: nodeID, InterruptID: id, Payload: raw,
+		Endpoint: with.Endpoint, Display: with.Display, FollowUp: with.FollowUp, decoded: p,
+	}
 }
 
 // Commit is the unit of appending: all of its events become visible together or not at all.

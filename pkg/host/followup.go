@@ -1,0 +1,149 @@
+package host
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/interrupthost/interrupthost/pkg/interrupt"
+	"github.com/interrupthost/interrupthost/pkg/runlog"
+)
+
+// followUp is how an interrupt of kind is followed up: the request's reminders and escalation,
+// each the deployment's default when the request leaves it out; nil for none. A follow-up the
+// request gives for a kind no person decides, or that is out of bounds, is refused.
+func (h *Host) followUp(kind interrupt.Kind, asked interrupt.FollowUp) (*interrupt.FollowUp, error) {
+	if fields := asked.Check(""); len(fields) > 0 {
+		return nil, interrupt.Invalid("reminders or escalation are not acceptable", fields...)
+	}
+	byPerson := kind.DecidedByPerson() && kind != interrupt.KindConversationStart && kind != interrupt.KindConversationClose
+	if !byPerson {
+		if asked.Reminders != nil || asked.Escalation != nil {
+			return nil, interrupt.Invalid("only an interrupt a person decides is followed up",
+				interrupt.FieldError{Path: "/reminders", Message: "must be omitted, as escalation must, for a " + string(kind) + " interrupt"})
+		}
+		return nil, nil
+	}
+	f := interrupt.FollowUp{Reminders: asked.Reminders, Escalation: asked.Escalation}
+	if f.Reminders == nil {
+		f.Reminders = h.cfg.FollowUp.Reminders
+	}
+	if f.Escalation == nil {
+		f.Escalation = h.cfg.FollowUp.Escalation
+	}
+	if f.Reminders == nil && f.Escalation == nil {
+		return nil, nil
+	}
+	return &f, nil
+}
+
+// scheduleFollowUps files the due entries of an interrupt's first reminder and its escalation,
+// before its commit (as its deadline's is: the sweep walks time forward, and an entry filed
+// after the commit by something that may lag could land behind it). None falls at or past the
+// interrupt's deadline: it would find it expired.
+func (h *Host) scheduleFollowUps(ctx context.Context, k runlog.Key, id string, timeoutMs int64, f interrupt.FollowUp, at time.Time) error {
+	var deadline time.Time
+	if timeoutMs > 0 {
+		deadline = at.Add(time.Duration(timeoutMs) * time.Millisecond)
+	}
+	file := func(d runlog.Due) error {
+		if !deadline.IsZero() && !d.Deadline.Before(deadline) {
+			return nil
+		}
+		return h.deadlines.Schedule(ctx, d)
+	}
+	if r := f.Reminders; r != nil {
+		if err := file(runlog.Due{Tenant: k.Tenant, RunID: k.RunID, InterruptID: id, Deadline: at.Add(ms(r.AfterMs)), Nudge: runlog.NudgeRemind, Reminder: 1}); err != nil {
+			return err
+		}
+	}
+	if e := f.Escalation; e != nil {
+		return file(runlog.Due{Tenant: k.Tenant, RunID: k.RunID, InterruptID: id, Deadline: at.Add(ms(e.AfterMs)), Nudge: runlog.NudgeEscalate})
+	}
+	return nil
+}
+
+func ms(n int64) time.Duration { return time.Duration(n) * time.Millisecond }
+
+// nudge records the follow-up d stands for, if the interrupt is still pending and it was not
+// recorded yet: interrupt.reminded to those who have not decided (and the next reminder's due
+// entry, before the commit), or interrupt.escalated to the refs the escalation names. It writes
+// nothing otherwise (d may be stale: resolved, expired, ended, recorded by an overlapping sweep).
+func (h *Host) nudge(ctx context.Context, d runlog.Due, now time.Time) (bool, error) {
+	k := runlog.Key{Tenant: d.Tenant, RunID: d.RunID}
+	if !k.Valid() {
+		return false, nil
+	}
+	st, err := h.load(ctx, k)
+	if err != nil {
+		return false, err
+	}
+	res, err := commit(ctx, h, k, st, "", func(st *runlog.State) (decision[expiry], error) {
+		in := st.ByID(d.InterruptID)
+		if in == nil || in.StatusAt(now) != interrupt.StatusPending || in.FollowUp == nil {
+			return decision[expiry]{}, nil
+		}
+		f := *in.FollowUp
+		switch {
+		case d.Nudge == runlog.NudgeRemind && f.Reminders != nil && in.Reminded < d.Reminder && d.Reminder <= f.Reminders.Count:
+			ev, err := runlog.NewEvent(interrupt.EventReminded, in.NodeID, in.ID, interrupt.Reminded{
+				NodeID: in.NodeID, InterruptID: in.ID, Reminder: d.Reminder, Recipients: undecided(in, h.cfg.RefKinds),
+			})
+			dec := decision[expiry]{events: []runlog.Event{ev}}
+			if d.Reminder < f.Reminders.Count {
+				next := d
+				next.Reminder, next.Deadline = d.Reminder+1, d.Deadline.Add(ms(f.Reminders.EveryMs))
+				if in.Deadline.IsZero() || next.Deadline.Before(in.Deadline) {
+					dec.prepare = append(dec.prepare, func(ctx context.Context, _ *decision[expiry], _ time.Time) error {
+						return h.deadlines.Schedule(ctx, next)
+					})
+				}
+			}
+			return dec, err
+		case d.Nudge == runlog.NudgeEscalate && f.Escalation != nil && !in.Escalated:
+			ev, err := runlog.NewEvent(interrupt.EventEscalated, in.NodeID, in.ID, interrupt.Escalated{
+				NodeID: in.NodeID, InterruptID: in.ID, To: slices.Clone(f.Escalation.To),
+			})
+			return decision[expiry]{events: []runlog.Event{ev}}, err
+		}
+		return decision[expiry]{}, nil
+	})
+	return res.written, err
+}
+
+// undecided are whom a reminder of in goes to: its audience (an approval's, else the request's
+// display.audience), less the principals whose votes it counted; a group or role stays, as
+// the host cannot tell who of it decided.
+func undecided(in *runlog.Interrupt, refKinds []string) []interrupt.Ref {
+	var out []interrupt.Ref
+	add := func(kind string, refs []string) {
+		for _, r := range refs {
+			ref := interrupt.Ref{Kind: kind, Ref: r}
+			if (kind == interrupt.RefPrincipal && in.Voted(r) != nil) || slices.Contains(out, ref) {
+				continue
+			}
+			out = append(out, ref)
+		}
+	}
+	d := in.Payload.Data
+	switch {
+	case in.Payload.Kind != interrupt.KindApproval:
+		if in.Display != nil {
+			add(interrupt.RefPrincipal, in.Display.Audience)
+		}
+	case len(d.Audience) > 0:
+		add(interrupt.RefPrincipal, d.Audience)
+	default:
+		add(interrupt.RefPrincipal, d.ApproversList)
+		if slices.Contains(refKinds, interrupt.RefGroup) {
+			add(interrupt.RefGroup, d.ApproverGroupRefs)
+		}
+		if slices.Contains(refKinds, interrupt.RefRole) {
+			add(interrupt.RefRole, d.ApproverRoleRefs)
+		}
+	}
+	if out == nil {
+		out = []interrupt.Ref{}
+	}
+	return out
+}
