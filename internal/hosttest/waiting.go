@@ -48,6 +48,18 @@ func (r *Reading) WaitingRuns(ctx context.Context, tenant, after string, limit i
 	return runs, err
 }
 
+// Assigned counts the entries' bytes of the inbox entries read, as the summaries'.
+func (r *Reading) Assigned(ctx context.Context, tenant, ref, after string, limit int) ([]runlog.Assignment, error) {
+	found, err := r.Store.Assigned(ctx, tenant, ref, after, limit)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, a := range found {
+		b, _ := json.Marshal(a)
+		r.summaryBytes += len(b)
+	}
+	return found, err
+}
+
 // Tail counts a read of a run's log.
 func (r *Reading) Tail(ctx context.Context, k runlog.Key) (*runlog.Checkpoint, []runlog.Commit, error) {
 	r.mu.Lock()
@@ -64,8 +76,8 @@ type PageCost struct {
 }
 
 // APageCostsAPage: a page of runs waiting on 100 KB approvals reads what a page of small ones
-// does: the index's summaries and, per run, one check that no commit follows its entry; no run's
-// log, no payload. readUnits, where the store counts them (DynamoDB's request units), is the read
+// does, in the pending list and in an approver's inbox alike: the index's summaries (the inbox's
+// entries) and, per run, one check that no commit follows its entry; no run's log, no payload. readUnits, where the store counts them (DynamoDB's request units), is the read
 // units consumed so far, and a page of large approvals consumes no more than one of small ones;
 // nil counts none. It answers the large page's cost, for what a store's own test checks of it.
 func APageCostsAPage(t *testing.T, store host.Store, readUnits func() float64) PageCost {
@@ -100,11 +112,20 @@ func APageCostsAPage(t *testing.T, store host.Store, readUnits func() float64) P
 			t.Fatalf("page %+v %v", page, err)
 		}
 		costs[size] = PageCost{r.summaryBytes, r.Logs, units() - before}
+		r.summaryBytes, r.Logs = 0, 0
+		before = units()
+		inbox, err := h.Inbox(ctx, interrupt.Principal{Subject: "alice", Tenant: tenant.Tenant}, "", 0)
+		if err != nil || len(inbox.Items) != 16 {
+			t.Fatalf("inbox %+v %v", inbox, err)
+		}
+		costs[-size] = PageCost{r.summaryBytes, r.Logs, units() - before}
 	}
-	small, large := costs[100], costs[100_000]
 	// Summaries differ only in their times' digits; 16 runs' checks read no commit.
-	if large.Logs != 0 || small.Logs != 0 || large.SummaryBytes > small.SummaryBytes+64 || large.SummaryBytes > 16<<10 || large.Units > small.Units {
-		t.Errorf("a page of 16 runs with 100 KB approvals read %+v, with small ones %+v", large, small)
+	for what, sizes := range map[string][2]int{"pending list": {100, 100_000}, "inbox": {-100, -100_000}} {
+		small, large := costs[sizes[0]], costs[sizes[1]]
+		if large.Logs != 0 || small.Logs != 0 || large.SummaryBytes > small.SummaryBytes+64 || large.SummaryBytes > 16<<10 || large.Units > small.Units {
+			t.Errorf("a page of the %s of 16 runs with 100 KB approvals read %+v, with small ones %+v", what, large, small)
+		}
 	}
-	return large
+	return costs[100_000]
 }

@@ -222,15 +222,7 @@ func (a *API) signedInPage(ctx context.Context, c *call, head bool) (events.APIG
 	c.runID = runID
 	s, ok := a.signIn.SessionFrom(ctx, c.req.Cookies)
 	if !ok {
-		base, err := a.baseURL(c.req)
-		if err != nil {
-			return pageResponse(problemPage(err), head), err
-		}
-		to, cookie, err := a.signIn.Begin(ctx, base, c.req.RawPath)
-		if err != nil {
-			return pageResponse(signInProblem(err), head), err
-		}
-		return redirect(to, cookie), nil
+		return a.beginSignIn(ctx, c, head)
 	}
 	p := interrupt.Principal{Subject: s.Subject, Tenant: s.Tenant, Groups: s.Groups, Roles: s.Roles}
 	csrf, err := a.signIn.CSRF(ctx, s)
@@ -244,6 +236,19 @@ func (a *API) signedInPage(ctx context.Context, c *call, head bool) (events.APIG
 	return withRecordedCleared(c, pageResponse(approvalpage.SignedIn(v, s.Subject, csrf, signOutFromPage), head)), err
 }
 
+// beginSignIn answers a page asked for without a session: the sign-in, which comes back to it.
+func (a *API) beginSignIn(ctx context.Context, c *call, head bool) (events.APIGatewayV2HTTPResponse, error) {
+	base, err := a.baseURL(c.req)
+	if err != nil {
+		return pageResponse(problemPage(err), head), err
+	}
+	to, cookie, err := a.signIn.Begin(ctx, base, c.req.RawPath)
+	if err != nil {
+		return pageResponse(signInProblem(err), head), err
+	}
+	return redirect(to, cookie), nil
+}
+
 // inboxPage serves GET and HEAD /approve: a signed-in approver's inbox, what waits for them
 // (host.Host.Inbox), each item linking its page; without a session it starts a sign-in that
 // comes back here. A page of the list at a time, the next by its cursor (?after=).
@@ -255,15 +260,7 @@ func (a *API) inboxPage(ctx context.Context, c *call) (events.APIGatewayV2HTTPRe
 	}
 	s, ok := a.signIn.SessionFrom(ctx, c.req.Cookies)
 	if !ok {
-		base, err := a.baseURL(c.req)
-		if err != nil {
-			return pageResponse(problemPage(err), head), err
-		}
-		to, cookie, err := a.signIn.Begin(ctx, base, c.req.RawPath)
-		if err != nil {
-			return pageResponse(signInProblem(err), head), err
-		}
-		return redirect(to, cookie), nil
+		return a.beginSignIn(ctx, c, head)
 	}
 	csrf, err := a.signIn.CSRF(ctx, s)
 	if err != nil {

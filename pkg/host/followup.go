@@ -70,12 +70,8 @@ func ms(n int64) time.Duration { return time.Duration(n) * time.Millisecond }
 // entry, before the commit), or interrupt.escalated to the refs the escalation names. It writes
 // nothing otherwise (d may be stale: resolved, expired, ended, recorded by an overlapping sweep).
 func (h *Host) nudge(ctx context.Context, d runlog.Due, now time.Time) (bool, error) {
-	k := runlog.Key{Tenant: d.Tenant, RunID: d.RunID}
-	if !k.Valid() {
-		return false, nil
-	}
-	st, err := h.load(ctx, k)
-	if err != nil {
+	k, st, err := h.dueRun(ctx, d)
+	if err != nil || st == nil {
 		return false, err
 	}
 	res, err := commit(ctx, h, k, st, "", func(st *runlog.State) (decision[expiry], error) {

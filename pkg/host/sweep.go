@@ -298,12 +298,8 @@ func (e expiry) atSeq(int64) expiry { return expiry{written: true} }
 // past its deadline; it writes nothing otherwise (d may be stale: resolved, ended, never
 // committed).
 func (h *Host) expire(ctx context.Context, d runlog.Due, now time.Time) (bool, error) {
-	k := runlog.Key{Tenant: d.Tenant, RunID: d.RunID}
-	if !k.Valid() {
-		return false, nil
-	}
-	st, err := h.load(ctx, k)
-	if err != nil {
+	k, st, err := h.dueRun(ctx, d)
+	if err != nil || st == nil {
 		return false, err
 	}
 	res, err := commit(ctx, h, k, st, "", func(st *runlog.State) (decision[expiry], error) {
@@ -321,6 +317,20 @@ func (h *Host) expire(ctx context.Context, d runlog.Due, now time.Time) (bool, e
 		return decision[expiry]{events: []runlog.Event{expired}, ends: true}, nil
 	})
 	return res.written, err
+}
+
+// dueRun is the run a due entry names and its state; no state for an entry whose key is no
+// run's (the sweep passes it over).
+func (h *Host) dueRun(ctx context.Context, d runlog.Due) (runlog.Key, *runlog.State, error) {
+	k := runlog.Key{Tenant: d.Tenant, RunID: d.RunID}
+	if !k.Valid() {
+		return k, nil, nil
+	}
+	st, err := h.load(ctx, k)
+	if err != nil {
+		return k, nil, err
+	}
+	return k, st, nil
 }
 
 // retainBudget bounds the items one due entry of an ended run gives their expiry: a run of any
