@@ -123,10 +123,13 @@ func shown(c *call, o host.Opened, err error) (approvalpage.View, error) {
 
 // After a decision is recorded, the page answers 303 See Other to itself (Post/Redirect/Get): a
 // refresh then reads the page again and records nothing, and the back button resends no form.
-// What was recorded rides the redirect in recordedCookie, scoped to the page's own path and
-// read and cleared by its next GET; the page then says what was recorded from the state it
-// reads (approvalpage.Recorded), never from the cookie alone, so a cookie that does not match
-// the state says nothing.
+// What was recorded rides the redirect in recordedCookie, read and cleared by the next GET of a
+// page; the page then says what was recorded from the state it reads (approvalpage.Recorded),
+// never from the cookie alone, so a cookie that does not match the state says nothing. It names
+// no Path: the browser scopes it to the page's directory as the browser sees it (a custom
+// domain's API mapping or a stage can put more before it than the request's rawPath holds), so
+// another page of the directory may read it within its minute, and says only what its own log
+// bears out.
 const recordedCookie = "__Secure-ih-recorded"
 
 // recordedActions are the values recordedCookie may hold: an approval's actions, and a
@@ -140,7 +143,7 @@ var recordedActions = map[string]bool{
 // path segment, so the redirect stays under the base and stage the page was reached at), with
 // recordedCookie set for it.
 func seeThePage(c *call, self, action string) events.APIGatewayV2HTTPResponse {
-	cookie := http.Cookie{Name: recordedCookie, Value: action, Path: c.req.RawPath, MaxAge: 60, Secure: true, HttpOnly: true, SameSite: http.SameSiteLaxMode}
+	cookie := http.Cookie{Name: recordedCookie, Value: action, MaxAge: 60, Secure: true, HttpOnly: true, SameSite: http.SameSiteLaxMode}
 	return redirect("./"+self, cookie.String())
 }
 
@@ -157,8 +160,8 @@ func recordedAction(req events.APIGatewayV2HTTPRequest) string {
 
 // withRecordedCleared clears the recordedCookie the request brought, once its page was shown.
 func withRecordedCleared(c *call, resp events.APIGatewayV2HTTPResponse) events.APIGatewayV2HTTPResponse {
-	if recordedAction(c.req) != "" && c.req.RequestContext.HTTP.Method != http.MethodPost {
-		cookie := http.Cookie{Name: recordedCookie, Path: c.req.RawPath, MaxAge: -1, Secure: true, HttpOnly: true, SameSite: http.SameSiteLaxMode}
+	if recordedAction(c.req) != "" && c.req.RequestContext.HTTP.Method == http.MethodGet {
+		cookie := http.Cookie{Name: recordedCookie, MaxAge: -1, Secure: true, HttpOnly: true, SameSite: http.SameSiteLaxMode}
 		resp.Cookies = append(resp.Cookies, cookie.String())
 	}
 	return resp

@@ -17,9 +17,11 @@ import (
 type EditField struct {
 	// ID is the field's element id; Key the member it edits (posted as "edit.<key>").
 	ID, Key, Label string
-	// Input is "text", "number" or "yesno", from the member's value.
+	// Input is "text", "number" or "yesno", from the member's value; Null is set for a member
+	// that is null, which stays null when left empty.
 	Input string
 	Value string
+	Null  bool
 }
 
 // editFields are data's members as fields to edit, in order, when data is a flat object (every
@@ -36,11 +38,12 @@ func editFields(data json.RawMessage, posted url.Values) []EditField {
 		f := EditField{ID: "edit-" + strconv.Itoa(i), Key: k, Label: label(k), Input: "text"}
 		var s string
 		switch {
+		case string(v) == "null": // first: JSON's null reads into a string as ""
+			f.Null = true
 		case json.Unmarshal(v, &s) == nil:
 			f.Value = s
 		case string(v) == "true" || string(v) == "false":
 			f.Input, f.Value = "yesno", string(v)
-		case string(v) == "null":
 		case jsonNumber.MatchString(string(v)):
 			f.Input, f.Value = "number", string(v)
 		default:
@@ -73,6 +76,8 @@ func editedData(fields []EditField, form url.Values, bad func(path, msg string))
 			edited[f.Key] = json.RawMessage(raw)
 		case f.Input == "yesno":
 			bad(path, "must be yes or no")
+		case f.Null && raw == "":
+			edited[f.Key] = json.RawMessage("null")
 		default:
 			b, _ := json.Marshal(form.Get("edit." + f.Key))
 			edited[f.Key] = b
@@ -161,8 +166,10 @@ func scalar(v json.RawMessage) string {
 // (an item picked, a section, else the whole artifact) unless the form says it.
 func refineFeedback(form url.Values, bad func(path, msg string)) map[string]any {
 	var ids []string
-	for _, v := range form["itemIds"] {
-		ids = append(ids, splitIDs(v)...)
+	for _, v := range form["itemIds"] { // one picked item each, as its checkbox holds it
+		if v = strings.TrimSpace(v); v != "" {
+			ids = append(ids, v)
+		}
 	}
 	section := strings.TrimSpace(form.Get("sectionPath"))
 	scope := form.Get("refineScope")

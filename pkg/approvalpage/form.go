@@ -131,17 +131,6 @@ func Decision(o host.Opened, form url.Values, now time.Time) (json.RawMessage, [
 	return b, fields
 }
 
-// splitIDs reads item ids given one per line or separated by commas.
-func splitIDs(s string) []string {
-	var ids []string
-	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == '\n' || r == '\r' }) {
-		if f = strings.TrimSpace(f); f != "" {
-			ids = append(ids, f)
-		}
-	}
-	return ids
-}
-
 // answers reads a clarification's fields into { answers: { <questionId>: value } }, each value
 // of the JSON type its field stands for.
 func answers(o host.Opened, form url.Values) (json.RawMessage, []interrupt.FieldError) {

@@ -1,6 +1,11 @@
 package approvalpage
 
-import "testing"
+import (
+	"encoding/json"
+	"net/url"
+	"strings"
+	"testing"
+)
 
 func TestPlainly(t *testing.T) {
 	t.Parallel()
@@ -20,5 +25,32 @@ func TestPlainly(t *testing.T) {
 		if got := plainly(msg); got != want {
 			t.Errorf("plainly(%q) = %q, want %q", msg, got, want)
 		}
+	}
+}
+
+// TestEditedData: flat data comes back from its fields with each member of its type: a number
+// that is one, yes or no, text as typed, a null left empty still null; a number that is none
+// is refused at its member.
+func TestEditedData(t *testing.T) {
+	t.Parallel()
+	fields := editFields(json.RawMessage(`{"amount":12.5,"urgent":false,"note":"x","ref":null}`), nil)
+	if len(fields) != 4 || fields[0].Input != "number" || fields[1].Input != "yesno" || fields[2].Input != "text" || !fields[3].Null {
+		t.Fatalf("fields %+v", fields)
+	}
+	var bad []string
+	got := editedData(fields, url.Values{"edit.amount": {"13"}, "edit.urgent": {"true"}, "edit.note": {"a, b"}, "edit.ref": {""}}, func(path, _ string) { bad = append(bad, path) })
+	if string(got) != `{"amount":13,"note":"a, b","ref":null,"urgent":true}` || bad != nil {
+		t.Errorf("edited %s, refused %v", got, bad)
+	}
+	editedData(fields, url.Values{"edit.amount": {"12,5"}, "edit.urgent": {"maybe"}}, func(path, _ string) { bad = append(bad, path) })
+	if strings.Join(bad, " ") != "editedArtifactData/amount editedArtifactData/urgent" {
+		t.Errorf("refused %v", bad)
+	}
+	if editFields(json.RawMessage(`{"lines":[{"sku":"A"}]}`), nil) != nil {
+		t.Error("data with a list is offered field by field")
+	}
+	parts := refineFeedback(url.Values{"itemIds": {"A,1", " B "}, "refineText": {"x"}}, func(string, string) {})
+	if ids, _ := parts["itemIds"].([]string); len(ids) != 2 || ids[0] != "A,1" || ids[1] != "B" || parts["scope"] != "items" {
+		t.Errorf("picked items %+v", parts)
 	}
 }

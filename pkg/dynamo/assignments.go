@@ -89,22 +89,32 @@ func (l *Table) UnfileAssignment(ctx context.Context, a runlog.Assignment) error
 	return nil
 }
 
-// Assigned lists the tenant's inbox ref after place after, in place order, with one consistent
-// Query.
+// Assigned lists the tenant's inbox ref after place after, in place order, with consistent
+// Queries (one, unless a page of them passes 1 MB).
 func (l *Table) Assigned(ctx context.Context, tenant, ref, after string, limit int) ([]runlog.Assignment, error) {
 	if !runlog.ValidID(tenant) || ref == "" {
 		return nil, fmt.Errorf("dynamo: inbox %q of tenant %q: %w", ref, tenant, runlog.ErrInvalidKey)
 	}
-	out, err := l.db.Query(ctx, &dynamodb.QueryInput{
-		TableName: &l.table, ConsistentRead: aws.Bool(true), Limit: aws.Int32(int32(limit)),
-		KeyConditionExpression:    aws.String("pk = :pk AND sk > :after"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": s(inboxPartition(tenant, ref)), ":after": s(after)},
-	})
-	if err != nil {
-		return nil, classify("inbox", err)
+	// Paged through: a Query stops at 1 MB, and entries that carry long eligibility lists can
+	// reach it before limit; a short answer would read as the end of the inbox.
+	var items []map[string]types.AttributeValue
+	var start map[string]types.AttributeValue
+	for len(items) < limit {
+		out, err := l.db.Query(ctx, &dynamodb.QueryInput{
+			TableName: &l.table, ConsistentRead: aws.Bool(true), Limit: aws.Int32(int32(limit - len(items))), ExclusiveStartKey: start,
+			KeyConditionExpression:    aws.String("pk = :pk AND sk > :after"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":pk": s(inboxPartition(tenant, ref)), ":after": s(after)},
+		})
+		if err != nil {
+			return nil, classify("inbox", err)
+		}
+		items = append(items, out.Items...)
+		if start = out.LastEvaluatedKey; len(start) == 0 {
+			break
+		}
 	}
-	found := make([]runlog.Assignment, 0, len(out.Items))
-	for _, item := range out.Items {
+	found := make([]runlog.Assignment, 0, len(items))
+	for _, item := range items {
 		var a runlog.Assignment
 		if err := json.Unmarshal([]byte(str(item[attrAssignment])), &a); err != nil {
 			return nil, fmt.Errorf("dynamo: inbox entry %s: %w", str(item[attrSK]), err)

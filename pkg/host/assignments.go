@@ -157,14 +157,7 @@ func (h *Host) Inbox(ctx context.Context, p interrupt.Principal, after string, l
 	if !runlog.ValidID(p.Tenant) || p.Subject == "" || h.assignments == nil {
 		return page, nil
 	}
-	inboxes := []string{runlog.InboxRef(interrupt.RefPrincipal, p.Subject), runlog.Anyone}
-	for _, g := range p.Groups {
-		inboxes = append(inboxes, runlog.InboxRef(interrupt.RefGroup, g))
-	}
-	for _, r := range p.Roles {
-		inboxes = append(inboxes, runlog.InboxRef(interrupt.RefRole, r))
-	}
-	inboxes = slices.Compact(inboxes)[:min(len(inboxes), maxCallerInboxes)]
+	inboxes := callerInboxes(p)
 	for range inboxRounds {
 		found, more, err := h.assigned(ctx, p.Tenant, inboxes, after, limit-len(page.Items))
 		if err != nil {
@@ -186,6 +179,22 @@ func (h *Host) Inbox(ctx context.Context, p interrupt.Principal, after string, l
 	}
 	page.Next = after
 	return page, nil
+}
+
+// callerInboxes are the inboxes p reads: its principal's, anyone's, then its groups' and roles',
+// each once (an identity provider may repeat a claim), at most maxCallerInboxes.
+func callerInboxes(p interrupt.Principal) []string {
+	inboxes := []string{runlog.InboxRef(interrupt.RefPrincipal, p.Subject), runlog.Anyone}
+	add := func(kind string, refs []string) {
+		for _, r := range refs {
+			if ref := runlog.InboxRef(kind, r); r != "" && !slices.Contains(inboxes, ref) && len(inboxes) < maxCallerInboxes {
+				inboxes = append(inboxes, ref)
+			}
+		}
+	}
+	add(interrupt.RefGroup, p.Groups)
+	add(interrupt.RefRole, p.Roles)
+	return inboxes
 }
 
 // assigned reads up to limit entries after place after from each inbox, at once, and answers
@@ -272,11 +281,14 @@ func (h *Host) checked(ctx context.Context, p interrupt.Principal, found []runlo
 			return nil, s.err
 		}
 		if s.newer {
-			if s.st == nil || s.st.Seq == 0 {
-				continue // the run is gone
+			fresh, ok := runlog.Assignment{}, false
+			if s.st != nil && s.st.Seq > 0 {
+				fresh, ok = freshAssignment(s.st, a, h.deciders)
 			}
-			fresh, ok := freshAssignment(s.st, a, h.deciders)
 			if !ok {
+				// Its interrupt closed, or is filed elsewhere now, or its run is gone: the entry
+				// goes, as of the log read (a failed removal is the next reader's to do).
+				_ = h.assignments.UnfileAssignment(ctx, stale(a, s.st))
 				continue
 			}
 			a = fresh
@@ -287,6 +299,18 @@ func (h *Host) checked(ctx context.Context, p interrupt.Principal, found []runlo
 		out = append(out, inboxItem(a, p))
 	}
 	return out, nil
+}
+
+// stale is entry a to remove as of st, the log read: of st's last commit and origin, which a
+// removal's condition lets take any entry of an earlier commit or another run; with no run, a
+// itself.
+func stale(a runlog.Assignment, st *runlog.State) runlog.Assignment {
+	if st == nil || st.Seq == 0 {
+		return a
+	}
+	w := st.Entry(a.Key)
+	a.Seq, a.Origin = w.Seq, w.Origin
+	return a
 }
 
 // freshAssignment is entry a as st shows it: the interrupt still pending and filed in a's inbox.
@@ -300,9 +324,10 @@ func freshAssignment(st *runlog.State, a runlog.Assignment, deciders func(*runlo
 }
 
 // admits reports whether p may decide a's interrupt as a resolve would judge it: not its
-// requester, and admitted by every eligibility field that binds.
+// requester, nor the agent a low-confidence interrupt escalates, and admitted by every
+// eligibility field that binds.
 func (h *Host) admits(a runlog.Assignment, p interrupt.Principal) bool {
-	if a.RequestedBy != "" && a.RequestedBy == p.Voter() {
+	if (a.RequestedBy != "" && a.RequestedBy == p.Voter()) || (a.Eligibility.AgentID != "" && a.Eligibility.AgentID == p.Subject) {
 		return false
 	}
 	e := a.Eligibility

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/interrupthost/interrupthost/internal/hosttest"
 	"github.com/interrupthost/interrupthost/pkg/host"
@@ -124,6 +125,21 @@ func TestInboxListsWhatEachMayDecide(t *testing.T) {
 	if err != nil || len(left) != 1 || left[0].Key.RunID != "r7" { // r7's, which the ops group keeps from her
 		t.Errorf("alice's entries after the repair: %+v %v", left, err)
 	}
+	// A put of an older read landing after the removal (a late writer) leaves an entry behind:
+	// the reader that meets it finds its log gone past it and removes it.
+	late := runlog.Assignment{Key: runlog.Key{Tenant: "acme", RunID: "r1"}, Seq: 1, Origin: origin(t, l, "r1"), Ref: runlog.InboxRef(interrupt.RefPrincipal, "alice"),
+		Summary: runlog.Summary{NodeID: "n", InterruptID: page.Items[1].InterruptID, Kind: interrupt.KindApproval, RequestedAt: hosttest.T0, Deadline: hosttest.T0.Add(2 * time.Hour)}}
+	if err := l.FileAssignment(ctx, late); err != nil {
+		t.Fatal(err)
+	}
+	twice := alice
+	twice.Groups = []string{"finance", "finance", "", "finance"} // a claim repeated: read once each
+	if got, _ := inboxOf(t, h, twice, 0); !slices.Equal(got, []string{"r2", "r4", "r6"}) {
+		t.Errorf("alice's inbox with a late entry of the closed r1: %v", got)
+	}
+	if left, err := l.Assigned(ctx, "acme", late.Ref, "", 10); err != nil || len(left) != 1 || left[0].Key.RunID != "r7" {
+		t.Errorf("alice's entries after the reader met the late one: %+v %v", left, err)
+	}
 	// A question answered leaves everyone's inbox once reindexed.
 	if _, err := h.Resolve(ctx, dave, "r6", "n", json.RawMessage(`{"answers":{"q":"yes"}}`), nil); err != nil {
 		t.Fatal(err)
@@ -136,4 +152,14 @@ func TestInboxListsWhatEachMayDecide(t *testing.T) {
 	if err != nil || len(anyone) != 1 || anyone[0].Key.RunID != "r4" {
 		t.Errorf("the inbox of anyone after r6 closed: %+v %v", anyone, err)
 	}
+}
+
+// origin is run's origin in the tenant acme: its log's first commit's id.
+func origin(t *testing.T, l host.Runs, run string) string {
+	t.Helper()
+	commits, err := l.Read(context.Background(), runlog.Key{Tenant: "acme", RunID: run}, 0, 1)
+	if err != nil || len(commits) == 0 {
+		t.Fatalf("run %s's first commit: %v", run, err)
+	}
+	return commits[0].ID
 }

@@ -65,6 +65,13 @@ func (h *Host) scheduleFollowUps(ctx context.Context, k runlog.Key, id string, t
 
 func ms(n int64) time.Duration { return time.Duration(n) * time.Millisecond }
 
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
 // nudge records the follow-up d stands for, if the interrupt is still pending and it was not
 // recorded yet: interrupt.reminded to those who have not decided (and the next reminder's due
 // entry, before the commit), or interrupt.escalated to the refs the escalation names. It writes
@@ -87,8 +94,11 @@ func (h *Host) nudge(ctx context.Context, d runlog.Due, now time.Time) (bool, er
 			})
 			dec := decision[expiry]{events: []runlog.Event{ev}}
 			if d.Reminder < f.Reminders.Count {
+				// The next is filed ahead of now whatever the sweep's lag: one filed behind its
+				// cursor would never be walked, and every reminder after it would be lost.
 				next := d
-				next.Reminder, next.Deadline = d.Reminder+1, d.Deadline.Add(ms(f.Reminders.EveryMs))
+				next.Reminder = d.Reminder + 1
+				next.Deadline = maxTime(d.Deadline.Add(ms(f.Reminders.EveryMs)), now.Add(ms(interrupt.MinFollowUpMs)))
 				if in.Deadline.IsZero() || next.Deadline.Before(in.Deadline) {
 					dec.prepare = append(dec.prepare, func(ctx context.Context, _ *decision[expiry], _ time.Time) error {
 						return h.deadlines.Schedule(ctx, next)

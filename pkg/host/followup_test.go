@@ -145,3 +145,30 @@ func TestFollowUpRules(t *testing.T) {
 		t.Errorf("the default reminder: %v", got)
 	}
 }
+
+// TestRemindersOutlastALaggingSweep: a sweep that comes long after a reminder was due files the
+// next ahead of now, where the sweep's cursor has not been: every reminder is still recorded.
+func TestRemindersOutlastALaggingSweep(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	t0 := time.Date(2026, 11, 30, 9, 0, 10, 0, time.UTC)
+	clock := testclock.New(t0)
+	h, _ := hosttest.MemHost(t, func(s *hosttest.Setup) { s.Env.Now = clock.Now })
+	req := host.Request{NodeID: "gate", Payload: approvalWith(`,"approversList":["alice"]`),
+		FollowUp: interrupt.FollowUp{Reminders: &interrupt.Reminders{AfterMs: 1000, EveryMs: 1000, Count: 3}}}
+	if _, _, err := h.RequestInterrupt(ctx, hosttest.Who("engine"), "r1", req); err != nil {
+		t.Fatal(err)
+	}
+	// Three minutes late: the minute the reminders were due in is closed, and the cursor passes
+	// it.
+	for _, at := range []time.Duration{3 * time.Minute, 3*time.Minute + 2*time.Second, 3*time.Minute + 4*time.Second, 3*time.Minute + 6*time.Second} {
+		clock.Set(t0.Add(at))
+		if _, err := h.Sweep(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []string{"reminded 1 principal:alice", "reminded 2 principal:alice", "reminded 3 principal:alice"}
+	if got := followUps(t, h, "r1"); !slices.Equal(got, want) {
+		t.Errorf("follow-ups %v, want %v", got, want)
+	}
+}

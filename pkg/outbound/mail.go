@@ -147,9 +147,6 @@ func (d *Deliverer) mailFollowUp(ctx context.Context, s Subscription, e runlog.E
 			subject = "Escalated: " + title
 			lines = []string{greeting(m.name), "", title + ":", "It has waited without a decision, and its escalation names you: please see that it is decided."}
 		}
-		if !n.Deadline.IsZero() {
-			lines = append(lines, "", "It must be decided by "+n.Deadline.UTC().Format("Monday 2 January 2006, 15:04 UTC")+".")
-		}
 		lines = append(lines, "", "You will be asked to sign in.")
 		return render(m.address, subject, lines, link)
 	})

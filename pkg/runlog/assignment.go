@@ -27,11 +27,13 @@ type Assignment struct {
 	Eligibility Eligibility
 }
 
-// Eligibility are an approval's eligibility fields, as its payload gives them.
+// Eligibility are an approval's eligibility fields, as its payload gives them, and the agent a
+// low-confidence interrupt escalates (who may not decide it).
 type Eligibility struct {
 	ApproversList     []string `json:"approversList,omitempty"`
 	ApproverGroupRefs []string `json:"approverGroupRefs,omitempty"`
 	ApproverRoleRefs  []string `json:"approverRoleRefs,omitempty"`
+	AgentID           string   `json:"agentId,omitempty"`
 }
 
 // Anyone is the inbox of interrupts any person of the tenant may decide: an approval without an
@@ -89,9 +91,11 @@ func (s *State) Assignments(k Key, deciders func(*Interrupt) []string) []Assignm
 			for _, v := range in.Votes {
 				a.Voters = append(a.Voters, v.Principal)
 			}
-			if in.Payload.Kind == interrupt.KindApproval {
-				d := in.Payload.Data
+			switch d := in.Payload.Data; in.Payload.Kind {
+			case interrupt.KindApproval:
 				a.Eligibility = Eligibility{ApproversList: d.ApproversList, ApproverGroupRefs: d.ApproverGroupRefs, ApproverRoleRefs: d.ApproverRoleRefs}
+			case interrupt.KindLowConfidence:
+				a.Eligibility = Eligibility{AgentID: d.AgentID}
 			}
 			out = append(out, a)
 		}
