@@ -7,12 +7,16 @@ package client
 import (
 	"bytes"
 	"context"
+	crand "crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -20,9 +24,10 @@ import (
 
 // Client calls one host as one caller. Safe for concurrent use.
 type Client struct {
-	base   string
-	bearer string
-	http   *http.Client
+	base    string
+	bearer  BearerSource
+	http    *http.Client
+	retries int
 	// PollInterval is how often Await reads the events when no delivery wakes it; 0 means 1s.
 	PollInterval time.Duration
 }
@@ -30,15 +35,48 @@ type Client struct {
 // Option configures a Client.
 type Option func(*Client)
 
-// WithBearer authenticates every call with a JWT (the API Gateway authorizer's).
-func WithBearer(jwt string) Option { return func(c *Client) { c.bearer = jwt } }
+// WithBearer authenticates every call with a JWT (the API Gateway authorizer's), the same for
+// the client's life. A JWT expires (Cognito's in an hour) long before an approval is decided:
+// a client that waits should take a WithBearerSource.
+func WithBearer(jwt string) Option {
+	return func(c *Client) {
+		c.bearer = BearerFunc(func(context.Context, bool) (string, error) { return jwt, nil })
+	}
+}
+
+// BearerSource gives the JWT a call sends: the same one until it expires, a new one when the
+// host refused the last (refresh true, after a 401). An oauth2.TokenSource fits in a BearerFunc
+// (its Token().AccessToken; golang.org/x/oauth2's ReuseTokenSource refreshes before expiry),
+// without this module importing it.
+type BearerSource interface {
+	Bearer(ctx context.Context, refresh bool) (string, error)
+}
+
+// BearerFunc is a BearerSource of a function.
+type BearerFunc func(ctx context.Context, refresh bool) (string, error)
+
+// Bearer calls f.
+func (f BearerFunc) Bearer(ctx context.Context, refresh bool) (string, error) { return f(ctx, refresh) }
+
+// WithBearerSource authenticates every call with the JWT src gives; a call the host refuses as
+// unauthenticated (401) is sent once more with a fresh one.
+func WithBearerSource(src BearerSource) Option { return func(c *Client) { c.bearer = src } }
 
 // WithHTTPClient sends the calls with h instead of a client with a 30 s timeout.
 func WithHTTPClient(h *http.Client) Option { return func(c *Client) { c.http = h } }
 
+// WithRetries sets how many times a call is sent again after an answer that says to (429, a 503
+// or 502/504 of the host or its gateway, a lost connection where retrying is safe): 0 sends
+// every call once. The default is DefaultRetries.
+func WithRetries(n int) Option { return func(c *Client) { c.retries = max(n, 0) } }
+
+// DefaultRetries is how many times a call is sent again by default: with the backoff below, a
+// call gives up after about 10 s of a host that keeps answering 503.
+const DefaultRetries = 5
+
 // New returns a client of the host whose API is at baseURL (the stack's ApiUrl output).
 func New(baseURL string, opts ...Option) *Client {
-	c := &Client{base: strings.TrimSuffix(baseURL, "/"), http: &http.Client{Timeout: 30 * time.Second}}
+	c := &Client{base: strings.TrimSuffix(baseURL, "/"), http: &http.Client{Timeout: 30 * time.Second}, retries: DefaultRetries}
 	for _, o := range opts {
 		o(c)
 	}
@@ -61,8 +99,18 @@ type FieldError struct {
 	Message string `json:"message"`
 }
 
+// Error says the status, the code and the detail, and the first field error, which is most
+// often what was wrong ("3 approvals can never come from the 2 principals of approversList").
 func (p *Problem) Error() string {
-	return fmt.Sprintf("interrupt host: %d %s: %s", p.Status, p.Code, p.Detail)
+	msg := fmt.Sprintf("interrupt host: %d %s: %s", p.Status, p.Code, p.Detail)
+	if len(p.Errors) > 0 {
+		msg += fmt.Sprintf(" (%s: %s", p.Errors[0].Path, p.Errors[0].Message)
+		if n := len(p.Errors) - 1; n > 0 {
+			msg += fmt.Sprintf("; and %d more", n)
+		}
+		msg += ")"
+	}
+	return msg
 }
 
 // IsCode reports whether err is a Problem with code (interrupt_already_resolved, ...).
@@ -79,53 +127,146 @@ func IdempotencyKey(key string) CallOption {
 	return func(r *http.Request) { r.Header.Set("Idempotency-Key", key) }
 }
 
-// do sends one call and decodes a 2xx answer into out (nil: none expected).
+// do sends one call and decodes a 2xx answer into out (nil: none expected), sending it again
+// (retry) while the host's answer says to.
 func (c *Client) do(ctx context.Context, method, path string, in, out any, opts ...CallOption) error {
-	var body io.Reader
+	var body []byte
 	if in != nil {
 		b, err := json.Marshal(in)
 		if err != nil {
 			return err
 		}
-		body = bytes.NewReader(b)
+		body = b
 	}
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
+	refreshed, refresh := false, false
+	for attempt := 0; ; attempt++ {
+		status, raw, header, err := c.send(ctx, method, path, body, refresh, opts)
+		refresh = false
+		if status == http.StatusUnauthorized && !refreshed && c.bearer != nil {
+			refreshed, refresh = true, true // once, with a fresh token: the one sent may have expired
+			continue
+		}
+		wait, again := retry(method, status, header, raw, err, opts, attempt, c.retries)
+		if again {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(wait):
+			}
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if status < 200 || status > 299 {
+			p := &Problem{Status: status, RetryAfter: header.Get("Retry-After")}
+			if json.Unmarshal(raw, p) != nil || p.Code == "" {
+				p.Code, p.Detail = "http_"+strconv.Itoa(status), strings.TrimSpace(string(raw))
+			}
+			p.Status = status
+			return p
+		}
+		if out == nil || status == http.StatusNoContent {
+			return nil
+		}
+		if err := json.Unmarshal(raw, out); err != nil {
+			return fmt.Errorf("interrupt host: %s %s answered %d with %.200s: %w", method, path, status, raw, err)
+		}
+		if created, ok := out.(interface{ setCreated(bool) }); ok {
+			created.setCreated(status == http.StatusCreated)
+		}
+		return nil
+	}
+}
+
+// send sends one attempt of a call.
+func (c *Client) send(ctx context.Context, method, path string, body []byte, refresh bool, opts []CallOption) (int, []byte, http.Header, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
 	if err != nil {
-		return err
+		return 0, nil, nil, err
 	}
-	if in != nil {
+	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	if c.bearer != "" {
-		req.Header.Set("Authorization", "Bearer "+c.bearer)
+	if c.bearer != nil {
+		jwt, err := c.bearer.Bearer(ctx, refresh)
+		if err != nil {
+			return 0, nil, nil, fmt.Errorf("interrupt host: the bearer token: %w", err)
+		}
+		req.Header.Set("Authorization", "Bearer "+jwt)
 	}
 	for _, o := range opts {
 		o(req)
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return err
+		return 0, nil, nil, err
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
-	if err != nil {
-		return err
+	return resp.StatusCode, raw, resp.Header, err
+}
+
+// retry says whether an attempt's answer calls for another, and after how long: a 429, a 502,
+// 503 or 504 (the host's unavailable, which wrote nothing, or its gateway's), after Retry-After
+// when the host sends one, else full-jitter exponential backoff (100 ms doubling, at most 3 s);
+// a lost connection, or the host's outcome_unknown, only for a call that is safe to send again:
+// a read, a PUT or DELETE, or a write carrying an Idempotency-Key (Request and the resolves
+// always do). Never a refusal of what was asked, never past retries.
+func retry(method string, status int, header http.Header, body []byte, err error, opts []CallOption, attempt, retries int) (time.Duration, bool) {
+	if attempt >= retries || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return 0, false
 	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		p := &Problem{Status: resp.StatusCode, RetryAfter: resp.Header.Get("Retry-After")}
-		if json.Unmarshal(raw, p) != nil || p.Code == "" {
-			p.Code, p.Detail = "http_"+strconv.Itoa(resp.StatusCode), strings.TrimSpace(string(raw))
+	probe := &http.Request{Header: http.Header{}}
+	for _, o := range opts {
+		o(probe)
+	}
+	safe := method == http.MethodGet || method == http.MethodHead || method == http.MethodPut || method == http.MethodDelete || probe.Header.Get("Idempotency-Key") != ""
+	switch {
+	case err != nil:
+		if !safe {
+			return 0, false
 		}
-		p.Status = resp.StatusCode
-		return p
+	case status == http.StatusTooManyRequests, status == http.StatusBadGateway, status == http.StatusGatewayTimeout:
+	case status == http.StatusServiceUnavailable:
+		// outcome_unknown is a 503 too: the write may have landed, so only a safe call is sent
+		// again (it answers what happened).
+		var p struct{ Code string }
+		if _ = json.Unmarshal(body, &p); p.Code == "outcome_unknown" && !safe {
+			return 0, false
+		}
+	default:
+		return 0, false
 	}
-	if out == nil || resp.StatusCode == http.StatusNoContent {
-		return nil
+	if s, perr := strconv.Atoi(header.Get("Retry-After")); err == nil && perr == nil && s >= 0 {
+		return min(time.Duration(s)*time.Second, 30*time.Second), true
 	}
-	if err := json.Unmarshal(raw, out); err != nil {
-		return fmt.Errorf("interrupt host: %s %s answered %d with %.200s: %w", method, path, resp.StatusCode, raw, err)
+	backoff := min(100*time.Millisecond<<attempt, 3*time.Second)
+	return time.Duration(rand.Int64N(int64(backoff) + 1)), true
+}
+
+// idempotent is opts with an Idempotency-Key of its own when they carry none, so that every
+// attempt of a write is one write.
+func idempotent(opts []CallOption) []CallOption {
+	probe := &http.Request{Header: http.Header{}}
+	for _, o := range opts {
+		o(probe)
 	}
-	return nil
+	if probe.Header.Get("Idempotency-Key") != "" {
+		return opts
+	}
+	return append(slices.Clone(opts), IdempotencyKey(newKey()))
+}
+
+// newKey is a fresh Idempotency-Key: 128 random bits, hex.
+func newKey() string {
+	var b [16]byte
+	_, _ = crand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 func esc(s string) string { return url.PathEscape(s) }
@@ -157,7 +298,12 @@ type Interrupt struct {
 	ResumeValue json.RawMessage `json:"resumeValue,omitempty"`
 	Seq         int64           `json:"seq"`
 	Tokens      []Token         `json:"tokens"`
+	// Created is true when this call requested it (201), false when the payload's key had been
+	// requested before and this is that interrupt as it stands (200: a replay).
+	Created bool `json:"-"`
 }
+
+func (in *Interrupt) setCreated(created bool) { in.Created = created }
 
 // Request suspends the run at nodeID on an interrupt (payload is the InterruptPayload). The same
 // payload key again answers the interrupt as the log has it: resolved, with its resumeValue,
@@ -181,7 +327,7 @@ func (c *Client) request(ctx context.Context, runID, nodeID, endpointID string, 
 		Token    *TokenRequest   `json:"token,omitempty"`
 		Endpoint string          `json:"endpoint,omitempty"`
 	}{nodeID, payload, token, endpointID}
-	err := c.do(ctx, http.MethodPost, "/runs/"+esc(runID)+"/interrupts", in, &out, opts...)
+	err := c.do(ctx, http.MethodPost, "/runs/"+esc(runID)+"/interrupts", in, &out, idempotent(opts)...)
 	return out, err
 }
 
@@ -197,17 +343,19 @@ type Resolution struct {
 }
 
 // Resolve resolves the interrupt pending at nodeID as the caller (an approval: casts the caller's
-// vote). A second resolve of a resolved interrupt is a Problem interrupt_already_resolved.
+// vote). A second resolve of a resolved interrupt is a Problem interrupt_already_resolved. It
+// carries an Idempotency-Key, the caller's (IdempotencyKey) or one of its own, so that its
+// retries are one resolve.
 func (c *Client) Resolve(ctx context.Context, runID, nodeID string, resumeValue any, opts ...CallOption) (Resolution, error) {
 	var out Resolution
-	err := c.do(ctx, http.MethodPost, "/runs/"+esc(runID)+"/interrupts/"+esc(nodeID), map[string]any{"resumeValue": resumeValue}, &out, opts...)
+	err := c.do(ctx, http.MethodPost, "/runs/"+esc(runID)+"/interrupts/"+esc(nodeID), map[string]any{"resumeValue": resumeValue}, &out, idempotent(opts)...)
 	return out, err
 }
 
 // ResolveByToken resolves the interrupt a resolve token names; the token authenticates.
 func (c *Client) ResolveByToken(ctx context.Context, token string, resumeValue any, opts ...CallOption) (Resolution, error) {
 	var out Resolution
-	err := c.do(ctx, http.MethodPost, "/interrupts/"+esc(token), map[string]any{"resumeValue": resumeValue}, &out, opts...)
+	err := c.do(ctx, http.MethodPost, "/interrupts/"+esc(token), map[string]any{"resumeValue": resumeValue}, &out, idempotent(opts)...)
 	return out, err
 }
 
