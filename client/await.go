@@ -3,6 +3,8 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"time"
 )
 
@@ -18,11 +20,40 @@ type Outcome struct {
 	Event Event
 }
 
-// Await waits for the outcome of the interrupt most recently requested at nodeID. The run's
-// event log is the source of truth, read with the events cursor; a Receiver r (may be nil)
-// wakes Await as soon as a delivery of the run arrives, and without one Await polls every
-// PollInterval. It returns when the interrupt ended, or with ctx's error.
+// What an await answers, beside an outcome, when the interrupt ended without a resolution
+// (the Outcome says how and when), and at once when there is nothing to wait for.
+var (
+	// ErrExpired: the interrupt passed its deadline unresolved.
+	ErrExpired = errors.New("interrupt host: the interrupt expired")
+	// ErrCancelled and ErrCompleted: its run ended first.
+	ErrCancelled = errors.New("interrupt host: the interrupt's run was cancelled")
+	ErrCompleted = errors.New("interrupt host: the interrupt's run completed")
+	// ErrNoSuchRun: the run does not exist (for the caller's tenant).
+	ErrNoSuchRun = errors.New("interrupt host: no such run")
+	// ErrNotRequested: the run's log holds no request of that node or interrupt, so nothing
+	// would ever end it.
+	ErrNotRequested = errors.New("interrupt host: no such interrupt in the run")
+)
+
+// Await waits for the outcome of the interrupt most recently requested at nodeID, as
+// AwaitInterrupt does for one named by its id.
 func (c *Client) Await(ctx context.Context, runID, nodeID string, r *Receiver) (Outcome, error) {
+	return c.await(ctx, runID, r, func(e Event) bool { return e.NodeID == nodeID }, "node "+nodeID)
+}
+
+// AwaitInterrupt waits for the outcome of interrupt interruptID (Request's InterruptID). The
+// run's event log is the source of truth, read with the events cursor; a Receiver r (may be
+// nil) wakes it as soon as a delivery of the run arrives, and without one it polls every
+// PollInterval. It answers the outcome once the interrupt ended: resolved with a nil error;
+// expired, or ended with its run, with ErrExpired, ErrCancelled or ErrCompleted beside it. It
+// answers ErrNoSuchRun or ErrNotRequested at once when there is nothing to wait for, and ctx's
+// error when ctx ends first (give it a deadline to bound the wait).
+func (c *Client) AwaitInterrupt(ctx context.Context, runID, interruptID string, r *Receiver) (Outcome, error) {
+	return c.await(ctx, runID, r, func(e Event) bool { return e.InterruptID == interruptID }, "interrupt "+interruptID)
+}
+
+// await waits for the outcome of the last interrupt requested that is requested says it is.
+func (c *Client) await(ctx context.Context, runID string, r *Receiver, requested func(Event) bool, what string) (Outcome, error) {
 	var wake <-chan struct{}
 	if r != nil {
 		ch, stop := r.watch(runID)
@@ -38,20 +69,24 @@ func (c *Client) Await(ctx context.Context, runID, nodeID string, r *Receiver) (
 	}
 	var (
 		after   int64
-		latest  string // the interrupt last requested at the node
+		latest  string // the interrupt last requested that requested names
+		node    string
 		outcome = map[string]Outcome{}
 		ended   *Outcome
 	)
 	for {
 		page, err := c.Events(ctx, runID, after)
-		if err != nil && !IsCode(err, "not_found") {
+		if IsCode(err, "not_found") {
+			return Outcome{}, fmt.Errorf("%w: %s", ErrNoSuchRun, runID)
+		}
+		if err != nil {
 			return Outcome{}, err
 		}
 		for _, e := range page.Events {
 			switch e.Type {
 			case "interrupt.requested":
-				if e.NodeID == nodeID {
-					latest = e.InterruptID
+				if requested(e) {
+					latest, node = e.InterruptID, e.NodeID
 				}
 			case "interrupt.resolved":
 				var p struct {
@@ -62,22 +97,22 @@ func (c *Client) Await(ctx context.Context, runID, nodeID string, r *Receiver) (
 			case "interrupt.expired":
 				outcome[e.InterruptID] = Outcome{NodeID: e.NodeID, InterruptID: e.InterruptID, Status: "expired", Event: e}
 			case "run.cancelled", "run.completed":
-				ended = &Outcome{NodeID: nodeID, Status: e.Type[len("run."):], Event: e}
+				ended = &Outcome{Status: e.Type[len("run."):], Event: e}
 			}
-		}
-		if latest != "" {
-			if o, ok := outcome[latest]; ok {
-				return o, nil
-			}
-		}
-		if ended != nil && latest != "" {
-			o := *ended
-			o.InterruptID = latest
-			return o, nil
 		}
 		if len(page.Events) > 0 {
 			after = page.Next
-			continue // read to the end of the log before waiting
+			continue // read to the end of the log before answering or waiting
+		}
+		switch o, ok := outcome[latest]; {
+		case latest == "":
+			return Outcome{}, fmt.Errorf("%w: %s of run %s", ErrNotRequested, what, runID)
+		case ok:
+			return o, endedErr(o.Status)
+		case ended != nil:
+			o := *ended
+			o.NodeID, o.InterruptID = node, latest
+			return o, endedErr(o.Status)
 		}
 		select {
 		case <-ctx.Done():
@@ -86,4 +121,9 @@ func (c *Client) Await(ctx context.Context, runID, nodeID string, r *Receiver) (
 		case <-time.After(interval):
 		}
 	}
+}
+
+// endedErr is the error an outcome of status comes with: none for a resolution.
+func endedErr(status string) error {
+	return map[string]error{"expired": ErrExpired, "cancelled": ErrCancelled, "completed": ErrCompleted}[status]
 }

@@ -3,8 +3,10 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/interrupthost/interrupthost/client"
 	"github.com/interrupthost/interrupthost/infra/local/faults"
@@ -63,5 +65,51 @@ func TestTheClientRidesOutFaults(t *testing.T) {
 	}
 	if injected["dynamodb throttle"] == 0 || refreshed != 1 {
 		t.Errorf("faults injected %v, bearer refreshed %d times", injected, refreshed)
+	}
+}
+
+// TestAwaitsTellWhatHappened: the client awaits an interrupt by its id; a node or interrupt the
+// run never requested, or a run that does not exist, is an error at once, not a wait; an
+// interrupt its run's cancel ended answers the cancel, as ErrCancelled beside the outcome.
+func TestAwaitsTellWhatHappened(t *testing.T) {
+	localaws.NeedsStack(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	tenant := newRun("await")
+	eng := client.New(gatewayURL(), client.WithBearer(jwt(t, devjwt.Token{Subject: "engine", Tenant: tenant, Scopes: []string{"interrupts:write", "runs:read"}})))
+	bob := client.New(gatewayURL(), client.WithBearer(jwt(t, devjwt.Token{Subject: "bob", Tenant: tenant, Scopes: []string{"approvals:respond"}})))
+	run := newRun("awaited")
+	payload := json.RawMessage(`{"kind":"approval","key":"k","data":{"artifactId":"inv-1","artifactType":"invoice","title":"Pay","actions":["accept"],"approversList":["bob"]}}`)
+	req, err := eng.Request(ctx, run, "approve", payload, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bob.Resolve(ctx, run, "approve", map[string]any{"action": "accept", "decidedAt": "2026-12-02T09:00:00Z"}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := eng.AwaitInterrupt(ctx, run, req.InterruptID, nil)
+	if err != nil || out.Status != "resolved" || out.NodeID != "approve" || !strings.Contains(string(out.ResumeValue), `"decidedBy":"bob"`) {
+		t.Errorf("await by id: %+v %v", out, err)
+	}
+	for name, await := range map[string]func() error{
+		"a mistyped node":      func() error { _, err := eng.Await(ctx, run, "aprove", nil); return err },
+		"an unknown interrupt": func() error { _, err := eng.AwaitInterrupt(ctx, run, "int_nope", nil); return err },
+	} {
+		if err := await(); !errors.Is(err, client.ErrNotRequested) {
+			t.Errorf("%s: %v, want ErrNotRequested", name, err)
+		}
+	}
+	if _, err := eng.Await(ctx, newRun("nowhere"), "approve", nil); !errors.Is(err, client.ErrNoSuchRun) {
+		t.Errorf("an unknown run: %v, want ErrNoSuchRun", err)
+	}
+	ended := newRun("ended")
+	if _, err := eng.Request(ctx, ended, "approve", payload, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := eng.Cancel(ctx, ended, "withdrawn"); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := eng.Await(ctx, ended, "approve", nil); !errors.Is(err, client.ErrCancelled) || out.Status != "cancelled" || out.InterruptID == "" {
+		t.Errorf("an interrupt its run's cancel ended: %+v %v", out, err)
 	}
 }

@@ -2,9 +2,12 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/interrupthost/interrupthost/client"
 )
 
 // TestDeadlinesAct: an interrupt with timeoutMs 1500 gets exactly one interrupt.expired from
@@ -24,7 +27,7 @@ func TestDeadlinesAct(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	out, err := newClient(t, everyone).Await(ctx, run, "n", nil)
-	if err != nil {
+	if !errors.Is(err, client.ErrExpired) {
 		t.Fatalf("no interrupt.expired 20 s after the deadline (is the stack's scheduler running? STACK_SCHEDULE_PERIOD): %v", err)
 	}
 	if out.Status != "expired" || out.Event.Type != "interrupt.expired" || !strings.Contains(string(out.Event.Payload), `"kind":"custom"`) {
