@@ -16,8 +16,18 @@ type Outcome struct {
 	// Status is "resolved", "expired", "cancelled" or "completed".
 	Status      string
 	ResumeValue json.RawMessage
+	// Votes are an approval's counted votes, in order, each with its resume value (the one
+	// that released it is also ResumeValue).
+	Votes []Vote
 	// Event is the event that ended it.
 	Event Event
+}
+
+// Vote is one counted vote of an approval (interrupt.voted).
+type Vote struct {
+	Principal   string          `json:"principal"`
+	Action      string          `json:"action"`
+	ResumeValue json.RawMessage `json:"resumeValue,omitempty"`
 }
 
 // What an await answers, beside an outcome, when the interrupt ended without a resolution
@@ -72,6 +82,7 @@ func (c *Client) await(ctx context.Context, runID string, r *Receiver, requested
 		latest  string // the interrupt last requested that requested names
 		node    string
 		outcome = map[string]Outcome{}
+		votes   = map[string][]Vote{}
 		ended   *Outcome
 	)
 	for {
@@ -94,6 +105,11 @@ func (c *Client) await(ctx context.Context, runID string, r *Receiver, requested
 				}
 				_ = json.Unmarshal(e.Payload, &p)
 				outcome[e.InterruptID] = Outcome{NodeID: e.NodeID, InterruptID: e.InterruptID, Status: "resolved", ResumeValue: p.ResumeValue, Event: e}
+			case "interrupt.voted":
+				var v Vote
+				if json.Unmarshal(e.Payload, &v) == nil {
+					votes[e.InterruptID] = append(votes[e.InterruptID], v)
+				}
 			case "interrupt.expired":
 				outcome[e.InterruptID] = Outcome{NodeID: e.NodeID, InterruptID: e.InterruptID, Status: "expired", Event: e}
 			case "run.cancelled", "run.completed":
@@ -108,10 +124,11 @@ func (c *Client) await(ctx context.Context, runID string, r *Receiver, requested
 		case latest == "":
 			return Outcome{}, fmt.Errorf("%w: %s of run %s", ErrNotRequested, what, runID)
 		case ok:
+			o.Votes = votes[latest]
 			return o, endedErr(o.Status)
 		case ended != nil:
 			o := *ended
-			o.NodeID, o.InterruptID = node, latest
+			o.NodeID, o.InterruptID, o.Votes = node, latest, votes[latest]
 			return o, endedErr(o.Status)
 		}
 		select {

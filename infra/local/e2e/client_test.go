@@ -68,7 +68,8 @@ func TestTheClientRidesOutFaults(t *testing.T) {
 	}
 }
 
-// TestAwaitsTellWhatHappened: the client awaits an interrupt by its id; a node or interrupt the
+// TestAwaitsTellWhatHappened: the client requests a typed 2-of-2 approval, awaits it by its id
+// and decodes the decision and every vote; a node or interrupt the
 // run never requested, or a run that does not exist, is an error at once, not a wait; an
 // interrupt its run's cancel ended answers the cancel, as ErrCancelled beside the outcome.
 func TestAwaitsTellWhatHappened(t *testing.T) {
@@ -78,18 +79,36 @@ func TestAwaitsTellWhatHappened(t *testing.T) {
 	tenant := newRun("await")
 	eng := client.New(gatewayURL(), client.WithBearer(jwt(t, devjwt.Token{Subject: "engine", Tenant: tenant, Scopes: []string{"interrupts:write", "runs:read"}})))
 	bob := client.New(gatewayURL(), client.WithBearer(jwt(t, devjwt.Token{Subject: "bob", Tenant: tenant, Scopes: []string{"approvals:respond"}})))
+	carol := client.New(gatewayURL(), client.WithBearer(jwt(t, devjwt.Token{Subject: "carol", Tenant: tenant, Scopes: []string{"approvals:respond"}})))
 	run := newRun("awaited")
-	payload := json.RawMessage(`{"kind":"approval","key":"k","data":{"artifactId":"inv-1","artifactType":"invoice","title":"Pay","actions":["accept"],"approversList":["bob"]}}`)
+	// A typed 2-of-2 approval, awaited by its id, every vote decoded.
+	payload, err := client.Payload(client.Approval{ArtifactID: "inv-1", ArtifactType: "invoice", Title: "Pay", Actions: []string{"accept", "reject"},
+		RequiredApprovals: 2, ApproversList: []string{"bob", "carol"}}, "k", time.Hour, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	req, err := eng.Request(ctx, run, "approve", payload, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := bob.Resolve(ctx, run, "approve", map[string]any{"action": "accept", "decidedAt": "2026-12-02T09:00:00Z"}); err != nil {
-		t.Fatal(err)
+	for who, c := range map[string]*client.Client{"bob": bob, "carol": carol} {
+		if _, err := c.Resolve(ctx, run, "approve", client.Decision{Action: "accept", DecidedAt: "2026-12-02T09:00:00Z", Feedback: "fine by " + who}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	out, err := eng.AwaitInterrupt(ctx, run, req.InterruptID, nil)
-	if err != nil || out.Status != "resolved" || out.NodeID != "approve" || !strings.Contains(string(out.ResumeValue), `"decidedBy":"bob"`) {
-		t.Errorf("await by id: %+v %v", out, err)
+	if err != nil || out.Status != "resolved" || out.NodeID != "approve" || len(out.Votes) != 2 {
+		t.Fatalf("await by id: %+v %v", out, err)
+	}
+	decided, err := client.Decode[client.Decision](out.ResumeValue)
+	if err != nil || decided.Action != "accept" || decided.DecidedBy == "" {
+		t.Errorf("the decision: %+v %v", decided, err)
+	}
+	for _, v := range out.Votes {
+		d, err := client.Decode[client.Decision](v.ResumeValue)
+		if err != nil || v.Action != "accept" || d.Feedback != "fine by "+v.Principal {
+			t.Errorf("a vote: %+v %+v %v", v, d, err)
+		}
 	}
 	for name, await := range map[string]func() error{
 		"a mistyped node":      func() error { _, err := eng.Await(ctx, run, "aprove", nil); return err },
@@ -103,7 +122,7 @@ func TestAwaitsTellWhatHappened(t *testing.T) {
 		t.Errorf("an unknown run: %v, want ErrNoSuchRun", err)
 	}
 	ended := newRun("ended")
-	if _, err := eng.Request(ctx, ended, "approve", payload, nil); err != nil {
+	if _, err := eng.Request(ctx, ended, "approve", json.RawMessage(`{"kind":"approval","key":"k","data":{"artifactId":"inv-1","artifactType":"invoice","title":"Pay","actions":["accept"],"approversList":["bob"]}}`), nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := eng.Cancel(ctx, ended, "withdrawn"); err != nil {
