@@ -132,3 +132,42 @@ func TestAwaitsTellWhatHappened(t *testing.T) {
 		t.Errorf("an interrupt its run's cancel ended: %+v %v", out, err)
 	}
 }
+
+// TestTheClientsOtherCalls: the client's calls beyond the engine's loop, through the gateway:
+// what the host advertises, a run's threshold and an agent's decision below it (a low-confidence
+// interrupt, once per key), and a contact written, read, listed and deleted.
+func TestTheClientsOtherCalls(t *testing.T) {
+	localaws.NeedsStack(t)
+	ctx := context.Background()
+	tenant := newRun("calls")
+	c := client.New(gatewayURL(), client.WithBearer(jwt(t, devjwt.Token{Subject: "ops", Tenant: tenant,
+		Scopes: []string{"interrupts:write", "runs:read", "runs:configure", "contacts:manage"}})))
+	d, err := c.Discover(ctx)
+	if err != nil || d.Implementation.Name != "interrupthost" || len(d.Interrupt.TokenAlgs) == 0 {
+		t.Errorf("discovery: %+v %v", d, err)
+	}
+	run := newRun("agent")
+	if cfg, err := c.Configure(ctx, run, 0.9); err != nil || cfg.EscalationThreshold != 0.9 {
+		t.Errorf("configure: %+v %v", cfg, err)
+	}
+	decision := client.AgentDecision{NodeID: "triage", Key: "d1", AgentID: "agent-7", Confidence: 0.5, Decision: map[string]string{"route": "refund"}}
+	first, err := c.Decide(ctx, run, decision)
+	again, err2 := c.Decide(ctx, run, decision)
+	if err != nil || err2 != nil || !first.Escalated || first.InterruptID == "" || again.InterruptID != first.InterruptID {
+		t.Errorf("decide: %+v %v, again %+v %v", first, err, again, err2)
+	}
+	if _, err := c.PutContact(ctx, "principal", "alice", "alice@"+tenant+".example.com", "Alice", ""); err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.Contact(ctx, "principal", "alice")
+	page, err2 := c.Contacts(ctx, "", 10)
+	if err != nil || err2 != nil || got.Name != "Alice" || len(page.Contacts) != 1 {
+		t.Errorf("contact %+v %v, page %+v %v", got, err, page, err2)
+	}
+	if err := c.DeleteContact(ctx, "principal", "alice"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Contact(ctx, "principal", "alice"); !client.IsCode(err, "not_found") {
+		t.Errorf("a deleted contact: %v", err)
+	}
+}

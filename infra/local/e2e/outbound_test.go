@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -175,6 +176,12 @@ func TestOutboundJourney(t *testing.T) {
 	if err != nil || out.Status != "resolved" || !strings.Contains(string(out.ResumeValue), `"action":"accept"`) {
 		t.Fatalf("await: %+v %v", out, err)
 	}
+	// Woken by deliveries or polling, by node or by id: one outcome.
+	polled, err := c.Await(ctx, run, "approve", nil)
+	byID, err2 := c.AwaitInterrupt(ctx, run, out.InterruptID, nil)
+	if err != nil || err2 != nil || !reflect.DeepEqual(polled, out) || !reflect.DeepEqual(byID, out) {
+		t.Errorf("the outcome woken by deliveries %+v, polled %+v (%v), by id %+v (%v)", out, polled, err, byID, err2)
+	}
 
 	page, err := c.Events(ctx, run, 0)
 	if err != nil {
@@ -189,6 +196,9 @@ func TestOutboundJourney(t *testing.T) {
 		have, _ := json.Marshal(got[i].Data)
 		if string(want) != string(have) || got[i].Type != e.Type || got[i].Timestamp != e.At {
 			t.Errorf("delivery %d: %s, want %s", i, have, want)
+		}
+		if awaited, _ := json.Marshal(out.Event); e.Type == "interrupt.resolved" && string(have) != string(awaited) {
+			t.Errorf("the delivered resolution %s is not the awaited outcome's event %s", have, awaited)
 		}
 	}
 	if n := len(other.got); n != 0 {

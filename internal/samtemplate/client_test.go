@@ -1,0 +1,86 @@
+package samtemplate_test
+
+import (
+	"maps"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/interrupthost/interrupthost/client"
+)
+
+// clientMethods are the engine's client's method for each operation of openapi.yaml, or why it
+// has none: an HTML page a person opens, a provider's or the host's own call.
+var clientMethods = map[string]string{
+	"requestInterrupt": "Request", "resolveInterruptByRun": "Resolve", "mintToken": "Mint",
+	"listPendingInterrupts": "Pending", "listInbox": "Inbox", "inspectInterruptByToken": "Inspect",
+	"resolveInterruptByToken": "ResolveByToken", "getRun": "Snapshot", "listEvents": "Events",
+	"cancelRun": "Cancel", "completeRun": "Complete", "discovery": "Discover", "configureRun": "Configure",
+	"decide": "Decide", "listWebhookEndpoints": "Endpoints", "createWebhookEndpoint": "CreateEndpoint",
+	"getWebhookEndpoint": "Endpoint", "deleteWebhookEndpoint": "DeleteEndpoint", "replaceWebhookSecrets": "ReplaceEndpointSecrets",
+	"listContacts": "Contacts", "putContact": "PutContact", "getContact": "Contact", "deleteContact": "DeleteContact",
+	"listSubscriptions": "Subscriptions", "createSubscription": "Subscribe", "getSubscription": "Subscription",
+	"deleteSubscription": "Unsubscribe", "listDeliveries": "Deliveries", "resendDelivery": "Resend",
+	// Not the engine's to call.
+	"headInterruptByToken":         "-: Inspect's GET answers the same",
+	"ingestWebhook":                "-: a payment provider's call, signed by the provider",
+	"deliverEvent":                 "-: the host's call to a receiver: client.Receiver serves it",
+	"showInboxPage":                "-: an HTML page a person opens",
+	"headInboxPage":                "-: an HTML page a person opens",
+	"showApprovalPage":             "-: an HTML page a person opens",
+	"headApprovalPage":             "-: an HTML page a person opens",
+	"decideOnApprovalPage":         "-: a form a person posts",
+	"showSignedInApprovalPage":     "-: an HTML page a person opens",
+	"headSignedInApprovalPage":     "-: an HTML page a person opens",
+	"decideOnSignedInApprovalPage": "-: a form a person posts",
+	"signInCallback":               "-: the identity provider's redirect of a person",
+	"signOut":                      "-: a form a person posts",
+}
+
+// TestTheClientCallsEveryOperation: every operation of openapi.yaml is a method of the engine's
+// client, or is named here as one no engine calls, and the client has no method of an operation
+// the document does not have.
+func TestTheClientCallsEveryOperation(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(root(t), "openapi.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		// Each path's operations, and its parameters; webhooks are what the host calls.
+		Paths    map[string]map[string]any `yaml:"paths"`
+		Webhooks map[string]map[string]any `yaml:"webhooks"`
+	}
+	if err := yaml.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	typ := reflect.TypeFor[*client.Client]()
+	var ops []string
+	for _, methods := range append(slices.Collect(maps.Values(doc.Paths)), slices.Collect(maps.Values(doc.Webhooks))...) {
+		for _, op := range methods {
+			if o, ok := op.(map[string]any); ok && o["operationId"] != nil {
+				ops = append(ops, o["operationId"].(string))
+			}
+		}
+	}
+	for _, op := range ops {
+		method, ok := clientMethods[op]
+		switch {
+		case !ok:
+			t.Errorf("operation %s: no client method, and no reason it has none", op)
+		case method[0] == '-':
+		default:
+			if _, ok := typ.MethodByName(method); !ok {
+				t.Errorf("operation %s: the client has no method %s", op, method)
+			}
+		}
+	}
+	for op := range clientMethods {
+		if !slices.Contains(ops, op) {
+			t.Errorf("%s is no operation of openapi.yaml", op)
+		}
+	}
+}
