@@ -78,7 +78,7 @@ test: deps browser lint template clients stack
 
 # stack-tests runs inside `stack exec`, which provides the stores, the gateway and their env.
 stack-tests:
-	go test -count=1 -race ./...
+	go test -count=1 -race ./... github.com/interrupthost/interrupthost/client/...
 	ENGINE_JWT=$$(go run ./infra/local/cmd/devtoken -sub engine -tenant browser -scopes "interrupts:write runs:read") \
 	  DELEGATE_JWT=$$(go run ./infra/local/cmd/devtoken -sub mailer -tenant browser -scopes "tokens:delegate") \
 	  MAIL_ENGINE_JWT=$$(go run ./infra/local/cmd/devtoken -sub engine -tenant browser-mail -scopes "interrupts:write runs:read") \
@@ -103,8 +103,8 @@ fuzz:
 lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
-	go vet ./...
-	go tool staticcheck ./...
+	go vet ./... github.com/interrupthost/interrupthost/client/...
+	go tool staticcheck ./... github.com/interrupthost/interrupthost/client/...
 	go test -count=1 -run '^TestEachFunctionLinksWhatItsRoleAllows$$' ./internal/samtemplate
 
 ## template: sam validate --lint, cfn-lint on the source and on the template the pinned SAM

@@ -2,6 +2,12 @@ module github.com/interrupthost/interrupthost
 
 go 1.26.6
 
+require github.com/interrupthost/interrupthost/client v0.0.0-00010101000000-000000000000
+
+// The engine's client is a module of its own (client/go.mod), which the host builds from this
+// tree; an engine requires it by its own version tags (client/README.md).
+replace github.com/interrupthost/interrupthost/client => ./client
+
 require (
 	github.com/aws/aws-lambda-go v1.55.1
 	github.com/aws/aws-sdk-go-v2 v1.48.0

@@ -1,0 +1,3 @@
+module github.com/interrupthost/interrupthost/client
+
+go 1.22
