@@ -62,6 +62,66 @@ func (c *Client) AwaitInterrupt(ctx context.Context, runID, interruptID string, 
 	return c.await(ctx, runID, r, func(e Event) bool { return e.InterruptID == interruptID }, "interrupt "+interruptID)
 }
 
+// AwaitAny waits until one of the run's interrupts interruptIDs ended, as AwaitInterrupt does
+// for one, and answers it (when several have, whichever is found first); an id the run never
+// requested is ErrNotRequested at once. Each id is awaited on its own reading of the log.
+func (c *Client) AwaitAny(ctx context.Context, runID string, interruptIDs []string, r *Receiver) (Outcome, error) {
+	found, err := c.awaitSet(ctx, runID, interruptIDs, r, 1)
+	if len(found) == 0 {
+		return Outcome{}, err
+	}
+	return found[0], endedErr(found[0].Status)
+}
+
+// AwaitAll waits until every one of the run's interrupts interruptIDs ended and answers their
+// outcomes by id; each outcome's Status says how it ended (no ErrExpired and the like: several
+// may have). An id the run never requested is ErrNotRequested at once.
+func (c *Client) AwaitAll(ctx context.Context, runID string, interruptIDs []string, r *Receiver) (map[string]Outcome, error) {
+	all, err := c.awaitSet(ctx, runID, interruptIDs, r, len(interruptIDs))
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]Outcome{}
+	for _, o := range all {
+		out[o.InterruptID] = o
+	}
+	return out, nil
+}
+
+// awaitSet waits until want of the interrupts ids ended, answering the outcomes it found.
+func (c *Client) awaitSet(ctx context.Context, runID string, ids []string, r *Receiver, want int) ([]Outcome, error) {
+	if len(ids) == 0 {
+		return nil, fmt.Errorf("%w: no interrupt named", ErrNotRequested)
+	}
+	type result struct {
+		o   Outcome
+		err error
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	results := make(chan result, len(ids))
+	for _, id := range ids {
+		go func() {
+			o, err := c.AwaitInterrupt(ctx, runID, id, r)
+			if err != nil && o.Status != "" {
+				err = nil // ended without a resolution: its Status says so
+			}
+			results <- result{o, err}
+		}()
+	}
+	var out []Outcome
+	for range ids {
+		res := <-results
+		if res.err != nil {
+			return out, res.err
+		}
+		if out = append(out, res.o); len(out) == want {
+			return out, nil
+		}
+	}
+	return out, nil
+}
+
 // await waits for the outcome of the last interrupt requested that is requested says it is.
 func (c *Client) await(ctx context.Context, runID string, r *Receiver, requested func(Event) bool, what string) (Outcome, error) {
 	var wake <-chan struct{}

@@ -121,6 +121,31 @@ func TestAwaitsTellWhatHappened(t *testing.T) {
 	if _, err := eng.Await(ctx, newRun("nowhere"), "approve", nil); !errors.Is(err, client.ErrNoSuchRun) {
 		t.Errorf("an unknown run: %v, want ErrNoSuchRun", err)
 	}
+	// Two interrupts of one run at two nodes: the first to end, then both.
+	two := newRun("two")
+	var ids []string
+	for _, node := range []string{"n1", "n2"} {
+		in, err := eng.Request(ctx, two, node, json.RawMessage(`{"kind":"approval","key":"`+node+`","data":{"artifactId":"inv-1","artifactType":"invoice","title":"Pay","actions":["accept"],"approversList":["bob"]}}`), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, in.InterruptID)
+	}
+	if _, err := bob.Resolve(ctx, two, "n2", map[string]any{"action": "accept", "decidedAt": "2026-12-02T09:00:00Z"}); err != nil {
+		t.Fatal(err)
+	}
+	if first, err := eng.AwaitAny(ctx, two, ids, nil); err != nil || first.InterruptID != ids[1] || first.Status != "resolved" {
+		t.Errorf("await any: %+v %v", first, err)
+	}
+	if _, err := bob.Resolve(ctx, two, "n1", map[string]any{"action": "accept", "decidedAt": "2026-12-02T09:00:00Z"}); err != nil {
+		t.Fatal(err)
+	}
+	if all, err := eng.AwaitAll(ctx, two, ids, nil); err != nil || len(all) != 2 || all[ids[0]].Status != "resolved" || all[ids[1]].NodeID != "n2" {
+		t.Errorf("await all: %+v %v", all, err)
+	}
+	if _, err := eng.AwaitAll(ctx, two, []string{ids[0], "int_nope"}, nil); !errors.Is(err, client.ErrNotRequested) {
+		t.Errorf("await all with an unknown id: %v", err)
+	}
 	ended := newRun("ended")
 	if _, err := eng.Request(ctx, ended, "approve", json.RawMessage(`{"kind":"approval","key":"k","data":{"artifactId":"inv-1","artifactType":"invoice","title":"Pay","actions":["accept"],"approversList":["bob"]}}`), nil); err != nil {
 		t.Fatal(err)
