@@ -77,8 +77,11 @@ test: deps browser lint template clients stack
 	STACK_SCHEDULE_PERIOD=1s $(STACK) exec -- $(MAKE) --no-print-directory stack-tests
 
 # stack-tests runs inside `stack exec`, which provides the stores, the gateway and their env.
+# The client's examples run after the host's packages, not beside them: one injects faults into
+# the whole stack.
 stack-tests:
-	go test -count=1 -race ./... github.com/interrupthost/interrupthost/client/...
+	go test -count=1 -race ./...
+	go test -count=1 -race github.com/interrupthost/interrupthost/client/...
 	ENGINE_JWT=$$(go run ./infra/local/cmd/devtoken -sub engine -tenant browser -scopes "interrupts:write runs:read") \
 	  DELEGATE_JWT=$$(go run ./infra/local/cmd/devtoken -sub mailer -tenant browser -scopes "tokens:delegate") \
 	  MAIL_ENGINE_JWT=$$(go run ./infra/local/cmd/devtoken -sub engine -tenant browser-mail -scopes "interrupts:write runs:read") \

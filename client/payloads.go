@@ -133,13 +133,19 @@ type RefineFeedback struct {
 	Text        string   `json:"text,omitempty"`
 }
 
-// Answers is a clarification's resume value: each question's answer by its id.
+// Answers is a clarification's resume value: each question's answer by its id, and who answered
+// and when (DecidedBy as the answerer sent it, else the host fills in the authenticated caller,
+// as for a Decision).
 type Answers struct {
-	Answers map[string]json.RawMessage `json:"answers"`
+	Answers   map[string]json.RawMessage `json:"answers"`
+	DecidedBy string                     `json:"decidedBy,omitempty"`
+	DecidedAt string                     `json:"decidedAt,omitempty"`
 }
 
 // Decode reads a resume value (an Outcome's, a Resolution's) into the caller's type: a
-// Decision, Answers, or the engine's own.
+// Decision, Answers, or the engine's own. An external event's resume value is the provider's
+// event body as it was signed (a Stripe event, a GitHub delivery...): decode it into that
+// provider's type.
 func Decode[T any](resumeValue json.RawMessage) (T, error) {
 	var v T
 	if len(resumeValue) == 0 {

@@ -44,9 +44,14 @@ const Audience = "interrupt-host-local"
 // (Token.ClientID) names it in client_id, as an engine's machine-to-machine client does in AWS.
 const EngineClientID = "interrupt-host-local-engine"
 
+// MailerClientID is the local stack's app client of trusted tooling: a team's mailer holding
+// tokens:delegate, which mints each approver's link and sends it to them (docs/design.md, "Who
+// may decide").
+const MailerClientID = "interrupt-host-local-mailer"
+
 // Audiences is what the local stack passes as the template's JwtAudience parameter: the
-// approval page's app client first (the page signs in with it), then the engine's.
-const Audiences = Audience + "," + EngineClientID
+// approval page's app client first (the page signs in with it), then the machine clients.
+const Audiences = Audience + "," + EngineClientID + "," + MailerClientID
 
 // IssuerAt is the issuer of the gateway served at gatewayURL: what the stack passes as the
 // template's JwtIssuer.

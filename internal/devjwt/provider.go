@@ -64,8 +64,8 @@ func Users() []User {
 
 // Provider is the local stack's OpenID Connect identity provider, standing in for Cognito's
 // hosted UI: discovery, JWKS, an authorization endpoint whose login is a pick from Users, and a
-// token endpoint, for the authorization code flow of a public client with PKCE (S256) only.
-// Codes live in memory, one use each. It is safe for concurrent use.
+// token endpoint, for the authorization code flow of a public client with PKCE (S256), and the
+// client-credentials grant of the local machine clients (EngineClientID, MailerClientID). Codes live in memory, one use each. It is safe for concurrent use.
 type Provider struct {
 	key      *rsa.PrivateKey
 	issuer   string
@@ -137,12 +137,12 @@ func (p *Provider) discovery(w http.ResponseWriter, r *http.Request) {
 		"token_endpoint":                        p.issuer + "/token",
 		"jwks_uri":                              p.issuer + "/jwks.json",
 		"response_types_supported":              []string{"code"},
-		"grant_types_supported":                 []string{"authorization_code"},
+		"grant_types_supported":                 []string{"authorization_code", "client_credentials"},
 		"subject_types_supported":               []string{"public"},
 		"id_token_signing_alg_values_supported": []string{"RS256"},
 		"code_challenge_methods_supported":      []string{"S256"},
 		"scopes_supported":                      []string{"openid"},
-		"token_endpoint_auth_methods_supported": []string{"none"},
+		"token_endpoint_auth_methods_supported": []string{"none", "client_secret_basic", "client_secret_post"},
 		"claims_supported":                      []string{"iss", "aud", "sub", "iat", "exp", "nonce", "auth_time", "username", "cognito:username", "email", "email_verified", "tenant", "groups", "roles"},
 	})
 }
@@ -370,10 +370,16 @@ func (p *Provider) token(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f := r.PostForm
-	switch {
-	case f.Get("grant_type") != "authorization_code":
-		tokenError(w, "unsupported_grant_type", "only authorization_code is supported")
+	switch f.Get("grant_type") {
+	case "authorization_code":
+	case "client_credentials":
+		p.clientCredentials(w, r)
 		return
+	default:
+		tokenError(w, "unsupported_grant_type", "only authorization_code and client_credentials are supported")
+		return
+	}
+	switch {
 	case f.Get("client_id") != Audience:
 		tokenError(w, "invalid_client", "unknown client_id")
 		return
@@ -425,4 +431,64 @@ func (p *Provider) token(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{
 		"access_token": rand.Text(), "id_token": idToken, "token_type": "Bearer", "expires_in": int(idTokenTTL.Seconds()),
 	})
+}
+
+// EngineClientSecret and MailerClientSecret are the local machine clients' secrets, for the
+// client-credentials grant a token source uses, as with Cognito app clients that have one. They
+// are public on purpose: the provider serves only the local stack, and no deployment accepts
+// what it signs.
+const (
+	EngineClientSecret = "local-engine-secret"
+	MailerClientSecret = "local-mailer-secret"
+)
+
+// MachineTenant is the tenant of the local machine clients' tokens, as the
+// pre-token-generation trigger's CLIENTS maps an app client to its tenant in AWS
+// (infra/cognito/pretoken).
+const MachineTenant = "acme"
+
+// machineClient is one app client of the client-credentials grant: its secret, and the scopes
+// it may be granted (and is when it asks for none, as Cognito grants an app client's allowed
+// scopes).
+type machineClient struct {
+	secret string
+	scopes []string
+}
+
+var machineClients = map[string]machineClient{
+	EngineClientID: {EngineClientSecret, []string{"interrupts:write", "runs:read"}},
+	MailerClientID: {MailerClientSecret, []string{"tokens:delegate"}},
+}
+
+// clientCredentials issues a machine client an access token shaped as Cognito's machine tokens
+// (client_id, no aud, sub the client id), for an hour, the client authenticated by HTTP Basic or
+// by the form (RFC 6749, 2.3.1), its secret compared in constant time.
+func (p *Provider) clientCredentials(w http.ResponseWriter, r *http.Request) {
+	id, secret, basic := r.BasicAuth()
+	if !basic {
+		id, secret = r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
+	}
+	c, known := machineClients[id]
+	if !known || subtle.ConstantTimeCompare([]byte(secret), []byte(c.secret)) != 1 {
+		w.Header().Set("WWW-Authenticate", `Basic realm="local-issuer"`)
+		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_client", "error_description": "unknown client or wrong secret"})
+		return
+	}
+	scopes := strings.Fields(r.PostForm.Get("scope"))
+	if len(scopes) == 0 {
+		scopes = c.scopes
+	}
+	for _, s := range scopes {
+		if !slices.Contains(c.scopes, s) {
+			tokenError(w, "invalid_scope", s+" is not a scope of "+id)
+			return
+		}
+	}
+	token, err := Sign(p.key, Token{Issuer: p.issuer, Subject: id, ClientID: id, Tenant: MachineTenant, Scopes: scopes, TTL: idTokenTTL}.Claims(p.now()))
+	if err != nil {
+		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": "server_error"})
+		return
+	}
+	w.Header().Set("Pragma", "no-cache")
+	writeJSON(w, http.StatusOK, map[string]any{"access_token": token, "token_type": "Bearer", "expires_in": int(idTokenTTL.Seconds())})
 }

@@ -304,6 +304,82 @@ func TestTokenRules(t *testing.T) {
 	})
 }
 
+// TestClientCredentials: a machine client, authenticated by HTTP Basic or by the form, gets a
+// Cognito-shaped access token of its tenant with the scopes it asked for, or all of its own;
+// another client, a wrong secret or a scope it does not have gets none.
+func TestClientCredentials(t *testing.T) {
+	p := newProvider(t)
+	grant := func(basic bool, id, secret, scope string) (*httptest.ResponseRecorder, tokenAnswer) {
+		t.Helper()
+		f := url.Values{"grant_type": {"client_credentials"}}
+		if scope != "" {
+			f.Set("scope", scope)
+		}
+		if !basic {
+			f.Set("client_id", id)
+			f.Set("client_secret", secret)
+		}
+		req := httptest.NewRequest("POST", devjwt.IssuerAt(gatewayURL)+"/token", strings.NewReader(f.Encode()))
+		req.Header.Set("Content-Type", form)
+		if basic {
+			req.SetBasicAuth(id, secret)
+		}
+		w := httptest.NewRecorder()
+		p.ServeHTTP(w, req)
+		var a tokenAnswer
+		if err := json.Unmarshal(w.Body.Bytes(), &a); err != nil {
+			t.Fatalf("%d %s", w.Code, w.Body)
+		}
+		a.Status = w.Code
+		return w, a
+	}
+	cases := []struct {
+		name              string
+		basic             bool
+		id, secret, scope string
+		status            int
+		error, wantScope  string
+	}{
+		{"basic, every scope", true, devjwt.EngineClientID, devjwt.EngineClientSecret, "", 200, "", "interrupts:write runs:read"},
+		{"form, one scope", false, devjwt.EngineClientID, devjwt.EngineClientSecret, "runs:read", 200, "", "runs:read"},
+		{"wrong secret", true, devjwt.EngineClientID, "guess", "", 401, "invalid_client", ""},
+		{"another client", false, devjwt.Audience, devjwt.EngineClientSecret, "", 401, "invalid_client", ""},
+		{"a scope it lacks", true, devjwt.EngineClientID, devjwt.EngineClientSecret, "runs:read tokens:delegate", 400, "invalid_scope", ""},
+		{"the mailer", true, devjwt.MailerClientID, devjwt.MailerClientSecret, "", 200, "", "tokens:delegate"},
+		{"the mailer with the engine's secret", true, devjwt.MailerClientID, devjwt.EngineClientSecret, "", 401, "invalid_client", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, a := grant(c.basic, c.id, c.secret, c.scope)
+			if a.Status != c.status || a.Error != c.error {
+				t.Fatalf("%+v, want %d %q", a, c.status, c.error)
+			}
+			if c.status != 200 {
+				if a.AccessToken != "" {
+					t.Errorf("a refusal with a token")
+				}
+				return
+			}
+			if a.TokenType != "Bearer" || a.ExpiresIn != 3600 {
+				t.Errorf("%+v", a)
+			}
+			claims, err := devjwt.NewVerifier(devjwt.StaticKey{Public: &p.key.PublicKey}).Verify(a.AccessToken, devjwt.IssuerAt(gatewayURL), c.id, p.clock.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := map[string]any{"sub": c.id, "client_id": c.id, "token_use": "access", "tenant": devjwt.MachineTenant, "scope": c.wantScope}
+			for k, v := range want {
+				if claims[k] != v {
+					t.Errorf("%s = %v, want %v", k, claims[k], v)
+				}
+			}
+			if _, ok := claims["aud"]; ok {
+				t.Errorf("a machine token with an aud: %v", claims["aud"])
+			}
+		})
+	}
+}
+
 // TestCodesAreBounded: past MaxCodes codes waiting for their exchange a sign-in is refused, and
 // once they expire they make room again.
 func TestCodesAreBounded(t *testing.T) {
@@ -341,7 +417,7 @@ func TestDiscovery(t *testing.T) {
 	iss := devjwt.IssuerAt(gatewayURL)
 	if doc.Issuer != iss || doc.AuthorizationEndpoint != iss+"/authorize" || doc.TokenEndpoint != iss+"/token" || doc.JWKSURI != iss+"/jwks.json" ||
 		!slices.Equal(doc.ResponseTypes, []string{"code"}) || !slices.Equal(doc.Algs, []string{"RS256"}) || !slices.Equal(doc.Methods, []string{"S256"}) ||
-		!slices.Contains(doc.Scopes, "openid") || !slices.Equal(doc.AuthMethods, []string{"none"}) || len(doc.SubjectTypes) == 0 {
+		!slices.Contains(doc.Scopes, "openid") || !slices.Equal(doc.AuthMethods, []string{"none", "client_secret_basic", "client_secret_post"}) || len(doc.SubjectTypes) == 0 {
 		t.Errorf("%s", raw)
 	}
 	var set struct {

@@ -170,12 +170,39 @@ func (h *Host) checkResume(in *runlog.Interrupt, p interrupt.Principal, value js
 	if len(fields) > 0 {
 		return nil, "", interrupt.Invalid("resumeValue is not acceptable for this interrupt", fields...)
 	}
-	if in.Payload.Kind == interrupt.KindApproval {
+	switch in.Payload.Kind {
+	case interrupt.KindApproval:
 		if value, err = decidedBy(p, value, doc); err != nil {
 			return nil, "", err
 		}
+	case interrupt.KindClarification:
+		value = answeredBy(h.schemas, in.Payload.ResumeSchema, p, value, doc)
 	}
 	return value, action, nil
+}
+
+// answeredBy is the clarification's answers as recorded: with decidedBy, as an approval's, so
+// that whoever reads the resume value learns who answered. The caller's decidedBy is kept as
+// sent; an authenticated caller who left it out is filled in; a token minted without a principal
+// has no one to fill in, and nothing is. The host does not fill it in where the interrupt's own
+// resumeSchema would then refuse the value, since a resume value always holds to it.
+func answeredBy(schemas *schema.Set, resumeSchema json.RawMessage, p interrupt.Principal, value json.RawMessage, doc *schema.Doc) json.RawMessage {
+	members, _ := doc.Object()
+	if _, given := members["decidedBy"]; given || p.Subject == "" {
+		return value
+	}
+	sub, _ := runlog.Marshal(p.Subject)
+	filled := appendMember(value, "decidedBy", sub)
+	if len(resumeSchema) > 0 {
+		compiled, err := schemas.Compile(resumeSchema)
+		if err != nil {
+			return value
+		}
+		if d, err := schema.Parse(filled); err != nil || len(compiled.Validate(d, "/resumeValue")) > 0 {
+			return value
+		}
+	}
+	return filled
 }
 
 // decidedBy is the approval decision as recorded. decidedBy is the caller's opaque string (the
@@ -231,17 +258,23 @@ func appendMember(obj json.RawMessage, name string, value json.RawMessage) json.
 	return append(out, '}')
 }
 
-// checkAnswers validates a clarification's resume value: { answers: { <questionId>: value } }
-// with every question answered, no other ids, and each answer valid against its question's
-// schema.
+// checkAnswers validates a clarification's resume value: { answers: { <questionId>: value },
+// decidedBy?, decidedAt? } with every question answered, no other ids, and each answer valid
+// against its question's schema.
 func (h *Host) checkAnswers(questions []interrupt.Question, doc *schema.Doc) []interrupt.FieldError {
 	body, ok := doc.Object()
 	if !ok {
 		return []interrupt.FieldError{{Path: "/resumeValue", Message: "must be an object { answers: { <questionId>: value } }"}}
 	}
 	var fields []interrupt.FieldError
-	for name := range body {
-		if name != "answers" {
+	for name, member := range body {
+		switch name {
+		case "answers":
+		case "decidedBy", "decidedAt":
+			if _, ok := member.String(); !ok {
+				fields = append(fields, interrupt.FieldError{Path: "/resumeValue/" + name, Message: "must be a string"})
+			}
+		default:
 			fields = append(fields, interrupt.FieldError{Path: "/resumeValue/" + name, Message: "Additional property " + name + " is not allowed"})
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -373,6 +374,46 @@ func TestResumeValidation(t *testing.T) {
 				t.Errorf("a refused value wrote")
 			}
 		})
+	}
+}
+
+// TestClarificationRecordsWhoAnswered: a clarification's recorded answers say who answered, as
+// an approval's decision does: decidedBy as sent, else the authenticated caller; no one for a
+// token minted without a principal, nor where the interrupt's resumeSchema refuses the member.
+func TestClarificationRecordsWhoAnswered(t *testing.T) {
+	const ask = `{"kind":"clarification","key":"k","data":{"questions":[{"id":"q1","question":"?"}]}%s}`
+	tests := []struct {
+		name, resumeSchema, value string
+		by                        interrupt.Principal
+		want                      string
+	}{
+		{"the caller filled in", ``, `{"answers":{"q1":1}}`, hosttest.Who("alice"), `{"answers":{"q1":1},"decidedBy":"alice"}`},
+		{"decidedBy kept as sent", ``, `{"answers":{"q1":1},"decidedBy":"Ops desk","decidedAt":"2026-12-02T09:00:00Z"}`, hosttest.Who("alice"), `{"answers":{"q1":1},"decidedBy":"Ops desk","decidedAt":"2026-12-02T09:00:00Z"}`},
+		{"a token without a principal", ``, `{"answers":{"q1":1}}`, interrupt.Principal{Tenant: "acme", Token: "jti"}, `{"answers":{"q1":1}}`},
+		{"a resumeSchema without room for it", `,"resumeSchema":{"type":"object","additionalProperties":false,"properties":{"answers":{}}}`, `{"answers":{"q1":1}}`, hosttest.Who("alice"), `{"answers":{"q1":1}}`},
+	}
+	ctx := context.Background()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h, _ := hosttest.MemHost(t)
+			if _, _, err := h.RequestInterrupt(ctx, hosttest.Who("engine"), "r1", host.Request{NodeID: "gate", Payload: json.RawMessage(fmt.Sprintf(ask, tt.resumeSchema))}); err != nil {
+				t.Fatal(err)
+			}
+			res, err := resolveAs(ctx, h, tt.by, json.RawMessage(tt.value))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(res.ResumeValue) != tt.want {
+				t.Errorf("recorded %s, want %s", res.ResumeValue, tt.want)
+			}
+		})
+	}
+	h, _ := hosttest.MemHost(t)
+	if _, _, err := h.RequestInterrupt(ctx, hosttest.Who("engine"), "r1", host.Request{NodeID: "gate", Payload: json.RawMessage(fmt.Sprintf(ask, ""))}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := resolveAs(ctx, h, hosttest.Who("alice"), json.RawMessage(`{"answers":{"q1":1},"decidedBy":7}`)); code(err) != interrupt.CodeValidation {
+		t.Errorf("a decidedBy that is not a string: %v", err)
 	}
 }
 

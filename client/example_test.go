@@ -1,0 +1,132 @@
+package client_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/interrupthost/interrupthost/client"
+)
+
+// An engine asks two people to approve a payment, waits by the interrupt's id, and reads the
+// decision and every vote; a restart that asks again with the same key gets the same interrupt,
+// already decided; a mistyped node is an error at once, not a wait. The engine authenticates as
+// an OAuth client (client credentials); the team's mailer, trusted tooling holding
+// tokens:delegate, mints each approver's link and each follows their own.
+func Example() {
+	ctx := context.Background()
+	engine := client.New(hostURL(), client.WithBearerSource(&clientCredentials{ID: "interrupt-host-local-engine", Secret: "local-engine-secret"}))
+	run := "example-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+
+	payload, err := client.Payload(client.Approval{
+		ArtifactID: "inv-2291", ArtifactType: "invoice", Title: "Pay invoice 2291 (12,400 EUR)",
+		Actions: []string{"accept", "reject"}, RequiredApprovals: 2, ApproversList: []string{"alice", "bob"},
+	}, "pay-inv-2291", 72*time.Hour, nil)
+	check(err)
+	in, err := engine.Request(ctx, run, "approve", payload, nil)
+	check(err)
+	fmt.Println("requested:", in.Status, "created:", in.Created)
+
+	mailer := client.New(hostURL(), client.WithBearerSource(&clientCredentials{ID: "interrupt-host-local-mailer", Secret: "local-mailer-secret"}))
+	for _, who := range []string{"alice", "bob"} {
+		link, err := mailer.Mint(ctx, run, "approve", client.TokenRequest{Intent: "resolve", Principal: who})
+		check(err)
+		decision := client.Decision{Action: "accept", DecidedAt: time.Now().UTC().Format(time.RFC3339), Feedback: who + " checked the PO"}
+		_, err = client.New(hostURL()).ResolveByToken(ctx, link.Token, decision)
+		check(err)
+	}
+
+	out, err := engine.AwaitInterrupt(ctx, run, in.InterruptID, nil)
+	check(err)
+	d, err := client.Decode[client.Decision](out.ResumeValue)
+	check(err)
+	fmt.Println("decision:", d.Action, "by", d.DecidedBy)
+	for _, v := range out.Votes {
+		vote, err := client.Decode[client.Decision](v.ResumeValue)
+		check(err)
+		fmt.Printf("vote: %s %s (%s)\n", v.Principal, v.Action, vote.Feedback)
+	}
+
+	again, err := engine.Request(ctx, run, "approve", payload, nil)
+	check(err)
+	fmt.Println("asked again:", again.Status, "created:", again.Created, "same interrupt:", again.InterruptID == in.InterruptID)
+
+	_, err = engine.Await(ctx, run, "aprove", nil)
+	fmt.Println("a mistyped node:", errors.Is(err, client.ErrNotRequested))
+	// Output:
+	// requested: pending created: true
+	// decision: accept by bob
+	// vote: alice accept (alice checked the PO)
+	// vote: bob accept (bob checked the PO)
+	// asked again: resolved created: false same interrupt: true
+	// a mistyped node: true
+}
+
+// clientCredentials is a client.BearerSource of an OAuth 2.0 client-credentials grant (Cognito's
+// /oauth2/token in AWS, the local stack's issuer here): it keeps its access token until the host
+// refuses it, then asks for a new one. Saved is a token kept from before (an engine's last
+// start), tried first.
+type clientCredentials struct {
+	ID, Secret string
+	Saved      string
+
+	mu      sync.Mutex
+	token   string
+	Fetched int
+}
+
+func (s *clientCredentials) Bearer(ctx context.Context, refresh bool) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.token == "" {
+		s.token = s.Saved
+	}
+	if s.token != "" && !refresh {
+		return s.token, nil
+	}
+	form := url.Values{"grant_type": {"client_credentials"}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, hostURL()+"/local-issuer/token", strings.NewReader(form.Encode()))
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.SetBasicAuth(s.ID, s.Secret)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	var answer struct {
+		AccessToken string `json:"access_token"`
+		Error       string `json:"error"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&answer); err != nil || answer.AccessToken == "" {
+		return "", fmt.Errorf("token endpoint: %d %s %v", resp.StatusCode, answer.Error, err)
+	}
+	s.token = answer.AccessToken
+	s.Fetched++
+	return s.token, nil
+}
+
+// hostURL is the host's API: the one `make test` starts (GATEWAY_URL), else `make run`'s.
+func hostURL() string {
+	if u := os.Getenv("GATEWAY_URL"); u != "" {
+		return u
+	}
+	return "http://127.0.0.1:3000"
+}
+
+func check(err error) {
+	if err != nil {
+		log.Fatal(err)
+	}
+}
