@@ -39,6 +39,11 @@ var clientMethods = map[string]string{
 	"decideOnSignedInApprovalPage": "-: a form a person posts",
 	"signInCallback":               "-: the identity provider's redirect of a person",
 	"signOut":                      "-: a form a person posts",
+	"mcp":                          "-: an agent's MCP client speaks it (pkg/mcp)",
+	"mcpStream":                    "-: an agent's MCP client asks it, and is answered 405",
+	"mcpEndSession":                "-: an agent's MCP client asks it, and is answered 405",
+	"protectedResource":            "-: an MCP client reads it to find the token's issuer",
+	"protectedResourceOfMcp":       "-: an MCP client reads it to find the token's issuer",
 }
 
 // TestTheClientCallsEveryOperation: every operation of openapi.yaml is a method of the engine's

@@ -64,6 +64,9 @@ type Options struct {
 	// route of the API is never told the API's own URL: that would make the API and its
 	// function depend on each other, which CloudFormation refuses.
 	PublicBaseURL string
+	// Issuer is the issuer of the JWTs the API takes (the template's JwtIssuer), which the MCP
+	// endpoint's protected resource metadata names; empty: that metadata answers 404.
+	Issuer string
 	// Discovery is the document of GET /.well-known/interrupt-host.
 	Discovery host.Discovery
 	// Metrics counts the 409 answers and the provider events received (package metrics); nil
@@ -90,6 +93,7 @@ type API struct {
 	subs     *outbound.Subscriptions
 	resend   Resender
 	contacts *contacts.Directory
+	mcp      ToolServer
 	log      *slog.Logger
 	opts     Options
 }

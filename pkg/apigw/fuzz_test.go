@@ -3,6 +3,7 @@ package apigw_test
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -147,4 +148,57 @@ func FuzzSubscriptions(f *testing.F) {
 		return s.fn("subscriptions")
 	}, "POST /subscriptions",
 		`{"url":"https://hooks.example.com/in","events":["*"]}`, `{"url":"https://hooks.example.com/in","events":["run.completed"],"format":"slack"}`)
+}
+
+// FuzzMcp: whatever is posted to the MCP endpoint, it answers no 5xx, and a refusal writes
+// nothing and is a problem document or, as the protocol answers some, a JSON-RPC error.
+func FuzzMcp(f *testing.F) {
+	s := newStack(f)
+	h := s.fn("mcp")
+	for _, body := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"f","version":"1"}}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"request_approval","arguments":{"title":"x","approvers":["alice"]}}}`,
+		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"request_approval","arguments":{"title":"x","requiredApprovals":1e-999999,"approvers":` + manyOf(tinyNumber, 300) + `}}}`,
+		`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"get_outcome","arguments":{"runId":"r1","interruptId":"int_1","waitMs":0}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`[]`, `{`, `{"jsonrpc":"1.0"}`,
+	} {
+		f.Add("POST", "application/json", "", body)
+		f.Add("POST", "application/json", "garbage", body)
+	}
+	f.Add("GET", "", "", "")
+	f.Add("POST", "text/plain", "2025-11-25", "{}")
+	f.Fuzz(func(t *testing.T, method, ctype, version, body string) {
+		req := events.APIGatewayV2HTTPRequest{
+			RouteKey: method + " /mcp", RawPath: "/mcp",
+			Headers: map[string]string{"content-type": ctype, "mcp-protocol-version": version, "accept": "application/json, text/event-stream"},
+			Body:    body,
+			RequestContext: events.APIGatewayV2HTTPRequestContext{RequestID: "fuzz", RouteKey: method + " /mcp", DomainName: testDomain, Stage: "$default",
+				HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: method}},
+		}
+		authorize(&req, map[string]any{"sub": "fuzzer", "tenant": "acme"}, []string{apigw.ScopeInterruptsWrite, apigw.ScopeRunsRead})
+		before := s.items(t)
+		resp, err := h(context.Background(), req)
+		if err != nil {
+			t.Fatalf("handler error: %v", err)
+		}
+		if resp.StatusCode >= 500 {
+			t.Fatalf("answered %d: %s", resp.StatusCode, resp.Body)
+		}
+		if resp.StatusCode < 400 {
+			return
+		}
+		var rpc struct {
+			JSONRPC string          `json:"jsonrpc"`
+			Error   json.RawMessage `json:"error"`
+		}
+		problem := strings.HasPrefix(resp.Headers["Content-Type"], "application/problem+json")
+		if !problem && (json.Unmarshal([]byte(resp.Body), &rpc) != nil || rpc.JSONRPC != "2.0" || rpc.Error == nil) {
+			t.Fatalf("a %d that is neither a problem nor a JSON-RPC error: %s %s", resp.StatusCode, resp.Headers["Content-Type"], resp.Body)
+		}
+		if after := s.items(t); after != before {
+			t.Fatalf("refused with %d, yet the stores went from %s to %s", resp.StatusCode, before, after)
+		}
+	})
 }

@@ -27,6 +27,7 @@ var statusOf = map[interrupt.Code]int{
 	interrupt.CodePayloadTooLarge:  http.StatusRequestEntityTooLarge,
 	interrupt.CodeIdempotencyReuse: http.StatusUnprocessableEntity,
 	interrupt.CodeUnsupportedMedia: http.StatusUnsupportedMediaType,
+	interrupt.CodeMethodNotAllowed: http.StatusMethodNotAllowed,
 	interrupt.CodeUnavailable:      http.StatusServiceUnavailable,
 	interrupt.CodeOutcomeUnknown:   http.StatusServiceUnavailable,
 	interrupt.CodeInternal:         http.StatusInternalServerError,

@@ -31,6 +31,7 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/inmem"
 	"github.com/interrupthost/interrupthost/pkg/keyring"
+	"github.com/interrupthost/interrupthost/pkg/mcp"
 	"github.com/interrupthost/interrupthost/pkg/metrics"
 	"github.com/interrupthost/interrupthost/pkg/outbound"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
@@ -212,8 +213,9 @@ func buildWith(st stores, c *testclock.Clock, keys token.Keys, configure func(*h
 	services := apigw.Services{
 		Host: h, Tokens: host.NewTokens(h, keys), Webhooks: host.NewWebhooks(h, webhook.NewCache(st.endpointSecrets, nil)),
 		Subscriptions: subs, Resender: resender, Contacts: &contacts.Directory{Store: st.contacts, Now: c.Now},
+		MCP: mcp.New(h, mcp.Options{Poll: time.Millisecond}),
 	}
-	api := apigw.New(slog.New(slog.NewJSONHandler(io.Discard, nil)), apigw.Options{Discovery: host.DiscoveryOf(cfg), Metrics: meter})
+	api := apigw.New(slog.New(slog.NewJSONHandler(io.Discard, nil)), apigw.Options{Discovery: host.DiscoveryOf(cfg), Metrics: meter, Issuer: testIssuer})
 	return &stack{api: api, services: services, host: h, subs: subs, log: st.log, clock: c, metrics: &buf}, nil
 }
 
@@ -250,6 +252,9 @@ func (s *stack) fn(function string) apigw.Handler {
 		return h(ctx, req)
 	}
 }
+
+// testIssuer is the issuer of the JWTs the test API takes.
+const testIssuer = "https://idp.example.com/pool-1"
 
 // caller is who calls: the claims the gateway's JWT authorizer would pass on.
 type caller struct {

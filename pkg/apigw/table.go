@@ -120,6 +120,13 @@ var (
 		{Route: "GET /signin/callback", page: (*API).signInCallback, crash: pageCrash},
 		{Route: "POST /signin/signout", page: (*API).signOut, crash: pageCrash},
 	}}
+	mcpRoutes = Routes{Function: "mcp", Operations: []Operation{
+		{Route: "POST /mcp", Scopes: mcpScopes, page: (*API).mcpEndpoint, crash: mcpCrash},
+		{Route: "GET /mcp", Scopes: mcpScopes, page: (*API).mcpEndpoint, crash: mcpCrash},
+		{Route: "DELETE /mcp", Scopes: mcpScopes, page: (*API).mcpEndpoint, crash: mcpCrash},
+		{Route: "GET /.well-known/oauth-protected-resource", serve: (*API).protectedResource},
+		{Route: "GET /.well-known/oauth-protected-resource/mcp", serve: (*API).protectedResource},
+	}}
 )
 
 // services are what the routes call. Each function's constructor below takes those its routes
@@ -135,13 +142,15 @@ type services struct {
 	// Resender sends a delivered event again (POST /subscriptions/{id}/deliveries).
 	Resender Resender
 	Contacts *contacts.Directory
+	// MCP serves the Model Context Protocol endpoint.
+	MCP ToolServer
 }
 
 // on is a over s.
 func (a *API) on(s services) *API {
 	b := *a
 	b.host, b.tokens, b.webhooks, b.signIn, b.subs, b.resend = s.Host, s.Tokens, s.Webhooks, s.SignIn, s.Subscriptions, s.Resender
-	b.contacts = s.Contacts
+	b.contacts, b.mcp = s.Contacts, s.MCP
 	return &b
 }
 
@@ -214,9 +223,13 @@ func (a *API) ApprovalPage(t *host.Tokens, signIn *signin.Flow) Handler {
 	return a.on(services{Host: t.Host(), Tokens: t, SignIn: signIn}).serve(approvalPage)
 }
 
+// MCP serves mcp: the Model Context Protocol endpoint over s, and its protected resource
+// metadata.
+func (a *API) MCP(s ToolServer) Handler { return a.on(services{MCP: s}).serve(mcpRoutes) }
+
 // Functions are every function that serves the API, in the order of the table above.
 func Functions() []Routes {
-	return []Routes{requestInterrupt, resolveByRun, mintToken, inspectByToken, resolveByToken, getRun, listEvents, endRun, configureRun, agentDecisions, discovery, webhookEndpoints, webhookIngest, subscriptions, approvalPage, contactsRoutes}
+	return []Routes{requestInterrupt, resolveByRun, mintToken, inspectByToken, resolveByToken, getRun, listEvents, endRun, configureRun, agentDecisions, discovery, webhookEndpoints, webhookIngest, subscriptions, approvalPage, contactsRoutes, mcpRoutes}
 }
 
 // Operations are every route of the API, each naming its function.

@@ -53,7 +53,8 @@ const (
 	// base); the others must be, since no request tells them (docs/design.md, "Deployment").
 	EnvPublicBaseURL = "PUBLIC_BASE_URL"
 	// EnvOIDCIssuer and EnvOIDCClientID are the identity provider approvers sign in with on the
-	// approval page, and its app client.
+	// approval page, and its app client; the issuer is also what the MCP endpoint's protected
+	// resource metadata names.
 	EnvOIDCIssuer   = "OIDC_ISSUER"
 	EnvOIDCClientID = "OIDC_CLIENT_ID"
 	// EnvStackName is the stack's name, which tags the secrets the functions create.
@@ -169,6 +170,7 @@ func API(hc host.Config) (apigw.Options, error) {
 	if opts.PublicBaseURL, err = PublicBase(true); err != nil {
 		return opts, err
 	}
+	opts.Issuer = os.Getenv(EnvOIDCIssuer)
 	opts.Discovery = host.DiscoveryOf(hc)
 	opts.Metrics = Meter()
 	return opts, nil

@@ -27,6 +27,9 @@ const (
 	// it names: a replay would tell an engine that is not deterministic that all is well.
 	CodeKeyReused        Code = "key_reused"
 	CodeUnsupportedMedia Code = "unsupported_media_type"
+	// CodeMethodNotAllowed refuses a method a route takes only to say so: the MCP endpoint's
+	// GET and DELETE, which its stateless transport serves no stream or session to.
+	CodeMethodNotAllowed Code = "method_not_allowed"
 	CodeUnavailable      Code = "unavailable"
 	// CodeOutcomeUnknown says a write was sent and neither its answer nor a read afterwards
 	// could tell whether it was applied: a retry with the same Idempotency-Key is safe.

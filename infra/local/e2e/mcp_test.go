@@ -1,0 +1,164 @@
+package e2e
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/interrupthost/interrupthost/client"
+	"github.com/interrupthost/interrupthost/internal/devjwt"
+	"github.com/interrupthost/interrupthost/internal/localaws"
+	"github.com/interrupthost/interrupthost/internal/mcptest"
+)
+
+// bearer is a transport that sends a JWT, as an MCP client configured with one does.
+type bearer string
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+string(b))
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// mcpSession is the official Go SDK's client connected to the stack's /mcp with token, at the
+// protocol version it negotiates by default, or at version.
+func mcpSession(t *testing.T, token, version string) *sdk.ClientSession {
+	t.Helper()
+	localaws.NeedsStack(t)
+	return mcptest.Connect(t, gatewayURL()+"/mcp", bearer(token), version)
+}
+
+var callTool = mcptest.Call
+
+type requested struct {
+	RunID, NodeID, InterruptID, Status, URL string
+	Created                                 bool
+}
+
+type outcome struct {
+	Status, Action, DecidedBy, Kind string
+	Votes                           []struct{ Principal, Action, Feedback string }
+}
+
+// TestAnAgentAsksThroughMCP: the official Go SDK's client, given a JWT, lists the four tools at
+// the stack's /mcp; request_approval for alice answers an interrupt and its page; get_outcome
+// on it waits its bounded time and answers pending; alice's resolve by run makes it answer
+// accept with her as the decider; the same call with the same key answers the same interrupt and
+// writes nothing. Both protocol generations the SDK speaks are served.
+func TestAnAgentAsksThroughMCP(t *testing.T) {
+	for _, version := range []string{"", "2025-11-25"} {
+		t.Run("protocol "+version, func(t *testing.T) {
+			tenant := newRun("mcp")
+			agent := jwt(t, devjwt.Token{Subject: "agent-7", Tenant: tenant, Scopes: []string{"interrupts:write", "runs:read"}})
+			cs := mcpSession(t, agent, version)
+			list, err := cs.ListTools(context.Background(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, tool := range list.Tools {
+				names = append(names, tool.Name)
+			}
+			slices.Sort(names)
+			if !slices.Equal(names, []string{"ask_question", "get_outcome", "list_pending", "request_approval"}) {
+				t.Errorf("tools %v", names)
+			}
+
+			run := newRun("agent")
+			args := map[string]any{"title": "Refund order 1182", "approvers": []string{"alice"}, "runId": run, "key": "refund-1182"}
+			var first requested
+			if msg := callTool(t, cs, "request_approval", args, &first); msg != "" {
+				t.Fatal(msg)
+			}
+			if !first.Created || first.Status != "pending" || !strings.HasPrefix(first.InterruptID, "int_") || first.URL != gatewayURL()+"/approve/"+run+"/"+first.InterruptID {
+				t.Errorf("requested %+v", first)
+			}
+			if page := (call{method: "GET", path: strings.TrimPrefix(first.URL, gatewayURL())}).must(t); page.Status != http.StatusSeeOther && page.Status != http.StatusOK {
+				t.Errorf("the page answered %d", page.Status)
+			}
+
+			var out outcome
+			start := time.Now()
+			if msg := callTool(t, cs, "get_outcome", map[string]any{"runId": run, "interruptId": first.InterruptID, "waitMs": 1500}, &out); msg != "" || out.Status != "pending" {
+				t.Errorf("pending: %+v %q", out, msg)
+			}
+			if waited := time.Since(start); waited < 1500*time.Millisecond {
+				t.Errorf("get_outcome answered pending after %v, before its wait", waited)
+			}
+
+			alice := client.New(gatewayURL(), client.WithBearer(jwt(t, devjwt.Token{Subject: "alice", Tenant: tenant, Scopes: []string{"approvals:respond"}})))
+			if _, err := alice.Resolve(context.Background(), run, "refund-1182", client.Decision{Action: "accept", DecidedAt: "2026-12-02T09:00:00Z", Feedback: "within policy"}); err != nil {
+				t.Fatal(err)
+			}
+			if msg := callTool(t, cs, "get_outcome", map[string]any{"runId": run, "interruptId": first.InterruptID, "waitMs": 5000}, &out); msg != "" {
+				t.Fatal(msg)
+			}
+			if out.Status != "resolved" || out.Action != "accept" || out.DecidedBy != "alice" || len(out.Votes) != 1 || out.Votes[0].Feedback != "within policy" {
+				t.Errorf("decided: %+v", out)
+			}
+
+			reader := client.New(gatewayURL(), client.WithBearer(agent))
+			events := func() int {
+				page, err := reader.Events(context.Background(), run, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return len(page.Events)
+			}
+			before := events()
+			var again requested
+			if msg := callTool(t, cs, "request_approval", args, &again); msg != "" || again.Created || again.InterruptID != first.InterruptID || again.Status != "resolved" {
+				t.Errorf("asked again: %+v %q", again, msg)
+			}
+			if after := events(); after != before {
+				t.Errorf("asking again appended %d events", after-before)
+			}
+
+			if msg := callTool(t, cs, "request_approval", map[string]any{"title": "x", "approvers": []string{"alice"}, "requiredApprovals": 2}, &again); !strings.Contains(msg, "validation_error") {
+				t.Errorf("a quorum alice alone cannot reach: %q", msg)
+			}
+		})
+	}
+}
+
+// TestTheMCPEndpointsAuth: the protected resource metadata names the issuer; a caller without a
+// JWT is refused by the gateway, one whose JWT carries no tenant by the function, which names
+// the metadata; GET and DELETE are 405, as the stateless transport keeps no stream or session.
+func TestTheMCPEndpointsAuth(t *testing.T) {
+	for _, path := range []string{"/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp"} {
+		var meta struct {
+			Resource             string   `json:"resource"`
+			AuthorizationServers []string `json:"authorization_servers"`
+			ScopesSupported      []string `json:"scopes_supported"`
+		}
+		a := call{method: "GET", path: path}.must(t)
+		a.json(t, &meta)
+		if a.Status != 200 || meta.Resource != gatewayURL()+"/mcp" || !slices.Equal(meta.AuthorizationServers, []string{devjwt.IssuerAt(gatewayURL())}) ||
+			!slices.Equal(meta.ScopesSupported, []string{"interrupts:write", "runs:read"}) {
+			t.Errorf("%s: %d %s", path, a.Status, a.Body)
+		}
+	}
+	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"curl","version":"1"}}}`
+	if a := (call{method: "POST", path: "/mcp", body: initialize}).must(t); a.Status != 401 {
+		t.Errorf("no JWT: %d %s", a.Status, a.Body)
+	}
+	noTenant := jwt(t, devjwt.Token{Subject: "agent-7", Scopes: []string{"runs:read"}})
+	a := call{method: "POST", path: "/mcp", body: initialize, bearer: noTenant}.must(t)
+	if a.Status != 403 || a.Header.Get("WWW-Authenticate") != `Bearer resource_metadata="`+gatewayURL()+`/.well-known/oauth-protected-resource/mcp"` {
+		t.Errorf("no tenant: %d %q %s", a.Status, a.Header.Get("WWW-Authenticate"), a.Body)
+	}
+	agent := jwt(t, devjwt.Token{Subject: "agent-7", Tenant: newRun("mcp"), Scopes: []string{"runs:read"}})
+	for _, method := range []string{"GET", "DELETE"} {
+		if a := (call{method: method, path: "/mcp", bearer: agent}).must(t); a.Status != 405 || a.Header.Get("Allow") != "POST" || a.Header.Get("Content-Type") != "application/problem+json" {
+			t.Errorf("%s: %d %q %s", method, a.Status, a.Header.Get("Allow"), a.Body)
+		}
+	}
+	if a := (call{method: "POST", path: "/mcp", body: initialize, bearer: agent}).must(t); a.Status != 200 || !strings.Contains(string(a.Body), `"serverInfo"`) {
+		t.Errorf("initialize with curl's Accept: %d %s", a.Status, a.Body)
+	}
+}

@@ -1,0 +1,183 @@
+package apigw
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"mime"
+	"net/http"
+	"strings"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/interrupthost/interrupthost/pkg/interrupt"
+)
+
+// ToolServer serves the Model Context Protocol to an authenticated caller (pkg/mcp's Server):
+// an http.Handler's shape, since the protocol's SDK serves net/http, with the caller beside the
+// request. Defined here, where it is used, so that this package links no MCP code into the
+// functions that serve other routes.
+type ToolServer interface {
+	ServeMCP(w http.ResponseWriter, r *http.Request, p interrupt.Principal, base string)
+}
+
+// mcpScopes open the MCP endpoint: either, as a route's AuthorizationScopes do; each tool checks
+// the one it needs (requests interrupts:write, reads runs:read).
+var mcpScopes = []string{ScopeInterruptsWrite, ScopeRunsRead}
+
+// The protected resource metadata (RFC 9728) of the MCP endpoint, where an MCP client looks for
+// it: under the endpoint's path first, then at the root.
+const (
+	protectedResourcePath = "/.well-known/oauth-protected-resource"
+	mcpPath               = "/mcp"
+)
+
+// mcpEndpoint hands an MCP request to the tool server, as the caller the JWT names. A caller
+// the endpoint refuses is told where the metadata naming the token's issuer is
+// (WWW-Authenticate, RFC 9728 section 5.1), as MCP's authorization asks.
+func (a *API) mcpEndpoint(ctx context.Context, c *call) (events.APIGatewayV2HTTPResponse, error) {
+	base, err := a.baseURL(c.req)
+	if err != nil {
+		return problemResponse(err), err
+	}
+	if c.principal, err = a.authenticate(c.req, mcpScopes); err != nil {
+		resp := problemResponse(err)
+		resp.Headers["WWW-Authenticate"] = `Bearer resource_metadata="` + base + protectedResourcePath + mcpPath + `"`
+		return resp, err
+	}
+	r, err := httpRequest(ctx, c.req)
+	if err == nil {
+		err = transportable(r)
+	}
+	if err != nil {
+		resp := problemResponse(err)
+		if interrupt.ErrorCode(err) == interrupt.CodeMethodNotAllowed {
+			resp.Headers["Allow"] = http.MethodPost
+		}
+		return resp, err
+	}
+	w := &recorder{header: http.Header{}}
+	a.mcp.ServeMCP(w, r, c.principal, base)
+	return w.response(), nil
+}
+
+// transportable refuses, as a problem, what the stateless Streamable HTTP transport takes no
+// message from: a GET (no stream is kept to listen to) or a DELETE (no session to end), and a
+// POST whose body is not JSON. An Accept that leaves out JSON or the event stream is taken as
+// both: every answer here is one JSON document, whatever the client would also have accepted.
+func transportable(r *http.Request) error {
+	if r.Method != http.MethodPost {
+		return interrupt.Errorf(interrupt.CodeMethodNotAllowed, "the MCP endpoint is stateless: it takes POSTed messages only, and keeps no stream or session to GET or DELETE")
+	}
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		return interrupt.Errorf(interrupt.CodeUnsupportedMedia, "an MCP message is posted as application/json")
+	}
+	r.Header.Set("Accept", "application/json, text/event-stream")
+	return nil
+}
+
+// protectedResource answers the MCP endpoint's protected resource metadata: the resource, the
+// issuer of the tokens it takes and the scopes its tools need.
+func (a *API) protectedResource(_ context.Context, c *call) (reply, error) {
+	if a.opts.Issuer == "" {
+		return reply{}, interrupt.Errorf(interrupt.CodeNotFound, "no identity provider is configured")
+	}
+	base, err := a.baseURL(c.req)
+	if err != nil {
+		return reply{}, err
+	}
+	return reply{status: http.StatusOK, body: struct {
+		Resource               string   `json:"resource"`
+		AuthorizationServers   []string `json:"authorization_servers"`
+		ScopesSupported        []string `json:"scopes_supported"`
+		BearerMethodsSupported []string `json:"bearer_methods_supported"`
+		ResourceName           string   `json:"resource_name"`
+	}{base + mcpPath, []string{a.opts.Issuer}, mcpScopes, []string{"header"}, "Interrupt host"}}, nil
+}
+
+// mcpCrash is what an MCP request that panicked answers.
+func mcpCrash() events.APIGatewayV2HTTPResponse {
+	return problemResponse(interrupt.Errorf(interrupt.CodeInternal, "internal error"))
+}
+
+// httpRequest is the gateway's event as the request it carries.
+func httpRequest(ctx context.Context, req events.APIGatewayV2HTTPRequest) (*http.Request, error) {
+	body := []byte(req.Body)
+	if req.IsBase64Encoded {
+		var err error
+		if body, err = base64.StdEncoding.DecodeString(req.Body); err != nil {
+			return nil, interrupt.Invalid("the body is not valid base64", interrupt.FieldError{Path: "/", Message: "is not valid base64"})
+		}
+	}
+	target := req.RawPath
+	if req.RawQueryString != "" {
+		target += "?" + req.RawQueryString
+	}
+	r, err := http.NewRequestWithContext(ctx, req.RequestContext.HTTP.Method, target, bytes.NewReader(body))
+	if err != nil {
+		return nil, interrupt.Invalid("the request cannot be read", interrupt.FieldError{Path: "/", Message: err.Error()})
+	}
+	for name, value := range req.Headers {
+		r.Header.Set(name, value)
+	}
+	r.Host = req.RequestContext.DomainName
+	return r, nil
+}
+
+// recorder is the http.ResponseWriter of one request, turned into the gateway's answer.
+type recorder struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (w *recorder) Header() http.Header { return w.header }
+
+func (w *recorder) WriteHeader(status int) {
+	if w.status == 0 {
+		w.status = status
+	}
+}
+
+func (w *recorder) Write(b []byte) (int, error) {
+	w.WriteHeader(http.StatusOK)
+	return w.body.Write(b)
+}
+
+// response is what was written, as the gateway's answer: each header's values joined. A refusal
+// of the transport's own (text, not a JSON-RPC message) is answered as a problem in its words.
+func (w *recorder) response() events.APIGatewayV2HTTPResponse {
+	if mt, _, _ := mime.ParseMediaType(w.header.Get("Content-Type")); w.status >= 400 && mt != "application/json" {
+		return problemResponse(interrupt.Errorf(transportCode(w.status), "%s", strings.TrimSpace(w.body.String())))
+	}
+	resp := events.APIGatewayV2HTTPResponse{StatusCode: w.status, Headers: map[string]string{}, Body: w.body.String()}
+	if resp.StatusCode == 0 {
+		resp.StatusCode = http.StatusOK
+	}
+	for name, values := range w.header {
+		resp.Headers[name] = strings.Join(values, ", ")
+	}
+	resp.Headers["Cache-Control"] = "no-store"
+	return resp
+}
+
+// transportCode is the problem code of a status the transport refused with.
+func transportCode(status int) interrupt.Code {
+	switch {
+	case status == http.StatusUnauthorized:
+		return interrupt.CodeUnauthorized
+	case status == http.StatusForbidden:
+		return interrupt.CodeForbidden
+	case status == http.StatusNotFound:
+		return interrupt.CodeNotFound
+	case status == http.StatusMethodNotAllowed:
+		return interrupt.CodeMethodNotAllowed
+	case status == http.StatusNotAcceptable, status == http.StatusUnsupportedMediaType:
+		return interrupt.CodeUnsupportedMedia
+	case status == http.StatusRequestEntityTooLarge:
+		return interrupt.CodePayloadTooLarge
+	case status >= 500:
+		return interrupt.CodeInternal
+	}
+	return interrupt.CodeValidation
+}

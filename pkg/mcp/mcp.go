@@ -1,0 +1,157 @@
+// Package mcp serves the host to agents over the Model Context Protocol: four tools through
+// which an agent asks people (an approval, a question) and learns what they decided, each an
+// ordinary interrupt of the host, so the events, subscriptions, mail, the page, the inbox and
+// the reminders see it as any other. It speaks MCP's Streamable HTTP transport in its stateless
+// form (JSON answers, no session kept between requests), so any instance of the function
+// answers any request (docs/design.md, "Agents over MCP").
+//
+// The HTTP layer authenticates the caller (pkg/apigw) and hands the request on with it
+// (ServeMCP); each tool checks the scope it needs, as each route of the API does.
+package mcp
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/interrupthost/interrupthost/pkg/host"
+	"github.com/interrupthost/interrupthost/pkg/interrupt"
+	"github.com/interrupthost/interrupthost/pkg/runlog"
+)
+
+// Host is what the tools call: the host's own operations, as the API's routes call them.
+type Host interface {
+	RequestInterrupt(ctx context.Context, p interrupt.Principal, runID string, req host.Request) (host.InterruptView, bool, error)
+	Events(ctx context.Context, p interrupt.Principal, runID string, after int64, limit int, mode interrupt.Mode) (host.EventPage, error)
+	PendingInterrupts(ctx context.Context, p interrupt.Principal, after string, limit int) (host.PendingPage, error)
+}
+
+// The scopes the tools need: the API's own for the same operations.
+const (
+	scopeInterruptsWrite = "interrupts:write"
+	scopeRunsRead        = "runs:read"
+)
+
+// MaxWait bounds how long get_outcome waits for a decision within one call: under the 30 s an
+// API Gateway integration may take, with room for the reads around the wait.
+const MaxWait = 25 * time.Second
+
+// Options are the server's choices.
+type Options struct {
+	// Version is the implementation's version, as initialize reports it.
+	Version string
+	// Poll is how often get_outcome reads the run's log while it waits; 0 means a second.
+	Poll time.Duration
+	// Log receives the errors a tool answers as internal (never an argument or a token).
+	Log *slog.Logger
+}
+
+// Server is the MCP endpoint over a host. Safe for concurrent requests: it keeps nothing
+// between them.
+type Server struct {
+	host    Host
+	poll    time.Duration
+	log     *slog.Logger
+	handler http.Handler
+}
+
+// New returns the endpoint over h.
+func New(h Host, opts Options) *Server {
+	s := &Server{host: h, poll: opts.Poll, log: opts.Log}
+	if s.poll <= 0 {
+		s.poll = time.Second
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	srv := sdk.NewServer(&sdk.Implementation{Name: "interrupt-host", Title: "Interrupt host", Version: opts.Version}, &sdk.ServerOptions{
+		Instructions: "Ask people and wait for them durably: request_approval or ask_question, then get_outcome until its status is not pending. " +
+			"Pass the same runId and key again after a restart or a retry: you get the same interrupt, never a second ask.",
+	})
+	sdk.AddTool(srv, &sdk.Tool{Name: "request_approval", Description: requestApprovalDoc}, s.requestApproval)
+	sdk.AddTool(srv, &sdk.Tool{Name: "ask_question", Description: askQuestionDoc}, s.askQuestion)
+	sdk.AddTool(srv, &sdk.Tool{Name: "get_outcome", Description: getOutcomeDoc}, s.getOutcome)
+	sdk.AddTool(srv, &sdk.Tool{Name: "list_pending", Description: listPendingDoc}, s.listPending)
+	s.handler = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, &sdk.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
+	return s
+}
+
+// caller is who calls, and where the approval page is: what the HTTP layer authenticated.
+type caller struct {
+	principal interrupt.Principal
+	base      string
+}
+
+type callerKey struct{}
+
+// ServeMCP serves one MCP request of the authenticated principal p; the page links the tools
+// answer are under base, the API's public URL.
+func (s *Server) ServeMCP(w http.ResponseWriter, r *http.Request, p interrupt.Principal, base string) {
+	ctx := context.WithValue(r.Context(), callerKey{}, caller{principal: p, base: strings.TrimSuffix(base, "/")})
+	s.handler.ServeHTTP(w, r.WithContext(ctx))
+}
+
+// callerWith is the request's caller, who must hold scope.
+func callerWith(ctx context.Context, scope string) (caller, error) {
+	c, ok := ctx.Value(callerKey{}).(caller)
+	if !ok {
+		return c, interrupt.Errorf(interrupt.CodeUnauthorized, "the request carries no authenticated caller")
+	}
+	if !c.principal.Holds(scope) {
+		return c, interrupt.Errorf(interrupt.CodeForbidden, "this tool needs scope %s", scope)
+	}
+	return c, nil
+}
+
+// pageURL is where people decide the interrupt: its link without a credential, which signs
+// them in.
+func (c caller) pageURL(runID, interruptID string) string {
+	return c.base + "/approve/" + url.PathEscape(runID) + "/" + url.PathEscape(interruptID)
+}
+
+// toolError is err as the agent reads it: a refusal in the problem's words (its code, its
+// message, each field), or an internal error, logged here and not shown. The SDK answers it as
+// a tool result with isError set, so the model sees it and can correct its call.
+func (s *Server) toolError(ctx context.Context, tool string, err error) error {
+	var e *interrupt.Error
+	if !errors.As(err, &e) {
+		s.log.LogAttrs(ctx, slog.LevelError, "tool failed", slog.String("tool", tool), slog.String("error", err.Error()))
+		return errors.New("internal: the host could not answer; call again")
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %s", e.Code, e.Message)
+	for _, f := range e.Fields {
+		fmt.Fprintf(&b, "; %s %s", f.Path, f.Message)
+	}
+	return errors.New(b.String())
+}
+
+// runAndKey are the run and the re-entry key of a request: a new run when none is named (its
+// key then need not be), else the named run, whose key must be given, since the same run and
+// key answer the same interrupt. The key is also the interrupt's node.
+func runAndKey(runID, key, fallback string) (string, string, error) {
+	if runID == "" {
+		runID = "mcp-" + strings.ToLower(rand.Text())
+		if key == "" {
+			key = fallback
+		}
+	}
+	switch {
+	case !runlog.ValidID(runID):
+		return "", "", interrupt.Invalid("runId is not an id", interrupt.FieldError{Path: "/runId", Message: "must be 1 to 128 of A-Z a-z 0-9 . _ : -"})
+	case key == "":
+		return "", "", interrupt.Invalid("key is required with runId: the same runId and key answer the same interrupt",
+			interrupt.FieldError{Path: "/key", Message: "is required with runId"})
+	case !runlog.ValidID(key):
+		return "", "", interrupt.Invalid("key is not an id", interrupt.FieldError{Path: "/key", Message: "must be 1 to 128 of A-Z a-z 0-9 . _ : -"})
+	}
+	return runID, key, nil
+}

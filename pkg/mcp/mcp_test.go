@@ -1,0 +1,213 @@
+package mcp_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/interrupthost/interrupthost/internal/hosttest"
+	"github.com/interrupthost/interrupthost/internal/mcptest"
+	"github.com/interrupthost/interrupthost/pkg/host"
+	"github.com/interrupthost/interrupthost/pkg/interrupt"
+	"github.com/interrupthost/interrupthost/pkg/mcp"
+)
+
+// agent is the caller the test server authenticates every request as, by its X-Test-Sub and
+// X-Test-Scopes headers (the API's gateway and pkg/apigw do so from the JWT).
+type agent struct {
+	sub    string
+	scopes []string
+}
+
+var (
+	engine = agent{"agent-7", []string{"interrupts:write", "runs:read"}}
+	reader = agent{"dashboard", []string{"runs:read"}}
+)
+
+const base = "https://approvals.example.com"
+
+// serve starts the endpoint over an in-memory host on 127.0.0.1.
+func serve(t *testing.T) (*host.Host, func() int, string) {
+	t.Helper()
+	h, l := hosttest.MemHost(t)
+	s := mcp.New(h, mcp.Options{Version: "test", Poll: 5 * time.Millisecond})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := interrupt.Principal{Subject: r.Header.Get("X-Test-Sub"), Tenant: "acme", Scopes: strings.Fields(r.Header.Get("X-Test-Scopes"))}
+		s.ServeMCP(w, r, p, base)
+	}))
+	t.Cleanup(srv.Close)
+	return h, l.Writes, srv.URL
+}
+
+// as is a transport that says who calls.
+type as struct{ agent }
+
+func (a as) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("X-Test-Sub", a.sub)
+	r.Header.Set("X-Test-Scopes", strings.Join(a.scopes, " "))
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// connect is the official SDK's client, connected as who.
+func connect(t *testing.T, url string, who agent) *sdk.ClientSession {
+	t.Helper()
+	return mcptest.Connect(t, url, as{who}, "")
+}
+
+var call = mcptest.Call
+
+func TestTheToolsAreListed(t *testing.T) {
+	t.Parallel()
+	_, _, url := serve(t)
+	cs := connect(t, url, engine)
+	list, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range list.Tools {
+		names = append(names, tool.Name)
+		if tool.InputSchema == nil || tool.OutputSchema == nil || tool.Description == "" {
+			t.Errorf("%s lacks a schema or a description", tool.Name)
+		}
+	}
+	slices.Sort(names)
+	if want := []string{"ask_question", "get_outcome", "list_pending", "request_approval"}; !slices.Equal(names, want) {
+		t.Errorf("tools %v, want %v", names, want)
+	}
+}
+
+// TestAnApprovalAskedOnceAndDecided: request_approval asks once per run and key (a retry writes
+// nothing and answers the same interrupt), get_outcome waits its bounded time on a pending one,
+// wakes when the approvers decide during its wait, and answers the decision and every vote.
+func TestAnApprovalAskedOnceAndDecided(t *testing.T) {
+	t.Parallel()
+	h, writes, url := serve(t)
+	cs := connect(t, url, engine)
+	args := map[string]any{"title": "Refund order 1182 (420 EUR)", "approvers": []string{"alice", "bob"}, "requiredApprovals": 2, "runId": "agent-run-1", "key": "refund-1182"}
+	var first, again mcp.Requested
+	if msg := call(t, cs, "request_approval", args, &first); msg != "" {
+		t.Fatal(msg)
+	}
+	if !first.Created || first.Status != "pending" || first.NodeID != "refund-1182" || first.URL != base+"/approve/agent-run-1/"+first.InterruptID {
+		t.Errorf("requested %+v", first)
+	}
+	before := writes()
+	if msg := call(t, cs, "request_approval", args, &again); msg != "" || again.Created || again.InterruptID != first.InterruptID || writes() != before {
+		t.Errorf("asked again: %+v %q, %d writes", again, msg, writes()-before)
+	}
+
+	var out mcp.Outcome
+	outcome := map[string]any{"runId": "agent-run-1", "interruptId": first.InterruptID, "waitMs": 30}
+	if msg := call(t, cs, "get_outcome", outcome, &out); msg != "" || out.Status != "pending" || out.Kind != "approval" {
+		t.Errorf("pending: %+v %q", out, msg)
+	}
+
+	ctx := context.Background()
+	if _, err := h.Resolve(ctx, hosttest.Who("alice"), "agent-run-1", "refund-1182", json.RawMessage(`{"action":"accept","decidedAt":"2026-12-02T09:00:00Z","feedback":"within policy"}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	decided := make(chan error, 1)
+	go func() {
+		_, err := h.Resolve(ctx, hosttest.Who("bob"), "agent-run-1", "refund-1182", json.RawMessage(`{"action":"accept","decidedAt":"2026-12-02T09:01:00Z","feedback":"ok"}`), nil)
+		decided <- err
+	}()
+	outcome["waitMs"] = 25_000
+	if msg := call(t, cs, "get_outcome", outcome, &out); msg != "" {
+		t.Fatal(msg)
+	}
+	if err := <-decided; err != nil {
+		t.Fatal(err)
+	}
+	want := []mcp.Vote{{Principal: "alice", Action: "accept", Feedback: "within policy"}, {Principal: "bob", Action: "accept", Feedback: "ok"}}
+	if out.Status != "resolved" || out.Action != "accept" || out.DecidedBy != "bob" || !slices.Equal(out.Votes, want) || out.ResumeValue == nil {
+		t.Errorf("decided: %+v", out)
+	}
+}
+
+// TestAQuestionAnswered: ask_question asks the named audience; its outcome says what was
+// answered and by whom.
+func TestAQuestionAnswered(t *testing.T) {
+	t.Parallel()
+	h, _, url := serve(t)
+	cs := connect(t, url, engine)
+	var asked mcp.Requested
+	args := map[string]any{"questions": []map[string]any{{"id": "po", "question": "Which purchase order?", "schema": map[string]any{"type": "string"}}}, "audience": []string{"carol"}}
+	if msg := call(t, cs, "ask_question", args, &asked); msg != "" || !asked.Created || !strings.HasPrefix(asked.RunID, "mcp-") {
+		t.Fatalf("%+v %q", asked, msg)
+	}
+	if _, err := h.Resolve(context.Background(), hosttest.Who("carol"), asked.RunID, asked.NodeID, json.RawMessage(`{"answers":{"po":"PO-7"}}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	var out mcp.Outcome
+	if msg := call(t, cs, "get_outcome", map[string]any{"runId": asked.RunID, "interruptId": asked.InterruptID}, &out); msg != "" {
+		t.Fatal(msg)
+	}
+	if out.Status != "resolved" || out.Kind != "clarification" || out.Answers["po"] != "PO-7" || out.AnsweredBy != "carol" {
+		t.Errorf("%+v", out)
+	}
+}
+
+// TestRefusalsAreToolErrors: a bad call is a tool error in the problem's words, and writes
+// nothing.
+func TestRefusalsAreToolErrors(t *testing.T) {
+	t.Parallel()
+	_, writes, url := serve(t)
+	cases := []struct {
+		name, tool string
+		who        agent
+		args       map[string]any
+		want       string
+	}{
+		{"a quorum no list can reach", "request_approval", engine, map[string]any{"title": "x", "approvers": []string{"alice", "bob"}, "requiredApprovals": 3}, "validation_error"},
+		{"an action approvals lack", "request_approval", engine, map[string]any{"title": "x", "actions": []string{"shrug"}}, "/payload/data/actions/0"},
+		{"a run without a key", "request_approval", engine, map[string]any{"title": "x", "runId": "r1"}, "key is required with runId"},
+		{"a key that is no id", "ask_question", engine, map[string]any{"questions": []map[string]any{{"id": "q", "question": "?"}}, "runId": "r1", "key": "a key"}, "/key"},
+		{"no title", "request_approval", engine, map[string]any{"approvers": []string{"alice"}}, "title"},
+		{"a reader asking", "request_approval", reader, map[string]any{"title": "x"}, "forbidden: this tool needs scope interrupts:write"},
+		{"an unknown run", "get_outcome", engine, map[string]any{"runId": "nope", "interruptId": "int_1"}, "not_found"},
+		{"a negative wait", "get_outcome", engine, map[string]any{"runId": "r1", "interruptId": "int_1", "waitMs": -1}, "/waitMs"},
+		{"a page too long", "list_pending", engine, map[string]any{"limit": 1000}, "/limit"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cs := connect(t, url, c.who)
+			before := writes()
+			var out map[string]any
+			msg := call(t, cs, c.tool, c.args, &out)
+			if !strings.Contains(msg, c.want) {
+				t.Errorf("answered %q (%v), want an error naming %q", msg, out, c.want)
+			}
+			if writes() != before {
+				t.Errorf("a refusal wrote")
+			}
+		})
+	}
+}
+
+func TestListPending(t *testing.T) {
+	t.Parallel()
+	h, _, url := serve(t)
+	cs := connect(t, url, engine)
+	var asked mcp.Requested
+	if msg := call(t, cs, "request_approval", map[string]any{"title": "Deploy 4.2", "approverGroups": []string{"ops"}}, &asked); msg != "" {
+		t.Fatal(msg)
+	}
+	hosttest.Reindex(t, h, hosttest.Who("agent-7"), asked.RunID)
+	var page mcp.PendingPage
+	if msg := call(t, cs, "list_pending", map[string]any{}, &page); msg != "" {
+		t.Fatal(msg)
+	}
+	if len(page.Interrupts) != 1 || page.Interrupts[0].InterruptID != asked.InterruptID || page.Interrupts[0].Title != "Deploy 4.2" ||
+		!slices.Equal(page.Interrupts[0].WaitingOn, []string{"group:ops"}) || page.Interrupts[0].URL != asked.URL {
+		t.Errorf("%+v", page)
+	}
+}
