@@ -24,6 +24,8 @@ type PendingInterrupt struct {
 	// WaitingOn are whom it waits on, as the inboxes it is listed in: "principal:alice",
 	// "group:finance", "role:manager" or "anyone".
 	WaitingOn []string `json:"waitingOn,omitempty"`
+	// RequestedBy is the principal that requested it.
+	RequestedBy string `json:"requestedBy,omitempty"`
 }
 
 // Tally is an approval's counted votes against its quorum.

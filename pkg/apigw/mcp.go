@@ -42,7 +42,7 @@ func (a *API) mcpEndpoint(ctx context.Context, c *call) (events.APIGatewayV2HTTP
 	}
 	if c.principal, err = a.authenticate(c.req, mcpScopes); err != nil {
 		resp := problemResponse(err)
-		resp.Headers["WWW-Authenticate"] = `Bearer resource_metadata="` + base + protectedResourcePath + mcpPath + `"`
+		resp.Headers["WWW-Authenticate"] = `Bearer resource_metadata="` + base + protectedResourcePath + mcpPath + `", scope="` + strings.Join(a.issuedScopes(), " ") + `"`
 		return resp, err
 	}
 	r, err := httpRequest(ctx, c.req)
@@ -63,8 +63,8 @@ func (a *API) mcpEndpoint(ctx context.Context, c *call) (events.APIGatewayV2HTTP
 
 // transportable refuses, as a problem, what the stateless Streamable HTTP transport takes no
 // message from: a GET (no stream is kept to listen to) or a DELETE (no session to end), and a
-// POST whose body is not JSON. An Accept that leaves out JSON or the event stream is taken as
-// both: every answer here is one JSON document, whatever the client would also have accepted.
+// POST whose body is not JSON. Any Accept is taken as both types the transport asks clients to
+// accept (curl's */* among them): every answer here is one JSON document.
 func transportable(r *http.Request) error {
 	if r.Method != http.MethodPost {
 		return interrupt.Errorf(interrupt.CodeMethodNotAllowed, "the MCP endpoint is stateless: it takes POSTed messages only, and keeps no stream or session to GET or DELETE")
@@ -92,10 +92,21 @@ func (a *API) protectedResource(_ context.Context, c *call) (reply, error) {
 		ScopesSupported        []string `json:"scopes_supported"`
 		BearerMethodsSupported []string `json:"bearer_methods_supported"`
 		ResourceName           string   `json:"resource_name"`
-	}{base + mcpPath, []string{a.opts.Issuer}, mcpScopes, []string{"header"}, "Interrupt host"}}, nil
+	}{base + mcpPath, []string{a.opts.Issuer}, a.issuedScopes(), []string{"header"}, "Interrupt host"}}, nil
 }
 
-// mcpCrash is what an MCP request that panicked answers.
+// issuedScopes are the MCP endpoint's scopes as the identity provider issues them: with the
+// deployment's prefix (a Cognito resource server's identifier), which a client asks for.
+func (a *API) issuedScopes() []string {
+	out := make([]string, len(mcpScopes))
+	for i, s := range mcpScopes {
+		out[i] = a.opts.ScopePrefix + s
+	}
+	return out
+}
+
+// mcpCrash is what an MCP request answers whose adapter panicked (a tool's panic is its own
+// internal error: pkg/mcp recovers it).
 func mcpCrash() events.APIGatewayV2HTTPResponse {
 	return problemResponse(interrupt.Errorf(interrupt.CodeInternal, "internal error"))
 }
@@ -164,15 +175,13 @@ func (w *recorder) response() events.APIGatewayV2HTTPResponse {
 // transportCode is the problem code of a status the transport refused with.
 func transportCode(status int) interrupt.Code {
 	switch {
-	case status == http.StatusUnauthorized:
-		return interrupt.CodeUnauthorized
 	case status == http.StatusForbidden:
 		return interrupt.CodeForbidden
 	case status == http.StatusNotFound:
 		return interrupt.CodeNotFound
 	case status == http.StatusMethodNotAllowed:
 		return interrupt.CodeMethodNotAllowed
-	case status == http.StatusNotAcceptable, status == http.StatusUnsupportedMediaType:
+	case status == http.StatusUnsupportedMediaType:
 		return interrupt.CodeUnsupportedMedia
 	case status == http.StatusRequestEntityTooLarge:
 		return interrupt.CodePayloadTooLarge

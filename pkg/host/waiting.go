@@ -130,6 +130,9 @@ type PendingInterrupt struct {
 	// "group:finance", "role:manager", "anyone"; docs/design.md, "The inbox"), none for a kind
 	// machines answer.
 	WaitingOn []string `json:"waitingOn,omitempty"`
+	// RequestedBy is the principal that requested it (absent from an entry indexed before it
+	// was kept, until its run's next commit).
+	RequestedBy string `json:"requestedBy,omitempty"`
 }
 
 // PendingInterrupts lists the caller's tenant's interrupts pending at now, from the runs after
@@ -244,6 +247,7 @@ func (h *Host) listed(w runlog.Waiting) []PendingInterrupt {
 		pi := PendingInterrupt{
 			RunID: w.Key.RunID, NodeID: sm.NodeID, InterruptID: sm.InterruptID, Key: sm.Key, Kind: sm.Kind, Title: sm.Title,
 			Seq: sm.Seq, RequestedAt: sm.RequestedAt.UTC().Format(runlog.TimeFormat), Tally: sm.Tally, WaitingOn: sm.Inboxes,
+			RequestedBy: sm.RequestedBy,
 		}
 		if !sm.Deadline.IsZero() {
 			pi.ExpiresAt = sm.Deadline.UTC().Format(runlog.TimeFormat)

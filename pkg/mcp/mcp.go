@@ -30,7 +30,7 @@ import (
 // Host is what the tools call: the host's own operations, as the API's routes call them.
 type Host interface {
 	RequestInterrupt(ctx context.Context, p interrupt.Principal, runID string, req host.Request) (host.InterruptView, bool, error)
-	Events(ctx context.Context, p interrupt.Principal, runID string, after int64, limit int, mode interrupt.Mode) (host.EventPage, error)
+	InterruptOutcome(ctx context.Context, p interrupt.Principal, runID, interruptID string) (host.Outcome, error)
 	PendingInterrupts(ctx context.Context, p interrupt.Principal, after string, limit int) (host.PendingPage, error)
 }
 
@@ -76,12 +76,29 @@ func New(h Host, opts Options) *Server {
 		Instructions: "Ask people and wait for them durably: request_approval or ask_question, then get_outcome until its status is not pending. " +
 			"Pass the same runId and key again after a restart or a retry: you get the same interrupt, never a second ask.",
 	})
-	sdk.AddTool(srv, &sdk.Tool{Name: "request_approval", Description: requestApprovalDoc}, s.requestApproval)
-	sdk.AddTool(srv, &sdk.Tool{Name: "ask_question", Description: askQuestionDoc}, s.askQuestion)
-	sdk.AddTool(srv, &sdk.Tool{Name: "get_outcome", Description: getOutcomeDoc}, s.getOutcome)
-	sdk.AddTool(srv, &sdk.Tool{Name: "list_pending", Description: listPendingDoc}, s.listPending)
+	// The requests write, and the same runId and key again change nothing; the reads change
+	// nothing at all, so a client need not ask its user before each poll.
+	asks := &sdk.ToolAnnotations{IdempotentHint: true, DestructiveHint: new(false), OpenWorldHint: new(true)}
+	reads := &sdk.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)}
+	addTool(srv, s, &sdk.Tool{Name: "request_approval", Description: requestApprovalDoc, Annotations: asks}, s.requestApproval)
+	addTool(srv, s, &sdk.Tool{Name: "ask_question", Description: askQuestionDoc, Annotations: asks}, s.askQuestion)
+	addTool(srv, s, &sdk.Tool{Name: "get_outcome", Description: getOutcomeDoc, Annotations: reads}, s.getOutcome)
+	addTool(srv, s, &sdk.Tool{Name: "list_pending", Description: listPendingDoc, Annotations: reads}, s.listPending)
 	s.handler = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, &sdk.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
 	return s
+}
+
+// addTool adds a tool whose handler's panic is a tool's internal error, logged: the SDK runs
+// each call on a goroutine of its own, where a panic would end the process.
+func addTool[In, Out any](srv *sdk.Server, s *Server, t *sdk.Tool, h sdk.ToolHandlerFor[In, Out]) {
+	sdk.AddTool(srv, t, func(ctx context.Context, req *sdk.CallToolRequest, in In) (res *sdk.CallToolResult, out Out, err error) {
+		defer func() {
+			if v := recover(); v != nil {
+				res, err = nil, s.toolError(ctx, t.Name, fmt.Errorf("panic: %v", v))
+			}
+		}()
+		return h(ctx, req, in)
+	})
 }
 
 // caller is who calls, and where the approval page is: what the HTTP layer authenticated.
@@ -137,8 +154,9 @@ func (s *Server) toolError(ctx context.Context, tool string, err error) error {
 // runAndKey are the run and the re-entry key of a request: a new run when none is named (its
 // key then need not be), else the named run, whose key must be given, since the same run and
 // key answer the same interrupt. The key is also the interrupt's node.
-func runAndKey(runID, key, fallback string) (string, string, error) {
-	if runID == "" {
+func runAndKey(runID, key, fallback string) (string, string, bool, error) {
+	made := runID == ""
+	if made {
 		runID = "mcp-" + strings.ToLower(rand.Text())
 		if key == "" {
 			key = fallback
@@ -146,12 +164,12 @@ func runAndKey(runID, key, fallback string) (string, string, error) {
 	}
 	switch {
 	case !runlog.ValidID(runID):
-		return "", "", interrupt.Invalid("runId is not an id", interrupt.FieldError{Path: "/runId", Message: "must be 1 to 128 of A-Z a-z 0-9 . _ : -"})
+		return "", "", made, interrupt.Invalid("runId is not an id", interrupt.FieldError{Path: "/runId", Message: "must be 1 to 128 of A-Z a-z 0-9 . _ : -"})
 	case key == "":
-		return "", "", interrupt.Invalid("key is required with runId: the same runId and key answer the same interrupt",
+		return "", "", made, interrupt.Invalid("key is required with runId: the same runId and key answer the same interrupt",
 			interrupt.FieldError{Path: "/key", Message: "is required with runId"})
 	case !runlog.ValidID(key):
-		return "", "", interrupt.Invalid("key is not an id", interrupt.FieldError{Path: "/key", Message: "must be 1 to 128 of A-Z a-z 0-9 . _ : -"})
+		return "", "", made, interrupt.Invalid("key is not an id", interrupt.FieldError{Path: "/key", Message: "must be 1 to 128 of A-Z a-z 0-9 . _ : -"})
 	}
-	return runID, key, nil
+	return runID, key, made, nil
 }

@@ -3,10 +3,13 @@ package mcp_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,9 +17,11 @@ import (
 
 	"github.com/interrupthost/interrupthost/internal/hosttest"
 	"github.com/interrupthost/interrupthost/internal/mcptest"
+	"github.com/interrupthost/interrupthost/internal/testclock"
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/mcp"
+	"github.com/interrupthost/interrupthost/pkg/runlog"
 )
 
 // agent is the caller the test server authenticates every request as, by its X-Test-Sub and
@@ -34,9 +39,9 @@ var (
 const base = "https://approvals.example.com"
 
 // serve starts the endpoint over an in-memory host on 127.0.0.1.
-func serve(t *testing.T) (*host.Host, func() int, string) {
+func serve(t *testing.T, configure ...func(*hosttest.Setup)) (*host.Host, func() int, string) {
 	t.Helper()
-	h, l := hosttest.MemHost(t)
+	h, l := hosttest.MemHost(t, configure...)
 	s := mcp.New(h, mcp.Options{Version: "test", Poll: 5 * time.Millisecond})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p := interrupt.Principal{Subject: r.Header.Get("X-Test-Sub"), Tenant: "acme", Scopes: strings.Fields(r.Header.Get("X-Test-Scopes"))}
@@ -144,7 +149,11 @@ func TestAQuestionAnswered(t *testing.T) {
 	if msg := call(t, cs, "ask_question", args, &asked); msg != "" || !asked.Created || !strings.HasPrefix(asked.RunID, "mcp-") {
 		t.Fatalf("%+v %q", asked, msg)
 	}
-	if _, err := h.Resolve(context.Background(), hosttest.Who("carol"), asked.RunID, asked.NodeID, json.RawMessage(`{"answers":{"po":"PO-7"}}`), nil); err != nil {
+	args["questions"] = append(args["questions"].([]map[string]any), map[string]any{"id": "units", "question": "How many units?"})
+	if msg := call(t, cs, "ask_question", args, &asked); msg != "" {
+		t.Fatal(msg)
+	}
+	if _, err := h.Resolve(context.Background(), hosttest.Who("carol"), asked.RunID, asked.NodeID, json.RawMessage(`{"answers":{"po":"PO-7","units":12},"decidedBy":"Procurement desk"}`), nil); err != nil {
 		t.Fatal(err)
 	}
 	var out mcp.Outcome
@@ -153,6 +162,14 @@ func TestAQuestionAnswered(t *testing.T) {
 	}
 	if out.Status != "resolved" || out.Kind != "clarification" || out.Answers["po"] != "PO-7" || out.AnsweredBy != "carol" {
 		t.Errorf("%+v", out)
+	}
+	// The text beside the structured content shows what the server wrote.
+	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "get_outcome", Arguments: map[string]any{"runId": asked.RunID, "interruptId": asked.InterruptID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := res.Content[0].(*sdk.TextContent).Text; !strings.Contains(text, `"answeredBy":"carol"`) || !strings.Contains(text, `"decidedBy":"Procurement desk"`) {
+		t.Errorf("the decider's label is not kept beside who answered: %s", text)
 	}
 }
 
@@ -193,6 +210,8 @@ func TestRefusalsAreToolErrors(t *testing.T) {
 	}
 }
 
+// TestListPending: list_pending lists what the caller requested and still waits, not another
+// agent's of the same tenant.
 func TestListPending(t *testing.T) {
 	t.Parallel()
 	h, _, url := serve(t)
@@ -202,6 +221,11 @@ func TestListPending(t *testing.T) {
 		t.Fatal(msg)
 	}
 	hosttest.Reindex(t, h, hosttest.Who("agent-7"), asked.RunID)
+	other := json.RawMessage(`{"kind":"approval","key":"k","data":{"artifactId":"a","artifactType":"t","title":"Another agent's","actions":["accept"]}}`)
+	if _, _, err := h.RequestInterrupt(context.Background(), hosttest.Who("agent-8"), "r-other", host.Request{NodeID: "n", Payload: other}); err != nil {
+		t.Fatal(err)
+	}
+	hosttest.Reindex(t, h, hosttest.Who("agent-8"), "r-other")
 	var page mcp.PendingPage
 	if msg := call(t, cs, "list_pending", map[string]any{}, &page); msg != "" {
 		t.Fatal(msg)
@@ -209,5 +233,87 @@ func TestListPending(t *testing.T) {
 	if len(page.Interrupts) != 1 || page.Interrupts[0].InterruptID != asked.InterruptID || page.Interrupts[0].Title != "Deploy 4.2" ||
 		!slices.Equal(page.Interrupts[0].WaitingOn, []string{"group:ops"}) || page.Interrupts[0].URL != asked.URL {
 		t.Errorf("%+v", page)
+	}
+}
+
+// TestEndsWithoutADecision: an approval past its deadline, once the sweep recorded it, is
+// expired; a question whose run was cancelled is cancelled.
+func TestEndsWithoutADecision(t *testing.T) {
+	t.Parallel()
+	clock := testclock.New(hosttest.T0)
+	h, _, url := serve(t, func(s *hosttest.Setup) { s.Env.Now = clock.Now })
+	cs := connect(t, url, engine)
+	ctx := context.Background()
+	var late, asked mcp.Requested
+	if msg := call(t, cs, "request_approval", map[string]any{"title": "Pay", "approvers": []string{"alice"}, "timeoutMs": 60_000}, &late); msg != "" {
+		t.Fatal(msg)
+	}
+	if msg := call(t, cs, "ask_question", map[string]any{"questions": []map[string]any{{"id": "q", "question": "Which?"}}}, &asked); msg != "" {
+		t.Fatal(msg)
+	}
+	clock.Advance(time.Minute + host.SweepGrace)
+	if _, err := h.Sweep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.EndRun(ctx, hosttest.Who("agent-7"), asked.RunID, interrupt.RunCancelled, "no longer needed"); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		in   mcp.Requested
+		want string
+	}{{late, "expired"}, {asked, "cancelled"}} {
+		var out mcp.Outcome
+		if msg := call(t, cs, "get_outcome", map[string]any{"runId": c.in.RunID, "interruptId": c.in.InterruptID, "waitMs": 1000}, &out); msg != "" || out.Status != c.want {
+			t.Errorf("%s: %+v %q, want %s", c.in.NodeID, out, msg, c.want)
+		}
+	}
+}
+
+// lostOnce answers its first append with an error, after applying it: a write whose answer was
+// lost.
+type lostOnce struct {
+	host.Store
+	once sync.Once
+}
+
+func (l *lostOnce) Append(ctx context.Context, k runlog.Key, c runlog.Commit) error {
+	err := l.Store.Append(ctx, k, c)
+	l.once.Do(func() { err = errors.Join(err, errors.New("connection reset")) })
+	return err
+}
+
+// TestARetryNeverAsksTwice: a request in a run the tool made, whose write's answer was lost, is
+// an error naming that run and key; asking again with them answers the interrupt it wrote.
+func TestARetryNeverAsksTwice(t *testing.T) {
+	t.Parallel()
+	h, _ := hosttest.MemHostOn(t, func(l host.Store) host.Store { return &lostOnce{Store: l} })
+	s := mcp.New(h, mcp.Options{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.ServeMCP(w, r, interrupt.Principal{Subject: "agent-7", Tenant: "acme", Scopes: engine.scopes}, base)
+	}))
+	t.Cleanup(srv.Close)
+	cs := mcptest.Connect(t, srv.URL, http.DefaultTransport, "")
+	var first mcp.Requested
+	msg := call(t, cs, "request_approval", map[string]any{"title": "Pay", "approvers": []string{"alice"}}, &first)
+	m := regexp.MustCompile(`call again with runId "([^"]+)" and key "([^"]+)"`).FindStringSubmatch(msg)
+	if m == nil {
+		t.Fatalf("a lost answer: %q", msg)
+	}
+	var again mcp.Requested
+	if msg := call(t, cs, "request_approval", map[string]any{"title": "Pay", "approvers": []string{"alice"}, "runId": m[1], "key": m[2]}, &again); msg != "" || again.Created || again.Status != "pending" {
+		t.Errorf("asked again: %+v %q", again, msg)
+	}
+	page, err := h.Events(context.Background(), hosttest.Who("agent-7"), m[1], 0, 0, interrupt.ModeDebug)
+	if err != nil || len(page.Events) == 0 {
+		t.Fatal(page, err)
+	}
+	requested := 0
+	for _, e := range page.Events {
+		if e.Type == interrupt.EventRequested {
+			requested++
+		}
+	}
+	if requested != 1 {
+		t.Errorf("the run asked %d times", requested)
 	}
 }

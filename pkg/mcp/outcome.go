@@ -1,96 +1,45 @@
 package mcp
 
 import (
-	"context"
+	"cmp"
 	"encoding/json"
 
+	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
-	"github.com/interrupthost/interrupthost/pkg/runlog"
 )
 
-// reading is get_outcome's reading of a run's log, on from where the last read ended: each
-// poll reads only the commits appended since.
-type reading struct {
-	after     int64
-	requested bool
-	ended     string // the run's end, "cancelled" or "completed", if it ended
-	votes     []Vote
-	out       Outcome
-}
-
-// readOn reads the run's log to its end and says what became of the interrupt. An interrupt
-// the run never requested is not_found, as a run that does not exist is.
-func (r *reading) readOn(ctx context.Context, h Host, p interrupt.Principal, runID, interruptID string) error {
-	for {
-		page, err := h.Events(ctx, p, runID, r.after, 0, interrupt.ModeDebug)
-		if err != nil {
-			return err
-		}
-		for _, e := range page.Events {
-			r.fold(e, interruptID)
-		}
-		if page.Next == r.after {
-			break
-		}
-		r.after = page.Next
+// outcomeOf is what get_outcome answers of the host's reading of an interrupt. Who decided is
+// the host's record (the releasing vote's principal, the resolving commit's author); the
+// decider's own decidedBy, an opaque label, stays in resumeValue.
+func outcomeOf(o host.Outcome) Outcome {
+	out := Outcome{RunID: o.RunID, NodeID: o.NodeID, InterruptID: o.InterruptID, Kind: string(o.Kind), Status: string(o.Status)}
+	if o.Status == interrupt.StatusCancelled && o.RunEnded == interrupt.RunCompleted {
+		out.Status = "completed"
 	}
-	if !r.requested {
-		return interrupt.Errorf(interrupt.CodeNotFound, "run %s requested no interrupt %s", runID, interruptID)
+	for _, v := range o.Votes {
+		out.Votes = append(out.Votes, Vote{Principal: v.Principal, Action: string(v.Action), Feedback: decisionOf(v.ResumeValue).Feedback})
 	}
-	if r.out.Status == "pending" && r.ended != "" {
-		r.out.Status = r.ended
+	if o.Status != interrupt.StatusResolved {
+		return out
 	}
-	r.out.Votes = r.votes
-	return nil
-}
-
-// fold takes one event of the log into the outcome of the interrupt interruptID.
-func (r *reading) fold(e runlog.Envelope, interruptID string) {
-	switch e.Type {
-	case interrupt.EventRunCancelled:
-		r.ended = "cancelled"
-	case interrupt.EventRunCompleted:
-		r.ended = "completed"
-	}
-	if e.InterruptID != interruptID {
-		return
-	}
-	switch e.Type {
-	case interrupt.EventRequested:
-		var p struct {
-			Kind string `json:"kind"`
+	out.ResumeValue = decode(o.ResumeValue)
+	d := decisionOf(o.ResumeValue)
+	switch o.Kind {
+	case interrupt.KindApproval:
+		out.Action, out.Feedback = d.Action, d.Feedback
+		out.DecidedBy = o.ResolvedBy
+		if n := len(o.Votes); n > 0 {
+			out.DecidedBy = o.Votes[n-1].Principal
 		}
-		_ = json.Unmarshal(e.Payload, &p)
-		r.requested = true
-		r.out = Outcome{RunID: e.RunID, NodeID: e.NodeID, InterruptID: e.InterruptID, Kind: p.Kind, Status: "pending"}
-	case interrupt.EventVoted:
-		var v interrupt.Vote
-		if json.Unmarshal(e.Payload, &v) == nil {
-			r.votes = append(r.votes, Vote{Principal: v.Principal, Action: string(v.Action), Feedback: decisionOf(v.ResumeValue).Feedback})
-		}
-	case interrupt.EventExpired:
-		r.out.Status = "expired"
-	case interrupt.EventResolved:
-		var res interrupt.Resolved
-		_ = json.Unmarshal(e.Payload, &res)
-		r.out.Status = "resolved"
-		_ = json.Unmarshal(res.ResumeValue, &r.out.ResumeValue)
-		d := decisionOf(res.ResumeValue)
-		switch interrupt.Kind(r.out.Kind) {
-		case interrupt.KindApproval:
-			r.out.Action, r.out.DecidedBy, r.out.Feedback = d.Action, d.DecidedBy, d.Feedback
-			// The vote that released the gate carries no value of its own: the resolution does.
-			if n := len(r.votes); n > 0 && r.votes[n-1].Feedback == "" {
-				r.votes[n-1].Feedback = d.Feedback
-			}
-		case interrupt.KindClarification:
-			r.out.Answers, r.out.AnsweredBy = d.Answers, d.DecidedBy
-		}
+		out.DecidedBy = cmp.Or(out.DecidedBy, d.DecidedBy)
+	case interrupt.KindClarification:
+		out.Answers, out.AnsweredBy = d.Answers, cmp.Or(o.ResolvedBy, d.DecidedBy)
 	}
+	return out
 }
 
 // decision is what get_outcome reads of a resume value: an approval's decision, or a
-// clarification's answers and who answered.
+// clarification's answers and the label of who answered.
 type decision struct {
 	Action    string         `json:"action"`
 	DecidedBy string         `json:"decidedBy"`
@@ -104,4 +53,13 @@ func decisionOf(value json.RawMessage) decision {
 		_ = json.Unmarshal(value, &d)
 	}
 	return d
+}
+
+// decode is a JSON value as the tool's structured output carries it.
+func decode(value json.RawMessage) any {
+	var v any
+	if len(value) == 0 || json.Unmarshal(value, &v) != nil {
+		return nil
+	}
+	return v
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -13,18 +14,18 @@ import (
 )
 
 const requestApprovalDoc = "Ask people to approve something and return at once with the interrupt to wait on (get_outcome). " +
-	"Who may decide: approvers (principals), approverGroups, approverRoles (every list given must admit a decider); you, the requester, never can. " +
+	"Who may decide: approvers (principals), approverGroups, approverRoles (every list given must admit a decider); with none, anyone of your tenant who may respond to approvals; you, the requester, never can. " +
 	"Without runId the host makes a new run; with runId, key is required, and the same runId and key answer the same interrupt instead of asking twice. " +
 	"url is the page the approvers decide on."
 
 const askQuestionDoc = "Ask people one or more questions (each with an optional JSON Schema its answer must hold to) and return at once with the interrupt to wait on (get_outcome). " +
-	"audience names the principals to ask; without it the tenant's people are. The same runId and key answer the same interrupt, as for request_approval."
+	"audience names the principals to notify (a hint, not a limit: anyone of your tenant who may respond can answer; you, the requester, cannot). The same runId and key answer the same interrupt, as for request_approval."
 
 const getOutcomeDoc = "What became of an interrupt: status pending, resolved, expired, cancelled or completed (its run ended first). " +
 	"While pending it waits up to waitMs (at most 25000) for a decision before answering. " +
-	"A resolved approval has action, decidedBy and every counted vote; an answered question its answers and answeredBy."
+	"A resolved approval has action, decidedBy (the principal whose vote released it) and every counted vote; an answered question its answers and answeredBy (the principal who answered)."
 
-const listPendingDoc = "The interrupts your tenant's runs wait on, a page at a time (pass next back as after)."
+const listPendingDoc = "The interrupts you requested that still wait, a page at a time (pass next back as after)."
 
 // ApprovalRequest is request_approval's input: an approval, as the host's approval payload has
 // it, under names an agent reads.
@@ -47,7 +48,7 @@ type ApprovalRequest struct {
 // QuestionRequest is ask_question's input: a clarification.
 type QuestionRequest struct {
 	Questions []Question `json:"questions" jsonschema:"the questions, each answered on its own"`
-	Audience  []string   `json:"audience,omitempty" jsonschema:"the principals to ask; the tenant's people when left out"`
+	Audience  []string   `json:"audience,omitempty" jsonschema:"the principals to notify: a hint, not a limit on who may answer"`
 	TimeoutMs int64      `json:"timeoutMs,omitempty" jsonschema:"how long it may wait before it expires, in milliseconds; no deadline when left out"`
 	RunID     string     `json:"runId,omitempty" jsonschema:"the run to ask in; a new one when left out"`
 	Key       string     `json:"key,omitempty" jsonschema:"the re-entry key: required with runId; the same runId and key answer the same interrupt"`
@@ -75,7 +76,7 @@ func (s *Server) requestApproval(ctx context.Context, _ *sdk.CallToolRequest, in
 	if err != nil {
 		return nil, Requested{}, s.toolError(ctx, "request_approval", err)
 	}
-	runID, key, err := runAndKey(in.RunID, in.Key, "approval")
+	runID, key, made, err := runAndKey(in.RunID, in.Key, "approval")
 	if err != nil {
 		return nil, Requested{}, s.toolError(ctx, "request_approval", err)
 	}
@@ -99,7 +100,7 @@ func (s *Server) requestApproval(ctx context.Context, _ *sdk.CallToolRequest, in
 		Actions: actions, RequiredApprovals: in.RequiredApprovals, RejectionPolicy: in.RejectionPolicy,
 		ApproversList: in.Approvers, ApproverGroupRefs: in.ApproverGroups, ApproverRoleRefs: in.ApproverRoles,
 	}
-	return s.request(ctx, "request_approval", c, runID, key, interrupt.KindApproval, in.TimeoutMs, data, nil)
+	return s.request(ctx, "request_approval", c, asking{runID, key, made}, interrupt.KindApproval, in.TimeoutMs, data, nil)
 }
 
 func (s *Server) askQuestion(ctx context.Context, _ *sdk.CallToolRequest, in QuestionRequest) (*sdk.CallToolResult, Requested, error) {
@@ -107,7 +108,7 @@ func (s *Server) askQuestion(ctx context.Context, _ *sdk.CallToolRequest, in Que
 	if err != nil {
 		return nil, Requested{}, s.toolError(ctx, "ask_question", err)
 	}
-	runID, key, err := runAndKey(in.RunID, in.Key, "question")
+	runID, key, made, err := runAndKey(in.RunID, in.Key, "question")
 	if err != nil {
 		return nil, Requested{}, s.toolError(ctx, "ask_question", err)
 	}
@@ -118,28 +119,43 @@ func (s *Server) askQuestion(ctx context.Context, _ *sdk.CallToolRequest, in Que
 	data := struct {
 		Questions []Question `json:"questions"`
 	}{in.Questions}
-	return s.request(ctx, "ask_question", c, runID, key, interrupt.KindClarification, in.TimeoutMs, data, display)
+	return s.request(ctx, "ask_question", c, asking{runID, key, made}, interrupt.KindClarification, in.TimeoutMs, data, display)
+}
+
+// asking is where a request asks: its run, its key (and node), and whether the run was made
+// for it.
+type asking struct {
+	runID, key string
+	made       bool
 }
 
 // request requests the interrupt of kind with data at node key of the run, as request-interrupt
 // does: its payload is checked against the host's schema there, and the same key answers the
-// interrupt it asked before without writing.
-func (s *Server) request(ctx context.Context, tool string, c caller, runID, key string, kind interrupt.Kind, timeoutMs int64, data any, display *interrupt.Display) (*sdk.CallToolResult, Requested, error) {
+// interrupt it asked before without writing. A request whose outcome is unknown, in a run made
+// for it, says which run and key to ask again with, so that the retry never asks twice.
+func (s *Server) request(ctx context.Context, tool string, c caller, at asking, kind interrupt.Kind, timeoutMs int64, data any, display *interrupt.Display) (*sdk.CallToolResult, Requested, error) {
+	if timeoutMs < 0 {
+		return nil, Requested{}, s.toolError(ctx, tool, interrupt.Invalid("timeoutMs is negative", interrupt.FieldError{Path: "/timeoutMs", Message: "must be positive"}))
+	}
 	payload, err := json.Marshal(struct {
 		Kind      interrupt.Kind `json:"kind"`
 		Key       string         `json:"key"`
 		TimeoutMs int64          `json:"timeoutMs,omitempty"`
 		Data      any            `json:"data"`
-	}{kind, key, timeoutMs, data})
-	if err != nil {
-		return nil, Requested{}, s.toolError(ctx, tool, interrupt.Invalid("the request cannot be encoded", interrupt.FieldError{Path: "/", Message: err.Error()}))
-	}
-	if timeoutMs < 0 {
-		return nil, Requested{}, s.toolError(ctx, tool, interrupt.Invalid("timeoutMs is negative", interrupt.FieldError{Path: "/timeoutMs", Message: "must be positive"}))
-	}
-	view, created, err := s.host.RequestInterrupt(ctx, c.principal, runID, host.Request{NodeID: key, Payload: payload, Display: display})
+	}{kind, at.key, timeoutMs, data})
 	if err != nil {
 		return nil, Requested{}, s.toolError(ctx, tool, err)
+	}
+	view, created, err := s.host.RequestInterrupt(ctx, c.principal, at.runID, host.Request{NodeID: at.key, Payload: payload, Display: display})
+	if err != nil {
+		failed := s.toolError(ctx, tool, err)
+		switch interrupt.ErrorCode(err) {
+		case interrupt.CodeUnavailable, interrupt.CodeOutcomeUnknown, interrupt.CodeInternal:
+			if at.made {
+				failed = fmt.Errorf("%w (call again with runId %q and key %q: the same runId and key never ask twice)", failed, at.runID, at.key)
+			}
+		}
+		return nil, Requested{}, failed
 	}
 	return nil, Requested{
 		RunID: view.RunID, NodeID: view.NodeID, InterruptID: view.InterruptID, Status: string(view.Status),
@@ -151,7 +167,7 @@ func (s *Server) request(ctx context.Context, tool string, c caller, runID, key 
 type OutcomeRequest struct {
 	RunID       string `json:"runId" jsonschema:"the run request_approval or ask_question answered"`
 	InterruptID string `json:"interruptId" jsonschema:"the interrupt request_approval or ask_question answered"`
-	WaitMs      int64  `json:"waitMs,omitempty" jsonschema:"how long to wait for a decision while it is pending, in milliseconds, at most 25000; 0 answers at once"`
+	WaitMs      int64  `json:"waitMs,omitempty" jsonschema:"how long to wait for a decision while it is pending, in milliseconds; at most 25000 is waited; 0 answers at once"`
 }
 
 // Outcome is what get_outcome answers.
@@ -163,12 +179,12 @@ type Outcome struct {
 	Status      string `json:"status" jsonschema:"pending, resolved, expired, cancelled or completed (its run ended first)"`
 	// Action, DecidedBy and Feedback are an approval's decision (the vote that released it).
 	Action    string `json:"action,omitempty" jsonschema:"a decided approval's action: accept, reject, refine or edit-accept"`
-	DecidedBy string `json:"decidedBy,omitempty" jsonschema:"who decided, as recorded"`
+	DecidedBy string `json:"decidedBy,omitempty" jsonschema:"the principal whose vote released it, as the host recorded it"`
 	Feedback  string `json:"feedback,omitempty" jsonschema:"the decider's comment"`
 	Votes     []Vote `json:"votes,omitempty" jsonschema:"an approval's counted votes, in order"`
 	// Answers and AnsweredBy are an answered question's.
 	Answers     map[string]any `json:"answers,omitempty" jsonschema:"an answered question's answers, by question id"`
-	AnsweredBy  string         `json:"answeredBy,omitempty" jsonschema:"who answered"`
+	AnsweredBy  string         `json:"answeredBy,omitempty" jsonschema:"the principal who answered, as the host recorded it"`
 	ResumeValue any            `json:"resumeValue,omitempty" jsonschema:"the resume value as recorded"`
 	URL         string         `json:"url" jsonschema:"the page the people asked decide on"`
 }
@@ -188,25 +204,24 @@ func (s *Server) getOutcome(ctx context.Context, _ *sdk.CallToolRequest, in Outc
 	if err != nil {
 		return nil, Outcome{}, s.toolError(ctx, "get_outcome", err)
 	}
-	wait := min(time.Duration(in.WaitMs)*time.Millisecond, MaxWait)
-	deadline := time.Now().Add(wait)
-	var r reading
+	deadline := time.Now().Add(time.Duration(min(in.WaitMs, MaxWait.Milliseconds())) * time.Millisecond)
 	for {
-		if err := r.readOn(ctx, s.host, c.principal, in.RunID, in.InterruptID); err != nil {
+		o, err := s.host.InterruptOutcome(ctx, c.principal, in.RunID, in.InterruptID)
+		if err != nil {
 			return nil, Outcome{}, s.toolError(ctx, "get_outcome", err)
 		}
 		left := time.Until(deadline)
-		if r.out.Status != "pending" || left <= 0 {
-			break
+		if o.Status != interrupt.StatusPending || left <= 0 {
+			out := outcomeOf(o)
+			out.URL = c.pageURL(out.RunID, out.InterruptID)
+			return nil, out, nil
 		}
 		select {
 		case <-ctx.Done():
-			return nil, Outcome{}, s.toolError(ctx, "get_outcome", ctx.Err())
+			return nil, Outcome{}, ctx.Err()
 		case <-time.After(min(s.poll, left)):
 		}
 	}
-	r.out.URL = c.pageURL(r.out.RunID, r.out.InterruptID)
-	return nil, r.out, nil
 }
 
 // PendingRequest is list_pending's input.
@@ -215,7 +230,8 @@ type PendingRequest struct {
 	Limit int    `json:"limit,omitempty" jsonschema:"about how many to answer, 1 to 100; 25 when left out"`
 }
 
-// PendingPage is what list_pending answers.
+// PendingPage is what list_pending answers: the caller's own of a page of the tenant's pending
+// list, so a page may hold fewer than its limit, even none, with next to read on.
 type PendingPage struct {
 	Interrupts []Pending `json:"interrupts"`
 	Next       string    `json:"next,omitempty" jsonschema:"pass it back as after for the next page; none on the last"`
@@ -253,6 +269,9 @@ func (s *Server) listPending(ctx context.Context, _ *sdk.CallToolRequest, in Pen
 	}
 	out := PendingPage{Interrupts: []Pending{}, Next: page.Next}
 	for _, p := range page.Interrupts {
+		if p.RequestedBy != c.principal.Subject {
+			continue
+		}
 		out.Interrupts = append(out.Interrupts, Pending{
 			RunID: p.RunID, NodeID: p.NodeID, InterruptID: p.InterruptID, Key: p.Key, Kind: string(p.Kind), Title: p.Title,
 			RequestedAt: p.RequestedAt, ExpiresAt: p.ExpiresAt, WaitingOn: p.WaitingOn, URL: c.pageURL(p.RunID, p.InterruptID),

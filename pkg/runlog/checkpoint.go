@@ -68,6 +68,7 @@ type Saved struct {
 	Escalated    bool                `json:"escalated,omitempty"`
 	Status       interrupt.Status    `json:"status"`
 	ResumeValue  json.RawMessage     `json:"resumeValue,omitempty"`
+	ResolvedBy   string              `json:"resolvedBy,omitempty"`
 	Votes        []interrupt.Vote    `json:"votes,omitempty"`
 	Asks         map[string]int      `json:"asks,omitempty"`
 	Asked        []interrupt.Ask     `json:"asked,omitempty"`
@@ -77,7 +78,7 @@ func (in *Interrupt) saved() Saved {
 	return Saved{
 		ID: in.ID, NodeID: in.NodeID, Raw: in.Raw, RequestedSeq: in.RequestedSeq, RequestedAt: in.RequestedAt,
 		RequestedBy: in.RequestedBy, Endpoint: in.Endpoint, Display: in.Display, FollowUp: in.FollowUp, Reminded: in.Reminded, Escalated: in.Escalated, Status: in.status, ResumeValue: in.ResumeValue,
-		Votes: in.Votes, Asks: in.Asks, Asked: in.Asked,
+		ResolvedBy: in.ResolvedBy, Votes: in.Votes, Asks: in.Asks, Asked: in.Asked,
 	}
 }
 
@@ -85,7 +86,7 @@ func (sv Saved) interrupt() (*Interrupt, error) {
 	in := &Interrupt{
 		ID: sv.ID, NodeID: sv.NodeID, Raw: sv.Raw, RequestedSeq: sv.RequestedSeq, RequestedAt: sv.RequestedAt,
 		RequestedBy: sv.RequestedBy, Endpoint: sv.Endpoint, Display: sv.Display, FollowUp: sv.FollowUp, Reminded: sv.Reminded, Escalated: sv.Escalated, status: sv.Status, ResumeValue: sv.ResumeValue,
-		Votes: sv.Votes, Asks: sv.Asks, Asked: sv.Asked,
+		ResolvedBy: sv.ResolvedBy, Votes: sv.Votes, Asks: sv.Asks, Asked: sv.Asked,
 	}
 	if err := json.Unmarshal(sv.Raw, &in.Payload); err != nil {
 		return nil, fmt.Errorf("runlog: saved interrupt %s: %w", sv.ID, err)

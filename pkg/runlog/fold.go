@@ -31,6 +31,10 @@ type Interrupt struct {
 	// Deadline is zero when the payload sets no timeoutMs.
 	Deadline    time.Time
 	ResumeValue json.RawMessage
+	// ResolvedBy is who resolved it (the resolving commit's author, Commit.By): the host's own
+	// record, where the resume value's decidedBy is what the decider sent. "" until resolved,
+	// and in a checkpoint written before it was kept.
+	ResolvedBy string
 	// Votes are the approval's counted votes, in order, with the eligibility decided when each
 	// was cast.
 	Votes []interrupt.Vote
@@ -257,7 +261,7 @@ func (s *State) requested(c Commit, e Event, fresh map[string]*Interrupt) (func(
 	return func() { s.add(in) }, nil
 }
 
-func (s *State) resolved(_ Commit, e Event, fresh map[string]*Interrupt) (func(), error) {
+func (s *State) resolved(c Commit, e Event, fresh map[string]*Interrupt) (func(), error) {
 	r, err := payloadOf[interrupt.Resolved](e)
 	if err != nil {
 		return nil, err
@@ -266,7 +270,7 @@ func (s *State) resolved(_ Commit, e Event, fresh map[string]*Interrupt) (func()
 	if err != nil {
 		return nil, err
 	}
-	return func() { in.status, in.ResumeValue = interrupt.StatusResolved, r.ResumeValue }, nil
+	return func() { in.status, in.ResumeValue, in.ResolvedBy = interrupt.StatusResolved, r.ResumeValue, c.By }, nil
 }
 
 func (s *State) voted(_ Commit, e Event, fresh map[string]*Interrupt) (func(), error) {

@@ -48,6 +48,9 @@ type Summary struct {
 	Deadline time.Time `json:"deadline,omitzero"`
 	// Tally is an approval's votes against its quorum; nil for the other kinds.
 	Tally *interrupt.Tally `json:"tally,omitempty"`
+	// RequestedBy is who requested it (the commit's author), so that a requester can list its
+	// own; "" in an entry written before it was kept.
+	RequestedBy string `json:"requestedBy,omitempty"`
 	// Inboxes are the deciders' inboxes it is filed in (Assignment.Ref), so that the entry that
 	// replaces this one can tell which to leave.
 	Inboxes []string `json:"inboxes,omitempty"`
@@ -72,7 +75,7 @@ func (s *State) Entry(k Key) Waiting {
 		}
 		sm := Summary{
 			NodeID: in.NodeID, InterruptID: in.ID, Key: in.Payload.Key, Kind: in.Payload.Kind, Title: title(in.Raw),
-			Seq: in.RequestedSeq, RequestedAt: in.RequestedAt, Deadline: in.Deadline,
+			Seq: in.RequestedSeq, RequestedAt: in.RequestedAt, Deadline: in.Deadline, RequestedBy: in.RequestedBy,
 		}
 		if in.Payload.Kind == interrupt.KindApproval {
 			t := in.Tally()

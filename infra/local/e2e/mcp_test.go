@@ -149,7 +149,7 @@ func TestTheMCPEndpointsAuth(t *testing.T) {
 	}
 	noTenant := jwt(t, devjwt.Token{Subject: "agent-7", Scopes: []string{"runs:read"}})
 	a := call{method: "POST", path: "/mcp", body: initialize, bearer: noTenant}.must(t)
-	if a.Status != 403 || a.Header.Get("WWW-Authenticate") != `Bearer resource_metadata="`+gatewayURL()+`/.well-known/oauth-protected-resource/mcp"` {
+	if a.Status != 403 || a.Header.Get("WWW-Authenticate") != `Bearer resource_metadata="`+gatewayURL()+`/.well-known/oauth-protected-resource/mcp", scope="interrupts:write runs:read"` {
 		t.Errorf("no tenant: %d %q %s", a.Status, a.Header.Get("WWW-Authenticate"), a.Body)
 	}
 	agent := jwt(t, devjwt.Token{Subject: "agent-7", Tenant: newRun("mcp"), Scopes: []string{"runs:read"}})

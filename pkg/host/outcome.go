@@ -1,0 +1,56 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+
+	"github.com/interrupthost/interrupthost/pkg/interrupt"
+	"github.com/interrupthost/interrupthost/pkg/runlog"
+)
+
+// Outcome is what became of one interrupt, as a requester waiting on it reads it (an agent
+// over MCP, pkg/mcp).
+type Outcome struct {
+	RunID, NodeID, InterruptID string
+	Kind                       interrupt.Kind
+	// Status is the interrupt's now: pending, resolved, expired (its deadline passed, whether
+	// or not the sweep recorded it yet) or cancelled (its run ended first: RunEnded says how).
+	Status   interrupt.Status
+	RunEnded interrupt.RunStatus
+	// ResumeValue is the resolution's value; ResolvedBy who resolved it, the host's own record
+	// (the commit's author), "" for a run checkpointed before it was kept.
+	ResumeValue json.RawMessage
+	ResolvedBy  string
+	// Votes are an approval's counted votes, in order, the releasing one with the resolution's
+	// value.
+	Votes []interrupt.Vote
+}
+
+// InterruptOutcome reads the interrupt interruptID of the caller's run as it stands, with one
+// read of the run from its newest checkpoint, as every read of a run: polling it costs the
+// same on a run of any length. Another tenant's run, and an interrupt the run does not hold,
+// answer 404.
+func (h *Host) InterruptOutcome(ctx context.Context, p interrupt.Principal, runID, interruptID string) (Outcome, error) {
+	_, st, err := h.loadRun(ctx, p, runID, runlog.Ref{Kind: runlog.RefInterrupt, Name: interruptID})
+	if err != nil {
+		return Outcome{}, err
+	}
+	if !st.Exists() {
+		return Outcome{}, interrupt.Errorf(interrupt.CodeNotFound, "no run %s", runID)
+	}
+	in := st.ByID(interruptID)
+	if in == nil {
+		return Outcome{}, interrupt.Errorf(interrupt.CodeNotFound, "no interrupt %s in run %s", interruptID, runID)
+	}
+	o := Outcome{
+		RunID: runID, NodeID: in.NodeID, InterruptID: in.ID, Kind: in.Payload.Kind, Status: in.StatusAt(h.now()),
+		RunEnded: st.Ended, ResumeValue: in.ResumeValue, ResolvedBy: in.ResolvedBy, Votes: slices.Clone(in.Votes),
+	}
+	// The releasing vote is recorded without its value: the resolution of the same commit
+	// carries it.
+	if n := len(o.Votes); n > 0 && o.Status == interrupt.StatusResolved && len(o.Votes[n-1].ResumeValue) == 0 {
+		o.Votes[n-1].ResumeValue = in.ResumeValue
+	}
+	return o, nil
+}
