@@ -172,7 +172,7 @@ func (h *Host) checkResume(in *runlog.Interrupt, p interrupt.Principal, value js
 	}
 	switch in.Payload.Kind {
 	case interrupt.KindApproval:
-		if value, err = decidedBy(p, value, doc); err != nil {
+		if value, err = decidedBy(h.schemas, in.Payload.ResumeSchema, p, value, doc); err != nil {
 			return nil, "", err
 		}
 	case interrupt.KindClarification:
@@ -184,25 +184,13 @@ func (h *Host) checkResume(in *runlog.Interrupt, p interrupt.Principal, value js
 // answeredBy is the clarification's answers as recorded: with decidedBy, as an approval's, so
 // that whoever reads the resume value learns who answered. The caller's decidedBy is kept as
 // sent; an authenticated caller who left it out is filled in; a token minted without a principal
-// has no one to fill in, and nothing is. The host does not fill it in where the interrupt's own
-// resumeSchema would then refuse the value, since a resume value always holds to it.
+// has no one to fill in, and nothing is.
 func answeredBy(schemas *schema.Set, resumeSchema json.RawMessage, p interrupt.Principal, value json.RawMessage, doc *schema.Doc) json.RawMessage {
 	members, _ := doc.Object()
 	if _, given := members["decidedBy"]; given || p.Subject == "" {
 		return value
 	}
-	sub, _ := runlog.Marshal(p.Subject)
-	filled := appendMember(value, "decidedBy", sub)
-	if len(resumeSchema) > 0 {
-		compiled, err := schemas.Compile(resumeSchema)
-		if err != nil {
-			return value
-		}
-		if d, err := schema.Parse(filled); err != nil || len(compiled.Validate(d, "/resumeValue")) > 0 {
-			return value
-		}
-	}
-	return filled
+	return withDecidedBy(schemas, resumeSchema, p, value)
 }
 
 // decidedBy is the approval decision as recorded. decidedBy is the caller's opaque string (the
@@ -211,7 +199,7 @@ func answeredBy(schemas *schema.Set, resumeSchema json.RawMessage, p interrupt.P
 // leave it out, and the host fills in the caller. A token minted without a principal has no one
 // to fill in: its bearer must send it. Who actually decided is never read from it: the vote's
 // principal and the commit's author are the host's own record of that.
-func decidedBy(p interrupt.Principal, value json.RawMessage, doc *schema.Doc) (json.RawMessage, error) {
+func decidedBy(schemas *schema.Set, resumeSchema json.RawMessage, p interrupt.Principal, value json.RawMessage, doc *schema.Doc) (json.RawMessage, error) {
 	members, _ := doc.Object()
 	if _, given := members["decidedBy"]; given {
 		return value, nil
@@ -222,8 +210,26 @@ func decidedBy(p interrupt.Principal, value json.RawMessage, doc *schema.Doc) (j
 		return nil, interrupt.Invalid("resumeValue is not acceptable for this interrupt",
 			interrupt.FieldError{Path: "/resumeValue/decidedBy", Message: "is required from a token minted without a principal"})
 	}
+	return withDecidedBy(schemas, resumeSchema, p, value), nil
+}
+
+// withDecidedBy is value with the caller filled in as decidedBy, unless the interrupt's own
+// resumeSchema would then refuse it: a recorded resume value always holds to the schema it was
+// validated against, and an authenticated caller may leave decidedBy out (the spec).
+func withDecidedBy(schemas *schema.Set, resumeSchema json.RawMessage, p interrupt.Principal, value json.RawMessage) json.RawMessage {
 	sub, _ := runlog.Marshal(p.Subject)
-	return appendMember(value, "decidedBy", sub), nil
+	filled := appendMember(value, "decidedBy", sub)
+	if len(resumeSchema) == 0 {
+		return filled
+	}
+	compiled, err := schemas.Compile(resumeSchema)
+	if err != nil {
+		return value
+	}
+	if d, err := schema.Parse(filled); err != nil || len(compiled.Validate(d, "/resumeValue")) > 0 {
+		return value
+	}
+	return filled
 }
 
 func checkApproval(schemas *schema.Set, allowed []interrupt.Action, doc *schema.Doc) (interrupt.Action, []interrupt.FieldError) {

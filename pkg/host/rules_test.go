@@ -417,6 +417,30 @@ func TestClarificationRecordsWhoAnswered(t *testing.T) {
 	}
 }
 
+// TestDecidedByHoldsToTheResumeSchema: the caller filled in as an approval's decidedBy, unless
+// the interrupt's resumeSchema has no room for it: the recorded value holds to the schema it was
+// validated against.
+func TestDecidedByHoldsToTheResumeSchema(t *testing.T) {
+	t.Parallel()
+	closed := `{"kind":"approval","key":"k","resumeSchema":{"type":"object","additionalProperties":false,"properties":{"action":{},"decidedAt":{}}},"data":{"artifactId":"a","artifactType":"t","title":"x","actions":["accept"]}}`
+	for _, c := range []struct{ name, payload, want string }{
+		{"no resumeSchema", string(approvalWith(``)), `{"action":"accept","decidedAt":"2026-11-30T09:00:00Z","decidedBy":"alice"}`},
+		{"a closed resumeSchema", closed, `{"action":"accept","decidedAt":"2026-11-30T09:00:00Z"}`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h, _ := hosttest.MemHost(t)
+			ctx := context.Background()
+			if _, _, err := h.RequestInterrupt(ctx, hosttest.Who("engine"), "r1", host.Request{NodeID: "gate", Payload: json.RawMessage(c.payload)}); err != nil {
+				t.Fatal(err)
+			}
+			res, err := resolveAs(ctx, h, hosttest.Who("alice"), json.RawMessage(`{"action":"accept","decidedAt":"2026-11-30T09:00:00Z"}`))
+			if err != nil || string(res.ResumeValue) != c.want {
+				t.Errorf("recorded %s (%v), want %s", res.ResumeValue, err, c.want)
+			}
+		})
+	}
+}
+
 // TestConversationLifecycle: exchange and close need a conversation the run opened and has not
 // closed; a closed conversation is never opened again, in this run or another.
 func TestConversationLifecycle(t *testing.T) {
