@@ -113,6 +113,15 @@ func TestRoundTrips(t *testing.T) {
 			return err
 		}, map[string]int{"Query": 1, "PutItem": 1}},
 		{"snapshot", func() error { _, err := h.Snapshot(ctx, alice, "r1"); return err }, map[string]int{"Query": 1}},
+		{"an interrupt's outcome (an agent's get_outcome, each poll)", func() error {
+			st, err := h.Snapshot(ctx, alice, "r1")
+			if err != nil || len(st.Pending) == 0 {
+				return fmt.Errorf("snapshot %+v %v", st, err)
+			}
+			c.take()
+			_, err = h.InterruptOutcome(ctx, alice, "r1", st.Pending[0].InterruptID)
+			return err
+		}, map[string]int{"Query": 1}},
 		{"events", func() error { _, err := h.Events(ctx, alice, "r1", 0, 10, ""); return err }, map[string]int{"Query": 1}},
 		{"events after a commit", func() error { _, err := h.Events(ctx, alice, "r1", 1, 10, ""); return err }, map[string]int{"Query": 1}},
 		{"tail poll with nothing newer", func() error {

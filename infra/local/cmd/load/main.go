@@ -5,12 +5,16 @@
 //	go run ./infra/local/cmd/load -clients 8 -duration 30s            (make load)
 //	go run ./infra/local/cmd/load -surface token -race
 //	go run ./infra/local/cmd/load -surface webhook
+//	go run ./infra/local/cmd/load -surface mcp
 //
 // One cycle: request an approval (request-interrupt), resolve it (resolve-by-run, or with
 // -surface token resolve-by-token with the link alice mints for herself, mint-token; with -race
 // two resolvers at once, of which exactly one must win), and read the run's snapshot (get-run). With -surface
 // webhook the request is an external event (a payment) and the resolver a Stripe webhook, signed
-// with stripe-go, to an endpoint the tool creates (webhook-ingest).
+// with stripe-go, to an endpoint the tool creates (webhook-ingest). With -surface mcp an agent
+// requests the approval and reads its outcome over the MCP endpoint (one stateless JSON-RPC
+// tools/call each: request_approval, then get_outcome with no wait), alice resolving by run
+// between them (mcp, resolve-by-run).
 package main
 
 import (
@@ -45,7 +49,7 @@ func main() {
 	flag.IntVar(&cfg.clients, "clients", 8, "concurrent clients, each running cycles one after another")
 	flag.DurationVar(&cfg.duration, "duration", 30*time.Second, "how long to run after the warm-up")
 	flag.DurationVar(&cfg.warmup, "warmup", 3*time.Second, "cycles run first and not counted (instances start)")
-	flag.StringVar(&cfg.surface, "surface", "run", "resolve by run (resolve-by-run), by token (resolve-by-token), or a payment by a provider's webhook (webhook-ingest)")
+	flag.StringVar(&cfg.surface, "surface", "run", "resolve by run (resolve-by-run), by token (resolve-by-token), a payment by a provider's webhook (webhook-ingest), or an agent's approval over MCP (mcp)")
 	flag.BoolVar(&cfg.race, "race", false, "two concurrent resolvers per cycle; exactly one may win")
 	baseline := flag.String("baseline", "", "a git revision: start its stack and this tree's, one after the other, and print both side by side")
 	rounds := flag.Int("rounds", 1, "with -baseline, how often to run the pair")
@@ -55,8 +59,8 @@ func main() {
 	// One P, as the stack's own process: the clients mostly wait, and whatever this tool spends
 	// is taken from the stack it measures (it reports its own share).
 	runtime.GOMAXPROCS(1)
-	if !slices.Contains([]string{"run", "token", "webhook"}, cfg.surface) || cfg.race && cfg.surface == "webhook" {
-		fmt.Fprintln(os.Stderr, "load: -surface is run, token or webhook (-race: run or token)")
+	if !slices.Contains([]string{"run", "token", "webhook", "mcp"}, cfg.surface) || cfg.race && (cfg.surface == "webhook" || cfg.surface == "mcp") {
+		fmt.Fprintln(os.Stderr, "load: -surface is run, token, webhook or mcp (-race: run or token)")
 		os.Exit(2)
 	}
 	if *long != "" {
@@ -346,8 +350,11 @@ func (l *load) call(ctx context.Context, st *stats, step, method, path, bearer, 
 
 // cycle runs one wait-and-resolve cycle; it reports whether every step answered as it must.
 func (l *load) cycle(ctx context.Context, run string, st *stats) bool {
-	if l.surface == "webhook" {
+	switch l.surface {
+	case "webhook":
 		return l.payment(ctx, run, st)
+	case "mcp":
+		return l.agent(ctx, run, st)
 	}
 	status, body := l.call(ctx, st, "request", "POST", "/runs/"+run+"/interrupts", l.engine, `{"nodeId":"approve","payload":`+string(l.payload)+`}`)
 	if status != 201 {
@@ -414,6 +421,44 @@ func (l *load) payment(ctx context.Context, run string, st *stats) bool {
 	return l.snapshot(ctx, run, st)
 }
 
+// agent is the cycle of -surface mcp: request_approval and get_outcome over the MCP endpoint,
+// alice's resolve by run between them.
+func (l *load) agent(ctx context.Context, run string, st *stats) bool {
+	type answer struct {
+		Result struct {
+			IsError           bool `json:"isError"`
+			StructuredContent struct {
+				InterruptID string `json:"interruptId"`
+				Created     bool   `json:"created"`
+				Status      string `json:"status"`
+				DecidedBy   string `json:"decidedBy"`
+			} `json:"structuredContent"`
+		} `json:"result"`
+	}
+	var requested, outcome answer
+	status, body := l.tool(ctx, st, "request", "request_approval", `{"title":"Pay invoice inv-1","approvers":["alice"],"runId":"`+run+`","key":"approve"}`)
+	if status != 200 || json.Unmarshal(body, &requested) != nil || requested.Result.IsError || !requested.Result.StructuredContent.Created {
+		st.fail("request_approval: %d %.200s", status, body)
+		return false
+	}
+	if s, body := l.call(ctx, st, "resolve", "POST", "/runs/"+run+"/interrupts/approve", l.alice, `{"resumeValue":{"action":"accept","decidedAt":"2026-11-30T09:00:00Z"}}`); s != 200 {
+		st.fail("resolve: %d %.200s", s, body)
+		return false
+	}
+	status, body = l.tool(ctx, st, "outcome", "get_outcome", `{"runId":"`+run+`","interruptId":"`+requested.Result.StructuredContent.InterruptID+`"}`)
+	if status != 200 || json.Unmarshal(body, &outcome) != nil || outcome.Result.StructuredContent.Status != "resolved" || outcome.Result.StructuredContent.DecidedBy != "alice" {
+		st.fail("get_outcome: %d %.200s", status, body)
+		return false
+	}
+	return true
+}
+
+// tool calls an MCP tool as the engine: one JSON-RPC message, stateless, at protocol 2025-11-25.
+func (l *load) tool(ctx context.Context, st *stats, step, name, args string) (int, []byte) {
+	return l.call(ctx, st, step, "POST", "/mcp", l.engine, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"`+name+`","arguments":`+args+`}}`,
+		"MCP-Protocol-Version", "2025-11-25", "Accept", "application/json, text/event-stream")
+}
+
 // snapshot reads the run after its interrupt was resolved: running again.
 func (l *load) snapshot(ctx context.Context, run string, st *stats) bool {
 	status, body := l.call(ctx, st, "snapshot", "GET", "/runs/"+run, l.engine, "")
@@ -438,7 +483,10 @@ func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Micros
 // invocations is how many times the cycle invoked each function the load drives.
 func (r result) invocations() map[string]int {
 	n := map[string]int{"request-interrupt": len(r.stats.steps["request"]), "get-run": len(r.stats.steps["snapshot"])}
-	resolver := map[string]string{"run": "resolve-by-run", "token": "resolve-by-token", "webhook": "webhook-ingest"}[r.cfg.surface]
+	if r.cfg.surface == "mcp" {
+		n = map[string]int{"mcp": len(r.stats.steps["request"]) + len(r.stats.steps["outcome"])}
+	}
+	resolver := map[string]string{"run": "resolve-by-run", "token": "resolve-by-token", "webhook": "webhook-ingest", "mcp": "resolve-by-run"}[r.cfg.surface]
 	n[resolver] = len(r.stats.steps["resolve"])
 	if mints := len(r.stats.steps["mint"]); mints > 0 {
 		n["mint-token"] = mints
@@ -466,9 +514,9 @@ func (r result) report(w io.Writer) {
 	if r.cfg.race {
 		fmt.Fprintf(w, "races %d, exactly one winner in %d\n", s.races, s.races-s.badRaces)
 	}
-	for _, step := range []string{"request", "mint", "resolve", "snapshot"} {
+	for _, step := range []string{"request", "mint", "resolve", "snapshot", "outcome"} {
 		d := s.steps[step]
-		if len(d) == 0 && step == "mint" {
+		if len(d) == 0 && (step == "mint" || step == "snapshot" || step == "outcome") {
 			continue
 		}
 		fmt.Fprintf(w, "  %-9s n=%-6d p50 %-9s p99 %s\n", step, len(d), ms(percentile(d, .5)), ms(percentile(d, .99)))
