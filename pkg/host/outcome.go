@@ -3,7 +3,6 @@ package host
 import (
 	"context"
 	"encoding/json"
-	"slices"
 
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
@@ -22,8 +21,7 @@ type Outcome struct {
 	// (the commit's author), "" for a run checkpointed before it was kept.
 	ResumeValue json.RawMessage
 	ResolvedBy  string
-	// Votes are an approval's counted votes, in order, the releasing one with the resolution's
-	// value.
+	// Votes are an approval's counted votes, in order (runlog.Interrupt.CountedVotes).
 	Votes []interrupt.Vote
 }
 
@@ -45,12 +43,7 @@ func (h *Host) InterruptOutcome(ctx context.Context, p interrupt.Principal, runI
 	}
 	o := Outcome{
 		RunID: runID, NodeID: in.NodeID, InterruptID: in.ID, Kind: in.Payload.Kind, Status: in.StatusAt(h.now()),
-		RunEnded: st.Ended, ResumeValue: in.ResumeValue, ResolvedBy: in.ResolvedBy, Votes: slices.Clone(in.Votes),
-	}
-	// The releasing vote is recorded without its value: the resolution of the same commit
-	// carries it.
-	if n := len(o.Votes); n > 0 && o.Status == interrupt.StatusResolved && len(o.Votes[n-1].ResumeValue) == 0 {
-		o.Votes[n-1].ResumeValue = in.ResumeValue
+		RunEnded: st.Ended, ResumeValue: in.ResumeValue, ResolvedBy: in.ResolvedBy, Votes: in.CountedVotes(),
 	}
 	return o, nil
 }

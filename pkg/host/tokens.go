@@ -327,7 +327,7 @@ func (t *Tokens) Open(ctx context.Context, raw string) (Opened, Grant, error) {
 		RunID: c.RunID, NodeID: in.NodeID, InterruptID: in.ID, Raw: in.Raw, Payload: in.Payload,
 		Status: in.StatusAt(h.now()), Principal: c.Sub, CanResolve: c.Intent == token.IntentResolve,
 		Deadline: in.Deadline, ExpiresAt: time.UnixMilli(c.ExpiresAt).UTC(), Tally: in.Tally(),
-		Outcome: in.ResumeValue, Votes: slices.Clone(in.Votes), Asked: slices.Clone(in.Asked), Display: in.Display, RequestedBy: in.RequestedBy, RequestedAt: in.RequestedAt,
+		Outcome: in.ResumeValue, Votes: in.CountedVotes(), Asked: slices.Clone(in.Asked), Display: in.Display, RequestedBy: in.RequestedBy, RequestedAt: in.RequestedAt,
 	}
 	if c.Sub != "" {
 		o.Voted = in.Voted(c.Sub)
@@ -352,7 +352,7 @@ func (h *Host) OpenAs(ctx context.Context, p interrupt.Principal, runID, interru
 		RunID: runID, NodeID: in.NodeID, InterruptID: in.ID, Raw: in.Raw, Payload: in.Payload,
 		Status: in.StatusAt(h.now()), Principal: p.Subject, CanResolve: true,
 		Deadline: in.Deadline, Tally: in.Tally(), Voted: in.Voted(p.Voter()),
-		Outcome: in.ResumeValue, Votes: slices.Clone(in.Votes), Asked: slices.Clone(in.Asked), Display: in.Display, RequestedBy: in.RequestedBy, RequestedAt: in.RequestedAt,
+		Outcome: in.ResumeValue, Votes: in.CountedVotes(), Asked: slices.Clone(in.Asked), Display: in.Display, RequestedBy: in.RequestedBy, RequestedAt: in.RequestedAt,
 	}
 	if _, err := h.pending(in); err != nil {
 		return o, err

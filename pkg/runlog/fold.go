@@ -3,6 +3,7 @@ package runlog
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
@@ -53,6 +54,17 @@ func (i *Interrupt) Voted(principal string) *interrupt.Vote {
 		}
 	}
 	return nil
+}
+
+// CountedVotes are the interrupt's votes as clients read them, a copy: the releasing vote with
+// the value of the resolution it released, which the log and the state keep once, on the
+// resolution (as Commit.Envelopes gives it to the events' readers).
+func (i *Interrupt) CountedVotes() []interrupt.Vote {
+	votes := slices.Clone(i.Votes)
+	if n := len(votes); n > 0 && i.status == interrupt.StatusResolved && len(votes[n-1].ResumeValue) == 0 {
+		votes[n-1].ResumeValue = i.ResumeValue
+	}
+	return votes
 }
 
 // Tally counts the interrupt's votes against its quorum.

@@ -317,3 +317,45 @@ func TestAsksAreKeptForTheApprovers(t *testing.T) {
 		t.Errorf("asks after a checkpoint %+v, want %+v", got, want)
 	}
 }
+
+// TestCountedVotesAreTheEvents: the state's counted votes read as the events' readers read them:
+// the vote that released a 2-of-2 with the resolution's value, the first with its own.
+func TestCountedVotesAreTheEvents(t *testing.T) {
+	vote := func(who, value string) runlog.Event {
+		v := interrupt.Vote{NodeID: "n1", InterruptID: "i1", Principal: who, Action: interrupt.ActionAccept, ResumeValue: json.RawMessage(value)}
+		p, _ := json.Marshal(v)
+		return runlog.Event{Type: interrupt.EventVoted, NodeID: "n1", InterruptID: "i1", Payload: p}
+	}
+	first, second := `{"action":"accept","feedback":"fine"}`, `{"action":"accept","feedback":"ok too"}`
+	release := resolved(3, "n1", "i1", second)
+	release.Events = append([]runlog.Event{vote("bob", "")}, release.Events...)
+	commits := []runlog.Commit{
+		requested(1, "n1", "i1", "k1", interrupt.KindApproval, 0),
+		{Seq: 2, At: t0.Add(2 * time.Second), Events: []runlog.Event{vote("alice", first)}},
+		release,
+	}
+	st, err := runlog.Fold(commits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	votes := st.ByID("i1").CountedVotes()
+	if len(votes) != 2 || string(votes[0].ResumeValue) != first || string(votes[1].ResumeValue) != second {
+		t.Errorf("counted votes %+v", votes)
+	}
+	if len(st.ByID("i1").Votes[1].ResumeValue) != 0 {
+		t.Errorf("the state's own releasing vote was given the value: it is kept once")
+	}
+	var read []string
+	for _, c := range commits {
+		for _, e := range c.Envelopes("r1") {
+			if e.Type == interrupt.EventVoted {
+				var v interrupt.Vote
+				_ = json.Unmarshal(e.Payload, &v)
+				read = append(read, string(v.ResumeValue))
+			}
+		}
+	}
+	if len(read) != 2 || read[0] != string(votes[0].ResumeValue) || read[1] != string(votes[1].ResumeValue) {
+		t.Errorf("the events read %v, the state %+v", read, votes)
+	}
+}
