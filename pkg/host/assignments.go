@@ -327,7 +327,7 @@ func freshAssignment(st *runlog.State, a runlog.Assignment, deciders func(*runlo
 // requester, nor the agent a low-confidence interrupt escalates, and admitted by every
 // eligibility field that binds.
 func (h *Host) admits(a runlog.Assignment, p interrupt.Principal) bool {
-	if (a.RequestedBy != "" && a.RequestedBy == p.Voter()) || (a.Eligibility.AgentID != "" && a.Eligibility.AgentID == p.Subject) {
+	if (a.Summary.RequestedBy != "" && a.Summary.RequestedBy == p.Voter()) || (a.Eligibility.AgentID != "" && a.Eligibility.AgentID == p.Subject) {
 		return false
 	}
 	e := a.Eligibility

@@ -16,10 +16,9 @@ type Assignment struct {
 	Seq    int64
 	Origin string
 	// Ref is the inbox it is filed in: "principal:<ref>", "group:<ref>", "role:<ref>", or Anyone.
-	Ref     string
+	Ref string
+	// Summary is the interrupt as the waiting index lists it; its RequestedBy may not decide it.
 	Summary Summary
-	// RequestedBy is who requested it, who may not decide it.
-	RequestedBy string
 	// Voters are the principals whose votes an approval counted, so a reader knows it voted.
 	Voters []string
 	// Eligibility are an approval's eligibility fields: a reader filed by one of them is checked
@@ -87,7 +86,7 @@ func (s *State) Assignments(k Key, deciders func(*Interrupt) []string) []Assignm
 	for _, sm := range entry.Pending {
 		in := s.byID[sm.InterruptID]
 		for _, ref := range deciders(in) {
-			a := Assignment{Key: k, Seq: s.Seq, Origin: s.origin, Ref: ref, Summary: sm, RequestedBy: in.RequestedBy}
+			a := Assignment{Key: k, Seq: s.Seq, Origin: s.origin, Ref: ref, Summary: sm}
 			for _, v := range in.Votes {
 				a.Voters = append(a.Voters, v.Principal)
 			}

@@ -24,10 +24,10 @@ func assignmentsContract(t *testing.T, open func(*testing.T) host.Store) {
 	tally := interrupt.Tally{Approvals: 1, Required: 2}
 	entry := func(tenant, ref, run, id string, seq int64, deadline time.Time, requested int) runlog.Assignment {
 		return runlog.Assignment{
-			Key: runlog.Key{Tenant: tenant, RunID: run}, Seq: seq, Origin: "first-run", Ref: ref, RequestedBy: "engine", Voters: []string{"bob"},
+			Key: runlog.Key{Tenant: tenant, RunID: run}, Seq: seq, Origin: "first-run", Ref: ref, Voters: []string{"bob"},
 			Eligibility: runlog.Eligibility{ApproversList: []string{"alice", "bob"}, ApproverGroupRefs: []string{"finance"}},
 			Summary: runlog.Summary{NodeID: "n-" + id, InterruptID: id, Key: "k-" + id, Kind: interrupt.KindApproval, Title: "Invoice ✓", Seq: 1,
-				RequestedAt: t0.Add(time.Duration(requested) * time.Second), Deadline: deadline, Tally: &tally},
+				RequestedAt: t0.Add(time.Duration(requested) * time.Second), Deadline: deadline, Tally: &tally, RequestedBy: "engine"},
 		}
 	}
 	alice := runlog.InboxRef(interrupt.RefPrincipal, "alice")
