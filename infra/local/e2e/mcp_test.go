@@ -14,6 +14,7 @@ import (
 	"github.com/interrupthost/interrupthost/internal/devjwt"
 	"github.com/interrupthost/interrupthost/internal/localaws"
 	"github.com/interrupthost/interrupthost/internal/mcptest"
+	"github.com/interrupthost/interrupthost/pkg/mcp"
 )
 
 // bearer is a transport that sends a JWT, as an MCP client configured with one does.
@@ -34,16 +35,6 @@ func mcpSession(t *testing.T, token, version string) *sdk.ClientSession {
 }
 
 var callTool = mcptest.Call
-
-type requested struct {
-	RunID, NodeID, InterruptID, Status, URL string
-	Created                                 bool
-}
-
-type outcome struct {
-	Status, Action, DecidedBy, Kind string
-	Votes                           []struct{ Principal, Action, Feedback string }
-}
 
 // TestAnAgentAsksThroughMCP: the official Go SDK's client, given a JWT, lists the four tools at
 // the stack's /mcp; request_approval for alice answers an interrupt and its page; get_outcome
@@ -71,7 +62,7 @@ func TestAnAgentAsksThroughMCP(t *testing.T) {
 
 			run := newRun("agent")
 			args := map[string]any{"title": "Refund order 1182", "approvers": []string{"alice"}, "runId": run, "key": "refund-1182"}
-			var first requested
+			var first mcp.Requested
 			if msg := callTool(t, cs, "request_approval", args, &first); msg != "" {
 				t.Fatal(msg)
 			}
@@ -82,7 +73,7 @@ func TestAnAgentAsksThroughMCP(t *testing.T) {
 				t.Errorf("the page answered %d", page.Status)
 			}
 
-			var out outcome
+			var out mcp.Outcome
 			start := time.Now()
 			if msg := callTool(t, cs, "get_outcome", map[string]any{"runId": run, "interruptId": first.InterruptID, "waitMs": 1500}, &out); msg != "" || out.Status != "pending" {
 				t.Errorf("pending: %+v %q", out, msg)
@@ -111,7 +102,7 @@ func TestAnAgentAsksThroughMCP(t *testing.T) {
 				return len(page.Events)
 			}
 			before := events()
-			var again requested
+			var again mcp.Requested
 			if msg := callTool(t, cs, "request_approval", args, &again); msg != "" || again.Created || again.InterruptID != first.InterruptID || again.Status != "resolved" {
 				t.Errorf("asked again: %+v %q", again, msg)
 			}
