@@ -193,52 +193,82 @@ func fairShare(window []runlog.Due, before []bool, budget int) ([]int, int) {
 }
 
 // handle expires (or retains) the picked entries of window, sweepWorkers at a time, until the
-// invocation nears its deadline or an entry fails. done tells which entries were handled.
+// invocation nears its deadline or an entry fails. done tells which entries were handled. A
+// run's entries go to one worker, in due order: two of a run due in one sweep (a reminder and
+// an escalation) commit in the order they fell due, and neither loses the conditional put to
+// the other; one that fails leaves the rest of its run to the next sweep.
 func (h *Host) handle(ctx context.Context, window []runlog.Due, picked []int, now time.Time) (done []bool, expired int, err error) {
 	done = make([]bool, len(window))
 	deadline, bounded := ctx.Deadline()
+	runs := byRun(window, picked)
 	var (
 		mu   sync.Mutex
 		next int
 		wg   sync.WaitGroup
 	)
-	take := func() (int, bool) {
+	more := func() bool { return err == nil && !(bounded && time.Until(deadline) < sweepMargin) }
+	take := func() ([]int, bool) {
 		mu.Lock()
 		defer mu.Unlock()
-		if next == len(picked) || err != nil || (bounded && time.Until(deadline) < sweepMargin) {
-			return 0, false
+		if next == len(runs) || !more() {
+			return nil, false
 		}
 		next++
-		return picked[next-1], true
+		return runs[next-1], true
 	}
-	for range min(sweepWorkers, len(picked)) {
+	for range min(sweepWorkers, len(runs)) {
 		wg.Go(func() {
-			for i, ok := take(); ok; i, ok = take() {
-				d := window[i]
-				act := h.expire
-				switch {
-				case d.Seq > 0:
-					act = h.retain
-				case d.Nudge != "":
-					act = h.nudge
+			for entries, ok := take(); ok; entries, ok = take() {
+				for _, i := range entries {
+					d := window[i]
+					act := h.expire
+					switch {
+					case d.Seq > 0:
+						act = h.retain
+					case d.Nudge != "":
+						act = h.nudge
+					}
+					written, aerr := act(ctx, d, now)
+					mu.Lock()
+					switch {
+					case aerr != nil:
+						err = errors.Join(err, aerr)
+					case written:
+						expired++
+						fallthrough
+					default:
+						done[i] = true
+					}
+					stop := aerr != nil || !more()
+					mu.Unlock()
+					if stop {
+						break
+					}
 				}
-				written, aerr := act(ctx, d, now)
-				mu.Lock()
-				switch {
-				case aerr != nil:
-					err = errors.Join(err, aerr)
-				case written:
-					expired++
-					fallthrough
-				default:
-					done[i] = true
-				}
-				mu.Unlock()
 			}
 		})
 	}
 	wg.Wait()
 	return done, expired, err
+}
+
+// byRun groups the picked entries of window by run, each group in picked's order (its due
+// order: the fair share deals a tenant's entries oldest first), the groups in the order of
+// their first entry.
+func byRun(window []runlog.Due, picked []int) [][]int {
+	at := map[runlog.Key]int{}
+	var runs [][]int
+	for _, i := range picked {
+		k := runlog.Key{Tenant: window[i].Tenant, RunID: window[i].RunID}
+		g, ok := at[k]
+		if !ok {
+			g = len(runs)
+			at[k] = g
+			runs = append(runs, nil)
+		}
+		runs[g] = append(runs[g], i)
+	}
+	return runs
 }
 
 // passed moves cursor c over the handled entries of window in order, up to the first entry
