@@ -184,12 +184,18 @@ const Approval = `{"kind":"approval","key":"k","timeoutMs":3600000,"data":{"arti
 // Commit appends a commit of events to the run's log and returns it as the stream carries it.
 func (w *World) Commit(tenant, run string, events ...runlog.Event) outbound.Committed {
 	w.t.Helper()
+	return w.CommitAs("", tenant, run, events...)
+}
+
+// CommitAs is Commit made by principal by (runlog.Commit.By).
+func (w *World) CommitAs(by, tenant, run string, events ...runlog.Event) outbound.Committed {
+	w.t.Helper()
 	k := runlog.Key{Tenant: tenant, RunID: run}
 	prev, err := w.Log.Read(context.Background(), k, 0, 0)
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	c := runlog.Commit{Seq: int64(len(prev) + 1), ID: fmt.Sprint("c", len(prev)+1), At: w.Clock.Now(), Events: events}
+	c := runlog.Commit{Seq: int64(len(prev) + 1), ID: fmt.Sprint("c", len(prev)+1), At: w.Clock.Now(), Events: events, By: by}
 	if err := w.Log.Append(context.Background(), k, c); err != nil {
 		w.t.Fatal(err)
 	}

@@ -344,11 +344,7 @@ func base(o host.Opened, c content) View {
 
 // Anonymous reports whether o's link cannot decide: it names nobody, and only named approvers
 // may decide the approval (eligibility is read from the caller, and such a link has none).
-func Anonymous(o host.Opened) bool {
-	d := o.Payload.Data
-	return o.Payload.Kind == interrupt.KindApproval && o.Principal == "" &&
-		(len(d.ApproversList) > 0 || len(d.ApproverGroupRefs) > 0 || len(d.ApproverRoleRefs) > 0)
-}
+func Anonymous(o host.Opened) bool { return o.Principal == "" && o.Deciders.Named() }
 
 // AnonymousNotice says why an anonymous link shows no decision.
 var AnonymousNotice = &Notice{Text: "Only the approvers named below may decide, and this link does not say who you are. Use the link sent to you personally."}
@@ -426,10 +422,13 @@ func Outcome(o host.Opened) (string, []Fact) {
 		} else if verb, ok := outcomes[rv.Action]; ok {
 			summary = verb
 		}
-		if rv.DecidedBy != "" {
-			summary += " by " + rv.DecidedBy
+		if by := cmp.Or(o.DecidedBy, rv.DecidedBy); by != "" {
+			summary += " by " + by
 		}
 		fs = append(fs, Fact{"Outcome", summary})
+		if o.DecidedBy != "" && rv.DecidedBy != "" && rv.DecidedBy != o.DecidedBy {
+			fs = append(fs, Fact{"Named as", rv.DecidedBy})
+		}
 		if at, err := time.Parse(time.RFC3339, rv.DecidedAt); err == nil {
 			fs = append(fs, Fact{"Decided", when(at)})
 		}
@@ -513,7 +512,7 @@ func Recorded(o host.Opened, action string) *Notice {
 		DecidedBy string `json:"decidedBy"`
 	}
 	_ = json.Unmarshal(o.Outcome, &rv) // a value without these members decides nothing here
-	decidedIt := o.Status == interrupt.StatusResolved && rv.Action == action && (o.Principal == "" || rv.DecidedBy == o.Principal)
+	decidedIt := o.Status == interrupt.StatusResolved && rv.Action == action && (o.Principal == "" || o.DecidedBy == o.Principal)
 	voted := o.Voted != nil && string(o.Voted.Action) == action
 	var text string
 	switch {

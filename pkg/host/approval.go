@@ -9,61 +9,18 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/runlog"
 )
 
-// eligibility decides, now and once, whether p may vote on the approval in, and records why.
-// Every eligibility field that binds must admit p: approversList binds everywhere, group and
-// role refs bind only where the host advertises those ref kinds (refKinds) and are ignored
-// otherwise, so an approval naming alice and the group ops admits alice only while she is in
-// ops. audience never grants anything. An approval with no binding field is open to every caller
-// with approvals:respond. Quorum counts people: a token minted without a principal votes only
-// where one vote releases.
-func eligibility(in *runlog.Interrupt, p interrupt.Principal, refKinds []string) (interrupt.Eligibility, error) {
-	if p.Subject == "" && in.Tally().Required > 1 {
-		return interrupt.Eligibility{}, interrupt.Errorf(interrupt.CodeNotEligible,
-			"a token without a principal is no one in particular and cannot count towards a quorum of %d; approvers decide as themselves", in.Tally().Required)
+// refKinds are the ref kinds an interrupt requested now is judged by (runlog.With.RefKinds):
+// none when they are interrupt.DefaultRefKinds, which a request that records none stands for;
+// principal alone when the host advertises none (approversList always binds).
+func (h *Host) refKinds() []string {
+	switch k := h.cfg.RefKinds; {
+	case len(k) == 0:
+		return []string{interrupt.RefPrincipal}
+	case slices.Equal(k, interrupt.DefaultRefKinds):
+		return nil
+	default:
+		return slices.Clone(k)
 	}
-	rules := bindingRules(in.Payload.Data, refKinds)
-	if len(rules) == 0 {
-		return interrupt.Eligibility{Via: "open"}, nil
-	}
-	if p.Subject == "" {
-		return interrupt.Eligibility{}, interrupt.Errorf(interrupt.CodeNotEligible, "this approval names its approvers; a token must be minted for one of them")
-	}
-	var e interrupt.Eligibility
-	for _, r := range rules {
-		i := slices.IndexFunc(r.refs, func(ref string) bool { return slices.Contains(r.held(p), ref) })
-		if i < 0 {
-			return interrupt.Eligibility{}, interrupt.Errorf(interrupt.CodeNotEligible, "%s is not an eligible approver of interrupt %s: %s does not admit it", p.Subject, in.ID, r.field)
-		}
-		if e.Via == "" {
-			e.Via, e.Ref = r.via, r.refs[i]
-		} else {
-			e.Also = append(e.Also, interrupt.Admission{Via: r.via, Ref: r.refs[i]})
-		}
-	}
-	return e, nil
-}
-
-// rule is one eligibility field that binds: the refs it lists, and what of a principal they
-// are matched against.
-type rule struct {
-	field, via string
-	refs       []string
-	held       func(interrupt.Principal) []string
-}
-
-// bindingRules are the eligibility fields of d that bind on this host, list first.
-func bindingRules(d interrupt.Data, refKinds []string) []rule {
-	var rules []rule
-	if len(d.ApproversList) > 0 {
-		rules = append(rules, rule{"approversList", interrupt.RefPrincipal, d.ApproversList, func(p interrupt.Principal) []string { return []string{p.Subject} }})
-	}
-	if slices.Contains(refKinds, interrupt.RefGroup) && len(d.ApproverGroupRefs) > 0 {
-		rules = append(rules, rule{"approverGroupRefs", interrupt.RefGroup, d.ApproverGroupRefs, func(p interrupt.Principal) []string { return p.Groups }})
-	}
-	if slices.Contains(refKinds, interrupt.RefRole) && len(d.ApproverRoleRefs) > 0 {
-		rules = append(rules, rule{"approverRoleRefs", interrupt.RefRole, d.ApproverRoleRefs, func(p interrupt.Principal) []string { return p.Roles }})
-	}
-	return rules
 }
 
 // unreachable reports whether the approval's quorum can no longer be met once the vote of voter

@@ -26,55 +26,21 @@ type Assignments interface {
 	Assigned(ctx context.Context, tenant, ref, after string, limit int) ([]runlog.Assignment, error)
 }
 
-// deciders are the inboxes interrupt in is filed in: for an approval, the refs of the first of
-// its eligibility fields that binds (a resolver must be admitted by every one, so by that one
-// too; the others are checked when the inbox is read), or Anyone when none binds; for the other
-// kinds a person decides, the principals its request's audience names (interrupt.Display; their
-// payloads name none), or Anyone for none. None for kinds
-// machines decide and for a conversation's start and close.
-func (h *Host) deciders(in *runlog.Interrupt) []string {
+// deciders are the inboxes interrupt in is filed in (interrupt.Deciders.Inboxes); none for
+// no interrupt.
+func deciders(in *runlog.Interrupt) []string {
 	if in == nil {
 		return nil
 	}
-	k := in.Payload.Kind
-	switch {
-	case k == interrupt.KindApproval:
-		rules := bindingRules(in.Payload.Data, h.cfg.RefKinds)
-		if len(rules) == 0 {
-			return []string{runlog.Anyone}
-		}
-		return refsOf(rules[0].via, rules[0].refs)
-	case !k.DecidedByPerson() || k == interrupt.KindConversationStart || k == interrupt.KindConversationClose:
-		return nil
-	case in.Display != nil && len(in.Display.Audience) > 0:
-		return refsOf(interrupt.RefPrincipal, in.Display.Audience)
-	}
-	return []string{runlog.Anyone}
+	return in.Deciders.Inboxes()
 }
-
-// refsOf are refs of kind as inboxes, each once, at most maxInboxes (an interrupt's entries are
-// written at each of its commits; a reader beyond the bound finds it by its other fields or
-// not at all, which docs/design.md, "The inbox", states).
-func refsOf(kind string, refs []string) []string {
-	var out []string
-	for _, r := range refs {
-		ref := runlog.InboxRef(kind, r)
-		if !slices.Contains(out, ref) && len(out) < maxInboxes {
-			out = append(out, ref)
-		}
-	}
-	return out
-}
-
-// maxInboxes bounds the inboxes one interrupt is filed in.
-const maxInboxes = 100
 
 // entry is run k's waiting entry as of st, each summary naming the inboxes its interrupt is
 // filed in, so that the next entry can tell which to leave.
 func (h *Host) entry(k runlog.Key, st *runlog.State) runlog.Waiting {
 	w := st.Entry(k)
 	for i, sm := range w.Pending {
-		w.Pending[i].Inboxes = h.deciders(st.ByID(sm.InterruptID))
+		w.Pending[i].Inboxes = deciders(st.ByID(sm.InterruptID))
 	}
 	return w
 }
@@ -87,7 +53,7 @@ func (h *Host) reassign(ctx context.Context, k runlog.Key, st *runlog.State, pri
 	if h.assignments == nil {
 		return nil
 	}
-	now := st.Assignments(k, h.deciders)
+	now := st.Assignments(k, deciders)
 	filed := map[[2]string]bool{}
 	var errs []error
 	for _, a := range now {
@@ -184,10 +150,10 @@ func (h *Host) Inbox(ctx context.Context, p interrupt.Principal, after string, l
 // callerInboxes are the inboxes p reads: its principal's, anyone's, then its groups' and roles',
 // each once (an identity provider may repeat a claim), at most maxCallerInboxes.
 func callerInboxes(p interrupt.Principal) []string {
-	inboxes := []string{runlog.InboxRef(interrupt.RefPrincipal, p.Subject), runlog.Anyone}
+	inboxes := []string{interrupt.Ref{Kind: interrupt.RefPrincipal, Ref: p.Subject}.Inbox(), interrupt.Anyone}
 	add := func(kind string, refs []string) {
 		for _, r := range refs {
-			if ref := runlog.InboxRef(kind, r); r != "" && !slices.Contains(inboxes, ref) && len(inboxes) < maxCallerInboxes {
+			if ref := (interrupt.Ref{Kind: kind, Ref: r}).Inbox(); r != "" && !slices.Contains(inboxes, ref) && len(inboxes) < maxCallerInboxes {
 				inboxes = append(inboxes, ref)
 			}
 		}
@@ -236,12 +202,13 @@ func cmpPlace(a, b string) int {
 
 // checked are the entries p may decide now, as their runs' logs stand: each run asked once
 // whether its log went past the entries (at most pendingReads at once), and one that did read
-// and reindexed.
+// and reindexed. A run with an entry that its inbox alone does not decide (Assignment.Alone) is
+// read too, and p judged by the interrupt's deciders as its log holds them.
 func (h *Host) checked(ctx context.Context, p interrupt.Principal, found []runlog.Assignment) ([]InboxItem, error) {
 	type state struct {
-		newer bool
-		st    *runlog.State
-		err   error
+		newer, judge bool
+		st           *runlog.State
+		err          error
 	}
 	byRun := map[runlog.Key]*state{}
 	var runs []runlog.Key
@@ -250,6 +217,7 @@ func (h *Host) checked(ctx context.Context, p interrupt.Principal, found []runlo
 			byRun[a.Key] = &state{}
 			runs = append(runs, a.Key)
 		}
+		byRun[a.Key].judge = byRun[a.Key].judge || !a.Alone
 	}
 	sem := make(chan struct{}, pendingReads)
 	var wg sync.WaitGroup
@@ -264,10 +232,13 @@ func (h *Host) checked(ctx context.Context, p interrupt.Principal, found []runlo
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			if s.newer, s.err = h.waiting.Newer(ctx, k, seq); s.err != nil || !s.newer {
-				return
+			if !s.judge {
+				if s.newer, s.err = h.waiting.Newer(ctx, k, seq); s.err != nil || !s.newer {
+					return
+				}
 			}
-			if s.st, s.err = h.load(ctx, k); s.err == nil && s.st.Seq > 0 {
+			if s.st, s.err = h.load(ctx, k); s.err == nil && s.st.Seq > 0 && (s.newer || s.st.Seq > seq) {
+				s.newer = true
 				_ = h.reindexed(ctx, k, s.st) // a failed repair is the consumer's or the next reader's
 			}
 		})
@@ -283,7 +254,7 @@ func (h *Host) checked(ctx context.Context, p interrupt.Principal, found []runlo
 		if s.newer {
 			fresh, ok := runlog.Assignment{}, false
 			if s.st != nil && s.st.Seq > 0 {
-				fresh, ok = freshAssignment(s.st, a, h.deciders)
+				fresh, ok = freshAssignment(s.st, a, deciders)
 			}
 			if !ok {
 				// Its interrupt closed, or is filed elsewhere now, or its run is gone: the entry
@@ -293,7 +264,7 @@ func (h *Host) checked(ctx context.Context, p interrupt.Principal, found []runlo
 			}
 			a = fresh
 		}
-		if !h.admits(a, p) || (!a.Summary.Deadline.IsZero() && !now.Before(a.Summary.Deadline)) {
+		if !admits(a, s.st, p) || (!a.Summary.Deadline.IsZero() && !now.Before(a.Summary.Deadline)) {
 			continue
 		}
 		out = append(out, inboxItem(a, p))
@@ -323,20 +294,19 @@ func freshAssignment(st *runlog.State, a runlog.Assignment, deciders func(*runlo
 	return runlog.Assignment{}, false
 }
 
-// admits reports whether p may decide a's interrupt as a resolve would judge it: not its
-// requester, nor the agent a low-confidence interrupt escalates, and admitted by every
-// eligibility field that binds.
-func (h *Host) admits(a runlog.Assignment, p interrupt.Principal) bool {
-	if (a.Summary.RequestedBy != "" && a.Summary.RequestedBy == p.Voter()) || (a.Eligibility.AgentID != "" && a.Eligibility.AgentID == p.Subject) {
+// admits reports whether p, who read a from one of its own inboxes, may decide a's interrupt as
+// a resolve would judge it: by the inbox and the requester where the inbox alone decides
+// (Assignment.Alone), else by the interrupt's deciders in st, its run's log as read.
+func admits(a runlog.Assignment, st *runlog.State, p interrupt.Principal) bool {
+	if a.Alone {
+		return interrupt.AdmitFiled(a.Summary.RequestedBy, p)
+	}
+	in := st.ByID(a.Summary.InterruptID)
+	if in == nil {
 		return false
 	}
-	e := a.Eligibility
-	for _, r := range bindingRules(interrupt.Data{ApproversList: e.ApproversList, ApproverGroupRefs: e.ApproverGroupRefs, ApproverRoleRefs: e.ApproverRoleRefs}, h.cfg.RefKinds) {
-		if !slices.ContainsFunc(r.refs, func(ref string) bool { return slices.Contains(r.held(p), ref) }) {
-			return false
-		}
-	}
-	return true
+	_, err := in.Deciders.Admit(p)
+	return err == nil
 }
 
 func inboxItem(a runlog.Assignment, p interrupt.Principal) InboxItem {

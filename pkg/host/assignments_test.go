@@ -91,7 +91,7 @@ func TestInboxListsWhatEachMayDecide(t *testing.T) {
 		}
 	}
 	// Whom each waits on, as the pending list tells an operator.
-	for run, want := range map[string][]string{"r1": {"principal:alice", "principal:bob"}, "r2": {"group:finance"}, "r5": {"principal:carol"}, "r6": {runlog.Anyone}, "r8": nil} {
+	for run, want := range map[string][]string{"r1": {"principal:alice", "principal:bob"}, "r2": {"group:finance"}, "r5": {"principal:carol"}, "r6": {interrupt.Anyone}, "r8": nil} {
 		page, err := h.PendingInRun(ctx, engine, run)
 		if err != nil || len(page.Interrupts) != 1 || !slices.Equal(page.Interrupts[0].WaitingOn, want) {
 			t.Errorf("%s waits on %+v %v, want %v", run, page.Interrupts, err, want)
@@ -121,13 +121,13 @@ func TestInboxListsWhatEachMayDecide(t *testing.T) {
 	if got, _ := inboxOf(t, h, alice, 0); !slices.Equal(got, []string{"r2", "r4", "r6"}) {
 		t.Errorf("alice's inbox once r1 closed, not reindexed: %v", got)
 	}
-	left, err := l.Assigned(ctx, "acme", runlog.InboxRef(interrupt.RefPrincipal, "alice"), "", 10)
+	left, err := l.Assigned(ctx, "acme", interrupt.Ref{Kind: interrupt.RefPrincipal, Ref: "alice"}.Inbox(), "", 10)
 	if err != nil || len(left) != 1 || left[0].Key.RunID != "r7" { // r7's, which the ops group keeps from her
 		t.Errorf("alice's entries after the repair: %+v %v", left, err)
 	}
 	// A put of an older read landing after the removal (a late writer) leaves an entry behind:
 	// the reader that meets it finds its log gone past it and removes it.
-	late := runlog.Assignment{Key: runlog.Key{Tenant: "acme", RunID: "r1"}, Seq: 1, Origin: origin(t, l, "r1"), Ref: runlog.InboxRef(interrupt.RefPrincipal, "alice"),
+	late := runlog.Assignment{Key: runlog.Key{Tenant: "acme", RunID: "r1"}, Seq: 1, Origin: origin(t, l, "r1"), Ref: interrupt.Ref{Kind: interrupt.RefPrincipal, Ref: "alice"}.Inbox(),
 		Summary: runlog.Summary{NodeID: "n", InterruptID: page.Items[1].InterruptID, Kind: interrupt.KindApproval, RequestedAt: hosttest.T0, Deadline: hosttest.T0.Add(2 * time.Hour)}}
 	if err := l.FileAssignment(ctx, late); err != nil {
 		t.Fatal(err)
@@ -148,7 +148,7 @@ func TestInboxListsWhatEachMayDecide(t *testing.T) {
 	if got, _ := inboxOf(t, h, carol, 0); !slices.Equal(got, []string{"r3", "r4", "r5"}) {
 		t.Errorf("carol's inbox once r6 was answered: %v", got)
 	}
-	anyone, err := l.Assigned(ctx, "acme", runlog.Anyone, "", 10)
+	anyone, err := l.Assigned(ctx, "acme", interrupt.Anyone, "", 10)
 	if err != nil || len(anyone) != 1 || anyone[0].Key.RunID != "r4" {
 		t.Errorf("the inbox of anyone after r6 closed: %+v %v", anyone, err)
 	}

@@ -69,7 +69,7 @@ func (h *Host) await(ctx context.Context, p interrupt.Principal, runID, nodeID, 
 	if err != nil || event == nil {
 		return err
 	}
-	in := &runlog.Interrupt{ID: id, NodeID: nodeID, Payload: payload, Endpoint: endpoint}
+	in := &runlog.Interrupt{Saved: runlog.Saved{ID: id, NodeID: nodeID, Endpoint: endpoint}, Payload: payload}
 	value, _, err := h.checkResume(in, p, event.Body)
 	if err != nil {
 		return nil // the kept event does not fit this interrupt: it waits for another

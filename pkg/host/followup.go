@@ -90,7 +90,7 @@ func (h *Host) nudge(ctx context.Context, d runlog.Due, now time.Time) (bool, er
 		switch {
 		case d.Nudge == runlog.NudgeRemind && f.Reminders != nil && in.Reminded < d.Reminder && d.Reminder <= f.Reminders.Count:
 			ev, err := runlog.NewEvent(interrupt.EventReminded, in.NodeID, in.ID, interrupt.Reminded{
-				NodeID: in.NodeID, InterruptID: in.ID, Reminder: d.Reminder, Recipients: undecided(in, h.cfg.RefKinds),
+				NodeID: in.NodeID, InterruptID: in.ID, Reminder: d.Reminder, Recipients: in.Deciders.Undecided(func(p string) bool { return in.Voted(p) != nil }),
 			})
 			dec := decision[expiry]{events: []runlog.Event{ev}}
 			if d.Reminder < f.Reminders.Count {
@@ -115,41 +115,4 @@ func (h *Host) nudge(ctx context.Context, d runlog.Due, now time.Time) (bool, er
 		return decision[expiry]{}, nil
 	})
 	return res.written, err
-}
-
-// undecided are whom a reminder of in goes to: its audience (an approval's, else the request's
-// display.audience), less the principals whose votes it counted; a group or role stays, as
-// the host cannot tell who of it decided.
-func undecided(in *runlog.Interrupt, refKinds []string) []interrupt.Ref {
-	var out []interrupt.Ref
-	add := func(kind string, refs []string) {
-		for _, r := range refs {
-			ref := interrupt.Ref{Kind: kind, Ref: r}
-			if (kind == interrupt.RefPrincipal && in.Voted(r) != nil) || slices.Contains(out, ref) {
-				continue
-			}
-			out = append(out, ref)
-		}
-	}
-	d := in.Payload.Data
-	switch {
-	case in.Payload.Kind != interrupt.KindApproval:
-		if in.Display != nil {
-			add(interrupt.RefPrincipal, in.Display.Audience)
-		}
-	case len(d.Audience) > 0:
-		add(interrupt.RefPrincipal, d.Audience)
-	default:
-		add(interrupt.RefPrincipal, d.ApproversList)
-		if slices.Contains(refKinds, interrupt.RefGroup) {
-			add(interrupt.RefGroup, d.ApproverGroupRefs)
-		}
-		if slices.Contains(refKinds, interrupt.RefRole) {
-			add(interrupt.RefRole, d.ApproverRoleRefs)
-		}
-	}
-	if out == nil {
-		out = []interrupt.Ref{}
-	}
-	return out
 }

@@ -43,7 +43,7 @@ func (h *Host) InterruptOutcome(ctx context.Context, p interrupt.Principal, runI
 	}
 	o := Outcome{
 		RunID: runID, NodeID: in.NodeID, InterruptID: in.ID, Kind: in.Payload.Kind, Status: in.StatusAt(h.now()),
-		RunEnded: st.Ended, ResumeValue: in.ResumeValue, ResolvedBy: in.ResolvedBy, Votes: in.CountedVotes(),
+		RunEnded: st.Ended, ResumeValue: in.ResumeValue, ResolvedBy: in.Decider(), Votes: in.CountedVotes(),
 	}
 	return o, nil
 }

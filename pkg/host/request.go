@@ -152,7 +152,7 @@ func (h *Host) request(ctx context.Context, p interrupt.Principal, runID string,
 			}
 			endpoint = bound
 		}
-		events, err := requestEvents(req.NodeID, id, runlog.With{Endpoint: endpoint, Display: req.Display, FollowUp: followUp}, payload, req.Payload)
+		events, err := requestEvents(req.NodeID, id, runlog.With{Endpoint: endpoint, Display: req.Display, FollowUp: followUp, RefKinds: h.refKinds()}, payload, req.Payload)
 		if err != nil {
 			return decision[requested]{}, err
 		}

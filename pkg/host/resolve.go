@@ -115,15 +115,8 @@ func (h *Host) resolve(ctx context.Context, p interrupt.Principal, runID string,
 // judge decides whether p may resolve in with value, and what value is recorded.
 func (h *Host) judge(in *runlog.Interrupt, p interrupt.Principal, value json.RawMessage) checked {
 	c := checked{interruptID: in.ID}
-	if in.Payload.Kind.DecidedByPerson() {
-		if c.err = notTheRequester(in, p); c.err != nil {
-			return c
-		}
-	}
-	if in.Payload.Kind == interrupt.KindApproval {
-		if c.eligibility, c.err = eligibility(in, p, h.cfg.RefKinds); c.err != nil {
-			return c
-		}
+	if c.eligibility, c.err = in.Deciders.Admit(p); c.err != nil {
+		return c
 	}
 	c.value, c.action, c.err = h.checkResume(in, p, value)
 	return c

@@ -126,41 +126,20 @@ func (h *Host) mayMint(in *runlog.Interrupt, p interrupt.Principal, req *TokenRe
 	if req.Principal == "" && !delegate {
 		req.Principal = p.Subject
 	}
-	if err := notTheRequester(in, p); err != nil {
-		return err
+	if _, err := in.Deciders.Admit(p); interrupt.ErrorCode(err) == interrupt.CodeForbidden {
+		return err // the requester, or the agent escalated, mints nothing that decides it
 	}
 	who := interrupt.Principal{Subject: req.Principal, Tenant: p.Tenant, Token: "minting"}
-	if err := notTheRequester(in, who); err != nil {
-		return err
-	}
 	if !delegate && !(p.Holds(interrupt.ScopeApprovalsRespond) && req.Principal == p.Subject) {
 		return interrupt.Errorf(interrupt.CodeForbidden,
 			"a token that decides interrupt %s (%s) is minted for the caller itself (scope %s) or by tooling holding %s", in.ID, in.Payload.Kind, interrupt.ScopeApprovalsRespond, interrupt.ScopeTokensDelegate)
 	}
-	if in.Payload.Kind != interrupt.KindApproval {
-		return nil
-	}
-	if _, err := eligibility(in, who, h.cfg.RefKinds); err != nil {
-		if d := in.Payload.Data; len(d.ApproverGroupRefs)+len(d.ApproverRoleRefs) == 0 {
+	if _, err := in.Deciders.Admit(who); err != nil {
+		if !in.Deciders.Memberships() || interrupt.ErrorCode(err) != interrupt.CodeNotEligible {
 			return err
 		}
 		return interrupt.Errorf(interrupt.CodeNotEligible,
 			"a token carries no group or role memberships, and every eligibility field of approval %s must admit its voter: its approvers sign in on the approval page", in.ID)
-	}
-	return nil
-}
-
-// notTheRequester refuses p a decision on what p itself requested: an approval is a second
-// person's decision, and a low-confidence interrupt is a person's check on the agent it names.
-// Logs written before requesters were recorded name none, and refuse nobody.
-func notTheRequester(in *runlog.Interrupt, p interrupt.Principal) error {
-	switch voter := p.Voter(); {
-	case voter == "":
-		return nil
-	case voter == in.RequestedBy:
-		return interrupt.Errorf(interrupt.CodeForbidden, "%s requested interrupt %s and cannot decide it", voter, in.ID)
-	case in.Payload.Kind == interrupt.KindLowConfidence && p.Subject == in.Payload.Data.AgentID:
-		return interrupt.Errorf(interrupt.CodeForbidden, "interrupt %s escalates agent %s's decision to a person; the agent cannot decide it", in.ID, p.Subject)
 	}
 	return nil
 }
@@ -290,7 +269,12 @@ type Opened struct {
 	// Outcome is the resume value once the interrupt is resolved: what was decided, by whom,
 	// when, with what comment. Votes are an approval's counted votes, in order.
 	Outcome json.RawMessage
-	Votes   []interrupt.Vote
+	// DecidedBy is who decided it, the host's own record (runlog.Interrupt.Decider); the
+	// outcome's decidedBy is the decider's label beside it.
+	DecidedBy string
+	// Deciders is who may decide it and whom it is told to.
+	Deciders interrupt.Deciders
+	Votes    []interrupt.Vote
 	// Asked are the approvers' questions on an approval, in order, shown to every approver.
 	Asked []interrupt.Ask
 	// Display is how the request asked people to be shown it; nil for nothing given.
@@ -298,6 +282,15 @@ type Opened struct {
 	// Refused is why the signed-in principal could not decide the interrupt now (not an
 	// eligible approver, its own request); nil when it could. OpenAs sets it.
 	Refused error
+}
+
+// opened is what a page shows of interrupt in of run runID at now, whoever opens it.
+func opened(runID string, in *runlog.Interrupt, now time.Time) Opened {
+	return Opened{
+		RunID: runID, NodeID: in.NodeID, InterruptID: in.ID, Raw: in.Raw, Payload: in.Payload, Deciders: in.Deciders,
+		Status: in.StatusAt(now), Deadline: in.Deadline, Tally: in.Tally(), Outcome: in.ResumeValue, DecidedBy: in.Decider(),
+		Votes: in.CountedVotes(), Asked: slices.Clone(in.Asked), Display: in.Display, RequestedBy: in.RequestedBy, RequestedAt: in.RequestedAt,
+	}
 }
 
 // Found reports whether the token named an interrupt that exists (Open may answer it with an
@@ -323,12 +316,8 @@ func (t *Tokens) Open(ctx context.Context, raw string) (Opened, Grant, error) {
 	if err != nil {
 		return Opened{}, g, err
 	}
-	o := Opened{
-		RunID: c.RunID, NodeID: in.NodeID, InterruptID: in.ID, Raw: in.Raw, Payload: in.Payload,
-		Status: in.StatusAt(h.now()), Principal: c.Sub, CanResolve: c.Intent == token.IntentResolve,
-		Deadline: in.Deadline, ExpiresAt: time.UnixMilli(c.ExpiresAt).UTC(), Tally: in.Tally(),
-		Outcome: in.ResumeValue, Votes: in.CountedVotes(), Asked: slices.Clone(in.Asked), Display: in.Display, RequestedBy: in.RequestedBy, RequestedAt: in.RequestedAt,
-	}
+	o := opened(c.RunID, in, h.now())
+	o.Principal, o.CanResolve, o.ExpiresAt = c.Sub, c.Intent == token.IntentResolve, time.UnixMilli(c.ExpiresAt).UTC()
 	if c.Sub != "" {
 		o.Voted = in.Voted(c.Sub)
 	}
@@ -348,21 +337,12 @@ func (h *Host) OpenAs(ctx context.Context, p interrupt.Principal, runID, interru
 	if in == nil {
 		return Opened{}, interrupt.Errorf(interrupt.CodeNotFound, "no interrupt %s in run %s", interruptID, runID)
 	}
-	o := Opened{
-		RunID: runID, NodeID: in.NodeID, InterruptID: in.ID, Raw: in.Raw, Payload: in.Payload,
-		Status: in.StatusAt(h.now()), Principal: p.Subject, CanResolve: true,
-		Deadline: in.Deadline, Tally: in.Tally(), Voted: in.Voted(p.Voter()),
-		Outcome: in.ResumeValue, Votes: in.CountedVotes(), Asked: slices.Clone(in.Asked), Display: in.Display, RequestedBy: in.RequestedBy, RequestedAt: in.RequestedAt,
-	}
+	o := opened(runID, in, h.now())
+	o.Principal, o.CanResolve, o.Voted = p.Subject, true, in.Voted(p.Voter())
 	if _, err := h.pending(in); err != nil {
 		return o, err
 	}
-	if in.Payload.Kind.DecidedByPerson() {
-		o.Refused = notTheRequester(in, p)
-	}
-	if o.Refused == nil && in.Payload.Kind == interrupt.KindApproval {
-		_, o.Refused = eligibility(in, p, h.cfg.RefKinds)
-	}
+	_, o.Refused = in.Deciders.Admit(p)
 	return o, nil
 }
 

@@ -293,10 +293,9 @@ func TestNotificationsReachTheAudience(t *testing.T) {
 		t.Fatal(err)
 	}
 	signed, plain := created.Subscription, outbound.Subscription{Tenant: "acme", Format: outbound.FormatStandard}
-	p, g, r, ref := func(s string) outbound.Recipient { return outbound.Recipient{Kind: "principal", Ref: s} },
+	p, g, r := func(s string) outbound.Recipient { return outbound.Recipient{Kind: "principal", Ref: s} },
 		func(s string) outbound.Recipient { return outbound.Recipient{Kind: "group", Ref: s} },
-		func(s string) outbound.Recipient { return outbound.Recipient{Kind: "role", Ref: s} },
-		func(s string) outbound.Recipient { return outbound.Recipient{Kind: "ref", Ref: s} }
+		func(s string) outbound.Recipient { return outbound.Recipient{Kind: "role", Ref: s} }
 	tests := []struct {
 		name, data string
 		sub        outbound.Subscription
@@ -304,8 +303,9 @@ func TestNotificationsReachTheAudience(t *testing.T) {
 		// links are the principal of each link ("-" for the plain one) and whom it is for.
 		links map[string][]outbound.Recipient
 	}{
+		// An audience ref no eligibility field names is a principal (looked up as one).
 		{"the audience, typed", `"approversList":["alice","bob"],"approverGroupRefs":["ops"],"audience":["alice","ops","pager"]`, plain,
-			[]outbound.Recipient{p("alice"), g("ops"), ref("pager")}, map[string][]outbound.Recipient{"-": {p("alice"), g("ops"), ref("pager")}}},
+			[]outbound.Recipient{p("alice"), g("ops"), p("pager")}, map[string][]outbound.Recipient{"-": {p("alice"), g("ops"), p("pager")}}},
 		{"the union without an audience", `"approverGroupRefs":["ops"],"approverRoleRefs":["manager"]`, plain,
 			[]outbound.Recipient{g("ops"), r("manager")}, map[string][]outbound.Recipient{"-": {g("ops"), r("manager")}}},
 		{"groups get no token", `"approverGroupRefs":["ops"],"approverRoleRefs":["manager"]`, signed,
@@ -313,7 +313,7 @@ func TestNotificationsReachTheAudience(t *testing.T) {
 		{"a list beside a group gets no token", `"approversList":["alice"],"approverGroupRefs":["ops"]`, signed,
 			[]outbound.Recipient{p("alice"), g("ops")}, map[string][]outbound.Recipient{"-": {p("alice"), g("ops")}}},
 		{"signed links for the audience's principals", `"approversList":["alice","bob"],"audience":["bob","finance-desk"]`, signed,
-			[]outbound.Recipient{p("bob"), ref("finance-desk")}, map[string][]outbound.Recipient{"bob": {p("bob")}, "-": {ref("finance-desk")}}},
+			[]outbound.Recipient{p("bob"), p("finance-desk")}, map[string][]outbound.Recipient{"bob": {p("bob")}, "-": {p("finance-desk")}}},
 		{"signed links for the list", `"approversList":["alice","bob"]`, signed,
 			[]outbound.Recipient{p("alice"), p("bob")}, map[string][]outbound.Recipient{"alice": {p("alice")}, "bob": {p("bob")}}},
 		{"no link for the requester in the list", `"approversList":["engine","bob","carol"]`, signed,
@@ -321,9 +321,9 @@ func TestNotificationsReachTheAudience(t *testing.T) {
 		// The probe: an open approval (any one vote releases) whose audience names its requester
 		// gave a link without principal, and the requester resolved through it.
 		{"an open approval's audience, each as itself", `"audience":["engine","bob"]`, signed,
-			[]outbound.Recipient{ref("engine"), ref("bob")}, map[string][]outbound.Recipient{"bob": {ref("bob")}}},
+			[]outbound.Recipient{p("engine"), p("bob")}, map[string][]outbound.Recipient{"bob": {p("bob")}}},
 		{"an open approval's audience of the requester alone", `"audience":["engine"]`, signed,
-			[]outbound.Recipient{ref("engine")}, map[string][]outbound.Recipient{"-": nil}},
+			[]outbound.Recipient{p("engine")}, map[string][]outbound.Recipient{"-": nil}},
 		{"an open approval without an audience", ``, signed,
 			nil, map[string][]outbound.Recipient{"-": nil}},
 	}

@@ -50,7 +50,7 @@ type mailTo struct {
 func (d *Deliverer) sendMail(ctx context.Context, links Links, s Subscription, c runlog.Commit, e runlog.Envelope, n Notice) (sent, error) {
 	switch e.Type {
 	case interrupt.EventResolved, interrupt.EventExpired:
-		return d.mailOutcome(ctx, s, e)
+		return d.mailOutcome(ctx, s, c, e)
 	case interrupt.EventRunCancelled, interrupt.EventRunCompleted:
 		return d.mailRunEnded(ctx, s, e)
 	}
@@ -183,9 +183,10 @@ func (d *Deliverer) mailEach(ctx context.Context, s Subscription, eventID string
 const AskedRetention = 31 * 24 * time.Hour
 
 // mailOutcome tells those an email subscription asked about an interrupt what became of it:
-// each address it mailed the request to, but the one principal who decided it, once. The record
+// each address it mailed the request to, but the one principal who decided it (the host's
+// record, c's author: never the decidedBy a decider sent), once. The record
 // of whom it asked is dropped once all are told, so the end of the run tells no one again.
-func (d *Deliverer) mailOutcome(ctx context.Context, s Subscription, e runlog.Envelope) (sent, error) {
+func (d *Deliverer) mailOutcome(ctx context.Context, s Subscription, c runlog.Commit, e runlog.Envelope) (sent, error) {
 	asked, ok, err := d.Store.Asked(ctx, s.Tenant, s.ID, e.RunID, e.InterruptID)
 	if err != nil {
 		return sent{}, fmt.Errorf("%w: %w", errStore, err)
@@ -203,9 +204,13 @@ func (d *Deliverer) mailOutcome(ctx context.Context, s Subscription, e runlog.En
 	}
 	_ = json.Unmarshal(e.Payload, &outcome) // an outcome without these fields is told without them
 	rv := outcome.ResumeValue
+	decider := c.Decider()
+	if e.Type == interrupt.EventExpired {
+		decider = ""
+	}
 	var to []mailTo
 	for _, a := range asked.To {
-		if a.Principal != "" && a.Principal == rv.DecidedBy {
+		if a.Principal != "" && a.Principal == decider {
 			continue // they know: they decided it
 		}
 		to = append(to, mailTo{address: a.Address, name: a.Name})
@@ -221,8 +226,8 @@ func (d *Deliverer) mailOutcome(ctx context.Context, s Subscription, e runlog.En
 			what, headline = cases(verb), "It was "+verb
 		}
 	}
-	if rv.DecidedBy != "" && e.Type != interrupt.EventExpired {
-		headline += " by " + rv.DecidedBy
+	if by := cmp.Or(decider, rv.DecidedBy); by != "" && e.Type != interrupt.EventExpired {
+		headline += " by " + by
 	}
 	out, err := d.mailEach(ctx, s, EventID(e), to, func(m mailTo) Mail {
 		lines := []string{greeting(m.name), "", cmp.Or(asked.Title, "The request you were asked about") + ":", headline + ", " + e.At + "."}

@@ -111,13 +111,14 @@ func TestMailReachesEachPersonOnce(t *testing.T) {
 }
 
 // TestMailTellsTheOutcome: once an approval is decided, those it asked are told what became of
-// it (not the one who decided it), with the decider's comment, once.
+// it (not the one who decided it), with the decider's comment, once. Who decided is the host's
+// record (the commit's author, bob), not the decidedBy the decider sent (alice): so alice is told.
 func TestMailTellsTheOutcome(t *testing.T) {
 	w, box, _ := mailWorld(t, outbound.LinksPlain)
 	w.Deliver(w.Commit("acme", "run-1", outboundtest.Requested("approve", "i1", outboundtest.Approval)))
 	resolved := outboundtest.Resolved("approve", "i1")
-	resolved.Payload = []byte(`{"nodeId":"approve","interruptId":"i1","kind":"approval","resumeValue":{"action":"reject","decidedBy":"bob","feedback":"Wrong <b>amount</b>."}}`)
-	c := w.Commit("acme", "run-1", resolved)
+	resolved.Payload = []byte(`{"nodeId":"approve","interruptId":"i1","kind":"approval","resumeValue":{"action":"reject","decidedBy":"alice","feedback":"Wrong <b>amount</b>."}}`)
+	c := w.CommitAs("bob", "acme", "run-1", resolved)
 	w.Deliver(c)
 	w.Deliver(c)
 	if got := strings.Join(box.to(), " "); got != "alice@example.com bob@example.com alice@example.com" {
@@ -129,6 +130,27 @@ func TestMailTellsTheOutcome(t *testing.T) {
 	}
 	if strings.Contains(told.HTML, "<b>amount</b>") || strings.Contains(told.Text, "/approve/") {
 		t.Errorf("the outcome's HTML escapes the comment and holds no link: %s", told.HTML)
+	}
+}
+
+// TestMailReachesAnOpenApprovalsAudience: an approval with no eligibility field, whose audience
+// names alice and bob, mails both: an audience ref is looked up as a principal (it was a "ref"
+// no contact matched, and nothing was sent).
+func TestMailReachesAnOpenApprovalsAudience(t *testing.T) {
+	w, box, sub := mailWorld(t, outbound.LinksPlain)
+	payload := `{"kind":"approval","key":"k","data":{"artifactId":"inv-1","artifactType":"invoice","title":"Pay","actions":["accept"],"audience":["alice","bob"]}}`
+	w.Deliver(w.Commit("acme", "run-1", outboundtest.Requested("approve", "i1", payload)))
+	if got := strings.Join(box.to(), " "); got != "alice@example.com bob@example.com" {
+		t.Fatalf("mailed %q", got)
+	}
+	attempts, err := w.Store.Attempts(context.Background(), "acme", sub, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range attempts {
+		if len(a.Unreached) > 0 {
+			t.Errorf("the attempt %+v names someone unreached", a)
+		}
 	}
 }
 

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
-	"slices"
 	"strings"
 	"time"
 
@@ -39,17 +38,8 @@ type Link struct {
 }
 
 // Recipient is one ref a delivery is for: an approver the receiver (a mailer, a chat bot)
-// resolves to people and notifies.
-type Recipient struct {
-	// Kind is principal, group or role for a ref of the approval's approversList,
-	// approverGroupRefs or approverRoleRefs; RecipientRef for an audience entry that is none of
-	// them, which the host cannot type (refs are opaque to it).
-	Kind string `json:"kind"`
-	Ref  string `json:"ref"`
-}
-
-// RecipientRef is the kind of an audience entry the approval's eligibility fields do not name.
-const RecipientRef = "ref"
+// resolves to people and notifies, typed by the interrupt's deciders (interrupt.Deciders).
+type Recipient = interrupt.Ref
 
 // Message is a Standard Webhooks delivery's body: the event as list-events returns it, under
 // the convention's type and timestamp, and for an interrupt.requested whom it notifies.
@@ -94,55 +84,6 @@ func carriesLinks(e runlog.Envelope) (interrupt.Payload, bool) {
 	return p, p.Kind == interrupt.KindApproval || p.Kind == interrupt.KindClarification
 }
 
-// audience is whom an approval's notifications are for: its audience when it names one, else
-// the union of its eligibility refs (the spec: audience is the notification hint, and omitted
-// the host notifies the union), each typed by the field that names it.
-func audience(d interrupt.Data) []Recipient {
-	kinds := []struct {
-		kind string
-		refs []string
-	}{{interrupt.RefPrincipal, d.ApproversList}, {interrupt.RefGroup, d.ApproverGroupRefs}, {interrupt.RefRole, d.ApproverRoleRefs}}
-	kindOf := func(ref string) string {
-		for _, k := range kinds {
-			if slices.Contains(k.refs, ref) {
-				return k.kind
-			}
-		}
-		return RecipientRef
-	}
-	var out []Recipient
-	if len(d.Audience) > 0 {
-		for _, ref := range d.Audience {
-			out = append(out, Recipient{Kind: kindOf(ref), Ref: ref})
-		}
-		return out
-	}
-	for _, k := range kinds {
-		for _, ref := range k.refs {
-			if !slices.ContainsFunc(out, func(r Recipient) bool { return r.Ref == ref }) {
-				out = append(out, Recipient{Kind: k.kind, Ref: ref})
-			}
-		}
-	}
-	return out
-}
-
-// asked is whom a clarification's notifications are for: the principals its request's audience
-// names (its payload names none, so the request gives it beside: interrupt.Display; a
-// clarification has no eligibility fields, and whoever holds a link answers it).
-func asked(d *interrupt.Display) []Recipient {
-	if d == nil {
-		return nil
-	}
-	var out []Recipient
-	for _, ref := range d.Audience {
-		if !slices.ContainsFunc(out, func(r Recipient) bool { return r.Ref == ref }) {
-			out = append(out, Recipient{Kind: interrupt.RefPrincipal, Ref: ref})
-		}
-	}
-	return out
-}
-
 // followedUp are the recipients of a reminder, or the refs an escalation names, when e is one.
 func followedUp(e runlog.Envelope) ([]Recipient, bool) {
 	var refs []interrupt.Ref
@@ -169,100 +110,67 @@ func followedUp(e runlog.Envelope) ([]Recipient, bool) {
 	return out, true
 }
 
-// displayOf is how the request of interrupt id in commit c asked it to be shown, if it did.
-func displayOf(c runlog.Commit, id string) *interrupt.Display {
-	for _, ev := range c.Events {
-		if ev.Type == interrupt.EventRequested && ev.InterruptID == id {
-			return ev.Display
-		}
-	}
-	return nil
-}
-
-// For is what e's delivery to s, requested by commit c, notifies: for an approval, its
-// audience; for a clarification, the principals its audience names (asked); and the links to
-// the page. A plain link holds no credential: it is for everyone the delivery is for, who sign
-// in on the page. A subscription with signed links gets, for an
-// approval only its approversList binds, one link per principal recipient holding a token that
-// decides as that principal; for an approval any one vote of anyone releases, one such link per
-// ref its audience names, that ref as the principal; and so for a clarification, which anyone
-// holding a link answers. The other recipients (groups, roles,
-// untyped refs of a bound approval: people behind a ref are known only to the identity
-// provider) get the plain link, never a bearer token handed to a channel; so do all of them
-// once LinkTTL has passed. No signed link is minted for the requester (it could not decide), and
-// none without a principal: such a link decides as whoever holds it, the requester too, so an
-// open approval without an audience gets the plain link, whose sign-in names the approver
-// (docs/design.md, "Who may decide"). A signed link is a function of the interrupt, its
-// principal and the active key, so every attempt to deliver the event carries the same link.
-// Other events get nothing.
+// For is what e's delivery to s, requested by commit c, notifies: whom the interrupt's deciders
+// tell (interrupt.Deciders.Audience), and the links to the page. A plain link holds no
+// credential: it is for everyone the delivery is for, who sign in on the page. A subscription
+// with signed links gets one link per recipient the deciders let hold one
+// (interrupt.Deciders.Signable: a principal the rules admit by name alone, never the requester),
+// holding a token that decides as that principal; the other recipients (groups, roles, and
+// everyone of an approval whose rules bind by membership: people behind a ref are known only to
+// the identity provider) get the plain link, never a bearer token handed to a channel; so do
+// all of them once LinkTTL has passed, and every recipient of the requester's own subscription.
+// A signed link is a function of the interrupt, its principal and the active key, so every
+// attempt to deliver the event carries the same link. Other events get nothing.
 func (l Links) For(ctx context.Context, s Subscription, c runlog.Commit, e runlog.Envelope, now time.Time) (Notice, error) {
 	at := c.At
+	base := strings.TrimSuffix(l.BaseURL, "/") + "/approve/"
+	page := base + url.PathEscape(e.RunID) + "/" + url.PathEscape(e.InterruptID)
 	if to, ok := followedUp(e); ok {
 		// A reminder or an escalation: for its recipients, with the page's plain link.
-		base := strings.TrimSuffix(l.BaseURL, "/") + "/approve/"
-		return Notice{Audience: to, Links: []Link{{URL: base + url.PathEscape(e.RunID) + "/" + url.PathEscape(e.InterruptID), For: to}}}, nil
+		return Notice{Audience: to, Links: []Link{{URL: page, For: to}}}, nil
 	}
-	p, ok := carriesLinks(e)
-	if !ok {
+	if _, ok := carriesLinks(e); !ok {
 		return Notice{}, nil
 	}
-	var deadline time.Time
-	if p.TimeoutMs > 0 {
-		deadline = at.Add(time.Duration(p.TimeoutMs) * time.Millisecond)
-		if !deadline.After(now) {
-			return Notice{}, nil // past its deadline: nothing to decide any more
-		}
+	in := runlog.RequestedIn(c, e.InterruptID)
+	if in == nil {
+		return Notice{}, nil
 	}
-	n := Notice{Deadline: deadline}
-	switch p.Kind {
-	case interrupt.KindApproval:
-		n.Audience = audience(p.Data)
-	case interrupt.KindClarification:
-		n.Audience = asked(displayOf(c, e.InterruptID))
+	if !in.Deadline.IsZero() && !in.Deadline.After(now) {
+		return Notice{}, nil // past its deadline: nothing to decide any more
 	}
-	base := strings.TrimSuffix(l.BaseURL, "/") + "/approve/"
-	plain := Link{URL: base + url.PathEscape(e.RunID) + "/" + url.PathEscape(e.InterruptID), For: n.Audience}
-	if !deadline.IsZero() {
-		plain.ExpiresAt = deadline.UTC().Format(runlog.TimeFormat)
+	n := Notice{Deadline: in.Deadline, Audience: in.Deciders.Audience}
+	plain := Link{URL: page, For: n.Audience}
+	if !in.Deadline.IsZero() {
+		plain.ExpiresAt = in.Deadline.UTC().Format(runlog.TimeFormat)
 	}
 	exp := at.Add(LinkTTL)
-	if !deadline.IsZero() && deadline.Before(exp) {
-		exp = deadline
+	if !in.Deadline.IsZero() && in.Deadline.Before(exp) {
+		exp = in.Deadline
 	}
-	d := p.Data
 	// Nobody decides what they requested: the requester's own subscription gets the plain link.
-	// A token carries no memberships, so where a group or role field is named it decides nothing.
-	if s.ApprovalLinks != LinksSigned || l.Keys == nil || (c.By != "" && c.By == s.CreatedBy) ||
-		len(d.ApproverGroupRefs)+len(d.ApproverRoleRefs) > 0 || !exp.After(now) {
+	if s.ApprovalLinks != LinksSigned || l.Keys == nil || (c.By != "" && c.By == s.CreatedBy) || !exp.After(now) {
 		n.Links = []Link{plain}
 		return n, nil
 	}
-	var signed []Recipient
 	plain.For = nil
-	// Any one vote of anyone releases it: every ref of its audience may decide, as that ref.
-	anyone := len(d.ApproversList) == 0 && d.RequiredApprovals <= 1
 	for _, r := range n.Audience {
-		switch {
-		case r.Ref == c.By:
-			// the requester: nothing to decide, no link
-		case r.Kind == interrupt.RefPrincipal || anyone:
-			signed = append(signed, r)
-		default:
-			plain.For = append(plain.For, r)
+		if r.Kind == interrupt.RefPrincipal && r.Ref == in.Deciders.Requester {
+			continue // nothing to decide: no link
 		}
-	}
-	for _, who := range signed {
-		tok, c, err := token.Sign(ctx, l.Keys, token.Claims{
+		if !in.Deciders.Signable(r) {
+			plain.For = append(plain.For, r)
+			continue
+		}
+		tok, claims, err := token.Sign(ctx, l.Keys, token.Claims{
 			Tenant: s.Tenant, RunID: e.RunID, NodeID: e.NodeID, InterruptID: e.InterruptID,
-			Intent: token.IntentResolve, Sub: who.Ref, IssuedAt: at.UnixMilli(), ExpiresAt: exp.UnixMilli(),
-			JTI: linkID(s.Tenant, e.RunID, e.InterruptID, who.Ref),
+			Intent: token.IntentResolve, Sub: r.Ref, IssuedAt: at.UnixMilli(), ExpiresAt: exp.UnixMilli(),
+			JTI: linkID(s.Tenant, e.RunID, e.InterruptID, r.Ref),
 		})
 		if err != nil {
 			return Notice{}, err
 		}
-		link := Link{Principal: who.Ref, URL: base + tok, ExpiresAt: time.UnixMilli(c.ExpiresAt).UTC().Format(runlog.TimeFormat)}
-		link.For = []Recipient{who}
-		n.Links = append(n.Links, link)
+		n.Links = append(n.Links, Link{Principal: r.Ref, URL: base + tok, ExpiresAt: time.UnixMilli(claims.ExpiresAt).UTC().Format(runlog.TimeFormat), For: []Recipient{r}})
 	}
 	if len(plain.For) > 0 || len(n.Links) == 0 {
 		n.Links = append(n.Links, plain) // no link of one person decides it: its approvers sign in

@@ -3,8 +3,6 @@ package runlog
 import (
 	"strings"
 	"time"
-
-	"github.com/interrupthost/interrupthost/pkg/interrupt"
 )
 
 // Assignment is an entry of a decider's inbox, a read model kept from the table's stream as the
@@ -15,32 +13,17 @@ type Assignment struct {
 	Key    Key
 	Seq    int64
 	Origin string
-	// Ref is the inbox it is filed in: "principal:<ref>", "group:<ref>", "role:<ref>", or Anyone.
+	// Ref is the inbox it is filed in: interrupt.Ref.Inbox, or interrupt.Anyone.
 	Ref string
 	// Summary is the interrupt as the waiting index lists it; its RequestedBy may not decide it.
 	Summary Summary
 	// Voters are the principals whose votes an approval counted, so a reader knows it voted.
 	Voters []string
-	// Eligibility are an approval's eligibility fields: a reader filed by one of them is checked
-	// against the others too (a resolve needs every field that binds to admit it).
-	Eligibility Eligibility
+	// Alone is set when being read from the inbox admits the reader, but for the requester
+	// (interrupt.Deciders.FiledAlone); otherwise the reader asks the interrupt's deciders as
+	// its log holds them. The deciders are kept once, with the interrupt, never in its entries.
+	Alone bool
 }
-
-// Eligibility are an approval's eligibility fields, as its payload gives them, and the agent a
-// low-confidence interrupt escalates (who may not decide it).
-type Eligibility struct {
-	ApproversList     []string `json:"approversList,omitempty"`
-	ApproverGroupRefs []string `json:"approverGroupRefs,omitempty"`
-	ApproverRoleRefs  []string `json:"approverRoleRefs,omitempty"`
-	AgentID           string   `json:"agentId,omitempty"`
-}
-
-// Anyone is the inbox of interrupts any person of the tenant may decide: an approval without an
-// eligibility field that binds, a question without an audience.
-const Anyone = "anyone"
-
-// InboxRef is the inbox of ref of kind ("principal", "group", "role").
-func InboxRef(kind, ref string) string { return kind + ":" + ref }
 
 // noDeadline orders an interrupt without a deadline after every one with one.
 const noDeadline = "9999-12-31T23:59:59.999999Z"
@@ -90,12 +73,7 @@ func (s *State) Assignments(k Key, deciders func(*Interrupt) []string) []Assignm
 			for _, v := range in.Votes {
 				a.Voters = append(a.Voters, v.Principal)
 			}
-			switch d := in.Payload.Data; in.Payload.Kind {
-			case interrupt.KindApproval:
-				a.Eligibility = Eligibility{ApproversList: d.ApproversList, ApproverGroupRefs: d.ApproverGroupRefs, ApproverRoleRefs: d.ApproverRoleRefs}
-			case interrupt.KindLowConfidence:
-				a.Eligibility = Eligibility{AgentID: d.AgentID}
-			}
+			a.Alone = in.Deciders.FiledAlone()
 			out = append(out, a)
 		}
 	}

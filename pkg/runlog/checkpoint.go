@@ -53,48 +53,42 @@ type Checkpoint struct {
 	Superseded []string `json:"superseded,omitempty"`
 }
 
-// Saved is an interrupt as a checkpoint or the archive keeps it.
+// Saved is an interrupt as a checkpoint or the archive keeps it: everything the fold records
+// of it (Interrupt embeds it), and nothing derived.
 type Saved struct {
-	ID           string              `json:"id"`
-	NodeID       string              `json:"nodeId"`
-	Raw          json.RawMessage     `json:"payload"`
-	RequestedSeq int64               `json:"requestedSeq"`
-	RequestedAt  time.Time           `json:"requestedAt"`
-	RequestedBy  string              `json:"requestedBy,omitempty"`
-	Endpoint     string              `json:"endpoint,omitempty"`
-	Display      *interrupt.Display  `json:"display,omitempty"`
-	FollowUp     *interrupt.FollowUp `json:"followUp,omitempty"`
-	Reminded     int                 `json:"reminded,omitempty"`
-	Escalated    bool                `json:"escalated,omitempty"`
-	Status       interrupt.Status    `json:"status"`
-	ResumeValue  json.RawMessage     `json:"resumeValue,omitempty"`
-	ResolvedBy   string              `json:"resolvedBy,omitempty"`
-	Votes        []interrupt.Vote    `json:"votes,omitempty"`
-	Asks         map[string]int      `json:"asks,omitempty"`
-	Asked        []interrupt.Ask     `json:"asked,omitempty"`
-}
-
-func (in *Interrupt) saved() Saved {
-	return Saved{
-		ID: in.ID, NodeID: in.NodeID, Raw: in.Raw, RequestedSeq: in.RequestedSeq, RequestedAt: in.RequestedAt,
-		RequestedBy: in.RequestedBy, Endpoint: in.Endpoint, Display: in.Display, FollowUp: in.FollowUp, Reminded: in.Reminded, Escalated: in.Escalated, Status: in.status, ResumeValue: in.ResumeValue,
-		ResolvedBy: in.ResolvedBy, Votes: in.Votes, Asks: in.Asks, Asked: in.Asked,
-	}
-}
-
-func (sv Saved) interrupt() (*Interrupt, error) {
-	in := &Interrupt{
-		ID: sv.ID, NodeID: sv.NodeID, Raw: sv.Raw, RequestedSeq: sv.RequestedSeq, RequestedAt: sv.RequestedAt,
-		RequestedBy: sv.RequestedBy, Endpoint: sv.Endpoint, Display: sv.Display, FollowUp: sv.FollowUp, Reminded: sv.Reminded, Escalated: sv.Escalated, status: sv.Status, ResumeValue: sv.ResumeValue,
-		ResolvedBy: sv.ResolvedBy, Votes: sv.Votes, Asks: sv.Asks, Asked: sv.Asked,
-	}
-	if err := json.Unmarshal(sv.Raw, &in.Payload); err != nil {
-		return nil, fmt.Errorf("runlog: saved interrupt %s: %w", sv.ID, err)
-	}
-	if in.Payload.TimeoutMs > 0 {
-		in.Deadline = in.RequestedAt.Add(time.Duration(in.Payload.TimeoutMs) * time.Millisecond)
-	}
-	return in, nil
+	ID     string `json:"id"`
+	NodeID string `json:"nodeId"`
+	// Raw is the InterruptPayload exactly as requested.
+	Raw          json.RawMessage `json:"payload"`
+	RequestedSeq int64           `json:"requestedSeq"`
+	RequestedAt  time.Time       `json:"requestedAt"`
+	// RequestedBy is who requested it (Commit.By): never the one who decides it.
+	RequestedBy string `json:"requestedBy,omitempty"`
+	// Endpoint is the webhook endpoint an external-event interrupt waits on (Event.Endpoint).
+	Endpoint string `json:"endpoint,omitempty"`
+	// Display is how people are shown it, as requested (Event.Display); nil for nothing given.
+	Display *interrupt.Display `json:"display,omitempty"`
+	// FollowUp is how it is followed up while it waits (Event.FollowUp); Reminded counts the
+	// reminders recorded, Escalated whether its escalation was.
+	FollowUp  *interrupt.FollowUp `json:"followUp,omitempty"`
+	Reminded  int                 `json:"reminded,omitempty"`
+	Escalated bool                `json:"escalated,omitempty"`
+	// RefKinds are the ref kinds its host enforced when it was requested (Event.RefKinds).
+	RefKinds []string `json:"refKinds,omitempty"`
+	// Status is as the log records it, deadlines aside: read it through StatusAt.
+	Status      interrupt.Status `json:"status"`
+	ResumeValue json.RawMessage  `json:"resumeValue,omitempty"`
+	// ResolvedBy is who resolved it (the resolving commit's author, Commit.By): the host's own
+	// record, where the resume value's decidedBy is what the decider sent. "" until resolved,
+	// and in a checkpoint written before it was kept.
+	ResolvedBy string `json:"resolvedBy,omitempty"`
+	// Votes are the approval's counted votes, in order, with the eligibility decided when each
+	// was cast.
+	Votes []interrupt.Vote `json:"votes,omitempty"`
+	// Asks counts each principal's asks (approval action ask), which record without exiting;
+	// Asked holds them, in order, for the approvers to read.
+	Asks  map[string]int  `json:"asks,omitempty"`
+	Asked []interrupt.Ask `json:"asked,omitempty"`
 }
 
 // RefKind is what an archive item is looked up by.
@@ -147,7 +141,7 @@ func Resume(cp *Checkpoint, commits []Commit) (*State, error) {
 		s.Seq, s.LastAt, s.Threshold, s.ThresholdSeq, s.Ended, s.EndedSeq = cp.Seq, cp.At, cp.Threshold, cp.ThresholdSeq, cp.Ended, cp.EndedSeq
 		s.archived, s.origin, s.lastID = cp.Archived, cp.Origin, cp.Commit
 		for _, sv := range cp.Pending {
-			in, err := sv.interrupt()
+			in, err := restore(sv, nil)
 			if err != nil {
 				return nil, err
 			}
@@ -178,7 +172,7 @@ func (s *State) Archived() bool { return s.archived }
 func (s *State) PendingBytes() int {
 	n := 0
 	for _, in := range s.ordered {
-		if in.status != interrupt.StatusPending {
+		if in.Status != interrupt.StatusPending {
 			continue
 		}
 		n += len(in.Raw)
@@ -209,8 +203,8 @@ func (s *State) Checkpoint() (*Checkpoint, []Found, error) {
 		}
 	}
 	for _, in := range s.ordered {
-		if in.status == interrupt.StatusPending {
-			cp.Pending = append(cp.Pending, in.saved())
+		if in.Status == interrupt.StatusPending {
+			cp.Pending = append(cp.Pending, in.Saved)
 			if s.latestAt[in.NodeID] != in {
 				cp.Superseded = append(cp.Superseded, in.ID)
 			}
@@ -219,7 +213,7 @@ func (s *State) Checkpoint() (*Checkpoint, []Found, error) {
 		// A closed interrupt is archived without its votes and asks, which no rule reads once
 		// it closed: so its item holds its payload and value, each within a request's bound,
 		// and fits the store's.
-		closed := in.saved()
+		closed := in.Saved
 		closed.Votes, closed.Asks, closed.Asked = nil, nil, nil
 		add(RefKey, in.Payload.Key, closed, 0)
 		add(RefInterrupt, in.ID, in.Payload.Key, 0)
@@ -306,7 +300,7 @@ func (s *State) Merge(refs []Ref, found []Found) ([]Ref, error) {
 			if s.byKey[f.Name] != nil {
 				continue
 			}
-			in, err := sv.interrupt()
+			in, err := restore(sv, nil)
 			if err != nil {
 				return nil, err
 			}

@@ -4,46 +4,83 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 )
 
-// Interrupt is one interrupt as the log says it stands.
+// Interrupt is one interrupt as the log says it stands: Saved, all a checkpoint keeps of it,
+// and what is derived from that alone (restore). So what the fold knows of an interrupt is what
+// a checkpoint keeps, by construction: a field the fold adds goes into Saved, or is derived.
 type Interrupt struct {
-	ID      string
-	NodeID  string
+	Saved
+	// Payload is Raw parsed.
 	Payload interrupt.Payload
-	// Raw is the InterruptPayload exactly as requested.
-	Raw          json.RawMessage
-	RequestedSeq int64
-	RequestedAt  time.Time
-	// RequestedBy is who requested it (Commit.By): never the one who decides it.
-	RequestedBy string
-	// Endpoint is the webhook endpoint an external-event interrupt waits on (Event.Endpoint).
-	Endpoint string
-	// Display is how people are shown it, as requested (Event.Display); nil for nothing given.
-	Display *interrupt.Display
-	// FollowUp is how it is followed up while it waits (Event.FollowUp); Reminded counts the
-	// reminders recorded, Escalated whether its escalation was.
-	FollowUp  *interrupt.FollowUp
-	Reminded  int
-	Escalated bool
 	// Deadline is zero when the payload sets no timeoutMs.
-	Deadline    time.Time
-	ResumeValue json.RawMessage
-	// ResolvedBy is who resolved it (the resolving commit's author, Commit.By): the host's own
-	// record, where the resume value's decidedBy is what the decider sent. "" until resolved,
-	// and in a checkpoint written before it was kept.
-	ResolvedBy string
-	// Votes are the approval's counted votes, in order, with the eligibility decided when each
-	// was cast.
-	Votes []interrupt.Vote
-	// Asks counts each principal's asks (approval action ask), which record without exiting;
-	// Asked holds them, in order, for the approvers to read.
-	Asks   map[string]int
-	Asked  []interrupt.Ask
-	status interrupt.Status
+	Deadline time.Time
+	// Deciders is who decides it and whom it is told to (interrupt.NewDeciders), worked out
+	// once from its request.
+	Deciders interrupt.Deciders
+}
+
+// restore is the interrupt sv keeps, with what derives from it; p is sv.Raw parsed, when the
+// caller already parsed it.
+func restore(sv Saved, p *interrupt.Payload) (*Interrupt, error) {
+	in := &Interrupt{Saved: sv}
+	if p != nil {
+		in.Payload = *p
+	} else if err := json.Unmarshal(sv.Raw, &in.Payload); err != nil {
+		return nil, fmt.Errorf("runlog: saved interrupt %s: %w", sv.ID, err)
+	}
+	if in.Payload.TimeoutMs > 0 {
+		in.Deadline = in.RequestedAt.Add(time.Duration(in.Payload.TimeoutMs) * time.Millisecond)
+	}
+	in.Deciders = interrupt.NewDeciders(in.Payload, in.Display, in.RequestedBy, in.RefKinds)
+	return in, nil
+}
+
+// RequestedIn is interrupt id as commit c requested it, before any later commit: its payload,
+// deadline and deciders, as the fold knows them. Nil when c did not request it, or its
+// payload cannot be read.
+func RequestedIn(c Commit, id string) *Interrupt {
+	for _, e := range c.Events {
+		if e.Type != interrupt.EventRequested || e.InterruptID != id {
+			continue
+		}
+		in, err := restore(requestedBy(c, e), nil)
+		if err != nil {
+			return nil
+		}
+		return in
+	}
+	return nil
+}
+
+// requestedBy is what the request e of commit c records of its interrupt.
+func requestedBy(c Commit, e Event) Saved {
+	return Saved{
+		ID: e.InterruptID, NodeID: e.NodeID, Raw: e.Payload, RequestedSeq: c.Seq, RequestedAt: c.At, RequestedBy: c.By,
+		Endpoint: e.Endpoint, Display: e.Display, FollowUp: e.FollowUp, RefKinds: e.RefKinds, Status: interrupt.StatusPending,
+	}
+}
+
+// Decider is who decided the interrupt, as the host recorded it (ResolvedBy): a principal, or ""
+// while it is not resolved, when a machine's event or the host resolved it, and when the bearer
+// of a token minted without a principal did (no one in particular: only the decidedBy it sent
+// names anyone).
+func (i *Interrupt) Decider() string { return person(i.ResolvedBy) }
+
+// Decider is who made commit c, as a person others read about (Interrupt.Decider): "" for the
+// host, a machine, or the bearer of a token minted without a principal.
+func (c Commit) Decider() string { return person(c.By) }
+
+// person is the principal a commit's author names, if it names one (Commit.By).
+func person(by string) string {
+	if strings.HasPrefix(by, "token:") {
+		return ""
+	}
+	return by
 }
 
 // Voted is the vote principal cast on the interrupt, if any.
@@ -61,7 +98,7 @@ func (i *Interrupt) Voted(principal string) *interrupt.Vote {
 // resolution (as Commit.Envelopes gives it to the events' readers).
 func (i *Interrupt) CountedVotes() []interrupt.Vote {
 	votes := slices.Clone(i.Votes)
-	if n := len(votes); n > 0 && i.status == interrupt.StatusResolved && len(votes[n-1].ResumeValue) == 0 {
+	if n := len(votes); n > 0 && i.Status == interrupt.StatusResolved && len(votes[n-1].ResumeValue) == 0 {
 		votes[n-1].ResumeValue = i.ResumeValue
 	}
 	return votes
@@ -83,15 +120,15 @@ func (i *Interrupt) Tally() interrupt.Tally {
 
 // Recorded is the interrupt's status as the log records it, deadlines aside: pending until an
 // event ends it (interrupt.resolved, interrupt.expired, the run's end).
-func (i *Interrupt) Recorded() interrupt.Status { return i.status }
+func (i *Interrupt) Recorded() interrupt.Status { return i.Status }
 
 // StatusAt is the interrupt's status at now: a pending interrupt past its deadline is expired
 // for every reader, before the sweep has recorded interrupt.expired.
 func (i *Interrupt) StatusAt(now time.Time) interrupt.Status {
-	if i.status == interrupt.StatusPending && !i.Deadline.IsZero() && !now.Before(i.Deadline) {
+	if i.Status == interrupt.StatusPending && !i.Deadline.IsZero() && !now.Before(i.Deadline) {
 		return interrupt.StatusExpired
 	}
-	return i.status
+	return i.Status
 }
 
 // State is a run folded from its log. The zero value is a run with no commits, which does not
@@ -262,12 +299,9 @@ func (s *State) requested(c Commit, e Event, fresh map[string]*Interrupt) (func(
 	if err != nil {
 		return nil, err
 	}
-	in := &Interrupt{
-		ID: e.InterruptID, NodeID: e.NodeID, Payload: p, Raw: e.Payload,
-		RequestedSeq: c.Seq, RequestedAt: c.At, RequestedBy: c.By, Endpoint: e.Endpoint, Display: e.Display, FollowUp: e.FollowUp, status: interrupt.StatusPending,
-	}
-	if p.TimeoutMs > 0 {
-		in.Deadline = c.At.Add(time.Duration(p.TimeoutMs) * time.Millisecond)
+	in, err := restore(requestedBy(c, e), &p)
+	if err != nil {
+		return nil, err
 	}
 	fresh[in.ID] = in
 	return func() { s.add(in) }, nil
@@ -282,7 +316,7 @@ func (s *State) resolved(c Commit, e Event, fresh map[string]*Interrupt) (func()
 	if err != nil {
 		return nil, err
 	}
-	return func() { in.status, in.ResumeValue, in.ResolvedBy = interrupt.StatusResolved, r.ResumeValue, c.By }, nil
+	return func() { in.Status, in.ResumeValue, in.ResolvedBy = interrupt.StatusResolved, r.ResumeValue, c.By }, nil
 }
 
 func (s *State) voted(_ Commit, e Event, fresh map[string]*Interrupt) (func(), error) {
@@ -368,7 +402,7 @@ func (s *State) expired(_ Commit, e Event, fresh map[string]*Interrupt) (func(),
 	if err != nil {
 		return nil, err
 	}
-	return func() { in.status = interrupt.StatusExpired }, nil
+	return func() { in.Status = interrupt.StatusExpired }, nil
 }
 
 func (s *State) ended(c Commit, e Event, _ map[string]*Interrupt) (func(), error) {
@@ -379,8 +413,8 @@ func (s *State) ended(c Commit, e Event, _ map[string]*Interrupt) (func(), error
 	return func() {
 		s.Ended, s.EndedSeq = ended, c.Seq
 		for _, in := range s.ordered {
-			if in.status == interrupt.StatusPending {
-				in.status = interrupt.StatusCancelled
+			if in.Status == interrupt.StatusPending {
+				in.Status = interrupt.StatusCancelled
 			}
 		}
 	}, nil

@@ -87,6 +87,10 @@ type Event struct {
 	// records, as Endpoint is.
 	Display  *interrupt.Display  `json:"display,omitempty"`
 	FollowUp *interrupt.FollowUp `json:"followUp,omitempty"`
+	// RefKinds are, on an interrupt's request, the ref kinds the host enforced then: the rule
+	// of who decides it (interrupt.NewDeciders) is the one in force when it was asked. None in
+	// a request recorded before they were kept: interrupt.DefaultRefKinds.
+	RefKinds []string `json:"refKinds,omitempty"`
 	// decoded is Payload as the Go value its writer encoded it from (NewEvent, Requested), so
 	// that the fold of the writer's own commit does not parse what was just encoded. A store
 	// never keeps it: an event read back is parsed.
@@ -104,12 +108,13 @@ func NewEvent(typ, nodeID, interruptID string, p any) (Event, error) {
 	return Event{Type: typ, NodeID: nodeID, InterruptID: interruptID, Payload: raw, decoded: p}, nil
 }
 
-// With is what the host records of a request beside its payload (Event's Endpoint, Display
-// and FollowUp).
+// With is what the host records of a request beside its payload (Event's Endpoint, Display,
+// FollowUp and RefKinds).
 type With struct {
 	Endpoint string
 	Display  *interrupt.Display
 	FollowUp *interrupt.FollowUp
+	RefKinds []string
 }
 
 // Requested is the interrupt.requested event of interrupt id at nodeID: raw is the
@@ -117,7 +122,7 @@ type With struct {
 func Requested(nodeID, id string, with With, p interrupt.Payload, raw json.RawMessage) Event {
 	return Event{
 		Type: interrupt.EventRequested, NodeID: nodeID, InterruptID: id, Payload: raw,
-		Endpoint: with.Endpoint, Display: with.Display, FollowUp: with.FollowUp, decoded: p,
+		Endpoint: with.Endpoint, Display: with.Display, FollowUp: with.FollowUp, RefKinds: with.RefKinds, decoded: p,
 	}
 }
 

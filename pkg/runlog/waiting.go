@@ -70,7 +70,7 @@ func (s *State) Entry(k Key) Waiting {
 		return w
 	}
 	for _, in := range s.ordered {
-		if in.status != interrupt.StatusPending {
+		if in.Status != interrupt.StatusPending {
 			continue
 		}
 		sm := Summary{

@@ -25,19 +25,19 @@ func assignmentsContract(t *testing.T, open func(*testing.T) host.Store) {
 	entry := func(tenant, ref, run, id string, seq int64, deadline time.Time, requested int) runlog.Assignment {
 		return runlog.Assignment{
 			Key: runlog.Key{Tenant: tenant, RunID: run}, Seq: seq, Origin: "first-run", Ref: ref, Voters: []string{"bob"},
-			Eligibility: runlog.Eligibility{ApproversList: []string{"alice", "bob"}, ApproverGroupRefs: []string{"finance"}},
+			Alone: true,
 			Summary: runlog.Summary{NodeID: "n-" + id, InterruptID: id, Key: "k-" + id, Kind: interrupt.KindApproval, Title: "Invoice ✓", Seq: 1,
 				RequestedAt: t0.Add(time.Duration(requested) * time.Second), Deadline: deadline, Tally: &tally, RequestedBy: "engine"},
 		}
 	}
-	alice := runlog.InboxRef(interrupt.RefPrincipal, "alice")
+	alice := interrupt.Ref{Kind: interrupt.RefPrincipal, Ref: "alice"}.Inbox()
 	soon, later := t0.Add(time.Hour), t0.Add(2*time.Hour)
 	st := open(t)
 	late := entry("acme", alice, "r1", "int_c", 5, time.Time{}, 1)   // no deadline: last
 	first := entry("acme", alice, "r2", "int_a", 3, soon, 9)         // nearest deadline
 	second := entry("acme", alice, "r1", "int_b", 5, later, 2)       // then a later one
 	sameDeadline := entry("acme", alice, "r3", "int_d", 2, later, 3) // same deadline, requested after
-	finance := entry("acme", runlog.InboxRef(interrupt.RefGroup, "finance"), "r1", "int_b", 5, later, 2)
+	finance := entry("acme", interrupt.Ref{Kind: interrupt.RefGroup, Ref: "finance"}.Inbox(), "r1", "int_b", 5, later, 2)
 	evilcorp := entry("evilcorp", alice, "r1", "int_b", 5, later, 2)
 	for _, a := range []runlog.Assignment{late, first, second, sameDeadline, finance, evilcorp} {
 		if err := st.FileAssignment(ctx, a); err != nil {
@@ -64,13 +64,13 @@ func assignmentsContract(t *testing.T, open func(*testing.T) host.Store) {
 	if got := list("acme", alice, first.Place(), 2); !reflect.DeepEqual(got, want[1:3]) {
 		t.Errorf("a page after the first: %+v", got)
 	}
-	if got := list("acme", runlog.InboxRef(interrupt.RefGroup, "finance"), "", 10); !reflect.DeepEqual(got, []runlog.Assignment{finance}) {
+	if got := list("acme", interrupt.Ref{Kind: interrupt.RefGroup, Ref: "finance"}.Inbox(), "", 10); !reflect.DeepEqual(got, []runlog.Assignment{finance}) {
 		t.Errorf("finance's inbox: %+v", got)
 	}
 	if got := list("evilcorp", alice, "", 10); !reflect.DeepEqual(got, []runlog.Assignment{evilcorp}) {
 		t.Errorf("the other tenant's alice: %+v", got)
 	}
-	if got := list("acme", runlog.Anyone, "", 10); len(got) != 0 {
+	if got := list("acme", interrupt.Anyone, "", 10); len(got) != 0 {
 		t.Errorf("an inbox with nothing filed: %+v", got)
 	}
 	// A removal as of an earlier commit keeps the entry; as of its own or a later one, or of
@@ -98,7 +98,7 @@ func assignmentsContract(t *testing.T, open func(*testing.T) host.Store) {
 	if got := list("acme", alice, "", 10); !reflect.DeepEqual(got, []runlog.Assignment{first, reused}) {
 		t.Errorf("a reused id's entry over the old run's: %+v", got)
 	}
-	long := entry("acme", runlog.InboxRef(interrupt.RefGroup, strings.Repeat("g", 2000)), "r1", "int_e", 1, soon, 1)
+	long := entry("acme", interrupt.Ref{Kind: interrupt.RefGroup, Ref: strings.Repeat("g", 2000)}.Inbox(), "r1", "int_e", 1, soon, 1)
 	if err := st.FileAssignment(ctx, long); err != nil {
 		t.Fatal(err)
 	}

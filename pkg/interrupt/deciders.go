@@ -1,0 +1,269 @@
+package interrupt
+
+import (
+	"encoding/json"
+	"slices"
+)
+
+// Deciders is the one rule of who decides an interrupt (docs/design.md, "Who may decide"):
+// who may decide it (Admit), whom to tell (Audience, Undecided), which inboxes it is filed in
+// (Inboxes) and who may hold a link that decides as them (Signable). It is worked out once per
+// interrupt, from its request (NewDeciders), kept with it by the log's fold, and asked by every
+// surface: resolve by run and by token, minting, the approval page, the inbox, reminders and
+// escalation, mail, Slack and MCP. A surface never works any of it out again; a new surface is
+// a way of proving who a person is, then a question to this value.
+type Deciders struct {
+	// Kind is the interrupt's kind.
+	Kind Kind
+	// Person is whether a person decides the interrupt (Kind.DecidedByPerson): only then is
+	// anyone refused, and is a token that decides it a person's credential.
+	Person bool
+	// Asked is whether people are asked to decide it, so it is filed, told and followed up:
+	// a person decides it and it is not a conversation's start or close, which the engine
+	// opens and closes.
+	Asked bool
+	// Requester requested it and may never decide it; Agent is the agent a low-confidence
+	// interrupt escalates, who may not decide it either.
+	Requester string
+	Agent     string
+	// Rules are the eligibility fields that bind on this host, approversList first: every one
+	// must admit a decider. None: anyone of the tenant who may respond decides.
+	Rules []Rule
+	// Quorum is how many distinct principals must approve: an approval's requiredApprovals, 1
+	// for everything else.
+	Quorum int
+	// Audience are whom to tell, each ref typed, in the order the request names them.
+	Audience []Ref
+}
+
+// Rule is one eligibility field that binds: a decider must hold one of Refs as Kind (its
+// principal, one of its groups, one of its roles).
+type Rule struct {
+	Field string
+	Kind  string
+	Refs  []string
+}
+
+// DefaultRefKinds are the ref kinds a request recorded before its host's were kept was judged
+// by: every kind, the deployment's default (RefKinds).
+var DefaultRefKinds = []string{RefPrincipal, RefGroup, RefRole}
+
+// NewDeciders works out who decides an interrupt of payload p, requested by requester with
+// display, on a host that advertises refKinds (nil: DefaultRefKinds). approversList always
+// binds; group and role refs bind only where their kind is advertised, and are otherwise only
+// told. Whom to tell is an approval's audience when it names one, else the union of its
+// eligibility refs (the spec: audience is a notification hint); for the other kinds a person
+// decides, the principals display.audience names. An audience ref that no eligibility field
+// names is a principal: contacts and links look it up as one.
+func NewDeciders(p Payload, display *Display, requester string, refKinds []string) Deciders {
+	if refKinds == nil {
+		refKinds = DefaultRefKinds
+	}
+	k := p.Kind
+	d := Deciders{
+		Kind:      k,
+		Person:    k.DecidedByPerson(),
+		Asked:     k.DecidedByPerson() && k != KindConversationStart && k != KindConversationClose,
+		Requester: requester,
+		Quorum:    1,
+	}
+	if k == KindLowConfidence {
+		d.Agent = p.Data.AgentID
+	}
+	if k != KindApproval {
+		if d.Asked && display != nil {
+			d.Audience = refs(RefPrincipal, display.Audience, nil)
+		}
+		return d
+	}
+	data := p.Data
+	d.Quorum = max(int(data.RequiredApprovals), 1)
+	fields := []Rule{
+		{"approversList", RefPrincipal, data.ApproversList},
+		{"approverGroupRefs", RefGroup, data.ApproverGroupRefs},
+		{"approverRoleRefs", RefRole, data.ApproverRoleRefs},
+	}
+	for _, f := range fields {
+		if len(f.Refs) > 0 && (f.Kind == RefPrincipal || slices.Contains(refKinds, f.Kind)) {
+			d.Rules = append(d.Rules, f)
+		}
+	}
+	if len(data.Audience) > 0 {
+		kindOf := func(ref string) string {
+			for _, f := range fields {
+				if slices.Contains(f.Refs, ref) {
+					return f.Kind
+				}
+			}
+			return RefPrincipal
+		}
+		for _, ref := range data.Audience {
+			if r := (Ref{Kind: kindOf(ref), Ref: ref}); !slices.Contains(d.Audience, r) {
+				d.Audience = append(d.Audience, r)
+			}
+		}
+		return d
+	}
+	for _, f := range fields {
+		d.Audience = refs(f.Kind, f.Refs, d.Audience)
+	}
+	return d
+}
+
+// refs appends each of names as a ref of kind to out, once.
+func refs(kind string, names []string, out []Ref) []Ref {
+	for _, n := range names {
+		if r := (Ref{Kind: kind, Ref: n}); !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Admit decides, now and once, whether p may decide the interrupt, and for an approval records
+// why (the vote keeps it; replay never judges again). Nobody decides what they requested, nor
+// the agent its own escalation. Quorum counts people: a token without a principal decides only
+// where one decision releases. Every rule must admit p: a principal by name, a group or role by
+// p's memberships as its credentials state them now (a signed link or a Slack id carries none,
+// so it decides only what principals may decide). With no rule, anyone may.
+func (d Deciders) Admit(p Principal) (Eligibility, error) {
+	if !d.Person {
+		return Eligibility{}, nil
+	}
+	voter := p.Voter()
+	switch {
+	case voter != "" && voter == d.Requester:
+		return Eligibility{}, Errorf(CodeForbidden, "%s requested this interrupt and cannot decide it", voter)
+	case d.Agent != "" && p.Subject == d.Agent:
+		return Eligibility{}, Errorf(CodeForbidden, "this interrupt escalates agent %s's decision to a person; the agent cannot decide it", p.Subject)
+	case p.Subject == "" && d.Quorum > 1:
+		return Eligibility{}, Errorf(CodeNotEligible,
+			"a token without a principal is no one in particular and cannot count towards a quorum of %d; approvers decide as themselves", d.Quorum)
+	case len(d.Rules) == 0:
+		return Eligibility{Via: "open"}, nil
+	case p.Subject == "":
+		return Eligibility{}, Errorf(CodeNotEligible, "this approval names its approvers; a token must be minted for one of them")
+	}
+	var e Eligibility
+	for _, r := range d.Rules {
+		held := p.held(r.Kind)
+		i := slices.IndexFunc(r.Refs, func(ref string) bool { return slices.Contains(held, ref) })
+		if i < 0 {
+			return Eligibility{}, Errorf(CodeNotEligible, "%s is not an eligible approver: %s does not admit it", p.Subject, r.Field)
+		}
+		if e.Via == "" {
+			e.Via, e.Ref = r.Kind, r.Refs[i]
+		} else {
+			e.Also = append(e.Also, Admission{Via: r.Kind, Ref: r.Refs[i]})
+		}
+	}
+	return e, nil
+}
+
+// held are p's refs of kind: its subject, groups or roles.
+func (p Principal) held(kind string) []string {
+	switch kind {
+	case RefPrincipal:
+		return []string{p.Subject}
+	case RefGroup:
+		return p.Groups
+	case RefRole:
+		return p.Roles
+	}
+	return nil
+}
+
+// Memberships reports whether a rule binds by group or role: a credential that proves a person
+// but not their memberships (a signed link, a Slack id) decides nothing then.
+func (d Deciders) Memberships() bool {
+	return slices.ContainsFunc(d.Rules, func(r Rule) bool { return r.Kind != RefPrincipal })
+}
+
+// Named reports whether only those the rules name may decide: a link that names nobody
+// decides nothing then.
+func (d Deciders) Named() bool { return len(d.Rules) > 0 }
+
+// Signable reports whether a link that decides as r may be made for r: r is a principal the
+// rules admit by name alone, and not the requester (who could not use it).
+func (d Deciders) Signable(r Ref) bool {
+	if !d.Asked || r.Kind != RefPrincipal || r.Ref == "" {
+		return false
+	}
+	_, err := d.Admit(Principal{Subject: r.Ref})
+	return err == nil
+}
+
+// Undecided are whom a reminder goes to: the audience, less the principals voted reports have
+// decided; a group or role stays, as the host cannot tell who of it decided.
+func (d Deciders) Undecided(voted func(principal string) bool) []Ref {
+	out := []Ref{}
+	for _, r := range d.Audience {
+		if r.Kind == RefPrincipal && voted(r.Ref) {
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// Anyone is the inbox of interrupts any person of the tenant may decide.
+const Anyone = "anyone"
+
+// Inbox is the inbox of r: "principal:alice", "group:finance", "role:manager".
+func (r Ref) Inbox() string { return r.Kind + ":" + r.Ref }
+
+// Inbox bounds: an interrupt is filed in at most MaxInboxes inboxes, whose names take at most
+// MaxInboxBytes as JSON encodes them (a ref of control-like characters is escaped to six bytes
+// each), so that the summary that lists them always fits its store item. A decider beyond the
+// bound finds it through another inbox or not at all (docs/design.md, "The inbox").
+const (
+	MaxInboxes    = 100
+	MaxInboxBytes = 8 << 10
+)
+
+// Inboxes are the inboxes the interrupt is filed in: an approval's in those of the refs of its
+// first rule (a decider must be admitted by every one, so by that one too), or Anyone's when
+// none binds; another kind people are asked in those of its audience, or Anyone's; none for
+// what machines or the engine answer.
+func (d Deciders) Inboxes() []string {
+	if !d.Asked {
+		return nil
+	}
+	var from []Ref
+	switch {
+	case len(d.Rules) > 0:
+		from = refs(d.Rules[0].Kind, d.Rules[0].Refs, nil)
+	case d.Kind != KindApproval:
+		from = d.Audience
+	}
+	if len(from) == 0 {
+		return []string{Anyone}
+	}
+	var out []string
+	size := 0
+	for _, r := range from {
+		name := r.Inbox()
+		if n := EncodedLen(name) + 1; len(out) < MaxInboxes && size+n <= MaxInboxBytes {
+			out, size = append(out, name), size+n
+		}
+	}
+	return out
+}
+
+// FiledAlone reports whether reading the interrupt from one of its inboxes admits the reader
+// but for the requester: one rule at most (the one it is filed by) and no agent to refuse.
+// Otherwise an inbox's reader asks Admit of the interrupt as its log holds it.
+func (d Deciders) FiledAlone() bool { return len(d.Rules) <= 1 && d.Agent == "" }
+
+// AdmitFiled is Admit for a reader of one of the interrupt's inboxes where FiledAlone holds: the
+// inbox admitted the reader (its rule, or none), and only the requester is refused.
+func AdmitFiled(requester string, p Principal) bool {
+	return p.Subject != "" && (requester == "" || p.Voter() != requester)
+}
+
+// EncodedLen is the bytes s takes as a JSON string's contents, at most: what a store counts
+// of it, where a character JSON escapes (a control character, U+2028) takes six.
+func EncodedLen(s string) int {
+	b, _ := json.Marshal(s)
+	return len(b) - 2
+}

@@ -1,0 +1,164 @@
+package interrupt_test
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/interrupthost/interrupthost/pkg/interrupt"
+)
+
+// TestDeciders pins the one rule of who decides: for each request, who may decide (and as
+// what), whom it is told to, the inboxes it is filed in and who may hold a signed link. Every
+// surface asks this value, so their tests assert through it.
+func TestDeciders(t *testing.T) {
+	t.Parallel()
+	alice := interrupt.Principal{Subject: "alice", Groups: []string{"finance"}, Roles: []string{"manager"}}
+	bob := interrupt.Principal{Subject: "bob", Groups: []string{"ops"}}
+	engine := interrupt.Principal{Subject: "engine"}
+	anon := interrupt.Principal{Token: "jti1"}
+	agent := interrupt.Principal{Subject: "agent-7"}
+	type verdict = string // "via:ref[+via:ref]" admitted, else the error code
+	tests := []struct {
+		name     string
+		payload  string
+		display  *interrupt.Display
+		refKinds []string
+		admit    map[string]verdict // by principal: alice, bob, engine, anon, agent
+		inboxes  []string
+		audience []string
+		signable []string
+		alone    bool
+	}{
+		{
+			name:    "an open approval: anyone but its requester, filed for anyone, its audience told as principals",
+			payload: `{"kind":"approval","data":{"audience":["alice","bob"]}}`,
+			admit:   map[string]verdict{"alice": "open:", "bob": "open:", "engine": "forbidden", "anon": "open:"},
+			inboxes: []string{"anyone"}, audience: []string{"principal:alice", "principal:bob"}, signable: []string{"alice", "bob"}, alone: true,
+		},
+		{
+			name:    "a list and a group: every field must admit; filed by the list; no signed link (a link carries no groups)",
+			payload: `{"kind":"approval","data":{"approversList":["alice","bob"],"approverGroupRefs":["finance"]}}`,
+			admit:   map[string]verdict{"alice": "principal:alice+group:finance", "bob": "approver_not_eligible", "engine": "forbidden", "anon": "approver_not_eligible"},
+			inboxes: []string{"principal:alice", "principal:bob"}, audience: []string{"principal:alice", "principal:bob", "group:finance"},
+		},
+		{
+			name:     "a group on a host that enforces principals only: the group binds nothing, so the approval is open",
+			payload:  `{"kind":"approval","data":{"approverGroupRefs":["finance"]}}`,
+			refKinds: []string{"principal"},
+			admit:    map[string]verdict{"alice": "open:", "bob": "open:", "anon": "open:"},
+			inboxes:  []string{"anyone"}, audience: []string{"group:finance"}, alone: true,
+		},
+		{
+			name:    "a role: admitted by the role, filed in it",
+			payload: `{"kind":"approval","data":{"approverRoleRefs":["manager"]}}`,
+			admit:   map[string]verdict{"alice": "role:manager", "bob": "approver_not_eligible", "anon": "approver_not_eligible"},
+			inboxes: []string{"role:manager"}, audience: []string{"role:manager"}, alone: true,
+		},
+		{
+			name:    "a quorum counts people: a token without a principal decides nothing",
+			payload: `{"kind":"approval","data":{"requiredApprovals":2}}`,
+			admit:   map[string]verdict{"alice": "open:", "anon": "approver_not_eligible", "engine": "forbidden"},
+			inboxes: []string{"anyone"}, alone: true,
+		},
+		{
+			name:    "the list names its requester: not admitted, no link",
+			payload: `{"kind":"approval","data":{"approversList":["engine","bob"]}}`,
+			admit:   map[string]verdict{"engine": "forbidden", "bob": "principal:bob", "alice": "approver_not_eligible"},
+			inboxes: []string{"principal:engine", "principal:bob"}, audience: []string{"principal:engine", "principal:bob"}, signable: []string{"bob"}, alone: true,
+		},
+		{
+			name:    "an audience beside the list: typed by the field naming each, the rest principals, linked only where the list admits",
+			payload: `{"kind":"approval","data":{"approversList":["alice"],"audience":["alice","finance-desk"]}}`,
+			admit:   map[string]verdict{"alice": "principal:alice", "bob": "approver_not_eligible"},
+			inboxes: []string{"principal:alice"}, audience: []string{"principal:alice", "principal:finance-desk"}, signable: []string{"alice"}, alone: true,
+		},
+		{
+			name:    "a clarification: its display's audience is asked and filed",
+			payload: `{"kind":"clarification","data":{"questions":[{"id":"q"}]}}`,
+			display: &interrupt.Display{Audience: []string{"alice"}},
+			admit:   map[string]verdict{"alice": "open:", "bob": "open:", "engine": "forbidden"},
+			inboxes: []string{"principal:alice"}, audience: []string{"principal:alice"}, signable: []string{"alice"}, alone: true,
+		},
+		{
+			name:    "a low-confidence escalation: never its agent",
+			payload: `{"kind":"low-confidence","data":{"agentId":"agent-7"}}`,
+			admit:   map[string]verdict{"alice": "open:", "agent": "forbidden", "engine": "forbidden"},
+			inboxes: []string{"anyone"},
+		},
+		{
+			name:    "what a machine answers: anyone the route admits, filed nowhere, told no one",
+			payload: `{"kind":"external-event","data":{}}`,
+			admit:   map[string]verdict{"alice": "", "engine": ""},
+		},
+		{
+			name:    "a conversation's start: the engine's, filed nowhere",
+			payload: `{"kind":"conversation.start","data":{"conversationId":"c"}}`,
+			admit:   map[string]verdict{"engine": "forbidden", "alice": "open:"},
+		},
+	}
+	who := map[string]interrupt.Principal{"alice": alice, "bob": bob, "engine": engine, "anon": anon, "agent": agent}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var p interrupt.Payload
+			if err := json.Unmarshal([]byte(tt.payload), &p); err != nil {
+				t.Fatal(err)
+			}
+			d := interrupt.NewDeciders(p, tt.display, "engine", tt.refKinds)
+			for name, want := range tt.admit {
+				e, err := d.Admit(who[name])
+				got := string(interrupt.ErrorCode(err))
+				if err == nil && e.Via != "" {
+					got = e.Via + ":" + e.Ref
+					for _, a := range e.Also {
+						got += "+" + a.Via + ":" + a.Ref
+					}
+				}
+				if got != want {
+					t.Errorf("Admit(%s) = %q, want %q", name, got, want)
+				}
+			}
+			if got := d.Inboxes(); !slices.Equal(got, tt.inboxes) {
+				t.Errorf("Inboxes() = %v, want %v", got, tt.inboxes)
+			}
+			var audience, signable []string
+			for _, r := range d.Audience {
+				audience = append(audience, r.Inbox())
+				if d.Signable(r) {
+					signable = append(signable, r.Ref)
+				}
+			}
+			if !slices.Equal(audience, tt.audience) || !slices.Equal(signable, tt.signable) {
+				t.Errorf("audience %v, signable %v; want %v, %v", audience, signable, tt.audience, tt.signable)
+			}
+			if got := d.FiledAlone(); got != tt.alone && len(tt.inboxes) > 0 {
+				t.Errorf("FiledAlone() = %v, want %v", got, tt.alone)
+			}
+		})
+	}
+}
+
+// TestDecidersInboxesBoundedByBytes: refs JSON escapes six bytes a character (U+2028) are filed
+// while their names fit MaxInboxBytes, so the summary listing them fits its item.
+func TestDecidersInboxesBoundedByBytes(t *testing.T) {
+	t.Parallel()
+	var refs []string
+	for i := range 100 {
+		refs = append(refs, strings.Repeat("\u2028", 200)+string(rune('a'+i%26))+strings.Repeat("x", i/26))
+	}
+	raw, _ := json.Marshal(map[string]any{"kind": "approval", "data": map[string]any{"approversList": refs}})
+	var p interrupt.Payload
+	if err := json.Unmarshal(raw, &p); err != nil {
+		t.Fatal(err)
+	}
+	got := interrupt.NewDeciders(p, nil, "engine", nil).Inboxes()
+	size := 0
+	for _, name := range got {
+		size += interrupt.EncodedLen(name) + 1
+	}
+	if len(got) == 0 || len(got) == len(refs) || size > interrupt.MaxInboxBytes {
+		t.Errorf("%d inboxes of %d encoded bytes, want some, not all, within %d", len(got), size, interrupt.MaxInboxBytes)
+	}
+}
