@@ -32,8 +32,9 @@ type Reading struct {
 	host.Store
 	mu           sync.Mutex
 	summaryBytes int
-	// Logs is how many times a run's log was read.
-	Logs int
+	// Logs is how many times a run's log was read; Filed how many inbox entries were written.
+	Logs  int
+	Filed int
 }
 
 // WaitingRuns counts the summaries' bytes of the entries read.
@@ -128,4 +129,74 @@ func APageCostsAPage(t *testing.T, store host.Store, readUnits func() float64) P
 		}
 	}
 	return costs[100_000]
+}
+
+// FileAssignment counts an inbox entry written.
+func (r *Reading) FileAssignment(ctx context.Context, a runlog.Assignment) error {
+	r.mu.Lock()
+	r.Filed++
+	r.mu.Unlock()
+	return r.Store.FileAssignment(ctx, a)
+}
+
+// ReadModelsAtABoundedCost is the probe's case (docs/design.md, "Read models"): three approvals
+// of about 75 KB whose approversList names 100 refs of U+2028 characters, which JSON escapes to
+// six bytes each. Their inboxes are bounded by encoded bytes, so the run's entry stays current:
+// a list of the tenant's pending interrupts then reads no run's log and rewrites no inbox entry,
+// and an inbox entry carries no eligibility list. Ten approvals alice is listed on but whose
+// long role refs she does not hold cost her inbox one read of their run, not of each entry's
+// lists.
+func ReadModelsAtABoundedCost(t *testing.T, store host.Store) {
+	t.Helper()
+	ctx := context.Background()
+	sch, err := schema.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &Reading{Store: store}
+	h := host.New(host.Env{Stores: host.StoresOf(r), Schemas: sch}, host.Config{RefKinds: interrupt.DefaultRefKinds})
+	engine := interrupt.Principal{Subject: "engine", Tenant: "probe"}
+	var refs []string
+	for i := range 100 {
+		refs = append(refs, fmt.Sprintf("%s%03d", strings.Repeat("\u2028", 120), i))
+	}
+	list, _ := json.Marshal(refs)
+	for i := range 3 {
+		payload := fmt.Sprintf(`{"kind":"approval","key":"k%d","data":{"artifactId":"a","artifactType":"doc","title":"Approve %d","actions":["accept"],"approversList":%s}}`, i, i, list)
+		if _, _, err := h.RequestInterrupt(ctx, engine, "r1", host.Request{NodeID: fmt.Sprint("approve-", i), Payload: json.RawMessage(payload)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	Reindex(t, h, engine, "r1")
+	for range 2 {
+		r.Logs, r.Filed, r.summaryBytes = 0, 0, 0
+		page, err := h.PendingInterrupts(ctx, engine, "", 0)
+		if err != nil || len(page.Interrupts) != 3 {
+			t.Fatalf("page %+v %v", page, err)
+		}
+		if r.Logs != 0 || r.Filed != 0 {
+			t.Errorf("a list of the probe's run read %d logs and wrote %d inbox entries, want none", r.Logs, r.Filed)
+		}
+	}
+	roles, _ := json.Marshal([]string{strings.Repeat("r", 250), strings.Repeat("s", 250)})
+	for i := range 10 {
+		payload := fmt.Sprintf(`{"kind":"approval","key":"a%d","data":{"artifactId":"a","artifactType":"doc","title":"Approve %d","actions":["accept"],"approversList":["alice"],"approverRoleRefs":%s}}`, i, i, roles)
+		if _, _, err := h.RequestInterrupt(ctx, engine, "r2", host.Request{NodeID: fmt.Sprint("gate-", i), Payload: json.RawMessage(payload)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	Reindex(t, h, engine, "r2")
+	r.Logs, r.Filed, r.summaryBytes = 0, 0, 0
+	alice := interrupt.Principal{Subject: "alice", Tenant: "probe", Roles: []string{"clerk"}}
+	inbox, err := h.Inbox(ctx, alice, "", 0)
+	if err != nil || len(inbox.Items) != 0 {
+		t.Fatalf("alice's inbox %+v %v, want nothing she may decide", inbox, err)
+	}
+	if r.Logs != 1 || r.Filed != 0 || r.summaryBytes > 10*1024 {
+		t.Errorf("alice's inbox read %d logs, %d bytes of entries, and wrote %d entries; want one log, a few KB, none", r.Logs, r.summaryBytes, r.Filed)
+	}
+	manager := interrupt.Principal{Subject: "alice", Tenant: "probe", Roles: []string{strings.Repeat("s", 250)}}
+	if inbox, err := h.Inbox(ctx, manager, "", 0); err != nil || len(inbox.Items) != 10 {
+		t.Fatalf("alice's inbox as the role's holder: %d items, %v; want 10", len(inbox.Items), err)
+	}
 }

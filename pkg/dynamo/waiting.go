@@ -29,6 +29,7 @@ import (
 const (
 	attrFiledAt = "filedAt"
 	attrPending = "pending"
+	attrOmitted = "omitted"
 )
 
 func waitingPartition(tenant string) string { return tenant + "#waiting#" }
@@ -42,8 +43,8 @@ func waitingKey(k runlog.Key) (map[string]types.AttributeValue, error) {
 
 // FileWaiting files w with one put, conditional on w replacing the entry there
 // (runlog.Waiting.Replaces), which answers the entry it replaced (ReturnValues ALL_OLD).
-// Summaries that would not fit one item (200 of them with the longest keys and titles) are left
-// out: an entry without them is read from its run's log by the list.
+// Summaries that would not fit one item (200 of them, each filed in many inboxes) are left out,
+// and the entry says so (runlog.Waiting.Omitted): the list reads such a run from its log.
 func (l *Table) FileWaiting(ctx context.Context, w runlog.Waiting) (runlog.Waiting, bool, error) {
 	item, err := waitingKey(w.Key)
 	if err != nil {
@@ -56,6 +57,7 @@ func (l *Table) FileWaiting(ctx context.Context, w runlog.Waiting) (runlog.Waiti
 	item[attrSeq], item[attrFiledAt], item[attrOrigin], item[attrPending] = n(w.Seq), n(w.At.UnixMicro()), s("o:"+w.Origin), s(string(pending))
 	if ItemSize(item) > MaxItemBytes {
 		delete(item, attrPending)
+		item[attrOmitted] = &types.AttributeValueMemberBOOL{Value: true}
 	}
 	out, err := l.db.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName: &l.table, Item: item, ReturnValues: types.ReturnValueAllOld,
@@ -144,7 +146,11 @@ func waitingOf(tenant string, item map[string]types.AttributeValue) (runlog.Wait
 			return runlog.Waiting{}, fmt.Errorf("dynamo: waiting entry %s: %w", str(item[attrSK]), err)
 		}
 	}
-	return runlog.Waiting{Key: runlog.Key{Tenant: tenant, RunID: str(item[attrSK])}, Seq: seq, At: time.UnixMicro(at).UTC(), Origin: origin, Pending: pending}, nil
+	omitted, _ := item[attrOmitted].(*types.AttributeValueMemberBOOL)
+	return runlog.Waiting{
+		Key: runlog.Key{Tenant: tenant, RunID: str(item[attrSK])}, Seq: seq, At: time.UnixMicro(at).UTC(), Origin: origin, Pending: pending,
+		Omitted: omitted != nil && omitted.Value,
+	}, nil
 }
 
 // Newer reports whether the log of run k holds a commit after seq, live or expired, with one

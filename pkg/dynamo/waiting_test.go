@@ -20,3 +20,9 @@ func TestAPageCostsAPage(t *testing.T) {
 		t.Errorf("a page of 16 runs consumed %v read units, want the index's and one per run", large.Units)
 	}
 }
+
+// TestReadModelsAtABoundedCost runs the probe's case of pkg/host's test on a table.
+func TestReadModelsAtABoundedCost(t *testing.T) {
+	db, table := localaws.NewTable(t)
+	hosttest.ReadModelsAtABoundedCost(t, dynamo.NewTable(db, table))
+}

@@ -215,13 +215,17 @@ func (h *Host) pendingIn(ctx context.Context, w runlog.Waiting) ([]PendingInterr
 		return nil, err
 	}
 	// An entry without summaries was filed by the commit path of a release before read models
-	// (docs/design.md, "Pending interrupts"): it is read from the log once, and rewritten.
+	// (docs/design.md, "Pending interrupts"): it is read from the log once, and rewritten. One
+	// whose summaries its item could not hold is current all the same: read, never rewritten.
 	if !newer && len(w.Pending) > 0 {
 		return h.listed(w), nil
 	}
 	st, err := h.load(ctx, w.Key)
 	if err != nil {
 		return nil, err
+	}
+	if !newer && w.Omitted && st.Seq == w.Seq {
+		return h.listed(h.entry(w.Key, st)), nil
 	}
 	if st.Seq == 0 || w.Seq > st.Seq {
 		// No run, or an entry of a commit that never came (an earlier release filed entries

@@ -330,3 +330,10 @@ func TestReindexFromTheBatch(t *testing.T) {
 		t.Errorf("after the resolve, from part of the log: indexed %v, %d logs read", got, r.Logs)
 	}
 }
+
+// TestReadModelsAtABoundedCost runs the probe's case on the in-memory store; pkg/dynamo runs it
+// on a table.
+func TestReadModelsAtABoundedCost(t *testing.T) {
+	t.Parallel()
+	hosttest.ReadModelsAtABoundedCost(t, inmem.New())
+}

@@ -21,6 +21,10 @@ type Waiting struct {
 	At      time.Time
 	Origin  string
 	Pending []Summary
+	// Omitted is set by a store whose item could not hold the summaries (hundreds of interrupts
+	// filed in many inboxes each): the entry is current by Seq and Origin all the same, and a
+	// reader lists its run from the log without rewriting it.
+	Omitted bool
 }
 
 // Replaces reports whether an entry w, filed over old, stands instead: an entry of an earlier
