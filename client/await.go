@@ -155,24 +155,24 @@ func (c *Client) await(ctx context.Context, runID string, r *Receiver, requested
 		}
 		for _, e := range page.Events {
 			switch e.Type {
-			case "interrupt.requested":
+			case EventRequested:
 				if requested(e) {
 					latest, node = e.InterruptID, e.NodeID
 				}
-			case "interrupt.resolved":
+			case EventResolved:
 				var p struct {
 					ResumeValue json.RawMessage `json:"resumeValue"`
 				}
 				_ = json.Unmarshal(e.Payload, &p)
 				outcome[e.InterruptID] = Outcome{NodeID: e.NodeID, InterruptID: e.InterruptID, Status: "resolved", ResumeValue: p.ResumeValue, Event: e}
-			case "interrupt.voted":
+			case EventVoted:
 				var v Vote
 				if json.Unmarshal(e.Payload, &v) == nil {
 					votes[e.InterruptID] = append(votes[e.InterruptID], v)
 				}
-			case "interrupt.expired":
+			case EventExpired:
 				outcome[e.InterruptID] = Outcome{NodeID: e.NodeID, InterruptID: e.InterruptID, Status: "expired", Event: e}
-			case "run.cancelled", "run.completed":
+			case EventRunCancelled, EventRunCompleted:
 				ended = &Outcome{Status: e.Type[len("run."):], Event: e}
 			}
 		}
