@@ -9,7 +9,7 @@ import (
 )
 
 func main() {
-	api, err := environ.NewAPI()
+	api, err := environ.DiscoveryAPI()
 	environ.ExitOn(err)
 	lambda.Start(api.Discovery())
 }

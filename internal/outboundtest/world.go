@@ -1,7 +1,8 @@
 // Package outboundtest is the outbound side of a host for tests: a deliverer, subscriptions and
-// verifying receivers over a store. Both pkg/outbound's tests and the store contract in
-// pkg/outbound/storetest drive deliveries through it, and helpers in a _test.go file cannot be
-// imported by another package: so it is written once, here.
+// verifying receivers over a store. pkg/outbound's tests and the stores' tests in pkg/inmem and
+// pkg/dynamo (ConcurrentDeliverers, beside pkg/outbound/storetest's suite) drive deliveries
+// through it, and helpers in a _test.go file cannot be imported by another package: so it is
+// written once, here.
 package outboundtest
 
 import (
@@ -182,13 +183,13 @@ func (w *World) Subscribe(tenant string, r *Receiver, events ...string) outbound
 const Approval = `{"kind":"approval","key":"k","timeoutMs":3600000,"data":{"artifactId":"inv-1","artifactType":"invoice","title":"Pay <inv-1> & more","actions":["accept","reject"],"approversList":["alice","bob"]}}`
 
 // Commit appends a commit of events to the run's log and returns it as the stream carries it.
-func (w *World) Commit(tenant, run string, events ...runlog.Event) outbound.Committed {
+func (w *World) Commit(tenant, run string, events ...runlog.Event) runlog.StreamRecord {
 	w.t.Helper()
 	return w.CommitAs("", tenant, run, events...)
 }
 
 // CommitAs is Commit made by principal by (runlog.Commit.By).
-func (w *World) CommitAs(by, tenant, run string, events ...runlog.Event) outbound.Committed {
+func (w *World) CommitAs(by, tenant, run string, events ...runlog.Event) runlog.StreamRecord {
 	w.t.Helper()
 	k := runlog.Key{Tenant: tenant, RunID: run}
 	prev, err := w.Log.Read(context.Background(), k, 0, 0)
@@ -199,7 +200,7 @@ func (w *World) CommitAs(by, tenant, run string, events ...runlog.Event) outboun
 	if err := w.Log.Append(context.Background(), k, c); err != nil {
 		w.t.Fatal(err)
 	}
-	return outbound.Committed{Key: k, Commit: c}
+	return runlog.StreamRecord{Key: k, Commit: c}
 }
 
 // Requested is the interrupt.requested event of interrupt id at node, of payload.
@@ -214,7 +215,7 @@ func Resolved(node, id string) runlog.Event {
 }
 
 // Deliver delivers a batch of commits as the stream brings them; an error fails the test.
-func (w *World) Deliver(batch ...outbound.Committed) outbound.Report {
+func (w *World) Deliver(batch ...runlog.StreamRecord) outbound.Report {
 	w.t.Helper()
 	r, errs := w.D.Commits(context.Background(), batch)
 	for i, err := range errs {

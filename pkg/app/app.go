@@ -55,7 +55,7 @@ func Load() (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts, err := environ.API(hc)
+	opts, err := environ.APIOptions(hc)
 	if err != nil {
 		return nil, err
 	}

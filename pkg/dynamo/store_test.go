@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/interrupthost/interrupthost/internal/localaws"
+	"github.com/interrupthost/interrupthost/internal/outboundtest"
 	"github.com/interrupthost/interrupthost/pkg/contacts"
 	contactstoretest "github.com/interrupthost/interrupthost/pkg/contacts/storetest"
 	"github.com/interrupthost/interrupthost/pkg/dynamo"
@@ -37,9 +38,14 @@ func TestHostStore(t *testing.T) {
 func TestOutboundStore(t *testing.T) {
 	t.Parallel()
 	localaws.NeedsStack(t)
-	outboundstoretest.Exercise(t, func(t *testing.T) outbound.Store {
+	open := func(t *testing.T) outbound.Store {
 		db, table := localaws.NewTable(t)
 		return dynamo.NewOutbound(db, table)
+	}
+	outboundstoretest.Exercise(t, open)
+	t.Run("concurrent deliverers", func(t *testing.T) {
+		t.Parallel()
+		outboundtest.ConcurrentDeliverers(t, open)
 	})
 }
 

@@ -18,11 +18,12 @@ import (
 
 	"github.com/interrupthost/interrupthost/pkg/dynamo"
 	"github.com/interrupthost/interrupthost/pkg/outbound"
+	"github.com/interrupthost/interrupthost/pkg/runlog"
 )
 
 // Deliverer delivers a batch of commits (outbound.Deliverer); errs[i] is batch[i]'s.
 type Deliverer interface {
-	Commits(ctx context.Context, batch []outbound.Committed) (outbound.Report, []error)
+	Commits(ctx context.Context, batch []runlog.StreamRecord) (outbound.Report, []error)
 }
 
 // Handler is deliver-events' entry point. The template's filter passes only inserted and
@@ -52,7 +53,7 @@ func Handler(d Deliverer, log *slog.Logger) func(context.Context, events.DynamoD
 
 // commitsOf are the batch's new commits in stream order, with their records' sequence numbers;
 // a commit that cannot be read is logged and passed over (retrying cannot mend it).
-func commitsOf(ev events.DynamoDBEvent, log *slog.Logger) (batch []outbound.Committed, ids []string) {
+func commitsOf(ev events.DynamoDBEvent, log *slog.Logger) (batch []runlog.StreamRecord, ids []string) {
 	for _, r := range ev.Records {
 		c, ok, err := committed(r)
 		if err != nil {
@@ -68,7 +69,7 @@ func commitsOf(ev events.DynamoDBEvent, log *slog.Logger) (batch []outbound.Comm
 }
 
 // committed reads a record: ok for a new commit (inserted, or written over another commit).
-func committed(r events.DynamoDBEventRecord) (c outbound.Committed, ok bool, err error) {
+func committed(r events.DynamoDBEventRecord) (c runlog.StreamRecord, ok bool, err error) {
 	switch events.DynamoDBOperationType(r.EventName) {
 	case events.DynamoDBOperationTypeInsert, events.DynamoDBOperationTypeModify:
 	default:

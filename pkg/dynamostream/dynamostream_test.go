@@ -14,6 +14,7 @@ import (
 
 	"github.com/interrupthost/interrupthost/pkg/dynamostream"
 	"github.com/interrupthost/interrupthost/pkg/outbound"
+	"github.com/interrupthost/interrupthost/pkg/runlog"
 )
 
 // batch is a stream batch as Lambda delivers it: a commit, a subscription item, a retention
@@ -25,11 +26,11 @@ var batch []byte
 
 // recorder is a deliverer that keeps what it is given and fails the commits fail names.
 type recorder struct {
-	got  []outbound.Committed
+	got  []runlog.StreamRecord
 	fail map[string]bool
 }
 
-func (r *recorder) Commits(_ context.Context, b []outbound.Committed) (outbound.Report, []error) {
+func (r *recorder) Commits(_ context.Context, b []runlog.StreamRecord) (outbound.Report, []error) {
 	r.got = append(r.got, b...)
 	errs := make([]error, len(b))
 	for i, c := range b {

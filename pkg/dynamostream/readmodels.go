@@ -13,7 +13,6 @@ import (
 
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/metrics"
-	"github.com/interrupthost/interrupthost/pkg/outbound"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
 )
 
@@ -95,7 +94,7 @@ type touched struct {
 }
 
 // runsOf are the batch's runs in the order of their first commit.
-func runsOf(batch []outbound.Committed) []touched {
+func runsOf(batch []runlog.StreamRecord) []touched {
 	var runs []touched
 	at := map[runlog.Key]int{}
 	for i, c := range batch {

@@ -12,7 +12,6 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/interrupthost/interrupthost/pkg/outbound"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
 )
 
@@ -117,16 +116,16 @@ func failedBatch(body string) (FailedBatch, error) {
 }
 
 // redriven reads the commits of [from, to], ordered by run and seq, each marked Redriven.
-func redriven(ctx context.Context, sc Scanner, from, to time.Time, segments int) ([]outbound.Committed, error) {
+func redriven(ctx context.Context, sc Scanner, from, to time.Time, segments int) ([]runlog.StreamRecord, error) {
 	var mu sync.Mutex
-	var batch []outbound.Committed
+	var batch []runlog.StreamRecord
 	err := sc.CommitsBetween(ctx, from, to, segments, func(k runlog.Key, c runlog.Commit) error {
 		mu.Lock()
 		defer mu.Unlock()
-		batch = append(batch, outbound.Committed{Key: k, Commit: c, Redriven: true})
+		batch = append(batch, runlog.StreamRecord{Key: k, Commit: c, Redriven: true})
 		return nil
 	})
-	slices.SortFunc(batch, func(a, b outbound.Committed) int {
+	slices.SortFunc(batch, func(a, b runlog.StreamRecord) int {
 		return cmp.Or(cmp.Compare(a.Key.Tenant, b.Key.Tenant), cmp.Compare(a.Key.RunID, b.Key.RunID), cmp.Compare(a.Commit.Seq, b.Commit.Seq))
 	})
 	return batch, err

@@ -160,9 +160,9 @@ func HostEnv() host.Env {
 	}
 }
 
-// API is the API's options from the environment for a host configured by hc: the claims' names,
+// APIOptions are the API's options from the environment for a host configured by hc: the claims' names,
 // the public base URL if one is set, the discovery document and the metrics.
-func API(hc host.Config) (apigw.Options, error) {
+func APIOptions(hc host.Config) (apigw.Options, error) {
 	opts, err := claims()
 	if err != nil {
 		return opts, err
@@ -176,14 +176,15 @@ func API(hc host.Config) (apigw.Options, error) {
 	return opts, nil
 }
 
-// NewAPI is the API configured from the environment, with no service: each function's
-// constructor (apigw.API.GetRun, ...) adds those its routes call. Discovery needs none.
-func NewAPI() (*apigw.API, error) {
+// DiscoveryAPI is the API of the one function that needs nothing but its configuration
+// (discovery): built here, over no service, so that it links no AWS client. Every other
+// function's API is app.Env.API's, with the services its constructor takes.
+func DiscoveryAPI() (*apigw.API, error) {
 	hc, err := Host()
 	if err != nil {
 		return nil, err
 	}
-	opts, err := API(hc)
+	opts, err := APIOptions(hc)
 	if err != nil {
 		return nil, err
 	}

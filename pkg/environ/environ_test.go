@@ -77,7 +77,7 @@ func TestThePrincipalClaimsAreTheTemplates(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.env, func(t *testing.T) {
 			t.Setenv(environ.EnvPrincipalClaim, tt.env)
-			opts, err := environ.API(host.Config{})
+			opts, err := environ.APIOptions(host.Config{})
 			if opts.PrincipalClaim != tt.want || (err == nil) != (tt.want != "") {
 				t.Errorf("%q, %v; want %q", opts.PrincipalClaim, err, tt.want)
 			}

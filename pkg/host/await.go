@@ -65,7 +65,7 @@ func (h *Host) sourceOf(ctx context.Context, tenant, named string) (string, erro
 // resolves it in d's own commit with an event already kept, if the event passes the interrupt's
 // resumeSchema.
 func (h *Host) await(ctx context.Context, p interrupt.Principal, runID, nodeID, id, endpoint string, payload interrupt.Payload, d *decision[requested]) error {
-	event, err := h.inbox.Wait(ctx, slotOf(p.Tenant, endpoint, payload.Data), webhook.Waiter{RunID: runID, NodeID: nodeID, InterruptID: id}, h.now())
+	event, err := h.correlations.Wait(ctx, slotOf(p.Tenant, endpoint, payload.Data), webhook.Waiter{RunID: runID, NodeID: nodeID, InterruptID: id}, h.now())
 	if err != nil || event == nil {
 		return err
 	}
@@ -87,7 +87,7 @@ func (h *Host) await(ctx context.Context, p interrupt.Principal, runID, nodeID, 
 // with an event kept meanwhile.
 func (h *Host) confirm(ctx context.Context, p interrupt.Principal, view InterruptView, in *runlog.Interrupt) (InterruptView, error) {
 	k := slotOf(p.Tenant, in.Endpoint, in.Payload.Data)
-	event, err := h.inbox.Confirm(ctx, k, webhook.Waiter{RunID: view.RunID, NodeID: view.NodeID, InterruptID: view.InterruptID}, h.now())
+	event, err := h.correlations.Confirm(ctx, k, webhook.Waiter{RunID: view.RunID, NodeID: view.NodeID, InterruptID: view.InterruptID}, h.now())
 	if err != nil || event == nil {
 		return view, err
 	}

@@ -67,7 +67,7 @@ type Stores struct {
 	Runs          Runs
 	Conversations Conversations
 	Endpoints     Endpoints
-	Inbox         Inbox
+	Correlations  Correlations
 	Deadlines     Deadlines
 	Waiting       Waiting
 	Assignments   Assignments
@@ -78,7 +78,7 @@ type Store interface {
 	Runs
 	Conversations
 	Endpoints
-	Inbox
+	Correlations
 	Deadlines
 	Waiting
 	Assignments
@@ -86,7 +86,7 @@ type Store interface {
 
 // StoresOf is every port of the host, kept by s.
 func StoresOf(s Store) Stores {
-	return Stores{Runs: s, Conversations: s, Endpoints: s, Inbox: s, Deadlines: s, Waiting: s, Assignments: s}
+	return Stores{Runs: s, Conversations: s, Endpoints: s, Correlations: s, Deadlines: s, Waiting: s, Assignments: s}
 }
 
 // Config is the host's behaviour that operators choose: policy, and nothing the host runs with
@@ -160,7 +160,7 @@ type Host struct {
 	runs          Runs
 	conversations Conversations
 	endpointStore Endpoints
-	inbox         Inbox
+	correlations  Correlations
 	deadlines     Deadlines
 	waiting       Waiting
 	assignments   Assignments
@@ -195,7 +195,7 @@ func New(env Env, cfg Config) *Host {
 	}
 	st := env.Stores
 	return &Host{
-		runs: st.Runs, conversations: st.Conversations, endpointStore: st.Endpoints, inbox: st.Inbox, deadlines: st.Deadlines, waiting: st.Waiting, assignments: st.Assignments,
+		runs: st.Runs, conversations: st.Conversations, endpointStore: st.Endpoints, correlations: st.Correlations, deadlines: st.Deadlines, waiting: st.Waiting, assignments: st.Assignments,
 		schemas: env.Schemas, cfg: cfg, now: env.Now, metrics: env.Metrics, onCheckpoint: env.OnCheckpointError,
 		endpoints: &endpointCache{m: map[string]cachedEndpoint{}},
 	}

@@ -83,7 +83,7 @@ func (w *Webhooks) Ingest(ctx context.Context, endpointID string, headers map[st
 			Detail: "the event carries no correlation value at " + strings.Join(e.Correlation, ", ")})
 	}
 	k := webhook.Key{Tenant: e.Tenant, Endpoint: e.ID, EventType: ev.Type, Value: value}
-	slot, err := h.inbox.Deliver(ctx, k, d, now)
+	slot, err := h.correlations.Deliver(ctx, k, d, now)
 	if err != nil {
 		return Ingested{}, err
 	}
@@ -129,12 +129,12 @@ func (w *Webhooks) Ingest(ctx context.Context, endpointID string, headers map[st
 	if d.Answer, err = runlog.Marshal(res); err != nil {
 		return Ingested{}, err
 	}
-	return res, h.inbox.Settle(ctx, k, d, done)
+	return res, h.correlations.Settle(ctx, k, d, done)
 }
 
 // recorded is the answer recorded for d outside a slot, as a duplicate's, if there is one.
 func (h *Host) recorded(ctx context.Context, d webhook.Delivery) (Ingested, bool, error) {
-	answer, err := h.inbox.Recorded(ctx, d.EndpointID, d.EventID)
+	answer, err := h.correlations.Recorded(ctx, d.EndpointID, d.EventID)
 	if err != nil || answer == nil {
 		return Ingested{}, false, err
 	}
@@ -148,7 +148,7 @@ func (h *Host) record(ctx context.Context, d webhook.Delivery, res Ingested) (In
 	if err != nil {
 		return Ingested{}, err
 	}
-	return res, h.inbox.Record(ctx, d.EndpointID, d.EventID, answer, d.Expires)
+	return res, h.correlations.Record(ctx, d.EndpointID, d.EventID, answer, d.Expires)
 }
 
 func duplicate(first json.RawMessage) (Ingested, error) {

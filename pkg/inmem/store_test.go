@@ -3,6 +3,7 @@ package inmem_test
 import (
 	"testing"
 
+	"github.com/interrupthost/interrupthost/internal/outboundtest"
 	"github.com/interrupthost/interrupthost/pkg/contacts"
 	contactstoretest "github.com/interrupthost/interrupthost/pkg/contacts/storetest"
 	"github.com/interrupthost/interrupthost/pkg/host"
@@ -30,7 +31,12 @@ func TestHostStore(t *testing.T) {
 // such store: the deliverer's tests run over it alone, so it must behave as the table does.
 func TestOutboundStore(t *testing.T) {
 	t.Parallel()
-	outboundstoretest.Exercise(t, func(*testing.T) outbound.Store { return inmem.NewOutbound() })
+	open := func(*testing.T) outbound.Store { return inmem.NewOutbound() }
+	outboundstoretest.Exercise(t, open)
+	t.Run("concurrent deliverers", func(t *testing.T) {
+		t.Parallel()
+		outboundtest.ConcurrentDeliverers(t, open)
+	})
 }
 
 // TestContactsStore holds the in-memory store's contacts to the behaviour of every contacts

@@ -95,19 +95,6 @@ func (d *Deliverer) logger() *slog.Logger {
 	return d.Logger
 }
 
-// Committed is a commit as the table's stream carries it, with its run.
-type Committed struct {
-	Key    runlog.Key
-	Commit runlog.Commit
-	// Rewrite marks a commit written over an expired one: a new run of a retired id, whose
-	// cursors (the old run's) no longer say anything.
-	Rewrite bool
-	// Redriven marks a commit read back from the table for a batch the stream gave up on
-	// (package dynamostream's Redriver), long after it was made: a subscription made since
-	// then did not exist when the stream first brought it, so it does not meet the run there.
-	Redriven bool
-}
-
 // pass is one invocation's deliveries. The first attempt to a receiver in a pass is a probe:
 // the pass's other deliveries to it wait for its outcome, and after a failure are not tried in
 // this pass (they go to the retrier), so a dead or hanging receiver costs one timeout per
@@ -198,7 +185,7 @@ type Report struct {
 // commits in order. A receiver's failure is not an error: its events go to the retrier. The
 // error for a commit is the store's (its deliveries may be incomplete, and it is safe to
 // deliver again); errs[i] belongs to batch[i].
-func (d *Deliverer) Commits(ctx context.Context, batch []Committed) (Report, []error) {
+func (d *Deliverer) Commits(ctx context.Context, batch []runlog.StreamRecord) (Report, []error) {
 	errs := make([]error, len(batch))
 	byRun := map[runlog.Key][]int{}
 	var order []runlog.Key
@@ -244,7 +231,7 @@ func (d *Deliverer) each(n int, f func(int)) {
 
 // commit delivers one commit's events to every subscription of its tenant that names one of
 // them, the subscriptions at once.
-func (d *Deliverer) commit(ctx context.Context, p *pass, c Committed) error {
+func (d *Deliverer) commit(ctx context.Context, p *pass, c runlog.StreamRecord) error {
 	subs, err := p.subscriptions(ctx, d.Store, c.Key.Tenant)
 	if err != nil {
 		return err
@@ -265,7 +252,7 @@ func (d *Deliverer) commit(ctx context.Context, p *pass, c Committed) error {
 // fromStream moves a subscription's cursor of the run through commit c, unless c was delivered
 // already or the retrier owns the cursor (an earlier event failed: c waits behind it). A
 // subscription meets a run at the first commit it sees of it.
-func (d *Deliverer) fromStream(ctx context.Context, p *pass, s Subscription, c Committed) error {
+func (d *Deliverer) fromStream(ctx context.Context, p *pass, s Subscription, c runlog.StreamRecord) error {
 	cur, err := d.Store.Cursor(ctx, c.Key.Tenant, s.ID, c.Key.RunID)
 	if err != nil {
 		return err

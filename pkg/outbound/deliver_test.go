@@ -409,7 +409,7 @@ func TestABatchReadsEachTenantsSubscriptionsOnce(t *testing.T) {
 	w.Subscribe("acme", r, "*")
 	counting := &countingStore{Store: w.Store}
 	w.D.Store = counting
-	var batch []outbound.Committed
+	var batch []runlog.StreamRecord
 	for i := range 10 {
 		batch = append(batch, w.Commit("acme", fmt.Sprint("run-", i), outboundtest.Requested("n", "i", outboundtest.Approval)))
 		batch = append(batch, w.Commit("globex", fmt.Sprint("run-", i), outboundtest.Requested("n", "i", outboundtest.Approval)))
@@ -428,7 +428,7 @@ func TestANewRunOfARetiredIDIsDelivered(t *testing.T) {
 	r := w.Receiver()
 	w.Subscribe("acme", r, interrupt.EventRequested)
 	w.Deliver(w.Commit("acme", "run-1", outboundtest.Requested("a", "i1", outboundtest.Approval)), w.Commit("acme", "run-1", outboundtest.Requested("b", "i2", outboundtest.Approval)))
-	again := outbound.Committed{Key: runlog.Key{Tenant: "acme", RunID: "run-1"}, Commit: runlog.Commit{
+	again := runlog.StreamRecord{Key: runlog.Key{Tenant: "acme", RunID: "run-1"}, Commit: runlog.Commit{
 		Seq: 1, ID: "new-c1", At: w.Clock.Now().Add(31 * 24 * time.Hour), Events: []runlog.Event{outboundtest.Requested("x", "i9", outboundtest.Approval)},
 	}}
 	w.Deliver(again) // as an insert the stream would never send: taken for a repeat
@@ -464,7 +464,7 @@ func TestAnAttemptIsCountedOnceRecorded(t *testing.T) {
 	w.Subscribe("acme", r, interrupt.EventRequested)
 	w.D.Store = &unrecorded{Store: w.Store}
 	c := w.Commit("acme", "run-1", outboundtest.Requested("approve", "i1", outboundtest.Approval))
-	if _, errs := w.D.Commits(context.Background(), []outbound.Committed{c}); errs[0] == nil {
+	if _, errs := w.D.Commits(context.Background(), []runlog.StreamRecord{c}); errs[0] == nil {
 		t.Fatal("a delivery whose attempt was not recorded succeeded")
 	}
 	if got := w.Counted(metrics.Delivered); got != 0 {

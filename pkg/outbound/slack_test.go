@@ -16,6 +16,7 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/inmem"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/outbound"
+	"github.com/interrupthost/interrupthost/pkg/runlog"
 )
 
 // TestSlackMessage: the slack format posts a Block Kit message, read here with Slack's Go
@@ -156,7 +157,7 @@ func TestAnUnreadableContactFailsThePass(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, errs := w.D.Commits(context.Background(), []outbound.Committed{w.Commit("acme", "run-1", outboundtest.Requested("approve", "i1", outboundtest.Approval))})
+	_, errs := w.D.Commits(context.Background(), []runlog.StreamRecord{w.Commit("acme", "run-1", outboundtest.Requested("approve", "i1", outboundtest.Approval))})
 	if len(errs) != 1 || errs[0] == nil || !strings.Contains(errs[0].Error(), "the table is unavailable") {
 		t.Fatalf("errs %v, want the contact's error", errs)
 	}

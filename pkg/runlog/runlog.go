@@ -143,6 +143,20 @@ type Commit struct {
 	By string
 }
 
+// StreamRecord is a commit as the table's stream carries it, with its run: what every consumer
+// of the stream takes (the deliveries, the read models).
+type StreamRecord struct {
+	Key    Key
+	Commit Commit
+	// Rewrite marks a commit written over an expired one: a new run of a retired id, whose
+	// cursors (the old run's) no longer say anything.
+	Rewrite bool
+	// Redriven marks a commit read back from the table for a batch the stream gave up on
+	// (package dynamostream's Redriver), long after it was made: a subscription made since
+	// then did not exist when the stream first brought it, so it does not meet the run there.
+	Redriven bool
+}
+
 // Stored is c as a store keeps it: its events without the Go values their writer encoded them
 // from, so that a read parses them as a read from any other store does.
 func (c Commit) Stored() Commit {

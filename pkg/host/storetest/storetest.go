@@ -19,7 +19,7 @@ func Exercise(t *testing.T, open func(t *testing.T) host.Store) {
 		run     func(*testing.T, func(*testing.T) host.Store)
 	}{
 		{"log", logContract},
-		{"inbox", inboxContract},
+		{"correlations", correlationsContract},
 		{"deadlines", deadlinesContract},
 		{"waiting", waitingContract},
 		{"assignments", assignmentsContract},

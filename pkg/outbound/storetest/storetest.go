@@ -17,7 +17,6 @@ func Exercise(t *testing.T, open func(t *testing.T) outbound.Store) {
 		{"subscription limit", subscriptionLimit},
 		{"contract", contract},
 		{"refused keys", refusedKeys},
-		{"concurrent deliverers", concurrentDeliverers},
 		{"mailed", mailed},
 		{"asked", asked},
 	} {

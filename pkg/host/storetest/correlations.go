@@ -16,11 +16,11 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/webhook"
 )
 
-// inboxContract: every store keeps endpoints, keeps the first live event of a correlation
+// correlationsContract: every store keeps endpoints, keeps the first live event of a correlation
 // item and registers waiters beside it, orders Confirm with Deliver, settles only the event kept,
 // records answers outside slots once, answers what is not there without an error, and refuses a
 // slot of a tenant that is no id.
-func inboxContract(t *testing.T, open func(t *testing.T) host.Store) {
+func correlationsContract(t *testing.T, open func(t *testing.T) host.Store) {
 	ctx := context.Background()
 	t0 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 	k := webhook.Key{Tenant: "acme", Endpoint: "we_1", EventType: "payment_intent.succeeded", Value: "order#7/é"}

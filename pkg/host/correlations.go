@@ -26,12 +26,12 @@ type Endpoints interface {
 	DeleteEndpoint(ctx context.Context, id string) error
 }
 
-// Inbox is the storage that joins providers' events with the external-event interrupts waiting
+// Correlations are the storage that joins providers' events with the external-event interrupts waiting
 // for them: one correlation slot per (tenant, endpoint, event type, correlation value), and
 // answers to events kept outside a slot. Every slot write is a single conditional write; every
 // waiter is re-validated against its run's log. Ingest and external-event requests use it. A
 // slot key whose tenant is not an id (runlog.ValidID) answers runlog.ErrInvalidKey.
-type Inbox interface {
+type Correlations interface {
 	// Wait registers w at k (again is no error) and returns the event live there, or nil.
 	Wait(ctx context.Context, k webhook.Key, w webhook.Waiter, now time.Time) (*webhook.Delivery, error)
 	// Confirm writes w again unless an event is live at k, and then returns that event (nil when

@@ -1,4 +1,4 @@
-package storetest
+package outboundtest
 
 import (
 	"context"
@@ -9,26 +9,27 @@ import (
 	"testing"
 	"time"
 
-	"github.com/interrupthost/interrupthost/internal/outboundtest"
 	"github.com/interrupthost/interrupthost/pkg/outbound"
+	"github.com/interrupthost/interrupthost/pkg/runlog"
 )
 
-// concurrentDeliverers: two deliverers (two invocations, as Lambda may run after a retry)
+// ConcurrentDeliverers, a case of every outbound store's contract (pkg/outbound/storetest) that
+// needs a World, so each store's test runs it beside that suite: two deliverers (two invocations, as Lambda may run after a retry)
 // take the same batch at once over the store's conditional writes (DynamoDB's, on a table),
 // while the retrier runs: each event reaches the receiver, and after dedupe every run's events
 // arrived in seq order.
-func concurrentDeliverers(t *testing.T, open func(t *testing.T) outbound.Store) {
-	w := outboundtest.NewWorld(t, open(t))
+func ConcurrentDeliverers(t *testing.T, open func(t *testing.T) outbound.Store) {
+	w := NewWorld(t, open(t))
 	r := w.Receiver()
 	r.Ignore = true // the clock runs ahead for the retrier
 	r.Fail = func(id string, try int) bool {
 		return try == 1 && (strings.HasPrefix(id, "run-1:") || strings.HasPrefix(id, "run-3:"))
 	}
 	w.Subscribe("acme", r, "*")
-	var batch []outbound.Committed
+	var batch []runlog.StreamRecord
 	for i := range 5 {
 		for run := range 4 {
-			batch = append(batch, w.Commit("acme", fmt.Sprint("run-", run), outboundtest.Requested(fmt.Sprint("n", i), fmt.Sprint("i", i), outboundtest.Approval)))
+			batch = append(batch, w.Commit("acme", fmt.Sprint("run-", run), Requested(fmt.Sprint("n", i), fmt.Sprint("i", i), Approval)))
 		}
 	}
 	deliverer := func() *outbound.Deliverer {
