@@ -101,11 +101,14 @@ fuzz:
 	  done; \
 	done
 
-## lint: gofmt, go vet and staticcheck (pinned as a go.mod tool), and each function's links: the
+## lint: gofmt, go.mod and go.sum tidy (the host's and the client's), go vet and staticcheck
+## (pinned as a go.mod tool), and each function's links: the
 ## AWS clients `go list -deps` finds in its deployed build are those its role lets it call
 lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
+	go mod tidy -diff
+	cd client && go mod tidy -diff
 	go vet ./... github.com/interrupthost/interrupthost/client/...
 	go tool staticcheck ./... github.com/interrupthost/interrupthost/client/...
 	go test -count=1 -run '^TestEachFunctionLinksWhatItsRoleAllows$$' ./internal/samtemplate
