@@ -307,28 +307,72 @@ func (in *Interrupt) setCreated(created bool) { in.Created = created }
 
 // Request suspends the run at nodeID on an interrupt (payload is the InterruptPayload). The same
 // payload key again answers the interrupt as the log has it: resolved, with its resumeValue,
-// once someone resolved it.
+// once someone resolved it. RequestWith sends what the host keeps beside a payload (whom to ask,
+// reminders, escalation).
 func (c *Client) Request(ctx context.Context, runID, nodeID string, payload json.RawMessage, token *TokenRequest, opts ...CallOption) (Interrupt, error) {
-	return c.request(ctx, runID, nodeID, "", payload, token, opts)
+	return c.RequestWith(ctx, runID, InterruptRequest{NodeID: nodeID, Payload: payload, Token: token}, opts...)
 }
 
 // RequestFrom is Request for an external-event interrupt that waits on the webhook endpoint
 // endpointID: only that endpoint's events resolve it. A tenant holding more than one endpoint
 // must name it.
 func (c *Client) RequestFrom(ctx context.Context, runID, nodeID, endpointID string, payload json.RawMessage, token *TokenRequest, opts ...CallOption) (Interrupt, error) {
-	return c.request(ctx, runID, nodeID, endpointID, payload, token, opts)
+	return c.RequestWith(ctx, runID, InterruptRequest{NodeID: nodeID, Payload: payload, Token: token, Endpoint: endpointID}, opts...)
 }
 
-func (c *Client) request(ctx context.Context, runID, nodeID, endpointID string, payload json.RawMessage, token *TokenRequest, opts []CallOption) (Interrupt, error) {
+// RequestWith is Request with every member of the request: the payload and what the host keeps
+// beside it.
+func (c *Client) RequestWith(ctx context.Context, runID string, r InterruptRequest, opts ...CallOption) (Interrupt, error) {
 	var out Interrupt
-	in := struct {
-		NodeID   string          `json:"nodeId"`
-		Payload  json.RawMessage `json:"payload"`
-		Token    *TokenRequest   `json:"token,omitempty"`
-		Endpoint string          `json:"endpoint,omitempty"`
-	}{nodeID, payload, token, endpointID}
-	err := c.do(ctx, http.MethodPost, "/runs/"+esc(runID)+"/interrupts", in, &out, idempotent(opts)...)
+	err := c.do(ctx, http.MethodPost, "/runs/"+esc(runID)+"/interrupts", r, &out, idempotent(opts)...)
 	return out, err
+}
+
+// InterruptRequest is request-interrupt's body: the InterruptPayload at a node, and what the host
+// keeps beside it, since the payload is closed. A test of the host's repository holds its members
+// to openapi.yaml's.
+type InterruptRequest struct {
+	NodeID  string          `json:"nodeId"`
+	Payload json.RawMessage `json:"payload"`
+	// Token asks for a token minted with the interrupt.
+	Token *TokenRequest `json:"token,omitempty"`
+	// Endpoint is the webhook endpoint an external-event interrupt waits on (RequestFrom).
+	Endpoint string `json:"endpoint,omitempty"`
+	// Reminders and Escalation follow up an interrupt a person decides while it waits;
+	// omitted, the deployment's defaults.
+	Reminders  *Reminders  `json:"reminders,omitempty"`
+	Escalation *Escalation `json:"escalation,omitempty"`
+	// Display is how, and to whom, people are shown it: a clarification's Audience is whom to
+	// ask (its payload names no one), RequesterName who asks as people know it.
+	Display *Display `json:"display,omitempty"`
+}
+
+// Reminders are Count reminders to whom has not decided yet, the first AfterMs after the
+// request, then one every EveryMs (required for more than one).
+type Reminders struct {
+	AfterMs int64 `json:"afterMs"`
+	EveryMs int64 `json:"everyMs,omitempty"`
+	Count   int   `json:"count"`
+}
+
+// Escalation notifies To once, AfterMs after the request, if it is still pending; it widens
+// nothing.
+type Escalation struct {
+	AfterMs int64 `json:"afterMs"`
+	To      []Ref `json:"to"`
+}
+
+// Ref names a principal, a group or a role (Kind "principal", "group", "role").
+type Ref struct {
+	Kind string `json:"kind"`
+	Ref  string `json:"ref"`
+}
+
+// Display is how, and to whom, people are shown an interrupt.
+type Display struct {
+	RequesterName string   `json:"requesterName,omitempty"`
+	ArtifactURL   string   `json:"artifactUrl,omitempty"`
+	Audience      []string `json:"audience,omitempty"`
 }
 
 // Resolution is the answer of a resolve.

@@ -54,7 +54,7 @@ func TestLargestBodiesFit(t *testing.T) {
 			`{"resumeValue":{"action":"edit-accept","decidedAt":"2026-11-30T09:00:00Z","decidedBy":"alice","editedArtifactData":{"text":"%s"}}}`,
 			func(body string) string { return body[len(`{"resumeValue":`) : len(body)-1] }},
 		{"clarification answer", clarification,
-			`{"resumeValue":{"answers":{"q":"%s"},"decidedBy":"alice"}}`,
+			`{"resumeValue":{"answers":{"q":"%s"},"decidedBy":"alice","decidedAt":"2026-11-30T09:00:00Z"}}`,
 			func(body string) string { return body[len(`{"resumeValue":`) : len(body)-1] }},
 		{"request payload", "",
 			`{"nodeId":"n1","payload":{"kind":"approval","key":"k","data":{"artifactId":"a","artifactType":"t","title":"x","actions":["accept"],"artifactData":"%s"}}}`,

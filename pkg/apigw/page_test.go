@@ -323,7 +323,7 @@ func TestClarificationPage(t *testing.T) {
 		t.Fatalf("answers: %d %s", r.Status, r.Body)
 	}
 	commits := s.commits(t, "acme", "r1")
-	if got := string(commits[len(commits)-1].Events[0].Payload); !strings.Contains(got, `"resumeValue":{"answers":{"address":"1 Rue de Rivoli","count":2,"express":true,"size":"M"},"decidedBy":"alice"}`) {
+	if got := string(commits[len(commits)-1].Events[0].Payload); !strings.Contains(got, `"resumeValue":{"answers":{"address":"1 Rue de Rivoli","count":2,"express":true,"size":"M"},"decidedBy":"alice","decidedAt":"20`) {
 		t.Errorf("resolved with %s", got)
 	}
 }

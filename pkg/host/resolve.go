@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"time"
 
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
@@ -169,21 +170,27 @@ func (h *Host) checkResume(in *runlog.Interrupt, p interrupt.Principal, value js
 			return nil, "", err
 		}
 	case interrupt.KindClarification:
-		value = answeredBy(h.schemas, in.Payload.ResumeSchema, p, value, doc)
+		value = answeredBy(h.schemas, in.Payload.ResumeSchema, p, value, doc, h.now())
 	}
 	return value, action, nil
 }
 
-// answeredBy is the clarification's answers as recorded: with decidedBy, as an approval's, so
-// that whoever reads the resume value learns who answered. The caller's decidedBy is kept as
-// sent; an authenticated caller who left it out is filled in; a token minted without a principal
-// has no one to fill in, and nothing is.
-func answeredBy(schemas *schema.Set, resumeSchema json.RawMessage, p interrupt.Principal, value json.RawMessage, doc *schema.Doc) json.RawMessage {
+// answeredBy is the clarification's answers as recorded: with decidedBy and decidedAt, as an
+// approval's, so that whoever reads the resume value learns who answered and when. The caller's
+// decidedBy and decidedAt are kept as sent; an authenticated caller who left decidedBy out is
+// filled in (a token minted without a principal has no one to fill in, and nothing is), and
+// decidedAt is now when left out. Neither is filled where the interrupt's resumeSchema would
+// refuse it.
+func answeredBy(schemas *schema.Set, resumeSchema json.RawMessage, p interrupt.Principal, value json.RawMessage, doc *schema.Doc, now time.Time) json.RawMessage {
 	members, _ := doc.Object()
-	if _, given := members["decidedBy"]; given || p.Subject == "" {
-		return value
+	if _, given := members["decidedBy"]; !given && p.Subject != "" {
+		value = withDecidedBy(schemas, resumeSchema, p, value)
 	}
-	return withDecidedBy(schemas, resumeSchema, p, value)
+	if _, given := members["decidedAt"]; !given {
+		at, _ := runlog.Marshal(now.UTC().Format(runlog.TimeFormat))
+		value = withMember(schemas, resumeSchema, value, "decidedAt", at)
+	}
+	return value
 }
 
 // decidedBy is the approval decision as recorded. decidedBy is the caller's opaque string (the
@@ -211,7 +218,12 @@ func decidedBy(schemas *schema.Set, resumeSchema json.RawMessage, p interrupt.Pr
 // validated against, and an authenticated caller may leave decidedBy out (the spec).
 func withDecidedBy(schemas *schema.Set, resumeSchema json.RawMessage, p interrupt.Principal, value json.RawMessage) json.RawMessage {
 	sub, _ := runlog.Marshal(p.Subject)
-	filled := appendMember(value, "decidedBy", sub)
+	return withMember(schemas, resumeSchema, value, "decidedBy", sub)
+}
+
+// withMember is value with member name set to v, unless resumeSchema would then refuse it.
+func withMember(schemas *schema.Set, resumeSchema, value json.RawMessage, name string, v json.RawMessage) json.RawMessage {
+	filled := appendMember(value, name, v)
 	if len(resumeSchema) == 0 {
 		return filled
 	}

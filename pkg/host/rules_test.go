@@ -379,7 +379,8 @@ func TestResumeValidation(t *testing.T) {
 
 // TestClarificationRecordsWhoAnswered: a clarification's recorded answers say who answered, as
 // an approval's decision does: decidedBy as sent, else the authenticated caller; no one for a
-// token minted without a principal, nor where the interrupt's resumeSchema refuses the member.
+// token minted without a principal, nor where the interrupt's resumeSchema refuses the member;
+// and when: decidedAt as sent, else the time it was recorded.
 func TestClarificationRecordsWhoAnswered(t *testing.T) {
 	const ask = `{"kind":"clarification","key":"k","data":{"questions":[{"id":"q1","question":"?"}]}%s}`
 	tests := []struct {
@@ -387,9 +388,9 @@ func TestClarificationRecordsWhoAnswered(t *testing.T) {
 		by                        interrupt.Principal
 		want                      string
 	}{
-		{"the caller filled in", ``, `{"answers":{"q1":1}}`, hosttest.Who("alice"), `{"answers":{"q1":1},"decidedBy":"alice"}`},
+		{"the caller filled in", ``, `{"answers":{"q1":1}}`, hosttest.Who("alice"), `{"answers":{"q1":1},"decidedBy":"alice","decidedAt":"2026-11-30T09:00:00.000Z"}`},
 		{"decidedBy kept as sent", ``, `{"answers":{"q1":1},"decidedBy":"Ops desk","decidedAt":"2026-12-02T09:00:00Z"}`, hosttest.Who("alice"), `{"answers":{"q1":1},"decidedBy":"Ops desk","decidedAt":"2026-12-02T09:00:00Z"}`},
-		{"a token without a principal", ``, `{"answers":{"q1":1}}`, interrupt.Principal{Tenant: "acme", Token: "jti"}, `{"answers":{"q1":1}}`},
+		{"a token without a principal", ``, `{"answers":{"q1":1}}`, interrupt.Principal{Tenant: "acme", Token: "jti"}, `{"answers":{"q1":1},"decidedAt":"2026-11-30T09:00:00.000Z"}`},
 		{"a resumeSchema without room for it", `,"resumeSchema":{"type":"object","additionalProperties":false,"properties":{"answers":{}}}`, `{"answers":{"q1":1}}`, hosttest.Who("alice"), `{"answers":{"q1":1}}`},
 	}
 	ctx := context.Background()
