@@ -91,6 +91,37 @@ type Problem struct {
 	Errors []FieldError `json:"errors,omitempty"`
 	// RetryAfter is the Retry-After header of a 503, if any.
 	RetryAfter string `json:"-"`
+	// Scope is the scope a 403 says the call needs, where its WWW-Authenticate challenge names
+	// one.
+	Scope string `json:"-"`
+}
+
+// gatewayCode is the code of a refusal the API's gateway answered itself, before the host ran
+// ({"message": "Unauthorized"}): the host's code for the same refusal, so that a missing scope
+// (forbidden) is told from a bad or expired token (unauthorized) in code; http_<status> for a
+// status the host has no code of its own for.
+func gatewayCode(status int) string {
+	switch status {
+	case http.StatusUnauthorized:
+		return "unauthorized"
+	case http.StatusForbidden:
+		return "forbidden"
+	case http.StatusNotFound:
+		return "not_found"
+	case http.StatusRequestEntityTooLarge:
+		return "payload_too_large"
+	}
+	return "http_" + strconv.Itoa(status)
+}
+
+// challengeScope is the scope a Bearer challenge names (scope="a b"), "" for none.
+func challengeScope(challenge string) string {
+	_, rest, ok := strings.Cut(challenge, `scope="`)
+	if !ok {
+		return ""
+	}
+	scope, _, _ := strings.Cut(rest, `"`)
+	return scope
 }
 
 // FieldError names one failing JSON location of a refused body.
@@ -161,9 +192,9 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any, opts 
 		if status < 200 || status > 299 {
 			p := &Problem{Status: status, RetryAfter: header.Get("Retry-After")}
 			if json.Unmarshal(raw, p) != nil || p.Code == "" {
-				p.Code, p.Detail = "http_"+strconv.Itoa(status), strings.TrimSpace(string(raw))
+				p.Code, p.Detail = gatewayCode(status), strings.TrimSpace(string(raw))
 			}
-			p.Status = status
+			p.Status, p.Scope = status, challengeScope(header.Get("WWW-Authenticate"))
 			return p
 		}
 		if out == nil || status == http.StatusNoContent {

@@ -194,3 +194,39 @@ func TestARefreshedBearerIsKept(t *testing.T) {
 		t.Errorf("answered %v after %d refreshes, want 1", err, refreshes)
 	}
 }
+
+// TestGatewayRefusals: a refusal the API's gateway answers itself ({"message": ...}, before the
+// host runs) is a Problem with the host's code for it, so that a missing scope is told from a
+// bad token in code, and the scope a challenge names is kept.
+func TestGatewayRefusals(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		status          int
+		challenge, body string
+		code, scope     string
+	}{
+		{401, `Bearer error="invalid_token"`, `{"message":"Unauthorized"}`, "unauthorized", ""},
+		{403, `Bearer error="insufficient_scope", scope="runs:read"`, `{"message":"Forbidden"}`, "forbidden", "runs:read"},
+		{403, "", `{"message":"Forbidden"}`, "forbidden", ""},
+		{404, "", `{"message":"Not Found"}`, "not_found", ""},
+		{502, "", `{"message":"Internal Server Error"}`, "http_502", ""},
+	} {
+		t.Run(fmt.Sprint(tt.status, tt.scope), func(t *testing.T) {
+			t.Parallel()
+			_, url := serve(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
+				if tt.challenge != "" {
+					w.Header().Set("WWW-Authenticate", tt.challenge)
+				}
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(tt.status)
+				_, _ = w.Write([]byte(tt.body))
+			})
+			c := client.New(url, client.WithRetries(0))
+			_, err := c.Snapshot(context.Background(), "r1")
+			var p *client.Problem
+			if !errors.As(err, &p) || p.Code != tt.code || p.Scope != tt.scope || p.Status != tt.status {
+				t.Errorf("%d: %#v, want code %s, scope %q", tt.status, err, tt.code, tt.scope)
+			}
+		})
+	}
+}
