@@ -1,6 +1,7 @@
 package devjwt
 
 import (
+	"cmp"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/sha256"
@@ -442,9 +443,11 @@ const (
 	MailerClientSecret = "local-mailer-secret"
 )
 
-// MachineTenant is the tenant of the local machine clients' tokens, as the
-// pre-token-generation trigger's CLIENTS maps an app client to its tenant in AWS
-// (infra/cognito/pretoken).
+// MachineTenant is the tenant of the local machine clients' tokens unless the grant names
+// another (a form parameter tenant, which only this provider reads): in AWS the
+// pre-token-generation trigger's CLIENTS maps each app client to its one tenant
+// (infra/cognito/pretoken), and a team makes an app client per tenant; locally one client
+// serves every tenant a test or an example picks.
 const MachineTenant = "acme"
 
 // machineClient is one app client of the client-credentials grant: its secret, and the scopes
@@ -484,7 +487,12 @@ func (p *Provider) clientCredentials(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	token, err := Sign(p.key, Token{Issuer: p.issuer, Subject: id, ClientID: id, Tenant: MachineTenant, Scopes: scopes, TTL: idTokenTTL}.Claims(p.now()))
+	tenant := cmp.Or(r.PostForm.Get("tenant"), MachineTenant)
+	if len(tenant) > 128 || strings.ContainsFunc(tenant, func(r rune) bool { return r == '#' || r <= ' ' }) {
+		tokenError(w, "invalid_request", "tenant must be an id of at most 128 characters")
+		return
+	}
+	token, err := Sign(p.key, Token{Issuer: p.issuer, Subject: id, ClientID: id, Tenant: tenant, Scopes: scopes, TTL: idTokenTTL}.Claims(p.now()))
 	if err != nil {
 		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": "server_error"})
 		return

@@ -1,6 +1,7 @@
 package devjwt_test
 
 import (
+	"cmp"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/sha256"
@@ -305,15 +306,18 @@ func TestTokenRules(t *testing.T) {
 }
 
 // TestClientCredentials: a machine client, authenticated by HTTP Basic or by the form, gets a
-// Cognito-shaped access token of its tenant with the scopes it asked for, or all of its own;
+// Cognito-shaped access token of its tenant (acme, or the one the grant names) with the scopes it asked for, or all of its own;
 // another client, a wrong secret or a scope it does not have gets none.
 func TestClientCredentials(t *testing.T) {
 	p := newProvider(t)
-	grant := func(basic bool, id, secret, scope string) (*httptest.ResponseRecorder, tokenAnswer) {
+	grant := func(basic bool, id, secret, scope, tenant string) (*httptest.ResponseRecorder, tokenAnswer) {
 		t.Helper()
 		f := url.Values{"grant_type": {"client_credentials"}}
 		if scope != "" {
 			f.Set("scope", scope)
+		}
+		if tenant != "" {
+			f.Set("tenant", tenant)
 		}
 		if !basic {
 			f.Set("client_id", id)
@@ -339,18 +343,21 @@ func TestClientCredentials(t *testing.T) {
 		id, secret, scope string
 		status            int
 		error, wantScope  string
+		tenant            string
 	}{
-		{"basic, every scope", true, devjwt.EngineClientID, devjwt.EngineClientSecret, "", 200, "", "interrupts:write runs:read"},
-		{"form, one scope", false, devjwt.EngineClientID, devjwt.EngineClientSecret, "runs:read", 200, "", "runs:read"},
-		{"wrong secret", true, devjwt.EngineClientID, "guess", "", 401, "invalid_client", ""},
-		{"another client", false, devjwt.Audience, devjwt.EngineClientSecret, "", 401, "invalid_client", ""},
-		{"a scope it lacks", true, devjwt.EngineClientID, devjwt.EngineClientSecret, "runs:read tokens:delegate", 400, "invalid_scope", ""},
-		{"the mailer", true, devjwt.MailerClientID, devjwt.MailerClientSecret, "", 200, "", "tokens:delegate"},
-		{"the mailer with the engine's secret", true, devjwt.MailerClientID, devjwt.EngineClientSecret, "", 401, "invalid_client", ""},
+		{"basic, every scope", true, devjwt.EngineClientID, devjwt.EngineClientSecret, "", 200, "", "interrupts:write runs:read", ""},
+		{"form, one scope", false, devjwt.EngineClientID, devjwt.EngineClientSecret, "runs:read", 200, "", "runs:read", ""},
+		{"wrong secret", true, devjwt.EngineClientID, "guess", "", 401, "invalid_client", "", ""},
+		{"another client", false, devjwt.Audience, devjwt.EngineClientSecret, "", 401, "invalid_client", "", ""},
+		{"a scope it lacks", true, devjwt.EngineClientID, devjwt.EngineClientSecret, "runs:read tokens:delegate", 400, "invalid_scope", "", ""},
+		{"the mailer", true, devjwt.MailerClientID, devjwt.MailerClientSecret, "", 200, "", "tokens:delegate", ""},
+		{"the mailer with the engine's secret", true, devjwt.MailerClientID, devjwt.EngineClientSecret, "", 401, "invalid_client", "", ""},
+		{"a tenant of the caller's", true, devjwt.EngineClientID, devjwt.EngineClientSecret, "", 200, "", "interrupts:write runs:read", "globex"},
+		{"a tenant that is no id", true, devjwt.EngineClientID, devjwt.EngineClientSecret, "", 400, "invalid_request", "", "a#b"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, a := grant(c.basic, c.id, c.secret, c.scope)
+			_, a := grant(c.basic, c.id, c.secret, c.scope, c.tenant)
 			if a.Status != c.status || a.Error != c.error {
 				t.Fatalf("%+v, want %d %q", a, c.status, c.error)
 			}
@@ -367,7 +374,7 @@ func TestClientCredentials(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := map[string]any{"sub": c.id, "client_id": c.id, "token_use": "access", "tenant": devjwt.MachineTenant, "scope": c.wantScope}
+			want := map[string]any{"sub": c.id, "client_id": c.id, "token_use": "access", "tenant": cmp.Or(c.tenant, devjwt.MachineTenant), "scope": c.wantScope}
 			for k, v := range want {
 				if claims[k] != v {
 					t.Errorf("%s = %v, want %v", k, claims[k], v)

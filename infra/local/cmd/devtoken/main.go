@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
@@ -56,11 +57,11 @@ func main() {
 }
 
 func run(t devjwt.Token) error {
-	tmpl, err := samtemplate.Find(".")
+	root, err := checkout()
 	if err != nil {
 		return err
 	}
-	key, err := devjwt.LoadKey(filepath.Dir(tmpl))
+	key, err := devjwt.LoadKey(root)
 	if err != nil {
 		return err
 	}
@@ -70,6 +71,21 @@ func run(t devjwt.Token) error {
 	}
 	fmt.Println(token)
 	return nil
+}
+
+// checkout is the checkout whose development key signs: the one the working directory is in,
+// else the one this command's source is in (go run from anywhere, naming its package by path).
+func checkout() (string, error) {
+	tmpl, err := samtemplate.Find(".")
+	if err == nil {
+		return filepath.Dir(tmpl), nil
+	}
+	if _, src, _, ok := runtime.Caller(0); ok && filepath.IsAbs(src) {
+		if tmpl, serr := samtemplate.Find(filepath.Dir(src)); serr == nil {
+			return filepath.Dir(tmpl), nil
+		}
+	}
+	return "", fmt.Errorf("%w: run it inside the checkout, or as go run <checkout>/infra/local/cmd/devtoken", err)
 }
 
 func split(s string) []string {
