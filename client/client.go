@@ -332,6 +332,10 @@ type Interrupt struct {
 	// Created is true when this call requested it (201), false when the payload's key had been
 	// requested before and this is that interrupt as it stands (200: a replay).
 	Created bool `json:"-"`
+	// SamePayload is set on a replay: whether the payload sent is the one first requested under
+	// the key. False means this call sent another request under an old key, and was answered
+	// the first one.
+	SamePayload *bool `json:"samePayload,omitempty"`
 }
 
 func (in *Interrupt) setCreated(created bool) { in.Created = created }

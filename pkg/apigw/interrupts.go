@@ -58,6 +58,10 @@ func (a *API) requestInterrupt(ctx context.Context, c *call) (reply, error) {
 	if created {
 		status = http.StatusCreated
 	}
+	if view.SamePayload != nil && !*view.SamePayload {
+		a.log.WarnContext(ctx, "a replay's payload differs from the one first requested",
+			"requestId", c.req.RequestContext.RequestID, "runId", c.runID, "nodeId", c.nodeID, "interruptId", view.InterruptID)
+	}
 	return reply{status: status, body: view}, nil
 }
 

@@ -1,10 +1,12 @@
 package host
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"sync"
 	"time"
 
@@ -41,6 +43,11 @@ type InterruptView struct {
 	ResumeValue json.RawMessage  `json:"resumeValue,omitempty"`
 	Seq         int64            `json:"seq"`
 	Tokens      []TokenView      `json:"tokens"`
+	// SamePayload is set on a replay (the key named an interrupt already): whether the payload
+	// sent is the one first requested, as JSON values (member order and spacing aside). The
+	// replay answers the first either way; false says the engine sent another request under
+	// the key, which it should hear of.
+	SamePayload *bool `json:"samePayload,omitempty"`
 }
 
 // TokenView is a token minted for an interrupt.
@@ -132,7 +139,10 @@ func (h *Host) request(ctx context.Context, p interrupt.Principal, runID string,
 					"key %q names interrupt %s, a %s interrupt at node %s: a re-entry key names one interrupt, and answers only a request at its node for its kind",
 					payload.Key, prior.ID, prior.Payload.Kind, prior.NodeID)
 			}
-			return decision[requested]{answer: requested{view: h.view(runID, prior, now)}}, nil
+			view := h.view(runID, prior, now)
+			same := sameJSON(prior.Raw, req.Payload)
+			view.SamePayload = &same
+			return decision[requested]{answer: requested{view: view}}, nil
 		}
 		if st.Ended != "" {
 			return decision[requested]{}, interrupt.Errorf(interrupt.CodeConflict, "run %s is %s", runID, st.Ended)
@@ -303,4 +313,18 @@ func conversationRule(st *runlog.State, p interrupt.Payload) error {
 		return interrupt.Errorf(interrupt.CodeConflict, "%s needs conversation %s open in this run (conversation.start, and no conversation.close)", p.Kind, id)
 	}
 	return nil
+}
+
+// sameJSON reports whether a and b are the same JSON value: members in any order, numbers by
+// their literal text.
+func sameJSON(a, b json.RawMessage) bool {
+	decode := func(raw json.RawMessage) (any, bool) {
+		d := json.NewDecoder(bytes.NewReader(raw))
+		d.UseNumber()
+		var v any
+		return v, d.Decode(&v) == nil
+	}
+	va, okA := decode(a)
+	vb, okB := decode(b)
+	return okA && okB && reflect.DeepEqual(va, vb)
 }

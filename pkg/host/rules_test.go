@@ -614,3 +614,29 @@ func TestAReentryKeyNamesOneInterrupt(t *testing.T) {
 		}
 	}
 }
+
+// TestAReplaySaysWhatItReplayed: a request whose key names an interrupt already answers that
+// interrupt, and says whether the payload sent is the one first requested (member order aside).
+func TestAReplaySaysWhatItReplayed(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h, _ := hosttest.MemHost(t)
+	first := `{"kind":"approval","key":"k","data":{"artifactId":"a","artifactType":"doc","title":"Pay 12","actions":["accept"]}}`
+	view, created, err := h.RequestInterrupt(ctx, hosttest.Who("engine"), "r1", host.Request{NodeID: "gate", Payload: json.RawMessage(first)})
+	if err != nil || !created || view.SamePayload != nil {
+		t.Fatalf("first: %+v %v %v", view, created, err)
+	}
+	for _, tt := range []struct {
+		name, payload string
+		same          bool
+	}{
+		{"the same, its members in another order", `{"key":"k","kind":"approval","data":{"title":"Pay 12","actions":["accept"],"artifactType":"doc","artifactId":"a"}}`, true},
+		{"another title", `{"kind":"approval","key":"k","data":{"artifactId":"a","artifactType":"doc","title":"Pay 13","actions":["accept"]}}`, false},
+		{"another quorum", `{"kind":"approval","key":"k","data":{"artifactId":"a","artifactType":"doc","title":"Pay 12","actions":["accept"],"requiredApprovals":2}}`, false},
+	} {
+		again, created, err := h.RequestInterrupt(ctx, hosttest.Who("engine"), "r1", host.Request{NodeID: "gate", Payload: json.RawMessage(tt.payload)})
+		if err != nil || created || again.InterruptID != view.InterruptID || again.SamePayload == nil || *again.SamePayload != tt.same {
+			t.Errorf("%s: %+v created %v, %v; want the first interrupt, samePayload %v", tt.name, again, created, err, tt.same)
+		}
+	}
+}
