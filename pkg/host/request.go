@@ -113,6 +113,10 @@ func (h *Host) request(ctx context.Context, p interrupt.Principal, runID string,
 				interrupt.FieldError{Path: "/display/audience", Message: "must be omitted for a " + string(payload.Kind) + " interrupt (an approval names its audience in its payload)"})
 		}
 	}
+	if why := interrupt.NewDeciders(payload, req.Display, p.Voter(), h.refKinds()).Undecidable(); why != "" {
+		return InterruptView{}, false, interrupt.Invalid("no one could ever decide this approval",
+			interrupt.FieldError{Path: "/payload/data/approversList", Message: why})
+	}
 	followUp, err := h.followUp(payload.Kind, req.FollowUp)
 	if err != nil {
 		return InterruptView{}, false, err

@@ -640,3 +640,34 @@ func TestAReplaySaysWhatItReplayed(t *testing.T) {
 		}
 	}
 }
+
+// TestRefusedWhenNoOneCouldDecide: an approval whose approversList leaves too few principals
+// once its requester is left out is refused at the request (400 at approversList), and nothing
+// is written; one that leaves enough is requested.
+func TestRefusedWhenNoOneCouldDecide(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, tt := range []struct {
+		name, data string
+		refused    bool
+	}{
+		{"its requester alone", `"approversList":["engine"]`, true},
+		{"its requester twice", `"approversList":["engine","engine"]`, true},
+		{"a quorum of two with its requester among two", `"approversList":["engine","bob"],"requiredApprovals":2`, true},
+		{"its requester beside a group", `"approversList":["engine"],"approverGroupRefs":["ops"]`, true},
+		{"its requester and bob", `"approversList":["engine","bob"]`, false},
+		{"a group alone", `"approverGroupRefs":["ops"]`, false},
+	} {
+		h, log := hosttest.MemHost(t)
+		payload := fmt.Sprintf(`{"kind":"approval","key":"k","data":{"artifactId":"a","artifactType":"doc","title":"t","actions":["accept"],%s}}`, tt.data)
+		_, _, err := h.RequestInterrupt(ctx, hosttest.Who("engine"), "r1", host.Request{NodeID: "gate", Payload: json.RawMessage(payload)})
+		var e *interrupt.Error
+		refused := errors.As(err, &e) && e.Code == interrupt.CodeValidation && len(e.Fields) == 1 && e.Fields[0].Path == "/payload/data/approversList"
+		if refused != tt.refused || (!tt.refused && err != nil) {
+			t.Errorf("%s: %v, want refused %v", tt.name, err, tt.refused)
+		}
+		if commits, _ := log.Read(ctx, runlog.Key{Tenant: "acme", RunID: "r1"}, 0, 0); tt.refused && len(commits) != 0 {
+			t.Errorf("%s: refused, and wrote %d commits", tt.name, len(commits))
+		}
+	}
+}

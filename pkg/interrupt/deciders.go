@@ -2,6 +2,7 @@ package interrupt
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 )
 
@@ -171,6 +172,30 @@ func (p Principal) held(kind string) []string {
 		return p.Roles
 	}
 	return nil
+}
+
+// Undecidable says why no one could ever decide the interrupt, "" when someone could: its
+// approversList, which binds always, names fewer principals than its quorum once those who may
+// never decide (its requester, the agent escalated) are left out.
+func (d Deciders) Undecidable() string {
+	for _, r := range d.Rules {
+		if r.Kind != RefPrincipal {
+			continue
+		}
+		var may []string
+		for _, ref := range r.Refs {
+			if ref != d.Requester && ref != d.Agent && !slices.Contains(may, ref) {
+				may = append(may, ref)
+			}
+		}
+		switch {
+		case len(may) == 0:
+			return "approversList names only its requester, " + d.Requester + ", who may never decide what it requested"
+		case len(may) < d.Quorum:
+			return fmt.Sprintf("%d approvals can never come from the %d principals of approversList who may decide (its requester, %s, may not)", d.Quorum, len(may), d.Requester)
+		}
+	}
+	return ""
 }
 
 // Memberships reports whether a rule binds by group or role: a credential that proves a person
