@@ -194,6 +194,8 @@ func TestBodiesAreReadExactly(t *testing.T) {
 		{"a lifetime of the wrong type", `{"intent":"resolve","ttlMs":"soon"}`, "/ttlMs", s.fn("mint-token")},
 		{"a fractional lifetime", `{"intent":"resolve","ttlMs":1.5}`, "/ttlMs", s.fn("mint-token")},
 		{"a reason of the wrong type", `{"reason":["x"]}`, "/reason", s.fn("end-run")},
+		{"an unknown member in an array's item", `{"nodeId":"n3","payload":` + example(t, "approval") + `,"escalation":{"afterMs":60000,"to":[{"kind":"group","ref":"ops","team":"x"}]}}`, "/escalation/to/0/team", s.fn("request-interrupt")},
+		{"an item's member in another case", `{"nodeId":"n3","payload":` + example(t, "approval") + `,"escalation":{"afterMs":60000,"to":[{"KIND":"group","ref":"ops"}]}}`, "/escalation/to/0/KIND", s.fn("request-interrupt")},
 	}
 	for _, tt := range refused {
 		t.Run(tt.name, func(t *testing.T) {

@@ -185,10 +185,19 @@ func jsonType(t reflect.Type) string {
 
 // exactMembers refuses every member of a body object that names no field of t exactly:
 // encoding/json matches names regardless of case, so "RESUMEVALUE" would fill resumeValue and
-// pass the duplicate-member check beside it. It descends into members that decode into structs.
+// pass the duplicate-member check beside it. It descends into members that decode into structs,
+// and into the items of arrays.
 func exactMembers(value any, t reflect.Type, at string) error {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
+	}
+	if items, ok := value.([]any); ok && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
+		for i, item := range items {
+			if err := exactMembers(item, t.Elem(), fmt.Sprintf("%s/%d", at, i)); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	members, ok := value.(map[string]any)
 	if t.Kind() != reflect.Struct || !ok {
