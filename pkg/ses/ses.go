@@ -9,13 +9,13 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
-	"mime"
 	"mime/multipart"
 	"mime/quotedprintable"
 	"net/mail"
 	"net/textproto"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	sdk "github.com/aws/aws-sdk-go-v2/service/sesv2"
@@ -66,8 +66,9 @@ func (s Mailer) Send(ctx context.Context, m outbound.Mail) error {
 }
 
 // message is m as MIME: multipart/alternative of its text and its HTML, each quoted-printable
-// UTF-8. The subject is an encoded word with its line breaks folded: it holds whatever an
-// interrupt's title holds, and no part of it may start a header.
+// UTF-8 (lines of at most 76 characters). The subject holds whatever an interrupt's title
+// holds: its line breaks and runs of space are one space, so no part of it may start a header,
+// and it is folded (subjectHeader), since SES refuses a line over 1,000 characters.
 func (s Mailer) message(m outbound.Mail) ([]byte, error) {
 	now := time.Now
 	if s.Now != nil {
@@ -85,11 +86,11 @@ func (s Mailer) message(m outbound.Mail) ([]byte, error) {
 	for _, h := range []string{
 		"From: " + (&mail.Address{Name: s.Name, Address: s.From}).String(),
 		"To: " + strings.Join(to, ", "),
-		"Subject: " + mime.QEncoding.Encode("utf-8", strings.Join(strings.Fields(m.Subject), " ")),
+		subjectHeader(m.Subject),
 		"Date: " + now().UTC().Format(time.RFC1123Z),
 		fmt.Sprintf("Message-ID: <%x@%s>", id, s.From[strings.LastIndexByte(s.From, '@')+1:]),
 		"MIME-Version: 1.0",
-		"Content-Type: multipart/alternative; boundary=" + w.Boundary(),
+		"Content-Type: multipart/alternative;\r\n boundary=" + w.Boundary(),
 		"Auto-Submitted: auto-generated",
 	} {
 		b.WriteString(h + "\r\n")
@@ -113,4 +114,53 @@ func (s Mailer) message(m outbound.Mail) ([]byte, error) {
 	}
 	b.Write(body.Bytes())
 	return b.Bytes(), nil
+}
+
+// maxHeaderLine is the length a header line is kept within (RFC 5322, 2.1.1, "should").
+const maxHeaderLine = 78
+
+// subjectHeader is the Subject header of subject, whitespace collapsed: as it is when it is
+// printable ASCII that fits one line, else as RFC 2047 encoded words (Q, UTF-8) of at most 75
+// characters each, one per line after the first (folding whitespace between encoded words is
+// not part of the text, so a word may be split anywhere between characters).
+func subjectHeader(subject string) string {
+	const name = "Subject: "
+	s := strings.Join(strings.Fields(subject), " ")
+	if len(name)+len(s) <= maxHeaderLine && !strings.ContainsFunc(s, func(r rune) bool { return r < ' ' || r > '~' }) &&
+		!strings.Contains(s, "=?") {
+		return name + s
+	}
+	const open, end = "=?utf-8?q?", "?="
+	var words []string
+	var cur strings.Builder
+	limit := maxHeaderLine - len(name) // the first line holds the header's name too
+	for _, r := range s {
+		enc := qRune(r)
+		if cur.Len() > 0 && len(open)+cur.Len()+len(enc)+len(end) > limit {
+			words = append(words, open+cur.String()+end)
+			cur.Reset()
+			limit = maxHeaderLine - 1 // a folded line starts with one space
+		}
+		cur.WriteString(enc)
+	}
+	if cur.Len() > 0 {
+		words = append(words, open+cur.String()+end)
+	}
+	return name + strings.Join(words, "\r\n ")
+}
+
+// qRune is r as Q encoding writes it in an encoded word: letters and digits as they are, a space
+// as "_", every other byte of its UTF-8 as =XX.
+func qRune(r rune) string {
+	switch {
+	case r == ' ':
+		return "_"
+	case r < utf8.RuneSelf && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'):
+		return string(r)
+	}
+	var b strings.Builder
+	for _, c := range []byte(string(r)) {
+		fmt.Fprintf(&b, "=%02X", c)
+	}
+	return b.String()
 }
