@@ -74,8 +74,8 @@ func (d *Deliverer) sendMail(ctx context.Context, links Links, s Subscription, c
 	for i, m := range to {
 		// A person's own link only to an address that reaches that person alone: never a token
 		// to a list, nor to an address two refs share.
-		if rs := refs[m.address]; len(rs) == 1 && rs[0].Kind == interrupt.RefPrincipal {
-			to[i].link, to[i].name = linkFor(n.Links, rs[0]), names[m.address]
+		if rs := refs[mailbox(m.address)]; len(rs) == 1 && rs[0].Kind == interrupt.RefPrincipal {
+			to[i].link, to[i].name = linkFor(n.Links, rs[0]), names[mailbox(m.address)]
 		} else {
 			to[i].link = linkFor(n.Links, Recipient{})
 		}
@@ -89,7 +89,7 @@ func (d *Deliverer) sendMail(ctx context.Context, links Links, s Subscription, c
 	asked := Asked{RunID: e.RunID, InterruptID: e.InterruptID, Title: titleOf(e)}
 	for _, m := range to {
 		a := Addressee{Address: m.address}
-		if rs := refs[m.address]; len(rs) == 1 && rs[0].Kind == interrupt.RefPrincipal {
+		if rs := refs[mailbox(m.address)]; len(rs) == 1 && rs[0].Kind == interrupt.RefPrincipal {
 			a.Name, a.Principal = m.name, rs[0].Ref
 		}
 		asked.To = append(asked.To, a)
@@ -104,8 +104,9 @@ func (d *Deliverer) sendMail(ctx context.Context, links Links, s Subscription, c
 	return out, err
 }
 
-// addresses are the addresses the contacts of audience name, each once, with the refs each
-// reaches and the name its contact gives; a ref without a contact, or whose contact names no
+// addresses are the addresses the contacts of audience name, each mailbox once (two spellings
+// of one address in another letter case are one mailbox: one reader, so never two people's
+// links), with the refs each mailbox reaches and the name its contact gives, keyed by mailbox; a ref without a contact, or whose contact names no
 // address, is unreached ("principal carol").
 func (d *Deliverer) addresses(ctx context.Context, tenant string, audience []Recipient) (to []mailTo, refs map[string][]Recipient, names map[string]string, unreached []string, err error) {
 	refs, names = map[string][]Recipient{}, map[string]string{}
@@ -122,11 +123,12 @@ func (d *Deliverer) addresses(ctx context.Context, tenant string, audience []Rec
 		case err != nil:
 			return nil, nil, nil, nil, fmt.Errorf("%w: the contact of %s %q: %w", errStore, r.Kind, r.Ref, err)
 		}
-		if refs[ct.Email] == nil {
+		box := mailbox(ct.Email)
+		if refs[box] == nil {
 			to = append(to, mailTo{address: ct.Email})
-			names[ct.Email] = ct.Name
+			names[box] = ct.Name
 		}
-		refs[ct.Email] = append(refs[ct.Email], r)
+		refs[box] = append(refs[box], r)
 	}
 	return to, refs, names, unreached, nil
 }
@@ -157,7 +159,7 @@ func (d *Deliverer) mailFollowUp(ctx context.Context, s Subscription, e runlog.E
 func (d *Deliverer) mailEach(ctx context.Context, s Subscription, eventID string, to []mailTo, write func(mailTo) Mail) (sent, error) {
 	count := 0
 	for _, m := range to {
-		done, err := d.Store.Mailed(ctx, s.Tenant, s.ID, eventID, m.address)
+		done, err := d.Store.Mailed(ctx, s.Tenant, s.ID, eventID, mailbox(m.address))
 		if err != nil {
 			return sent{}, fmt.Errorf("%w: %w", errStore, err)
 		}
@@ -168,7 +170,7 @@ func (d *Deliverer) mailEach(ctx context.Context, s Subscription, eventID string
 			return sent{}, err
 		}
 		count++
-		if err := d.Store.MarkMailed(ctx, s.Tenant, s.ID, eventID, m.address, d.now().Add(MailedRetention)); err != nil {
+		if err := d.Store.MarkMailed(ctx, s.Tenant, s.ID, eventID, mailbox(m.address), d.now().Add(MailedRetention)); err != nil {
 			return sent{}, fmt.Errorf("%w: %w", errStore, err)
 		}
 	}
@@ -268,10 +270,10 @@ func (d *Deliverer) mailRunEnded(ctx context.Context, s Subscription, e runlog.E
 	titles := map[string][]string{}
 	for _, a := range records {
 		for _, ad := range a.To {
-			if titles[ad.Address] == nil {
+			if titles[mailbox(ad.Address)] == nil {
 				to = append(to, mailTo{address: ad.Address, name: ad.Name})
 			}
-			titles[ad.Address] = append(titles[ad.Address], cmp.Or(a.Title, "a request of run "+e.RunID))
+			titles[mailbox(ad.Address)] = append(titles[mailbox(ad.Address)], cmp.Or(a.Title, "a request of run "+e.RunID))
 		}
 	}
 	what, headline := "Cancelled", "Its run was cancelled"
@@ -282,7 +284,7 @@ func (d *Deliverer) mailRunEnded(ctx context.Context, s Subscription, e runlog.E
 		headline += " by " + ended.By
 	}
 	out, err := d.mailEach(ctx, s, EventID(e), to, func(m mailTo) Mail {
-		ts := titles[m.address]
+		ts := titles[mailbox(m.address)]
 		lines := []string{greeting(m.name), ""}
 		subject := what + ": " + ts[0]
 		if len(ts) == 1 {
@@ -415,3 +417,8 @@ func render(address, subject string, lines []string, link Link) Mail {
 	b.WriteString("</body></html>")
 	return Mail{To: []string{address}, Subject: subject, Text: text, HTML: b.String()}
 }
+
+// mailbox is the mailbox an address reaches, as the host compares addresses: without regard to
+// letter case (the domain's is never significant, and no provider tells a local part's apart),
+// so that one reader is never mailed two people's links, nor marked mailed twice.
+func mailbox(address string) string { return strings.ToLower(address) }

@@ -56,7 +56,7 @@ func mailWorld(t *testing.T, links string) (*outboundtest.World, *postbox, strin
 		{Kind: "principal", Ref: "bob", Email: "bob@example.com", UpdatedAt: w.Clock.Now()},
 		{Kind: "group", Ref: "finance", Email: "alice@example.com", UpdatedAt: w.Clock.Now()},
 		{Kind: "principal", Ref: "dave", Email: "team@example.com", UpdatedAt: w.Clock.Now()},
-		{Kind: "principal", Ref: "erin", Email: "team@example.com", UpdatedAt: w.Clock.Now()},
+		{Kind: "principal", Ref: "erin", Email: "Team@Example.com", UpdatedAt: w.Clock.Now()}, // the same mailbox, spelled otherwise
 	} {
 		if _, err := w.Log.PutContact(context.Background(), "acme", c); err != nil {
 			t.Fatal(err)
@@ -197,8 +197,9 @@ func TestEmailSubscriptionsRefused(t *testing.T) {
 	}
 }
 
-// TestASharedAddressGetsNoToken: two people whose contacts name one address (a team's box) get
-// one message there, holding the page's plain link, not either one's token.
+// TestASharedAddressGetsNoToken: two people whose contacts name one address (a team's box, its
+// letters in another case in one of them) get one message there, holding the page's plain link,
+// not either one's token: one reader could otherwise cast both votes of a 2-of-2.
 func TestASharedAddressGetsNoToken(t *testing.T) {
 	w, box, _ := mailWorld(t, outbound.LinksSigned)
 	payload := `{"kind":"approval","key":"k","data":{"artifactId":"inv-1","artifactType":"invoice","title":"Pay","actions":["accept"],"approversList":["dave","erin","bob"],"requiredApprovals":2}}`
