@@ -357,7 +357,7 @@ func (d *Deliverer) attempt(ctx context.Context, p *pass, s Subscription, cur *C
 	if !admitted {
 		return false, d.retryLater(ctx, cur, now, "not attempted: the receiver failed earlier in this pass")
 	}
-	out, sendErr := d.send(ctx, d.Links, s, c, e, now)
+	out, sendErr := d.send(ctx, d.Links, s, c, e, now, false)
 	if errors.Is(sendErr, errStore) {
 		return false, sendErr
 	}
@@ -449,8 +449,9 @@ type sent struct {
 }
 
 // send renders and posts one event to the subscription's receiver, its approval links made by
-// links.
-func (d *Deliverer) send(ctx context.Context, links Links, s Subscription, c runlog.Commit, e runlog.Envelope, now time.Time) (sent, error) {
+// links. resend is an operator's resend (Resend), not the deliverer's own attempt: mail goes
+// out again to every address, and records no one as asked.
+func (d *Deliverer) send(ctx context.Context, links Links, s Subscription, c runlog.Commit, e runlog.Envelope, now time.Time, resend bool) (sent, error) {
 	notice, err := links.For(ctx, s, c, e, now)
 	if err != nil {
 		return sent{}, fmt.Errorf("approval links: %w", err)
@@ -461,7 +462,7 @@ func (d *Deliverer) send(ctx context.Context, links Links, s Subscription, c run
 		}
 	}
 	if s.Format == FormatEmail {
-		return d.sendMail(ctx, links, s, c, e, notice)
+		return d.sendMail(ctx, links, s, c, e, notice, resend)
 	}
 	b, err := body(s.Format, e, notice)
 	if err != nil {

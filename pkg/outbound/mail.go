@@ -47,12 +47,12 @@ type mailTo struct {
 // address (two refs of one list), and none again to an address an earlier delivery of the event
 // reached. A ref without a contact, or whose contact names no address, is not mailed. Any other
 // event sends nothing.
-func (d *Deliverer) sendMail(ctx context.Context, links Links, s Subscription, c runlog.Commit, e runlog.Envelope, n Notice) (sent, error) {
+func (d *Deliverer) sendMail(ctx context.Context, links Links, s Subscription, c runlog.Commit, e runlog.Envelope, n Notice, resend bool) (sent, error) {
 	switch e.Type {
 	case interrupt.EventResolved, interrupt.EventExpired:
-		return d.mailOutcome(ctx, s, c, e)
+		return d.mailOutcome(ctx, s, c, e, resend)
 	case interrupt.EventRunCancelled, interrupt.EventRunCompleted:
-		return d.mailRunEnded(ctx, s, e)
+		return d.mailRunEnded(ctx, s, e, resend)
 	}
 	nudge := e.Type == interrupt.EventReminded || e.Type == interrupt.EventEscalated
 	p, ok := carriesLinks(e)
@@ -67,7 +67,7 @@ func (d *Deliverer) sendMail(ctx context.Context, links Links, s Subscription, c
 		return sent{}, err
 	}
 	if nudge {
-		out, err := d.mailFollowUp(ctx, s, e, n, to)
+		out, err := d.mailFollowUp(ctx, s, e, n, to, resend)
 		out.unreached = unreached
 		return out, err
 	}
@@ -95,11 +95,15 @@ func (d *Deliverer) sendMail(ctx context.Context, links Links, s Subscription, c
 		asked.To = append(asked.To, a)
 	}
 	// Whom the outcome goes to, recorded before anyone is mailed: a request mailed to some and
-	// retried is still told.
-	if err := d.Store.RecordAsked(ctx, s.Tenant, s.ID, asked, d.now().Add(AskedRetention)); err != nil {
-		return sent{}, fmt.Errorf("%w: %w", errStore, err)
+	// retried is still told. An operator's resend records no one: those the delivery asked are
+	// recorded already, and the request resent may be closed (its outcome told, or to be told
+	// to them alone).
+	if !resend {
+		if err := d.Store.RecordAsked(ctx, s.Tenant, s.ID, asked, d.now().Add(AskedRetention)); err != nil {
+			return sent{}, fmt.Errorf("%w: %w", errStore, err)
+		}
 	}
-	out, err := d.mailEach(ctx, s, EventID(e), to, func(m mailTo) Mail { return compose(p, c, e, n, m) })
+	out, err := d.mailEach(ctx, s, EventID(e), to, resend, func(m mailTo) Mail { return compose(p, c, e, n, m) })
 	out.unreached = unreached
 	return out, err
 }
@@ -136,14 +140,14 @@ func (d *Deliverer) addresses(ctx context.Context, tenant string, audience []Rec
 // mailFollowUp mails a reminder or an escalation to the addresses of its recipients, each
 // once, with the page's link (which signs the reader in): the request's title as the
 // subscription recorded it when it asked (else the run's), and what is asked of the reader.
-func (d *Deliverer) mailFollowUp(ctx context.Context, s Subscription, e runlog.Envelope, n Notice, to []mailTo) (sent, error) {
+func (d *Deliverer) mailFollowUp(ctx context.Context, s Subscription, e runlog.Envelope, n Notice, to []mailTo, resend bool) (sent, error) {
 	asked, _, err := d.Store.Asked(ctx, s.Tenant, s.ID, e.RunID, e.InterruptID)
 	if err != nil {
 		return sent{}, fmt.Errorf("%w: %w", errStore, err)
 	}
 	title := cmp.Or(asked.Title, "A request of run "+e.RunID)
 	link := linkFor(n.Links, Recipient{})
-	return d.mailEach(ctx, s, EventID(e), to, func(m mailTo) Mail {
+	return d.mailEach(ctx, s, EventID(e), to, resend, func(m mailTo) Mail {
 		subject, lines := "Reminder: "+title, []string{greeting(m.name), "", title + ":", "It still waits for your decision."}
 		if e.Type == interrupt.EventEscalated {
 			subject = "Escalated: " + title
@@ -155,15 +159,17 @@ func (d *Deliverer) mailFollowUp(ctx context.Context, s Subscription, e runlog.E
 }
 
 // mailEach sends write(m) to each of to that the event has not reached yet, marking each it
-// reaches; 202 when it sent any, 204 when there was no one left.
-func (d *Deliverer) mailEach(ctx context.Context, s Subscription, eventID string, to []mailTo, write func(mailTo) Mail) (sent, error) {
+// reaches; 202 when it sent any, 204 when there was no one left. The marks are what keep the
+// deliverer's own retries from mailing anyone twice; an operator's resend (again) mails every
+// one of to, as it was asked to.
+func (d *Deliverer) mailEach(ctx context.Context, s Subscription, eventID string, to []mailTo, again bool, write func(mailTo) Mail) (sent, error) {
 	count := 0
 	for _, m := range to {
 		done, err := d.Store.Mailed(ctx, s.Tenant, s.ID, eventID, mailbox(m.address))
 		if err != nil {
 			return sent{}, fmt.Errorf("%w: %w", errStore, err)
 		}
-		if done {
+		if done && !again {
 			continue
 		}
 		if err := d.Mailer.Send(ctx, write(m)); err != nil {
@@ -188,7 +194,7 @@ const AskedRetention = 31 * 24 * time.Hour
 // each address it mailed the request to, but the one principal who decided it (the host's
 // record, c's author: never the decidedBy a decider sent), once. The record
 // of whom it asked is dropped once all are told, so the end of the run tells no one again.
-func (d *Deliverer) mailOutcome(ctx context.Context, s Subscription, c runlog.Commit, e runlog.Envelope) (sent, error) {
+func (d *Deliverer) mailOutcome(ctx context.Context, s Subscription, c runlog.Commit, e runlog.Envelope, resend bool) (sent, error) {
 	asked, ok, err := d.Store.Asked(ctx, s.Tenant, s.ID, e.RunID, e.InterruptID)
 	if err != nil {
 		return sent{}, fmt.Errorf("%w: %w", errStore, err)
@@ -231,7 +237,7 @@ func (d *Deliverer) mailOutcome(ctx context.Context, s Subscription, c runlog.Co
 	if by := cmp.Or(decider, rv.DecidedBy); by != "" && e.Type != interrupt.EventExpired {
 		headline += " by " + by
 	}
-	out, err := d.mailEach(ctx, s, EventID(e), to, func(m mailTo) Mail {
+	out, err := d.mailEach(ctx, s, EventID(e), to, resend, func(m mailTo) Mail {
 		lines := []string{greeting(m.name), "", cmp.Or(asked.Title, "The request you were asked about") + ":", headline + ", " + e.At + "."}
 		if rv.Feedback != "" {
 			lines = append(lines, "", "Their comment: "+rv.Feedback)
@@ -256,7 +262,7 @@ func (d *Deliverer) told(ctx context.Context, s Subscription, a Asked) error {
 // mailRunEnded tells those an email subscription asked about a run's requests that are still
 // outstanding (their records not dropped: no outcome told) that the run ended before they were
 // decided: one message per address, naming every such request it was asked about.
-func (d *Deliverer) mailRunEnded(ctx context.Context, s Subscription, e runlog.Envelope) (sent, error) {
+func (d *Deliverer) mailRunEnded(ctx context.Context, s Subscription, e runlog.Envelope, resend bool) (sent, error) {
 	records, err := d.Store.AskedInRun(ctx, s.Tenant, s.ID, e.RunID)
 	if err != nil {
 		return sent{}, fmt.Errorf("%w: %w", errStore, err)
@@ -283,7 +289,7 @@ func (d *Deliverer) mailRunEnded(ctx context.Context, s Subscription, e runlog.E
 	if ended.By != "" {
 		headline += " by " + ended.By
 	}
-	out, err := d.mailEach(ctx, s, EventID(e), to, func(m mailTo) Mail {
+	out, err := d.mailEach(ctx, s, EventID(e), to, resend, func(m mailTo) Mail {
 		ts := titles[mailbox(m.address)]
 		lines := []string{greeting(m.name), ""}
 		subject := what + ": " + ts[0]

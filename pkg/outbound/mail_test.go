@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/interrupthost/interrupthost/internal/outboundtest"
 	"github.com/interrupthost/interrupthost/pkg/contacts"
@@ -296,5 +297,36 @@ func TestMailFollowsUp(t *testing.T) {
 	}
 	if got[1].Subject != "Escalated: Pay <inv-1> & more" || !strings.Contains(got[1].Text, "its escalation names you") || strings.Contains(got[1].HTML, "<inv-1>") {
 		t.Errorf("finance's escalation %q:\n%s\n%s", got[1].Subject, got[1].Text, got[1].HTML)
+	}
+}
+
+// TestAResendMailsAgain: an operator's resend of an email subscription's request mails every
+// address again (the marks keep the deliverer's own retries from doing so, not an operator);
+// resent once the request was decided, it records no one as asked again, so the run's end tells
+// no one that it ended before a decision.
+func TestAResendMailsAgain(t *testing.T) {
+	ctx := context.Background()
+	w, box, id := mailWorld(t, outbound.LinksPlain)
+	sub, err := w.Store.Subscription(ctx, "acme", id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Deliver(w.Commit("acme", "run-1", outboundtest.Requested("approve", "i1", outboundtest.Approval)))
+	w.Clock.Advance(time.Second)
+	if a, err := w.D.Resend(ctx, sub, "run-1:1:0", w.D.Links.BaseURL); err != nil || a.StatusCode != 202 {
+		t.Fatalf("resend: %+v %v", a, err)
+	}
+	if got := strings.Join(box.to(), " "); got != "alice@example.com bob@example.com alice@example.com bob@example.com" {
+		t.Fatalf("mailed %q, want each twice", got)
+	}
+	w.Deliver(w.CommitAs("bob", "acme", "run-1", outboundtest.Resolved("approve", "i1")))
+	w.Clock.Advance(time.Second)
+	if _, err := w.D.Resend(ctx, sub, "run-1:1:0", w.D.Links.BaseURL); err != nil {
+		t.Fatal(err)
+	}
+	before := len(box.to())
+	w.Deliver(w.Commit("acme", "run-1", runlog.Event{Type: interrupt.EventRunCancelled, Payload: json.RawMessage(`{"by":"ops"}`)}))
+	if told := box.to()[before:]; len(told) != 0 {
+		t.Errorf("the run's end told %v, who were told the outcome", told)
 	}
 }
