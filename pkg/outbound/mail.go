@@ -1,6 +1,7 @@
 package outbound
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -10,6 +11,7 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/interrupthost/interrupthost/pkg/contacts"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
@@ -67,6 +69,9 @@ func (d *Deliverer) sendMail(ctx context.Context, links Links, s Subscription, c
 		return sent{}, err
 	}
 	if nudge {
+		for i := range to {
+			to[i].name = names[mailbox(to[i].address)]
+		}
 		out, err := d.mailFollowUp(ctx, s, e, n, to, resend)
 		out.unreached = unreached
 		return out, err
@@ -86,7 +91,7 @@ func (d *Deliverer) sendMail(ctx context.Context, links Links, s Subscription, c
 	if len(to) == 0 {
 		return sent{status: 204, unreached: unreached}, nil
 	}
-	asked := Asked{RunID: e.RunID, InterruptID: e.InterruptID, Title: titleOf(e)}
+	asked := Asked{RunID: e.RunID, InterruptID: e.InterruptID, Title: titleOf(e), Deadline: n.Deadline}
 	for _, m := range to {
 		a := Addressee{Address: m.address}
 		if rs := refs[mailbox(m.address)]; len(rs) == 1 && rs[0].Kind == interrupt.RefPrincipal {
@@ -147,11 +152,15 @@ func (d *Deliverer) mailFollowUp(ctx context.Context, s Subscription, e runlog.E
 	}
 	title := cmp.Or(asked.Title, "A request of run "+e.RunID)
 	link := linkFor(n.Links, Recipient{})
+	by := ""
+	if !asked.Deadline.IsZero() {
+		by = " It must be decided by " + inWords(asked.Deadline.Format(runlog.TimeFormat)) + "."
+	}
 	return d.mailEach(ctx, s, EventID(e), to, resend, func(m mailTo) Mail {
-		subject, lines := "Reminder: "+title, []string{greeting(m.name), "", title + ":", "It still waits for your decision."}
+		subject, lines := "Reminder: "+title, []string{greeting(m.name), "", title + ":", "It still waits for your decision." + by}
 		if e.Type == interrupt.EventEscalated {
 			subject = "Escalated: " + title
-			lines = []string{greeting(m.name), "", title + ":", "It has waited without a decision, and its escalation names you: please see that it is decided."}
+			lines = []string{greeting(m.name), "", title + ":", "It has waited without a decision, and its escalation names you: please see that it is decided." + by}
 		}
 		lines = append(lines, "", "You will be asked to sign in.")
 		return render(m.address, subject, lines, link)
@@ -209,6 +218,8 @@ func (d *Deliverer) mailOutcome(ctx context.Context, s Subscription, c runlog.Co
 			DecidedBy string `json:"decidedBy"`
 			Feedback  string `json:"feedback"`
 		} `json:"resumeValue"`
+		// Deadline is an expiry's: when it expired, not when the sweep recorded it.
+		Deadline string `json:"deadline"`
 	}
 	_ = json.Unmarshal(e.Payload, &outcome) // an outcome without these fields is told without them
 	rv := outcome.ResumeValue
@@ -238,7 +249,7 @@ func (d *Deliverer) mailOutcome(ctx context.Context, s Subscription, c runlog.Co
 		headline += " by " + by
 	}
 	out, err := d.mailEach(ctx, s, EventID(e), to, resend, func(m mailTo) Mail {
-		lines := []string{greeting(m.name), "", cmp.Or(asked.Title, "The request you were asked about") + ":", headline + ", " + e.At + "."}
+		lines := []string{greeting(m.name), "", cmp.Or(asked.Title, "The request you were asked about") + ":", headline + ", " + inWords(cmp.Or(outcome.Deadline, e.At)) + "."}
 		if rv.Feedback != "" {
 			lines = append(lines, "", "Their comment: "+rv.Feedback)
 		}
@@ -302,7 +313,7 @@ func (d *Deliverer) mailRunEnded(ctx context.Context, s Subscription, e runlog.E
 				lines = append(lines, "- "+t)
 			}
 		}
-		lines = append(lines, headline+" before a decision, "+e.At+".")
+		lines = append(lines, headline+" before a decision, "+inWords(e.At)+".")
 		if ended.Reason != "" {
 			lines = append(lines, "", "The reason given: "+ended.Reason)
 		}
@@ -367,6 +378,7 @@ func compose(p interrupt.Payload, c runlog.Commit, e runlog.Envelope, n Notice, 
 		Questions   []struct {
 			Question string `json:"question"`
 		} `json:"questions"`
+		ArtifactData json.RawMessage `json:"artifactData"`
 	}
 	var raw struct {
 		Data json.RawMessage `json:"data"`
@@ -380,6 +392,12 @@ func compose(p interrupt.Payload, c runlog.Commit, e runlog.Envelope, n Notice, 
 	}
 	title := titleOf(e)
 	who := cmp.Or(c.By, "The run "+e.RunID)
+	if in := runlog.RequestedIn(c, e.InterruptID); in != nil && in.Display != nil && in.Display.RequesterName != "" {
+		who = in.Display.RequesterName
+		if c.By != "" {
+			who += " (" + c.By + ")"
+		}
+	}
 	subject := what + " for you"
 	if title != "" {
 		subject += ": " + title
@@ -391,11 +409,14 @@ func compose(p interrupt.Payload, c runlog.Commit, e runlog.Envelope, n Notice, 
 	if data.Description != "" {
 		lines = append(lines, "", data.Description)
 	}
+	if fields := topFields(data.ArtifactData); len(fields) > 0 {
+		lines = append(append(lines, ""), fields...)
+	}
 	for _, q := range data.Questions {
 		lines = append(lines, "- "+q.Question)
 	}
 	if !n.Deadline.IsZero() {
-		lines = append(lines, "", "Please "+ask+" by "+n.Deadline.UTC().Format("Monday 2 January 2006, 15:04 UTC")+".")
+		lines = append(lines, "", "Please "+ask+" by "+inWords(n.Deadline.Format(runlog.TimeFormat))+".")
 	}
 	if m.link.Principal == "" {
 		lines = append(lines, "", "You will be asked to sign in.")
@@ -428,3 +449,105 @@ func render(address, subject string, lines []string, link Link) Mail {
 // letter case (the domain's is never significant, and no provider tells a local part's apart),
 // so that one reader is never mailed two people's links, nor marked mailed twice.
 func mailbox(address string) string { return strings.ToLower(address) }
+
+// inWords is a timestamp as a person reads it, in UTC: "Monday 30 November 2026, 09:00 UTC";
+// as it is when it is no timestamp.
+func inWords(at string) string {
+	t, err := time.Parse(time.RFC3339, at)
+	if err != nil {
+		return at
+	}
+	return t.UTC().Format("Monday 2 January 2006, 15:04 UTC")
+}
+
+// maxMailFields bounds the artifact's fields a request mail lists: the page shows the rest.
+const maxMailFields = 8
+
+// topFields are the artifact data's top-level members that hold a string, a number or a
+// boolean, as "Label: value" lines in the data's order, at most maxMailFields of them and the
+// count of the rest: what a person needs to see what they are asked about, the page holding all
+// of it.
+func topFields(raw json.RawMessage) []string {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil
+	}
+	var out []string
+	more := 0
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return out
+		}
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			return out
+		}
+		var text string
+		switch v := v.(type) {
+		case string:
+			text = v
+		case json.Number:
+			text = readableNumber(v.String())
+		case bool:
+			text = map[bool]string{true: "yes", false: "no"}[v]
+		default:
+			continue
+		}
+		if len(out) == maxMailFields {
+			more++
+			continue
+		}
+		out = append(out, label(key.(string))+": "+text)
+	}
+	if more > 0 {
+		out = append(out, fmt.Sprintf("(and %d more on the page)", more))
+	}
+	return out
+}
+
+// label is a member's name as words: "invoiceTotal" and "invoice_total" read "Invoice total".
+func label(name string) string {
+	var b strings.Builder
+	for i, r := range name {
+		switch {
+		case r == '_' || r == '-':
+			b.WriteRune(' ')
+		case unicode.IsUpper(r) && i > 0:
+			b.WriteRune(' ')
+			b.WriteRune(unicode.ToLower(r))
+		default:
+			b.WriteRune(r)
+		}
+	}
+	s := strings.TrimSpace(b.String())
+	if s == "" {
+		return name
+	}
+	return cases(s)
+}
+
+// readableNumber is a JSON number's text with its thousands grouped: 12400 reads 12,400 and
+// 1240.5 reads 1,240.5; an exponent is left as written.
+func readableNumber(n string) string {
+	if strings.ContainsAny(n, "eE") {
+		return n
+	}
+	sign, digits := "", n
+	if strings.HasPrefix(digits, "-") {
+		sign, digits = "-", digits[1:]
+	}
+	whole, frac, hasFrac := strings.Cut(digits, ".")
+	var b strings.Builder
+	for i, r := range whole {
+		if i > 0 && (len(whole)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	if hasFrac {
+		return sign + b.String() + "." + frac
+	}
+	return sign + b.String()
+}

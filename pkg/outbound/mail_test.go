@@ -330,3 +330,43 @@ func TestAResendMailsAgain(t *testing.T) {
 		t.Errorf("the run's end told %v, who were told the outcome", told)
 	}
 }
+
+// TestMailSaysEnough: the request mail names who asks as people know them, the artifact's top
+// fields as a person reads them (numbers grouped) and the deadline in words; a reminder greets
+// its reader by name, with the title and the deadline; the expiry mail gives the deadline that
+// passed, in words, not when the sweep recorded it.
+func TestMailSaysEnough(t *testing.T) {
+	w, box, _ := mailWorld(t, outbound.LinksPlain)
+	payload := `{"kind":"approval","key":"k","timeoutMs":3600000,"data":{"artifactId":"inv-1","artifactType":"invoice","title":"Pay invoice 4471","actions":["accept"],"approversList":["alice","bob"],
+		"artifactData":{"vendor":"Acme GmbH","invoiceTotal":12400,"paidLate":false,"lines":[{"sku":"a"}]}}}`
+	requested := outboundtest.Requested("approve", "i1", payload)
+	requested.Display = &interrupt.Display{RequesterName: "Accounts payable"}
+	c := w.CommitAs("engine", "acme", "run-1", requested)
+	w.Deliver(c)
+	deadline := c.Commit.At.Add(time.Hour)
+	in := func(t0 time.Time) string { return t0.UTC().Format("Monday 2 January 2006, 15:04 UTC") }
+	first := box.got[0].Text
+	for _, want := range []string{"Accounts payable (engine) asks you to decide.", "Vendor: Acme GmbH", "Invoice total: 12,400", "Paid late: no", "Please decide by " + in(deadline) + "."} {
+		if !strings.Contains(first, want) {
+			t.Errorf("the request mail lacks %q:\n%s", want, first)
+		}
+	}
+	if strings.Contains(first, "Lines") {
+		t.Errorf("the request mail lists a nested member:\n%s", first)
+	}
+	w.Deliver(w.Commit("acme", "run-1", runlog.Event{Type: interrupt.EventReminded, NodeID: "approve", InterruptID: "i1",
+		Payload: json.RawMessage(`{"nodeId":"approve","interruptId":"i1","reminder":1,"recipients":[{"kind":"principal","ref":"alice"}]}`)}))
+	reminder := box.got[len(box.got)-1].Text
+	for _, want := range []string{"Hello Alice,", "Pay invoice 4471:", "It must be decided by " + in(deadline) + "."} {
+		if !strings.Contains(reminder, want) {
+			t.Errorf("the reminder lacks %q:\n%s", want, reminder)
+		}
+	}
+	w.Clock.Advance(time.Hour + 2*time.Minute) // the sweep records the expiry after the deadline
+	w.Deliver(w.Commit("acme", "run-1", runlog.Event{Type: interrupt.EventExpired, NodeID: "approve", InterruptID: "i1",
+		Payload: json.RawMessage(`{"nodeId":"approve","interruptId":"i1","kind":"approval","deadline":"` + deadline.UTC().Format(runlog.TimeFormat) + `"}`)}))
+	expired := box.got[len(box.got)-1].Text
+	if want := "Its deadline passed without a decision, " + in(deadline) + "."; !strings.Contains(expired, want) {
+		t.Errorf("the expiry mail lacks %q:\n%s", want, expired)
+	}
+}

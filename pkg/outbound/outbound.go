@@ -36,6 +36,8 @@ type Asked struct {
 	InterruptID string      `json:"interruptId"`
 	Title       string      `json:"title"`
 	To          []Addressee `json:"to"`
+	// Deadline is the interrupt's, for its reminders to say; zero for none.
+	Deadline time.Time `json:"deadline,omitzero"`
 }
 
 // Addressee is one address an interrupt's request was mailed to, and the principal it reaches
