@@ -16,7 +16,8 @@ type Endpoint struct {
 	Path        string   `json:"path"`
 }
 
-// CreateEndpoint sets up an endpoint for provider ("stripe", "github", "standard-webhooks", ...)
+// CreateEndpoint sets up an endpoint for provider ("stripe" or "standard-webhooks", the
+// signatures the host verifies)
 // with the signing secrets the provider holds (at most 3, for a rollover); correlation may be
 // nil for the provider's defaults.
 func (c *Client) CreateEndpoint(ctx context.Context, provider string, secrets, correlation []string) (Endpoint, error) {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"sync"
 	"time"
 
@@ -140,8 +141,8 @@ func (h *Host) request(ctx context.Context, p interrupt.Principal, runID string,
 		if prior := st.ByKey(payload.Key); prior != nil {
 			if prior.NodeID != req.NodeID || prior.Payload.Kind != payload.Kind {
 				return decision[requested]{}, interrupt.Errorf(interrupt.CodeKeyReused,
-					"key %q names interrupt %s, a %s interrupt at node %s: a re-entry key names one interrupt, and answers only a request at its node for its kind",
-					payload.Key, prior.ID, prior.Payload.Kind, prior.NodeID)
+					"key %q names interrupt %s, %s %s interrupt at node %s: a re-entry key names one interrupt, and answers only a request at its node for its kind",
+					payload.Key, prior.ID, article(string(prior.Payload.Kind)), prior.Payload.Kind, prior.NodeID)
 			}
 			view := h.view(runID, prior, now)
 			same := sameJSON(prior.Raw, req.Payload)
@@ -331,4 +332,12 @@ func sameJSON(a, b json.RawMessage) bool {
 	va, okA := decode(a)
 	vb, okB := decode(b)
 	return okA && okB && reflect.DeepEqual(va, vb)
+}
+
+// article is the indefinite article before word: "an approval", "a custom".
+func article(word string) string {
+	if word != "" && strings.ContainsRune("aeiou", rune(word[0])) {
+		return "an"
+	}
+	return "a"
 }

@@ -671,3 +671,19 @@ func TestRefusedWhenNoOneCouldDecide(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyReusedReadsWell: the refusal of a key reused at another node names the interrupt's
+// kind with its article ("an approval interrupt").
+func TestKeyReusedReadsWell(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h, _ := hosttest.MemHost(t)
+	payload := json.RawMessage(`{"kind":"approval","key":"k","data":{"artifactId":"a","artifactType":"doc","title":"t","actions":["accept"]}}`)
+	if _, _, err := h.RequestInterrupt(ctx, hosttest.Who("engine"), "r1", host.Request{NodeID: "n1", Payload: payload}); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := h.RequestInterrupt(ctx, hosttest.Who("engine"), "r1", host.Request{NodeID: "n2", Payload: payload})
+	if interrupt.ErrorCode(err) != interrupt.CodeKeyReused || !strings.Contains(err.Error(), "an approval interrupt at node n1") {
+		t.Errorf("%v", err)
+	}
+}

@@ -68,6 +68,9 @@ func mailWorld(t *testing.T, links string) (*outboundtest.World, *postbox, strin
 	if err != nil {
 		t.Fatal(err)
 	}
+	if created.Secret != "" {
+		t.Errorf("an email subscription was given a signing secret, which nothing uses")
+	}
 	return w, box, created.ID
 }
 

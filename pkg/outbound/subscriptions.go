@@ -51,10 +51,11 @@ type Request struct {
 	ApprovalLinks string `json:"approvalLinks,omitempty"`
 }
 
-// Created is a new subscription with its signing secret, which is never shown again.
+// Created is a new subscription with its signing secret, which is never shown again; none for
+// the email format, whose messages nothing signs.
 type Created struct {
 	Subscription
-	Secret string `json:"secret"`
+	Secret string `json:"secret,omitempty"`
 }
 
 // check validates a request, reporting every failing field.
@@ -101,7 +102,7 @@ func (m *Subscriptions) check(ctx context.Context, req *Request) []interrupt.Fie
 }
 
 // Create subscribes a receiver to the caller's tenant's events. The secret is stored first, so
-// a subscription never exists without it.
+// a subscription that posts never exists without it; an email subscription has none.
 func (m *Subscriptions) Create(ctx context.Context, p interrupt.Principal, req Request) (Created, error) {
 	if fields := m.check(ctx, &req); len(fields) > 0 {
 		return Created{}, interrupt.Invalid("the subscription is not acceptable", fields...)
@@ -119,13 +120,18 @@ func (m *Subscriptions) Create(ctx context.Context, p interrupt.Principal, req R
 		ID: "sub_" + strings.ToLower(rand.Text()), Tenant: p.Tenant, URL: req.URL,
 		Events: slices.Compact(req.Events), Format: req.Format, ApprovalLinks: req.ApprovalLinks, CreatedBy: p.Subject, CreatedAt: now().UTC(),
 	}
-	secret := NewSecret()
-	if err := m.Secrets.Put(ctx, s.ID, []string{secret}); err != nil {
-		return Created{}, err
+	var secret string
+	if s.Format != FormatEmail {
+		secret = NewSecret()
+		if err := m.Secrets.Put(ctx, s.ID, []string{secret}); err != nil {
+			return Created{}, err
+		}
 	}
 	if err := m.Store.CreateSubscription(ctx, s, MaxSubscriptions); err != nil {
-		if derr := m.Secrets.Delete(context.WithoutCancel(ctx), s.ID); derr != nil {
-			return Created{}, errors.Join(err, derr)
+		if secret != "" {
+			if derr := m.Secrets.Delete(context.WithoutCancel(ctx), s.ID); derr != nil {
+				return Created{}, errors.Join(err, derr)
+			}
 		}
 		if errors.Is(err, ErrLimit) {
 			return Created{}, interrupt.Errorf(interrupt.CodeConflict, "a tenant has at most %d subscriptions; delete one first", MaxSubscriptions)
@@ -160,11 +166,15 @@ func (m *Subscriptions) List(ctx context.Context, p interrupt.Principal) ([]Subs
 // Delete removes a subscription, then its secret: nothing is delivered to it from then on (a
 // retry due finds it gone), and its cursors and attempts expire with their retention.
 func (m *Subscriptions) Delete(ctx context.Context, p interrupt.Principal, id string) error {
-	if _, err := m.Get(ctx, p, id); err != nil {
+	s, err := m.Get(ctx, p, id)
+	if err != nil {
 		return err
 	}
 	if err := m.Store.DeleteSubscription(ctx, p.Tenant, id); err != nil {
 		return err
+	}
+	if s.Format == FormatEmail {
+		return nil // it has no secret
 	}
 	return m.Secrets.Delete(ctx, id)
 }
