@@ -371,9 +371,24 @@ func (a *API) signInCallback(ctx context.Context, c *call) (events.APIGatewayV2H
 	}
 	_, cookies, next, err := a.signIn.Finish(ctx, c.req.Cookies, query)
 	if err != nil {
-		return pageResponse(signInProblem(err), false), err
+		return pageResponse(signInProblem(err), false), signInRefusal(err)
 	}
 	return redirect(next, cookies...), nil
+}
+
+// signInRefusal is a failed sign-in as the access log records it: the browser's or the
+// person's doing (no state, a refusal, an account without a tenant) as the client's error that
+// its page says; only the identity provider's unavailability stays the host's.
+func signInRefusal(err error) error {
+	switch {
+	case errors.Is(err, signin.ErrState):
+		return interrupt.Errorf(interrupt.CodeValidation, "the sign-in's state is missing or expired")
+	case errors.Is(err, signin.ErrDenied), errors.Is(err, signin.ErrNoTenant), errors.Is(err, signin.ErrNoPrincipal):
+		return interrupt.Errorf(interrupt.CodeForbidden, "the sign-in was refused: %s", err.Error())
+	case errors.Is(err, signin.ErrIDToken):
+		return interrupt.Errorf(interrupt.CodeUnauthorized, "the identity provider's answer could not be verified")
+	}
+	return err
 }
 
 // redirect sends the browser to location with 303 See Other (a GET whatever the method was),

@@ -1,6 +1,7 @@
 package apigw_test
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"crypto/rand"
@@ -386,6 +387,8 @@ var issuerKey = sync.OnceValue(func() *rsa.PrivateKey {
 type signedInPage struct {
 	fn   apigw.Handler
 	base string
+	// logs are the function's log lines, JSON.
+	logs *bytes.Buffer
 }
 
 func (s *stack) signedInPage(t *testing.T) *signedInPage {
@@ -402,11 +405,12 @@ func (s *stack) signedInPage(t *testing.T) *signedInPage {
 	}
 	services := s.services
 	services.SignIn = flow
-	fn, err := apigw.New(slog.New(slog.DiscardHandler), apigw.Options{PublicBaseURL: base}).Function("approval-page", services)
+	logs := &bytes.Buffer{}
+	fn, err := apigw.New(slog.New(slog.NewJSONHandler(logs, nil)), apigw.Options{PublicBaseURL: base}).Function("approval-page", services)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &signedInPage{fn: fn, base: base}
+	return &signedInPage{fn: fn, base: base, logs: logs}
 }
 
 // do sends the function what API Gateway would for method and path (its route, a path of the
@@ -857,5 +861,20 @@ func TestTheInboxPage(t *testing.T) {
 	}
 	if r := p.do(t, "GET", "/approve?after=%21%21", []string{cookie}, ""); r.StatusCode != 400 {
 		t.Errorf("a cursor that is none: %d %s", r.StatusCode, r.Body)
+	}
+}
+
+// TestASignInWithoutItsStateIsTheBrowsers: a callback without the sign-in's state cookie (a
+// bookmarked or replayed callback) answers 400 and is logged as the client's error, not as an
+// internal one of the host's.
+func TestASignInWithoutItsStateIsTheBrowsers(t *testing.T) {
+	t.Parallel()
+	p := newStack(t).signedInPage(t)
+	resp := p.do(t, "GET", "/signin/callback?code=c&state=s", nil, "")
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Fatalf("%d, want 400", resp.StatusCode)
+	}
+	if strings.Contains(p.logs.String(), `"level":"ERROR"`) || !strings.Contains(p.logs.String(), `"code":"validation_error"`) {
+		t.Errorf("logged %s", p.logs.String())
 	}
 }
