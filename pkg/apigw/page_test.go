@@ -219,7 +219,7 @@ func TestApprovalPageDecides(t *testing.T) {
 		t.Errorf("carol after the release: %d %s", r.Status, r.Body)
 	}
 	// What became of it, by whom, and every vote.
-	for _, want := range []string{"Accepted with edits by bob", "alice: Accepted", "bob: Accepted with edits"} {
+	for _, want := range []string{"Accepted with edits by bob", "alice accepted", "bob accepted with edits"} {
 		if !strings.Contains(string(r.Body), want) {
 			t.Errorf("carol's page does not say %q: %s", want, r.Body)
 		}
@@ -299,7 +299,8 @@ func TestUnnamedLink(t *testing.T) {
 }
 
 // TestClarificationPage: questions become fields typed by their schemas (a boolean a yes-or-no
-// choice, an enum a list, the schema's description a hint); the answers resolve.
+// choice, an enum a list, the schema's description a hint); the answers resolve; the page then
+// says they were answered, each answer by its question, who answered and when.
 func TestClarificationPage(t *testing.T) {
 	t.Parallel()
 	s := newStack(t)
@@ -326,6 +327,15 @@ func TestClarificationPage(t *testing.T) {
 	commits := s.commits(t, "acme", "r1")
 	if got := string(commits[len(commits)-1].Events[0].Payload); !strings.Contains(got, `"resumeValue":{"answers":{"address":"1 Rue de Rivoli","count":2,"express":true,"size":"M"},"decidedBy":"alice","decidedAt":"20`) {
 		t.Errorf("resolved with %s", got)
+	}
+	closed := string(s.page(t, "GET", tok, nil).Body)
+	for _, want := range []string{"Questions answered", "Answered by alice", "<dt>Answered</dt>", "<dt>Ship to?</dt><dd>1 Rue de Rivoli</dd>", "<dt>How many?</dt><dd>2</dd>", "<dt>Express?</dt><dd>yes</dd>"} {
+		if !strings.Contains(closed, want) {
+			t.Errorf("the answered page lacks %s", want)
+		}
+	}
+	if strings.Contains(closed, "A run needs your answers") || strings.Contains(closed, "Questions for you") {
+		t.Errorf("the answered page still asks: %s", closed)
 	}
 }
 
@@ -705,7 +715,10 @@ func TestAClosedPageSaysWhatHappened(t *testing.T) {
 	if r.Status != 409 || len(buttons(doc(t, r))) != 0 {
 		t.Fatalf("alice's page: %d %s", r.Status, body)
 	}
-	for _, want := range []string{"already decided: rejected by bob", "Rejected by bob", "Comment", "The amount is &lt;wrong&gt;.", "Decided"} {
+	if strings.Contains(body, "Approval requested") {
+		t.Errorf("alice's page heads a decided approval as requested")
+	}
+	for _, want := range []string{"Approval decided", "already decided: rejected by bob", "Rejected by bob", "Comment", "The amount is &lt;wrong&gt;.", "Decided"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("alice's page does not say %q: %s", want, body)
 		}
@@ -713,7 +726,7 @@ func TestAClosedPageSaysWhatHappened(t *testing.T) {
 }
 
 // TestTheDataReadsAsFields: an artifact's data is laid out for people: its plain members as
-// labelled fields, a nested object as a section, a list of records as a table with a column per
+// labelled fields (numbers with their thousands grouped), a nested object as a section, a list of records as a table with a column per
 // member; the JSON itself only behind a disclosure; every value escaped.
 func TestTheDataReadsAsFields(t *testing.T) {
 	t.Parallel()
@@ -724,7 +737,7 @@ func TestTheDataReadsAsFields(t *testing.T) {
 	body := string(r.Body)
 	doc(t, r)
 	for _, want := range []string{
-		"<h2>Details</h2>", "<dt>Amount</dt><dd>1200.5</dd>", "<dt>Currency</dt><dd>EUR</dd>",
+		"<h2>Details</h2>", "<dt>Amount</dt><dd>1,200.5</dd>", "<dt>Currency</dt><dd>EUR</dd>",
 		"<h2>Supplier</h2>", "<dt>Name</dt><dd>ACME &lt;b&gt;</dd>", "<dt>Vat number</dt><dd>FR1</dd>",
 		"<h2>Lines</h2>", `<th scope="col">Sku</th><th scope="col">Qty</th><th scope="col">Note</th>`,
 		"<tr><td>A-1</td><td>2</td><td></td></tr>", "<tr><td>A-2</td><td>1</td><td>rush</td></tr>",

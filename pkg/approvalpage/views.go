@@ -14,6 +14,7 @@ import (
 
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
+	"github.com/interrupthost/interrupthost/pkg/words"
 )
 
 // footer reminds whoever holds the page what the link is.
@@ -56,8 +57,9 @@ type content struct {
 	members                                      map[string]json.RawMessage
 	Title, ArtifactType, ArtifactID, Description string
 	ArtifactData                                 json.RawMessage
-	// questions are a clarification's questions' texts, by id.
+	// questions are a clarification's questions' texts, by id, and order their ids as asked.
 	questions map[string]string
+	order     []string
 }
 
 func contentOf(o host.Opened) content {
@@ -85,23 +87,44 @@ func contentOf(o host.Opened) content {
 	c.questions = make(map[string]string, len(d.Questions))
 	for _, q := range d.Questions {
 		c.questions[q.ID] = q.Question
+		c.order = append(c.order, q.ID)
 	}
 	return c
+}
+
+// firstQuestion is the text of a clarification's first question, "" for none.
+func (c content) firstQuestion() string {
+	if len(c.order) == 0 {
+		return ""
+	}
+	return c.questions[c.order[0]]
 }
 
 // question is the text of question id, or its id.
 func (c content) question(id string) string { return cmp.Or(c.questions[id], id) }
 
-// heading is the page's title line for o.
+// heading is the page's title line for o, as it stands: a request while it is pending, what
+// became of it once it is not.
 func heading(o host.Opened, c content) (kicker, title string) {
 	title = c.Title
+	state := map[interrupt.Status]string{interrupt.StatusResolved: "decided", interrupt.StatusExpired: "expired", interrupt.StatusCancelled: "cancelled"}[o.Status]
 	switch o.Payload.Kind {
 	case interrupt.KindApproval:
-		kicker = "Approval requested"
+		kicker = "Approval " + cmp.Or(state, "requested")
 	case interrupt.KindClarification:
-		kicker, title = "Questions for you", cmp.Or(title, "A run needs your answers")
+		if o.Status == interrupt.StatusResolved {
+			state = "answered"
+		}
+		kicker = "Questions " + cmp.Or(state, "for you")
+		if o.Status == interrupt.StatusPending {
+			title = cmp.Or(title, "A run needs your answers")
+		}
+		title = cmp.Or(title, c.firstQuestion())
 	default:
 		kicker = string(o.Payload.Kind) + " interrupt"
+		if state != "" {
+			kicker += ", " + state
+		}
 	}
 	return kicker, cmp.Or(title, "Interrupt at "+o.NodeID)
 }
@@ -273,8 +296,8 @@ func table(v json.RawMessage) *Table {
 	return t
 }
 
-// cell is a JSON value as text: a string as itself, a list of strings joined, a number or a
-// boolean as written, anything else compact JSON.
+// cell is a JSON value as text: a string as itself, a list of strings joined, a number with its
+// thousands grouped (words.Number), a boolean as yes or no, anything else compact JSON.
 func cell(v json.RawMessage) string {
 	var s string
 	var list []string
@@ -283,6 +306,12 @@ func cell(v json.RawMessage) string {
 		return s
 	case json.Unmarshal(v, &list) == nil:
 		return strings.Join(list, ", ")
+	case jsonNumber.Match(bytes.TrimSpace(v)):
+		return words.Number(string(bytes.TrimSpace(v)))
+	case string(bytes.TrimSpace(v)) == "true":
+		return "yes"
+	case string(bytes.TrimSpace(v)) == "false":
+		return "no"
 	}
 	var b bytes.Buffer
 	if json.Compact(&b, v) != nil {
@@ -402,14 +431,16 @@ func Decide(o host.Opened, key string, posted url.Values, problem *Notice) View 
 }
 
 // Outcome is what became of an interrupt no longer pending, in plain words ("Rejected by bob"),
-// and the facts that say it: by whom, when, with what comment, and for an approval of several
-// votes, every vote. Empty for a pending interrupt.
+// and the facts that say it: by whom, when, with what comment, a clarification's answers by
+// their questions, and for an approval of several votes, every vote, each once ("alice
+// accepted: PO checked"). Empty for a pending interrupt.
 func Outcome(o host.Opened) (string, []Fact) {
 	var rv struct {
-		Action    string `json:"action"`
-		DecidedBy string `json:"decidedBy"`
-		DecidedAt string `json:"decidedAt"`
-		Feedback  string `json:"feedback"`
+		Action    string                     `json:"action"`
+		DecidedBy string                     `json:"decidedBy"`
+		DecidedAt string                     `json:"decidedAt"`
+		Feedback  string                     `json:"feedback"`
+		Answers   map[string]json.RawMessage `json:"answers"`
 	}
 	var summary string
 	var fs []Fact
@@ -430,10 +461,18 @@ func Outcome(o host.Opened) (string, []Fact) {
 			fs = append(fs, Fact{"Named as", rv.DecidedBy})
 		}
 		if at, err := time.Parse(time.RFC3339, rv.DecidedAt); err == nil {
-			fs = append(fs, Fact{"Decided", when(at)})
+			fs = append(fs, Fact{cmp.Or(map[bool]string{true: "Answered"}[o.Payload.Kind == interrupt.KindClarification], "Decided"), when(at)})
 		}
 		if rv.Feedback != "" {
 			fs = append(fs, Fact{"Comment", rv.Feedback})
+		}
+		if o.Payload.Kind == interrupt.KindClarification {
+			c := contentOf(o)
+			for _, id := range c.order {
+				if a, ok := rv.Answers[id]; ok {
+					fs = append(fs, Fact{c.question(id), cell(a)})
+				}
+			}
 		}
 	case interrupt.StatusExpired:
 		summary = "Expired without a decision"
@@ -450,9 +489,9 @@ func Outcome(o host.Opened) (string, []Fact) {
 				Feedback string `json:"feedback"`
 			}
 			_ = json.Unmarshal(v.ResumeValue, &vv)
-			text := v.Principal + ": " + cmp.Or(outcomes[string(v.Action)], string(v.Action))
+			text := v.Principal + " " + strings.ToLower(cmp.Or(outcomes[string(v.Action)], string(v.Action)))
 			if vv.Feedback != "" {
-				text += ". " + vv.Feedback
+				text += ": " + vv.Feedback
 			}
 			fs = append(fs, Fact{"Vote", text})
 		}
@@ -566,8 +605,8 @@ func Inbox(page host.InboxPage, later bool, next string, now time.Time) View {
 		}
 		if at, err := time.Parse(time.RFC3339, it.ExpiresAt); err == nil {
 			e.Due = "Decide by " + when(at)
-			if at.Sub(now) < 24*time.Hour {
-				e.Due += " (within a day)"
+			if at.Sub(now) < 48*time.Hour {
+				e.Due += " (" + words.Until(at, now) + ")"
 			}
 		}
 		if it.Tally != nil {

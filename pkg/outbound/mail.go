@@ -16,6 +16,7 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/contacts"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
+	"github.com/interrupthost/interrupthost/pkg/words"
 )
 
 // Mail is one message the host sends, to each of its addresses.
@@ -450,14 +451,13 @@ func render(address, subject string, lines []string, link Link) Mail {
 // so that one reader is never mailed two people's links, nor marked mailed twice.
 func mailbox(address string) string { return strings.ToLower(address) }
 
-// inWords is a timestamp as a person reads it, in UTC: "Monday 30 November 2026, 09:00 UTC";
-// as it is when it is no timestamp.
+// inWords is a timestamp as a person reads it (words.Time); as it is when it is no timestamp.
 func inWords(at string) string {
 	t, err := time.Parse(time.RFC3339, at)
 	if err != nil {
 		return at
 	}
-	return t.UTC().Format("Monday 2 January 2006, 15:04 UTC")
+	return words.Time(t)
 }
 
 // maxMailFields bounds the artifact's fields a request mail lists: the page shows the rest.
@@ -489,7 +489,7 @@ func topFields(raw json.RawMessage) []string {
 		case string:
 			text = v
 		case json.Number:
-			text = readableNumber(v.String())
+			text = words.Number(v.String())
 		case bool:
 			text = map[bool]string{true: "yes", false: "no"}[v]
 		default:
@@ -526,28 +526,4 @@ func label(name string) string {
 		return name
 	}
 	return cases(s)
-}
-
-// readableNumber is a JSON number's text with its thousands grouped: 12400 reads 12,400 and
-// 1240.5 reads 1,240.5; an exponent is left as written.
-func readableNumber(n string) string {
-	if strings.ContainsAny(n, "eE") {
-		return n
-	}
-	sign, digits := "", n
-	if strings.HasPrefix(digits, "-") {
-		sign, digits = "-", digits[1:]
-	}
-	whole, frac, hasFrac := strings.Cut(digits, ".")
-	var b strings.Builder
-	for i, r := range whole {
-		if i > 0 && (len(whole)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	if hasFrac {
-		return sign + b.String() + "." + frac
-	}
-	return sign + b.String()
 }

@@ -359,3 +359,17 @@ func TestCountedVotesAreTheEvents(t *testing.T) {
 		t.Errorf("the events read %v, the state %+v", read, votes)
 	}
 }
+
+// TestASummaryTitlesAClarificationByItsQuestion: a clarification has no title; what the waiting
+// index and the inbox list it by is its first question.
+func TestASummaryTitlesAClarificationByItsQuestion(t *testing.T) {
+	c := runlog.Commit{Seq: 1, ID: "c1", At: t0, Events: []runlog.Event{{Type: interrupt.EventRequested, NodeID: "ask", InterruptID: "i1",
+		Payload: json.RawMessage(`{"kind":"clarification","key":"k","data":{"questions":[{"id":"a","question":"Which address?"},{"id":"b","question":"How many?"}]}}`)}}}
+	st, err := runlog.Fold([]runlog.Commit{c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := st.Entry(runlog.Key{Tenant: "acme", RunID: "r1"}).Pending[0].Title; got != "Which address?" {
+		t.Errorf("title %q", got)
+	}
+}

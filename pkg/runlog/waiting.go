@@ -44,7 +44,8 @@ type Summary struct {
 	InterruptID string         `json:"interruptId"`
 	Key         string         `json:"key"`
 	Kind        interrupt.Kind `json:"kind"`
-	// Title is the payload's data.title, cut to MaxTitle characters; "" for none.
+	// Title is the payload's data.title (a clarification's first question), cut to MaxTitle
+	// characters; "" for none.
 	Title       string    `json:"title,omitempty"`
 	Seq         int64     `json:"seq"`
 	RequestedAt time.Time `json:"requestedAt"`
@@ -90,17 +91,24 @@ func (s *State) Entry(k Key) Waiting {
 	return w
 }
 
-// title is a payload's data.title, cut to MaxTitle characters.
+// title is a payload's data.title, else its first question's text (a clarification has no
+// title: what it asks names it), cut to MaxTitle characters.
 func title(raw json.RawMessage) string {
 	var p struct {
 		Data struct {
-			Title string `json:"title"`
+			Title     string `json:"title"`
+			Questions []struct {
+				Question string `json:"question"`
+			} `json:"questions"`
 		} `json:"data"`
 	}
 	if json.Unmarshal(raw, &p) != nil {
 		return ""
 	}
 	t := p.Data.Title
+	if t == "" && len(p.Data.Questions) > 0 {
+		t = p.Data.Questions[0].Question
+	}
 	if utf8.RuneCountInString(t) > MaxTitle {
 		t = string([]rune(t)[:MaxTitle])
 	}
