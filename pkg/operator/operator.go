@@ -1,13 +1,13 @@
 // Package operator is the operator's command line, ihctl, over the host's public API (never its
 // table): what an on-call engineer reads and does by hand. It calls the API with the operator's
-// own JWT, so the gateway and the functions check its scopes as for any caller, and it prints
-// JSON, one object per answer and one line per event, for jq and scripts.
+// own JWT, so the gateway and the functions check its scopes as for any caller, and it prints a
+// table for people, or with -o json JSON (one object per answer, one line per event) for jq and
+// scripts.
 package operator
 
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -27,13 +27,16 @@ const (
 )
 
 // Usage is ihctl's help.
-const Usage = `usage: ihctl [--url URL] <command> [arguments]
+const Usage = `usage: ihctl [--url URL] [-o table|json] <command> [arguments]
 
 The API's base URL comes from --url or INTERRUPT_HOST_URL (an approval link is the page the host
 answers for it), the operator's JWT from INTERRUPT_HOST_TOKEN only, so that it is in no shell history or
-process list. Each command needs the scopes of its route.
+process list. Each command needs the scopes of its route. Answers print as a table, or with -o
+json as JSON: an object indented, a list one JSON line per item.
 
   run <runId>                      the run's snapshot (runs:read)
+  cancel <runId> [--reason TEXT]   cancel the run: its pending interrupts close (interrupts:write)
+  complete <runId> [--reason TEXT] complete the run (interrupts:write)
   events <runId> [--after N] [--updates] [--follow] [--every D]
                                    the run's events, one JSON line each (runs:read); --follow
                                    reads on until the run ends
@@ -61,6 +64,11 @@ process list. Each command needs the scopes of its route.
                                    per line
   endpoint rotate <id>             replace its secrets with those read from stdin
   endpoint delete <id>             delete it and its secrets
+  contacts                         the tenant's contacts, every page (contacts:manage)
+  contact show <kind> <ref>        a contact (kind: principal, group or role)
+  contact put <kind> <ref> [--email A] [--name N] [--slack ID]
+                                   make or replace it
+  contact delete <kind> <ref>      delete it
 `
 
 // ErrUsage is a command line ihctl cannot run; Usage says what it takes.
@@ -78,13 +86,19 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdio I
 	fs := flag.NewFlagSet("ihctl", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	base := fs.String("url", getenv(EnvURL), "")
+	format := fs.String("o", FormatTable, "")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: %v", ErrUsage, err)
 	}
-	if *base == "" || fs.NArg() == 0 {
+	switch {
+	case *base == "" || fs.NArg() == 0:
 		return fmt.Errorf("%w: a command and the API's URL (--url or %s) are needed", ErrUsage, EnvURL)
+	case strings.TrimSpace(getenv(EnvToken)) == "":
+		return fmt.Errorf("%w: the operator's JWT is needed, in %s", ErrUsage, EnvToken)
+	case *format != FormatTable && *format != FormatJSON:
+		return fmt.Errorf("%w: -o is table or json", ErrUsage)
 	}
-	o := &op{c: client.New(*base, client.WithBearer(getenv(EnvToken))), io: stdio}
+	o := &op{c: client.New(*base, client.WithBearer(getenv(EnvToken))), io: stdio, out: &printer{w: stdio.Out, json: *format == FormatJSON}}
 	cmd, rest := fs.Arg(0), fs.Args()[1:]
 	switch cmd {
 	case "run":
@@ -109,13 +123,20 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdio I
 		return o.notify(ctx, rest)
 	case "endpoint":
 		return o.endpoint(ctx, rest)
+	case "cancel", "complete":
+		return o.end(ctx, cmd, rest)
+	case "contacts":
+		return o.contacts(ctx, rest)
+	case "contact":
+		return o.contact(ctx, rest)
 	}
 	return fmt.Errorf("%w: no command %q", ErrUsage, cmd)
 }
 
 type op struct {
-	c  *client.Client
-	io IO
+	c   *client.Client
+	io  IO
+	out *printer
 }
 
 // args parses a command's flags, which may come before or after its arguments (all after a
@@ -143,11 +164,7 @@ func args(fs *flag.FlagSet, in []string, n int) ([]string, error) {
 	return pos, nil
 }
 
-func (o *op) print(v any) error {
-	enc := json.NewEncoder(o.io.Out)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
-}
+func (o *op) print(v any) error { return o.out.print(v) }
 
 // list runs a command without arguments that prints what get answers.
 func list[T any](ctx context.Context, o *op, name string, in []string, get func(context.Context) (T, error)) error {
@@ -199,7 +216,6 @@ func (o *op) events(ctx context.Context, in []string) error {
 	if *updates {
 		opts = append(opts, client.Updates())
 	}
-	enc := json.NewEncoder(o.io.Out)
 	cursor := *after
 	// over: the snapshot said the run ended, after a read that found nothing new; one more read
 	// prints what it committed in between (its end, when the cursor had not passed it).
@@ -214,10 +230,10 @@ func (o *op) events(ctx context.Context, in []string) error {
 			return err
 		default:
 			done := false
+			if err := o.print(page.Events); err != nil {
+				return err
+			}
 			for _, e := range page.Events {
-				if err := enc.Encode(e); err != nil {
-					return err
-				}
 				done = done || ended[e.Type]
 			}
 			moved := page.Next != cursor
@@ -264,16 +280,13 @@ func (o *op) pending(ctx context.Context, in []string) error {
 			return client.PendingPage{Interrupts: pending}, err
 		}
 	}
-	enc := json.NewEncoder(o.io.Out)
 	for cursor := *after; ; {
 		page, err := read(cursor)
 		if err != nil {
 			return err
 		}
-		for _, in := range page.Interrupts {
-			if err := enc.Encode(in); err != nil {
-				return err
-			}
+		if err := o.print(page.Interrupts); err != nil {
+			return err
 		}
 		if page.Next == "" {
 			return nil
@@ -419,4 +432,80 @@ func (o *op) secrets() ([]string, error) {
 		return nil, fmt.Errorf("%w: no secret on stdin (one per line)", ErrUsage)
 	}
 	return out, nil
+}
+
+// Ended is what cancel and complete print: the run, how it ended, and why.
+type Ended struct {
+	RunID  string `json:"runId"`
+	Status string `json:"status"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// end cancels or completes a run (cmd), with the reason given.
+func (o *op) end(ctx context.Context, cmd string, in []string) error {
+	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+	reason := fs.String("reason", "", "")
+	pos, err := args(fs, in, 1)
+	if err != nil {
+		return err
+	}
+	end, status := o.c.Cancel, "cancelled"
+	if cmd == "complete" {
+		end, status = o.c.Complete, "completed"
+	}
+	if err := end(ctx, pos[0], *reason); err != nil {
+		return err
+	}
+	return o.print(Ended{RunID: pos[0], Status: status, Reason: *reason})
+}
+
+// contacts prints every contact of the tenant, a page at a time.
+func (o *op) contacts(ctx context.Context, in []string) error {
+	if _, err := args(flag.NewFlagSet("contacts", flag.ContinueOnError), in, 0); err != nil {
+		return err
+	}
+	for after := ""; ; {
+		page, err := o.c.Contacts(ctx, after, 0)
+		if err != nil {
+			return err
+		}
+		if err := o.print(page.Contacts); err != nil {
+			return err
+		}
+		if page.Next == "" {
+			return nil
+		}
+		after = page.Next
+	}
+}
+
+// contact shows, puts or deletes one contact.
+func (o *op) contact(ctx context.Context, in []string) error {
+	if len(in) == 0 {
+		return fmt.Errorf("%w: contact takes show, put or delete", ErrUsage)
+	}
+	fs := flag.NewFlagSet("contact "+in[0], flag.ContinueOnError)
+	var email, name, slack *string
+	if in[0] == "put" {
+		email, name, slack = fs.String("email", "", ""), fs.String("name", "", ""), fs.String("slack", "", "")
+	}
+	pos, err := args(fs, in[1:], 2)
+	if err != nil {
+		return err
+	}
+	var c client.Contact
+	switch in[0] {
+	case "show":
+		c, err = o.c.Contact(ctx, pos[0], pos[1])
+	case "put":
+		c, err = o.c.PutContact(ctx, pos[0], pos[1], *email, *name, *slack)
+	case "delete":
+		return o.c.DeleteContact(ctx, pos[0], pos[1])
+	default:
+		return fmt.Errorf("%w: no contact command %q", ErrUsage, in[0])
+	}
+	if err != nil {
+		return err
+	}
+	return o.print(c)
 }

@@ -15,14 +15,24 @@ import (
 func TestUsageErrors(t *testing.T) {
 	t.Parallel()
 	withURL := func(k string) string {
-		return map[string]string{operator.EnvURL: "http://127.0.0.1:1"}[k]
+		return map[string]string{operator.EnvURL: "http://127.0.0.1:1", operator.EnvToken: "jwt"}[k]
 	}
 	for _, tc := range []struct {
 		name   string
 		args   []string
 		getenv func(string) string
 	}{
-		{"no URL", []string{"run", "r1"}, func(string) string { return "" }},
+		{"no URL", []string{"run", "r1"}, func(k string) string { return map[string]string{operator.EnvToken: "jwt"}[k] }},
+		{"no token", []string{"run", "r1"}, func(k string) string { return map[string]string{operator.EnvURL: "http://127.0.0.1:1"}[k] }},
+		{"an empty token", []string{"run", "r1"}, func(k string) string {
+			return map[string]string{operator.EnvURL: "http://127.0.0.1:1", operator.EnvToken: " "}[k]
+		}},
+		{"an unknown output", []string{"-o", "yaml", "run", "r1"}, withURL},
+		{"cancel without its run", []string{"cancel"}, withURL},
+		{"complete with an unknown flag", []string{"complete", "r1", "--why", "x"}, withURL},
+		{"contact alone", []string{"contact"}, withURL},
+		{"contact put without its ref", []string{"contact", "put", "principal"}, withURL},
+		{"contacts with an argument", []string{"contacts", "x"}, withURL},
 		{"no command", nil, withURL},
 		{"an unknown command", []string{"frobnicate"}, withURL},
 		{"an unknown flag", []string{"--verbose", "run", "r1"}, withURL},

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -43,13 +44,14 @@ func (b *lockedBuffer) String() string {
 // an operator's JWT: a run's snapshot, the tenant's pending interrupts, a lost notification
 // sent again, its events followed to the run's end, an approval link
 // minted for an approver (who then decides with it), a subscription and its deliveries, and a
-// webhook endpoint's life; then the built binary, for its exit codes.
+// webhook endpoint's life, a run cancelled with a reason, contacts put, listed and deleted;
+// then the built binary, for its table and its exit codes.
 func TestIhctl(t *testing.T) {
 	localaws.NeedsStack(t)
 	t.Parallel()
 	ctx := context.Background()
 	tenant := newRun("tenant")
-	ops := jwt(t, devjwt.Token{Subject: "oncall", Tenant: tenant, Scopes: []string{"interrupts:write", "runs:read", "subscriptions:manage", "webhooks:manage", "tokens:delegate"}})
+	ops := jwt(t, devjwt.Token{Subject: "oncall", Tenant: tenant, Scopes: []string{"interrupts:write", "runs:read", "subscriptions:manage", "webhooks:manage", "tokens:delegate", "contacts:manage"}})
 	// The run's engine: who requests an interrupt never mints a token deciding it.
 	eng := client.New(gatewayURL(), client.WithBearer(jwt(t, devjwt.Token{Subject: "engine", Tenant: tenant, Scopes: []string{"interrupts:write", "runs:read"}})))
 	env := func(k string) string {
@@ -58,7 +60,7 @@ func TestIhctl(t *testing.T) {
 	cli := func(t *testing.T, stdin string, args ...string) []byte {
 		t.Helper()
 		var out bytes.Buffer
-		if err := ihctl.Run(ctx, args, env, ihctl.IO{In: strings.NewReader(stdin), Out: &out}); err != nil {
+		if err := ihctl.Run(ctx, append([]string{"-o", "json"}, args...), env, ihctl.IO{In: strings.NewReader(stdin), Out: &out}); err != nil {
 			t.Fatalf("ihctl %s: %v", strings.Join(args, " "), err)
 		}
 		return out.Bytes()
@@ -126,7 +128,7 @@ func TestIhctl(t *testing.T) {
 	go func() {
 		fctx, cancel := context.WithTimeout(ctx, time.Minute)
 		defer cancel()
-		done <- ihctl.Run(fctx, []string{"events", run, "--follow", "--every", "100ms"}, env, ihctl.IO{Out: followed})
+		done <- ihctl.Run(fctx, []string{"-o", "json", "events", run, "--follow", "--every", "100ms"}, env, ihctl.IO{Out: followed})
 	}()
 
 	var link ihctl.Link
@@ -176,12 +178,12 @@ func TestIhctl(t *testing.T) {
 	if err := json.Unmarshal(cli(t, "", "subscription", sub.sub.ID), &shown); err != nil || shown.ID != sub.sub.ID || shown.Secret != "" {
 		t.Errorf("subscription: %+v %v", shown, err)
 	}
-	var subs []client.Subscription
-	if err := json.Unmarshal(cli(t, "", "subscriptions"), &subs); err != nil || len(subs) != 1 || subs[0].ID != sub.sub.ID || subs[0].Secret != "" {
+	subs, err := jsonLines[client.Subscription](cli(t, "", "subscriptions"))
+	if err != nil || len(subs) != 1 || subs[0].ID != sub.sub.ID || subs[0].Secret != "" {
 		t.Errorf("subscriptions: %+v %v", subs, err)
 	}
-	var attempts []client.Attempt
-	if err := json.Unmarshal(cli(t, "", "deliveries", sub.sub.ID), &attempts); err != nil || len(attempts) == 0 || attempts[0].Status != "delivered" || attempts[0].RunID != run {
+	attempts, err := jsonLines[client.Attempt](cli(t, "", "deliveries", sub.sub.ID))
+	if err != nil || len(attempts) == 0 || attempts[0].Status != "delivered" || attempts[0].RunID != run {
 		t.Errorf("deliveries: %+v %v", attempts, err)
 	}
 
@@ -196,13 +198,36 @@ func TestIhctl(t *testing.T) {
 			t.Errorf("endpoint %s: %s %v", step[0], out, err)
 		}
 	}
-	var listed []client.Endpoint
-	if err := json.Unmarshal(cli(t, "", "endpoints"), &listed); err != nil || len(listed) != 1 || listed[0].ID != e.ID {
+	if listed, err := jsonLines[client.Endpoint](cli(t, "", "endpoints")); err != nil || len(listed) != 1 || listed[0].ID != e.ID {
 		t.Errorf("endpoints: %+v %v", listed, err)
 	}
 	cli(t, "", "endpoint", "delete", e.ID)
-	if err := json.Unmarshal(cli(t, "", "endpoints"), &listed); err != nil || len(listed) != 0 {
+	if listed, err := jsonLines[client.Endpoint](cli(t, "", "endpoints")); err != nil || len(listed) != 0 {
 		t.Errorf("endpoints after the delete: %+v %v", listed, err)
+	}
+
+	// A run cancelled by hand, with why; contacts kept by hand.
+	other := newRun("ihctl-cancel")
+	if _, err := eng.Request(ctx, other, "gate", json.RawMessage(payload), nil); err != nil {
+		t.Fatal(err)
+	}
+	var ended ihctl.Ended
+	if err := json.Unmarshal(cli(t, "", "cancel", other, "--reason", "the order was withdrawn"), &ended); err != nil || ended.Status != "cancelled" {
+		t.Fatalf("cancel: %+v %v", ended, err)
+	}
+	if s, err := eng.Snapshot(ctx, other); err != nil || s.Status != "cancelled" {
+		t.Errorf("the cancelled run: %+v %v", s, err)
+	}
+	var contact client.Contact
+	if err := json.Unmarshal(cli(t, "", "contact", "put", "principal", "alice", "--email", "alice@example.com", "--name", "Alice"), &contact); err != nil || contact.Email != "alice@example.com" {
+		t.Fatalf("contact put: %+v %v", contact, err)
+	}
+	if listed, err := jsonLines[client.Contact](cli(t, "", "contacts")); err != nil || len(listed) != 1 || listed[0].Name != "Alice" {
+		t.Errorf("contacts: %+v %v", listed, err)
+	}
+	cli(t, "", "contact", "delete", "principal", "alice")
+	if listed, err := jsonLines[client.Contact](cli(t, "", "contacts")); err != nil || len(listed) != 0 {
+		t.Errorf("contacts after the delete: %+v %v", listed, err)
 	}
 	if err := ihctl.Run(ctx, []string{"endpoint", "show", e.ID}, env, ihctl.IO{Out: &bytes.Buffer{}}); !client.IsCode(err, "not_found") {
 		t.Errorf("a deleted endpoint: %v", err)
@@ -217,11 +242,16 @@ func TestIhctl(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
-	cmd := exec.Command(bin, "run", run)
+	cmd := exec.Command(bin, "-o", "json", "run", run)
 	cmd.Env = append(os.Environ(), ihctl.EnvURL+"="+gatewayURL(), ihctl.EnvToken+"="+ops)
 	out, err := cmd.Output()
 	if err != nil || json.Unmarshal(out, &snap) != nil || snap.Status != "completed" {
 		t.Errorf("ihctl run: %v %s", err, out)
+	}
+	cmd = exec.Command(bin, "run", run) // a table, for people
+	cmd.Env = append(os.Environ(), ihctl.EnvURL+"="+gatewayURL(), ihctl.EnvToken+"="+ops)
+	if out, err := cmd.Output(); err != nil || !regexp.MustCompile(`(?m)^status +completed$`).Match(out) || bytes.HasPrefix(out, []byte("{")) {
+		t.Errorf("ihctl run as a table: %v\n%s", err, out)
 	}
 	for _, tc := range []struct {
 		args []string
@@ -240,4 +270,17 @@ func TestIhctl(t *testing.T) {
 			t.Errorf("ihctl %v: %v, want exit %d; stderr %s", tc.args, err, tc.code, stderr.String())
 		}
 	}
+}
+
+// jsonLines reads ihctl's -o json list: one JSON object a line.
+func jsonLines[T any](out []byte) ([]T, error) {
+	var items []T
+	for line := range strings.Lines(string(out)) {
+		var v T
+		if err := json.Unmarshal([]byte(line), &v); err != nil {
+			return items, err
+		}
+		items = append(items, v)
+	}
+	return items, nil
 }
