@@ -27,8 +27,8 @@ type Link struct {
 	For []Recipient `json:"for,omitempty"`
 }
 
-// Recipient is one ref a delivery notifies: Kind is "principal", "group" or "role" for a ref of
-// the approval's eligibility fields, "ref" for an audience entry none of them names.
+// Recipient is one ref a delivery notifies: Kind is "principal", "group" or "role", as the field
+// naming it types it; an audience entry no eligibility field names is a "principal".
 type Recipient struct {
 	Kind string `json:"kind"`
 	Ref  string `json:"ref"`
@@ -41,8 +41,9 @@ type Delivery struct {
 	Type      string `json:"type"`
 	Timestamp string `json:"timestamp"`
 	Data      Event  `json:"data"`
-	// Audience is whom an approval's interrupt.requested notifies: its audience, else the union
-	// of its eligibility refs.
+	// Audience is whom an interrupt.requested notifies: an approval's audience, else the union of
+	// its eligibility refs; a clarification's display.audience; a reminder's or an
+	// escalation's recipients.
 	Audience []Recipient `json:"audience,omitempty"`
 	Links    []Link      `json:"links,omitempty"`
 }

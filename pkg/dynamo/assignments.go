@@ -95,8 +95,8 @@ func (l *Table) Assigned(ctx context.Context, tenant, ref, after string, limit i
 	if !runlog.ValidID(tenant) || ref == "" {
 		return nil, fmt.Errorf("dynamo: inbox %q of tenant %q: %w", ref, tenant, runlog.ErrInvalidKey)
 	}
-	// Paged through: a Query stops at 1 MB, and entries that carry long eligibility lists can
-	// reach it before limit; a short answer would read as the end of the inbox.
+	// Paged through: a Query stops at 1 MB, which entries of long titles and many voters can
+	// reach before limit; a short answer would read as the end of the inbox.
 	var items []map[string]types.AttributeValue
 	var start map[string]types.AttributeValue
 	for len(items) < limit {

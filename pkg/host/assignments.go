@@ -109,12 +109,13 @@ type InboxItem struct {
 }
 
 // Inbox lists the interrupts of p's tenant that p may decide now, nearest deadline first, then
-// oldest request: those filed in the inboxes of p's principal, groups and roles and Anyone, each
-// checked against the eligibility fields a resolve checks (every one that binds must admit p),
-// never one p requested or one past its deadline. It answers from the entries, each checked
-// against its run's log first (Waiting.Newer: one read unit per run, no payload, when the entry
-// is as new as its log); an entry its log has gone past is answered from the log, and its run
-// reindexed. after is the cursor of a page's Next.
+// oldest request: those filed in the inboxes of p's principal, groups and roles and Anyone that
+// the one rule admits p to (interrupt.Deciders: never one p requested), none past its deadline.
+// It answers from the entries, each checked against its run's log first (Waiting.Newer: one
+// read unit per run, no payload, when the entry is as new as its log); an entry its log has
+// gone past is answered from the log, and its run reindexed. A run with an entry its inbox alone
+// does not decide (Assignment.Alone unset) is read, and p judged by Deciders.Admit as its log
+// holds them. after is the cursor of a page's Next.
 func (h *Host) Inbox(ctx context.Context, p interrupt.Principal, after string, limit int) (InboxPage, error) {
 	if limit <= 0 {
 		limit = DefaultInboxLimit

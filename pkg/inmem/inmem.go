@@ -31,7 +31,7 @@ type Store struct {
 	checkpoints map[runlog.Key]storedCheckpoint
 	archives    map[runlog.Key]map[runlog.Ref]storedFound
 	claims      map[[2]string]runlog.Claim
-	// the webhook inbox: endpoints, correlation slots, answers recorded outside slots
+	// the webhook correlations: endpoints, correlation slots, answers recorded outside slots
 	endpoints map[string]webhook.Endpoint
 	slots     map[webhook.Key]*slot
 	records   map[[2]string]json.RawMessage

@@ -27,8 +27,9 @@ type Deciders struct {
 	// interrupt escalates, who may not decide it either.
 	Requester string
 	Agent     string
-	// Rules are the eligibility fields that bind on this host, approversList first: every one
-	// must admit a decider. None: anyone of the tenant who may respond decides.
+	// Rules are the eligibility fields that bind by the ref kinds recorded with the request,
+	// approversList first: every one must admit a decider. None: anyone of the tenant who may
+	// respond decides.
 	Rules []Rule
 	// Quorum is how many distinct principals must approve: an approval's requiredApprovals, 1
 	// for everything else.

@@ -7,7 +7,8 @@ import (
 
 // Assignment is an entry of a decider's inbox, a read model kept from the table's stream as the
 // waiting index is (docs/design.md, "The inbox"): the interrupt Summary describes, of run Key as
-// of its commit Seq, may be decided by whoever Ref admits. Readers check it against the run's
+// of its commit Seq, is filed for whoever Ref names: where Alone is set, they may decide it (but
+// its requester), else the interrupt's deciders say. Readers check it against the run's
 // log before they trust it, and repair it.
 type Assignment struct {
 	Key    Key
