@@ -24,6 +24,9 @@ type Function struct {
 	Schedules   []Schedule
 	Streams     []Stream
 	Queues      []QueueEvent
+	// Rotates are the logical ids of the secrets whose rotation (an
+	// AWS::SecretsManager::RotationSchedule naming its ARN) Secrets Manager runs it for.
+	Rotates []string
 	// Actions are what its execution role allows, from the role's inline policies.
 	Actions []string
 }
@@ -119,7 +122,34 @@ func (t *Template) Functions() ([]Function, error) {
 		if err != nil {
 			return nil, fmt.Errorf("samtemplate: %s: %w", id, err)
 		}
+		if f.Rotates, err = t.rotates(id); err != nil {
+			return nil, fmt.Errorf("samtemplate: %s: %w", id, err)
+		}
 		out = append(out, f)
+	}
+	return out, nil
+}
+
+// rotates are the secrets whose rotation schedules name function id's ARN.
+func (t *Template) rotates(id string) ([]string, error) {
+	var out []string
+	for _, rid := range slices.Sorted(maps.Keys(t.Resources)) {
+		r := t.Resources[rid]
+		if r.Type != "AWS::SecretsManager::RotationSchedule" {
+			continue
+		}
+		fn, err := getAtt(r.Properties["RotationLambdaARN"], "Arn")
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", rid, err)
+		}
+		ref, _ := r.Properties["SecretId"].(map[string]any)
+		secret, ok := ref["Ref"].(string)
+		if !ok {
+			return nil, fmt.Errorf("%s: SecretId is not a !Ref of the template's secret", rid)
+		}
+		if fn == id {
+			out = append(out, secret)
+		}
 	}
 	return out, nil
 }

@@ -49,6 +49,7 @@ type Gateway struct {
 	schedules []*scheduled
 	streams   []*streamed
 	queues    []*queued
+	rotations map[string]*rotation
 	pools     map[string]*Pool
 	tokens    *devjwt.Verifier
 	// issuer serves the identity provider's paths; nil in a gateway New built for its routes.

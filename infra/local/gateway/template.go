@@ -76,6 +76,7 @@ func FromTemplate(t *samtemplate.Template, bin string, opts Options) (*Gateway, 
 	var schedules []*scheduled
 	var streams []*streamed
 	var queues []*queued
+	rotations := map[string]*rotation{}
 	for _, f := range functions {
 		env := append(os.Environ(), opts.Env...)
 		for name, v := range f.Environment {
@@ -119,6 +120,13 @@ func FromTemplate(t *samtemplate.Template, bin string, opts Options) (*Gateway, 
 			}
 			streams = append(streams, s)
 		}
+		for _, secret := range f.Rotates {
+			name, ok := opts.Resolver.Resources[secret]
+			if !ok {
+				return nil, fmt.Errorf("gateway: %s: rotation of %s, a secret the stack does not hold", f.LogicalID, secret)
+			}
+			rotations[secret] = &rotation{function: f.Name, secret: name, pool: pools[f.Name]}
+		}
 		for _, qe := range f.Queues {
 			if opts.Queues != nil {
 				queues = append(queues, &queued{QueueEvent: qe, function: f.Name, pool: pools[f.Name], queues: opts.Queues})
@@ -143,7 +151,7 @@ func FromTemplate(t *samtemplate.Template, bin string, opts Options) (*Gateway, 
 	if err != nil {
 		return nil, err
 	}
-	g.schedules, g.streams, g.queues = schedules, streams, queues
+	g.schedules, g.streams, g.queues, g.rotations = schedules, streams, queues, rotations
 	g.issuer = devjwt.NewProvider(key, opts.URL, nil)
 	return g, nil
 }
