@@ -32,6 +32,9 @@ const (
 	EnvScopePrefix  = "SCOPE_PREFIX"
 	EnvCapabilities = "CAPABILITIES"
 	EnvKeyring      = "KEYRING_SECRET_ID"
+	// EnvKeyringCache is how many seconds a function trusts its read of the keyring
+	// (template.yaml's KeyringCacheSeconds); unset, the keyring's default.
+	EnvKeyringCache = "KEYRING_CACHE_SECONDS"
 	EnvRefKinds     = "REF_KINDS"
 	EnvOverride     = "OVERRIDE_PRINCIPALS"
 	EnvGroupsClaim  = "GROUPS_CLAIM"
@@ -209,4 +212,18 @@ func list(s string) []string {
 		}
 	}
 	return out
+}
+
+// KeyringCache is how long a function trusts its read of the keyring (EnvKeyringCache): 0, the
+// keyring's own default, when unset.
+func KeyringCache() (time.Duration, error) {
+	v := os.Getenv(EnvKeyringCache)
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > 3600 {
+		return 0, fmt.Errorf("environ: %s=%q is not a number of seconds from 1 to 3600", EnvKeyringCache, v)
+	}
+	return time.Duration(n) * time.Second, nil
 }

@@ -35,7 +35,13 @@ func Keys(ctx context.Context, e *app.Env) (token.Keys, error) {
 	if err != nil {
 		return nil, err
 	}
-	k, err := keyring.New(ctx, secretsmanager.Keyring{Client: secretsmanager.NewClient(cfg), SecretID: id}, keyring.Options{})
+	ttl, err := environ.KeyringCache()
+	if err != nil {
+		return nil, err
+	}
+	// A cache trusted for less than the cooldown between reads is read again after it, not
+	// after the cooldown: the two bound the reads alike.
+	k, err := keyring.New(ctx, secretsmanager.Keyring{Client: secretsmanager.NewClient(cfg), SecretID: id}, keyring.Options{TTL: ttl, Cooldown: ttl})
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -35,6 +36,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/interrupthost/interrupthost/infra/local/ddbstream"
 	"github.com/interrupthost/interrupthost/infra/local/faults"
 	"github.com/interrupthost/interrupthost/infra/local/gateway"
@@ -42,6 +45,7 @@ import (
 	"github.com/interrupthost/interrupthost/internal/devjwt"
 	"github.com/interrupthost/interrupthost/internal/localaws"
 	"github.com/interrupthost/interrupthost/internal/samtemplate"
+	"github.com/interrupthost/interrupthost/pkg/keyring"
 )
 
 func main() {
@@ -282,6 +286,9 @@ func serveGateway(ctx context.Context, log *slog.Logger, root string, inst insta
 				"AWS::StackName": inst.table,
 				// Local receivers listen on 127.0.0.1, over http.
 				"AllowPrivateDeliveryTargets": "true",
+				// A rotation (POST /local-rotation) is seen within seconds, as the black-box
+				// test of rotation needs; the template's default is five minutes.
+				"KeyringCacheSeconds": "2",
 			},
 			Resources: resources(inst, qs),
 		},
@@ -299,6 +306,7 @@ func serveGateway(ctx context.Context, log *slog.Logger, root string, inst insta
 	// the routes: the chaos suite turns them on and off while the stack runs.
 	mux := http.NewServeMux()
 	mux.Handle("/local-faults", injector)
+	mux.Handle("/local-rotation", rotation(gw, log))
 	mux.Handle("/", gw)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
@@ -389,4 +397,39 @@ func schedulePeriod() (time.Duration, error) {
 		return 0, fmt.Errorf("STACK_SCHEDULE_PERIOD=%q is not a positive duration", v)
 	}
 	return d, nil
+}
+
+// rotation serves POST /local-rotation: the stand-in for Secrets Manager's rotation of the
+// keyring (the template's KeyringRotation schedule, or RotateSecret), which nothing else runs
+// locally. It runs rotate-keys through its four steps on the stack's keyring (Gateway.Rotate)
+// and answers {"activeKid": ...}, the kid new tokens are signed with once the functions' keyring
+// caches have read it (KeyringCacheSeconds).
+func rotation(gw *gateway.Gateway, log *slog.Logger) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			w.Header().Set("Allow", http.MethodPost)
+			http.Error(w, "POST rotates the keyring", http.StatusMethodNotAllowed)
+			return
+		}
+		secret, err := gw.Rotate(r.Context(), "KeyringSecret")
+		if err != nil {
+			log.Error("local rotation failed", "error", err)
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		// The stage named, as the functions' keyring reads it: moto's default does not follow
+		// the rotation's move of AWSCURRENT.
+		out, err := secretsClient.GetSecretValue(r.Context(), &secretsmanager.GetSecretValueInput{SecretId: aws.String(secret), VersionStage: aws.String("AWSCURRENT")})
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		active, _, err := keyring.Parse([]byte(aws.ToString(out.SecretString)))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]string{"activeKid": active})
+	})
 }
