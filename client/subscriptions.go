@@ -67,6 +67,9 @@ type Attempt struct {
 	// Unreached are the refs an email subscription's mail could not reach: no contact, or no
 	// address.
 	Unreached []string `json:"unreached,omitempty"`
+	// Refused are the addresses an email subscription's mail was not sent to, past a bound of
+	// the tenant's mail (per event, per hour), each with why.
+	Refused []string `json:"refused,omitempty"`
 }
 
 // Resend sends the event eventID (as a delivery's webhook-id names it: <runId>:<seq>:<index>)

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -561,4 +562,57 @@ func (o *Outbound) DropRetry(ctx context.Context, r outbound.Retry) error {
 	}
 	_, err = o.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &o.table, Key: key})
 	return classify("delete retry", err)
+}
+
+// mailHourKey is the count of a tenant's messages in one hour: a partition of its own per
+// tenant ("mailhour#<tenant>"), an item per hour.
+func mailHourKey(tenant string, at time.Time) (map[string]types.AttributeValue, error) {
+	if !runlog.ValidID(tenant) {
+		return nil, fmt.Errorf("dynamo: mail count of tenant %q: %w", tenant, runlog.ErrInvalidKey)
+	}
+	return map[string]types.AttributeValue{attrPK: s("mailhour#" + tenant), attrSK: s(at.UTC().Format(outbound.MailHour))}, nil
+}
+
+// mailTakeTries bounds the reads and conditional puts of one TakeMail that other takers keep
+// beating: each lost put means another message was counted.
+const mailTakeTries = 8
+
+// TakeMail implements outbound.Store: a consistent GetItem of the hour's count and a PutItem of
+// the count after it, conditional on the count read (the roles that mail may read and put, not
+// update), read again when another taker counted first. The item expires two hours after its
+// hour began.
+func (o *Outbound) TakeMail(ctx context.Context, tenant string, at time.Time, limit int) (bool, error) {
+	key, err := mailHourKey(tenant, at)
+	if err != nil {
+		return false, err
+	}
+	for range mailTakeTries {
+		out, err := o.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &o.table, Key: key, ConsistentRead: aws.Bool(true)})
+		if err != nil {
+			return false, classify("get mail count", err)
+		}
+		count := integer(out.Item["count"])
+		if count >= int64(limit) {
+			return false, nil
+		}
+		item := maps.Clone(key)
+		item["count"], item[attrExpires] = n(count+1), n(at.UTC().Truncate(time.Hour).Add(2*time.Hour).Unix())
+		cond := "attribute_not_exists(pk)"
+		values := map[string]types.AttributeValue(nil)
+		if out.Item != nil {
+			cond, values = "#c = :c", map[string]types.AttributeValue{":c": n(count)}
+		}
+		in := &dynamodb.PutItemInput{TableName: &o.table, Item: item, ConditionExpression: aws.String(cond), ExpressionAttributeValues: values}
+		if out.Item != nil {
+			in.ExpressionAttributeNames = map[string]string{"#c": "count"}
+		}
+		_, err = o.db.PutItem(ctx, in)
+		switch {
+		case err == nil:
+			return true, nil
+		case !IsCondCheckFailed(err):
+			return false, classify("put mail count", err)
+		}
+	}
+	return false, fmt.Errorf("dynamo: the mail count of tenant %s moved %d times under its taker: %w", tenant, mailTakeTries, interrupt.ErrUnavailable)
 }

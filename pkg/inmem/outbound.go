@@ -22,6 +22,8 @@ type Outbound struct {
 	retries  map[outbound.Retry]bool
 	// mailed are the addresses each event reached, with the expiry of the mark
 	mailed map[[4]string]time.Time
+	// mailHours count each tenant's messages by hour
+	mailHours map[[2]string]int
 	// asked are whom each email subscription asked about an interrupt: by tenant, subscription,
 	// run and interrupt
 	asked map[[4]string]storedAsked
@@ -354,4 +356,23 @@ func (o *Outbound) Writes() int {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.writes
+}
+
+// TakeMail implements outbound.Store.
+func (o *Outbound) TakeMail(_ context.Context, tenant string, at time.Time, limit int) (bool, error) {
+	if !validIDs(tenant) {
+		return false, runlog.ErrInvalidKey
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.mailHours == nil {
+		o.mailHours = map[[2]string]int{}
+	}
+	k := [2]string{tenant, at.UTC().Format(outbound.MailHour)}
+	if o.mailHours[k] >= limit {
+		return false, nil
+	}
+	o.writes++
+	o.mailHours[k]++
+	return true, nil
 }

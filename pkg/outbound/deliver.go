@@ -362,7 +362,7 @@ func (d *Deliverer) attempt(ctx context.Context, p *pass, s Subscription, cur *C
 		return false, sendErr
 	}
 	pr.settle(sendErr == nil)
-	a.StatusCode, a.Unreached = out.status, out.unreached
+	a.StatusCode, a.Unreached, a.Refused = out.status, out.unreached, out.refused
 	if sendErr == nil {
 		a.Status = StatusDelivered
 		p.count(func(r *Report) { r.Delivered++ })
@@ -446,6 +446,8 @@ type ContactReader interface {
 type sent struct {
 	status    int
 	unreached []string
+	// refused are the addresses a bound of the tenant's mail kept from being mailed.
+	refused []string
 }
 
 // send renders and posts one event to the subscription's receiver, its approval links made by

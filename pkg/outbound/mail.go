@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"html"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -36,6 +37,16 @@ type Mailer interface {
 // MailedRetention is how long the mark that an event reached an address is kept: as long as the
 // event may be delivered again.
 const MailedRetention = MaxRetryAge + 24*time.Hour
+
+// Bounds of a tenant's mail, which every tenant sends from the deployment's one SES identity:
+// one event (a request, its outcome, a run's end) mails at most MaxMailsPerEvent addresses,
+// and a tenant at most MaxMailsPerTenantHour messages in an hour (MailHour: the clock's, UTC).
+// What a bound refuses is not sent, never retried, and named in the attempt (Attempt.Refused).
+const (
+	MaxMailsPerEvent      = 50
+	MaxMailsPerTenantHour = 1000
+	MailHour              = "2006-01-02T15"
+)
 
 // mailTo is one message to write: an address, whom it is for, and the link it holds.
 type mailTo struct {
@@ -171,15 +182,29 @@ func (d *Deliverer) mailFollowUp(ctx context.Context, s Subscription, e runlog.E
 // mailEach sends write(m) to each of to that the event has not reached yet, marking each it
 // reaches; 202 when it sent any, 204 when there was no one left. The marks are what keep the
 // deliverer's own retries from mailing anyone twice; an operator's resend (again) mails every
-// one of to, as it was asked to.
+// one of to, as it was asked to. Past MaxMailsPerEvent addresses, or the tenant's
+// MaxMailsPerTenantHour, an address is refused: not mailed, and named in sent.refused.
 func (d *Deliverer) mailEach(ctx context.Context, s Subscription, eventID string, to []mailTo, again bool, write func(mailTo) Mail) (sent, error) {
 	count := 0
-	for _, m := range to {
+	var refused []string
+	for i, m := range to {
+		if i >= MaxMailsPerEvent {
+			refused = append(refused, m.address+": past the "+strconv.Itoa(MaxMailsPerEvent)+" addresses one event mails")
+			continue
+		}
 		done, err := d.Store.Mailed(ctx, s.Tenant, s.ID, eventID, mailbox(m.address))
 		if err != nil {
 			return sent{}, fmt.Errorf("%w: %w", errStore, err)
 		}
 		if done && !again {
+			continue
+		}
+		took, err := d.Store.TakeMail(ctx, s.Tenant, d.now(), MaxMailsPerTenantHour)
+		if err != nil {
+			return sent{}, fmt.Errorf("%w: %w", errStore, err)
+		}
+		if !took {
+			refused = append(refused, m.address+": past the tenant's "+strconv.Itoa(MaxMailsPerTenantHour)+" messages this hour")
 			continue
 		}
 		if err := d.Mailer.Send(ctx, write(m)); err != nil {
@@ -191,9 +216,9 @@ func (d *Deliverer) mailEach(ctx context.Context, s Subscription, eventID string
 		}
 	}
 	if count == 0 {
-		return sent{status: 204}, nil
+		return sent{status: 204, refused: refused}, nil
 	}
-	return sent{status: 202}, nil
+	return sent{status: 202, refused: refused}, nil
 }
 
 // AskedRetention is how long whom an interrupt's request was mailed to is kept, for its outcome:

@@ -373,3 +373,52 @@ func TestMailSaysEnough(t *testing.T) {
 		t.Errorf("the expiry mail lacks %q:\n%s", want, expired)
 	}
 }
+
+// TestMailIsBounded: one event mails at most MaxMailsPerEvent addresses, and a tenant at most
+// MaxMailsPerTenantHour messages an hour (every tenant sends from the deployment's one SES
+// identity); what a bound refuses is not sent, and the attempt names it.
+func TestMailIsBounded(t *testing.T) {
+	ctx := context.Background()
+	w, box, sub := mailWorld(t, outbound.LinksPlain)
+	var refs []string
+	for i := range outbound.MaxMailsPerEvent + 10 {
+		ref := fmt.Sprintf("p%02d", i)
+		refs = append(refs, `"`+ref+`"`)
+		if _, err := w.Log.PutContact(ctx, "acme", contacts.Contact{Kind: "principal", Ref: ref, Email: ref + "@example.com", UpdatedAt: w.Clock.Now()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	payload := `{"kind":"approval","key":"k","data":{"artifactId":"a","artifactType":"doc","title":"Pay","actions":["accept"],"approversList":[` + strings.Join(refs, ",") + `]}}`
+	w.Deliver(w.Commit("acme", "run-1", outboundtest.Requested("approve", "i1", payload)))
+	if n := len(box.to()); n != outbound.MaxMailsPerEvent {
+		t.Fatalf("one event mailed %d addresses, want %d", n, outbound.MaxMailsPerEvent)
+	}
+	attempts, err := w.Store.Attempts(ctx, "acme", sub, 10)
+	if err != nil || len(attempts) == 0 {
+		t.Fatal(attempts, err)
+	}
+	var requested outbound.Attempt
+	for _, a := range attempts {
+		if a.EventType == interrupt.EventRequested {
+			requested = a
+		}
+	}
+	if len(requested.Refused) != 10 || !strings.Contains(requested.Refused[0], "addresses one event mails") {
+		t.Errorf("the attempt refused %v, want the 10 past the bound", requested.Refused)
+	}
+	for range outbound.MaxMailsPerTenantHour - outbound.MaxMailsPerEvent {
+		if _, err := w.Store.TakeMail(ctx, "acme", w.Clock.Now(), outbound.MaxMailsPerTenantHour); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := len(box.to())
+	w.Deliver(w.Commit("acme", "run-2", outboundtest.Requested("approve", "i2", outboundtest.Approval)))
+	if n := len(box.to()) - before; n != 0 {
+		t.Errorf("past the tenant's hourly bound, %d mailed", n)
+	}
+	w.Clock.Advance(time.Hour)
+	w.Deliver(w.Commit("acme", "run-3", outboundtest.Requested("approve", "i3", outboundtest.Approval)))
+	if n := len(box.to()) - before; n != 2 {
+		t.Errorf("the next hour, %d mailed, want alice and bob", n)
+	}
+}

@@ -150,6 +150,9 @@ type Attempt struct {
 	// Unreached are the refs an email subscription's mail could not reach ("principal carol"):
 	// no contact, or none with an address.
 	Unreached []string `json:"unreached,omitempty"`
+	// Refused are the addresses an email subscription's mail was not sent to, past a bound of
+	// the tenant's messages (MaxMailsPerEvent, MaxMailsPerTenantHour), each with why.
+	Refused []string `json:"refused,omitempty"`
 }
 
 // Errors of the stores.
@@ -204,6 +207,11 @@ type Store interface {
 	// MarkMailed keeps, until expires, that eventID was mailed to address; marking it again is
 	// no error.
 	MarkMailed(ctx context.Context, tenant, subscription, eventID, address string, expires time.Time) error
+	// TakeMail counts one message of the tenant's into the hour at falls in, unless limit are
+	// counted there already: then it counts nothing and answers false. The count is the
+	// tenant's across its subscriptions; takers at once never count past limit. A tenant that
+	// is not an id is runlog.ErrInvalidKey.
+	TakeMail(ctx context.Context, tenant string, at time.Time, limit int) (bool, error)
 
 	// RecordAsked keeps, until expires, whom an email subscription asked about the interrupt
 	// a.InterruptID of run a.RunID; recording it again replaces it. Ids that are not ids

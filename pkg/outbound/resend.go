@@ -93,7 +93,7 @@ func (d *Deliverer) Resend(ctx context.Context, s Subscription, eventID, base st
 	if errors.Is(sendErr, errStore) {
 		return Attempt{}, sendErr // nothing was sent: the operator's resend answers unavailable
 	}
-	a.StatusCode, a.Unreached = out.status, out.unreached
+	a.StatusCode, a.Unreached, a.Refused = out.status, out.unreached, out.refused
 	if sendErr != nil {
 		a.Status, a.LastError = StatusFailed, sendErr.Error()
 	}

@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -121,5 +122,49 @@ func asked(t *testing.T, open func(*testing.T) outbound.Store) {
 	}
 	if _, err := st.AskedInRun(ctx, "acme", "sub_1", "run#1"); !errors.Is(err, runlog.ErrInvalidKey) {
 		t.Errorf("a run id that is none: %v, want ErrInvalidKey", err)
+	}
+}
+
+// mailCount: a tenant's messages are counted by hour up to the limit, never past it however
+// many take at once; another hour and another tenant count apart; a tenant that is no id is
+// refused.
+func mailCount(t *testing.T, open func(*testing.T) outbound.Store) {
+	ctx := context.Background()
+	st := open(t)
+	at := time.Date(2026, 12, 3, 9, 59, 0, 0, time.UTC)
+	const limit = 5
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	took := 0
+	for range 12 {
+		wg.Go(func() {
+			ok, err := st.TakeMail(ctx, "acme", at, limit)
+			if err != nil {
+				t.Error(err)
+			}
+			if ok {
+				mu.Lock()
+				took++
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if took != limit {
+		t.Errorf("12 takers at once took %d, want the limit %d", took, limit)
+	}
+	if ok, err := st.TakeMail(ctx, "acme", at, limit); err != nil || ok {
+		t.Errorf("past the limit: %v %v", ok, err)
+	}
+	for _, other := range []struct {
+		tenant string
+		at     time.Time
+	}{{"acme", at.Add(time.Minute)}, {"globex", at}} {
+		if ok, err := st.TakeMail(ctx, other.tenant, other.at, limit); err != nil || !ok {
+			t.Errorf("%s at %s: %v %v, want its own count", other.tenant, other.at, ok, err)
+		}
+	}
+	if _, err := st.TakeMail(ctx, "not an id", at, limit); !errors.Is(err, runlog.ErrInvalidKey) {
+		t.Errorf("a tenant that is no id: %v", err)
 	}
 }

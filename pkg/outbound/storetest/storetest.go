@@ -18,6 +18,7 @@ func Exercise(t *testing.T, open func(t *testing.T) outbound.Store) {
 		{"contract", contract},
 		{"refused keys", refusedKeys},
 		{"mailed", mailed},
+		{"mail count", mailCount},
 		{"asked", asked},
 	} {
 		t.Run(c.name, func(t *testing.T) {
