@@ -103,11 +103,7 @@ func followedUp(e runlog.Envelope) ([]Recipient, bool) {
 	default:
 		return nil, false
 	}
-	out := make([]Recipient, len(refs))
-	for i, r := range refs {
-		out[i] = Recipient{Kind: r.Kind, Ref: r.Ref}
-	}
-	return out, true
+	return refs, true
 }
 
 // For is what e's delivery to s, requested by commit c, notifies: whom the interrupt's deciders
