@@ -23,6 +23,16 @@ type Outcome struct {
 	Event Event
 }
 
+// DecidedBy is who decided a resolved approval, as the host recorded it: the principal of the
+// vote that released it, never the decidedBy label its resume value holds. "" for another kind
+// (its events name no decider) and an outcome that is no resolution.
+func (o Outcome) DecidedBy() string {
+	if o.Status != "resolved" || len(o.Votes) == 0 {
+		return ""
+	}
+	return o.Votes[len(o.Votes)-1].Principal
+}
+
 // Vote is one counted vote of an approval (interrupt.voted).
 type Vote struct {
 	Principal   string          `json:"principal"`

@@ -49,7 +49,7 @@ func Example() {
 	check(err)
 	d, err := client.Decode[client.Decision](out.ResumeValue)
 	check(err)
-	fmt.Println("decision:", d.Action, "by", d.DecidedBy)
+	fmt.Println("decision:", d.Action, "by", out.DecidedBy()) // the host's record, not the label d.DecidedBy
 	for _, v := range out.Votes {
 		vote, err := client.Decode[client.Decision](v.ResumeValue)
 		check(err)
