@@ -23,29 +23,6 @@ func (h *Host) refKinds() []string {
 	}
 }
 
-// unreachable reports whether the approval's quorum can no longer be met once the vote of voter
-// is counted into tally: approversList bounds who may still vote, and the approvals still
-// possible from the listed principals who have not voted fall short (and none of them is an
-// override principal who could release the gate alone). Without a list nobody knows how many
-// approvers are left, and the gate waits.
-func unreachable(in *runlog.Interrupt, voter string, tally interrupt.Tally, overrides []string) bool {
-	d := in.Payload.Data
-	if len(d.ApproversList) == 0 {
-		return false
-	}
-	left := 0
-	for _, who := range d.ApproversList {
-		if who == voter || in.Voted(who) != nil {
-			continue
-		}
-		if d.OverrideBypassesQuorum && slices.Contains(overrides, who) {
-			return false
-		}
-		left++
-	}
-	return tally.Approvals+left < tally.Required
-}
-
 // vote decides what one approval decision commits. ask is recorded and does not exit; the other
 // actions are counted votes (one per principal), and the one that releases the gate commits
 // interrupt.resolved with it (release). overrides are the host's override principals.
@@ -79,7 +56,11 @@ func vote(in *runlog.Interrupt, p interrupt.Principal, elig interrupt.Eligibilit
 	}
 	// Only a rejection can leave the quorum out of reach (an approval adds what it takes away),
 	// so the gate then releases with this rejection rather than wait for votes that cannot come.
-	if !released && action == interrupt.ActionReject && unreachable(in, voter, tally, overrides) {
+	votedOrVoting := func(who string) bool { return who == voter || in.Voted(who) != nil }
+	releasesAlone := func(who string) bool {
+		return in.Payload.Data.OverrideBypassesQuorum && slices.Contains(overrides, who)
+	}
+	if !released && action == interrupt.ActionReject && in.Deciders.Unreachable(tally.Approvals, votedOrVoting, releasesAlone) {
 		released, v.Reason = true, interrupt.ReasonQuorumUnreachable
 	}
 	if released {

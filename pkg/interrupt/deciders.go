@@ -199,6 +199,31 @@ func (d Deciders) Undecidable() string {
 	return ""
 }
 
+// Unreachable reports whether the quorum can no longer be met, approvals counted so far:
+// approversList bounds who may still decide, and the principals it lists who may decide and
+// have not voted (voted says) fall short of it, none of them one who releases the gate alone
+// (releasesAlone says: an override principal). Without a list nobody knows how many deciders
+// are left, and the gate waits.
+func (d Deciders) Unreachable(approvals int, voted, releasesAlone func(principal string) bool) bool {
+	for _, r := range d.Rules {
+		if r.Kind != RefPrincipal {
+			continue
+		}
+		var left []string
+		for _, who := range r.Refs {
+			if who == d.Requester || who == d.Agent || voted(who) || slices.Contains(left, who) {
+				continue
+			}
+			if releasesAlone(who) {
+				return false
+			}
+			left = append(left, who)
+		}
+		return approvals+len(left) < d.Quorum
+	}
+	return false
+}
+
 // Memberships reports whether a rule binds by group or role: a credential that proves a person
 // but not their memberships (a signed link, a Slack id) decides nothing then.
 func (d Deciders) Memberships() bool {

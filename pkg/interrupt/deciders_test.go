@@ -162,3 +162,35 @@ func TestDecidersInboxesBoundedByBytes(t *testing.T) {
 		t.Errorf("%d inboxes of %d encoded bytes, want some, not all, within %d", len(got), size, interrupt.MaxInboxBytes)
 	}
 }
+
+// TestDecidersUnreachable: a quorum is out of reach once the listed principals who may still
+// vote (never the requester, nor one listed twice) cannot make it up; an override principal
+// left to vote keeps it in reach; without a list it always is.
+func TestDecidersUnreachable(t *testing.T) {
+	t.Parallel()
+	deciders := func(data string) interrupt.Deciders {
+		var p interrupt.Payload
+		if err := json.Unmarshal([]byte(`{"kind":"approval","data":{`+data+`}}`), &p); err != nil {
+			t.Fatal(err)
+		}
+		return interrupt.NewDeciders(p, nil, "engine", nil)
+	}
+	votedBy := func(who ...string) func(string) bool { return func(p string) bool { return slices.Contains(who, p) } }
+	nobody := votedBy()
+	for _, tt := range []struct {
+		name, data string
+		approvals  int
+		voted      func(string) bool
+		alone      func(string) bool
+		want       bool
+	}{
+		{"the requester is no one left to vote", `"approversList":["engine","alice","bob","bob"],"requiredApprovals":2`, 0, votedBy("alice"), nobody, true},
+		{"one left makes it up", `"approversList":["alice","bob","carol"],"requiredApprovals":2`, 1, votedBy("alice", "bob"), nobody, false},
+		{"an override left to vote", `"approversList":["alice","boss"],"requiredApprovals":3`, 0, votedBy("alice"), votedBy("boss"), false},
+		{"no list", `"approverGroupRefs":["ops"],"requiredApprovals":5`, 0, nobody, nobody, false},
+	} {
+		if got := deciders(tt.data).Unreachable(tt.approvals, tt.voted, tt.alone); got != tt.want {
+			t.Errorf("%s: %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
