@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -142,10 +143,30 @@ func NewSecret(tb testing.TB, value string, optFns ...func(*secretsmanager.Optio
 	return c, name
 }
 
-// PutSecret replaces a secret's value, as a rotation would.
+// PutSecret replaces a secret's value, as a rotation would: the new version holds AWSCURRENT,
+// and no other does. Secrets Manager moves the stage so; moto moves it from its default version
+// only, which a rotation's UpdateSecretVersionStage does not update (moto 5.2.5), so after a
+// rotation (POST /local-rotation) two versions would hold it. The stage is moved here from any
+// other that still does.
 func PutSecret(tb testing.TB, c *secretsmanager.Client, name, value string) {
 	tb.Helper()
-	if _, err := c.PutSecretValue(context.Background(), &secretsmanager.PutSecretValueInput{SecretId: &name, SecretString: &value}); err != nil {
+	ctx := context.Background()
+	put, err := c.PutSecretValue(ctx, &secretsmanager.PutSecretValueInput{SecretId: &name, SecretString: &value})
+	if err != nil {
 		tb.Fatal(err)
+	}
+	desc, err := c.DescribeSecret(ctx, &secretsmanager.DescribeSecretInput{SecretId: &name})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for id, stages := range desc.VersionIdsToStages {
+		if id == aws.ToString(put.VersionId) || !slices.Contains(stages, "AWSCURRENT") {
+			continue
+		}
+		if _, err := c.UpdateSecretVersionStage(ctx, &secretsmanager.UpdateSecretVersionStageInput{
+			SecretId: &name, VersionStage: aws.String("AWSCURRENT"), RemoveFromVersionId: aws.String(id), MoveToVersionId: put.VersionId,
+		}); err != nil {
+			tb.Fatal(err)
+		}
 	}
 }
