@@ -16,8 +16,7 @@ func (h *Host) followUp(kind interrupt.Kind, asked interrupt.FollowUp) (*interru
 	if fields := asked.Check(""); len(fields) > 0 {
 		return nil, interrupt.Invalid("reminders or escalation are not acceptable", fields...)
 	}
-	byPerson := kind.DecidedByPerson() && kind != interrupt.KindConversationStart && kind != interrupt.KindConversationClose
-	if !byPerson {
+	if !kind.Asked() {
 		if asked.Reminders != nil || asked.Escalation != nil {
 			return nil, interrupt.Invalid("only an interrupt a person decides is followed up",
 				interrupt.FieldError{Path: "/reminders", Message: "must be omitted, as escalation must, for a " + string(kind) + " interrupt"})

@@ -65,7 +65,7 @@ func NewDeciders(p Payload, display *Display, requester string, refKinds []strin
 	d := Deciders{
 		Kind:      k,
 		Person:    k.DecidedByPerson(),
-		Asked:     k.DecidedByPerson() && k != KindConversationStart && k != KindConversationClose,
+		Asked:     k.Asked(),
 		Requester: requester,
 		Quorum:    1,
 	}

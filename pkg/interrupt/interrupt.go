@@ -45,6 +45,13 @@ func (k Kind) DecidedByPerson() bool {
 	return k != KindExternalEvent && k != KindCustom
 }
 
+// Asked reports whether people are asked to decide an interrupt of this kind, so that it is
+// filed in inboxes, told and followed up: a person decides it, and it is not a conversation's
+// start or close, which the engine opens and closes (Deciders.Asked).
+func (k Kind) Asked() bool {
+	return k.DecidedByPerson() && k != KindConversationStart && k != KindConversationClose
+}
+
 // WaitingStatus is the RunSnapshot status while an interrupt of this kind is pending.
 func (k Kind) WaitingStatus() RunStatus {
 	switch k {
