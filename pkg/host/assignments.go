@@ -238,8 +238,12 @@ func (h *Host) checked(ctx context.Context, p interrupt.Principal, found []runlo
 					return
 				}
 			}
-			if s.st, s.err = h.load(ctx, k); s.err == nil && s.st.Seq > 0 && (s.newer || s.st.Seq > seq) {
-				s.newer = true
+			if s.st, s.err = h.load(ctx, k); s.err != nil {
+				return
+			}
+			// A run read to judge its entries is past them when its log went on, or is gone.
+			s.newer = s.newer || s.st.Seq == 0 || s.st.Seq > seq
+			if s.newer && s.st.Seq > 0 {
 				_ = h.reindexed(ctx, k, s.st) // a failed repair is the consumer's or the next reader's
 			}
 		})

@@ -140,6 +140,19 @@ func TestInboxListsWhatEachMayDecide(t *testing.T) {
 	if left, err := l.Assigned(ctx, "acme", late.Ref, "", 10); err != nil || len(left) != 1 || left[0].Key.RunID != "r7" {
 		t.Errorf("alice's entries after the reader met the late one: %+v %v", left, err)
 	}
+	// An entry its inbox alone does not decide, of a run that does not exist (gone past its
+	// retention): the reader reads the run to judge it, finds none, and removes it.
+	ghost := late
+	ghost.Key.RunID, ghost.Alone = "ghost", false
+	if err := l.FileAssignment(ctx, ghost); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := inboxOf(t, h, alice, 0); !slices.Equal(got, []string{"r2", "r4", "r6"}) {
+		t.Errorf("alice's inbox with an entry of no run: %v", got)
+	}
+	if left, err := l.Assigned(ctx, "acme", ghost.Ref, "", 10); err != nil || len(left) != 1 || left[0].Key.RunID != "r7" {
+		t.Errorf("alice's entries after the reader met one of no run: %+v %v", left, err)
+	}
 	// A question answered leaves everyone's inbox once reindexed.
 	if _, err := h.Resolve(ctx, dave, "r6", "n", json.RawMessage(`{"answers":{"q":"yes"}}`), nil); err != nil {
 		t.Fatal(err)
