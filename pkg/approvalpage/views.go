@@ -333,17 +333,7 @@ func label(k string) string {
 	if l, ok := labels[k]; ok {
 		return l
 	}
-	var b strings.Builder
-	for i, r := range k {
-		if i > 0 && r >= 'A' && r <= 'Z' {
-			b.WriteByte(' ')
-			r += 'a' - 'A'
-		} else if i == 0 && r >= 'a' && r <= 'z' {
-			r -= 'a' - 'A'
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
+	return words.Label(k)
 }
 
 // base is the page of o without a decision or a notice.

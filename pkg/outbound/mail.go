@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/interrupthost/interrupthost/pkg/contacts"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
@@ -524,31 +523,10 @@ func topFields(raw json.RawMessage) []string {
 			more++
 			continue
 		}
-		out = append(out, label(key.(string))+": "+text)
+		out = append(out, words.Label(key.(string))+": "+text)
 	}
 	if more > 0 {
 		out = append(out, fmt.Sprintf("(and %d more on the page)", more))
 	}
 	return out
-}
-
-// label is a member's name as words: "invoiceTotal" and "invoice_total" read "Invoice total".
-func label(name string) string {
-	var b strings.Builder
-	for i, r := range name {
-		switch {
-		case r == '_' || r == '-':
-			b.WriteRune(' ')
-		case unicode.IsUpper(r) && i > 0:
-			b.WriteRune(' ')
-			b.WriteRune(unicode.ToLower(r))
-		default:
-			b.WriteRune(r)
-		}
-	}
-	s := strings.TrimSpace(b.String())
-	if s == "" {
-		return name
-	}
-	return cases(s)
 }

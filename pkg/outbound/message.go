@@ -81,7 +81,13 @@ func carriesLinks(e runlog.Envelope) (interrupt.Payload, bool) {
 	if e.Type != interrupt.EventRequested || json.Unmarshal(e.Payload, &p) != nil {
 		return p, false
 	}
-	return p, p.Kind == interrupt.KindApproval || p.Kind == interrupt.KindClarification
+	return p, decidedOnPage(p.Kind)
+}
+
+// decidedOnPage reports whether interrupts of kind k are decided on the approval page, and so
+// notified with its links.
+func decidedOnPage(k interrupt.Kind) bool {
+	return k == interrupt.KindApproval || k == interrupt.KindClarification
 }
 
 // followedUp are the recipients of a reminder, or the refs an escalation names, when e is one.
@@ -125,11 +131,11 @@ func (l Links) For(ctx context.Context, s Subscription, c runlog.Commit, e runlo
 		// A reminder or an escalation: for its recipients, with the page's plain link.
 		return Notice{Audience: to, Links: []Link{{URL: page, For: to}}}, nil
 	}
-	if _, ok := carriesLinks(e); !ok {
+	if e.Type != interrupt.EventRequested {
 		return Notice{}, nil
 	}
-	in := runlog.RequestedIn(c, e.InterruptID)
-	if in == nil {
+	in := runlog.RequestedIn(c, e.InterruptID) // the payload parsed once, with its deciders
+	if in == nil || !decidedOnPage(in.Payload.Kind) {
 		return Notice{}, nil
 	}
 	if !in.Deadline.IsZero() && !in.Deadline.After(now) {

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Number is a JSON number's text with its thousands grouped: 12400 reads 12,400 and 1240.5 reads
@@ -62,4 +64,27 @@ func count(n int, unit string) string {
 		return "in 1 " + unit
 	}
 	return fmt.Sprintf("in %d %ss", n, unit)
+}
+
+// Label is a data member's name as words: "invoiceTotal", "invoice_total" and "invoice-total"
+// read "Invoice total"; a name of nothing but separators is left as it is.
+func Label(name string) string {
+	var b strings.Builder
+	for i, r := range name {
+		switch {
+		case r == '_' || r == '-':
+			b.WriteRune(' ')
+		case unicode.IsUpper(r) && i > 0:
+			b.WriteRune(' ')
+			b.WriteRune(unicode.ToLower(r))
+		default:
+			b.WriteRune(r)
+		}
+	}
+	s := strings.Join(strings.Fields(b.String()), " ")
+	if s == "" {
+		return name
+	}
+	first, size := utf8.DecodeRuneInString(s)
+	return string(unicode.ToUpper(first)) + s[size:]
 }

@@ -31,3 +31,15 @@ func TestUntil(t *testing.T) {
 		}
 	}
 }
+
+func TestLabel(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"invoiceTotal": "Invoice total", "invoice_total": "Invoice total", "due-date": "Due date",
+		"vatNumber": "Vat number", "émission": "Émission", "__": "__", "sku": "Sku",
+	} {
+		if got := words.Label(in); got != want {
+			t.Errorf("Label(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
