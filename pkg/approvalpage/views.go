@@ -440,7 +440,7 @@ func Outcome(o host.Opened) (string, []Fact) {
 		summary = "Decided"
 		if o.Payload.Kind == interrupt.KindClarification {
 			summary = "Answered"
-		} else if verb, ok := outcomes[rv.Action]; ok {
+		} else if verb, ok := words.Decided(rv.Action); ok {
 			summary = verb
 		}
 		if by := cmp.Or(o.DecidedBy, rv.DecidedBy); by != "" {
@@ -479,7 +479,11 @@ func Outcome(o host.Opened) (string, []Fact) {
 				Feedback string `json:"feedback"`
 			}
 			_ = json.Unmarshal(v.ResumeValue, &vv)
-			text := v.Principal + " " + strings.ToLower(cmp.Or(outcomes[string(v.Action)], string(v.Action)))
+			verb, ok := words.Decided(string(v.Action))
+			if !ok {
+				verb = string(v.Action)
+			}
+			text := v.Principal + " " + strings.ToLower(verb)
 			if vv.Feedback != "" {
 				text += ": " + vv.Feedback
 			}
@@ -491,13 +495,6 @@ func Outcome(o host.Opened) (string, []Fact) {
 
 // pendingOnly are the facts of a pending request alone (facts).
 var pendingOnly = map[string]bool{"Decide by": true, "Approvals so far": true, "Rejections so far": true}
-
-// outcomes say an approval's actions as what became of it.
-var outcomes = map[string]string{
-	string(interrupt.ActionAccept): "Accepted", string(interrupt.ActionReject): "Rejected",
-	string(interrupt.ActionEditAccept): "Accepted with edits", string(interrupt.ActionRefine): "Changes asked",
-	string(interrupt.ActionAsk): "Asked a question",
-}
 
 // ReadOnly is the page without a decision: an inspect link, a kind decided elsewhere, or an
 // interrupt no longer pending (status then says why, as the token surface would, and the page

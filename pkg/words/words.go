@@ -88,3 +88,16 @@ func Label(name string) string {
 	first, size := utf8.DecodeRuneInString(s)
 	return string(unicode.ToUpper(first)) + s[size:]
 }
+
+// decided says what each action of an approval did, as a page's or a message's outcome starts.
+var decided = map[string]string{
+	"accept": "Accepted", "reject": "Rejected", "edit-accept": "Accepted with edits",
+	"refine": "Changes asked", "ask": "Asked a question",
+}
+
+// Decided is what an approval's action did, in words ("Rejected"); ok is false for an action
+// the vocabulary does not have.
+func Decided(action string) (string, bool) {
+	s, ok := decided[action]
+	return s, ok
+}

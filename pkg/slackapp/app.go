@@ -1,0 +1,192 @@
+// Package slackapp is a tenant's Slack app: the app and workspace whose clicks the host takes
+// as decisions. A tenant registers its app (PUT /integrations/slack); the Slack messages of its
+// approvals then carry Approve and Reject buttons; a click comes back to POST
+// /slack/interactions, signed by Slack with the app's signing secret, and is recorded as the
+// person the tenant's contacts say the Slack member is (docs/design.md, "Deciding in Slack").
+package slackapp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/interrupthost/interrupthost/pkg/interrupt"
+)
+
+// App is a tenant's Slack app as the host keeps it: never its secrets.
+type App struct {
+	Tenant string `json:"-"`
+	// AppID is Slack's id of the app (api_app_id in its payloads), TeamID the workspace's
+	// (team.id): one pair belongs to one tenant.
+	AppID  string `json:"appId"`
+	TeamID string `json:"teamId"`
+	// BotToken says whether the tenant gave a bot token: then Reject asks for a reason in a
+	// modal. The token itself is a secret, never answered.
+	BotToken  bool      `json:"botToken"`
+	UpdatedAt time.Time `json:"updatedAt"`
+}
+
+// Request is the body of PUT /integrations/slack: the app as a whole.
+type Request struct {
+	AppID         string `json:"appId"`
+	TeamID        string `json:"teamId"`
+	SigningSecret string `json:"signingSecret"`
+	BotToken      string `json:"botToken,omitempty"`
+}
+
+// Slack's ids and secrets as Slack issues them: an app id is A and capitals or digits, a
+// workspace's T (an Enterprise Grid's E), a signing secret hexadecimal (32 digits today; more
+// are taken), a bot token xoxb-.
+var (
+	appID         = regexp.MustCompile(`^A[A-Z0-9]{2,30}$`)
+	teamID        = regexp.MustCompile(`^[TE][A-Z0-9]{2,30}$`)
+	signingSecret = regexp.MustCompile(`^[0-9a-f]{32,128}$`)
+	botToken      = regexp.MustCompile(`^xoxb-[A-Za-z0-9-]{10,250}$`)
+)
+
+// check refuses what Slack would never issue, naming the secrets by place only.
+func (r Request) check() []interrupt.FieldError {
+	var fields []interrupt.FieldError
+	add := func(path, msg string) { fields = append(fields, interrupt.FieldError{Path: path, Message: msg}) }
+	if !appID.MatchString(r.AppID) {
+		add("/appId", "must be a Slack app id (A and capitals or digits, as A0123ABCDEF): the app's Basic Information page")
+	}
+	if !teamID.MatchString(r.TeamID) {
+		add("/teamId", "must be a Slack workspace id (T and capitals or digits, as T0123ABCD)")
+	}
+	if !signingSecret.MatchString(r.SigningSecret) {
+		add("/signingSecret", "must be the app's signing secret (hexadecimal digits): the app's Basic Information page")
+	}
+	if r.BotToken != "" && !botToken.MatchString(r.BotToken) {
+		add("/botToken", "must be a bot token (xoxb-...), or left out")
+	}
+	return fields
+}
+
+// Errors of a Store.
+var (
+	// ErrNotFound is what a Store answers for a tenant without an app, or a pair no tenant holds.
+	ErrNotFound = errors.New("slackapp: no such app")
+	// ErrTaken is what a Store answers for an app and workspace pair another tenant holds.
+	ErrTaken = errors.New("slackapp: the app and workspace belong to another tenant")
+)
+
+// Store keeps each tenant's app and which tenant each app and workspace pair belongs to.
+// Implementations: dynamo.Table, inmem.Store, held to one behaviour by package
+// slackapp/storetest.
+type Store interface {
+	// PutSlackApp makes a the tenant's app, replacing the one it had (whose pair is then no
+	// one's); created says whether it had none. A pair another tenant's app holds answers
+	// ErrTaken and changes nothing.
+	PutSlackApp(ctx context.Context, a App) (created bool, err error)
+	// SlackApp answers the tenant's app, or ErrNotFound.
+	SlackApp(ctx context.Context, tenant string) (App, error)
+	// DeleteSlackApp removes the tenant's app, or answers ErrNotFound when it has none.
+	DeleteSlackApp(ctx context.Context, tenant string) error
+	// SlackTenant answers the tenant whose app the pair is, or ErrNotFound.
+	SlackTenant(ctx context.Context, appID, teamID string) (string, error)
+}
+
+// Secrets keeps each tenant's app's secrets, named by the tenant, in a secret store
+// (webhook.Cache over secretsmanager.Secrets, under the template's SlackSecretPrefix).
+type Secrets interface {
+	Put(ctx context.Context, id string, secrets []string) error
+	// Get answers them; a tenant with none answers an error wrapping interrupt.ErrUnavailable.
+	Get(ctx context.Context, id string) ([]string, error)
+	// Reload reads them again unless they were read very recently (fresh false): a signature
+	// the secret read does not verify may be signed with one just replaced.
+	Reload(ctx context.Context, id string) (secrets []string, fresh bool, err error)
+	Delete(ctx context.Context, id string) error
+}
+
+// credentials are what the secret store keeps of an app, in the order of its list: the
+// signing secret, then the bot token when there is one.
+type credentials struct {
+	signingSecret, botToken string
+}
+
+func (c credentials) list() []string {
+	if c.botToken == "" {
+		return []string{c.signingSecret}
+	}
+	return []string{c.signingSecret, c.botToken}
+}
+
+func credentialsOf(list []string) (credentials, error) {
+	if len(list) < 1 || len(list) > 2 || list[0] == "" {
+		return credentials{}, fmt.Errorf("slackapp: the app's secret holds %d values, not a signing secret and a bot token", len(list))
+	}
+	c := credentials{signingSecret: list[0]}
+	if len(list) == 2 {
+		c.botToken = list[1]
+	}
+	return c, nil
+}
+
+// Integrations are the API's operations on the caller's tenant's app. Safe for concurrent use.
+type Integrations struct {
+	Store   Store
+	Secrets Secrets
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Put makes req the caller's tenant's app; created says whether it had none. A pair another
+// tenant holds is refused (409) before the tenant's secret is touched, and again, should
+// another tenant take it meanwhile, by the store's conditional write.
+func (i *Integrations) Put(ctx context.Context, p interrupt.Principal, req Request) (App, bool, error) {
+	if fields := req.check(); len(fields) > 0 {
+		return App{}, false, interrupt.Invalid("the Slack app is not acceptable", fields...)
+	}
+	taken := interrupt.Errorf(interrupt.CodeConflict, "app %s in workspace %s is another tenant's Slack app", req.AppID, req.TeamID)
+	switch owner, err := i.Store.SlackTenant(ctx, req.AppID, req.TeamID); {
+	case err == nil && owner != p.Tenant:
+		return App{}, false, taken
+	case err != nil && !errors.Is(err, ErrNotFound):
+		return App{}, false, err
+	}
+	now := time.Now
+	if i.Now != nil {
+		now = i.Now
+	}
+	a := App{Tenant: p.Tenant, AppID: req.AppID, TeamID: req.TeamID, BotToken: req.BotToken != "", UpdatedAt: now().UTC()}
+	if err := i.Secrets.Put(ctx, p.Tenant, credentials{req.SigningSecret, req.BotToken}.list()); err != nil {
+		return App{}, false, err
+	}
+	created, err := i.Store.PutSlackApp(ctx, a)
+	if errors.Is(err, ErrTaken) {
+		return App{}, false, taken
+	}
+	return a, created, err
+}
+
+// Get answers the caller's tenant's app (404 when it has none).
+func (i *Integrations) Get(ctx context.Context, p interrupt.Principal) (App, error) {
+	a, err := i.Store.SlackApp(ctx, p.Tenant)
+	if errors.Is(err, ErrNotFound) {
+		return App{}, interrupt.Errorf(interrupt.CodeNotFound, "this tenant has no Slack app")
+	}
+	return a, err
+}
+
+// Delete removes the caller's tenant's app, then its secrets: from then on its clicks answer
+// 401 and its approvals' messages carry no buttons.
+func (i *Integrations) Delete(ctx context.Context, p interrupt.Principal) error {
+	err := i.Store.DeleteSlackApp(ctx, p.Tenant)
+	if errors.Is(err, ErrNotFound) {
+		return interrupt.Errorf(interrupt.CodeNotFound, "this tenant has no Slack app")
+	}
+	if err != nil {
+		return err
+	}
+	return i.Secrets.Delete(ctx, p.Tenant)
+}
+
+// interactionsPath is where Slack posts the app's clicks: the manifest's request_url.
+const interactionsPath = "/slack/interactions"
+
+// InteractionsURL is the URL the app's manifest names for interactivity, under the API's base.
+func InteractionsURL(base string) string { return strings.TrimSuffix(base, "/") + interactionsPath }

@@ -1,0 +1,413 @@
+package slackapp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/slack-go/slack"
+
+	"github.com/interrupthost/interrupthost/pkg/contacts"
+	"github.com/interrupthost/interrupthost/pkg/host"
+	"github.com/interrupthost/interrupthost/pkg/interrupt"
+	"github.com/interrupthost/interrupthost/pkg/runlog"
+	"github.com/interrupthost/interrupthost/pkg/token"
+)
+
+// Tolerance is how far a click's signed timestamp may be from now, either way (Slack's own
+// advice, and what slack-go's verifier allows): a captured click cannot be replayed later.
+const Tolerance = 5 * time.Minute
+
+// MaxBody bounds a click's body: Slack's block_actions payload carries the message it came
+// from, a few KiB; a message of 50 blocks stays far below this.
+const MaxBody = 128 << 10
+
+// Decider is what the clicks need of the host: the interrupt as a page reads it (its deciders,
+// votes and status), and the resolve of a signed-in approver's page.
+type Decider interface {
+	OpenAs(ctx context.Context, p interrupt.Principal, runID, interruptID string) (host.Opened, error)
+	ResolveInterrupt(ctx context.Context, p interrupt.Principal, runID, interruptID string, value []byte, idem *host.Idempotency) (host.Resolution, error)
+	Now() time.Time
+}
+
+// ContactReader reads one contact of a tenant (contacts.Store).
+type ContactReader interface {
+	Contact(ctx context.Context, tenant, kind, ref string) (contacts.Contact, error)
+}
+
+// Poster posts a message to a click's response_url (outbound.HTTPClient, which refuses private
+// addresses unless the deployment allows them).
+type Poster interface {
+	Post(ctx context.Context, url string, headers map[string]string, body []byte) (int, error)
+}
+
+// Interactions serve POST /slack/interactions: they verify a click as Slack's, from the app of
+// the tenant it names, and record it as the contact whose Slack member id clicked. Build once
+// per process; safe for concurrent use.
+type Interactions struct {
+	Host     Decider
+	Apps     Store
+	Secrets  Secrets
+	Keys     token.Keys
+	Contacts ContactReader
+	Poster   Poster
+	// AllowPrivate lets a response_url be any http(s) URL (the local stack's Slack stand-in);
+	// otherwise only Slack's own https://hooks.slack.com/ is posted to.
+	AllowPrivate bool
+	// SlackAPI is the base URL of Slack's Web API for views.open ("" is Slack's own).
+	SlackAPI string
+	Log      *slog.Logger
+}
+
+// Answer is what a click is answered: 200 and Body (empty, or a modal's errors), and what
+// became of it, for the access log and the metrics.
+type Answer struct {
+	Body    []byte
+	Outcome string
+}
+
+// Outcomes of a verified click.
+const (
+	OutcomeRecorded = "recorded"
+	OutcomeRefused  = "refused"
+	OutcomeIgnored  = "ignored"
+	OutcomeAsked    = "asked" // Reject opened the modal that asks for a reason
+)
+
+// errSignature is every way a request can fail to be a click signed by a registered app: the
+// answer is one 401, whichever it was, and nothing of any run is read or written.
+var errSignature = interrupt.Errorf(interrupt.CodeUnauthorized, "not a request signed by a Slack app registered with this host")
+
+// Handle verifies and serves one request; headers are its headers, names lowercased.
+func (x *Interactions) Handle(ctx context.Context, headers map[string]string, body []byte) (Answer, error) {
+	if len(body) > MaxBody {
+		return Answer{}, interrupt.Errorf(interrupt.CodePayloadTooLarge, "the body exceeds %d bytes", MaxBody)
+	}
+	tenant, creds, err := x.verify(ctx, headers, body)
+	if err != nil {
+		return Answer{}, err
+	}
+	form, _ := url.ParseQuery(string(body)) // verify parsed it
+	var cb slack.InteractionCallback
+	if err := json.Unmarshal([]byte(form.Get("payload")), &cb); err != nil {
+		return Answer{Outcome: OutcomeIgnored}, nil // signed by the app, but nothing the host sent
+	}
+	switch {
+	case cb.Type == slack.InteractionTypeBlockActions:
+		for _, a := range cb.ActionCallback.BlockActions {
+			if a.ActionID == ActionAccept || a.ActionID == ActionReject {
+				return x.click(ctx, tenant, creds, cb, a), nil
+			}
+		}
+	case cb.Type == slack.InteractionTypeViewSubmission && cb.View.CallbackID == rejectModal:
+		return x.submitReason(ctx, tenant, cb), nil
+	}
+	return Answer{Outcome: OutcomeIgnored}, nil // a Review link's click, or another app's feature
+}
+
+// verify finds the tenant whose app the click names and checks Slack's v0 signature with its
+// signing secret: the timestamp first (no read for a stale one), then the registered pair,
+// then the MAC in constant time; a secret just replaced is read again once.
+func (x *Interactions) verify(ctx context.Context, headers map[string]string, body []byte) (string, credentials, error) {
+	ts, sig := headers["x-slack-request-timestamp"], headers["x-slack-signature"]
+	sec, err := strconv.ParseInt(ts, 10, 64)
+	if err != nil || sig == "" || strings.HasPrefix(ts, "+") {
+		return "", credentials{}, errSignature
+	}
+	if d := x.Host.Now().Sub(time.Unix(sec, 0)); d > Tolerance || d < -Tolerance {
+		return "", credentials{}, errSignature
+	}
+	form, err := url.ParseQuery(string(body))
+	if err != nil {
+		return "", credentials{}, errSignature
+	}
+	var named struct {
+		APIAppID string `json:"api_app_id"`
+		Team     struct {
+			ID string `json:"id"`
+		} `json:"team"`
+	}
+	if json.Unmarshal([]byte(form.Get("payload")), &named) != nil || !appID.MatchString(named.APIAppID) || !teamID.MatchString(named.Team.ID) {
+		return "", credentials{}, errSignature
+	}
+	tenant, err := x.Apps.SlackTenant(ctx, named.APIAppID, named.Team.ID)
+	if errors.Is(err, ErrNotFound) {
+		return "", credentials{}, errSignature
+	}
+	if err != nil {
+		return "", credentials{}, err
+	}
+	// A pair whose tenant has since registered another app is no one's (PutSlackApp may leave
+	// it behind after a failure).
+	switch a, err := x.Apps.SlackApp(ctx, tenant); {
+	case errors.Is(err, ErrNotFound) || (err == nil && (a.AppID != named.APIAppID || a.TeamID != named.Team.ID)):
+		return "", credentials{}, errSignature
+	case err != nil:
+		return "", credentials{}, err
+	}
+	h := http.Header{}
+	h.Set("X-Slack-Request-Timestamp", ts)
+	h.Set("X-Slack-Signature", sig)
+	signed := func(list []string) (credentials, bool) {
+		c, err := credentialsOf(list)
+		if err != nil {
+			return c, false
+		}
+		v, err := slack.NewSecretsVerifier(h, c.signingSecret)
+		if err != nil {
+			return c, false
+		}
+		_, _ = v.Write(body)
+		return c, v.Ensure() == nil
+	}
+	list, err := x.Secrets.Get(ctx, tenant)
+	if err != nil {
+		return "", credentials{}, err
+	}
+	if c, ok := signed(list); ok {
+		return tenant, c, nil
+	}
+	list, fresh, err := x.Secrets.Reload(ctx, tenant)
+	if err != nil {
+		return "", credentials{}, err
+	}
+	if c, ok := signed(list); fresh && ok {
+		return tenant, c, nil
+	}
+	return "", credentials{}, errSignature
+}
+
+// A refusal is told to the clicker alone and records nothing.
+type refusal struct{ text string }
+
+func (r refusal) Error() string { return r.text }
+
+func refuse(format string, a ...any) error { return refusal{text: fmt.Sprintf(format, a...)} }
+
+// target is a click's interrupt as read before it is decided: what the button names, the
+// interrupt, and the principal who clicked.
+type target struct {
+	button Button
+	opened host.Opened
+	who    string
+}
+
+// aim reads what a click names and who made it, under the one rule: the button's value must
+// be the host's for this tenant and this action; the interrupt pending; its deciders named
+// principals (a Slack member id proves a person, not their groups or roles); the clicker the
+// one of them whose contact names that member id; and admitted and not yet voted.
+func (x *Interactions) aim(ctx context.Context, tenant, value, actionID, slackUser string) (target, error) {
+	b, err := Open(ctx, x.Keys, value)
+	if errors.Is(err, ErrButton) || (err == nil && (b.Tenant != tenant || actionOf(b.Action) != actionID)) {
+		return target{}, refuse("This button was not made by this host for your workspace; nothing was recorded.")
+	}
+	if err != nil {
+		return target{}, err
+	}
+	t := target{button: b}
+	t.opened, err = x.Host.OpenAs(ctx, interrupt.Principal{Tenant: tenant}, b.RunID, b.InterruptID)
+	if err != nil {
+		return t, refusalOf(err, t.opened)
+	}
+	d := t.opened.Deciders
+	if d.Kind != interrupt.KindApproval || !d.Named() || d.Memberships() {
+		return t, refuse("This request is decided on its page: open Review.")
+	}
+	if t.who, err = x.clicker(ctx, tenant, d, slackUser); err != nil {
+		return t, err
+	}
+	if _, err := d.Admit(interrupt.Principal{Subject: t.who, Tenant: tenant}); err != nil {
+		return t, refusalOf(err, t.opened)
+	}
+	if i := slices.IndexFunc(t.opened.Votes, func(v interrupt.Vote) bool { return v.Principal == t.who }); i >= 0 {
+		return t, refuse("You (%s) already voted %s on this request; a vote counts once.", t.who, t.opened.Votes[i].Action)
+	}
+	return t, nil
+}
+
+// actionOf is the action id of the button that records a.
+func actionOf(a interrupt.Action) string {
+	switch a {
+	case interrupt.ActionAccept:
+		return ActionAccept
+	case interrupt.ActionReject:
+		return ActionReject
+	}
+	return ""
+}
+
+// clicker is the principal of d's approversList whose contact names Slack member user: a
+// click can only decide as someone the list names, so only their contacts are read (at most
+// the list's length, concurrently). None, or two of them naming one member, decides nothing.
+func (x *Interactions) clicker(ctx context.Context, tenant string, d interrupt.Deciders, user string) (string, error) {
+	var refs []string
+	for _, r := range d.Rules {
+		if r.Kind == interrupt.RefPrincipal {
+			refs = r.Refs
+		}
+	}
+	found := make([]bool, len(refs))
+	errs := make([]error, len(refs))
+	var wg sync.WaitGroup
+	limit := make(chan struct{}, 8)
+	for i, ref := range refs {
+		if !(contacts.Key{Kind: contacts.KindPrincipal, Ref: ref}).Valid() {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			limit <- struct{}{}
+			defer func() { <-limit }()
+			c, err := x.Contacts.Contact(ctx, tenant, contacts.KindPrincipal, ref)
+			if err != nil && !errors.Is(err, contacts.ErrNotFound) {
+				errs[i] = err
+			}
+			found[i] = err == nil && c.Slack == user
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return "", err
+	}
+	var who []string
+	for i, ok := range found {
+		if ok && !slices.Contains(who, refs[i]) {
+			who = append(who, refs[i])
+		}
+	}
+	switch len(who) {
+	case 0:
+		return "", refuse("No contact of this workspace's tenant names your Slack account as one of this request's approvers, so a click of yours decides nothing. Open Review and sign in, or ask for your contact to name your Slack id.")
+	case 1:
+		return who[0], nil
+	}
+	return "", refuse("Your Slack account is the contact of several approvers of this request (%s); a click cannot say which you are. Open Review and sign in.", strings.Join(who, ", "))
+}
+
+// refusalOf says why err kept a click from deciding, in words for the clicker; an error of the
+// host's own (a store's) is returned as it is.
+func refusalOf(err error, o host.Opened) error {
+	var e *interrupt.Error
+	if !errors.As(err, &e) {
+		return err
+	}
+	switch e.Code {
+	case interrupt.CodeExpired:
+		return refuse("This request passed its deadline without a decision; nothing was recorded.")
+	case interrupt.CodeAlreadyResolved:
+		if s := closedSummary(o); s != "" {
+			return refuse("This request is closed (%s); nothing was recorded.", s)
+		}
+		return refuse("This request is closed; nothing was recorded.")
+	case interrupt.CodeNotFound:
+		return refuse("This request no longer exists; nothing was recorded.")
+	case interrupt.CodeAlreadyVoted:
+		return refuse("You already voted on this request; a vote counts once.")
+	case interrupt.CodeNotEligible, interrupt.CodeForbidden, interrupt.CodeValidation, interrupt.CodeConflict:
+		return refuse("%s; nothing was recorded.", strings.TrimSuffix(e.Message, "."))
+	}
+	return err
+}
+
+// click serves a block_actions click of Approve or Reject: it records the vote, or opens the
+// modal that asks a rejection's reason where the tenant gave a bot token, or tells the clicker
+// why not; then updates the message.
+func (x *Interactions) click(ctx context.Context, tenant string, creds credentials, cb slack.InteractionCallback, a *slack.BlockAction) Answer {
+	t, err := x.aim(ctx, tenant, a.Value, a.ActionID, cb.User.ID)
+	if err == nil && t.button.Action == interrupt.ActionReject && creds.botToken != "" {
+		if err = x.askReason(ctx, creds.botToken, cb, a.Value); err == nil {
+			return Answer{Outcome: OutcomeAsked}
+		}
+	}
+	if err == nil {
+		err = x.record(ctx, tenant, t, "")
+	}
+	if err != nil {
+		x.tell(ctx, cb.ResponseURL, err)
+		return Answer{Outcome: OutcomeRefused}
+	}
+	x.update(ctx, tenant, t, cb.ResponseURL, cb.Message.Blocks)
+	return Answer{Outcome: OutcomeRecorded}
+}
+
+// record resolves the interrupt as t's principal, with decidedAt now and the reason as the
+// vote's feedback. The host judges it again under the same rule and records it once: of two
+// clicks of one person, the second is refused as already voted.
+func (x *Interactions) record(ctx context.Context, tenant string, t target, reason string) error {
+	v := struct {
+		Action    interrupt.Action `json:"action"`
+		DecidedAt string           `json:"decidedAt"`
+		Feedback  string           `json:"feedback,omitempty"`
+	}{t.button.Action, x.Host.Now().UTC().Format(runlog.TimeFormat), reason}
+	value, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	if !slices.Contains(t.opened.Payload.Data.Actions, t.button.Action) {
+		return refuse("This request does not offer %s; nothing was recorded.", t.button.Action)
+	}
+	_, err = x.Host.ResolveInterrupt(ctx, interrupt.Principal{Subject: t.who, Tenant: tenant}, t.button.RunID, t.button.InterruptID, value, nil)
+	if err != nil {
+		return refusalOf(err, t.opened)
+	}
+	return nil
+}
+
+// tell answers a refusal to the clicker alone; an error of the host's own is logged and told as
+// a failure to record.
+func (x *Interactions) tell(ctx context.Context, responseURL string, err error) {
+	var r refusal
+	if !errors.As(err, &r) {
+		x.log().ErrorContext(ctx, "slack click", slog.String("error", err.Error()))
+		r = refusal{text: "The host could not record your click just now; nothing was recorded. Try again, or open Review."}
+	}
+	x.respond(ctx, responseURL, &slack.WebhookMessage{ResponseType: slack.ResponseTypeEphemeral, Text: r.text})
+}
+
+// respond posts msg to a click's response_url when it is Slack's (or any, where the deployment
+// allows private targets). A failure is logged: the decision, if any, is recorded already.
+func (x *Interactions) respond(ctx context.Context, responseURL string, msg *slack.WebhookMessage) {
+	if !x.postable(responseURL) {
+		x.log().WarnContext(ctx, "slack click: a response_url that is not Slack's is not posted to")
+		return
+	}
+	b, err := json.Marshal(msg)
+	if err == nil {
+		var status int
+		status, err = x.Poster.Post(ctx, responseURL, map[string]string{"Content-Type": "application/json"}, b)
+		if err == nil && status/100 != 2 {
+			err = fmt.Errorf("status %d", status)
+		}
+	}
+	if err != nil {
+		x.log().WarnContext(ctx, "slack click: the response_url refused the update", slog.String("error", err.Error()))
+	}
+}
+
+// slackHooks is where Slack's response_urls point.
+const slackHooks = "https://hooks.slack.com/"
+
+func (x *Interactions) postable(raw string) bool {
+	if strings.HasPrefix(raw, slackHooks) {
+		return true
+	}
+	u, err := url.Parse(raw)
+	return x.AllowPrivate && err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}
+
+func (x *Interactions) log() *slog.Logger {
+	if x.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return x.Log
+}
