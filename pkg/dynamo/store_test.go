@@ -12,6 +12,8 @@ import (
 	hoststoretest "github.com/interrupthost/interrupthost/pkg/host/storetest"
 	"github.com/interrupthost/interrupthost/pkg/outbound"
 	outboundstoretest "github.com/interrupthost/interrupthost/pkg/outbound/storetest"
+	"github.com/interrupthost/interrupthost/pkg/slackapp"
+	slackappstoretest "github.com/interrupthost/interrupthost/pkg/slackapp/storetest"
 )
 
 // The stores the host and its deliverer run on in AWS.
@@ -19,6 +21,7 @@ var (
 	_ host.Store     = (*dynamo.Table)(nil)
 	_ outbound.Store = (*dynamo.Outbound)(nil)
 	_ contacts.Store = (*dynamo.Table)(nil)
+	_ slackapp.Store = (*dynamo.Table)(nil)
 )
 
 // TestHostStore holds the table to the behaviour of every store the host runs on, the one its
@@ -55,6 +58,17 @@ func TestContactsStore(t *testing.T) {
 	t.Parallel()
 	localaws.NeedsStack(t)
 	contactstoretest.Exercise(t, func(t *testing.T) contacts.Store {
+		db, table := localaws.NewTable(t)
+		return dynamo.NewTable(db, table)
+	})
+}
+
+// TestSlackAppStore holds the table's Slack apps to the behaviour of every store: each case on
+// a fresh table of the local stack.
+func TestSlackAppStore(t *testing.T) {
+	t.Parallel()
+	localaws.NeedsStack(t)
+	slackappstoretest.Exercise(t, func(t *testing.T) slackapp.Store {
 		db, table := localaws.NewTable(t)
 		return dynamo.NewTable(db, table)
 	})

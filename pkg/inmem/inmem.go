@@ -15,6 +15,7 @@ import (
 
 	"github.com/interrupthost/interrupthost/pkg/contacts"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
+	"github.com/interrupthost/interrupthost/pkg/slackapp"
 	"github.com/interrupthost/interrupthost/pkg/webhook"
 )
 
@@ -44,6 +45,10 @@ type Store struct {
 	assigned map[[2]string]map[string]runlog.Assignment
 	// contacts are each tenant's contacts (contacts.Store)
 	contacts map[string]map[contacts.Key]contacts.Contact
+	// slackApps are each tenant's Slack app, slackPairs the tenant each app and workspace pair
+	// is (slackapp.Store)
+	slackApps  map[string]slackapp.App
+	slackPairs map[[2]string]string
 	// appends counts the commits written, for tests that assert nothing was.
 	appends int
 }

@@ -11,6 +11,8 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/inmem"
 	"github.com/interrupthost/interrupthost/pkg/outbound"
 	outboundstoretest "github.com/interrupthost/interrupthost/pkg/outbound/storetest"
+	"github.com/interrupthost/interrupthost/pkg/slackapp"
+	slackappstoretest "github.com/interrupthost/interrupthost/pkg/slackapp/storetest"
 )
 
 // The stores the host and its deliverer run on in tests.
@@ -18,6 +20,7 @@ var (
 	_ host.Store     = (*inmem.Store)(nil)
 	_ outbound.Store = (*inmem.Outbound)(nil)
 	_ contacts.Store = (*inmem.Store)(nil)
+	_ slackapp.Store = (*inmem.Store)(nil)
 )
 
 // TestHostStore holds the in-memory store to the behaviour of every store the host runs on: the
@@ -44,4 +47,10 @@ func TestOutboundStore(t *testing.T) {
 func TestContactsStore(t *testing.T) {
 	t.Parallel()
 	contactstoretest.Exercise(t, func(*testing.T) contacts.Store { return inmem.New() })
+}
+
+// TestSlackAppStore holds the in-memory store's Slack apps to the behaviour of every store.
+func TestSlackAppStore(t *testing.T) {
+	t.Parallel()
+	slackappstoretest.Exercise(t, func(*testing.T) slackapp.Store { return inmem.New() })
 }
