@@ -41,8 +41,8 @@ type Request struct {
 // workspace's T (an Enterprise Grid's E), a signing secret hexadecimal (32 digits today; more
 // are taken), a bot token xoxb-.
 var (
-	appID         = regexp.MustCompile(`^A[A-Z0-9]{2,30}$`)
-	teamID        = regexp.MustCompile(`^[TE][A-Z0-9]{2,30}$`)
+	appIDPattern  = regexp.MustCompile(`^A[A-Z0-9]{2,30}$`)
+	teamIDPattern = regexp.MustCompile(`^[TE][A-Z0-9]{2,30}$`)
 	signingSecret = regexp.MustCompile(`^[0-9a-f]{32,128}$`)
 	botToken      = regexp.MustCompile(`^xoxb-[A-Za-z0-9-]{10,250}$`)
 )
@@ -51,10 +51,10 @@ var (
 func (r Request) check() []interrupt.FieldError {
 	var fields []interrupt.FieldError
 	add := func(path, msg string) { fields = append(fields, interrupt.FieldError{Path: path, Message: msg}) }
-	if !appID.MatchString(r.AppID) {
+	if !appIDPattern.MatchString(r.AppID) {
 		add("/appId", "must be a Slack app id (A and capitals or digits, as A0123ABCDEF): the app's Basic Information page")
 	}
-	if !teamID.MatchString(r.TeamID) {
+	if !teamIDPattern.MatchString(r.TeamID) {
 		add("/teamId", "must be a Slack workspace id (T and capitals or digits, as T0123ABCD)")
 	}
 	if !signingSecret.MatchString(r.SigningSecret) {
@@ -102,28 +102,35 @@ type Secrets interface {
 	Delete(ctx context.Context, id string) error
 }
 
-// credentials are what the secret store keeps of an app, in the order of its list: the
+// Credentials are what the secret store keeps of an app, in the order of its list: the
 // signing secret, then the bot token when there is one.
-type credentials struct {
-	signingSecret, botToken string
+type Credentials struct {
+	SigningSecret, BotToken string
 }
 
-func (c credentials) list() []string {
-	if c.botToken == "" {
-		return []string{c.signingSecret}
+func (c Credentials) list() []string {
+	if c.BotToken == "" {
+		return []string{c.SigningSecret}
 	}
-	return []string{c.signingSecret, c.botToken}
+	return []string{c.SigningSecret, c.BotToken}
 }
 
-func credentialsOf(list []string) (credentials, error) {
+// CredentialsOf reads the list the secret store keeps.
+func CredentialsOf(list []string) (Credentials, error) {
 	if len(list) < 1 || len(list) > 2 || list[0] == "" {
-		return credentials{}, fmt.Errorf("slackapp: the app's secret holds %d values, not a signing secret and a bot token", len(list))
+		return Credentials{}, fmt.Errorf("slackapp: the app's secret holds %d values, not a signing secret and a bot token", len(list))
 	}
-	c := credentials{signingSecret: list[0]}
+	c := Credentials{SigningSecret: list[0]}
 	if len(list) == 2 {
-		c.botToken = list[1]
+		c.BotToken = list[1]
 	}
 	return c, nil
+}
+
+// ValidPair reports whether appID and teamID could be Slack's ids of an app and a workspace:
+// a click naming anything else is no registered app's, and nothing is read for it.
+func ValidPair(appID, teamID string) bool {
+	return appIDPattern.MatchString(appID) && teamIDPattern.MatchString(teamID)
 }
 
 // Integrations are the API's operations on the caller's tenant's app. Safe for concurrent use.
@@ -153,7 +160,7 @@ func (i *Integrations) Put(ctx context.Context, p interrupt.Principal, req Reque
 		now = i.Now
 	}
 	a := App{Tenant: p.Tenant, AppID: req.AppID, TeamID: req.TeamID, BotToken: req.BotToken != "", UpdatedAt: now().UTC()}
-	if err := i.Secrets.Put(ctx, p.Tenant, credentials{req.SigningSecret, req.BotToken}.list()); err != nil {
+	if err := i.Secrets.Put(ctx, p.Tenant, Credentials{req.SigningSecret, req.BotToken}.list()); err != nil {
 		return App{}, false, err
 	}
 	created, err := i.Store.PutSlackApp(ctx, a)

@@ -12,6 +12,7 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
 	"github.com/interrupthost/interrupthost/pkg/token"
+	"github.com/slack-go/slack"
 )
 
 // Button is what a decision button's value names: one interrupt of one tenant, and the action
@@ -94,4 +95,37 @@ func mac(key []byte, head string) []byte {
 	m.Write([]byte(macContext))
 	m.Write([]byte(head))
 	return m.Sum(nil)
+}
+
+// ActionID is the action id of the button that records a; "" for an action no button records.
+func ActionID(a interrupt.Action) string {
+	switch a {
+	case interrupt.ActionAccept:
+		return ActionAccept
+	case interrupt.ActionReject:
+		return ActionReject
+	}
+	return ""
+}
+
+// DecisionButtons are an approval's Approve and Reject buttons, for the interrupt b names (its
+// Action is set per button), each with a value Seal makes; the outbound Slack message puts them
+// beside Review.
+func DecisionButtons(ctx context.Context, keys token.Keys, b Button) ([]slack.BlockElement, error) {
+	var out []slack.BlockElement
+	for _, d := range []struct {
+		action interrupt.Action
+		label  string
+		style  slack.Style
+	}{{interrupt.ActionAccept, "Approve", slack.StylePrimary}, {interrupt.ActionReject, "Reject", slack.StyleDanger}} {
+		b.Action = d.action
+		v, err := Seal(ctx, keys, b)
+		if err != nil {
+			return nil, err
+		}
+		btn := slack.NewButtonBlockElement(ActionID(d.action), v, slack.NewTextBlockObject(slack.PlainTextType, d.label, false, false))
+		btn.Style = d.style
+		out = append(out, btn)
+	}
+	return out, nil
 }

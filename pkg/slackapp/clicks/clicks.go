@@ -1,4 +1,8 @@
-package slackapp
+// Package clicks serves a tenant's Slack app's clicks, POST /slack/interactions: each verified
+// as Slack's, from the app of the tenant it names, and recorded through the host as the
+// approver whose contact names the Slack member who clicked (docs/design.md, "Deciding in
+// Slack"). Package slackapp holds the apps and the buttons; this one links the host.
+package clicks
 
 import (
 	"context"
@@ -20,6 +24,7 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
+	"github.com/interrupthost/interrupthost/pkg/slackapp"
 	"github.com/interrupthost/interrupthost/pkg/token"
 )
 
@@ -55,8 +60,8 @@ type Poster interface {
 // per process; safe for concurrent use.
 type Interactions struct {
 	Host     Decider
-	Apps     Store
-	Secrets  Secrets
+	Apps     slackapp.Store
+	Secrets  slackapp.Secrets
 	Keys     token.Keys
 	Contacts ContactReader
 	Poster   Poster
@@ -104,7 +109,7 @@ func (x *Interactions) Handle(ctx context.Context, headers map[string]string, bo
 	switch {
 	case cb.Type == slack.InteractionTypeBlockActions:
 		for _, a := range cb.ActionCallback.BlockActions {
-			if a.ActionID == ActionAccept || a.ActionID == ActionReject {
+			if a.ActionID == slackapp.ActionAccept || a.ActionID == slackapp.ActionReject {
 				return x.click(ctx, tenant, creds, cb, a), nil
 			}
 		}
@@ -117,18 +122,18 @@ func (x *Interactions) Handle(ctx context.Context, headers map[string]string, bo
 // verify finds the tenant whose app the click names and checks Slack's v0 signature with its
 // signing secret: the timestamp first (no read for a stale one), then the registered pair,
 // then the MAC in constant time; a secret just replaced is read again once.
-func (x *Interactions) verify(ctx context.Context, headers map[string]string, body []byte) (string, credentials, error) {
+func (x *Interactions) verify(ctx context.Context, headers map[string]string, body []byte) (string, slackapp.Credentials, error) {
 	ts, sig := headers["x-slack-request-timestamp"], headers["x-slack-signature"]
 	sec, err := strconv.ParseInt(ts, 10, 64)
 	if err != nil || sig == "" || strings.HasPrefix(ts, "+") {
-		return "", credentials{}, errSignature
+		return "", slackapp.Credentials{}, errSignature
 	}
 	if d := x.Host.Now().Sub(time.Unix(sec, 0)); d > Tolerance || d < -Tolerance {
-		return "", credentials{}, errSignature
+		return "", slackapp.Credentials{}, errSignature
 	}
 	form, err := url.ParseQuery(string(body))
 	if err != nil {
-		return "", credentials{}, errSignature
+		return "", slackapp.Credentials{}, errSignature
 	}
 	var named struct {
 		APIAppID string `json:"api_app_id"`
@@ -136,33 +141,33 @@ func (x *Interactions) verify(ctx context.Context, headers map[string]string, bo
 			ID string `json:"id"`
 		} `json:"team"`
 	}
-	if json.Unmarshal([]byte(form.Get("payload")), &named) != nil || !appID.MatchString(named.APIAppID) || !teamID.MatchString(named.Team.ID) {
-		return "", credentials{}, errSignature
+	if json.Unmarshal([]byte(form.Get("payload")), &named) != nil || !slackapp.ValidPair(named.APIAppID, named.Team.ID) {
+		return "", slackapp.Credentials{}, errSignature
 	}
 	tenant, err := x.Apps.SlackTenant(ctx, named.APIAppID, named.Team.ID)
-	if errors.Is(err, ErrNotFound) {
-		return "", credentials{}, errSignature
+	if errors.Is(err, slackapp.ErrNotFound) {
+		return "", slackapp.Credentials{}, errSignature
 	}
 	if err != nil {
-		return "", credentials{}, err
+		return "", slackapp.Credentials{}, err
 	}
 	// A pair whose tenant has since registered another app is no one's (PutSlackApp may leave
 	// it behind after a failure).
 	switch a, err := x.Apps.SlackApp(ctx, tenant); {
-	case errors.Is(err, ErrNotFound) || (err == nil && (a.AppID != named.APIAppID || a.TeamID != named.Team.ID)):
-		return "", credentials{}, errSignature
+	case errors.Is(err, slackapp.ErrNotFound) || (err == nil && (a.AppID != named.APIAppID || a.TeamID != named.Team.ID)):
+		return "", slackapp.Credentials{}, errSignature
 	case err != nil:
-		return "", credentials{}, err
+		return "", slackapp.Credentials{}, err
 	}
 	h := http.Header{}
 	h.Set("X-Slack-Request-Timestamp", ts)
 	h.Set("X-Slack-Signature", sig)
-	signed := func(list []string) (credentials, bool) {
-		c, err := credentialsOf(list)
+	signed := func(list []string) (slackapp.Credentials, bool) {
+		c, err := slackapp.CredentialsOf(list)
 		if err != nil {
 			return c, false
 		}
-		v, err := slack.NewSecretsVerifier(h, c.signingSecret)
+		v, err := slack.NewSecretsVerifier(h, c.SigningSecret)
 		if err != nil {
 			return c, false
 		}
@@ -171,19 +176,19 @@ func (x *Interactions) verify(ctx context.Context, headers map[string]string, bo
 	}
 	list, err := x.Secrets.Get(ctx, tenant)
 	if err != nil {
-		return "", credentials{}, err
+		return "", slackapp.Credentials{}, err
 	}
 	if c, ok := signed(list); ok {
 		return tenant, c, nil
 	}
 	list, fresh, err := x.Secrets.Reload(ctx, tenant)
 	if err != nil {
-		return "", credentials{}, err
+		return "", slackapp.Credentials{}, err
 	}
 	if c, ok := signed(list); fresh && ok {
 		return tenant, c, nil
 	}
-	return "", credentials{}, errSignature
+	return "", slackapp.Credentials{}, errSignature
 }
 
 // A refusal is told to the clicker alone and records nothing.
@@ -196,7 +201,7 @@ func refuse(format string, a ...any) error { return refusal{text: fmt.Sprintf(fo
 // target is a click's interrupt as read before it is decided: what the button names, the
 // interrupt, and the principal who clicked.
 type target struct {
-	button Button
+	button slackapp.Button
 	opened host.Opened
 	who    string
 }
@@ -206,8 +211,8 @@ type target struct {
 // principals (a Slack member id proves a person, not their groups or roles); the clicker the
 // one of them whose contact names that member id; and admitted and not yet voted.
 func (x *Interactions) aim(ctx context.Context, tenant, value, actionID, slackUser string) (target, error) {
-	b, err := Open(ctx, x.Keys, value)
-	if errors.Is(err, ErrButton) || (err == nil && (b.Tenant != tenant || actionOf(b.Action) != actionID)) {
+	b, err := slackapp.Open(ctx, x.Keys, value)
+	if errors.Is(err, slackapp.ErrButton) || (err == nil && (b.Tenant != tenant || slackapp.ActionID(b.Action) != actionID)) {
 		return target{}, refuse("This button was not made by this host for your workspace; nothing was recorded.")
 	}
 	if err != nil {
@@ -232,17 +237,6 @@ func (x *Interactions) aim(ctx context.Context, tenant, value, actionID, slackUs
 		return t, refuse("You (%s) already voted %s on this request; a vote counts once.", t.who, t.opened.Votes[i].Action)
 	}
 	return t, nil
-}
-
-// actionOf is the action id of the button that records a.
-func actionOf(a interrupt.Action) string {
-	switch a {
-	case interrupt.ActionAccept:
-		return ActionAccept
-	case interrupt.ActionReject:
-		return ActionReject
-	}
-	return ""
 }
 
 // clicker is the principal of d's approversList whose contact names Slack member user: a
@@ -322,10 +316,10 @@ func refusalOf(err error, o host.Opened) error {
 // click serves a block_actions click of Approve or Reject: it records the vote, or opens the
 // modal that asks a rejection's reason where the tenant gave a bot token, or tells the clicker
 // why not; then updates the message.
-func (x *Interactions) click(ctx context.Context, tenant string, creds credentials, cb slack.InteractionCallback, a *slack.BlockAction) Answer {
+func (x *Interactions) click(ctx context.Context, tenant string, creds slackapp.Credentials, cb slack.InteractionCallback, a *slack.BlockAction) Answer {
 	t, err := x.aim(ctx, tenant, a.Value, a.ActionID, cb.User.ID)
-	if err == nil && t.button.Action == interrupt.ActionReject && creds.botToken != "" {
-		if err = x.askReason(ctx, creds.botToken, cb, a.Value); err == nil {
+	if err == nil && t.button.Action == interrupt.ActionReject && creds.BotToken != "" {
+		if err = x.askReason(ctx, creds.BotToken, cb, a.Value); err == nil {
 			return Answer{Outcome: OutcomeAsked}
 		}
 	}

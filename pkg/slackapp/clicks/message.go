@@ -1,4 +1,4 @@
-package slackapp
+package clicks
 
 import (
 	"cmp"
@@ -12,35 +12,13 @@ import (
 
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
-	"github.com/interrupthost/interrupthost/pkg/token"
+	"github.com/interrupthost/interrupthost/pkg/slackapp"
 	"github.com/interrupthost/interrupthost/pkg/words"
 )
 
 // statusBlock is the block id of the line the host adds to a message it updates: what the votes
 // so far are, or what became of the request.
 const statusBlock = "interrupt.status"
-
-// DecisionButtons are an approval's Approve and Reject buttons, for the interrupt b names (its
-// Action is set per button), each with a value Seal makes; the outbound Slack message puts them
-// beside Review.
-func DecisionButtons(ctx context.Context, keys token.Keys, b Button) ([]slack.BlockElement, error) {
-	var out []slack.BlockElement
-	for _, d := range []struct {
-		action interrupt.Action
-		label  string
-		style  slack.Style
-	}{{interrupt.ActionAccept, "Approve", slack.StylePrimary}, {interrupt.ActionReject, "Reject", slack.StyleDanger}} {
-		b.Action = d.action
-		v, err := Seal(ctx, keys, b)
-		if err != nil {
-			return nil, err
-		}
-		btn := slack.NewButtonBlockElement(actionOf(d.action), v, slack.NewTextBlockObject(slack.PlainTextType, d.label, false, false))
-		btn.Style = d.style
-		out = append(out, btn)
-	}
-	return out, nil
-}
 
 // update replaces the clicked message with itself and a line that says where the request stands
 // now: the votes so far while it waits (its buttons kept, for the other approvers), or its
@@ -78,7 +56,7 @@ func updated(o host.Opened, blocks slack.Blocks) *slack.WebhookMessage {
 			if closed && a.Elements != nil {
 				var kept []slack.BlockElement
 				for _, e := range a.Elements.ElementSet {
-					if btn, ok := e.(*slack.ButtonBlockElement); ok && (btn.ActionID == ActionAccept || btn.ActionID == ActionReject) {
+					if btn, ok := e.(*slack.ButtonBlockElement); ok && (btn.ActionID == slackapp.ActionAccept || btn.ActionID == slackapp.ActionReject) {
 						continue
 					}
 					kept = append(kept, e)
@@ -218,7 +196,7 @@ func (x *Interactions) submitReason(ctx context.Context, tenant string, cb slack
 	if reason == "" {
 		return modalError("Say why it is rejected.")
 	}
-	t, err := x.aim(ctx, tenant, st.Value, ActionReject, cb.User.ID)
+	t, err := x.aim(ctx, tenant, st.Value, slackapp.ActionReject, cb.User.ID)
 	if err == nil {
 		err = x.record(ctx, tenant, t, reason)
 	}
