@@ -64,7 +64,7 @@ func NewWorld(t *testing.T, store outbound.Store) *World {
 	w.D = &outbound.Deliverer{
 		Store: w.Store, Log: w.Log, Secrets: w.secrets, Client: outbound.NewHTTPClient(true),
 		Links: outbound.Links{Keys: keys, BaseURL: "https://host.example"}, Now: c.Now,
-		Metrics: metrics.New(w.Metrics, "test"), Contacts: w.Log,
+		Metrics: metrics.New(w.Metrics, "test"), Contacts: w.Log, SlackApps: w.Log,
 	}
 	return w
 }

@@ -5,12 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/interrupthost/interrupthost/pkg/contacts"
+	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/metrics"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
+	"github.com/interrupthost/interrupthost/pkg/slackapp"
+	"github.com/slack-go/slack"
 )
 
 // Reader reads the run log.
@@ -68,6 +72,9 @@ type Deliverer struct {
 	// Contacts say which Slack user or user group each ref of an audience is, for a Slack
 	// message's mentions, and where mail reaches it; nil mentions and mails no one.
 	Contacts ContactReader
+	// SlackApps say whether a tenant has a Slack app, whose approvals' Slack messages then carry
+	// Approve and Reject buttons; nil: none has.
+	SlackApps SlackApps
 	// Mailer sends an email subscription's mail; nil: the deployment names no sender, and such a
 	// delivery fails.
 	Mailer Mailer
@@ -462,6 +469,9 @@ func (d *Deliverer) send(ctx context.Context, links Links, s Subscription, c run
 		if notice.Mentions, err = d.mentions(ctx, s.Tenant, notice.Audience); err != nil {
 			return sent{}, fmt.Errorf("%w: %w", errStore, err)
 		}
+		if notice.Decisions, err = d.decisions(ctx, links, s.Tenant, c, e, now); err != nil {
+			return sent{}, fmt.Errorf("%w: %w", errStore, err)
+		}
 	}
 	if s.Format == FormatEmail {
 		return d.sendMail(ctx, links, s, c, e, notice, resend)
@@ -486,6 +496,43 @@ func (d *Deliverer) send(ctx context.Context, links Links, s Subscription, c run
 // no fault of the receiver, so it fails the pass (its batch is delivered again) rather than the
 // attempt.
 var errStore = errors.New("outbound: the store failed before the send")
+
+// SlackApps read a tenant's Slack app (slackapp.Store).
+type SlackApps interface {
+	SlackApp(ctx context.Context, tenant string) (slackapp.App, error)
+}
+
+// decisions are the Approve and Reject buttons of e's Slack message: for the request of an
+// approval still open, offering them, whose deciders a Slack member id can prove (principals
+// named by approversList, no group or role binding: interrupt.Deciders), of a tenant with a
+// Slack app, on a deployment with a keyring to seal their values. None otherwise.
+func (d *Deliverer) decisions(ctx context.Context, links Links, tenant string, c runlog.Commit, e runlog.Envelope, now time.Time) ([]slack.BlockElement, error) {
+	if d.SlackApps == nil || links.Keys == nil || e.Type != interrupt.EventRequested {
+		return nil, nil
+	}
+	in := runlog.RequestedIn(c, e.InterruptID)
+	if in == nil || in.Payload.Kind != interrupt.KindApproval || !in.Deciders.Named() || in.Deciders.Memberships() ||
+		(!in.Deadline.IsZero() && !in.Deadline.After(now)) {
+		return nil, nil
+	}
+	switch _, err := d.SlackApps.SlackApp(ctx, tenant); {
+	case errors.Is(err, slackapp.ErrNotFound):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("the tenant's Slack app: %w", err)
+	}
+	all, err := slackapp.DecisionButtons(ctx, links.Keys, slackapp.Button{Tenant: tenant, RunID: e.RunID, InterruptID: e.InterruptID})
+	if err != nil {
+		return nil, err
+	}
+	var offered []slack.BlockElement
+	for _, b := range all {
+		if btn, ok := b.(*slack.ButtonBlockElement); ok && slices.ContainsFunc(in.Payload.Data.Actions, func(a interrupt.Action) bool { return slackapp.ActionID(a) == btn.ActionID }) {
+			offered = append(offered, b)
+		}
+	}
+	return offered, nil
+}
 
 // mentions are the Slack ids of the audience's refs whose contacts name one. A ref no contact
 // can have (one named only in audience, whose kind is not known) is named, not mentioned.

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/slack-go/slack"
+
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
 	"github.com/interrupthost/interrupthost/pkg/token"
@@ -61,6 +63,9 @@ type Notice struct {
 	// Mentions are the Slack ids of the audience's refs whose contacts name one: a member id for
 	// a principal, a user group for a group or a role (Deliverer.Contacts).
 	Mentions map[Recipient]string
+	// Decisions are an approval's Approve and Reject buttons for a Slack message, where the
+	// tenant has a Slack app and a click can satisfy the interrupt's rule (Deliverer.SlackApps).
+	Decisions []slack.BlockElement
 }
 
 // LinkTTL is how long a signed link works after its interrupt was requested, at most: a mail

@@ -1,9 +1,13 @@
 package outbound
 
 import (
+	"slices"
+
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/slack-go/slack"
 
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
@@ -17,36 +21,18 @@ const (
 	slackButtons    = 25
 )
 
-type slackBlock struct {
-	Type string        `json:"type"`
-	Text *slackTextObj `json:"text,omitempty"`
-	// Elements are text objects in a context block, buttons in an actions block.
-	Elements []any `json:"elements,omitempty"`
-}
-
-type slackTextObj struct {
-	Type string `json:"type"`
-	Text string `json:"text"`
-}
-
-type slackElement struct {
-	Type     string        `json:"type"`
-	Text     *slackTextObj `json:"text,omitempty"`
-	URL      string        `json:"url,omitempty"`
-	ActionID string        `json:"action_id,omitempty"`
-	Style    string        `json:"style,omitempty"`
-}
-
 // plain is text Slack shows as it is: a plain_text object is neither formatted (a title's
 // *bold* stays asterisks) nor parsed for mrkdwn's entities, so it needs no escaping, and is cut
 // to Slack's limit as the characters it shows.
-func plain(s string) *slackTextObj {
-	return &slackTextObj{Type: "plain_text", Text: truncate(s, slackTextMax)}
+func plain(s string) *slack.TextBlockObject {
+	return slack.NewTextBlockObject(slack.PlainTextType, truncate(s, slackTextMax), false, false)
 }
 
 // mrkdwn is text Slack formats: only for what the host writes itself (mentions, dates), never a
 // payload's words, which go as plain text.
-func mrkdwn(s string) *slackTextObj { return &slackTextObj{Type: "mrkdwn", Text: s} }
+func mrkdwn(s string) *slack.TextBlockObject {
+	return slack.NewTextBlockObject(slack.MarkdownType, s, false, false)
+}
 
 // mention is how a message mentions a ref's Slack id, which contacts.Request checked to be a
 // member id (principal) or a user group id: <@U…> notifies the person, <!subteam^S…> the group.
@@ -59,10 +45,11 @@ func mention(r Recipient, id string) string {
 
 // slackMessage renders an event as a Slack incoming-webhook message: what happened, to which
 // artifact, for whom (mentioning those whose contacts name a Slack id), in which run and by when,
-// and for an approval a "Review" button per link. Every text from the run is plain: run ids and
-// payload strings are whoever requested the interrupt's words, and must neither format nor turn
-// into mrkdwn links. A button only opens the approval page; nothing
-// decides on a click that a link unfurler could make.
+// and for an approval a "Review" button per link, after its Approve and Reject buttons where the
+// notice has them (Notice.Decisions). Every text from the run is plain: run ids and payload
+// strings are whoever requested the interrupt's words, and must neither format nor turn into
+// mrkdwn links. A Review button only opens the approval page; Approve and Reject post to the
+// tenant's Slack app, signed by Slack, never a link an unfurler could follow.
 func slackMessage(e runlog.Envelope, n Notice) ([]byte, error) {
 	links := n.Links
 	var p struct {
@@ -85,7 +72,8 @@ func slackMessage(e runlog.Envelope, n Notice) ([]byte, error) {
 	case e.Type == interrupt.EventEscalated:
 		headline = fmt.Sprintf("Escalated: a request in run %s waits for a decision", e.RunID)
 	}
-	blocks := []slackBlock{{Type: "section", Text: plain(headline)}}
+	section := func(t *slack.TextBlockObject) slack.Block { return slack.NewSectionBlock(t, nil, nil) }
+	blocks := []slack.Block{section(plain(headline))}
 	var about []string
 	if p.Data.Title != "" {
 		about = append(about, p.Data.Title)
@@ -94,7 +82,7 @@ func slackMessage(e runlog.Envelope, n Notice) ([]byte, error) {
 		about = append(about, a)
 	}
 	if len(about) > 0 {
-		blocks = append(blocks, slackBlock{Type: "section", Text: plain(strings.Join(about, "\n"))})
+		blocks = append(blocks, section(plain(strings.Join(about, "\n"))))
 	}
 	if len(n.Audience) > 0 {
 		refs := make([]string, len(n.Audience))
@@ -109,38 +97,37 @@ func slackMessage(e runlog.Envelope, n Notice) ([]byte, error) {
 				mentions = append(mentions, mention(r, id))
 			}
 		}
-		elements := []any{plain("For " + strings.Join(refs, ", "))}
+		elements := []slack.MixedElement{plain("For " + strings.Join(refs, ", "))}
 		if len(mentions) > 0 {
 			elements = append(elements, mrkdwn(strings.Join(mentions, " ")))
 		}
-		blocks = append(blocks, slackBlock{Type: "context", Elements: elements})
+		blocks = append(blocks, slack.NewContextBlock("", elements...))
 	}
-	when := []any{plain(fmt.Sprintf("Run %s · %s", e.RunID, e.At))}
+	when := []slack.MixedElement{plain(fmt.Sprintf("Run %s · %s", e.RunID, e.At))}
 	if !n.Deadline.IsZero() {
 		// Each reader sees the deadline in their own time zone; the text after | is what a
 		// client that cannot render dates shows.
 		utc := n.Deadline.UTC()
 		when = append(when, mrkdwn(fmt.Sprintf("Decide by <!date^%d^{date_short_pretty} at {time}|%s>", utc.Unix(), utc.Format("2006-01-02 15:04 UTC"))))
 	}
-	blocks = append(blocks, slackBlock{Type: "context", Elements: when})
-	if len(links) > 0 {
-		actions := slackBlock{Type: "actions"}
-		for i, l := range links[:min(len(links), slackButtons)] {
+	blocks = append(blocks, slack.NewContextBlock("", when...))
+	if len(links)+len(n.Decisions) > 0 {
+		buttons := slices.Clone(n.Decisions)
+		for i, l := range links[:min(len(links), slackButtons-len(buttons))] {
 			label := "Review"
 			if l.Principal != "" {
 				label = "Review as " + l.Principal
 			}
-			actions.Elements = append(actions.Elements, slackElement{
-				Type: "button", Text: &slackTextObj{Type: "plain_text", Text: truncate(label, slackButtonText)},
-				URL: l.URL, ActionID: fmt.Sprintf("review-%d", i),
-			})
+			b := slack.NewButtonBlockElement(fmt.Sprintf("review-%d", i), "", plain(truncate(label, slackButtonText)))
+			b.URL = l.URL
+			buttons = append(buttons, b)
 		}
-		blocks = append(blocks, actions)
+		blocks = append(blocks, slack.NewActionBlock("", buttons...))
 	}
 	return runlog.Marshal(struct {
 		Text   string       `json:"text"`
-		Blocks []slackBlock `json:"blocks"`
-	}{Text: truncate(headline, slackTextMax), Blocks: blocks})
+		Blocks slack.Blocks `json:"blocks"`
+	}{Text: truncate(headline, slackTextMax), Blocks: slack.Blocks{BlockSet: blocks}})
 }
 
 func truncate(s string, n int) string {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +18,8 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/outbound"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
+	"github.com/interrupthost/interrupthost/pkg/slackapp"
+	"github.com/interrupthost/interrupthost/pkg/token"
 )
 
 // TestSlackMessage: the slack format posts a Block Kit message, read here with Slack's Go
@@ -166,5 +169,63 @@ func TestAnUnreadableContactFailsThePass(t *testing.T) {
 	}
 	if attempts, err := w.Store.Attempts(context.Background(), "acme", created.ID, 10); err != nil || len(attempts) != 0 {
 		t.Errorf("attempts %+v %v, want none", attempts, err)
+	}
+}
+
+// TestSlackDecisionButtons: where the tenant has a Slack app, an approval whose approvers are
+// named principals carries Approve and Reject beside Review, each with a value only the host
+// can make that names this interrupt of this tenant and its action; an approval bound by a group
+// (a Slack id proves no membership), one that offers neither action, or a tenant without an app
+// gets Review alone.
+func TestSlackDecisionButtons(t *testing.T) {
+	t.Parallel()
+	withApp := func(w *outboundtest.World) {
+		if _, err := w.Log.PutSlackApp(context.Background(), slackapp.App{Tenant: "acme", AppID: "A0001", TeamID: "T0001"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	approval := func(data string) string {
+		return `{"kind":"approval","key":"k","data":{"artifactId":"inv-1","artifactType":"invoice","title":"Pay",` + data + `}}`
+	}
+	for _, tc := range []struct {
+		name    string
+		payload string
+		app     bool
+		want    []string
+	}{
+		{"named approvers", approval(`"approversList":["alice","bob"],"requiredApprovals":2,"actions":["accept","reject"]`), true, []string{slackapp.ActionAccept, slackapp.ActionReject, "review-0"}},
+		{"accept alone offered", approval(`"approversList":["alice"],"actions":["accept","refine"]`), true, []string{slackapp.ActionAccept, "review-0"}},
+		{"bound by a group too", approval(`"approversList":["alice"],"approverGroupRefs":["finance"],"actions":["accept","reject"]`), true, []string{"review-0"}},
+		{"no approvers named", approval(`"actions":["accept","reject"]`), true, []string{"review-0"}},
+		{"no Slack app", approval(`"approversList":["alice","bob"],"actions":["accept","reject"]`), false, []string{"review-0"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var setUp []func(*outboundtest.World)
+			var keys token.Keys
+			setUp = append(setUp, func(w *outboundtest.World) { keys = w.Keys })
+			if tc.app {
+				setUp = append(setUp, withApp)
+			}
+			msg, raw := slackDelivery(t, tc.payload, setUp...)
+			actions, ok := msg.Blocks.BlockSet[len(msg.Blocks.BlockSet)-1].(*slack.ActionBlock)
+			if !ok {
+				t.Fatalf("no actions: %s", raw)
+			}
+			var ids []string
+			for _, e := range actions.Elements.ElementSet {
+				b := e.(*slack.ButtonBlockElement)
+				ids = append(ids, b.ActionID)
+				if b.ActionID != slackapp.ActionAccept && b.ActionID != slackapp.ActionReject {
+					continue
+				}
+				v, err := slackapp.Open(context.Background(), keys, b.Value)
+				if err != nil || v.Tenant != "acme" || v.RunID != "run-1" || v.InterruptID != "i1" || slackapp.ActionID(v.Action) != b.ActionID || b.URL != "" {
+					t.Errorf("button %s: %+v %v (url %q)", b.ActionID, v, err, b.URL)
+				}
+			}
+			if !slices.Equal(ids, tc.want) {
+				t.Errorf("buttons %v, want %v", ids, tc.want)
+			}
+		})
 	}
 }

@@ -1,0 +1,354 @@
+package clicks_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/slack-go/slack"
+
+	"github.com/interrupthost/interrupthost/internal/hosttest"
+	"github.com/interrupthost/interrupthost/internal/slackclick"
+	"github.com/interrupthost/interrupthost/pkg/contacts"
+	"github.com/interrupthost/interrupthost/pkg/host"
+	"github.com/interrupthost/interrupthost/pkg/inmem"
+	"github.com/interrupthost/interrupthost/pkg/interrupt"
+	"github.com/interrupthost/interrupthost/pkg/outbound"
+	"github.com/interrupthost/interrupthost/pkg/runlog"
+	"github.com/interrupthost/interrupthost/pkg/slackapp"
+	"github.com/interrupthost/interrupthost/pkg/slackapp/clicks"
+	"github.com/interrupthost/interrupthost/pkg/webhook"
+)
+
+const (
+	secret      = "8f742231b10e8888abcd99e5a6b7c885"
+	otherSecret = "0123456789abcdef0123456789abcdef"
+)
+
+// receiver stands in for Slack's response_url and its Web API: what the app posted.
+type receiver struct {
+	srv    *httptest.Server
+	mu     sync.Mutex
+	got    []slack.WebhookMessage
+	opened []json.RawMessage // views.open's views
+}
+
+func newReceiver(t *testing.T) *receiver {
+	r := &receiver{}
+	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		b, _ := io.ReadAll(req.Body)
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if strings.HasSuffix(req.URL.Path, "/views.open") {
+			var v struct {
+				View json.RawMessage `json:"view"`
+			}
+			_ = json.Unmarshal(b, &v)
+			r.opened = append(r.opened, v.View)
+			_, _ = w.Write([]byte(`{"ok":true,"view":{"id":"V1"}}`))
+			return
+		}
+		var m slack.WebhookMessage
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Errorf("not a message: %s", b)
+		}
+		r.got = append(r.got, m)
+	}))
+	t.Cleanup(r.srv.Close)
+	return r
+}
+
+func (r *receiver) last(t *testing.T) slack.WebhookMessage {
+	t.Helper()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.got) == 0 {
+		t.Fatal("nothing posted to the response_url")
+	}
+	return r.got[len(r.got)-1]
+}
+
+func (r *receiver) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.got)
+}
+
+// world is a host over memory with acme's Slack app (A0001 in T0001) and evilcorp's (A0002 in
+// T0002), contacts naming alice's and bob's Slack ids, and a 2-of-2 approval by alice and bob.
+type world struct {
+	h     *host.Host
+	log   *inmem.Store
+	x     *clicks.Interactions
+	r     *receiver
+	value map[string]string // the buttons' values by action id
+}
+
+func newWorld(t *testing.T, botToken string) *world {
+	t.Helper()
+	ctx := context.Background()
+	h, log := hosttest.MemHost(t, func(s *hosttest.Setup) { s.Env.Now = time.Now })
+	secrets := inmem.NewSecrets()
+	apps := &slackapp.Integrations{Store: log, Secrets: webhook.NewCache(secrets, nil)}
+	if _, _, err := apps.Put(ctx, hosttest.Who("admin"), slackapp.Request{AppID: "A0001", TeamID: "T0001", SigningSecret: secret, BotToken: botToken}); err != nil {
+		t.Fatal(err)
+	}
+	evil := interrupt.Principal{Subject: "admin", Tenant: "evilcorp"}
+	if _, _, err := apps.Put(ctx, evil, slackapp.Request{AppID: "A0002", TeamID: "T0002", SigningSecret: otherSecret}); err != nil {
+		t.Fatal(err)
+	}
+	dir := &contacts.Directory{Store: log}
+	for ref, id := range map[string]string{"alice": "U0ALICE", "bob": "U0BOB", "carol": "U0CAROL"} {
+		if _, _, err := dir.Put(ctx, hosttest.Who("admin"), contacts.KindPrincipal, ref, contacts.Request{Slack: id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	payload := `{"kind":"approval","key":"k","timeoutMs":3600000,"data":{"artifactId":"inv-1","artifactType":"invoice","title":"Pay","actions":["accept","reject"],"approversList":["alice","bob"],"requiredApprovals":2}}`
+	view, _, err := h.RequestInterrupt(ctx, hosttest.Who("engine"), "run-1", host.Request{NodeID: "approve", Payload: json.RawMessage(payload)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &world{h: h, log: log, r: newReceiver(t), value: map[string]string{}}
+	buttons, err := slackapp.DecisionButtons(ctx, hosttest.Keys, slackapp.Button{Tenant: "acme", RunID: "run-1", InterruptID: view.InterruptID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range buttons {
+		btn := b.(*slack.ButtonBlockElement)
+		w.value[btn.ActionID] = btn.Value
+	}
+	w.x = &clicks.Interactions{
+		Host: h, Apps: log, Secrets: webhook.NewCache(secrets, nil), Keys: hosttest.Keys, Contacts: log,
+		Poster: outbound.NewHTTPClient(true), AllowPrivate: true, SlackAPI: w.r.srv.URL + "/api",
+	}
+	return w
+}
+
+// click signs a click of action by user as app's, with secret, at at.
+func (w *world) click(t *testing.T, app, team, user, action, value, sec string, at time.Time) (clicks.Answer, error) {
+	t.Helper()
+	blocks := `[{"type":"section","text":{"type":"plain_text","text":"approval requested in run run-1"}},` +
+		`{"type":"actions","elements":[` +
+		`{"type":"button","action_id":"interrupt.accept","value":"` + w.value[slackapp.ActionAccept] + `","text":{"type":"plain_text","text":"Approve"}},` +
+		`{"type":"button","action_id":"interrupt.reject","value":"` + w.value[slackapp.ActionReject] + `","text":{"type":"plain_text","text":"Reject"}},` +
+		`{"type":"button","action_id":"review-0","url":"https://host.example/approve/run-1/i","text":{"type":"plain_text","text":"Review"}}]}]`
+	payload, err := slackclick.Click{AppID: app, TeamID: team, UserID: user, ActionID: action, Value: value, ResponseURL: w.r.srv.URL + "/hooks", TriggerID: "trig-1", Blocks: json.RawMessage(blocks)}.Payload()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w.send(t, payload, sec, at)
+}
+
+func (w *world) send(t *testing.T, payload []byte, sec string, at time.Time) (clicks.Answer, error) {
+	t.Helper()
+	body := slackclick.Body(payload)
+	headers := map[string]string{}
+	for k, v := range slackclick.Sign(sec, at, body) {
+		headers[strings.ToLower(k)] = v
+	}
+	return w.x.Handle(context.Background(), headers, body)
+}
+
+func (w *world) commits(t *testing.T) int {
+	t.Helper()
+	cs, err := w.log.Read(context.Background(), runKey, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(cs)
+}
+
+var runKey = runlog.Key{Tenant: "acme", RunID: "run-1"}
+
+// TestAClickIsSlacksOrNothing: a click signed with another secret, one signed six minutes ago,
+// one naming an app no tenant registered, and one whose signature covers another body are 401
+// and read no run, write nothing, answer nothing in Slack.
+func TestAClickIsSlacksOrNothing(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "")
+	now := time.Now()
+	for name, f := range map[string]func() (clicks.Answer, error){
+		"another secret": func() (clicks.Answer, error) {
+			return w.click(t, "A0001", "T0001", "U0ALICE", slackapp.ActionAccept, w.value[slackapp.ActionAccept], otherSecret, now)
+		},
+		"six minutes ago": func() (clicks.Answer, error) {
+			return w.click(t, "A0001", "T0001", "U0ALICE", slackapp.ActionAccept, w.value[slackapp.ActionAccept], secret, now.Add(-6*time.Minute))
+		},
+		"an unknown app": func() (clicks.Answer, error) {
+			return w.click(t, "A0009", "T0001", "U0ALICE", slackapp.ActionAccept, w.value[slackapp.ActionAccept], secret, now)
+		},
+		"another body": func() (clicks.Answer, error) {
+			payload, _ := slackclick.Click{AppID: "A0001", TeamID: "T0001", UserID: "U0ALICE", ActionID: slackapp.ActionAccept, Value: w.value[slackapp.ActionAccept]}.Payload()
+			headers := map[string]string{}
+			for k, v := range slackclick.Sign(secret, now, slackclick.Body([]byte(`{}`))) {
+				headers[strings.ToLower(k)] = v
+			}
+			return w.x.Handle(context.Background(), headers, slackclick.Body(payload))
+		},
+	} {
+		if _, err := f(); interrupt.ErrorCode(err) != interrupt.CodeUnauthorized {
+			t.Errorf("%s: %v, want 401", name, err)
+		}
+	}
+	if n := w.commits(t); n != 1 {
+		t.Errorf("%d commits, want the request alone", n)
+	}
+	if n := w.r.count(); n != 0 {
+		t.Errorf("%d messages posted", n)
+	}
+}
+
+// TestClicksDecideAsTheContact walks the issue's 2-of-2 approval: a member no contact names is
+// told why, alone, and nothing is recorded; alice's click records her vote and shows the tally
+// with the buttons kept; her second click records nothing; evilcorp's app cannot decide acme's
+// interrupt, nor a value forged; bob's click releases the approval with bob as the decider, and
+// the message says so without its decision buttons.
+func TestClicksDecideAsTheContact(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "")
+	now := time.Now()
+	accept := w.value[slackapp.ActionAccept]
+
+	ans, err := w.click(t, "A0001", "T0001", "U0NOBODY", slackapp.ActionAccept, accept, secret, now)
+	if err != nil || ans.Outcome != clicks.OutcomeRefused {
+		t.Fatalf("a stranger's click: %+v %v", ans, err)
+	}
+	if m := w.r.last(t); m.ResponseType != slack.ResponseTypeEphemeral || m.ReplaceOriginal || !strings.Contains(m.Text, "No contact") {
+		t.Errorf("the stranger is told %+v", m)
+	}
+	// carol has a contact, but the approval does not name her.
+	if ans, err := w.click(t, "A0001", "T0001", "U0CAROL", slackapp.ActionAccept, accept, secret, now); err != nil || ans.Outcome != clicks.OutcomeRefused {
+		t.Errorf("carol's click: %+v %v", ans, err)
+	}
+	if n := w.commits(t); n != 1 {
+		t.Fatalf("a refused click wrote: %d commits", n)
+	}
+
+	if ans, err := w.click(t, "A0001", "T0001", "U0ALICE", slackapp.ActionAccept, accept, secret, now); err != nil || ans.Outcome != clicks.OutcomeRecorded {
+		t.Fatalf("alice's click: %+v %v", ans, err)
+	}
+	m := w.r.last(t)
+	if !m.ReplaceOriginal || m.ResponseType == slack.ResponseTypeEphemeral || !strings.Contains(m.Text, "alice accepted · 1 of 2 approvals") {
+		t.Errorf("after alice's vote: %+v", m)
+	}
+	if ids := buttonIDs(m); strings.Join(ids, ",") != "interrupt.accept,interrupt.reject,review-0" {
+		t.Errorf("after alice's vote the buttons are %v", ids)
+	}
+	if ans, _ := w.click(t, "A0001", "T0001", "U0ALICE", slackapp.ActionAccept, accept, secret, now); ans.Outcome != clicks.OutcomeRefused || !strings.Contains(w.r.last(t).Text, "already voted") {
+		t.Errorf("alice's second click: %+v, told %q", ans, w.r.last(t).Text)
+	}
+	if n := w.commits(t); n != 2 {
+		t.Fatalf("%d commits after alice's clicks, want 2", n)
+	}
+
+	// evilcorp's app, signed with its own secret, names acme's interrupt: nothing of acme's.
+	if ans, err := w.click(t, "A0002", "T0002", "U0BOB", slackapp.ActionAccept, accept, otherSecret, now); err != nil || ans.Outcome != clicks.OutcomeRefused {
+		t.Errorf("evilcorp's click: %+v %v", ans, err)
+	}
+	forged := strings.Replace(accept, accept[len(accept)-6:], "AAAAAA", 1)
+	if ans, _ := w.click(t, "A0001", "T0001", "U0BOB", slackapp.ActionAccept, forged, secret, now); ans.Outcome != clicks.OutcomeRefused {
+		t.Errorf("a forged value: %+v", ans)
+	}
+	// Reject's value under Approve's action id is not Reject's button.
+	if ans, _ := w.click(t, "A0001", "T0001", "U0BOB", slackapp.ActionAccept, w.value[slackapp.ActionReject], secret, now); ans.Outcome != clicks.OutcomeRefused {
+		t.Errorf("a value moved to another button: %+v", ans)
+	}
+	if n := w.commits(t); n != 2 {
+		t.Fatalf("%d commits after refused clicks, want 2", n)
+	}
+
+	if ans, err := w.click(t, "A0001", "T0001", "U0BOB", slackapp.ActionAccept, accept, secret, now); err != nil || ans.Outcome != clicks.OutcomeRecorded {
+		t.Fatalf("bob's click: %+v %v", ans, err)
+	}
+	m = w.r.last(t)
+	if !m.ReplaceOriginal || m.Text != "Accepted by bob" {
+		t.Errorf("after bob's vote: %+v", m)
+	}
+	if ids := buttonIDs(m); strings.Join(ids, ",") != "review-0" {
+		t.Errorf("after the outcome the buttons are %v", ids)
+	}
+	o, err := w.h.OpenAs(context.Background(), hosttest.Who("x"), "run-1", mustInterrupt(t, w))
+	if o.Status != interrupt.StatusResolved || o.DecidedBy != "bob" {
+		t.Errorf("the interrupt: %s by %q (%v)", o.Status, o.DecidedBy, err)
+	}
+	if ans, _ := w.click(t, "A0001", "T0001", "U0ALICE", slackapp.ActionReject, w.value[slackapp.ActionReject], secret, now); ans.Outcome != clicks.OutcomeRefused || !strings.Contains(w.r.last(t).Text, "closed (Accepted by bob)") {
+		t.Errorf("a click after the outcome: %+v, told %q", ans, w.r.last(t).Text)
+	}
+}
+
+// TestRejectAsksAReason: with a bot token, Reject opens a modal (views.open) and records
+// nothing; its submission without a reason is refused in the modal, with one it records the
+// rejection with that reason as the vote's feedback and updates the message.
+func TestRejectAsksAReason(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "xoxb-1234567890-abcdefghij")
+	now := time.Now()
+	ans, err := w.click(t, "A0001", "T0001", "U0ALICE", slackapp.ActionReject, w.value[slackapp.ActionReject], secret, now)
+	if err != nil || ans.Outcome != clicks.OutcomeAsked {
+		t.Fatalf("reject: %+v %v", ans, err)
+	}
+	if w.commits(t) != 1 || len(w.r.opened) != 1 {
+		t.Fatalf("reject wrote %d commits, opened %d modals", w.commits(t)-1, len(w.r.opened))
+	}
+	var view struct {
+		CallbackID      string `json:"callback_id"`
+		PrivateMetadata string `json:"private_metadata"`
+	}
+	if err := json.Unmarshal(w.r.opened[0], &view); err != nil {
+		t.Fatal(err)
+	}
+	submit := func(reason string) clicks.Answer {
+		payload, err := slackclick.Submission{AppID: "A0001", TeamID: "T0001", UserID: "U0ALICE", CallbackID: view.CallbackID, PrivateMetadata: view.PrivateMetadata,
+			Values: map[string]map[string]string{"reason": {"reason": reason}}}.Payload()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ans, err := w.send(t, payload, secret, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ans
+	}
+	if ans := submit("  "); ans.Outcome != clicks.OutcomeRefused || !strings.Contains(string(ans.Body), `"response_action":"errors"`) {
+		t.Errorf("no reason: %+v %s", ans, ans.Body)
+	}
+	if ans := submit("the PO is missing"); ans.Outcome != clicks.OutcomeRecorded || len(ans.Body) != 0 {
+		t.Fatalf("with a reason: %+v %s", ans, ans.Body)
+	}
+	if m := w.r.last(t); !m.ReplaceOriginal || m.Text != "Rejected by alice: the PO is missing" {
+		t.Errorf("the message: %+v", m)
+	}
+	if ans := submit("again"); ans.Outcome != clicks.OutcomeRefused {
+		t.Errorf("a second submission: %+v", ans)
+	}
+}
+
+func buttonIDs(m slack.WebhookMessage) []string {
+	var ids []string
+	if m.Blocks == nil {
+		return nil
+	}
+	for _, b := range m.Blocks.BlockSet {
+		if a, ok := b.(*slack.ActionBlock); ok {
+			for _, e := range a.Elements.ElementSet {
+				ids = append(ids, e.(*slack.ButtonBlockElement).ActionID)
+			}
+		}
+	}
+	return ids
+}
+
+func mustInterrupt(t *testing.T, w *world) string {
+	t.Helper()
+	b, err := slackapp.Open(context.Background(), hosttest.Keys, w.value[slackapp.ActionAccept])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.InterruptID
+}

@@ -1,0 +1,118 @@
+package slackapp_test
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/interrupthost/interrupthost/internal/hosttest"
+	"github.com/interrupthost/interrupthost/internal/testkeys"
+	"github.com/interrupthost/interrupthost/pkg/inmem"
+	"github.com/interrupthost/interrupthost/pkg/interrupt"
+	"github.com/interrupthost/interrupthost/pkg/slackapp"
+	"github.com/interrupthost/interrupthost/pkg/token"
+)
+
+// TestButtonValues: a value names one interrupt of one tenant and one action, and only the
+// keyring makes one: changed anywhere, made under another key, or a token of the same keyring,
+// it is refused.
+func TestButtonValues(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := slackapp.Button{Tenant: "acme", RunID: "run-1", InterruptID: "i1", Action: interrupt.ActionAccept}
+	v, err := slackapp.Seal(ctx, hosttest.Keys, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := slackapp.Open(ctx, hosttest.Keys, v); err != nil || got != b {
+		t.Fatalf("open %+v %v", got, err)
+	}
+	parts := strings.Split(v, ".")
+	other := b
+	other.Tenant = "evilcorp"
+	swapped, _ := slackapp.Seal(ctx, hosttest.Keys, other)
+	otherKeys := testkeys.Static{ActiveKid: "k1", Keys: map[string][]byte{"k1": []byte("another key of thirty-two bytes!")}}
+	underOther, _ := slackapp.Seal(ctx, otherKeys, b)
+	tok, _, err := token.Sign(ctx, hosttest.Keys, token.Claims{Tenant: "acme", RunID: "run-1", NodeID: "n", InterruptID: "i1", Intent: token.IntentResolve, IssuedAt: 1, ExpiresAt: 2, JTI: "j"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, bad := range map[string]string{
+		"payload of another": strings.Join([]string{parts[0], parts[1], strings.Split(swapped, ".")[2], parts[3]}, "."),
+		"payload edited":     strings.Join([]string{parts[0], parts[1], base64.RawURLEncoding.EncodeToString([]byte(`{"t":"acme","r":"run-1","i":"i2","a":"accept"}`)), parts[3]}, "."),
+		"another key":        underOther,
+		"an unknown kid":     strings.Join([]string{parts[0], "k9", parts[2], parts[3]}, "."),
+		"a token":            tok,
+		"a MAC cut":          v[:len(v)-2],
+		"too long":           v + strings.Repeat("A", 2000),
+		"empty":              "",
+		"another prefix":     "isb2" + v[4:],
+	} {
+		if _, err := slackapp.Open(ctx, hosttest.Keys, bad); !errors.Is(err, slackapp.ErrButton) {
+			t.Errorf("%s: %v, want ErrButton", name, err)
+		}
+	}
+}
+
+// TestIntegrations: a tenant's app as the API keeps it: what Slack would never issue is 400
+// naming the member, the secret never answered, a pair another tenant holds 409 before the
+// tenant's own secret is touched.
+func TestIntegrations(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	secrets := inmem.NewSecrets()
+	i := &slackapp.Integrations{Store: inmem.New(), Secrets: secretsWithReload{secrets}}
+	acme, evil := hosttest.Who("admin"), interrupt.Principal{Subject: "admin", Tenant: "evilcorp"}
+	good := slackapp.Request{AppID: "A0001", TeamID: "T0001", SigningSecret: "8f742231b10e8888abcd99e5a6b7c885"}
+	for _, tc := range []struct {
+		req  slackapp.Request
+		path string
+	}{
+		{slackapp.Request{TeamID: "T0001", SigningSecret: good.SigningSecret}, "/appId"},
+		{slackapp.Request{AppID: "A0001", TeamID: "U0001", SigningSecret: good.SigningSecret}, "/teamId"},
+		{slackapp.Request{AppID: "A0001", TeamID: "T0001", SigningSecret: "not-hex"}, "/signingSecret"},
+		{slackapp.Request{AppID: "A0001", TeamID: "T0001", SigningSecret: good.SigningSecret, BotToken: "xoxp-user-token-1234"}, "/botToken"},
+	} {
+		_, _, err := i.Put(ctx, acme, tc.req)
+		var e *interrupt.Error
+		if !errors.As(err, &e) || e.Code != interrupt.CodeValidation || len(e.Fields) != 1 || e.Fields[0].Path != tc.path {
+			t.Errorf("%+v: %v, want 400 at %s", tc.req, err, tc.path)
+		}
+	}
+	if secrets.Writes() != 0 {
+		t.Fatalf("a refused app wrote %d secrets", secrets.Writes())
+	}
+	a, created, err := i.Put(ctx, acme, good)
+	if err != nil || !created || a.AppID != "A0001" || a.BotToken {
+		t.Fatalf("put: %+v %v %v", a, created, err)
+	}
+	writes := secrets.Writes()
+	if _, _, err := i.Put(ctx, evil, good); interrupt.ErrorCode(err) != interrupt.CodeConflict {
+		t.Errorf("another tenant's pair: %v, want 409", err)
+	}
+	if secrets.Writes() != writes {
+		t.Errorf("the refused pair wrote a secret")
+	}
+	if _, err := i.Get(ctx, evil); interrupt.ErrorCode(err) != interrupt.CodeNotFound {
+		t.Errorf("evilcorp reads an app: %v", err)
+	}
+	if err := i.Delete(ctx, acme); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := secrets.Get(ctx, "acme"); err == nil {
+		t.Errorf("the deleted app's secret is kept: %d values", len(got))
+	}
+	if _, _, err := i.Put(ctx, evil, good); err != nil {
+		t.Errorf("a pair given up: %v", err)
+	}
+}
+
+// secretsWithReload is the in-memory secrets as slackapp.Secrets: a reload reads again.
+type secretsWithReload struct{ *inmem.Secrets }
+
+func (s secretsWithReload) Reload(ctx context.Context, id string) ([]string, bool, error) {
+	v, err := s.Get(ctx, id)
+	return v, err == nil, err
+}
