@@ -1,5 +1,6 @@
-// Command subscriptions serves POST /subscriptions, GET and DELETE /subscriptions/{id}, and
-// GET and POST /subscriptions/{id}/deliveries (a resend).
+// Command subscriptions serves POST /subscriptions, GET and DELETE /subscriptions/{id}, GET and
+// POST /subscriptions/{id}/deliveries (a resend), and PUT, GET and DELETE /integrations/slack
+// (the tenant's Slack app).
 package main
 
 import (
@@ -14,7 +15,7 @@ import (
 
 func main() {
 	e := app.Must(app.Load())
-	subs, resender, err := delivery.Subscriptions(context.Background(), e)
+	subs, resender, slack, err := delivery.Subscriptions(context.Background(), e)
 	environ.ExitOn(err)
-	lambda.Start(e.API().Subscriptions(subs, resender))
+	lambda.Start(e.API().Subscriptions(subs, resender, slack))
 }

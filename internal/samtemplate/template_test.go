@@ -87,7 +87,7 @@ func TestRouteTableMatchesTheTemplate(t *testing.T) {
 		Root:         r,
 		URL:          devjwt.GatewayURL,
 		Resolver:     samtemplate.Resolver{Template: tmpl, Overrides: overrides, Resources: map[string]string{"RunLogTable": "t", "KeyringSecret": "k"}},
-		EnvOverrides: map[string]string{"PUBLIC_BASE_URL": "http://127.0.0.1:3000", "WEBHOOK_SECRET_PREFIX": "t/hooks/", "SUBSCRIPTION_SECRET_PREFIX": "t/subs/"},
+		EnvOverrides: map[string]string{"PUBLIC_BASE_URL": "http://127.0.0.1:3000", "WEBHOOK_SECRET_PREFIX": "t/hooks/", "SUBSCRIPTION_SECRET_PREFIX": "t/subs/", "SLACK_SECRET_PREFIX": "t/slack/"},
 		RIE:          filepath.Join(t.TempDir(), "aws-lambda-rie"), MaxInstances: 1,
 		Logs: io.Discard, Log: slog.New(slog.DiscardHandler),
 	})

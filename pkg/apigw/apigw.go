@@ -26,6 +26,8 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/outbound"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
 	"github.com/interrupthost/interrupthost/pkg/signin"
+	"github.com/interrupthost/interrupthost/pkg/slackapp"
+	"github.com/interrupthost/interrupthost/pkg/slackapp/clicks"
 )
 
 // Handler is one function's entry point, as lambda.Start takes it.
@@ -94,6 +96,8 @@ type API struct {
 	resend   Resender
 	contacts *contacts.Directory
 	mcp      ToolServer
+	slack    *slackapp.Integrations
+	clicks   *clicks.Interactions
 	log      *slog.Logger
 	opts     Options
 }

@@ -10,6 +10,8 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/outbound"
 	"github.com/interrupthost/interrupthost/pkg/signin"
+	"github.com/interrupthost/interrupthost/pkg/slackapp"
+	"github.com/interrupthost/interrupthost/pkg/slackapp/clicks"
 )
 
 // Operation is one route of the API, as template.yaml deploys it and openapi.yaml documents it
@@ -99,6 +101,9 @@ var (
 		{Route: "GET /subscriptions", Scopes: []string{ScopeSubscriptionsManage}, serve: (*API).listSubscriptions},
 		{Route: "GET /subscriptions/{id}", Scopes: []string{ScopeSubscriptionsManage}, serve: (*API).getSubscription},
 		{Route: "DELETE /subscriptions/{id}", Scopes: []string{ScopeSubscriptionsManage}, serve: (*API).deleteSubscription},
+		{Route: "PUT /integrations/slack", Scopes: []string{ScopeSubscriptionsManage}, serve: (*API).putSlackApp},
+		{Route: "GET /integrations/slack", Scopes: []string{ScopeSubscriptionsManage}, serve: (*API).getSlackApp},
+		{Route: "DELETE /integrations/slack", Scopes: []string{ScopeSubscriptionsManage}, serve: (*API).deleteSlackApp},
 		{Route: "GET /subscriptions/{id}/deliveries", Scopes: []string{ScopeSubscriptionsManage}, serve: (*API).listDeliveries},
 		{Route: "POST /subscriptions/{id}/deliveries", Scopes: []string{ScopeSubscriptionsManage}, serve: (*API).resendDelivery},
 	}}
@@ -119,6 +124,9 @@ var (
 		{Route: "HEAD /approve", page: (*API).inboxPage, crash: pageCrash},
 		{Route: "GET /signin/callback", page: (*API).signInCallback, crash: pageCrash},
 		{Route: "POST /signin/signout", page: (*API).signOut, crash: pageCrash},
+	}}
+	slackInteractions = Routes{Function: "slack-interactions", Operations: []Operation{
+		{Route: "POST /slack/interactions", serve: (*API).slackInteractions},
 	}}
 	mcpRoutes = Routes{Function: "mcp", Operations: []Operation{
 		{Route: "POST /mcp", Scopes: mcpScopes, page: (*API).mcpEndpoint, crash: mcpCrash},
@@ -144,13 +152,17 @@ type services struct {
 	Contacts *contacts.Directory
 	// MCP serves the Model Context Protocol endpoint.
 	MCP ToolServer
+	// Slack are the tenants' Slack apps (PUT, GET, DELETE /integrations/slack); Clicks their
+	// clicks (POST /slack/interactions).
+	Slack  *slackapp.Integrations
+	Clicks *clicks.Interactions
 }
 
 // on is a over s.
 func (a *API) on(s services) *API {
 	b := *a
 	b.host, b.tokens, b.webhooks, b.signIn, b.subs, b.resend = s.Host, s.Tokens, s.Webhooks, s.SignIn, s.Subscriptions, s.Resender
-	b.contacts, b.mcp = s.Contacts, s.MCP
+	b.contacts, b.mcp, b.slack, b.clicks = s.Contacts, s.MCP, s.Slack, s.Clicks
 	return &b
 }
 
@@ -207,9 +219,15 @@ func (a *API) WebhookIngest(w *host.Webhooks) Handler {
 	return a.on(services{Host: w.Host(), Webhooks: w}).serve(webhookIngest)
 }
 
-// Subscriptions serves subscriptions: the subscriptions, and resends by r.
-func (a *API) Subscriptions(s *outbound.Subscriptions, r Resender) Handler {
-	return a.on(services{Subscriptions: s, Resender: r}).serve(subscriptions)
+// Subscriptions serves subscriptions: the subscriptions, resends by r, and the tenant's Slack
+// app.
+func (a *API) Subscriptions(s *outbound.Subscriptions, r Resender, slack *slackapp.Integrations) Handler {
+	return a.on(services{Subscriptions: s, Resender: r, Slack: slack}).serve(subscriptions)
+}
+
+// SlackInteractions serves slack-interactions: the clicks of tenants' Slack apps.
+func (a *API) SlackInteractions(x *clicks.Interactions) Handler {
+	return a.on(services{Clicks: x}).serve(slackInteractions)
 }
 
 // Contacts serves contacts: the tenant's directory of where its refs are reached.
@@ -229,7 +247,7 @@ func (a *API) MCP(s ToolServer) Handler { return a.on(services{MCP: s}).serve(mc
 
 // Functions are every function that serves the API, in the order of the table above.
 func Functions() []Routes {
-	return []Routes{requestInterrupt, resolveByRun, mintToken, inspectByToken, resolveByToken, getRun, listEvents, endRun, configureRun, agentDecisions, discovery, webhookEndpoints, webhookIngest, subscriptions, approvalPage, contactsRoutes, mcpRoutes}
+	return []Routes{requestInterrupt, resolveByRun, mintToken, inspectByToken, resolveByToken, getRun, listEvents, endRun, configureRun, agentDecisions, discovery, webhookEndpoints, webhookIngest, subscriptions, approvalPage, contactsRoutes, mcpRoutes, slackInteractions}
 }
 
 // Operations are every route of the API, each naming its function.

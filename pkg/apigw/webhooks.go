@@ -2,9 +2,7 @@ package apigw
 
 import (
 	"context"
-	"encoding/base64"
 	"net/http"
-	"strings"
 
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
@@ -134,19 +132,9 @@ func (a *API) ingest(ctx context.Context, c *call) (host.Ingested, error) {
 	if !runlog.ValidID(id) {
 		return host.Ingested{}, interrupt.Errorf(interrupt.CodeNotFound, "no webhook endpoint %q", id)
 	}
-	body := []byte(c.req.Body)
-	if c.req.IsBase64Encoded {
-		var err error
-		if body, err = base64.StdEncoding.DecodeString(c.req.Body); err != nil {
-			return host.Ingested{}, interrupt.Invalid("the body is not valid base64")
-		}
+	body, err := rawBody(c)
+	if err != nil {
+		return host.Ingested{}, err
 	}
-	if len(body) > MaxBody {
-		return host.Ingested{}, interrupt.Errorf(interrupt.CodePayloadTooLarge, "the body exceeds %d bytes", MaxBody)
-	}
-	headers := make(map[string]string, len(c.req.Headers))
-	for k, v := range c.req.Headers {
-		headers[strings.ToLower(k)] = v
-	}
-	return a.webhooks.Ingest(ctx, id, headers, body)
+	return a.webhooks.Ingest(ctx, id, lowered(c.req.Headers), body)
 }

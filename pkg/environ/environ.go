@@ -5,6 +5,7 @@
 package environ
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -70,6 +71,12 @@ const (
 	// name.
 	EnvMailSender     = "MAIL_SENDER"
 	EnvMailSenderName = "MAIL_SENDER_NAME"
+	// EnvSlackSecrets is the name prefix of the tenants' Slack apps' secrets (a tenant's is the
+	// prefix and its id).
+	EnvSlackSecrets = "SLACK_SECRET_PREFIX"
+	// EnvSlackAPI is the base URL of Slack's Web API, where a Reject's modal is opened; unset,
+	// Slack's own. Only tests point it elsewhere.
+	EnvSlackAPI = "SLACK_API_URL"
 	// EnvRedriveSegments is how many segments redrive-stream's Scan of the table reads at once.
 	EnvRedriveSegments = "REDRIVE_SCAN_SEGMENTS"
 )
@@ -226,4 +233,14 @@ func KeyringCache() (time.Duration, error) {
 		return 0, fmt.Errorf("environ: %s=%q is not a number of seconds from 1 to 3600", EnvKeyringCache, v)
 	}
 	return time.Duration(n) * time.Second, nil
+}
+
+// AllowPrivateTargets is ALLOW_PRIVATE_DELIVERY_TARGETS: whether deliveries and a Slack click's
+// response_url may go to private addresses and http (the local stack's receivers).
+func AllowPrivateTargets() (bool, error) {
+	allow, err := strconv.ParseBool(cmp.Or(os.Getenv(EnvAllowPrivateTargets), "false"))
+	if err != nil {
+		return false, fmt.Errorf("environ: %s=%q is not true or false", EnvAllowPrivateTargets, os.Getenv(EnvAllowPrivateTargets))
+	}
+	return allow, nil
 }

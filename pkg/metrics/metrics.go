@@ -35,6 +35,9 @@ const (
 	// Webhooks counts the provider events received, by Outcome: the ingest's outcome for a
 	// verified event (resolved, buffered, duplicate, refused), else the refusal's code.
 	Webhooks Name = "WebhookEvents"
+	// SlackClicks counts the requests of tenants' Slack apps, by Outcome: what became of a
+	// verified click (recorded, refused, asked, ignored), else the refusal's code.
+	SlackClicks Name = "SlackClicks"
 	// Delivered and DeliveryFailures count the outbound events a receiver accepted and the
 	// attempts it did not (each goes to the retrier until its subscription gives up on it).
 	Delivered        Name = "EventsDelivered"

@@ -205,7 +205,7 @@ func fromTemplate(t *testing.T, queues Queues) *Gateway {
 		Root:         filepath.Dir(path),
 		URL:          devjwt.GatewayURL,
 		Resolver:     samtemplate.Resolver{Template: tmpl, Overrides: overrides, Resources: map[string]string{"RunLogTable": "t", "KeyringSecret": "k"}},
-		EnvOverrides: map[string]string{"PUBLIC_BASE_URL": "http://127.0.0.1:3000", "WEBHOOK_SECRET_PREFIX": "t/hooks/", "SUBSCRIPTION_SECRET_PREFIX": "t/subs/"},
+		EnvOverrides: map[string]string{"PUBLIC_BASE_URL": "http://127.0.0.1:3000", "WEBHOOK_SECRET_PREFIX": "t/hooks/", "SUBSCRIPTION_SECRET_PREFIX": "t/subs/", "SLACK_SECRET_PREFIX": "t/slack/"},
 		Queues:       queues,
 		RIE:          filepath.Join(t.TempDir(), "aws-lambda-rie"), MaxInstances: 1,
 		Logs: io.Discard, Log: slog.New(slog.DiscardHandler),

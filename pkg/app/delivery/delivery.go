@@ -9,9 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
-	"strconv"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -23,22 +21,27 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/outbound"
 	"github.com/interrupthost/interrupthost/pkg/secretsmanager"
 	"github.com/interrupthost/interrupthost/pkg/ses"
+	"github.com/interrupthost/interrupthost/pkg/slackapp"
 	"github.com/interrupthost/interrupthost/pkg/webhook"
 )
 
-// Subscriptions are the outbound subscriptions, their store and secrets, without a host; and a
+// Subscriptions are the outbound subscriptions, their store and secrets, without a host; a
 // deliverer over the same clients for an operator's resend (the run log, the keyring for signed
-// approval links, its links under the request's base).
-func Subscriptions(ctx context.Context, e *app.Env) (*outbound.Subscriptions, *outbound.Deliverer, error) {
+// approval links, its links under the request's base); and the tenants' Slack apps.
+func Subscriptions(ctx context.Context, e *app.Env) (*outbound.Subscriptions, *outbound.Deliverer, *slackapp.Integrations, error) {
 	o, err := newOutbound(ctx, e)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	d, err := delivererOn(ctx, e, o, e.Options.PublicBaseURL)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return &outbound.Subscriptions{Store: o.store, Secrets: o.secrets, Targets: o.targets, Mail: o.mailer != nil}, d, nil
+	slack, err := secrets.SlackApps(ctx, e)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return &outbound.Subscriptions{Store: o.store, Secrets: o.secrets, Targets: o.targets, Mail: o.mailer != nil}, d, slack, nil
 }
 
 // outboundDeps are what the outbound functions share: the table's stores, the subscriptions'
@@ -59,9 +62,9 @@ func newOutbound(ctx context.Context, e *app.Env) (outboundDeps, error) {
 	if table == "" || prefix == "" {
 		return o, errors.New("delivery: " + environ.EnvTable + " and " + environ.EnvSubscriptionSecrets + " must be set")
 	}
-	allow, err := strconv.ParseBool(cmp.Or(os.Getenv(environ.EnvAllowPrivateTargets), "false"))
+	allow, err := environ.AllowPrivateTargets()
 	if err != nil {
-		return o, fmt.Errorf("delivery: %s=%q is not true or false", environ.EnvAllowPrivateTargets, os.Getenv(environ.EnvAllowPrivateTargets))
+		return o, err
 	}
 	cfg, err := e.AWS(ctx)
 	if err != nil {
@@ -99,7 +102,7 @@ func delivererOn(ctx context.Context, e *app.Env, o outboundDeps, base string) (
 		return nil, err
 	}
 	return &outbound.Deliverer{
-		Store: o.store, Log: o.runs, Secrets: o.secrets, Client: outbound.NewHTTPClient(o.targets.AllowPrivate), Contacts: o.runs, Mailer: o.mailer,
+		Store: o.store, Log: o.runs, Secrets: o.secrets, Client: outbound.NewHTTPClient(o.targets.AllowPrivate), Contacts: o.runs, SlackApps: o.runs, Mailer: o.mailer,
 		Links: outbound.Links{Keys: keys, BaseURL: base}, Logger: environ.Logger(), Metrics: environ.Meter(),
 	}, nil
 }

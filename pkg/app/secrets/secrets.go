@@ -13,8 +13,11 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/environ"
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/keyring"
+	"github.com/interrupthost/interrupthost/pkg/outbound"
 	"github.com/interrupthost/interrupthost/pkg/secretsmanager"
 	"github.com/interrupthost/interrupthost/pkg/signin"
+	"github.com/interrupthost/interrupthost/pkg/slackapp"
+	"github.com/interrupthost/interrupthost/pkg/slackapp/clicks"
 	"github.com/interrupthost/interrupthost/pkg/token"
 	"github.com/interrupthost/interrupthost/pkg/webhook"
 )
@@ -96,4 +99,62 @@ func SignIn(ctx context.Context, e *app.Env) (*signin.Flow, error) {
 		Keys: keys, TenantClaim: o.TenantClaim, GroupsClaim: o.GroupsClaim, RolesClaim: o.RolesClaim,
 		PrincipalClaim: o.PrincipalClaim,
 	})
+}
+
+// slackSecrets are the tenants' Slack apps' secrets, in Secrets Manager under the prefix
+// SLACK_SECRET_PREFIX names (the only ones the Slack functions' roles may touch), cached.
+func slackSecrets(ctx context.Context, e *app.Env) (*webhook.Cache, error) {
+	prefix := os.Getenv(environ.EnvSlackSecrets)
+	if prefix == "" {
+		return nil, errors.New("secrets: " + environ.EnvSlackSecrets + " is not set")
+	}
+	cfg, err := e.AWS(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return webhook.NewCache(secretsmanager.Secrets{Client: secretsmanager.NewClient(cfg), Prefix: prefix, Stack: os.Getenv(environ.EnvStackName)}, nil), nil
+}
+
+// SlackApps are the tenants' Slack apps: in the table, their secrets in Secrets Manager.
+func SlackApps(ctx context.Context, e *app.Env) (*slackapp.Integrations, error) {
+	table, err := e.Table(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sec, err := slackSecrets(ctx, e)
+	if err != nil {
+		return nil, err
+	}
+	return &slackapp.Integrations{Store: table, Secrets: sec}, nil
+}
+
+// SlackClicks serve the Slack apps' clicks: verified with the apps' secrets, their buttons'
+// values with the keyring, the clicker found in the contacts, decided through the host; a
+// click's response_url posted to as deliveries are (private addresses only where
+// ALLOW_PRIVATE_DELIVERY_TARGETS says).
+func SlackClicks(ctx context.Context, e *app.Env) (*clicks.Interactions, error) {
+	h, err := e.Host(ctx)
+	if err != nil {
+		return nil, err
+	}
+	table, err := e.Table(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sec, err := slackSecrets(ctx, e)
+	if err != nil {
+		return nil, err
+	}
+	keys, err := Keys(ctx, e)
+	if err != nil {
+		return nil, err
+	}
+	allow, err := environ.AllowPrivateTargets()
+	if err != nil {
+		return nil, err
+	}
+	return &clicks.Interactions{
+		Host: h, Apps: table, Secrets: sec, Keys: keys, Contacts: table,
+		Poster: outbound.NewHTTPClient(allow), AllowPrivate: allow, SlackAPI: os.Getenv(environ.EnvSlackAPI), Log: environ.Logger(),
+	}, nil
 }
