@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"time"
 
 	"net/http"
 )
@@ -117,4 +118,44 @@ func (c *Client) Contacts(ctx context.Context, after string, limit int) (Contact
 	var out ContactsPage
 	err := c.do(ctx, http.MethodGet, paged("/contacts", after, limit), nil, &out)
 	return out, err
+}
+
+// SlackApp is the tenant's Slack app as the host shows it: never its secrets.
+type SlackApp struct {
+	AppID  string `json:"appId"`
+	TeamID string `json:"teamId"`
+	// BotToken says whether a bot token was given: then Reject asks for a reason in a modal.
+	BotToken  bool      `json:"botToken"`
+	UpdatedAt time.Time `json:"updatedAt"`
+	// InteractionsURL is the app's interactivity request URL, for its manifest.
+	InteractionsURL string `json:"interactionsUrl"`
+}
+
+// SlackAppRequest makes a Slack app the tenant's: its ids, its signing secret and, optionally,
+// its bot token (README, "Deciding in Slack").
+type SlackAppRequest struct {
+	AppID         string `json:"appId"`
+	TeamID        string `json:"teamId"`
+	SigningSecret string `json:"signingSecret"`
+	BotToken      string `json:"botToken,omitempty"`
+}
+
+// PutSlackApp makes the app the tenant's, replacing the one it had (scope
+// subscriptions:manage); another tenant's app is a *Problem of status 409.
+func (c *Client) PutSlackApp(ctx context.Context, req SlackAppRequest) (SlackApp, error) {
+	var out SlackApp
+	err := c.do(ctx, http.MethodPut, "/integrations/slack", req, &out)
+	return out, err
+}
+
+// SlackApp reads the tenant's Slack app; a tenant without one is a *Problem of status 404.
+func (c *Client) SlackApp(ctx context.Context) (SlackApp, error) {
+	var out SlackApp
+	err := c.do(ctx, http.MethodGet, "/integrations/slack", nil, &out)
+	return out, err
+}
+
+// DeleteSlackApp forgets the tenant's Slack app and its secrets.
+func (c *Client) DeleteSlackApp(ctx context.Context) error {
+	return c.do(ctx, http.MethodDelete, "/integrations/slack", nil, nil)
 }

@@ -25,9 +25,11 @@ var clientMethods = map[string]string{
 	"listContacts": "Contacts", "putContact": "PutContact", "getContact": "Contact", "deleteContact": "DeleteContact",
 	"listSubscriptions": "Subscriptions", "createSubscription": "Subscribe", "getSubscription": "Subscription",
 	"deleteSubscription": "Unsubscribe", "listDeliveries": "Deliveries", "resendDelivery": "Resend",
+	"putSlackApp": "PutSlackApp", "getSlackApp": "SlackApp", "deleteSlackApp": "DeleteSlackApp",
 	// Not the engine's to call.
 	"headInterruptByToken":         "-: Inspect's GET answers the same",
 	"ingestWebhook":                "-: a payment provider's call, signed by the provider",
+	"slackInteractions":            "-: Slack's call, signed with the app's signing secret",
 	"deliverEvent":                 "-: the host's call to a receiver: client.Receiver serves it",
 	"showInboxPage":                "-: an HTML page a person opens",
 	"headInboxPage":                "-: an HTML page a person opens",

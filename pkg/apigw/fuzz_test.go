@@ -4,12 +4,18 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/interrupthost/interrupthost/internal/slackclick"
 	"github.com/interrupthost/interrupthost/pkg/apigw"
+	"github.com/interrupthost/interrupthost/pkg/contacts"
+	"github.com/interrupthost/interrupthost/pkg/interrupt"
+	"github.com/interrupthost/interrupthost/pkg/slackapp"
 )
 
 // fuzzHandler feeds one function requests built from fuzzed headers, path parameters and body,
@@ -199,6 +205,74 @@ func FuzzMcp(f *testing.F) {
 		}
 		if after := s.items(t); after != before {
 			t.Fatalf("refused with %d, yet the stores went from %s to %s", resp.StatusCode, before, after)
+		}
+	})
+}
+
+// FuzzSlackInteractions: whatever is posted to the Slack apps' endpoint, under any signature
+// headers, it answers no 5xx; anything but a 200 is a problem document and writes nothing; and
+// only a body signed with the app's secret (a seed: a mutation breaks its signature) records.
+func FuzzSlackInteractions(f *testing.F) {
+	s := newStack(f)
+	ctx := context.Background()
+	const secret = "8f742231b10e8888abcd99e5a6b7c885"
+	admin := interrupt.Principal{Subject: "admin", Tenant: "acme"}
+	if _, _, err := s.services.Slack.Put(ctx, admin, slackapp.Request{AppID: "A0001", TeamID: "T0001", SigningSecret: secret}); err != nil {
+		f.Fatal(err)
+	}
+	if _, _, err := s.services.Contacts.Put(ctx, admin, contacts.KindPrincipal, "alice", contacts.Request{Slack: "U0ALICE"}); err != nil {
+		f.Fatal(err)
+	}
+	v := s.mustRequest(f, "r1", "n1", `{"kind":"approval","key":"k","timeoutMs":3600000,"data":{"artifactId":"a","artifactType":"t","title":"Pay","actions":["accept","reject"],"approversList":["alice","bob"],"requiredApprovals":2}}`)
+	signed := map[string]bool{}
+	for _, action := range []interrupt.Action{interrupt.ActionAccept, interrupt.ActionReject} {
+		value, err := slackapp.Seal(ctx, s.services.Clicks.Keys, slackapp.Button{Tenant: "acme", RunID: "r1", InterruptID: v.InterruptID, Action: action})
+		if err != nil {
+			f.Fatal(err)
+		}
+		payload, err := slackclick.Click{AppID: "A0001", TeamID: "T0001", UserID: "U0ALICE", ActionID: slackapp.ActionID(action), Value: value}.Payload()
+		if err != nil {
+			f.Fatal(err)
+		}
+		body := slackclick.Body(payload)
+		h := slackclick.Sign(secret, time.Now(), body)
+		signed[string(body)] = true
+		f.Add(h["X-Slack-Request-Timestamp"], h["X-Slack-Signature"], string(body), false)
+		f.Add(h["X-Slack-Request-Timestamp"], h["X-Slack-Signature"], string(body), true)
+	}
+	f.Add("", "", "payload=%7B%7D", false)
+	f.Add("1", "v0=00", "payload=", false)
+	f.Add("+1733200000", "v0=zz", "%%%", false)
+	h := s.fn("slack-interactions")
+	f.Fuzz(func(t *testing.T, ts, sig, body string, b64 bool) {
+		req := events.APIGatewayV2HTTPRequest{
+			RouteKey: "POST /slack/interactions", RawPath: "/slack/interactions",
+			Headers:        map[string]string{"content-type": "application/x-www-form-urlencoded", "x-slack-request-timestamp": ts, "x-slack-signature": sig},
+			Body:           body,
+			RequestContext: events.APIGatewayV2HTTPRequestContext{RequestID: "fuzz", RouteKey: "POST /slack/interactions", DomainName: testDomain, Stage: "$default"},
+		}
+		if b64 {
+			req.Body, req.IsBase64Encoded = base64.StdEncoding.EncodeToString([]byte(body)), true
+		}
+		before := s.items(t)
+		resp, err := h(context.Background(), req)
+		if err != nil {
+			t.Fatalf("handler error: %v", err)
+		}
+		if resp.StatusCode >= 500 {
+			t.Fatalf("answered %d: %s", resp.StatusCode, resp.Body)
+		}
+		after := s.items(t)
+		if resp.StatusCode != http.StatusOK {
+			if !strings.HasPrefix(resp.Headers["Content-Type"], "application/problem+json") {
+				t.Fatalf("a %d that is not a problem document: %s", resp.StatusCode, resp.Body)
+			}
+			if after != before {
+				t.Fatalf("refused with %d, yet the stores went from %s to %s", resp.StatusCode, before, after)
+			}
+		}
+		if after != before && !signed[body] {
+			t.Fatalf("a body the app did not sign wrote: %q", body)
 		}
 	})
 }

@@ -37,6 +37,8 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/runlog"
 	"github.com/interrupthost/interrupthost/pkg/schema"
 	"github.com/interrupthost/interrupthost/pkg/secretsmanager"
+	"github.com/interrupthost/interrupthost/pkg/slackapp"
+	"github.com/interrupthost/interrupthost/pkg/slackapp/clicks"
 	"github.com/interrupthost/interrupthost/pkg/token"
 	"github.com/interrupthost/interrupthost/pkg/webhook"
 	"github.com/interrupthost/interrupthost/schemas"
@@ -105,24 +107,25 @@ func memStack(t testing.TB, configure func(*host.Config)) *stack {
 	for kid, k := range keys {
 		raw[kid], _ = base64.StdEncoding.DecodeString(k)
 	}
-	log, out, hooks, subs := inmem.New(), inmem.NewOutbound(), inmem.NewSecrets(), inmem.NewSecrets()
-	s, err := buildWith(stores{log: log, contacts: log, outbound: out, endpointSecrets: hooks, subscriptionSecrets: subs}, testclock.New(time.Now().UTC()), testkeys.Static{ActiveKid: "kA", Keys: raw}, configure)
+	log, out, hooks, subs, slack := inmem.New(), inmem.NewOutbound(), inmem.NewSecrets(), inmem.NewSecrets(), inmem.NewSecrets()
+	s, err := buildWith(stores{log: log, contacts: log, slackApps: log, outbound: out, endpointSecrets: hooks, subscriptionSecrets: subs, slackSecrets: slack}, testclock.New(time.Now().UTC()), testkeys.Static{ActiveKid: "kA", Keys: raw}, configure)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.keys = keys
 	s.dump = func(testing.TB) []string {
-		return []string{fmt.Sprint(log.Writes(), out.Writes(), hooks.Writes(), subs.Writes())}
+		return []string{fmt.Sprint(log.Writes(), out.Writes(), hooks.Writes(), subs.Writes(), slack.Writes())}
 	}
 	return s
 }
 
 // stores are what a stack's API runs over.
 type stores struct {
-	log                                  host.Store
-	contacts                             contacts.Store
-	outbound                             outbound.Store
-	endpointSecrets, subscriptionSecrets webhook.SecretStore
+	log                                                host.Store
+	contacts                                           contacts.Store
+	slackApps                                          slackapp.Store
+	outbound                                           outbound.Store
+	endpointSecrets, subscriptionSecrets, slackSecrets webhook.SecretStore
 }
 
 // dynamoStores are the local DynamoDB's table and Secrets Manager, under a fresh prefix.
@@ -131,7 +134,7 @@ func dynamoStores(db *dynamodb.Client, table string) stores {
 		return secretsmanager.Secrets{Client: localaws.SecretsManager(), Prefix: "test/" + strings.ToLower(rand.Text()) + "/"}
 	}
 	t := dynamo.NewTable(db, table)
-	return stores{log: t, contacts: t, outbound: dynamo.NewOutbound(db, table), endpointSecrets: secrets(), subscriptionSecrets: secrets()}
+	return stores{log: t, contacts: t, slackApps: t, outbound: dynamo.NewOutbound(db, table), endpointSecrets: secrets(), subscriptionSecrets: secrets(), slackSecrets: secrets()}
 }
 
 func withCapabilities(capabilities []string) func(*host.Config) {
@@ -201,7 +204,7 @@ func buildWith(st stores, c *testclock.Clock, keys token.Keys, configure func(*h
 	cfg := host.Config{Capabilities: []string{"conversation"}, RefKinds: []string{"principal", "group", "role"}}
 	configure(&cfg)
 	h := host.New(host.Env{Stores: host.StoresOf(st.log), Schemas: schemas, Now: c.Now, Metrics: meter}, cfg)
-	subSecrets := webhook.NewCache(st.subscriptionSecrets, nil)
+	subSecrets, slackSecrets := webhook.NewCache(st.subscriptionSecrets, nil), webhook.NewCache(st.slackSecrets, nil)
 	subs := &outbound.Subscriptions{
 		Store: st.outbound, Secrets: subSecrets,
 		Targets: outbound.Targets{Resolver: names{"hooks.example.com": "93.184.215.14", "intranet.example": "10.0.0.7"}}, Now: c.Now,
@@ -213,7 +216,12 @@ func buildWith(st stores, c *testclock.Clock, keys token.Keys, configure func(*h
 	services := apigw.Services{
 		Host: h, Tokens: host.NewTokens(h, keys), Webhooks: host.NewWebhooks(h, webhook.NewCache(st.endpointSecrets, nil)),
 		Subscriptions: subs, Resender: resender, Contacts: &contacts.Directory{Store: st.contacts, Now: c.Now},
-		MCP: mcp.New(h, mcp.Options{Poll: time.Millisecond}),
+		MCP:   mcp.New(h, mcp.Options{Poll: time.Millisecond}),
+		Slack: &slackapp.Integrations{Store: st.slackApps, Secrets: slackSecrets, Now: c.Now},
+		Clicks: &clicks.Interactions{
+			Host: h, Apps: st.slackApps, Secrets: slackSecrets, Keys: keys, Contacts: st.contacts,
+			Poster: outbound.NewHTTPClient(true), AllowPrivate: true,
+		},
 	}
 	api := apigw.New(slog.New(slog.NewJSONHandler(io.Discard, nil)), apigw.Options{Discovery: host.DiscoveryOf(cfg), Metrics: meter, Issuer: testIssuer})
 	return &stack{api: api, services: services, host: h, subs: subs, log: st.log, clock: c, metrics: &buf}, nil
