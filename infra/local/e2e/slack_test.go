@@ -1,0 +1,207 @@
+package e2e
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/slack-go/slack"
+
+	"github.com/interrupthost/interrupthost/client"
+	"github.com/interrupthost/interrupthost/internal/slackclick"
+)
+
+// slackIDs are a fresh app and workspace pair: the local stack keeps what earlier runs made.
+func slackIDs() (app, team string) {
+	s := strings.ToUpper(rand.Text()[:10])
+	return "A" + s, "T" + s
+}
+
+// TestSlackDecisions walks issue 45's journey on the stack: a tenant's Slack app, contacts with
+// alice's and bob's Slack ids, a Slack subscription to a local receiver (Slack's stand-in: the
+// incoming webhook and the clicks' response_url), a 2-of-2 approval. Clicks are signed as Slack
+// signs them (internal/slackclick, which infra/local/cmd/slackclick runs): one signed with
+// another secret and one six minutes old are 401; a member no contact names is told why and
+// nothing is recorded; alice's click is her vote and her second click nothing; another tenant's
+// app cannot decide it; bob's click releases it with bob as the decider, and the message is
+// replaced with the outcome.
+func TestSlackDecisions(t *testing.T) {
+	ctx := context.Background()
+	op := operator(t)
+	op.Scopes = append(op.Scopes, "contacts:manage")
+	c := newClient(t, op)
+	const secret = "8f742231b10e8888abcd99e5a6b7c885"
+	appID, teamID := slackIDs()
+	app, err := c.PutSlackApp(ctx, client.SlackAppRequest{AppID: appID, TeamID: teamID, SigningSecret: secret})
+	if err != nil || app.InteractionsURL != gatewayURL()+"/slack/interactions" || app.BotToken {
+		t.Fatalf("put the app: %+v %v", app, err)
+	}
+	if got, err := c.SlackApp(ctx); err != nil || got.AppID != appID || strings.Contains(mustJSON(t, got), secret) {
+		t.Fatalf("read the app: %+v %v", got, err)
+	}
+	for ref, id := range map[string]string{"alice": "U0ALICE", "bob": "U0BOB"} {
+		if _, err := c.PutContact(ctx, "principal", ref, "", "", id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Another tenant, with its own app, which its click names.
+	other := newClient(t, operator(t))
+	otherApp, otherTeam := slackIDs()
+	const otherSecret = "0123456789abcdef0123456789abcdef"
+	if _, err := other.PutSlackApp(ctx, client.SlackAppRequest{AppID: otherApp, TeamID: otherTeam, SigningSecret: otherSecret}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.PutSlackApp(ctx, client.SlackAppRequest{AppID: appID, TeamID: teamID, SigningSecret: otherSecret}); !client.IsCode(err, "conflict") {
+		t.Errorf("another tenant's pair: %v, want 409", err)
+	}
+
+	hooks := rawReceiver(t)
+	if _, err := c.Subscribe(ctx, hooks.url+"/incoming", []string{"interrupt.requested"}, "slack"); err != nil {
+		t.Fatal(err)
+	}
+	run := newRun("slack")
+	payload := `{"kind":"approval","key":"pay","timeoutMs":3600000,"data":{"artifactId":"inv-4471","artifactType":"invoice","title":"Pay invoice 4471","actions":["accept","reject"],"approversList":["alice","bob"],"requiredApprovals":2}}`
+	if a := do(t, "POST", "/runs/"+run+"/interrupts", jwt(t, op), `{"nodeId":"approve","payload":`+payload+`}`); a.Status != 201 {
+		t.Fatalf("request: %d %s", a.Status, a.Body)
+	}
+	var msg struct {
+		Blocks json.RawMessage `json:"blocks"`
+	}
+	if err := json.Unmarshal([]byte(hooks.await(t, 1)[0]), &msg); err != nil {
+		t.Fatal(err)
+	}
+	var posted slack.WebhookMessage
+	_ = json.Unmarshal([]byte(hooks.await(t, 1)[0]), &posted)
+	value := map[string]string{}
+	for _, b := range posted.Blocks.BlockSet {
+		if a, ok := b.(*slack.ActionBlock); ok {
+			for _, e := range a.Elements.ElementSet {
+				if btn := e.(*slack.ButtonBlockElement); btn.Value != "" {
+					value[btn.ActionID] = btn.Value
+				}
+			}
+		}
+	}
+	if value["interrupt.accept"] == "" || value["interrupt.reject"] == "" {
+		t.Fatalf("the message has no decision buttons: %s", msg.Blocks)
+	}
+
+	click := func(app, team, user, secret string, at time.Time) answer {
+		t.Helper()
+		p, err := slackclick.Click{AppID: app, TeamID: team, UserID: user, ActionID: "interrupt.accept", Value: value["interrupt.accept"],
+			ResponseURL: hooks.url + "/respond", TriggerID: "trig", Blocks: msg.Blocks}.Payload()
+		if err != nil {
+			t.Fatal(err)
+		}
+		body := slackclick.Body(p)
+		return call{method: "POST", path: "/slack/interactions", body: string(body), headers: slackclick.Sign(secret, at, body)}.must(t)
+	}
+	votes := func() (voted []string, resolved int) {
+		t.Helper()
+		var page struct {
+			Events []struct {
+				Type    string `json:"type"`
+				Payload struct {
+					Principal string `json:"principal"`
+				} `json:"payload"`
+			} `json:"events"`
+		}
+		do(t, "GET", "/runs/"+run+"/events", jwt(t, op), "").json(t, &page)
+		for _, e := range page.Events {
+			switch e.Type {
+			case "interrupt.voted":
+				voted = append(voted, e.Payload.Principal)
+			case "interrupt.resolved":
+				resolved++
+			}
+		}
+		return voted, resolved
+	}
+	told := func(n int) slack.WebhookMessage {
+		t.Helper()
+		var m slack.WebhookMessage
+		if err := json.Unmarshal([]byte(hooks.await(t, n)[n-1]), &m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+
+	if a := click(appID, teamID, "U0ALICE", otherSecret, time.Now()); a.Status != 401 || !strings.HasPrefix(a.Header.Get("Content-Type"), "application/problem+json") {
+		t.Errorf("signed with another secret: %d %s", a.Status, a.Body)
+	}
+	if a := click(appID, teamID, "U0ALICE", secret, time.Now().Add(-6*time.Minute)); a.Status != 401 {
+		t.Errorf("signed six minutes ago: %d %s", a.Status, a.Body)
+	}
+	if a := click(appID, teamID, "U0NOBODY", secret, time.Now()); a.Status != 200 {
+		t.Fatalf("a stranger's click: %d %s", a.Status, a.Body)
+	}
+	if m := told(2); m.ResponseType != "ephemeral" || !strings.Contains(m.Text, "No contact") {
+		t.Errorf("the stranger is told %+v", m)
+	}
+	if a := click(otherApp, otherTeam, "U0BOB", otherSecret, time.Now()); a.Status != 200 {
+		t.Fatalf("another tenant's app: %d %s", a.Status, a.Body)
+	}
+	if m := told(3); m.ResponseType != "ephemeral" || !strings.Contains(m.Text, "not made by this host for your workspace") {
+		t.Errorf("another tenant's clicker is told %+v", m)
+	}
+	if v, _ := votes(); len(v) != 0 {
+		t.Fatalf("refused clicks voted: %v", v)
+	}
+
+	if a := click(appID, teamID, "U0ALICE", secret, time.Now()); a.Status != 200 {
+		t.Fatalf("alice's click: %d %s", a.Status, a.Body)
+	}
+	if m := told(4); !m.ReplaceOriginal || !strings.Contains(m.Text, "alice accepted · 1 of 2 approvals") {
+		t.Errorf("after alice's vote: %+v", m)
+	}
+	if a := click(appID, teamID, "U0ALICE", secret, time.Now()); a.Status != 200 {
+		t.Fatalf("alice's second click: %d %s", a.Status, a.Body)
+	}
+	if m := told(5); m.ResponseType != "ephemeral" || !strings.Contains(m.Text, "already voted") {
+		t.Errorf("alice's second click is told %+v", m)
+	}
+	if v, r := votes(); strings.Join(v, ",") != "alice" || r != 0 {
+		t.Fatalf("votes %v, resolved %d, want alice's alone", v, r)
+	}
+
+	if a := click(appID, teamID, "U0BOB", secret, time.Now()); a.Status != 200 {
+		t.Fatalf("bob's click: %d %s", a.Status, a.Body)
+	}
+	m := told(6)
+	if !m.ReplaceOriginal || m.Text != "Accepted by bob" {
+		t.Errorf("after bob's vote: %+v", m)
+	}
+	for _, b := range m.Blocks.BlockSet {
+		if a, ok := b.(*slack.ActionBlock); ok {
+			for _, e := range a.Elements.ElementSet {
+				if id := e.(*slack.ButtonBlockElement).ActionID; strings.HasPrefix(id, "interrupt.") {
+					t.Errorf("the outcome's message still has %s", id)
+				}
+			}
+		}
+	}
+	if v, r := votes(); strings.Join(v, ",") != "alice,bob" || r != 1 {
+		t.Errorf("votes %v, resolved %d, want alice's and bob's and one resolution", v, r)
+	}
+	if o, err := c.Await(ctx, run, "approve", nil); err != nil || o.DecidedBy() != "bob" {
+		t.Errorf("the engine's outcome: decided by %q, %v", o.DecidedBy(), err)
+	}
+	if err := c.DeleteSlackApp(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if a := click(appID, teamID, "U0BOB", secret, time.Now()); a.Status != 401 {
+		t.Errorf("a click of a deleted app: %d %s", a.Status, a.Body)
+	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
