@@ -118,7 +118,19 @@ func shown(c *call, o host.Opened, err error) (approvalpage.View, error) {
 	if err != nil {
 		return approvalpage.ReadOnly(o, statusFor(err), closedNotice(o, err)), err
 	}
-	return approvalpage.Decide(o, formKey(), nil, nil), nil
+	v := approvalpage.Decide(o, formKey(), nil, nil)
+	v.Choose(choice(c))
+	return v, nil
+}
+
+// choice is the decision a mail's Approve or Reject button chose (?choice=accept or reject), for
+// the page to ask to confirm; "" for none or any other.
+func choice(c *call) string {
+	switch ch := c.req.QueryStringParameters["choice"]; interrupt.Action(ch) {
+	case interrupt.ActionAccept, interrupt.ActionReject:
+		return ch
+	}
+	return ""
 }
 
 // After a decision is recorded, the page answers 303 See Other to itself (Post/Redirect/Get): a
@@ -245,7 +257,11 @@ func (a *API) beginSignIn(ctx context.Context, c *call, head bool) (events.APIGa
 	if err != nil {
 		return pageResponse(problemPage(err), head), err
 	}
-	to, cookie, err := a.signIn.Begin(ctx, base, c.req.RawPath)
+	next := c.req.RawPath
+	if ch := choice(c); ch != "" {
+		next += "?choice=" + ch // the mail's choice survives the sign-in
+	}
+	to, cookie, err := a.signIn.Begin(ctx, base, next)
 	if err != nil {
 		return pageResponse(signInProblem(err), head), err
 	}

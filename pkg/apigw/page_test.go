@@ -891,3 +891,45 @@ func TestASignInWithoutItsStateIsTheBrowsers(t *testing.T) {
 		t.Errorf("logged %s", p.logs.String())
 	}
 }
+
+// TestAMailsChoiceIsConfirmedOnThePage: a mail's Approve or Reject opens the page with that
+// decision chosen: one button confirms it, the GET records nothing, and a choice the approval
+// does not offer (or no choice) shows every decision; the choice survives a sign-in.
+func TestAMailsChoiceIsConfirmedOnThePage(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	v := s.mustRequest(t, "r1", "approve", hostile)
+	tok := s.mintOK(t, "r1", "approve", `{"intent":"resolve","principal":"alice"}`).Token
+	before := s.items(t)
+	get := func(choice string) response {
+		t.Helper()
+		return invoke(t, s.fn("approval-page"), call{route: "GET /approve/{token}", params: map[string]string{"token": tok}, query: map[string]string{"choice": choice}, rawPath: "/approve/" + tok})
+	}
+	for choice, want := range map[string]string{"accept": "accept", "reject": "reject", "ask": "accept,reject", "": "accept,reject"} {
+		r := get(choice)
+		n := doc(t, r)
+		var quick []string
+		for _, b := range buttons(n) {
+			if b == "accept" || b == "reject" {
+				quick = append(quick, b)
+			}
+		}
+		if r.Status != 200 || strings.Join(quick, ",") != want {
+			t.Errorf("?choice=%s: %d, buttons %v, want %s", choice, r.Status, buttons(n), want)
+		}
+		if confirm := strings.Contains(string(r.Body), "Nothing is recorded until you confirm"); confirm != (want != "accept,reject") {
+			t.Errorf("?choice=%s: says to confirm %v", choice, confirm)
+		}
+	}
+	if after := s.items(t); after != before {
+		t.Fatalf("a chosen page wrote: %s, then %s", before, after)
+	}
+
+	p := s.signedInPage(t)
+	page := "/approve/r1/" + v.InterruptID + "?choice=reject"
+	cookie, _ := p.signIn(t, page, "bob", "acme")
+	r := p.do(t, "GET", page, []string{cookie}, "")
+	if r.StatusCode != 200 || !strings.Contains(r.Body, "Confirm: reject") || strings.Contains(r.Body, "Confirm: accept") {
+		t.Errorf("after the sign-in: %d %s", r.StatusCode, r.Body)
+	}
+}

@@ -153,6 +153,9 @@ type ApprovalForm struct {
 	// Sections and Items are the parts of the data a request for changes may name; none when
 	// the data has no parts.
 	Sections, Items []RefinePart
+	// Chosen is the decision a mail's Approve or Reject chose ("accept", "reject"): the form then
+	// offers it alone, to confirm (View.Choose).
+	Chosen string
 }
 
 // Question is one clarification question as a form field.

@@ -420,6 +420,26 @@ func Decide(o host.Opened, key string, posted url.Values, problem *Notice) View 
 	return v
 }
 
+// Choose makes v's approval form the confirmation of a decision a mail's Approve or Reject
+// button chose (?choice=accept or reject, where the approval offers it): one button that records
+// it once clicked, and a way back to every decision. Showing it records nothing: a mail
+// scanner that follows the link decides nothing. Any other choice, or a view with no form to
+// decide on, is left as it is.
+func (v *View) Choose(choice string) {
+	if v.Form == nil || v.Form.Approval == nil {
+		return
+	}
+	af := v.Form.Approval
+	verb := map[string]string{string(interrupt.ActionAccept): "approve", string(interrupt.ActionReject): "reject"}[choice]
+	if verb == "" || (choice == string(interrupt.ActionAccept) && !af.Accept) || (choice == string(interrupt.ActionReject) && !af.Reject) {
+		return
+	}
+	af.Chosen = choice
+	if v.Notice == nil {
+		v.Notice = &Notice{Text: "You chose to " + verb + " this request. Nothing is recorded until you confirm below."}
+	}
+}
+
 // Outcome is what became of an interrupt no longer pending, in plain words ("Rejected by bob"),
 // and the facts that say it: by whom, when, with what comment, a clarification's answers by
 // their questions, and for an approval of several votes, every vote, each once ("alice

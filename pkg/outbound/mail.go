@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"html"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -448,12 +449,42 @@ func compose(p interrupt.Payload, c runlog.Commit, e runlog.Envelope, n Notice, 
 	} else {
 		lines = append(lines, "", "This link is yours: do not forward it.")
 	}
-	return render(m.address, subject, lines, m.link)
+	return render(m.address, subject, lines, m.link, choices(p, m.link)...)
 }
 
-// render is a message to address of lines, and a link to open when it has one: plain text, and
-// HTML with every line escaped (lines hold whatever a payload holds).
-func render(address, subject string, lines []string, link Link) Mail {
+// choice is a decision a mail offers in one click: a button opening the page with it made.
+type choice struct {
+	label, url string
+}
+
+// choices are an approval's Approve and Reject, where it offers them: each opens the page at
+// link with ?choice= set, which the page asks to confirm (a mail scanner that follows a link
+// decides nothing). None for a link that is not the page's.
+func choices(p interrupt.Payload, link Link) []choice {
+	u, err := url.Parse(link.URL)
+	if link.URL == "" || err != nil || p.Kind != interrupt.KindApproval {
+		return nil
+	}
+	var out []choice
+	for _, a := range []struct {
+		action interrupt.Action
+		label  string
+	}{{interrupt.ActionAccept, "Approve"}, {interrupt.ActionReject, "Reject"}} {
+		if !slices.Contains(p.Data.Actions, a.action) {
+			continue
+		}
+		q := u.Query()
+		q.Set("choice", string(a.action))
+		c := *u
+		c.RawQuery = q.Encode()
+		out = append(out, choice{label: a.label, url: c.String()})
+	}
+	return out
+}
+
+// render is a message to address of lines, a button per choice, and a link to open when it has
+// one: plain text, and HTML with every line escaped (lines hold whatever a payload holds).
+func render(address, subject string, lines []string, link Link, choices ...choice) Mail {
 	text := strings.Join(lines, "\n") + "\n"
 	var b strings.Builder
 	b.WriteString("<!doctype html><html><body style=\"font-family:sans-serif;line-height:1.5\">")
@@ -461,6 +492,20 @@ func render(address, subject string, lines []string, link Link) Mail {
 		if l != "" {
 			fmt.Fprintf(&b, "<p>%s</p>", html.EscapeString(l))
 		}
+	}
+	if len(choices) > 0 {
+		text += "\n"
+		b.WriteString("<p>")
+		for i, c := range choices {
+			text += c.label + ": " + c.url + "\n"
+			if i > 0 {
+				b.WriteString(" ")
+			}
+			fmt.Fprintf(&b, "<a href=\"%s\" style=\"display:inline-block;padding:8px 16px;border-radius:4px;text-decoration:none;color:#fff;background:%s\">%s</a>",
+				html.EscapeString(c.url), map[string]string{"Approve": "#1a7f37", "Reject": "#b42318"}[c.label], c.label)
+		}
+		b.WriteString("</p><p>You will confirm your choice on the page; nothing is decided until you do.</p>")
+		text += "You will confirm your choice on the page; nothing is decided until you do.\n"
 	}
 	if link.URL != "" {
 		text += "\nOpen it: " + link.URL + "\n"

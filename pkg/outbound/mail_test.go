@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -420,5 +422,60 @@ func TestMailIsBounded(t *testing.T) {
 	w.Deliver(w.Commit("acme", "run-3", outboundtest.Requested("approve", "i3", outboundtest.Approval)))
 	if n := len(box.to()) - before; n != 2 {
 		t.Errorf("the next hour, %d mailed, want alice and bob", n)
+	}
+}
+
+// TestMailOffersTheChoice: an approval's mail carries Approve and Reject where it offers them,
+// each the recipient's own link (or the page's, who signs in) with the choice to confirm there;
+// a question's mail, and a choice the approval does not offer, carry none.
+func TestMailOffersTheChoice(t *testing.T) {
+	for _, tc := range []struct {
+		name, links, data string
+		want              []string
+	}{
+		{"own links", outbound.LinksSigned, `"actions":["accept","reject"],"approversList":["alice"]`, []string{"Approve", "Reject"}},
+		{"sign in", outbound.LinksPlain, `"actions":["accept","reject","refine"],"approversList":["alice"]`, []string{"Approve", "Reject"}},
+		{"accept alone", outbound.LinksSigned, `"actions":["accept","refine"],"approversList":["alice"]`, []string{"Approve"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w, box, _ := mailWorld(t, tc.links)
+			payload := `{"kind":"approval","key":"k","timeoutMs":3600000,"data":{"artifactId":"inv-1","artifactType":"invoice","title":"Pay",` + tc.data + `}}`
+			w.Deliver(w.Commit("acme", "run-1", outboundtest.Requested("approve", "i1", payload)))
+			if len(box.got) != 1 {
+				t.Fatalf("%d mails", len(box.got))
+			}
+			m := box.got[0]
+			i := strings.Index(m.Text, "Open it: ")
+			if i < 0 {
+				t.Fatalf("no link:\n%s", m.Text)
+			}
+			link := strings.Fields(m.Text[i+len("Open it: "):])[0]
+			if want := "https://host.example/approve/ow2."; tc.links == outbound.LinksSigned && !strings.HasPrefix(link, want) {
+				t.Errorf("alice's link %s, want her own", link)
+			}
+			for _, label := range []string{"Approve", "Reject"} {
+				action := map[string]string{"Approve": "accept", "Reject": "reject"}[label]
+				line := label + ": " + link + "?choice=" + action
+				if slices.Contains(tc.want, label) != strings.Contains(m.Text, line) {
+					t.Errorf("%s offered %v, want %v:\n%s", label, strings.Contains(m.Text, line), slices.Contains(tc.want, label), m.Text)
+				}
+				if slices.Contains(tc.want, label) && !strings.Contains(m.HTML, `href="`+html.EscapeString(link+"?choice="+action)+`"`) {
+					t.Errorf("the HTML has no %s button:\n%s", label, m.HTML)
+				}
+			}
+		})
+	}
+	w, box, _ := mailWorld(t, outbound.LinksSigned)
+	q := `{"kind":"clarification","key":"q","timeoutMs":3600000,"data":{"questions":[{"id":"q1","question":"Which PO?","schema":{"type":"string"}}]}}`
+	asked := outboundtest.Requested("ask", "i2", q)
+	asked.Display = &interrupt.Display{Audience: []string{"alice"}}
+	w.Deliver(w.Commit("acme", "run-1", asked))
+	if len(box.got) != 1 {
+		t.Fatalf("%d mails of the question", len(box.got))
+	}
+	for _, m := range box.got {
+		if strings.Contains(m.Text, "?choice=") {
+			t.Errorf("a question's mail offers a choice:\n%s", m.Text)
+		}
 	}
 }
