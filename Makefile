@@ -86,6 +86,7 @@ stack-tests:
 	  DELEGATE_JWT=$$(go run ./infra/local/cmd/devtoken -sub mailer -tenant browser -scopes "tokens:delegate") \
 	  MAIL_ENGINE_JWT=$$(go run ./infra/local/cmd/devtoken -sub engine -tenant browser-mail -scopes "interrupts:write runs:read") \
 	  MAIL_OPS_JWT=$$(go run ./infra/local/cmd/devtoken -sub ops -tenant browser-mail -scopes "contacts:manage subscriptions:manage tokens:delegate") \
+	  SLACK_OPS_JWT=$$(go run ./infra/local/cmd/devtoken -sub ops -tenant browser-slack -scopes "interrupts:write runs:read contacts:manage subscriptions:manage") \
 	  CHROMIUM=$(CHROMIUM) node --test infra/local/browser/
 	infra/local/apicheck.sh
 	go test -count=1 -run '^$$' -bench . -benchtime 1x ./...

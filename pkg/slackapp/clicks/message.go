@@ -42,7 +42,7 @@ func updated(o host.Opened, blocks slack.Blocks) *slack.WebhookMessage {
 	if !closed {
 		status = pendingSummary(o)
 	}
-	line := slack.NewContextBlock(statusBlock, slack.NewTextBlockObject(slack.PlainTextType, truncate(status, 3000), false, false))
+	line := slack.NewSectionBlock(slack.NewTextBlockObject(slack.PlainTextType, truncate(status, 3000), false, false), nil, nil, slack.SectionBlockOptionBlockID(statusBlock))
 	var out []slack.Block
 	placed := false
 	for _, b := range blocks.BlockSet {
