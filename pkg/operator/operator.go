@@ -69,6 +69,10 @@ json as JSON: an object indented, a list one JSON line per item.
   contact put <kind> <ref> [--email A] [--name N] [--slack ID]
                                    make or replace it
   contact delete <kind> <ref>      delete it
+  slack show                       the tenant's Slack app (subscriptions:manage)
+  slack put <appId> <teamId>       make the app the tenant's: its signing secret read from
+                                   stdin, and its bot token from the next line if given
+  slack delete                     forget the app and its secrets
 `
 
 // ErrUsage is a command line ihctl cannot run; Usage says what it takes.
@@ -129,6 +133,8 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdio I
 		return o.contacts(ctx, rest)
 	case "contact":
 		return o.contact(ctx, rest)
+	case "slack":
+		return o.slack(ctx, rest)
 	}
 	return fmt.Errorf("%w: no command %q", ErrUsage, cmd)
 }
@@ -413,6 +419,45 @@ func (o *op) endpoint(ctx context.Context, in []string) error {
 		return err
 	}
 	return o.print(e)
+}
+
+// slack serves slack show, put and delete: the tenant's Slack app (README, "Deciding in
+// Slack"), its secrets read from stdin.
+func (o *op) slack(ctx context.Context, in []string) error {
+	if len(in) == 0 {
+		return fmt.Errorf("%w: slack takes show, put or delete", ErrUsage)
+	}
+	n := map[string]int{"show": 0, "put": 2, "delete": 0}[in[0]]
+	pos, err := args(flag.NewFlagSet("slack "+in[0], flag.ContinueOnError), in[1:], n)
+	if err != nil {
+		return err
+	}
+	var app client.SlackApp
+	switch in[0] {
+	case "show":
+		app, err = o.c.SlackApp(ctx)
+	case "put":
+		secrets, serr := o.secrets()
+		if serr != nil {
+			return serr
+		}
+		if len(secrets) > 2 {
+			return fmt.Errorf("%w: stdin holds the signing secret and, on the next line, the bot token: no more", ErrUsage)
+		}
+		req := client.SlackAppRequest{AppID: pos[0], TeamID: pos[1], SigningSecret: secrets[0]}
+		if len(secrets) == 2 {
+			req.BotToken = secrets[1]
+		}
+		app, err = o.c.PutSlackApp(ctx, req)
+	case "delete":
+		return o.c.DeleteSlackApp(ctx)
+	default:
+		return fmt.Errorf("%w: no slack command %q", ErrUsage, in[0])
+	}
+	if err != nil {
+		return err
+	}
+	return o.print(app)
 }
 
 // secrets reads signing secrets from stdin, one per line, so that none is in a shell's history

@@ -50,6 +50,10 @@ func TestUsageErrors(t *testing.T) {
 		{"endpoints with an argument", []string{"endpoints", "we_1"}, withURL},
 		{"an unknown endpoint command", []string{"endpoint", "list", "x"}, withURL},
 		{"endpoint create without a secret", []string{"endpoint", "create", "stripe"}, withURL},
+		{"slack alone", []string{"slack"}, withURL},
+		{"slack put without its workspace", []string{"slack", "put", "A0001"}, withURL},
+		{"slack put without a secret", []string{"slack", "put", "A0001", "T0001"}, withURL},
+		{"an unknown slack command", []string{"slack", "rotate"}, withURL},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

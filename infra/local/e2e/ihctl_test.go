@@ -226,6 +226,18 @@ func TestIhctl(t *testing.T) {
 		t.Errorf("contacts: %+v %v", listed, err)
 	}
 	cli(t, "", "contact", "delete", "principal", "alice")
+	appID, teamID := slackIDs()
+	var app client.SlackApp
+	if err := json.Unmarshal(cli(t, "0123456789abcdef0123456789abcdef\n", "slack", "put", appID, teamID), &app); err != nil || app.AppID != appID || app.BotToken {
+		t.Fatalf("slack put: %+v %v", app, err)
+	}
+	if out := cli(t, "", "slack", "show"); strings.Contains(string(out), "0123456789abcdef") {
+		t.Errorf("slack show answers the secret: %s", out)
+	}
+	cli(t, "", "slack", "delete")
+	if err := ihctl.Run(ctx, []string{"slack", "show"}, env, ihctl.IO{Out: &bytes.Buffer{}}); !client.IsCode(err, "not_found") {
+		t.Errorf("a deleted Slack app: %v", err)
+	}
 	if listed, err := jsonLines[client.Contact](cli(t, "", "contacts")); err != nil || len(listed) != 0 {
 		t.Errorf("contacts after the delete: %+v %v", listed, err)
 	}
