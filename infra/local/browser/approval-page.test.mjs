@@ -395,9 +395,12 @@ test('from the mail: each approver gets one message, decides from its link, and 
   }
   assert.equal(mail.alice?.length, 1, 'one message to alice');
   assert.equal(mail.bob?.length, 1, 'one message to bob');
-  const link = (m) => m.text.match(/https?:\/\/\S+\/approve\/ow2\.\S+/)?.[0];
+  const link = (m, label = 'Open it') => m.text.match(new RegExp(`^${label}: (https?://\\S+/approve/ow2\\.\\S+)`, 'm'))?.[1];
   const [aliceLink, bobLink] = [link(mail.alice[0]), link(mail.bob[0])];
   assert.ok(aliceLink && bobLink && aliceLink !== bobLink, `each message holds its own link:\n${mail.alice[0].text}\n${mail.bob[0].text}`);
+  // The mail's Reject opens bob's own link with the choice made, to confirm on the page.
+  const bobReject = link(mail.bob[0], 'Reject');
+  assert.equal(bobReject, bobLink + '?choice=reject');
   assert.match(mail.alice[0].html, /Pay ACME GmbH invoice INV-2026-118/);
 
   // alice, on her phone: the page is usable at 390 px and axe finds nothing; she asks a question.
@@ -414,13 +417,17 @@ test('from the mail: each approver gets one message, decides from its link, and 
   await alice.page.reload();
   assert.equal((await events(run, mailEngineJwt)).length, recorded, 'a refresh after the question recorded something');
 
-  // bob, at his desk: he reads alice's question and rejects, with a comment.
-  assert.deepEqual(await audit(bobLink, { width: 1000, height: 900 }), []);
-  const bob = await open(bobLink, { width: 1000, height: 900 });
+  // bob, at his desk: he clicks Reject in his mail, reads alice's question, and confirms, with
+  // a comment; opening the link recorded nothing.
+  assert.deepEqual(await audit(bobReject, { width: 1000, height: 900 }), []);
+  const before = (await events(run, mailEngineJwt)).length;
+  const bob = await open(bobReject, { width: 1000, height: 900 });
+  assert.equal((await events(run, mailEngineJwt)).length, before, 'opening the mail\'s Reject recorded something');
+  assert.equal(await bob.page.getByRole('button', { name: 'Confirm: accept' }).count(), 0);
   await assert.doesNotReject(bob.page.getByText('Is this the May delivery or the June one?').waitFor());
   await bob.page.screenshot({ path: shots + 'mail-bob-desktop.png', fullPage: true });
   await bob.page.getByLabel('Comment').first().fill('The June delivery was already paid.');
-  await bob.page.getByRole('button', { name: 'Reject' }).click();
+  await bob.page.getByRole('button', { name: 'Confirm: reject' }).click();
   await assert.doesNotReject(bob.page.getByText('Your decision (reject) was recorded').waitFor());
   await bob.page.reload();
   assert.equal((await events(run, mailEngineJwt)).filter((e) => e.type === 'interrupt.voted').length, 1, 'one vote, whatever the refreshes');

@@ -66,7 +66,7 @@ func TestMailThroughTheStack(t *testing.T) {
 		t.Errorf("from %q", msg.Header.Get("From"))
 	}
 	text := textPart(t, msg)
-	link := regexp.MustCompile(`https?://\S+/approve/(ow2\.\S+)`).FindStringSubmatch(text)
+	link := regexp.MustCompile(`https?://\S+/approve/(ow2\.[^\s?]+)`).FindStringSubmatch(text)
 	if link == nil || !strings.Contains(text, "Hello Alice,") {
 		t.Fatalf("alice's mail:\n%s", text)
 	}
