@@ -62,17 +62,16 @@ func (l *Table) PutSlackApp(ctx context.Context, a slackapp.App) (bool, error) {
 // claimSlackPair makes a's pair the tenant's: when it is no one's or the tenant's already, or
 // when it names a tenant whose app is no longer that pair (left behind), taken over from it.
 func (l *Table) claimSlackPair(ctx context.Context, a slackapp.App) error {
-	put := func(cond string, owner string) error {
+	put := func(cond string, values map[string]types.AttributeValue) error {
 		item := slackPairKey(a.AppID, a.TeamID)
 		item["tenant"] = s(a.Tenant)
 		item["claimedAt"] = s(time.Now().UTC().Format(time.RFC3339Nano))
 		_, err := l.db.PutItem(ctx, &dynamodb.PutItemInput{
-			TableName: &l.table, Item: item, ConditionExpression: aws.String(cond),
-			ExpressionAttributeValues: map[string]types.AttributeValue{":t": s(owner)},
+			TableName: &l.table, Item: item, ConditionExpression: aws.String(cond), ExpressionAttributeValues: values,
 		})
 		return err
 	}
-	err := put("attribute_not_exists(pk) OR tenant = :t", a.Tenant)
+	err := put("attribute_not_exists(pk) OR tenant = :t", map[string]types.AttributeValue{":t": s(a.Tenant)})
 	if !IsCondCheckFailed(err) {
 		if err != nil {
 			return classify("claim slack app", err)
@@ -92,7 +91,8 @@ func (l *Table) claimSlackPair(ctx context.Context, a slackapp.App) error {
 	} else if err != nil && !errors.Is(err, slackapp.ErrNotFound) {
 		return err
 	}
-	if err := put("tenant = :t", owner); IsCondCheckFailed(err) {
+	// Taken over only as read: an owner that claimed it again meanwhile keeps it.
+	if err := put("tenant = :t AND claimedAt = :c", map[string]types.AttributeValue{":t": s(owner), ":c": pair["claimedAt"]}); IsCondCheckFailed(err) {
 		return slackapp.ErrTaken
 	} else if err != nil {
 		return classify("claim slack app", err)

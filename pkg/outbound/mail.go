@@ -459,7 +459,7 @@ type choice struct {
 
 // choices are an approval's Approve and Reject, where it offers them: each opens the page at
 // link with ?choice= set, which the page asks to confirm (a mail scanner that follows a link
-// decides nothing). None for a link that is not the page's.
+// decides nothing). None for a message without a link, or for another kind.
 func choices(p interrupt.Payload, link Link) []choice {
 	u, err := url.Parse(link.URL)
 	if link.URL == "" || err != nil || p.Kind != interrupt.KindApproval {

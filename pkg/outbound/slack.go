@@ -1,10 +1,9 @@
 package outbound
 
 import (
-	"slices"
-
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/slack-go/slack"

@@ -78,7 +78,7 @@ var (
 // Implementations: dynamo.Table, inmem.Store, held to one behaviour by package
 // slackapp/storetest.
 type Store interface {
-	// PutSlackApp makes a the tenant's app, replacing the one it had (whose pair is then no
+	// PutSlackApp makes a its tenant's app, replacing the one it had (whose pair is then no
 	// one's); created says whether it had none. A pair another tenant's app holds answers
 	// ErrTaken and changes nothing.
 	PutSlackApp(ctx context.Context, a App) (created bool, err error)
@@ -90,7 +90,7 @@ type Store interface {
 	SlackTenant(ctx context.Context, appID, teamID string) (string, error)
 }
 
-// Secrets keeps each tenant's app's secrets, named by the tenant, in a secret store
+// Secrets keeps each tenant's app's secrets, named by SecretID, in a secret store
 // (webhook.Cache over secretsmanager.Secrets, under the template's SlackSecretPrefix).
 type Secrets interface {
 	Put(ctx context.Context, id string, secrets []string) error
@@ -142,8 +142,11 @@ type Integrations struct {
 }
 
 // Put makes req the caller's tenant's app; created says whether it had none. A pair another
-// tenant holds is refused (409) before the tenant's secret is touched, and again, should
-// another tenant take it meanwhile, by the store's conditional write.
+// tenant's app holds is refused (409) before any secret is written, and again, should another
+// tenant take it meanwhile, by the store's conditional write. The secrets are kept per tenant
+// and pair (SecretID), so a new app's never replaces the one the tenant's current app is
+// verified with: the old app's go once the new one is the tenant's, the new app's when it could
+// not be.
 func (i *Integrations) Put(ctx context.Context, p interrupt.Principal, req Request) (App, bool, error) {
 	if fields := req.check(); len(fields) > 0 {
 		return App{}, false, interrupt.Invalid("the Slack app is not acceptable", fields...)
@@ -151,8 +154,20 @@ func (i *Integrations) Put(ctx context.Context, p interrupt.Principal, req Reque
 	taken := interrupt.Errorf(interrupt.CodeConflict, "app %s in workspace %s is another tenant's Slack app", req.AppID, req.TeamID)
 	switch owner, err := i.Store.SlackTenant(ctx, req.AppID, req.TeamID); {
 	case err == nil && owner != p.Tenant:
-		return App{}, false, taken
+		// A pair whose tenant's app is another was left behind: the store may take it over.
+		held, herr := i.Store.SlackApp(ctx, owner)
+		if herr == nil && held.AppID == req.AppID && held.TeamID == req.TeamID {
+			return App{}, false, taken
+		}
+		if herr != nil && !errors.Is(herr, ErrNotFound) {
+			return App{}, false, herr
+		}
 	case err != nil && !errors.Is(err, ErrNotFound):
+		return App{}, false, err
+	}
+	old, err := i.Store.SlackApp(ctx, p.Tenant)
+	had := err == nil
+	if err != nil && !errors.Is(err, ErrNotFound) {
 		return App{}, false, err
 	}
 	now := time.Now
@@ -160,14 +175,33 @@ func (i *Integrations) Put(ctx context.Context, p interrupt.Principal, req Reque
 		now = i.Now
 	}
 	a := App{Tenant: p.Tenant, AppID: req.AppID, TeamID: req.TeamID, BotToken: req.BotToken != "", UpdatedAt: now().UTC()}
-	if err := i.Secrets.Put(ctx, p.Tenant, Credentials{req.SigningSecret, req.BotToken}.list()); err != nil {
+	id := SecretID(a.Tenant, a.AppID, a.TeamID)
+	samePair := had && old.AppID == a.AppID && old.TeamID == a.TeamID
+	if err := i.Secrets.Put(ctx, id, Credentials{req.SigningSecret, req.BotToken}.list()); err != nil {
 		return App{}, false, err
 	}
 	created, err := i.Store.PutSlackApp(ctx, a)
-	if errors.Is(err, ErrTaken) {
-		return App{}, false, taken
+	if err != nil {
+		if !samePair {
+			err = errors.Join(err, i.Secrets.Delete(context.WithoutCancel(ctx), id))
+		}
+		if errors.Is(err, ErrTaken) {
+			return App{}, false, taken
+		}
+		return App{}, false, err
 	}
-	return a, created, err
+	if had && !samePair {
+		// The old app's secrets, now no app's; a failure leaves them behind, tagged with the
+		// stack (docs/operations.md, "Removing a stack").
+		_ = i.Secrets.Delete(ctx, SecretID(old.Tenant, old.AppID, old.TeamID))
+	}
+	return a, created, nil
+}
+
+// SecretID names the secrets of a tenant's app of one pair in the secret store: the tenant's id
+// (its ':' written '=', which Secrets Manager's names allow and ids never hold), then the pair.
+func SecretID(tenant, appID, teamID string) string {
+	return strings.ReplaceAll(tenant, ":", "=") + "/" + appID + "-" + teamID
 }
 
 // Get answers the caller's tenant's app (404 when it has none).
@@ -182,14 +216,18 @@ func (i *Integrations) Get(ctx context.Context, p interrupt.Principal) (App, err
 // Delete removes the caller's tenant's app, then its secrets: from then on its clicks answer
 // 401 and its approvals' messages carry no buttons.
 func (i *Integrations) Delete(ctx context.Context, p interrupt.Principal) error {
-	err := i.Store.DeleteSlackApp(ctx, p.Tenant)
+	a, err := i.Get(ctx, p)
+	if err != nil {
+		return err
+	}
+	err = i.Store.DeleteSlackApp(ctx, p.Tenant)
 	if errors.Is(err, ErrNotFound) {
 		return interrupt.Errorf(interrupt.CodeNotFound, "this tenant has no Slack app")
 	}
 	if err != nil {
 		return err
 	}
-	return i.Secrets.Delete(ctx, p.Tenant)
+	return i.Secrets.Delete(ctx, SecretID(a.Tenant, a.AppID, a.TeamID))
 }
 
 // interactionsPath is where Slack posts the app's clicks: the manifest's request_url.

@@ -98,14 +98,46 @@ func TestIntegrations(t *testing.T) {
 	if _, err := i.Get(ctx, evil); interrupt.ErrorCode(err) != interrupt.CodeNotFound {
 		t.Errorf("evilcorp reads an app: %v", err)
 	}
+	first := slackapp.SecretID("acme", "A0001", "T0001")
+	if got, err := secrets.Get(ctx, first); err != nil || len(got) != 1 || got[0] != good.SigningSecret {
+		t.Fatalf("the app's secret: %v %v", got, err)
+	}
+	// evilcorp holds A0002 in T0001; acme's move to it is refused and leaves acme's app whole.
+	other := slackapp.Request{AppID: "A0002", TeamID: "T0001", SigningSecret: "0123456789abcdef0123456789abcdef"}
+	if _, _, err := i.Put(ctx, evil, other); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := i.Put(ctx, acme, other); interrupt.ErrorCode(err) != interrupt.CodeConflict {
+		t.Errorf("acme takes evilcorp's pair: %v", err)
+	}
+	if got, err := secrets.Get(ctx, first); err != nil || got[0] != good.SigningSecret {
+		t.Errorf("a refused move touched acme's secret: %v %v", got, err)
+	}
+	if got, _ := secrets.Get(ctx, slackapp.SecretID("evilcorp", "A0002", "T0001")); len(got) != 1 || got[0] != other.SigningSecret {
+		t.Errorf("evilcorp's secret: %v", got)
+	}
+	// A move to a pair of its own replaces the app, and its old secret goes.
+	moved := slackapp.Request{AppID: "A0003", TeamID: "T0001", SigningSecret: good.SigningSecret, BotToken: "xoxb-1234567890-abcdefghij"}
+	if a, created, err := i.Put(ctx, acme, moved); err != nil || created || !a.BotToken {
+		t.Fatalf("move: %+v %v %v", a, created, err)
+	}
+	if _, err := secrets.Get(ctx, first); err == nil {
+		t.Errorf("the old app's secret is kept")
+	}
 	if err := i.Delete(ctx, acme); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := secrets.Get(ctx, "acme"); err == nil {
+	if got, err := secrets.Get(ctx, slackapp.SecretID("acme", "A0003", "T0001")); err == nil {
 		t.Errorf("the deleted app's secret is kept: %d values", len(got))
+	}
+	if err := i.Delete(ctx, acme); interrupt.ErrorCode(err) != interrupt.CodeNotFound {
+		t.Errorf("delete again: %v", err)
 	}
 	if _, _, err := i.Put(ctx, evil, good); err != nil {
 		t.Errorf("a pair given up: %v", err)
+	}
+	if id := slackapp.SecretID("tenant:with:colons", "A1", "T1"); id != "tenant=with=colons/A1-T1" {
+		t.Errorf("SecretID %q", id)
 	}
 }
 

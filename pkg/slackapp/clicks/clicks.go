@@ -32,6 +32,11 @@ import (
 // advice, and what slack-go's verifier allows): a captured click cannot be replayed later.
 const Tolerance = 5 * time.Minute
 
+// SlackBudget bounds each call to Slack a click makes before it is answered (the update through
+// response_url, views.open): Slack waits 3 seconds for the answer, and the host's own reads and
+// commit take a few tens of milliseconds.
+const SlackBudget = 2 * time.Second
+
 // MaxBody bounds a click's body: Slack's block_actions payload carries the message it came
 // from, a few KiB; a message of 50 blocks stays far below this.
 const MaxBody = 128 << 10
@@ -107,6 +112,8 @@ func (x *Interactions) Handle(ctx context.Context, headers map[string]string, bo
 		return Answer{Outcome: OutcomeIgnored}, nil // signed by the app, but nothing the host sent
 	}
 	switch {
+	case cb.User.ID == "":
+		return Answer{Outcome: OutcomeIgnored}, nil // no member clicked: nobody to decide as
 	case cb.Type == slack.InteractionTypeBlockActions:
 		for _, a := range cb.ActionCallback.BlockActions {
 			if a.ActionID == slackapp.ActionAccept || a.ActionID == slackapp.ActionReject {
@@ -174,14 +181,15 @@ func (x *Interactions) verify(ctx context.Context, headers map[string]string, bo
 		_, _ = v.Write(body)
 		return c, v.Ensure() == nil
 	}
-	list, err := x.Secrets.Get(ctx, tenant)
+	id := slackapp.SecretID(tenant, named.APIAppID, named.Team.ID)
+	list, err := x.Secrets.Get(ctx, id)
 	if err != nil {
 		return "", slackapp.Credentials{}, err
 	}
 	if c, ok := signed(list); ok {
 		return tenant, c, nil
 	}
-	list, fresh, err := x.Secrets.Reload(ctx, tenant)
+	list, fresh, err := x.Secrets.Reload(ctx, id)
 	if err != nil {
 		return "", slackapp.Credentials{}, err
 	}
@@ -363,7 +371,7 @@ func (x *Interactions) tell(ctx context.Context, responseURL string, err error) 
 	var r refusal
 	if !errors.As(err, &r) {
 		x.log().ErrorContext(ctx, "slack click", slog.String("error", err.Error()))
-		r = refusal{text: "The host could not record your click just now; nothing was recorded. Try again, or open Review."}
+		r = refusal{text: "The host could not confirm your click just now: open Review to see whether it was recorded, and decide there if it was not."}
 	}
 	x.respond(ctx, responseURL, &slack.WebhookMessage{ResponseType: slack.ResponseTypeEphemeral, Text: r.text})
 }
@@ -378,6 +386,8 @@ func (x *Interactions) respond(ctx context.Context, responseURL string, msg *sla
 	b, err := json.Marshal(msg)
 	if err == nil {
 		var status int
+		ctx, cancel := context.WithTimeout(ctx, SlackBudget)
+		defer cancel()
 		status, err = x.Poster.Post(ctx, responseURL, map[string]string{"Content-Type": "application/json"}, b)
 		if err == nil && status/100 != 2 {
 			err = fmt.Errorf("status %d", status)

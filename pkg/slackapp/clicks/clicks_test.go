@@ -315,7 +315,7 @@ func TestRejectAsksAReason(t *testing.T) {
 		}
 		return ans
 	}
-	if ans := submit("  "); ans.Outcome != clicks.OutcomeRefused || !strings.Contains(string(ans.Body), `"response_action":"errors"`) {
+	if ans := submit("  "); ans.Outcome != clicks.OutcomeAsked || !strings.Contains(string(ans.Body), `"response_action":"errors"`) {
 		t.Errorf("no reason: %+v %s", ans, ans.Body)
 	}
 	if ans := submit("the PO is missing"); ans.Outcome != clicks.OutcomeRecorded || len(ans.Body) != 0 {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 
 	"github.com/slack-go/slack"
@@ -172,10 +173,12 @@ func (x *Interactions) askReason(ctx context.Context, botToken string, cb slack.
 			slack.NewInputBlock(reasonBlock, slack.NewTextBlockObject(slack.PlainTextType, "Reason", false, false), nil, input),
 		}},
 	}
-	var opts []slack.Option
+	opts := []slack.Option{slack.OptionHTTPClient(&http.Client{Timeout: SlackBudget})}
 	if x.SlackAPI != "" {
 		opts = append(opts, slack.OptionAPIURL(strings.TrimSuffix(x.SlackAPI, "/")+"/"))
 	}
+	ctx, cancel := context.WithTimeout(ctx, SlackBudget)
+	defer cancel()
 	if _, err := slack.New(botToken, opts...).OpenViewContext(ctx, cb.TriggerID, view); err != nil {
 		return fmt.Errorf("slackapp: open the reason's modal: %w", err)
 	}
@@ -194,7 +197,9 @@ func (x *Interactions) submitReason(ctx context.Context, tenant string, cb slack
 		reason = strings.TrimSpace(cb.View.State.Values[reasonBlock][reasonInput].Value)
 	}
 	if reason == "" {
-		return modalError("Say why it is rejected.")
+		a := modalError("Say why it is rejected.")
+		a.Outcome = OutcomeAsked // asked again, not refused
+		return a
 	}
 	t, err := x.aim(ctx, tenant, st.Value, slackapp.ActionReject, cb.User.ID)
 	if err == nil {
