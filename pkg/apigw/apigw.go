@@ -69,6 +69,10 @@ type Options struct {
 	// Issuer is the issuer of the JWTs the API takes (the template's JwtIssuer), which the MCP
 	// endpoint's protected resource metadata names; empty: that metadata answers 404.
 	Issuer string
+	// MCPOrigins are the Origins a request to the MCP endpoint may carry (the template's
+	// McpAllowedOrigins); one carrying any other is refused. A request without Origin (every
+	// client but a browser's) is not checked.
+	MCPOrigins []string
 	// Discovery is the document of GET /.well-known/interrupt-host.
 	Discovery host.Discovery
 	// Metrics counts the 409 answers and the provider events received (package metrics); nil

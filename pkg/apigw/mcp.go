@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"io"
 	"mime"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -40,6 +42,9 @@ func (a *API) mcpEndpoint(ctx context.Context, c *call) (events.APIGatewayV2HTTP
 	if err != nil {
 		return problemResponse(err), err
 	}
+	if err := a.allowedOrigin(c.req.Headers); err != nil {
+		return problemResponse(err), err
+	}
 	if c.principal, err = a.authenticate(c.req, mcpScopes); err != nil {
 		resp := problemResponse(err)
 		resp.Headers["WWW-Authenticate"] = `Bearer resource_metadata="` + base + protectedResourcePath + mcpPath + `", scope="` + strings.Join(a.issuedScopes(), " ") + `"`
@@ -48,6 +53,9 @@ func (a *API) mcpEndpoint(ctx context.Context, c *call) (events.APIGatewayV2HTTP
 	r, err := httpRequest(ctx, c.req)
 	if err == nil {
 		err = transportable(r)
+	}
+	if err == nil {
+		err = oneMessage(r)
 	}
 	if err != nil {
 		resp := problemResponse(err)
@@ -73,6 +81,46 @@ func transportable(r *http.Request) error {
 		return interrupt.Errorf(interrupt.CodeUnsupportedMedia, "an MCP message is posted as application/json")
 	}
 	r.Header.Set("Accept", "application/json, text/event-stream")
+	return nil
+}
+
+// allowedOrigin refuses a request whose Origin, when it has one, is not one the deployment
+// allows (Options.MCPOrigins): the transport's defence against DNS rebinding, where a page of
+// another site reaches a server through a name that resolves to it. Checked before anything
+// runs, the caller's token included.
+func (a *API) allowedOrigin(headers map[string]string) error {
+	origin, ok := "", false
+	for k, v := range headers {
+		if strings.EqualFold(k, "origin") {
+			origin, ok = v, true
+		}
+	}
+	if !ok || slices.Contains(a.opts.MCPOrigins, origin) {
+		return nil
+	}
+	return interrupt.Errorf(interrupt.CodeForbidden, "origin %q may not call the MCP endpoint (the template's McpAllowedOrigins lists those that may)", origin)
+}
+
+// oneMessage reads the posted body as the API reads every body (within MaxBody, strict JSON:
+// no duplicate member, no nesting past MaxDepth) and refuses a JSON-RPC batch, which the
+// transport no longer carries: one message per POST, so that a request costs one message's
+// work, as throttling counts it. Nothing runs for a refused body.
+func oneMessage(r *http.Request) error {
+	raw, err := io.ReadAll(io.LimitReader(r.Body, MaxBody+1))
+	if err != nil {
+		return interrupt.Invalid("the body cannot be read")
+	}
+	if len(raw) > MaxBody {
+		return interrupt.Errorf(interrupt.CodePayloadTooLarge, "the body exceeds %d bytes", MaxBody)
+	}
+	v, err := strictJSON(raw)
+	if err != nil {
+		return err
+	}
+	if _, batch := v.([]any); batch {
+		return interrupt.Invalid("a JSON-RPC batch is not taken: post one message per request")
+	}
+	r.Body = io.NopCloser(bytes.NewReader(raw))
 	return nil
 }
 

@@ -77,6 +77,8 @@ const (
 	// EnvSlackAPI is the base URL of Slack's Web API, where a Reject's modal is opened; unset,
 	// Slack's own. Only tests point it elsewhere.
 	EnvSlackAPI = "SLACK_API_URL"
+	// EnvMCPOrigins lists, comma-separated, the Origins a request to the MCP endpoint may carry.
+	EnvMCPOrigins = "MCP_ALLOWED_ORIGINS"
 	// EnvRedriveSegments is how many segments redrive-stream's Scan of the table reads at once.
 	EnvRedriveSegments = "REDRIVE_SCAN_SEGMENTS"
 )
@@ -181,6 +183,7 @@ func APIOptions(hc host.Config) (apigw.Options, error) {
 		return opts, err
 	}
 	opts.Issuer = os.Getenv(EnvOIDCIssuer)
+	opts.MCPOrigins = list(os.Getenv(EnvMCPOrigins))
 	opts.Discovery = host.DiscoveryOf(hc)
 	opts.Metrics = Meter()
 	return opts, nil

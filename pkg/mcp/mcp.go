@@ -20,6 +20,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/interrupthost/interrupthost/pkg/host"
@@ -73,6 +74,10 @@ func New(h Host, opts Options) *Server {
 		s.log = slog.New(slog.DiscardHandler)
 	}
 	srv := sdk.NewServer(&sdk.Implementation{Name: "interrupt-host", Title: "Interrupt host", Version: opts.Version}, &sdk.ServerOptions{
+		// What is served, and only that: tools without listChanged (a stateless endpoint keeps
+		// no stream to send the notification on; the tools never change while it runs), and
+		// logging, which the SDK answers. No prompts or resources: unserved (below).
+		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}, Logging: &sdk.LoggingCapabilities{}},
 		Instructions: "Ask people and wait for them durably: request_approval or ask_question, then get_outcome until its status is not pending. " +
 			"Pass the same runId and key again after a restart or a retry: you get the same interrupt, never a second ask.",
 	})
@@ -84,8 +89,23 @@ func New(h Host, opts Options) *Server {
 	addTool(srv, s, &sdk.Tool{Name: "ask_question", Description: askQuestionDoc, Annotations: asks}, s.askQuestion)
 	addTool(srv, s, &sdk.Tool{Name: "get_outcome", Description: getOutcomeDoc, Annotations: reads}, s.getOutcome)
 	addTool(srv, s, &sdk.Tool{Name: "list_pending", Description: listPendingDoc, Annotations: reads}, s.listPending)
+	srv.AddReceivingMiddleware(unserved)
 	s.handler = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, &sdk.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
 	return s
+}
+
+// unserved refuses the methods of the capabilities the server does not declare (prompts,
+// resources, completions) as JSON-RPC's method not found, which the SDK would otherwise answer
+// with empty lists: a client reads the declared capabilities as what is there.
+func unserved(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		for _, p := range []string{"prompts/", "resources/", "completion/"} {
+			if strings.HasPrefix(method, p) {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: " + method + " (the server declares tools and logging only)"}
+			}
+		}
+		return next(ctx, method, req)
+	}
 }
 
 // addTool adds a tool whose handler's panic is a tool's internal error, logged: the SDK runs

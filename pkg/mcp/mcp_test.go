@@ -90,6 +90,26 @@ func TestTheToolsAreListed(t *testing.T) {
 	}
 }
 
+// TestTheCapabilitiesAreWhatIsServed: the server declares tools (without listChanged: a
+// stateless endpoint has no stream to send it on) and logging, nothing else, and refuses the
+// methods of what it does not declare as method not found rather than answer empty lists.
+func TestTheCapabilitiesAreWhatIsServed(t *testing.T) {
+	t.Parallel()
+	_, _, url := serve(t)
+	cs := connect(t, url, engine)
+	caps := cs.InitializeResult().Capabilities
+	if caps.Tools == nil || caps.Tools.ListChanged || caps.Prompts != nil || caps.Resources != nil || caps.Completions != nil || caps.Logging == nil {
+		t.Errorf("capabilities %+v (tools %+v)", caps, caps.Tools)
+	}
+	ctx := context.Background()
+	if _, err := cs.ListPrompts(ctx, nil); err == nil || !strings.Contains(err.Error(), "method not found") {
+		t.Errorf("prompts/list: %v", err)
+	}
+	if _, err := cs.ListResources(ctx, nil); err == nil || !strings.Contains(err.Error(), "method not found") {
+		t.Errorf("resources/list: %v", err)
+	}
+}
+
 // TestAnApprovalAskedOnceAndDecided: request_approval asks once per run and key (a retry writes
 // nothing and answers the same interrupt), get_outcome waits its bounded time on a pending one,
 // wakes when the approvers decide during its wait, and answers the decision and every vote.
