@@ -407,7 +407,8 @@ func (t *Template) Authorizer(apiID, name string) (JWTAuthorizer, error) {
 
 // Resolver turns template values into strings: Refs to parameters take the override or the
 // parameter's default, Refs to resources take the local name the stack gave them, a !Sub of a
-// string substitutes the same for each ${Name}, and a !Select picks from a list (List).
+// string substitutes the same for each ${Name}, a !Select picks from a list (List), and a !Join
+// joins one.
 type Resolver struct {
 	Template  *Template
 	Overrides map[string]string
@@ -446,6 +447,14 @@ func (r Resolver) String(v any) (string, error) {
 				return v
 			})
 			return out, err
+		}
+		if j, ok := x["Fn::Join"].([]any); ok && len(x) == 1 && len(j) == 2 {
+			sep, ok := j[0].(string)
+			if !ok {
+				return "", fmt.Errorf("samtemplate: !Join's separator %v is not a string", j[0])
+			}
+			list, err := r.List(j[1])
+			return strings.Join(list, sep), err
 		}
 		if sel, ok := x["Fn::Select"].([]any); ok && len(x) == 1 && len(sel) == 2 {
 			i, err := r.String(sel[0])

@@ -100,6 +100,7 @@ type API struct {
 	resend   Resender
 	contacts *contacts.Directory
 	mcp      ToolServer
+	bearer   TokenVerifier
 	slack    *slackapp.Integrations
 	clicks   *clicks.Interactions
 	log      *slog.Logger
@@ -227,20 +228,29 @@ func (a *API) authenticate(req events.APIGatewayV2HTTPRequest, scopes []string) 
 	if err != nil {
 		return p, err
 	}
-	p.Subject = c.Text(a.opts.PrincipalClaim)
-	p.Tenant = c.Text(a.opts.TenantClaim)
 	granted := jwt.Scopes
 	if len(granted) == 0 {
 		granted = strings.Fields(jwt.Claims["scope"])
 	}
+	p, err = a.principalOf(c, granted)
+	if err == nil && !slices.ContainsFunc(scopes, p.Holds) {
+		err = interrupt.Errorf(interrupt.CodeForbidden, "this operation needs scope %s", strings.Join(scopes, " or "))
+	}
+	return p, err
+}
+
+// principalOf is the caller of verified claims granting scopes granted: the authorizer's
+// claims, or those the function verified itself (the MCP endpoint). A caller without a tenant
+// is refused.
+func (a *API) principalOf(c claims, granted []string) (interrupt.Principal, error) {
+	var p interrupt.Principal
+	p.Subject = c.Text(a.opts.PrincipalClaim)
+	p.Tenant = c.Text(a.opts.TenantClaim)
 	p.Scopes = a.opts.unprefixed(granted)
 	p.Groups = c.Names(a.opts.GroupsClaim)
 	p.Roles = c.Names(a.opts.RolesClaim)
-	switch {
-	case !runlog.ValidID(p.Tenant):
+	if !runlog.ValidID(p.Tenant) {
 		return p, interrupt.Errorf(interrupt.CodeForbidden, "the JWT carries no usable %s claim (a string id)", a.opts.TenantClaim)
-	case !slices.ContainsFunc(scopes, p.Holds):
-		return p, interrupt.Errorf(interrupt.CodeForbidden, "this operation needs scope %s", strings.Join(scopes, " or "))
 	}
 	return p, nil
 }

@@ -34,7 +34,7 @@ var constructors = map[string]struct {
 	"subscriptions":      {"Subscriptions", func(a *API, s Services) Handler { return a.Subscriptions(s.Subscriptions, s.Resender, s.Slack) }},
 	"contacts":           {"Contacts", func(a *API, s Services) Handler { return a.Contacts(s.Contacts) }},
 	"approval-page":      {"ApprovalPage", func(a *API, s Services) Handler { return a.ApprovalPage(s.Tokens, s.SignIn) }},
-	"mcp":                {"MCP", func(a *API, s Services) Handler { return a.MCP(s.MCP) }},
+	"mcp":                {"MCP", func(a *API, s Services) Handler { return a.MCP(s.MCP, s.Bearer) }},
 	"slack-interactions": {"SlackInteractions", func(a *API, s Services) Handler { return a.SlackInteractions(s.Clicks) }},
 }
 

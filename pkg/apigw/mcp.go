@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"errors"
+	"fmt"
 	"io"
 	"mime"
 	"net/http"
@@ -12,6 +14,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/interrupthost/interrupthost/pkg/bearer"
+	"github.com/interrupthost/interrupthost/pkg/identity"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 )
 
@@ -23,9 +27,18 @@ type ToolServer interface {
 	ServeMCP(w http.ResponseWriter, r *http.Request, p interrupt.Principal, base string)
 }
 
-// mcpScopes open the MCP endpoint: either, as a route's AuthorizationScopes do; each tool checks
-// the one it needs (requests interrupts:write, reads runs:read).
+// mcpScopes open the MCP endpoint: either; each tool checks the one it needs (requests
+// interrupts:write, reads runs:read).
 var mcpScopes = []string{ScopeInterruptsWrite, ScopeRunsRead}
+
+// TokenVerifier verifies a bearer token as the gateway's JWT authorizer does (pkg/bearer), for
+// the MCP endpoint, whose route has no authorizer: API Gateway's own 401 cannot name the
+// endpoint's protected resource metadata, which an MCP client needs to find where to sign in.
+// Verify answers the token's claims and the scopes it grants, or bearer.ErrInvalid (any other
+// error: the issuer could not be read).
+type TokenVerifier interface {
+	Verify(ctx context.Context, authorization string) (identity.Claims, []string, error)
+}
 
 // The protected resource metadata (RFC 9728) of the MCP endpoint, where an MCP client looks for
 // it: under the endpoint's path first, then at the root.
@@ -45,9 +58,17 @@ func (a *API) mcpEndpoint(ctx context.Context, c *call) (events.APIGatewayV2HTTP
 	if err := a.allowedOrigin(c.req.Headers); err != nil {
 		return problemResponse(err), err
 	}
-	if c.principal, err = a.authenticate(c.req, mcpScopes); err != nil {
+	if c.principal, err = a.mcpCaller(ctx, c.req); err != nil {
 		resp := problemResponse(err)
-		resp.Headers["WWW-Authenticate"] = `Bearer resource_metadata="` + base + protectedResourcePath + mcpPath + `", scope="` + strings.Join(a.issuedScopes(), " ") + `"`
+		challenge := `Bearer resource_metadata="` + base + protectedResourcePath + mcpPath + `", scope="` + strings.Join(a.issuedScopes(), " ") + `"`
+		switch {
+		case interrupt.ErrorCode(err) == interrupt.CodeUnauthorized:
+			resp.Headers["WWW-Authenticate"] = challenge + `, error="invalid_token"`
+		case errors.Is(err, errInsufficientScope):
+			resp.Headers["WWW-Authenticate"] = challenge + `, error="insufficient_scope"`
+		default: // no tenant: nothing another token of the same client would fix
+			resp.Headers["WWW-Authenticate"] = challenge
+		}
 		return resp, err
 	}
 	r, err := httpRequest(ctx, c.req)
@@ -83,6 +104,40 @@ func transportable(r *http.Request) error {
 	r.Header.Set("Accept", "application/json, text/event-stream")
 	return nil
 }
+
+// mcpCaller is the MCP endpoint's caller: the bearer token verified here, under the rules the
+// gateway's authorizer applies to every other route (TokenVerifier), then read as every route
+// reads its caller. No token, or one the rules refuse, is 401; one without the scopes, 403.
+func (a *API) mcpCaller(ctx context.Context, req events.APIGatewayV2HTTPRequest) (interrupt.Principal, error) {
+	authorization := ""
+	for k, v := range req.Headers {
+		if strings.EqualFold(k, "authorization") {
+			authorization = v
+		}
+	}
+	if strings.TrimSpace(authorization) == "" {
+		return interrupt.Principal{}, interrupt.Errorf(interrupt.CodeUnauthorized, "the MCP endpoint needs a bearer token: its protected resource metadata names the issuer")
+	}
+	c, granted, err := a.bearer.Verify(ctx, authorization)
+	if errors.Is(err, bearer.ErrInvalid) {
+		return interrupt.Principal{}, interrupt.Errorf(interrupt.CodeUnauthorized, "the bearer token is not valid for this API (issuer, audience, signature or expiry)")
+	}
+	if err != nil {
+		return interrupt.Principal{}, fmt.Errorf("%w: %w", interrupt.ErrUnavailable, err)
+	}
+	if c.Text(a.opts.PrincipalClaim) == "" {
+		return interrupt.Principal{}, interrupt.Errorf(interrupt.CodeUnauthorized, "the JWT carries no %s claim (a string), which names the caller here (PrincipalClaim)", a.opts.PrincipalClaim)
+	}
+	p, err := a.principalOf(c, granted)
+	if err == nil && !slices.ContainsFunc(mcpScopes, p.Holds) {
+		err = fmt.Errorf("%w%w", interrupt.Errorf(interrupt.CodeForbidden, "the MCP endpoint needs scope %s", strings.Join(mcpScopes, " or ")), errInsufficientScope)
+	}
+	return p, err
+}
+
+// errInsufficientScope marks a 403 that a token with more scopes would not get: its challenge
+// says error="insufficient_scope", for a client to ask for them.
+var errInsufficientScope = errors.New("")
 
 // allowedOrigin refuses a request whose Origin, when it has one, is not one the deployment
 // allows (Options.MCPOrigins): the transport's defence against DNS rebinding, where a page of

@@ -1,12 +1,17 @@
 package apigw_test
 
 import (
+	"crypto/rand"
+	"crypto/rsa"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/interrupthost/interrupthost/internal/devjwt"
 	"github.com/interrupthost/interrupthost/pkg/apigw"
 )
 
@@ -59,6 +64,76 @@ func TestTheMCPTransport(t *testing.T) {
 		r := invoke(t, h, call{who: &engine, route: "POST /mcp", rawPath: "/mcp", body: `{"jsonrpc":"2.0","id":1,"method":"ping"}`, headers: headers(origin)})
 		if r.Status != http.StatusOK || !strings.Contains(string(r.Body), `"result"`) {
 			t.Errorf("a ping from %q: %d %s", origin, r.Status, r.Body)
+		}
+	}
+}
+
+// TestTheMCPEndpointVerifiesItsTokens: the MCP route has no authorizer (API Gateway's 401 could
+// not name the metadata), so the function verifies the bearer token itself, under the
+// authorizer's rules: no token, one signed by another key, of another issuer, for another
+// audience, expired or not yet valid is 401 naming the protected resource metadata; a valid one
+// without the endpoint's scopes is 403 insufficient_scope; a valid one is served.
+func TestTheMCPEndpointVerifiesItsTokens(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	h := s.fn("mcp")
+	other, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	token := func(key *rsa.PrivateKey, change devjwt.Claims) string {
+		c := devjwt.Claims{"iss": bearerIssuer(), "aud": devjwt.Audience, "exp": now.Add(time.Hour).Unix(), "sub": "engine", "tenant": "acme", "scope": "interrupts:write runs:read"}
+		maps.Copy(c, change)
+		for k, v := range change {
+			if v == nil {
+				delete(c, k)
+			}
+		}
+		tok, err := devjwt.Sign(key, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return "Bearer " + tok
+	}
+	ping := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
+	post := func(authorization string) response {
+		headers := map[string]string{"accept": "application/json, text/event-stream"}
+		if authorization != "" {
+			headers["authorization"] = authorization
+		}
+		return invoke(t, h, call{route: "POST /mcp", rawPath: "/mcp", body: ping, headers: headers})
+	}
+	metadata := `resource_metadata="https://` + testDomain + `/.well-known/oauth-protected-resource/mcp"`
+	for name, authorization := range map[string]string{
+		"no token":          "",
+		"not a JWT":         "Bearer nope",
+		"another key":       token(other, nil),
+		"another issuer":    token(issuerKey(), devjwt.Claims{"iss": "https://idp.example.com/other"}),
+		"another audience":  token(issuerKey(), devjwt.Claims{"aud": "someone-else"}),
+		"client_id, no aud": token(issuerKey(), devjwt.Claims{"aud": nil, "client_id": "someone-else"}),
+		"expired":           token(issuerKey(), devjwt.Claims{"exp": now.Add(-time.Minute).Unix()}),
+		"no expiry":         token(issuerKey(), devjwt.Claims{"exp": nil}),
+		"not yet valid":     token(issuerKey(), devjwt.Claims{"nbf": now.Add(time.Hour).Unix()}),
+		"another scheme":    strings.Replace(token(issuerKey(), nil), "Bearer", "Basic", 1),
+	} {
+		r := post(authorization)
+		if www := r.Headers["WWW-Authenticate"]; r.Status != http.StatusUnauthorized || !strings.Contains(www, metadata) || !strings.Contains(www, `error="invalid_token"`) {
+			t.Errorf("%s: %d, WWW-Authenticate %q", name, r.Status, www)
+		}
+	}
+	r := post(token(issuerKey(), devjwt.Claims{"scope": "approvals:respond"}))
+	if www := r.Headers["WWW-Authenticate"]; r.Status != http.StatusForbidden || !strings.Contains(www, `error="insufficient_scope"`) || !strings.Contains(www, `scope="interrupts:write runs:read"`) {
+		t.Errorf("without the scopes: %d, WWW-Authenticate %q", r.Status, www)
+	}
+	for name, authorization := range map[string]string{
+		"a valid token":                     token(issuerKey(), nil),
+		"client_id, no aud (Cognito's)":     token(issuerKey(), devjwt.Claims{"aud": nil, "client_id": devjwt.Audience}),
+		"an audience among several":         token(issuerKey(), devjwt.Claims{"aud": []string{"x", devjwt.Audience}}),
+		"the token bare, as the authorizer": strings.TrimPrefix(token(issuerKey(), nil), "Bearer "),
+	} {
+		if r := post(authorization); r.Status != http.StatusOK {
+			t.Errorf("%s: %d %s", name, r.Status, r.Body)
 		}
 	}
 }

@@ -11,8 +11,10 @@ import (
 	"io/fs"
 	"log/slog"
 	"maps"
+	"net/http/httptest"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -22,10 +24,12 @@ import (
 	sdksecrets "github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/smithy-go/middleware"
 
+	"github.com/interrupthost/interrupthost/internal/devjwt"
 	"github.com/interrupthost/interrupthost/internal/localaws"
 	"github.com/interrupthost/interrupthost/internal/testclock"
 	"github.com/interrupthost/interrupthost/internal/testkeys"
 	"github.com/interrupthost/interrupthost/pkg/apigw"
+	"github.com/interrupthost/interrupthost/pkg/bearer"
 	"github.com/interrupthost/interrupthost/pkg/contacts"
 	"github.com/interrupthost/interrupthost/pkg/dynamo"
 	"github.com/interrupthost/interrupthost/pkg/host"
@@ -216,8 +220,9 @@ func buildWith(st stores, c *testclock.Clock, keys token.Keys, configure func(*h
 	services := apigw.Services{
 		Host: h, Tokens: host.NewTokens(h, keys), Webhooks: host.NewWebhooks(h, webhook.NewCache(st.endpointSecrets, nil)),
 		Subscriptions: subs, Resender: resender, Contacts: &contacts.Directory{Store: st.contacts, Now: c.Now},
-		MCP:   mcp.New(h, mcp.Options{Poll: time.Millisecond}),
-		Slack: &slackapp.Integrations{Store: st.slackApps, Secrets: slackSecrets, Now: c.Now},
+		MCP:    mcp.New(h, mcp.Options{Poll: time.Millisecond}),
+		Bearer: mustVerifier(),
+		Slack:  &slackapp.Integrations{Store: st.slackApps, Secrets: slackSecrets, Now: c.Now},
 		Clicks: &clicks.Interactions{
 			Host: h, Apps: st.slackApps, Secrets: slackSecrets, Keys: keys, Contacts: st.contacts,
 			Poster: outbound.NewHTTPClient(true), AllowPrivate: true,
@@ -297,14 +302,18 @@ type call struct {
 }
 
 // authorize gives req what API Gateway's JWT authorizer gives a function: the bearer token in
-// the Authorization header (signed by nobody: functions do not check signatures again), and its
-// claims flattened to strings in the request context, an array as "[a b]".
+// the Authorization header, and its claims flattened to strings in the request context, an
+// array as "[a b]". The token is signed by the tests' local issuer (bearerIssuer), for its
+// audience, valid for an hour and granting scopes, as the MCP endpoint verifies it itself;
+// claims may replace any of those.
 func authorize(req *events.APIGatewayV2HTTPRequest, claims map[string]any, scopes []string) {
-	payload, err := json.Marshal(claims)
+	signed := devjwt.Claims{"iss": bearerIssuer(), "aud": devjwt.Audience, "exp": time.Now().Add(time.Hour).Unix(), "scope": strings.Join(scopes, " ")}
+	maps.Copy(signed, claims)
+	token, err := devjwt.Sign(issuerKey(), signed)
 	if err != nil {
 		panic(err)
 	}
-	req.Headers["authorization"] = "Bearer eyJhbGciOiJSUzI1NiJ9." + base64.RawURLEncoding.EncodeToString(payload) + ".c2ln"
+	req.Headers["authorization"] = "Bearer " + token
 	flat := map[string]string{}
 	for k, v := range claims {
 		switch v := v.(type) {
@@ -320,6 +329,16 @@ func authorize(req *events.APIGatewayV2HTTPRequest, claims map[string]any, scope
 		JWT: &events.APIGatewayV2HTTPRequestContextAuthorizerJWTDescription{Claims: flat, Scopes: scopes},
 	}
 }
+
+// bearerIssuer is the tests' local identity provider (issuerKey's, serving its JWKS), whose
+// issuer the tokens authorize signs name: started once, for the test binary.
+var bearerIssuer = sync.OnceValue(func() string {
+	srv := httptest.NewUnstartedServer(nil)
+	base := "http://" + srv.Listener.Addr().String()
+	srv.Config.Handler = devjwt.NewProvider(issuerKey(), base, nil)
+	srv.Start()
+	return devjwt.IssuerAt(base)
+})
 
 type response struct {
 	Status  int
@@ -516,4 +535,14 @@ func TestMain(m *testing.M) {
 		os.Exit(helperProcess())
 	}
 	os.Exit(m.Run())
+}
+
+// mustVerifier verifies the tokens authorize signs, as the MCP function's verifier does the
+// identity provider's.
+func mustVerifier() *bearer.Verifier {
+	v, err := bearer.New(bearerIssuer(), []string{devjwt.Audience}, nil, nil)
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

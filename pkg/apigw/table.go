@@ -129,9 +129,9 @@ var (
 		{Route: "POST /slack/interactions", serve: (*API).slackInteractions},
 	}}
 	mcpRoutes = Routes{Function: "mcp", Operations: []Operation{
-		{Route: "POST /mcp", Scopes: mcpScopes, page: (*API).mcpEndpoint, crash: mcpCrash},
-		{Route: "GET /mcp", Scopes: mcpScopes, page: (*API).mcpEndpoint, crash: mcpCrash},
-		{Route: "DELETE /mcp", Scopes: mcpScopes, page: (*API).mcpEndpoint, crash: mcpCrash},
+		{Route: "POST /mcp", page: (*API).mcpEndpoint, crash: mcpCrash},
+		{Route: "GET /mcp", page: (*API).mcpEndpoint, crash: mcpCrash},
+		{Route: "DELETE /mcp", page: (*API).mcpEndpoint, crash: mcpCrash},
 		{Route: "GET /.well-known/oauth-protected-resource", serve: (*API).protectedResource},
 		{Route: "GET /.well-known/oauth-protected-resource/mcp", serve: (*API).protectedResource},
 	}}
@@ -150,8 +150,9 @@ type services struct {
 	// Resender sends a delivered event again (POST /subscriptions/{id}/deliveries).
 	Resender Resender
 	Contacts *contacts.Directory
-	// MCP serves the Model Context Protocol endpoint.
-	MCP ToolServer
+	// MCP serves the Model Context Protocol endpoint; Bearer verifies its callers' tokens.
+	MCP    ToolServer
+	Bearer TokenVerifier
 	// Slack are the tenants' Slack apps (PUT, GET, DELETE /integrations/slack); Clicks their
 	// clicks (POST /slack/interactions).
 	Slack  *slackapp.Integrations
@@ -162,7 +163,7 @@ type services struct {
 func (a *API) on(s services) *API {
 	b := *a
 	b.host, b.tokens, b.webhooks, b.signIn, b.subs, b.resend = s.Host, s.Tokens, s.Webhooks, s.SignIn, s.Subscriptions, s.Resender
-	b.contacts, b.mcp, b.slack, b.clicks = s.Contacts, s.MCP, s.Slack, s.Clicks
+	b.contacts, b.mcp, b.bearer, b.slack, b.clicks = s.Contacts, s.MCP, s.Bearer, s.Slack, s.Clicks
 	return &b
 }
 
@@ -241,9 +242,11 @@ func (a *API) ApprovalPage(t *host.Tokens, signIn *signin.Flow) Handler {
 	return a.on(services{Host: t.Host(), Tokens: t, SignIn: signIn}).serve(approvalPage)
 }
 
-// MCP serves mcp: the Model Context Protocol endpoint over s, and its protected resource
-// metadata.
-func (a *API) MCP(s ToolServer) Handler { return a.on(services{MCP: s}).serve(mcpRoutes) }
+// MCP serves mcp: the Model Context Protocol endpoint over s, its callers' tokens verified by v,
+// and its protected resource metadata.
+func (a *API) MCP(s ToolServer, v TokenVerifier) Handler {
+	return a.on(services{MCP: s, Bearer: v}).serve(mcpRoutes)
+}
 
 // Functions are every function that serves the API, in the order of the table above.
 func Functions() []Routes {

@@ -77,6 +77,9 @@ const (
 	// EnvSlackAPI is the base URL of Slack's Web API, where a Reject's modal is opened; unset,
 	// Slack's own. Only tests point it elsewhere.
 	EnvSlackAPI = "SLACK_API_URL"
+	// EnvJwtAudiences lists, comma-separated, the app clients whose JWTs the API takes (the
+	// template's JwtAudience), for the one function that verifies tokens itself (mcp).
+	EnvJwtAudiences = "JWT_AUDIENCES"
 	// EnvMCPOrigins lists, comma-separated, the Origins a request to the MCP endpoint may carry.
 	EnvMCPOrigins = "MCP_ALLOWED_ORIGINS"
 	// EnvRedriveSegments is how many segments redrive-stream's Scan of the table reads at once.
@@ -246,4 +249,11 @@ func AllowPrivateTargets() (bool, error) {
 		return false, fmt.Errorf("environ: %s=%q is not true or false", EnvAllowPrivateTargets, os.Getenv(EnvAllowPrivateTargets))
 	}
 	return allow, nil
+}
+
+// TokenIssuer is the issuer of the JWTs the API takes, and the app clients they may be for
+// (OIDC_ISSUER and JWT_AUDIENCES: the template's JwtIssuer and JwtAudience), for the function
+// that verifies tokens itself (mcp, with package bearer).
+func TokenIssuer() (issuer string, audiences []string) {
+	return os.Getenv(EnvOIDCIssuer), list(os.Getenv(EnvJwtAudiences))
 }

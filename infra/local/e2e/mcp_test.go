@@ -135,15 +135,37 @@ func TestTheMCPEndpointsAuth(t *testing.T) {
 		}
 	}
 	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"curl","version":"1"}}}`
-	if a := (call{method: "POST", path: "/mcp", body: initialize}).must(t); a.Status != 401 {
-		t.Errorf("no JWT: %d %s", a.Status, a.Body)
+	challenge := `Bearer resource_metadata="` + gatewayURL() + `/.well-known/oauth-protected-resource/mcp", scope="interrupts:write runs:read"`
+	expired := jwt(t, devjwt.Token{Subject: "agent-7", Tenant: "acme", Scopes: []string{"runs:read"}, TTL: -time.Minute})
+	for name, bearer := range map[string]string{"no JWT": "", "an expired JWT": expired, "not a JWT": "nope"} {
+		if a := (call{method: "POST", path: "/mcp", body: initialize, bearer: bearer}).must(t); a.Status != 401 || a.Header.Get("WWW-Authenticate") != challenge+`, error="invalid_token"` {
+			t.Errorf("%s: %d %q %s", name, a.Status, a.Header.Get("WWW-Authenticate"), a.Body)
+		}
 	}
 	noTenant := jwt(t, devjwt.Token{Subject: "agent-7", Scopes: []string{"runs:read"}})
 	a := call{method: "POST", path: "/mcp", body: initialize, bearer: noTenant}.must(t)
-	if a.Status != 403 || a.Header.Get("WWW-Authenticate") != `Bearer resource_metadata="`+gatewayURL()+`/.well-known/oauth-protected-resource/mcp", scope="interrupts:write runs:read"` {
+	if a.Status != 403 || a.Header.Get("WWW-Authenticate") != challenge {
 		t.Errorf("no tenant: %d %q %s", a.Status, a.Header.Get("WWW-Authenticate"), a.Body)
 	}
+	approverOnly := jwt(t, devjwt.Token{Subject: "alice", Tenant: "acme", Scopes: []string{"approvals:respond"}})
+	if a := (call{method: "POST", path: "/mcp", body: initialize, bearer: approverOnly}).must(t); a.Status != 403 || a.Header.Get("WWW-Authenticate") != challenge+`, error="insufficient_scope"` {
+		t.Errorf("without the scopes: %d %q %s", a.Status, a.Header.Get("WWW-Authenticate"), a.Body)
+	}
 	agent := jwt(t, devjwt.Token{Subject: "agent-7", Tenant: newRun("mcp"), Scopes: []string{"runs:read"}})
+	// One message per POST, from the stack's own origin or none; nothing runs for a refusal.
+	for name, c := range map[string]call{
+		"a batch":          {method: "POST", path: "/mcp", body: "[" + initialize + "]", bearer: agent},
+		"300 KB":           {method: "POST", path: "/mcp", body: initialize[:len(initialize)-1] + `,"pad":"` + strings.Repeat("x", 300<<10) + `"}`, bearer: agent},
+		"a foreign Origin": {method: "POST", path: "/mcp", body: initialize, bearer: agent, headers: map[string]string{"Origin": "http://evil.example.com"}},
+	} {
+		want := map[string]int{"a batch": 400, "300 KB": 413, "a foreign Origin": 403}[name]
+		if a := c.must(t); a.Status != want || a.Header.Get("Content-Type") != "application/problem+json" {
+			t.Errorf("%s: %d %s, want %d", name, a.Status, a.Body, want)
+		}
+	}
+	if a := (call{method: "POST", path: "/mcp", body: initialize, bearer: agent, headers: map[string]string{"Origin": gatewayURL()}}).must(t); a.Status != 200 {
+		t.Errorf("the stack's own Origin: %d %s", a.Status, a.Body)
+	}
 	for _, method := range []string{"GET", "DELETE"} {
 		if a := (call{method: method, path: "/mcp", bearer: agent}).must(t); a.Status != 405 || a.Header.Get("Allow") != "POST" || a.Header.Get("Content-Type") != "application/problem+json" {
 			t.Errorf("%s: %d %q %s", method, a.Status, a.Header.Get("Allow"), a.Body)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/interrupthost/interrupthost/internal/devjwt"
 	"github.com/interrupthost/interrupthost/internal/samtemplate"
+	"github.com/interrupthost/interrupthost/pkg/bearer"
 )
 
 func testGateway(t *testing.T, routes ...string) *Gateway {
@@ -208,5 +209,93 @@ func TestAuthorizeAdmitsEveryAudience(t *testing.T) {
 				t.Errorf("authorize: %v, %v; want admitted %v", got, err, tt.ok)
 			}
 		})
+	}
+}
+
+// TestTheTwoVerificationsAgree holds the one route's own verification (pkg/bearer, the MCP
+// function's) to the gateway's JWT authorizer, which stands in for API Gateway's: for each token
+// (signed by the issuer's key or another, of the issuer or another, for each audience or none,
+// expired, not yet valid, without exp, alg none, a token bare or after "Bearer") both admit it
+// or both refuse it, and an admitted token's claims are the same.
+func TestTheTwoVerificationsAgree(t *testing.T) {
+	t.Parallel()
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The issuer serves its discovery and JWKS, as the local gateway serves them.
+	srv := httptest.NewUnstartedServer(nil)
+	base := "http://" + srv.Listener.Addr().String()
+	srv.Config.Handler = devjwt.NewProvider(key, base, nil)
+	srv.Start()
+	t.Cleanup(srv.Close)
+	issuer, audiences := devjwt.IssuerAt(base), []string{"approvers", "engine-a"}
+
+	g := testGateway(t, "POST /mcp")
+	g.tokens = devjwt.NewVerifier(devjwt.NewIssuerKeys(srv.Client()))
+	r, _ := g.match("POST", "/mcp")
+	r.Issuer, r.Audience = issuer, audiences
+	v, err := bearer.New(issuer, audiences, srv.Client(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	now := time.Now()
+	sign := func(k *rsa.PrivateKey, change devjwt.Claims) string {
+		c := devjwt.Claims{"iss": issuer, "aud": "approvers", "sub": "alice", "tenant": "acme", "exp": now.Add(time.Hour).Unix(), "iat": now.Unix(), "scope": "interrupts:write"}
+		for name, value := range change {
+			if value == nil {
+				delete(c, name)
+			} else {
+				c[name] = value
+			}
+		}
+		tok, err := devjwt.Sign(k, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
+	unsigned := func(tok string) string {
+		parts := strings.Split(tok, ".")
+		return base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"none","typ":"JWT"}`)) + "." + parts[1] + "."
+	}
+	for name, header := range map[string]string{
+		"valid":                             "Bearer " + sign(key, nil),
+		"valid, bare":                       sign(key, nil),
+		"valid, lower-case scheme":          "bearer " + sign(key, nil),
+		"an engine's client_id, no aud":     "Bearer " + sign(key, devjwt.Claims{"aud": nil, "client_id": "engine-a"}),
+		"another client_id, no aud":         "Bearer " + sign(key, devjwt.Claims{"aud": nil, "client_id": "engine-z"}),
+		"another aud beside a known client": "Bearer " + sign(key, devjwt.Claims{"aud": "other", "client_id": "engine-a"}),
+		"an aud list holding one":           "Bearer " + sign(key, devjwt.Claims{"aud": []string{"x", "engine-a"}}),
+		"no audience at all":                "Bearer " + sign(key, devjwt.Claims{"aud": nil}),
+		"another key":                       "Bearer " + sign(other, nil),
+		"another issuer":                    "Bearer " + sign(key, devjwt.Claims{"iss": base + "/elsewhere"}),
+		"expired":                           "Bearer " + sign(key, devjwt.Claims{"exp": now.Add(-time.Second).Unix()}),
+		"no exp":                            "Bearer " + sign(key, devjwt.Claims{"exp": nil}),
+		"not yet valid":                     "Bearer " + sign(key, devjwt.Claims{"nbf": now.Add(time.Minute).Unix()}),
+		"valid since a minute":              "Bearer " + sign(key, devjwt.Claims{"nbf": now.Add(-time.Minute).Unix()}),
+		"alg none":                          "Bearer " + unsigned(sign(key, nil)),
+		"a cut signature":                   "Bearer " + sign(key, nil)[:200],
+		"another scheme":                    "Basic " + sign(key, nil),
+		"nothing":                           "",
+	} {
+		req := httptest.NewRequest("POST", "/mcp", nil)
+		if header != "" {
+			req.Header.Set("Authorization", header)
+		}
+		gw, gerr := g.authorize(req, r)
+		own, _, verr := v.Verify(t.Context(), header)
+		if (gerr == nil) != (verr == nil) {
+			t.Errorf("%s: the gateway's authorizer %v, the function's %v", name, gerr, verr)
+			continue
+		}
+		if verr == nil && (own.Text("sub") != gw["sub"] || own.Text("tenant") != gw["tenant"]) {
+			t.Errorf("%s: claims %v and %v", name, own, gw)
+		}
 	}
 }
