@@ -70,8 +70,8 @@ type Options struct {
 	// endpoint's protected resource metadata names; empty: that metadata answers 404.
 	Issuer string
 	// MCPOrigins are the Origins a request to the MCP endpoint may carry (the template's
-	// McpAllowedOrigins); one carrying any other is refused. A request without Origin (every
-	// client but a browser's) is not checked.
+	// McpAllowedOrigins), each an origin or one ending ":*" for any port; one carrying any other
+	// is refused. A request without Origin (every client but a browser's) is not checked.
 	MCPOrigins []string
 	// Discovery is the document of GET /.well-known/interrupt-host.
 	Discovery host.Discovery

@@ -9,7 +9,9 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -150,10 +152,31 @@ func (a *API) allowedOrigin(headers map[string]string) error {
 			origin, ok = v, true
 		}
 	}
-	if !ok || slices.Contains(a.opts.MCPOrigins, origin) {
+	if !ok || slices.ContainsFunc(a.opts.MCPOrigins, func(allowed string) bool { return originMatches(allowed, origin) }) {
 		return nil
 	}
 	return interrupt.Errorf(interrupt.CodeForbidden, "origin %q may not call the MCP endpoint (the template's McpAllowedOrigins lists those that may)", origin)
+}
+
+// originMatches reports whether origin is allowed, an origin ("https://inspector.example.com")
+// or one with any port ("http://localhost:*": a local tool's, whatever port it listens on).
+func originMatches(allowed, origin string) bool {
+	prefix, anyPort := strings.CutSuffix(allowed, ":*")
+	if !anyPort {
+		return origin == allowed
+	}
+	u, err := url.Parse(origin)
+	if err != nil || u.Path != "" || u.RawQuery != "" || u.User != nil {
+		return false
+	}
+	host := u.Host
+	if i := strings.LastIndex(host, ":"); i > strings.LastIndex(host, "]") {
+		if _, err := strconv.Atoi(host[i+1:]); err != nil {
+			return false
+		}
+		host = host[:i]
+	}
+	return u.Scheme+"://"+host == prefix
 }
 
 // oneMessage reads the posted body as the API reads every body (within MaxBody, strict JSON:

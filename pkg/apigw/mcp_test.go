@@ -22,7 +22,7 @@ import (
 func TestTheMCPTransport(t *testing.T) {
 	t.Parallel()
 	s := newStack(t)
-	h, err := apigw.New(slog.New(slog.NewJSONHandler(io.Discard, nil)), apigw.Options{MCPOrigins: []string{"http://127.0.0.1:3000"}}).Function("mcp", s.services)
+	h, err := apigw.New(slog.New(slog.NewJSONHandler(io.Discard, nil)), apigw.Options{MCPOrigins: []string{"http://127.0.0.1:3000", "http://localhost:*"}}).Function("mcp", s.services)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,6 +51,10 @@ func TestTheMCPTransport(t *testing.T) {
 		{"a foreign Origin", request(1), "http://evil.example.com", &engine, http.StatusForbidden},
 		{"a foreign Origin, no token", request(1), "http://evil.example.com", nil, http.StatusForbidden},
 		{"the Origin null", request(1), "null", &engine, http.StatusForbidden},
+		{"a host that starts as an allowed one", request(1), "http://localhost.evil.example:80", &engine, http.StatusForbidden},
+		{"an allowed host over another scheme", request(1), "https://localhost:6274", &engine, http.StatusForbidden},
+		{"an allowed host, a port that is none", request(1), "http://localhost:99x", &engine, http.StatusForbidden},
+		{"an allowed origin with a path", request(1), "http://localhost:6274/x", &engine, http.StatusForbidden},
 	} {
 		r := invoke(t, h, call{who: tc.who, route: "POST /mcp", rawPath: "/mcp", body: tc.body, headers: headers(tc.origin)})
 		if r.Status != tc.status || r.Headers["Content-Type"] != "application/problem+json" {
@@ -60,7 +64,7 @@ func TestTheMCPTransport(t *testing.T) {
 	if after := s.items(t); after != before {
 		t.Fatalf("refused messages wrote: %s, then %s", before, after)
 	}
-	for _, origin := range []string{"", "http://127.0.0.1:3000"} {
+	for _, origin := range []string{"", "http://127.0.0.1:3000", "http://localhost:6274", "http://localhost"} {
 		r := invoke(t, h, call{who: &engine, route: "POST /mcp", rawPath: "/mcp", body: `{"jsonrpc":"2.0","id":1,"method":"ping"}`, headers: headers(origin)})
 		if r.Status != http.StatusOK || !strings.Contains(string(r.Body), `"result"`) {
 			t.Errorf("a ping from %q: %d %s", origin, r.Status, r.Body)

@@ -74,10 +74,14 @@ func New(h Host, opts Options) *Server {
 		s.log = slog.New(slog.DiscardHandler)
 	}
 	srv := sdk.NewServer(&sdk.Implementation{Name: "interrupt-host", Title: "Interrupt host", Version: opts.Version}, &sdk.ServerOptions{
-		// What is served, and only that: tools without listChanged (a stateless endpoint keeps
-		// no stream to send the notification on; the tools never change while it runs), and
-		// logging, which the SDK answers. No prompts or resources: unserved (below).
-		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}, Logging: &sdk.LoggingCapabilities{}},
+		// What is served, and only that, none with listChanged (a stateless endpoint keeps no
+		// stream to send the notification on; nothing changes while it runs): tools, logging,
+		// and prompts and resources, which the SDK answers (there are none: empty lists, and a
+		// read of any resource is not found). No completions: unserved (below).
+		Capabilities: &sdk.ServerCapabilities{
+			Tools: &sdk.ToolCapabilities{}, Logging: &sdk.LoggingCapabilities{},
+			Prompts: &sdk.PromptCapabilities{}, Resources: &sdk.ResourceCapabilities{},
+		},
 		Instructions: "Ask people and wait for them durably: request_approval or ask_question, then get_outcome until its status is not pending. " +
 			"Pass the same runId and key again after a restart or a retry: you get the same interrupt, never a second ask.",
 	})
@@ -94,15 +98,12 @@ func New(h Host, opts Options) *Server {
 	return s
 }
 
-// unserved refuses the methods of the capabilities the server does not declare (prompts,
-// resources, completions) as JSON-RPC's method not found, which the SDK would otherwise answer
-// with empty lists: a client reads the declared capabilities as what is there.
+// unserved refuses completion, which the server does not declare, as JSON-RPC's method not
+// found: a client reads the declared capabilities as what is there.
 func unserved(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
-		for _, p := range []string{"prompts/", "resources/", "completion/"} {
-			if strings.HasPrefix(method, p) {
-				return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: " + method + " (the server declares tools and logging only)"}
-			}
+		if strings.HasPrefix(method, "completion/") {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: " + method + " (the server declares no completions)"}
 		}
 		return next(ctx, method, req)
 	}

@@ -90,23 +90,27 @@ func TestTheToolsAreListed(t *testing.T) {
 	}
 }
 
-// TestTheCapabilitiesAreWhatIsServed: the server declares tools (without listChanged: a
-// stateless endpoint has no stream to send it on) and logging, nothing else, and refuses the
-// methods of what it does not declare as method not found rather than answer empty lists.
+// TestTheCapabilitiesAreWhatIsServed: the server declares what it answers, none with
+// listChanged (a stateless endpoint has no stream to send it on): tools, logging, and prompts
+// and resources (there are none: empty lists); completion, undeclared, is method not found.
 func TestTheCapabilitiesAreWhatIsServed(t *testing.T) {
 	t.Parallel()
 	_, _, url := serve(t)
 	cs := connect(t, url, engine)
 	caps := cs.InitializeResult().Capabilities
-	if caps.Tools == nil || caps.Tools.ListChanged || caps.Prompts != nil || caps.Resources != nil || caps.Completions != nil || caps.Logging == nil {
-		t.Errorf("capabilities %+v (tools %+v)", caps, caps.Tools)
+	if caps.Tools == nil || caps.Tools.ListChanged || caps.Prompts == nil || caps.Prompts.ListChanged || caps.Resources == nil || caps.Resources.ListChanged ||
+		caps.Resources.Subscribe || caps.Completions != nil || caps.Logging == nil {
+		t.Errorf("capabilities %+v (tools %+v, prompts %+v, resources %+v)", caps, caps.Tools, caps.Prompts, caps.Resources)
 	}
 	ctx := context.Background()
-	if _, err := cs.ListPrompts(ctx, nil); err == nil || !strings.Contains(err.Error(), "method not found") {
-		t.Errorf("prompts/list: %v", err)
+	if p, err := cs.ListPrompts(ctx, nil); err != nil || len(p.Prompts) != 0 {
+		t.Errorf("prompts/list: %+v %v", p, err)
 	}
-	if _, err := cs.ListResources(ctx, nil); err == nil || !strings.Contains(err.Error(), "method not found") {
-		t.Errorf("resources/list: %v", err)
+	if r, err := cs.ListResources(ctx, nil); err != nil || len(r.Resources) != 0 {
+		t.Errorf("resources/list: %+v %v", r, err)
+	}
+	if _, err := cs.Complete(ctx, &sdk.CompleteParams{Ref: &sdk.CompleteReference{Type: "ref/prompt", Name: "x"}, Argument: sdk.CompleteParamsArgument{Name: "a"}}); err == nil || !strings.Contains(err.Error(), "method not found") {
+		t.Errorf("completion/complete: %v", err)
 	}
 }
 

@@ -286,8 +286,9 @@ func serveGateway(ctx context.Context, log *slog.Logger, root string, inst insta
 				"AWS::StackName": inst.table,
 				// Local receivers listen on 127.0.0.1, over http.
 				"AllowPrivateDeliveryTargets": "true",
-				// The local MCP endpoint takes requests from the gateway's own origin, no other.
-				"McpAllowedOrigins": url,
+				// The local MCP endpoint takes requests from loopback origins (a local tool's, on
+				// any port), no other.
+				"McpAllowedOrigins": "http://127.0.0.1:*,http://localhost:*,http://[::1]:*",
 				// A rotation (POST /local-rotation) is seen within seconds, as the black-box
 				// test of rotation needs; the template's default is five minutes.
 				"KeyringCacheSeconds": "2",
