@@ -28,6 +28,20 @@ FUZZTIME ?= 4000x
 # target (TestEveryFunctionIsFuzzed asks for one) is fuzzed without naming it here.
 FUZZ_PACKAGES := ./pkg/token ./pkg/apigw
 
+# MCP_CONFORMANCE are the scenarios of the official MCP conformance suite that apply to this
+# server, run by `make test` against the stack's /mcp (infra/local/cmd/conformance; the checks
+# that need the suite's own diagnostic tools are excused in infra/local/conformance-baseline.yml).
+# Not applicable, and not run: tools-call-* and json-schema-2020-12 (they call the suite's own
+# test tools), prompts-get-* and resources-read-*, -templates-read, -subscribe, -unsubscribe
+# (the suite's test prompts and resources; this server has none), completion-complete (no
+# completions), http-custom-header-server-validation (tools with x-mcp-header annotations),
+# server-sse-* (the stateless transport answers JSON, keeps no stream), elicitation-*,
+# input-required-result-* and tasks-* (server-initiated requests and tasks, which these tools
+# make none of), sep-2640-skills-* (an extension this server does not carry).
+MCP_CONFORMANCE := server-initialize server-session-lifecycle server-stateless ping logging-set-level \
+  tools-list prompts-list resources-list caching dns-rebinding-protection http-header-validation \
+  sep-2164-resource-not-found
+
 ## deps: the pinned Node.js (dynalite, playwright-core, axe-core) and Python (moto, aws-sam-cli,
 ## cfn-lint) tools
 deps: $(NODE_DEPS) $(PY_DEPS)
@@ -89,6 +103,7 @@ stack-tests:
 	  SLACK_OPS_JWT=$$(go run ./infra/local/cmd/devtoken -sub ops -tenant browser-slack -scopes "interrupts:write runs:read contacts:manage subscriptions:manage") \
 	  CHROMIUM=$(CHROMIUM) node --test infra/local/browser/
 	infra/local/apicheck.sh
+	go run ./infra/local/cmd/conformance -scenarios "$(MCP_CONFORMANCE)"
 	go test -count=1 -run '^$$' -bench . -benchtime 1x ./...
 	$(MAKE) --no-print-directory fuzz
 
