@@ -49,9 +49,19 @@ const EngineClientID = "interrupt-host-local-engine"
 // may decide").
 const MailerClientID = "interrupt-host-local-mailer"
 
+// MCPClientID is the local stack's public app client for MCP clients: the authorization code
+// grant with PKCE and no secret, any loopback redirect URI (an MCP client listens on a port of
+// its own), the MCP endpoint's scopes; its access tokens name it in client_id, as a Cognito
+// public client's do.
+const MCPClientID = "interrupt-host-local-mcp"
+
+// MCPScopes are the scopes MCPClientID may be granted: the MCP endpoint's.
+var MCPScopes = []string{"interrupts:write", "runs:read"}
+
 // Audiences is what the local stack passes as the template's JwtAudience parameter: the
-// approval page's app client first (the page signs in with it), then the machine clients.
-const Audiences = Audience + "," + EngineClientID + "," + MailerClientID
+// approval page's app client first (the page signs in with it), then the machine clients and
+// the MCP clients' public client.
+const Audiences = Audience + "," + EngineClientID + "," + MailerClientID + "," + MCPClientID
 
 // IssuerAt is the issuer of the gateway served at gatewayURL: what the stack passes as the
 // template's JwtIssuer.

@@ -80,8 +80,10 @@ type Provider struct {
 
 // grant is what a code was issued for, checked again at its exchange.
 type grant struct {
-	user             User
-	tenant           string
+	user   User
+	tenant string
+	// client is the app client the code is for; scope what it asked for.
+	client, scope    string
 	redirect         string
 	challenge, nonce string
 	authTime         time.Time
@@ -142,7 +144,7 @@ func (p *Provider) discovery(w http.ResponseWriter, r *http.Request) {
 		"subject_types_supported":               []string{"public"},
 		"id_token_signing_alg_values_supported": []string{"RS256"},
 		"code_challenge_methods_supported":      []string{"S256"},
-		"scopes_supported":                      []string{"openid"},
+		"scopes_supported":                      append([]string{"openid"}, MCPScopes...),
 		"token_endpoint_auth_methods_supported": []string{"none", "client_secret_basic", "client_secret_post"},
 		"claims_supported":                      []string{"iss", "aud", "sub", "iat", "exp", "nonce", "auth_time", "username", "cognito:username", "email", "email_verified", "tenant", "groups", "roles"},
 	})
@@ -182,15 +184,38 @@ var challengePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{43}$`)
 // and never redirected to (RFC 6749, 4.1.2.1); the provider shows every other fault too, as
 // nothing but a developer's client talks to it.
 func (a authRequest) problem(redirect string) string {
+	if a.ClientID == MCPClientID {
+		return a.mcpProblem()
+	}
 	switch {
 	case a.ClientID != Audience:
-		return "unknown client_id (the local app client is " + Audience + ")"
+		return "unknown client_id (the local app clients are " + Audience + " and " + MCPClientID + ")"
 	case a.RedirectURI != redirect:
 		return "redirect_uri must be " + redirect
 	case a.ResponseType != "code":
 		return "response_type must be code"
 	case !slices.Contains(strings.Fields(a.Scope), "openid"):
 		return "scope must include openid"
+	case a.Method != "S256":
+		return "code_challenge_method must be S256"
+	case !challengePattern.MatchString(a.Challenge):
+		return "code_challenge must be an S256 challenge"
+	}
+	return ""
+}
+
+// mcpProblem is what is wrong with a request of the MCP clients' public client: its redirect
+// must be loopback over http (RFC 8252, 7.3: a native client listens on a port of its own), its
+// scopes the MCP endpoint's, and PKCE S256 is required, as for every public client.
+func (a authRequest) mcpProblem() string {
+	u, err := url.Parse(a.RedirectURI)
+	switch {
+	case err != nil || u.Scheme != "http" || (u.Hostname() != "127.0.0.1" && u.Hostname() != "localhost" && u.Hostname() != "::1") || u.User != nil || u.Fragment != "":
+		return "redirect_uri must be a loopback http URL (http://127.0.0.1:<port>/...)"
+	case a.ResponseType != "code":
+		return "response_type must be code"
+	case slices.ContainsFunc(strings.Fields(a.Scope), func(s string) bool { return !slices.Contains(MCPScopes, s) }):
+		return "scope may name only " + strings.Join(MCPScopes, " and ")
 	case a.Method != "S256":
 		return "code_challenge_method must be S256"
 	case !challengePattern.MatchString(a.Challenge):
@@ -308,7 +333,7 @@ func (p *Provider) authorize(w http.ResponseWriter, r *http.Request) {
 	}
 	now := p.now()
 	code, ok := p.issue(grant{
-		user: Users()[i], tenant: tenant, redirect: req.RedirectURI,
+		user: Users()[i], tenant: tenant, client: req.ClientID, scope: req.Scope, redirect: req.RedirectURI,
 		challenge: req.Challenge, nonce: req.Nonce, authTime: now, expires: now.Add(codeTTL),
 	}, now)
 	if !ok {
@@ -381,7 +406,7 @@ func (p *Provider) token(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch {
-	case f.Get("client_id") != Audience:
+	case f.Get("client_id") != Audience && f.Get("client_id") != MCPClientID:
 		tokenError(w, "invalid_client", "unknown client_id")
 		return
 	case f.Get("code") == "":
@@ -394,6 +419,9 @@ func (p *Provider) token(w http.ResponseWriter, r *http.Request) {
 	case !ok || !now.Before(g.expires):
 		tokenError(w, "invalid_grant", "the code is unknown, used or expired")
 		return
+	case f.Get("client_id") != g.client:
+		tokenError(w, "invalid_grant", "the code was issued to another client")
+		return
 	case f.Get("redirect_uri") != g.redirect:
 		tokenError(w, "invalid_grant", "redirect_uri is not the one the code was issued for")
 		return
@@ -404,6 +432,10 @@ func (p *Provider) token(w http.ResponseWriter, r *http.Request) {
 	sum := sha256.Sum256([]byte(f.Get("code_verifier")))
 	if subtle.ConstantTimeCompare([]byte(enc.EncodeToString(sum[:])), []byte(g.challenge)) != 1 {
 		tokenError(w, "invalid_grant", "code_verifier does not match the code_challenge")
+		return
+	}
+	if g.client == MCPClientID {
+		p.mcpToken(w, g, now)
 		return
 	}
 	claims := Token{
@@ -431,6 +463,28 @@ func (p *Provider) token(w http.ResponseWriter, r *http.Request) {
 	// this provider's access tokens.
 	writeJSON(w, http.StatusOK, map[string]any{
 		"access_token": rand.Text(), "id_token": idToken, "token_type": "Bearer", "expires_in": int(idTokenTTL.Seconds()),
+	})
+}
+
+// mcpToken answers an MCP client's exchange with an access token shaped as a Cognito public
+// client's (client_id, no aud, the person as sub and username, the scopes asked for, or all of
+// MCPScopes when none was), for an hour: what the MCP endpoint verifies.
+func (p *Provider) mcpToken(w http.ResponseWriter, g grant, now time.Time) {
+	scopes := strings.Fields(g.scope)
+	if len(scopes) == 0 {
+		scopes = MCPScopes
+	}
+	access, err := Sign(p.key, Token{
+		Issuer: p.issuer, Subject: g.user.Subject, Username: g.user.Subject, Tenant: g.tenant,
+		Groups: g.user.Groups, Roles: g.user.Roles, ClientID: MCPClientID, Scopes: scopes, TTL: idTokenTTL,
+	}.Claims(now))
+	if err != nil {
+		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": "server_error"})
+		return
+	}
+	w.Header().Set("Pragma", "no-cache")
+	writeJSON(w, http.StatusOK, map[string]any{
+		"access_token": access, "token_type": "Bearer", "expires_in": int(idTokenTTL.Seconds()), "scope": strings.Join(scopes, " "),
 	})
 }
 

@@ -78,8 +78,12 @@ func New(h Host, opts Options) *Server {
 		// stream to send the notification on; nothing changes while it runs): tools, logging,
 		// and prompts and resources, which the SDK answers (there are none: empty lists, and a
 		// read of any resource is not found). No completions: unserved (below).
+		// Logging is deprecated from protocol 2026-07-28 (SEP-2577) and still answered: the
+		// earlier versions this endpoint serves negotiate it.
 		Capabilities: &sdk.ServerCapabilities{
-			Tools: &sdk.ToolCapabilities{}, Logging: &sdk.LoggingCapabilities{},
+			Tools: &sdk.ToolCapabilities{},
+			//lint:ignore SA1019 served for the protocol versions before 2026-07-28
+			Logging: &sdk.LoggingCapabilities{},
 			Prompts: &sdk.PromptCapabilities{}, Resources: &sdk.ResourceCapabilities{},
 		},
 		Instructions: "Ask people and wait for them durably: request_approval or ask_question, then get_outcome until its status is not pending. " +

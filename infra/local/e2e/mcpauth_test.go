@@ -1,0 +1,123 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+
+	"github.com/interrupthost/interrupthost/internal/devjwt"
+	"github.com/interrupthost/interrupthost/internal/localaws"
+)
+
+// TestAnMCPClientSignsInWithOnlyTheURL: an MCP client given nothing but the endpoint's URL and
+// the public client's id (the official Go SDK's OAuth client, auth.AuthorizationCodeHandler)
+// follows the 401's WWW-Authenticate to the protected resource metadata, the issuer's metadata,
+// signs alice in through the local issuer's login form (driven here without a browser, as a
+// person would submit it) with PKCE, and then calls the tools as alice of tenant acme.
+func TestAnMCPClientSignsInWithOnlyTheURL(t *testing.T) {
+	localaws.NeedsStack(t)
+	ctx := context.Background()
+	const redirect = "http://127.0.0.1:8976/callback" // never listened on: the fetcher reads the redirect
+	signIns := 0
+	fetch := func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+		signIns++
+		u, err := url.Parse(args.URL)
+		if err != nil {
+			return nil, err
+		}
+		q := u.Query()
+		if q.Get("client_id") != devjwt.MCPClientID || q.Get("code_challenge_method") != "S256" || q.Get("resource") != gatewayURL()+"/mcp" {
+			t.Errorf("the authorization request: %s", args.URL)
+		}
+		page, err := httpClient.Get(args.URL)
+		if err != nil {
+			return nil, err
+		}
+		page.Body.Close()
+		if page.StatusCode != http.StatusOK {
+			return nil, errors.New("the login form: " + page.Status)
+		}
+		form := url.Values{"user": {"alice"}, "tenant": {"acme"}}
+		for _, name := range []string{"client_id", "redirect_uri", "response_type", "scope", "state", "nonce", "code_challenge", "code_challenge_method"} {
+			form.Set(name, q.Get(name))
+		}
+		resp, err := noRedirects.PostForm(u.Scheme+"://"+u.Host+u.Path, form)
+		if err != nil {
+			return nil, err
+		}
+		resp.Body.Close()
+		back, err := url.Parse(resp.Header.Get("Location"))
+		if err != nil || resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(back.String(), redirect) {
+			return nil, errors.New("the login answered " + resp.Status + " " + resp.Header.Get("Location"))
+		}
+		return &auth.AuthorizationResult{Code: back.Query().Get("code"), State: back.Query().Get("state")}, nil
+	}
+	handler, err := auth.NewAuthorizationCodeHandler(&auth.AuthorizationCodeHandlerConfig{
+		PreregisteredClient:      &oauthex.ClientCredentials{ClientID: devjwt.MCPClientID},
+		RedirectURL:              redirect,
+		AuthorizationCodeFetcher: fetch,
+		Client:                   httpClient,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "oauth-agent", Version: "1"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: gatewayURL() + "/mcp", OAuthHandler: handler, HTTPClient: httpClient}, nil)
+	if err != nil {
+		t.Fatalf("connect with only the URL: %v", err)
+	}
+	defer cs.Close()
+	if signIns != 1 {
+		t.Errorf("%d sign-ins, want one", signIns)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "request_approval", Arguments: map[string]any{
+		"title": "Refund order 1182", "approvers": []string{"bob"}, "runId": newRun("oauth"), "key": "refund-1182"}})
+	if err != nil || res.IsError {
+		t.Fatalf("request_approval: %+v %v", res, err)
+	}
+	out, ok := res.StructuredContent.(map[string]any)
+	if !ok || !regexp.MustCompile(`/approve/`).MatchString(fmt.Sprint(out["url"])) {
+		t.Fatalf("the request's answer: %+v", res.StructuredContent)
+	}
+	got, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "get_outcome", Arguments: map[string]any{"runId": out["runId"], "interruptId": out["interruptId"]}})
+	if err != nil || got.IsError {
+		t.Fatalf("get_outcome: %+v %v", got, err)
+	}
+	if o, _ := got.StructuredContent.(map[string]any); o["status"] != "pending" {
+		t.Errorf("the outcome: %+v", got.StructuredContent)
+	}
+	// The run is of tenant acme, which the token named: acme reads it, another tenant does not.
+	run := fmt.Sprint(out["runId"])
+	if a := do(t, "GET", "/runs/"+run, jwt(t, devjwt.Token{Subject: "ops", Tenant: "acme", Scopes: []string{"runs:read"}}), ""); a.Status != 200 {
+		t.Errorf("the run as acme: %d %s", a.Status, a.Body)
+	}
+	if a := do(t, "GET", "/runs/"+run, jwt(t, devjwt.Token{Subject: "ops", Tenant: "evilcorp", Scopes: []string{"runs:read"}}), ""); a.Status != 404 {
+		t.Errorf("the run as another tenant: %d %s", a.Status, a.Body)
+	}
+	// And it is alice's: list_pending lists the caller's own requests, once the tenant's pending
+	// list (a read model, filled from the table's stream) has it.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		list, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "list_pending", Arguments: map[string]any{}})
+		if err != nil || list.IsError {
+			t.Fatalf("list_pending: %+v %v", list, err)
+		}
+		if strings.Contains(fmt.Sprint(list.StructuredContent), run) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("alice's pending list never named %s: %+v", run, list.StructuredContent)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
