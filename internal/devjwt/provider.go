@@ -283,7 +283,9 @@ type loginView struct {
 
 func (p *Provider) page(w http.ResponseWriter, status int, v loginView) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'")
+	// The form posts here, and its answer redirects to the client: the page's callback, or an
+	// MCP client's loopback listener, which a browser's form-action applies to as well.
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self' http://127.0.0.1:* http://localhost:* http://[::1]:*; frame-ancestors 'none'")
 	w.Header().Set("Referrer-Policy", "no-referrer")
 	w.WriteHeader(status)
 	_ = loginPage.Execute(w, v)
@@ -322,7 +324,7 @@ func (p *Provider) authorize(w http.ResponseWriter, r *http.Request) {
 	}
 	if params.Get("deny") != "" {
 		answer.Set("error", "access_denied")
-		http.Redirect(w, r, req.RedirectURI+"?"+answer.Encode(), http.StatusSeeOther)
+		http.Redirect(w, r, withQuery(req.RedirectURI, answer), http.StatusSeeOther)
 		return
 	}
 	i := slices.IndexFunc(Users(), func(u User) bool { return u.Subject == params.Get("user") })
@@ -341,7 +343,21 @@ func (p *Provider) authorize(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	answer.Set("code", code)
-	http.Redirect(w, r, req.RedirectURI+"?"+answer.Encode(), http.StatusSeeOther)
+	http.Redirect(w, r, withQuery(req.RedirectURI, answer), http.StatusSeeOther)
+}
+
+// withQuery is the redirect URI with the answer's parameters added to its own query.
+func withQuery(redirect string, answer url.Values) string {
+	u, err := url.Parse(redirect)
+	if err != nil {
+		return redirect + "?" + answer.Encode()
+	}
+	q := u.Query()
+	for k, vs := range answer {
+		q[k] = vs
+	}
+	u.RawQuery = q.Encode()
+	return u.String()
 }
 
 // issue keeps g under a new code, unless maxCodes unexpired codes are waiting.

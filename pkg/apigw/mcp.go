@@ -68,7 +68,8 @@ func (a *API) mcpEndpoint(ctx context.Context, c *call) (events.APIGatewayV2HTTP
 			resp.Headers["WWW-Authenticate"] = challenge + `, error="invalid_token"`
 		case errors.Is(err, errInsufficientScope):
 			resp.Headers["WWW-Authenticate"] = challenge + `, error="insufficient_scope"`
-		default: // no tenant: nothing another token of the same client would fix
+		case interrupt.ErrorCode(err) == interrupt.CodeForbidden:
+			// no tenant: nothing another token of the same client would fix
 			resp.Headers["WWW-Authenticate"] = challenge
 		}
 		return resp, err
@@ -139,7 +140,7 @@ func (a *API) mcpCaller(ctx context.Context, req events.APIGatewayV2HTTPRequest)
 
 // errInsufficientScope marks a 403 that a token with more scopes would not get: its challenge
 // says error="insufficient_scope", for a client to ask for them.
-var errInsufficientScope = errors.New("")
+var errInsufficientScope = errors.New(" (insufficient scope)")
 
 // allowedOrigin refuses a request whose Origin, when it has one, is not one the deployment
 // allows (Options.MCPOrigins): the transport's defence against DNS rebinding, where a page of
@@ -161,6 +162,8 @@ func (a *API) allowedOrigin(headers map[string]string) error {
 // originMatches reports whether origin is allowed, an origin ("https://inspector.example.com")
 // or one with any port ("http://localhost:*": a local tool's, whatever port it listens on).
 func originMatches(allowed, origin string) bool {
+	// A scheme and a host are case-insensitive; an origin is nothing but them and a port.
+	allowed, origin = strings.ToLower(allowed), strings.ToLower(origin)
 	prefix, anyPort := strings.CutSuffix(allowed, ":*")
 	if !anyPort {
 		return origin == allowed

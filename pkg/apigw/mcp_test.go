@@ -64,7 +64,7 @@ func TestTheMCPTransport(t *testing.T) {
 	if after := s.items(t); after != before {
 		t.Fatalf("refused messages wrote: %s, then %s", before, after)
 	}
-	for _, origin := range []string{"", "http://127.0.0.1:3000", "http://localhost:6274", "http://localhost"} {
+	for _, origin := range []string{"", "http://127.0.0.1:3000", "http://localhost:6274", "http://localhost", "HTTP://LocalHost:6274"} {
 		r := invoke(t, h, call{who: &engine, route: "POST /mcp", rawPath: "/mcp", body: `{"jsonrpc":"2.0","id":1,"method":"ping"}`, headers: headers(origin)})
 		if r.Status != http.StatusOK || !strings.Contains(string(r.Body), `"result"`) {
 			t.Errorf("a ping from %q: %d %s", origin, r.Status, r.Body)

@@ -1,24 +1,29 @@
 // Package bearer verifies a bearer JWT as API Gateway's JWT authorizer does, for the route the
 // gateway cannot authorize: the MCP endpoint, whose refusals must name its protected resource
 // metadata (WWW-Authenticate), which the authorizer's own 401 cannot carry (docs/design.md,
-// "Agents over MCP"). The rules are the authorizer's: the issuer, one of the audiences in aud
-// (or client_id, for a token without aud, as Cognito's access tokens), a signature by a key of
-// the issuer's JWKS (RS256, as API Gateway takes), exp (required) and nbf, to the second. The
-// infra/local gateway test holds this and the local gateway's authorizer to one behaviour.
+// "Agents over MCP"). The rules are the authorizer's, and the local gateway's that stands in
+// for it (infra/local/gateway, whose test holds the two to one behaviour token by token): the
+// compact form, RS256 under the kid its header names from the issuer's JWKS, the issuer, one of
+// the audiences in aud (or, with no aud, client_id: Cognito's access tokens), exp (required) and
+// nbf as JSON numbers, to the second.
 package bearer
 
 import (
 	"context"
+	"crypto"
+	"crypto/rsa"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"math/big"
 	"net/http"
-	"slices"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/coreos/go-oidc/v3/oidc"
 
 	"github.com/interrupthost/interrupthost/pkg/identity"
 )
@@ -27,18 +32,27 @@ import (
 // reason alike, as the authorizer answers them.
 var ErrInvalid = errors.New("bearer: the token is not valid")
 
+// Refresh is how soon after reading the issuer's keys a token of a kid they lack reads them
+// again: a forged token costs at most one fetch a minute per instance, not one each.
+const Refresh = time.Minute
+
+// compact is a JWS in compact serialisation: three base64url segments, the last maybe empty.
+var compact = regexp.MustCompile(`^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$`)
+
 // Verifier verifies tokens of one issuer for a list of audiences. Its keys are the issuer's
 // JWKS, found through the issuer's discovery document at the first verification (a function's
-// init then makes no network call) and cached, a kid it does not know reading them again. Safe
-// for concurrent use.
+// init makes no network call) and kept; a kid they lack reads them again at most once per
+// Refresh. Safe for concurrent use.
 type Verifier struct {
 	issuer    string
 	audiences []string
 	client    *http.Client
 	now       func() time.Time
 
-	mu       sync.Mutex
-	verifier *oidc.IDTokenVerifier
+	mu      sync.Mutex
+	jwksURI string
+	keys    map[string]*rsa.PublicKey
+	fetched time.Time
 }
 
 // New returns a verifier of tokens from issuer for any of audiences; client reaches the issuer
@@ -56,37 +70,10 @@ func New(issuer string, audiences []string, client *http.Client, now func() time
 	return &Verifier{issuer: issuer, audiences: audiences, client: client, now: now}, nil
 }
 
-// load discovers the issuer's JWKS once; a failure is not kept, so the next verification tries
-// again.
-func (v *Verifier) load(ctx context.Context) (*oidc.IDTokenVerifier, error) {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	if v.verifier != nil {
-		return v.verifier, nil
-	}
-	ctx = oidc.ClientContext(ctx, v.client)
-	p, err := oidc.NewProvider(ctx, v.issuer)
-	if err != nil {
-		return nil, fmt.Errorf("bearer: discover %s: %w", v.issuer, err)
-	}
-	var meta struct {
-		JWKS string `json:"jwks_uri"`
-	}
-	if err := p.Claims(&meta); err != nil || meta.JWKS == "" {
-		return nil, fmt.Errorf("bearer: %s names no jwks_uri", v.issuer)
-	}
-	keys := oidc.NewRemoteKeySet(oidc.ClientContext(context.Background(), v.client), meta.JWKS)
-	// The audience is checked below (aud or client_id, any of a list), and the times to the
-	// second, as the authorizer checks them.
-	v.verifier = oidc.NewVerifier(v.issuer, keys, &oidc.Config{
-		SkipClientIDCheck: true, SkipExpiryCheck: true, SupportedSigningAlgs: []string{oidc.RS256},
-	})
-	return v.verifier, nil
-}
-
 // Verify checks the Authorization header's value (the token bare or after "Bearer ") and
-// answers its claims and the scopes it grants (scope, or scp). A token that fails any rule is
-// ErrInvalid; an issuer whose discovery document cannot be read is an error of its own.
+// answers its claims and the scopes it grants (scope or scp: a string of names, or a list). A
+// token that fails any rule is ErrInvalid; an issuer whose discovery document cannot be read is
+// an error of its own.
 func (v *Verifier) Verify(ctx context.Context, authorization string) (identity.Claims, []string, error) {
 	raw := strings.TrimSpace(authorization)
 	if scheme, token, ok := strings.Cut(raw, " "); ok {
@@ -95,65 +82,154 @@ func (v *Verifier) Verify(ctx context.Context, authorization string) (identity.C
 		}
 		raw = strings.TrimSpace(token)
 	}
-	if strings.Count(raw, ".") != 2 {
+	if !compact.MatchString(raw) {
 		return nil, nil, ErrInvalid
 	}
-	verifier, err := v.load(ctx)
+	parts := strings.Split(raw, ".")
+	var header struct{ Alg, Kid string }
+	if decode(parts[0], &header) != nil || header.Alg != "RS256" || header.Kid == "" {
+		return nil, nil, ErrInvalid
+	}
+	key, err := v.key(ctx, header.Kid)
 	if err != nil {
 		return nil, nil, err
 	}
-	tok, err := verifier.Verify(ctx, raw)
-	if err != nil {
-		return nil, nil, ErrInvalid // as the authorizer: a key it cannot fetch admits no token
+	sig, err := base64.RawURLEncoding.DecodeString(parts[2])
+	digest := sha256.Sum256([]byte(parts[0] + "." + parts[1]))
+	if key == nil || err != nil || rsa.VerifyPKCS1v15(key, crypto.SHA256, digest[:], sig) != nil {
+		return nil, nil, ErrInvalid
 	}
+	var values map[string]any
 	var c identity.Claims
-	if err := tok.Claims(&c); err != nil {
+	if decode(parts[1], &values) != nil || decode(parts[1], &c) != nil {
 		return nil, nil, ErrInvalid
 	}
-	if !v.timely(c) || !v.forUs(c) {
+	if values["iss"] != v.issuer || !v.forUs(values) || !v.timely(values) {
 		return nil, nil, ErrInvalid
 	}
-	return c, scopes(c), nil
+	return c, scopes(values), nil
 }
 
-// timely checks exp (required) and nbf against the clock, to the second.
-func (v *Verifier) timely(c identity.Claims) bool {
-	at := func(name string) (int64, bool) {
-		var n json.Number
-		if json.Unmarshal(c[name], &n) != nil {
-			return 0, false
-		}
-		f, err := n.Float64()
-		return int64(f), err == nil
+// decode reads a base64url segment's JSON.
+func decode(seg string, out any) error {
+	b, err := base64.RawURLEncoding.DecodeString(seg)
+	if err != nil {
+		return err
 	}
+	return json.Unmarshal(b, out)
+}
+
+// timely checks exp (a JSON number, required) and nbf (one, when present) to the second.
+func (v *Verifier) timely(c map[string]any) bool {
+	exp, hasExp := c["exp"].(float64)
+	nbf, hasNbf := c["nbf"].(float64)
 	now := v.now().Unix()
-	exp, ok := at("exp")
-	if !ok || now >= exp {
+	return hasExp && now < int64(exp) && (!hasNbf || now >= int64(nbf))
+}
+
+// forUs reports whether the token is for one of the audiences: aud (a string or a list of
+// them) when it has one, else client_id.
+func (v *Verifier) forUs(c map[string]any) bool {
+	ours := func(a any) bool {
+		s, ok := a.(string)
+		for _, want := range v.audiences {
+			if ok && s == want {
+				return true
+			}
+		}
 		return false
 	}
-	nbf, ok := at("nbf")
-	return !ok || now >= nbf
+	switch aud := c["aud"].(type) {
+	case nil:
+		return ours(c["client_id"])
+	case string:
+		return ours(aud)
+	case []any:
+		for _, a := range aud {
+			if ours(a) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
-// forUs reports whether the token is for one of the audiences: aud (a string or a list), else
-// client_id.
-func (v *Verifier) forUs(c identity.Claims) bool {
-	var auds []string
-	if _, ok := c["aud"]; ok {
-		auds = c.Names("aud")
-	} else if id := c.Text("client_id"); id != "" {
-		auds = []string{id}
+// scopes are the scopes a token grants, as the authorizer reads them: scope, else scp, each a
+// space-separated string or a list.
+func scopes(c map[string]any) []string {
+	for _, name := range []string{"scope", "scp"} {
+		switch s := c[name].(type) {
+		case string:
+			return strings.Fields(s)
+		case []any:
+			var out []string
+			for _, x := range s {
+				out = append(out, fmt.Sprint(x))
+			}
+			return out
+		}
 	}
-	return slices.ContainsFunc(auds, func(a string) bool { return slices.Contains(v.audiences, a) })
+	return nil
 }
 
-// scopes are the scopes a token grants: scope, space-separated, or scp, a list or a string.
-func scopes(c identity.Claims) []string {
-	if s := c.Text("scope"); s != "" {
-		return strings.Fields(s)
+// key is the issuer's key of kid, or nil when its JWKS has none; the JWKS is read the first
+// time, and again for a kid it lacks once the last read is Refresh old.
+func (v *Verifier) key(ctx context.Context, kid string) (*rsa.PublicKey, error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if k, ok := v.keys[kid]; ok {
+		return k, nil
 	}
-	if s := c.Text("scp"); s != "" {
-		return strings.Fields(s)
+	if v.keys != nil && v.now().Sub(v.fetched) < Refresh {
+		return nil, nil
 	}
-	return c.Names("scp")
+	if v.jwksURI == "" {
+		var meta struct {
+			Issuer  string `json:"issuer"`
+			JWKSURI string `json:"jwks_uri"`
+		}
+		if err := v.get(ctx, strings.TrimSuffix(v.issuer, "/")+"/.well-known/openid-configuration", &meta); err != nil {
+			return nil, fmt.Errorf("bearer: discover %s: %w", v.issuer, err)
+		}
+		if meta.Issuer != v.issuer || meta.JWKSURI == "" {
+			return nil, fmt.Errorf("bearer: %s's discovery names issuer %q and jwks_uri %q", v.issuer, meta.Issuer, meta.JWKSURI)
+		}
+		v.jwksURI = meta.JWKSURI
+	}
+	var set struct {
+		Keys []struct{ Kty, Kid, N, E string } `json:"keys"`
+	}
+	v.fetched = v.now()
+	if err := v.get(ctx, v.jwksURI, &set); err != nil {
+		if v.keys == nil {
+			v.keys = map[string]*rsa.PublicKey{} // a failed first read waits Refresh too
+		}
+		return nil, nil // as the authorizer: a key it cannot fetch admits no token
+	}
+	v.keys = map[string]*rsa.PublicKey{}
+	for _, k := range set.Keys {
+		n, nerr := base64.RawURLEncoding.DecodeString(k.N)
+		e, eerr := base64.RawURLEncoding.DecodeString(k.E)
+		if k.Kty != "RSA" || k.Kid == "" || nerr != nil || eerr != nil || len(e) == 0 || len(e) > 4 {
+			continue
+		}
+		v.keys[k.Kid] = &rsa.PublicKey{N: new(big.Int).SetBytes(n), E: int(new(big.Int).SetBytes(e).Int64())}
+	}
+	return v.keys[kid], nil
+}
+
+func (v *Verifier) get(ctx context.Context, url string, out any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := v.client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s answered %s", url, resp.Status)
+	}
+	return json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(out)
 }

@@ -1,9 +1,13 @@
 package gateway
 
 import (
+	"crypto"
 	"crypto/rand"
 	"crypto/rsa"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http/httptest"
@@ -214,9 +218,10 @@ func TestAuthorizeAdmitsEveryAudience(t *testing.T) {
 
 // TestTheTwoVerificationsAgree holds the one route's own verification (pkg/bearer, the MCP
 // function's) to the gateway's JWT authorizer, which stands in for API Gateway's: for each token
-// (signed by the issuer's key or another, of the issuer or another, for each audience or none,
-// expired, not yet valid, without exp, alg none, a token bare or after "Bearer") both admit it
-// or both refuse it, and an admitted token's claims are the same.
+// both admit it or both refuse it, as expected, and an admitted token's claims and scopes are
+// the same. The cases are where the two could part: the key, the kid, the issuer, aud against
+// client_id (a null aud, a list, a non-string member), exp and nbf (missing, past, quoted), the
+// scheme, the serialisation, and the scopes' shapes.
 func TestTheTwoVerificationsAgree(t *testing.T) {
 	t.Parallel()
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
@@ -245,8 +250,11 @@ func TestTheTwoVerificationsAgree(t *testing.T) {
 	}
 
 	now := time.Now()
-	sign := func(k *rsa.PrivateKey, change devjwt.Claims) string {
-		c := devjwt.Claims{"iss": issuer, "aud": "approvers", "sub": "alice", "tenant": "acme", "exp": now.Add(time.Hour).Unix(), "iat": now.Unix(), "scope": "interrupts:write"}
+	enc := base64.RawURLEncoding
+	// signWith signs claims (the defaults changed by change, a nil value removing one) under the
+	// header given, with k.
+	signWith := func(k *rsa.PrivateKey, header string, change map[string]any) string {
+		c := map[string]any{"iss": issuer, "aud": "approvers", "sub": "alice", "tenant": "acme", "exp": now.Add(time.Hour).Unix(), "iat": now.Unix(), "scope": "interrupts:write"}
 		for name, value := range change {
 			if value == nil {
 				delete(c, name)
@@ -254,48 +262,69 @@ func TestTheTwoVerificationsAgree(t *testing.T) {
 				c[name] = value
 			}
 		}
-		tok, err := devjwt.Sign(k, c)
+		payload, err := json.Marshal(c)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return tok
+		head := enc.EncodeToString([]byte(header)) + "." + enc.EncodeToString(payload)
+		digest := sha256.Sum256([]byte(head))
+		sig, err := rsa.SignPKCS1v15(rand.Reader, k, crypto.SHA256, digest[:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return head + "." + enc.EncodeToString(sig)
 	}
-	unsigned := func(tok string) string {
-		parts := strings.Split(tok, ".")
-		return base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"none","typ":"JWT"}`)) + "." + parts[1] + "."
-	}
-	for name, header := range map[string]string{
-		"valid":                             "Bearer " + sign(key, nil),
-		"valid, bare":                       sign(key, nil),
-		"valid, lower-case scheme":          "bearer " + sign(key, nil),
-		"an engine's client_id, no aud":     "Bearer " + sign(key, devjwt.Claims{"aud": nil, "client_id": "engine-a"}),
-		"another client_id, no aud":         "Bearer " + sign(key, devjwt.Claims{"aud": nil, "client_id": "engine-z"}),
-		"another aud beside a known client": "Bearer " + sign(key, devjwt.Claims{"aud": "other", "client_id": "engine-a"}),
-		"an aud list holding one":           "Bearer " + sign(key, devjwt.Claims{"aud": []string{"x", "engine-a"}}),
-		"no audience at all":                "Bearer " + sign(key, devjwt.Claims{"aud": nil}),
-		"another key":                       "Bearer " + sign(other, nil),
-		"another issuer":                    "Bearer " + sign(key, devjwt.Claims{"iss": base + "/elsewhere"}),
-		"expired":                           "Bearer " + sign(key, devjwt.Claims{"exp": now.Add(-time.Second).Unix()}),
-		"no exp":                            "Bearer " + sign(key, devjwt.Claims{"exp": nil}),
-		"not yet valid":                     "Bearer " + sign(key, devjwt.Claims{"nbf": now.Add(time.Minute).Unix()}),
-		"valid since a minute":              "Bearer " + sign(key, devjwt.Claims{"nbf": now.Add(-time.Minute).Unix()}),
-		"alg none":                          "Bearer " + unsigned(sign(key, nil)),
-		"a cut signature":                   "Bearer " + sign(key, nil)[:200],
-		"another scheme":                    "Basic " + sign(key, nil),
-		"nothing":                           "",
+	const rs256 = `{"alg":"RS256","typ":"JWT","kid":"local"}`
+	sign := func(change map[string]any) string { return signWith(key, rs256, change) }
+	valid := sign(nil)
+	for _, tc := range []struct {
+		name, header string
+		admit        bool
+		scopes       string
+	}{
+		{"valid", "Bearer " + valid, true, "interrupts:write"},
+		{"valid, bare", valid, true, "interrupts:write"},
+		{"valid, lower-case scheme", "bearer " + valid, true, "interrupts:write"},
+		{"an engine's client_id, no aud", "Bearer " + sign(map[string]any{"aud": nil, "client_id": "engine-a"}), true, "interrupts:write"},
+		{"a null aud, an engine's client_id", "Bearer " + sign(map[string]any{"aud": json.RawMessage("null"), "client_id": "engine-a"}), true, "interrupts:write"},
+		{"another client_id, no aud", "Bearer " + sign(map[string]any{"aud": nil, "client_id": "engine-z"}), false, ""},
+		{"another aud beside a known client", "Bearer " + sign(map[string]any{"aud": "other", "client_id": "engine-a"}), false, ""},
+		{"an aud list holding one", "Bearer " + sign(map[string]any{"aud": []any{"x", "engine-a"}}), true, "interrupts:write"},
+		{"an aud list holding a number and one", "Bearer " + sign(map[string]any{"aud": []any{7, "engine-a"}}), true, "interrupts:write"},
+		{"no audience at all", "Bearer " + sign(map[string]any{"aud": nil}), false, ""},
+		{"another key", "Bearer " + signWith(other, rs256, nil), false, ""},
+		{"no kid", "Bearer " + signWith(key, `{"alg":"RS256","typ":"JWT"}`, nil), false, ""},
+		{"another kid", "Bearer " + signWith(key, `{"alg":"RS256","typ":"JWT","kid":"other"}`, nil), false, ""},
+		{"another alg", "Bearer " + signWith(key, `{"alg":"RS512","typ":"JWT","kid":"local"}`, nil), false, ""},
+		{"another issuer", "Bearer " + sign(map[string]any{"iss": base + "/elsewhere"}), false, ""},
+		{"expired", "Bearer " + sign(map[string]any{"exp": now.Add(-time.Second).Unix()}), false, ""},
+		{"no exp", "Bearer " + sign(map[string]any{"exp": nil}), false, ""},
+		{"exp quoted", "Bearer " + sign(map[string]any{"exp": fmt.Sprint(now.Add(time.Hour).Unix())}), false, ""},
+		{"not yet valid", "Bearer " + sign(map[string]any{"nbf": now.Add(time.Minute).Unix()}), false, ""},
+		{"nbf quoted, in the future", "Bearer " + sign(map[string]any{"nbf": fmt.Sprint(now.Add(time.Minute).Unix())}), true, "interrupts:write"},
+		{"valid since a minute", "Bearer " + sign(map[string]any{"nbf": now.Add(-time.Minute).Unix()}), true, "interrupts:write"},
+		{"scopes as a list", "Bearer " + sign(map[string]any{"scope": []any{"runs:read", "interrupts:write"}}), true, "runs:read interrupts:write"},
+		{"scopes in scp", "Bearer " + sign(map[string]any{"scope": nil, "scp": "runs:read"}), true, "runs:read"},
+		{"an empty scope beside scp", "Bearer " + sign(map[string]any{"scope": "", "scp": "runs:read"}), true, ""},
+		{"alg none", "Bearer " + enc.EncodeToString([]byte(`{"alg":"none"}`)) + "." + strings.Split(valid, ".")[1] + ".", false, ""},
+		{"the signature cut", "Bearer " + valid[:len(valid)-4], false, ""},
+		{"padding", "Bearer " + valid + "=", false, ""},
+		{"spaces inside", "Bearer " + strings.Replace(valid, ".", ". ", 1), false, ""},
+		{"another scheme", "Basic " + valid, false, ""},
+		{"nothing", "", false, ""},
 	} {
 		req := httptest.NewRequest("POST", "/mcp", nil)
-		if header != "" {
-			req.Header.Set("Authorization", header)
+		if tc.header != "" {
+			req.Header.Set("Authorization", tc.header)
 		}
 		gw, gerr := g.authorize(req, r)
-		own, _, verr := v.Verify(t.Context(), header)
-		if (gerr == nil) != (verr == nil) {
-			t.Errorf("%s: the gateway's authorizer %v, the function's %v", name, gerr, verr)
+		own, granted, verr := v.Verify(t.Context(), tc.header)
+		if (gerr == nil) != tc.admit || (verr == nil) != tc.admit {
+			t.Errorf("%s: the gateway's authorizer %v, the function's %v; want admitted %v", tc.name, gerr, verr, tc.admit)
 			continue
 		}
-		if verr == nil && (own.Text("sub") != gw["sub"] || own.Text("tenant") != gw["tenant"]) {
-			t.Errorf("%s: claims %v and %v", name, own, gw)
+		if tc.admit && (own.Text("sub") != gw["sub"] || own.Text("tenant") != gw["tenant"] || strings.Join(granted, " ") != strings.Join(tokenScopes(gw), " ") || strings.Join(granted, " ") != tc.scopes) {
+			t.Errorf("%s: claims %v and %v, scopes %v and %v, want %q", tc.name, own, gw, granted, tokenScopes(gw), tc.scopes)
 		}
 	}
 }
