@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"time"
 
 	"github.com/interrupthost/interrupthost/pkg/app"
 	"github.com/interrupthost/interrupthost/pkg/environ"
@@ -73,15 +74,25 @@ func Webhooks(ctx context.Context, e *app.Env) (*host.Webhooks, error) {
 	if err != nil {
 		return nil, err
 	}
-	prefix := os.Getenv(environ.EnvWebhookSecrets)
+	c, err := cached(ctx, e, environ.EnvWebhookSecrets, h.Now)
+	if err != nil {
+		return nil, err
+	}
+	return host.NewWebhooks(h, c), nil
+}
+
+// cached are the secrets under the name prefix env names, in Secrets Manager (tagged with the
+// stack when they are made), cached in memory (webhook.Cache, its clock now).
+func cached(ctx context.Context, e *app.Env, env string, now func() time.Time) (*webhook.Cache, error) {
+	prefix := os.Getenv(env)
 	if prefix == "" {
-		return nil, errors.New("secrets: " + environ.EnvWebhookSecrets + " is not set")
+		return nil, errors.New("secrets: " + env + " is not set")
 	}
 	cfg, err := e.AWS(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return host.NewWebhooks(h, webhook.NewCache(secretsmanager.Secrets{Client: secretsmanager.NewClient(cfg), Prefix: prefix, Stack: os.Getenv(environ.EnvStackName)}, h.Now)), nil
+	return webhook.NewCache(secretsmanager.Secrets{Client: secretsmanager.NewClient(cfg), Prefix: prefix, Stack: os.Getenv(environ.EnvStackName)}, now), nil
 }
 
 // SignIn is the approval page's sign-in with the identity provider OIDC_ISSUER names (the HTTP
@@ -101,27 +112,15 @@ func SignIn(ctx context.Context, e *app.Env) (*signin.Flow, error) {
 	})
 }
 
-// slackSecrets are the tenants' Slack apps' secrets, in Secrets Manager under the prefix
-// SLACK_SECRET_PREFIX names (the only ones the Slack functions' roles may touch), cached.
-func slackSecrets(ctx context.Context, e *app.Env) (*webhook.Cache, error) {
-	prefix := os.Getenv(environ.EnvSlackSecrets)
-	if prefix == "" {
-		return nil, errors.New("secrets: " + environ.EnvSlackSecrets + " is not set")
-	}
-	cfg, err := e.AWS(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return webhook.NewCache(secretsmanager.Secrets{Client: secretsmanager.NewClient(cfg), Prefix: prefix, Stack: os.Getenv(environ.EnvStackName)}, nil), nil
-}
-
 // SlackApps are the tenants' Slack apps: in the table, their secrets in Secrets Manager.
 func SlackApps(ctx context.Context, e *app.Env) (*slackapp.Integrations, error) {
 	table, err := e.Table(ctx)
 	if err != nil {
 		return nil, err
 	}
-	sec, err := slackSecrets(ctx, e)
+	// The apps' secrets live under SLACK_SECRET_PREFIX, the only ones the Slack functions' roles
+	// may touch.
+	sec, err := cached(ctx, e, environ.EnvSlackSecrets, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -141,7 +140,9 @@ func SlackClicks(ctx context.Context, e *app.Env) (*clicks.Interactions, error) 
 	if err != nil {
 		return nil, err
 	}
-	sec, err := slackSecrets(ctx, e)
+	// The apps' secrets live under SLACK_SECRET_PREFIX, the only ones the Slack functions' roles
+	// may touch.
+	sec, err := cached(ctx, e, environ.EnvSlackSecrets, nil)
 	if err != nil {
 		return nil, err
 	}
