@@ -284,8 +284,9 @@ type loginView struct {
 func (p *Provider) page(w http.ResponseWriter, status int, v loginView) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	// The form posts here, and its answer redirects to the client: the page's callback, or an
-	// MCP client's loopback listener, which a browser's form-action applies to as well.
-	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self' http://127.0.0.1:* http://localhost:* http://[::1]:*; frame-ancestors 'none'")
+	// MCP client's loopback listener, which a browser's form-action applies to as well (Chromium
+	// takes no IPv6 literal in a source list: an MCP client on [::1] is redirected to without it).
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self' http://127.0.0.1:* http://localhost:*; frame-ancestors 'none'")
 	w.Header().Set("Referrer-Policy", "no-referrer")
 	w.WriteHeader(status)
 	_ = loginPage.Execute(w, v)
