@@ -49,23 +49,37 @@ func fuzzHandler(f *testing.F, pick func(*stack) apigw.Handler, route string, se
 		if b64 {
 			req.Body, req.IsBase64Encoded = base64.StdEncoding.EncodeToString([]byte(body)), true
 		}
-		before := s.items(t)
-		resp, err := h(context.Background(), req)
-		if err != nil {
-			t.Fatalf("handler error: %v", err)
-		}
-		if resp.StatusCode >= 500 {
-			t.Fatalf("answered %d: %s", resp.StatusCode, resp.Body)
-		}
+		resp, before, after := fuzzCall(t, s, h, req)
 		if resp.StatusCode >= 400 {
-			if !strings.HasPrefix(resp.Headers["Content-Type"], "application/problem+json") {
-				t.Fatalf("a %d that is not a problem document: %s", resp.StatusCode, resp.Body)
-			}
-			if after := s.items(t); after != before {
-				t.Fatalf("refused with %d, yet the stores went from %s to %s", resp.StatusCode, before, after)
-			}
+			refusedAsProblem(t, resp, before, after)
 		}
 	})
+}
+
+// fuzzCall invokes h with req as every fuzz target does: a handler error or a 5xx fails the
+// input. It answers the response and what the stores held before and after it.
+func fuzzCall(t *testing.T, s *stack, h apigw.Handler, req events.APIGatewayV2HTTPRequest) (resp events.APIGatewayV2HTTPResponse, before, after string) {
+	t.Helper()
+	before = s.items(t)
+	resp, err := h(context.Background(), req)
+	if err != nil {
+		t.Fatalf("handler error: %v", err)
+	}
+	if resp.StatusCode >= 500 {
+		t.Fatalf("answered %d: %s", resp.StatusCode, resp.Body)
+	}
+	return resp, before, s.items(t)
+}
+
+// refusedAsProblem fails a refusal that is not a problem document, or that wrote anything.
+func refusedAsProblem(t *testing.T, resp events.APIGatewayV2HTTPResponse, before, after string) {
+	t.Helper()
+	if !strings.HasPrefix(resp.Headers["Content-Type"], "application/problem+json") {
+		t.Fatalf("a %d that is not a problem document: %s", resp.StatusCode, resp.Body)
+	}
+	if after != before {
+		t.Fatalf("refused with %d, yet the stores went from %s to %s", resp.StatusCode, before, after)
+	}
 }
 
 func FuzzRequestInterrupt(f *testing.F) {
@@ -184,14 +198,7 @@ func FuzzMcp(f *testing.F) {
 				HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: method}},
 		}
 		authorize(&req, map[string]any{"sub": "fuzzer", "tenant": "acme"}, []string{apigw.ScopeInterruptsWrite, apigw.ScopeRunsRead})
-		before := s.items(t)
-		resp, err := h(context.Background(), req)
-		if err != nil {
-			t.Fatalf("handler error: %v", err)
-		}
-		if resp.StatusCode >= 500 {
-			t.Fatalf("answered %d: %s", resp.StatusCode, resp.Body)
-		}
+		resp, before, after := fuzzCall(t, s, h, req)
 		if resp.StatusCode < 400 {
 			return
 		}
@@ -203,7 +210,7 @@ func FuzzMcp(f *testing.F) {
 		if !problem && (json.Unmarshal([]byte(resp.Body), &rpc) != nil || rpc.JSONRPC != "2.0" || rpc.Error == nil) {
 			t.Fatalf("a %d that is neither a problem nor a JSON-RPC error: %s %s", resp.StatusCode, resp.Headers["Content-Type"], resp.Body)
 		}
-		if after := s.items(t); after != before {
+		if after != before {
 			t.Fatalf("refused with %d, yet the stores went from %s to %s", resp.StatusCode, before, after)
 		}
 	})
@@ -254,22 +261,9 @@ func FuzzSlackInteractions(f *testing.F) {
 		if b64 {
 			req.Body, req.IsBase64Encoded = base64.StdEncoding.EncodeToString([]byte(body)), true
 		}
-		before := s.items(t)
-		resp, err := h(context.Background(), req)
-		if err != nil {
-			t.Fatalf("handler error: %v", err)
-		}
-		if resp.StatusCode >= 500 {
-			t.Fatalf("answered %d: %s", resp.StatusCode, resp.Body)
-		}
-		after := s.items(t)
+		resp, before, after := fuzzCall(t, s, h, req)
 		if resp.StatusCode != http.StatusOK {
-			if !strings.HasPrefix(resp.Headers["Content-Type"], "application/problem+json") {
-				t.Fatalf("a %d that is not a problem document: %s", resp.StatusCode, resp.Body)
-			}
-			if after != before {
-				t.Fatalf("refused with %d, yet the stores went from %s to %s", resp.StatusCode, before, after)
-			}
+			refusedAsProblem(t, resp, before, after)
 		}
 		if after != before && !signed[body] {
 			t.Fatalf("a body the app did not sign wrote: %q", body)

@@ -74,11 +74,7 @@ func (a *API) slackInteractions(ctx context.Context, c *call) (reply, error) {
 	if err == nil {
 		ans, err = a.clicks.Handle(ctx, lowered(c.req.Headers), body)
 	}
-	outcome := ans.Outcome
-	if err != nil {
-		outcome = string(interrupt.ErrorCode(err))
-	}
-	a.opts.Metrics.Count(metrics.SlackClicks, metrics.Dim{Name: metrics.DimOutcome, Value: outcome})
+	a.countOutcome(metrics.SlackClicks, ans.Outcome, err)
 	if err != nil {
 		return reply{}, err
 	}

@@ -116,15 +116,20 @@ func endpointID(c *call) (string, error) {
 // Every event received is counted by its outcome, or by the code it was refused with.
 func (a *API) ingestWebhook(ctx context.Context, c *call) (reply, error) {
 	res, err := a.ingest(ctx, c)
-	outcome := res.Outcome
-	if err != nil {
-		outcome = string(interrupt.ErrorCode(err))
-	}
-	a.opts.Metrics.Count(metrics.Webhooks, metrics.Dim{Name: metrics.DimOutcome, Value: outcome})
+	a.countOutcome(metrics.Webhooks, res.Outcome, err)
 	if err != nil {
 		return reply{}, err
 	}
 	return reply{status: http.StatusOK, body: res}, nil
+}
+
+// countOutcome counts one request of a signed caller (a provider, a Slack app) under metric by
+// what became of it: outcome, or the code it was refused with.
+func (a *API) countOutcome(metric metrics.Name, outcome string, err error) {
+	if err != nil {
+		outcome = string(interrupt.ErrorCode(err))
+	}
+	a.opts.Metrics.Count(metric, metrics.Dim{Name: metrics.DimOutcome, Value: outcome})
 }
 
 func (a *API) ingest(ctx context.Context, c *call) (host.Ingested, error) {

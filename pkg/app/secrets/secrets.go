@@ -136,13 +136,11 @@ func SlackClicks(ctx context.Context, e *app.Env) (*clicks.Interactions, error) 
 	if err != nil {
 		return nil, err
 	}
-	table, err := e.Table(ctx)
+	apps, err := SlackApps(ctx, e)
 	if err != nil {
 		return nil, err
 	}
-	// The apps' secrets live under SLACK_SECRET_PREFIX, the only ones the Slack functions' roles
-	// may touch.
-	sec, err := cached(ctx, e, environ.EnvSlackSecrets, nil)
+	table, err := e.Table(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -155,7 +153,7 @@ func SlackClicks(ctx context.Context, e *app.Env) (*clicks.Interactions, error) 
 		return nil, err
 	}
 	return &clicks.Interactions{
-		Host: h, Apps: table, Secrets: sec, Keys: keys, Contacts: table,
+		Host: h, Apps: apps.Store, Secrets: apps.Secrets, Keys: keys, Contacts: table,
 		Poster: outbound.NewHTTPClient(allow), AllowPrivate: allow, SlackAPI: os.Getenv(environ.EnvSlackAPI), Log: environ.Logger(),
 	}, nil
 }
