@@ -20,6 +20,7 @@ const (
 	EventAgentDecided           = "agent.decided"
 	EventNodeSuspended          = "node.suspended"
 	EventRunConfigured          = "run.configured"
+	EventReceiptRedeemed        = "receipt.redeemed"
 )
 
 // EventTypes is every event type, in the order the published schema lists them: what a
@@ -28,5 +29,5 @@ var EventTypes = []string{
 	EventRequested, EventResolved,
 	EventApprovalRequested, EventApprovalResolved, EventClarificationRequested, EventClarificationResolved,
 	EventVoted, EventAsked, EventExpired, EventReminded, EventEscalated, EventRunCancelled, EventRunCompleted,
-	EventAgentDecided, EventNodeSuspended, EventRunConfigured,
+	EventAgentDecided, EventNodeSuspended, EventRunConfigured, EventReceiptRedeemed,
 }

@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
@@ -23,6 +24,14 @@ type Outcome struct {
 	ResolvedBy  string
 	// Votes are an approval's counted votes, in order (runlog.Interrupt.CountedVotes).
 	Votes []interrupt.Vote
+	// DecidedAt is when it was resolved (zero while it is not).
+	DecidedAt time.Time
+	// ApprovedCall is the call people approved, for an approval that asked one and was
+	// accepted; Receipt its receipt (Tokens.InterruptOutcome), Redeemed its redemption once
+	// recorded.
+	ApprovedCall *interrupt.ApprovedCall
+	Receipt      *Receipt
+	Redeemed     *runlog.Redemption
 }
 
 // InterruptOutcome reads the interrupt interruptID of the caller's run as it stands, with one
@@ -30,20 +39,27 @@ type Outcome struct {
 // same on a run of any length. Another tenant's run, and an interrupt the run does not hold,
 // answer 404.
 func (h *Host) InterruptOutcome(ctx context.Context, p interrupt.Principal, runID, interruptID string) (Outcome, error) {
-	_, st, err := h.loadRun(ctx, p, runID, runlog.Ref{Kind: runlog.RefInterrupt, Name: interruptID})
+	o, _, err := h.outcome(ctx, p, runID, interruptID)
+	return o, err
+}
+
+// outcome is InterruptOutcome, with the interrupt it read.
+func (h *Host) outcome(ctx context.Context, p interrupt.Principal, runID, interruptID string) (Outcome, *runlog.Interrupt, error) {
+	_, st, err := h.loadRun(ctx, p, runID, runlog.Ref{Kind: runlog.RefInterrupt, Name: interruptID}, runlog.Ref{Kind: runlog.RefReceipt, Name: interruptID})
 	if err != nil {
-		return Outcome{}, err
+		return Outcome{}, nil, err
 	}
 	if !st.Exists() {
-		return Outcome{}, interrupt.Errorf(interrupt.CodeNotFound, "no run %s", runID)
+		return Outcome{}, nil, interrupt.Errorf(interrupt.CodeNotFound, "no run %s", runID)
 	}
 	in := st.ByID(interruptID)
 	if in == nil {
-		return Outcome{}, interrupt.Errorf(interrupt.CodeNotFound, "no interrupt %s in run %s", interruptID, runID)
+		return Outcome{}, nil, interrupt.Errorf(interrupt.CodeNotFound, "no interrupt %s in run %s", interruptID, runID)
 	}
 	o := Outcome{
 		RunID: runID, NodeID: in.NodeID, InterruptID: in.ID, Kind: in.Payload.Kind, Status: in.StatusAt(h.now()),
 		RunEnded: st.Ended, ResumeValue: in.ResumeValue, ResolvedBy: in.Decider(), Votes: in.CountedVotes(),
+		DecidedAt: in.DecidedAt(), ApprovedCall: in.ApprovedCall(), Redeemed: st.Redeemed(in.ID),
 	}
-	return o, nil
+	return o, in, nil
 }

@@ -31,6 +31,8 @@ type Request struct {
 	// FollowUp is how it is followed up while it waits: its reminders and escalation, each
 	// the deployment's default (Config.FollowUp) when left out.
 	FollowUp interrupt.FollowUp
+	// ToolCall, when set, is the call an approval asks people to allow (interrupt.ToolCall).
+	ToolCall *interrupt.ToolCall
 }
 
 // InterruptView is the answer of request-interrupt: the interrupt as it stands.
@@ -118,6 +120,15 @@ func (h *Host) request(ctx context.Context, p interrupt.Principal, runID string,
 		return InterruptView{}, false, interrupt.Invalid("no one could ever decide this approval",
 			interrupt.FieldError{Path: "/payload/data/approversList", Message: why})
 	}
+	if req.ToolCall != nil {
+		fields := req.ToolCall.Check("/toolCall")
+		if payload.Kind != interrupt.KindApproval {
+			fields = append(fields, interrupt.FieldError{Path: "/toolCall", Message: "must be omitted for a " + string(payload.Kind) + " interrupt: only an approval allows a call"})
+		}
+		if len(fields) > 0 {
+			return InterruptView{}, false, interrupt.Invalid("toolCall is not acceptable", fields...)
+		}
+	}
 	followUp, err := h.followUp(payload.Kind, req.FollowUp)
 	if err != nil {
 		return InterruptView{}, false, err
@@ -167,7 +178,7 @@ func (h *Host) request(ctx context.Context, p interrupt.Principal, runID string,
 			}
 			endpoint = bound
 		}
-		events, err := requestEvents(req.NodeID, id, runlog.With{Endpoint: endpoint, Display: req.Display, FollowUp: followUp, RefKinds: h.refKinds()}, payload, req.Payload)
+		events, err := requestEvents(req.NodeID, id, runlog.With{Endpoint: endpoint, Display: req.Display, FollowUp: followUp, ToolCall: req.ToolCall, RefKinds: h.refKinds()}, payload, req.Payload)
 		if err != nil {
 			return decision[requested]{}, err
 		}

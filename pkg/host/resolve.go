@@ -160,6 +160,16 @@ func (h *Host) checkResume(in *runlog.Interrupt, p interrupt.Principal, value js
 		var errs []interrupt.FieldError
 		action, errs = checkApproval(h.schemas, in.Payload.Data.Actions, doc)
 		fields = append(fields, errs...)
+		if action == interrupt.ActionEditAccept && in.ToolCall != nil {
+			// The edited data of an approval of a call are the call's arguments as approved.
+			var v struct {
+				Edited json.RawMessage `json:"editedArtifactData"`
+			}
+			_ = json.Unmarshal(value, &v)
+			if f := interrupt.CheckArguments(v.Edited, at+"/editedArtifactData"); f != nil {
+				fields = append(fields, *f)
+			}
+		}
 	}
 	if len(fields) > 0 {
 		return nil, "", interrupt.Invalid("resumeValue is not acceptable for this interrupt", fields...)

@@ -279,6 +279,8 @@ type Opened struct {
 	Asked []interrupt.Ask
 	// Display is how the request asked people to be shown it; nil for nothing given.
 	Display *interrupt.Display
+	// ToolCall is the call an approval asks people to allow; nil for none.
+	ToolCall *interrupt.ToolCall
 	// Refused is why the signed-in principal could not decide the interrupt now (not an
 	// eligible approver, its own request); nil when it could. OpenAs sets it.
 	Refused error
@@ -290,6 +292,7 @@ func opened(runID string, in *runlog.Interrupt, now time.Time) Opened {
 		RunID: runID, NodeID: in.NodeID, InterruptID: in.ID, Raw: in.Raw, Payload: in.Payload, Deciders: in.Deciders,
 		Status: in.StatusAt(now), Deadline: in.Deadline, Tally: in.Tally(), Outcome: in.ResumeValue, DecidedBy: in.Decider(),
 		Votes: in.CountedVotes(), Asked: slices.Clone(in.Asked), Display: in.Display, RequestedBy: in.RequestedBy, RequestedAt: in.RequestedAt,
+		ToolCall: in.ToolCall,
 	}
 }
 

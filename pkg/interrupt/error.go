@@ -27,6 +27,11 @@ const (
 	// it names: a replay would tell an engine that is not deterministic that all is well.
 	CodeKeyReused        Code = "key_reused"
 	CodeUnsupportedMedia Code = "unsupported_media_type"
+	// CodeReceiptSpent refuses a receipt redeemed before; CodeCallDiffers a call other than
+	// the one it approved (nothing spent); CodeReceiptExpired one past its expiry.
+	CodeReceiptSpent   Code = "receipt_spent"
+	CodeCallDiffers    Code = "call_differs"
+	CodeReceiptExpired Code = "receipt_expired"
 	// CodeMethodNotAllowed refuses a method a route takes only to say so: the MCP endpoint's
 	// GET and DELETE, which its stateless transport serves no stream or session to.
 	CodeMethodNotAllowed Code = "method_not_allowed"

@@ -12,7 +12,7 @@ var Events = []string{
 	EventRequested, EventResolved,
 	"approval.requested", "approval.resolved", "clarification.requested", "clarification.resolved",
 	EventVoted, EventAsked, EventExpired, EventReminded, EventEscalated, EventRunCancelled, EventRunCompleted,
-	EventAgentDecided, EventNodeSuspended, EventRunConfigured,
+	EventAgentDecided, EventNodeSuspended, EventRunConfigured, EventReceiptRedeemed,
 }
 
 // IsEvent reports whether t is one of Events.
@@ -33,7 +33,7 @@ const (
 // follow-ups of a wait (its reminders and escalation), after which the
 // run's snapshot (status, current node, pending interrupts) and configuration are what they were.
 // The event that changes them (interrupt.resolved, node.suspended) is an update of its own.
-var Detail = []string{EventVoted, EventAsked, EventAgentDecided, EventReminded, EventEscalated}
+var Detail = []string{EventVoted, EventAsked, EventAgentDecided, EventReminded, EventEscalated, EventReceiptRedeemed}
 
 // Includes reports whether the stream mode m carries events of type t; the zero Mode carries
 // every event, as ModeDebug does.

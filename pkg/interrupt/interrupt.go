@@ -180,6 +180,8 @@ const (
 	EventAgentDecided  = "agent.decided"
 	EventNodeSuspended = "node.suspended"
 	EventRunConfigured = "run.configured"
+	// EventReceiptRedeemed records the one redemption of an approved call's receipt (Redeemed).
+	EventReceiptRedeemed = "receipt.redeemed"
 )
 
 // Resolved is the closed payload of interrupt.resolved (and of its legacy aliases).

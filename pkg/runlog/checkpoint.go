@@ -73,6 +73,8 @@ type Saved struct {
 	FollowUp  *interrupt.FollowUp `json:"followUp,omitempty"`
 	Reminded  int                 `json:"reminded,omitempty"`
 	Escalated bool                `json:"escalated,omitempty"`
+	// ToolCall is the call an approval asks people to allow (Event.ToolCall); nil for none.
+	ToolCall *interrupt.ToolCall `json:"toolCall,omitempty"`
 	// RefKinds are the ref kinds its host enforced when it was requested (Event.RefKinds).
 	RefKinds []string `json:"refKinds,omitempty"`
 	// Status is as the log records it, deadlines aside: read it through StatusAt.
@@ -82,6 +84,9 @@ type Saved struct {
 	// record, where the resume value's decidedBy is what the decider sent. "" until resolved,
 	// and in a checkpoint written before it was kept.
 	ResolvedBy string `json:"resolvedBy,omitempty"`
+	// ResolvedAt is when the host recorded the resolution (the commit's time): zero until
+	// resolved, and in a checkpoint written before it was kept.
+	ResolvedAt time.Time `json:"resolvedAt,omitzero"`
 	// Votes are the approval's counted votes, in order, with the eligibility decided when each
 	// was cast.
 	Votes []interrupt.Vote `json:"votes,omitempty"`
@@ -109,6 +114,8 @@ const (
 	RefDecision RefKind = 'd'
 	// RefConversation: a conversation id; the item says it was closed.
 	RefConversation RefKind = 'c'
+	// RefReceipt: an interrupt id; the item is the redemption of its approved call's receipt.
+	RefReceipt RefKind = 'r'
 )
 
 // Ref names one archive item of a run.
@@ -227,6 +234,9 @@ func (s *State) Checkpoint() (*Checkpoint, []Found, error) {
 	for key, seq := range s.decisions {
 		add(RefDecision, key, seq, 0)
 	}
+	for id, r := range s.redeemed {
+		add(RefReceipt, id, r, 0)
+	}
 	for id, state := range s.conversations {
 		switch state {
 		case ConversationOpen:
@@ -269,6 +279,8 @@ func (s *State) Missing(refs ...Ref) []Ref {
 			held = s.idem[r.Name] != nil
 		case RefDecision:
 			held = s.decisions[r.Name] > 0
+		case RefReceipt:
+			held = s.redeemed[r.Name] != nil
 		case RefConversation:
 			held = s.conversations[r.Name] != ConversationNone
 		}
@@ -345,6 +357,14 @@ func (s *State) Merge(refs []Ref, found []Found) ([]Ref, error) {
 		case RefConversation:
 			if s.conversations[f.Name] == ConversationNone {
 				s.conversations[f.Name] = ConversationClosed
+			}
+		case RefReceipt:
+			var r Redemption
+			if err := json.Unmarshal(f.Value, &r); err != nil {
+				return nil, fmt.Errorf("runlog: archived %q: %w", f.Name, err)
+			}
+			if s.redeemed[f.Name] == nil {
+				s.redeemed[f.Name] = &r
 			}
 		}
 	}

@@ -81,10 +81,11 @@ func mustMarshal(t *testing.T, v any) []byte {
 
 // script is a run's log of n commits, drawn by r: interrupts of every kind requested with
 // displays, follow-ups and ref kinds, approvals voted on and asked about, reminders,
-// escalations, resolutions, expiries, configurations and agent decisions, idempotency records.
+// escalations, resolutions, redemptions, expiries, configurations and agent decisions,
+// idempotency records.
 func script(r *rand.Rand, n int) []runlog.Commit {
 	var commits []runlog.Commit
-	var pending []string
+	var pending, redeemed []string
 	kinds := map[string]interrupt.Kind{}
 	people := []string{"alice", "bob", "carol", "dave"}
 	next := 0
@@ -101,7 +102,7 @@ func script(r *rand.Rand, n int) []runlog.Commit {
 			c.Idem = &runlog.Idem{Key: fmt.Sprint("sub:", c.By, ":k", seq), Fingerprint: "f", Response: json.RawMessage(`{"ok":true}`)}
 		}
 		node := func(id string) string { return "n-" + id }
-		switch op := r.IntN(10); {
+		switch op := r.IntN(11); {
 		case len(pending) == 0 || op < 3:
 			next++
 			id := fmt.Sprint("int_", next)
@@ -121,6 +122,9 @@ func script(r *rand.Rand, n int) []runlog.Commit {
 				panic(err)
 			}
 			with := runlog.With{Display: &interrupt.Display{RequesterName: "Ops", Audience: []string{"dave"}}}
+			if kind == interrupt.KindApproval {
+				with.ToolCall = &interrupt.ToolCall{Name: "issue_refund", Arguments: json.RawMessage(`{"order":"4471"}`)}
+			}
 			if r.IntN(2) == 0 {
 				with.FollowUp = &interrupt.FollowUp{Reminders: &interrupt.Reminders{AfterMs: 60000, Count: 2}}
 				with.RefKinds = []string{interrupt.RefPrincipal}
@@ -146,7 +150,18 @@ func script(r *rand.Rand, n int) []runlog.Commit {
 					ev(interrupt.EventEscalated, node(id), id, interrupt.Escalated{NodeID: node(id), InterruptID: id, To: []interrupt.Ref{{Kind: "group", Ref: "ops"}}}))
 			case 7:
 				c.Events = append(c.Events, ev(interrupt.EventResolved, node(id), id, interrupt.Resolved{NodeID: node(id), InterruptID: id, Kind: kinds[id], ResumeValue: json.RawMessage(`{"action":"accept","decidedBy":"someone"}`)}))
+				if kinds[id] == interrupt.KindApproval && r.IntN(2) == 0 {
+					redeemed = append(redeemed, id)
+				}
 				closed = true
+			case 10:
+				// A receipt is redeemed in a commit after its interrupt closed, as the host
+				// records it: the interrupt may be in the archive by then.
+				if len(redeemed) > 0 {
+					id := redeemed[0]
+					redeemed = redeemed[1:]
+					c.Events = append(c.Events, ev(interrupt.EventReceiptRedeemed, node(id), id, interrupt.Redeemed{NodeID: node(id), InterruptID: id, Name: "issue_refund", By: c.By}))
+				}
 			case 8:
 				c.By = ""
 				c.Events = append(c.Events, ev(interrupt.EventExpired, node(id), id, interrupt.Expired{NodeID: node(id), InterruptID: id}))

@@ -61,7 +61,7 @@ func RequestedIn(c Commit, id string) *Interrupt {
 func requestedBy(c Commit, e Event) Saved {
 	return Saved{
 		ID: e.InterruptID, NodeID: e.NodeID, Raw: e.Payload, RequestedSeq: c.Seq, RequestedAt: c.At, RequestedBy: c.By,
-		Endpoint: e.Endpoint, Display: e.Display, FollowUp: e.FollowUp, RefKinds: e.RefKinds, Status: interrupt.StatusPending,
+		Endpoint: e.Endpoint, Display: e.Display, FollowUp: e.FollowUp, ToolCall: e.ToolCall, RefKinds: e.RefKinds, Status: interrupt.StatusPending,
 	}
 }
 
@@ -81,6 +81,28 @@ func person(by string) string {
 		return ""
 	}
 	return by
+}
+
+// ApprovedCall is the call people approved (interrupt.ToolCall.Approved): nil unless the
+// interrupt asked one and was resolved accepting it.
+func (i *Interrupt) ApprovedCall() *interrupt.ApprovedCall {
+	if i.ToolCall == nil || i.Status != interrupt.StatusResolved {
+		return nil
+	}
+	return i.ToolCall.Approved(i.ResumeValue)
+}
+
+// DecidedAt is when the interrupt was resolved: the host's record, or for one resolved before
+// the host kept it, the resume value's decidedAt. Zero while it is not resolved.
+func (i *Interrupt) DecidedAt() time.Time {
+	if !i.ResolvedAt.IsZero() || i.Status != interrupt.StatusResolved {
+		return i.ResolvedAt
+	}
+	var v struct {
+		DecidedAt time.Time `json:"decidedAt"`
+	}
+	_ = json.Unmarshal(i.ResumeValue, &v)
+	return v.DecidedAt
 }
 
 // Voted is the vote principal cast on the interrupt, if any.
@@ -144,6 +166,8 @@ type State struct {
 	ThresholdSeq int64
 	// decisions maps the key of each agent decision to the commit that recorded it.
 	decisions map[string]int64
+	// redeemed maps an interrupt id to the one redemption of its approved call's receipt.
+	redeemed map[string]*Redemption
 	// Ended is RunCancelled or RunCompleted once the run has ended, else "".
 	Ended interrupt.RunStatus
 	// EndedSeq is the commit that ended the run.
@@ -183,6 +207,7 @@ func (s *State) init() {
 	s.CommitIDs = map[string]int64{}
 	s.idem = map[string]*Idem{}
 	s.decisions = map[string]int64{}
+	s.redeemed = map[string]*Redemption{}
 	s.conversations = map[string]ConversationState{}
 	s.looked = map[Ref]bool{}
 	s.merged = map[Ref]bool{}
@@ -263,17 +288,18 @@ type applier func(s *State, c Commit, e Event, fresh map[string]*Interrupt) (fun
 // aliases repeat interrupt.*, and the other types inform readers, not decisions: they change
 // nothing.
 var appliers = map[string]applier{
-	interrupt.EventRequested:     (*State).requested,
-	interrupt.EventResolved:      (*State).resolved,
-	interrupt.EventVoted:         (*State).voted,
-	interrupt.EventAsked:         (*State).asked,
-	interrupt.EventReminded:      (*State).reminded,
-	interrupt.EventEscalated:     (*State).escalated,
-	interrupt.EventRunConfigured: (*State).configured,
-	interrupt.EventAgentDecided:  (*State).agentDecided,
-	interrupt.EventExpired:       (*State).expired,
-	interrupt.EventRunCancelled:  (*State).ended,
-	interrupt.EventRunCompleted:  (*State).ended,
+	interrupt.EventRequested:       (*State).requested,
+	interrupt.EventResolved:        (*State).resolved,
+	interrupt.EventVoted:           (*State).voted,
+	interrupt.EventAsked:           (*State).asked,
+	interrupt.EventReminded:        (*State).reminded,
+	interrupt.EventEscalated:       (*State).escalated,
+	interrupt.EventRunConfigured:   (*State).configured,
+	interrupt.EventAgentDecided:    (*State).agentDecided,
+	interrupt.EventExpired:         (*State).expired,
+	interrupt.EventRunCancelled:    (*State).ended,
+	interrupt.EventRunCompleted:    (*State).ended,
+	interrupt.EventReceiptRedeemed: (*State).receiptRedeemed,
 }
 
 func (s *State) change(c Commit, e Event, fresh map[string]*Interrupt) (func(), error) {
@@ -316,7 +342,9 @@ func (s *State) resolved(c Commit, e Event, fresh map[string]*Interrupt) (func()
 	if err != nil {
 		return nil, err
 	}
-	return func() { in.Status, in.ResumeValue, in.ResolvedBy = interrupt.StatusResolved, r.ResumeValue, c.By }, nil
+	return func() {
+		in.Status, in.ResumeValue, in.ResolvedBy, in.ResolvedAt = interrupt.StatusResolved, r.ResumeValue, c.By, c.At
+	}, nil
 }
 
 func (s *State) voted(_ Commit, e Event, fresh map[string]*Interrupt) (func(), error) {
@@ -430,6 +458,32 @@ func (s *State) known(id string, fresh map[string]*Interrupt) (*Interrupt, error
 	}
 	return in, nil
 }
+
+// Redemption is the one redemption of an interrupt's receipt: the commit that recorded it, when,
+// by whom (Commit.By), for the call whose digest it names.
+type Redemption struct {
+	Seq             int64     `json:"seq"`
+	At              time.Time `json:"at"`
+	By              string    `json:"by"`
+	ArgumentsDigest string    `json:"argumentsDigest"`
+}
+
+// receiptRedeemed records a redemption; the interrupt need not be loaded (a closed one is in
+// the archive), since the redemption is kept on its own (RefReceipt).
+func (s *State) receiptRedeemed(c Commit, e Event, _ map[string]*Interrupt) (func(), error) {
+	r, err := payloadOf[interrupt.Redeemed](e)
+	if err != nil {
+		return nil, err
+	}
+	return func() {
+		if s.redeemed[r.InterruptID] == nil {
+			s.redeemed[r.InterruptID] = &Redemption{Seq: c.Seq, At: c.At, By: c.By, ArgumentsDigest: r.ArgumentsDigest}
+		}
+	}, nil
+}
+
+// Redeemed is the redemption of interrupt id's receipt, nil while none is recorded.
+func (s *State) Redeemed(id string) *Redemption { return s.redeemed[id] }
 
 // Decided is the commit that recorded the agent decision of key, 0 if none did.
 func (s *State) Decided(key string) int64 { return s.decisions[key] }

@@ -87,6 +87,9 @@ type Event struct {
 	// records, as Endpoint is.
 	Display  *interrupt.Display  `json:"display,omitempty"`
 	FollowUp *interrupt.FollowUp `json:"followUp,omitempty"`
+	// ToolCall is, on an approval's request, the call it asks people to allow
+	// (interrupt.ToolCall): the host's own record, as Display is.
+	ToolCall *interrupt.ToolCall `json:"toolCall,omitempty"`
 	// RefKinds are, on an interrupt's request, the ref kinds the host enforced then: the rule
 	// of who decides it (interrupt.NewDeciders) is the one in force when it was asked. None in
 	// a request recorded before they were kept: interrupt.DefaultRefKinds.
@@ -109,11 +112,12 @@ func NewEvent(typ, nodeID, interruptID string, p any) (Event, error) {
 }
 
 // With is what the host records of a request beside its payload (Event's Endpoint, Display,
-// FollowUp and RefKinds).
+// FollowUp, ToolCall and RefKinds).
 type With struct {
 	Endpoint string
 	Display  *interrupt.Display
 	FollowUp *interrupt.FollowUp
+	ToolCall *interrupt.ToolCall
 	RefKinds []string
 }
 
@@ -122,7 +126,7 @@ type With struct {
 func Requested(nodeID, id string, with With, p interrupt.Payload, raw json.RawMessage) Event {
 	return Event{
 		Type: interrupt.EventRequested, NodeID: nodeID, InterruptID: id, Payload: raw,
-		Endpoint: with.Endpoint, Display: with.Display, FollowUp: with.FollowUp, RefKinds: with.RefKinds, decoded: p,
+		Endpoint: with.Endpoint, Display: with.Display, FollowUp: with.FollowUp, ToolCall: with.ToolCall, RefKinds: with.RefKinds, decoded: p,
 	}
 }
 

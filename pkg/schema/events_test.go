@@ -59,6 +59,8 @@ func TestEventPayloads(t *testing.T) {
 			Eligibility: interrupt.Eligibility{Via: interrupt.RefPrincipal, Ref: "alice", Also: []interrupt.Admission{{Via: interrupt.RefGroup, Ref: "ops"}}},
 			Reason:      interrupt.ReasonQuorumUnreachable, Tally: interrupt.Tally{Approvals: 1, Rejections: 1, Required: 2}},
 		interrupt.EventResolved: interrupt.Resolved{NodeID: "n", InterruptID: "int_1", Kind: interrupt.KindCustom, ResumeValue: json.RawMessage(`{}`)},
+		interrupt.EventReceiptRedeemed: interrupt.Redeemed{NodeID: "n", InterruptID: "int_1", Name: "issue_refund",
+			ArgumentsDigest: "9f2b5d1c0e4a7b3f6d8c2e1a5b7f9d3c4e6a8b0d2f4c6e8a0b2d4f6c8e0a2b4d", By: "executor"},
 	} {
 		body, err := json.Marshal(payload)
 		if err != nil {

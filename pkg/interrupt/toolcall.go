@@ -1,0 +1,137 @@
+package interrupt
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"time"
+
+	"github.com/gowebpki/jcs"
+)
+
+// ToolCall is the exact call an approval asks people to allow: a tool's name and the arguments
+// it would be called with, as an agent (or its engine) would make it. Given by the request as a
+// host member beside its payload, kept with the interrupt; an accepted approval answers the call
+// as approved (ApprovedCall) and a receipt the call's executor redeems once, for that call alone
+// (docs/design.md, "Receipts").
+type ToolCall struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+	// ReceiptTTLMs is how long after the decision its receipt redeems; DefaultReceiptTTL when 0.
+	ReceiptTTLMs int64 `json:"receiptTtlMs,omitempty"`
+}
+
+// Tool call bounds: a name as MCP names tools, arguments an object a request carries, a
+// receipt's life from a second to a day.
+const (
+	MaxToolArguments  = 32 << 10
+	MinReceiptTTL     = time.Second
+	MaxReceiptTTL     = 24 * time.Hour
+	DefaultReceiptTTL = 15 * time.Minute
+)
+
+var toolNamePattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
+
+// ValidToolName reports whether s names a tool as MCP names them: 1 to 128 letters, digits,
+// '_', '-' and '.'.
+func ValidToolName(s string) bool { return toolNamePattern.MatchString(s) }
+
+// Check says what is wrong with c, at the JSON Pointer at: a name MCP would not give a tool,
+// arguments that are not a JSON object of at most MaxToolArguments bytes that canonicalizes
+// (RFC 8785 reads numbers as IEEE doubles: one past them has no canonical form), or a receipt
+// life out of bounds.
+func (c ToolCall) Check(at string) []FieldError {
+	var out []FieldError
+	if !ValidToolName(c.Name) {
+		out = append(out, FieldError{Path: at + "/name", Message: "must be a tool name: 1 to 128 letters, digits, '_', '-' or '.'"})
+	}
+	if f := CheckArguments(c.Arguments, at+"/arguments"); f != nil {
+		out = append(out, *f)
+	}
+	if ttl := time.Duration(c.ReceiptTTLMs) * time.Millisecond; c.ReceiptTTLMs != 0 && (ttl < MinReceiptTTL || ttl > MaxReceiptTTL) {
+		out = append(out, FieldError{Path: at + "/receiptTtlMs", Message: fmt.Sprintf("must be %d to %d", MinReceiptTTL.Milliseconds(), MaxReceiptTTL.Milliseconds())})
+	}
+	return out
+}
+
+// CheckArguments says what is wrong with arguments (edited ones among them) at the pointer at:
+// nil for a JSON object of at most MaxToolArguments bytes with a canonical form.
+func CheckArguments(arguments json.RawMessage, at string) *FieldError {
+	trimmed := bytes.TrimSpace(arguments)
+	switch {
+	case len(trimmed) == 0 || trimmed[0] != '{':
+		return &FieldError{Path: at, Message: "must be a JSON object: the call's arguments by name"}
+	case len(arguments) > MaxToolArguments:
+		return &FieldError{Path: at, Message: fmt.Sprintf("must be at most %d bytes", MaxToolArguments)}
+	}
+	if _, err := ArgumentsDigest(arguments); err != nil {
+		return &FieldError{Path: at, Message: "has no canonical JSON form (RFC 8785): " + err.Error()}
+	}
+	return nil
+}
+
+// ReceiptTTL is how long after the decision the call's receipt redeems.
+func (c ToolCall) ReceiptTTL() time.Duration {
+	if c.ReceiptTTLMs == 0 {
+		return DefaultReceiptTTL
+	}
+	return time.Duration(c.ReceiptTTLMs) * time.Millisecond
+}
+
+// ApprovedCall is the call as people approved it: the request's, or its arguments as an
+// approver edited them ("Edit, then accept"), with ArgumentsDigest to compare calls by.
+type ApprovedCall struct {
+	Name            string          `json:"name"`
+	Arguments       json.RawMessage `json:"arguments"`
+	ArgumentsDigest string          `json:"argumentsDigest"`
+}
+
+// ArgumentsDigest is the lowercase hex SHA-256 of arguments' canonical JSON (RFC 8785, the JSON
+// Canonicalization Scheme): two spellings of one object (members in another order, other
+// spacing, 1e3 for 1000) have one digest, so a call is compared as a value, not as bytes.
+func ArgumentsDigest(arguments json.RawMessage) (string, error) {
+	canonical, err := jcs.Transform(arguments)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(canonical)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// Approved is c as an approval's resume value approved it: accept approves the arguments asked,
+// edit-accept the edited ones (its editedArtifactData); any other action approves nothing (nil).
+func (c ToolCall) Approved(resumeValue json.RawMessage) *ApprovedCall {
+	var v struct {
+		Action Action          `json:"action"`
+		Edited json.RawMessage `json:"editedArtifactData"`
+	}
+	if json.Unmarshal(resumeValue, &v) != nil {
+		return nil
+	}
+	args := c.Arguments
+	switch v.Action {
+	case ActionAccept:
+	case ActionEditAccept:
+		args = v.Edited
+	default:
+		return nil
+	}
+	digest, err := ArgumentsDigest(args)
+	if err != nil {
+		return nil
+	}
+	return &ApprovedCall{Name: c.Name, Arguments: args, ArgumentsDigest: digest}
+}
+
+// Redeemed is the payload of receipt.redeemed: the receipt of an interrupt's approved call was
+// spent, by whom, for the call whose digest it names. One per interrupt, ever.
+type Redeemed struct {
+	NodeID          string `json:"nodeId"`
+	InterruptID     string `json:"interruptId"`
+	Name            string `json:"name"`
+	ArgumentsDigest string `json:"argumentsDigest"`
+	By              string `json:"by"`
+}
