@@ -380,6 +380,8 @@ type InterruptRequest struct {
 	// Display is how, and to whom, people are shown it: a clarification's Audience is whom to
 	// ask (its payload names no one), RequesterName who asks as people know it.
 	Display *Display `json:"display,omitempty"`
+	// ToolCall is, for an approval, the exact call it allows (ToolCall).
+	ToolCall *ToolCall `json:"toolCall,omitempty"`
 }
 
 // Reminders are Count reminders to whom has not decided yet, the first AfterMs after the

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/interrupthost/interrupthost/pkg/app"
+	"github.com/interrupthost/interrupthost/pkg/app/secrets"
 	"github.com/interrupthost/interrupthost/pkg/bearer"
 	"github.com/interrupthost/interrupthost/pkg/environ"
 	"github.com/interrupthost/interrupthost/pkg/host"
@@ -18,7 +19,7 @@ import (
 func main() {
 	ctx := context.Background()
 	e := app.Must(app.Load())
-	tools := mcp.New(app.Must(e.Host(ctx)), mcp.Options{Version: host.Version, Log: environ.Logger()})
+	tools := mcp.New(app.Must(secrets.Tokens(ctx, e)), mcp.Options{Version: host.Version, Log: environ.Logger()})
 	issuer, audiences := environ.TokenIssuer()
 	lambda.Start(e.API().MCP(tools, app.Must(bearer.New(issuer, audiences, nil, nil))))
 }

@@ -26,6 +26,7 @@ var clientMethods = map[string]string{
 	"listSubscriptions": "Subscriptions", "createSubscription": "Subscribe", "getSubscription": "Subscription",
 	"deleteSubscription": "Unsubscribe", "listDeliveries": "Deliveries", "resendDelivery": "Resend",
 	"putSlackApp": "PutSlackApp", "getSlackApp": "SlackApp", "deleteSlackApp": "DeleteSlackApp",
+	"getOutcome": "OutcomeOf", "redeemReceipt": "Redeem",
 	// Not the engine's to call.
 	"headInterruptByToken":         "-: Inspect's GET answers the same",
 	"ingestWebhook":                "-: a payment provider's call, signed by the provider",

@@ -24,6 +24,7 @@ var constructors = map[string]struct {
 	"inspect-by-token":   {"InspectByToken", func(a *API, s Services) Handler { return a.InspectByToken(s.Tokens) }},
 	"resolve-by-token":   {"ResolveByToken", func(a *API, s Services) Handler { return a.ResolveByToken(s.Tokens) }},
 	"get-run":            {"GetRun", func(a *API, s Services) Handler { return a.GetRun(s.Host) }},
+	"receipts":           {"Receipts", func(a *API, s Services) Handler { return a.Receipts(s.Tokens) }},
 	"list-events":        {"ListEvents", func(a *API, s Services) Handler { return a.ListEvents(s.Host) }},
 	"end-run":            {"EndRun", func(a *API, s Services) Handler { return a.EndRun(s.Host) }},
 	"configure-run":      {"ConfigureRun", func(a *API, s Services) Handler { return a.ConfigureRun(s.Host) }},

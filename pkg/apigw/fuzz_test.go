@@ -42,7 +42,7 @@ func fuzzHandler(f *testing.F, pick func(*stack) apigw.Handler, route string, se
 			RequestContext: events.APIGatewayV2HTTPRequestContext{RequestID: "fuzz", RouteKey: route, DomainName: testDomain, Stage: "$default"},
 		}
 		authorize(&req, map[string]any{"sub": "fuzzer", "tenant": "acme", "groups": []string{"finance"}},
-			[]string{apigw.ScopeInterruptsWrite, apigw.ScopeApprovalsRespond, apigw.ScopeRunsRead, apigw.ScopeRunsConfigure, apigw.ScopeWebhooksManage, apigw.ScopeSubscriptionsManage, apigw.ScopeTokensDelegate, apigw.ScopeContactsManage})
+			[]string{apigw.ScopeInterruptsWrite, apigw.ScopeApprovalsRespond, apigw.ScopeRunsRead, apigw.ScopeRunsConfigure, apigw.ScopeWebhooksManage, apigw.ScopeSubscriptionsManage, apigw.ScopeTokensDelegate, apigw.ScopeContactsManage, apigw.ScopeReceiptsRedeem})
 		if idemKey != "" {
 			req.Headers["idempotency-key"] = idemKey
 		}
@@ -116,6 +116,13 @@ func FuzzMintToken(f *testing.F) {
 
 func FuzzGetRun(f *testing.F) {
 	fuzzHandler(f, func(s *stack) apigw.Handler { return s.fn("get-run") }, "GET /runs/{runId}", "")
+}
+
+func FuzzReceipts(f *testing.F) {
+	fuzzHandler(f, func(s *stack) apigw.Handler { return s.fn("receipts") }, "POST /receipts/redeem",
+		`{"receipt":"rc1.k1.e30.AAAA","toolCall":{"name":"issue_refund","arguments":{"order":"4471"}}}`,
+		`{"receipt":"","toolCall":{"name":"x","arguments":{"n":1e400}}}`,
+		`{"receipt":"rc1.k1.e30.AAAA","toolCall":{"name":"x","arguments":[1]}}`)
 }
 
 func FuzzListEvents(f *testing.F) {

@@ -26,6 +26,7 @@ func (a *API) requestInterrupt(ctx context.Context, c *call) (reply, error) {
 		Display    *interrupt.Display    `json:"display"`
 		Reminders  *interrupt.Reminders  `json:"reminders"`
 		Escalation *interrupt.Escalation `json:"escalation"`
+		ToolCall   *interrupt.ToolCall   `json:"toolCall"`
 	}
 	if _, err := decodeBody(c.req, &body); err != nil {
 		return reply{}, err
@@ -42,7 +43,7 @@ func (a *API) requestInterrupt(ctx context.Context, c *call) (reply, error) {
 	}
 	c.nodeID = *body.NodeID
 	req := host.Request{NodeID: c.nodeID, Payload: body.Payload, Token: body.Token, Display: body.Display,
-		FollowUp: interrupt.FollowUp{Reminders: body.Reminders, Escalation: body.Escalation}}
+		FollowUp: interrupt.FollowUp{Reminders: body.Reminders, Escalation: body.Escalation}, ToolCall: body.ToolCall}
 	if body.Endpoint != nil {
 		if !runlog.ValidID(*body.Endpoint) {
 			return reply{}, interrupt.Invalid("endpoint is not a webhook endpoint id",

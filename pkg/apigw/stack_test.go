@@ -220,7 +220,7 @@ func buildWith(st stores, c *testclock.Clock, keys token.Keys, configure func(*h
 	services := apigw.Services{
 		Host: h, Tokens: host.NewTokens(h, keys), Webhooks: host.NewWebhooks(h, webhook.NewCache(st.endpointSecrets, nil)),
 		Subscriptions: subs, Resender: resender, Contacts: &contacts.Directory{Store: st.contacts, Now: c.Now},
-		MCP:    mcp.New(h, mcp.Options{Poll: time.Millisecond}),
+		MCP:    mcp.New(host.NewTokens(h, keys), mcp.Options{Poll: time.Millisecond}),
 		Bearer: mustVerifier(),
 		Slack:  &slackapp.Integrations{Store: st.slackApps, Secrets: slackSecrets, Now: c.Now},
 		Clicks: &clicks.Interactions{

@@ -70,6 +70,10 @@ var (
 		{Route: "GET /interrupts", Scopes: []string{ScopeRunsRead}, serve: (*API).listPending},
 		{Route: "GET /inbox", Scopes: []string{ScopeApprovalsRespond}, serve: (*API).inbox},
 	}}
+	receipts = Routes{Function: "receipts", Operations: []Operation{
+		{Route: "GET /runs/{runId}/outcomes/{interruptId}", Scopes: []string{ScopeRunsRead}, serve: (*API).getOutcome},
+		{Route: "POST /receipts/redeem", Scopes: []string{ScopeReceiptsRedeem}, serve: (*API).redeemReceipt},
+	}}
 	listEvents = Routes{Function: "list-events", Operations: []Operation{
 		{Route: "GET /runs/{runId}/events", Scopes: []string{ScopeRunsRead}, serve: (*API).listEvents},
 	}}
@@ -193,6 +197,12 @@ func (a *API) ResolveByToken(t *host.Tokens) Handler {
 // GetRun serves get-run.
 func (a *API) GetRun(h *host.Host) Handler { return a.on(services{Host: h}).serve(getRun) }
 
+// Receipts serves receipts: an interrupt's outcome with its approved call's receipt, and the
+// receipts' redemption.
+func (a *API) Receipts(t *host.Tokens) Handler {
+	return a.on(services{Host: t.Host(), Tokens: t}).serve(receipts)
+}
+
 // ListEvents serves list-events.
 func (a *API) ListEvents(h *host.Host) Handler { return a.on(services{Host: h}).serve(listEvents) }
 
@@ -250,7 +260,7 @@ func (a *API) MCP(s ToolServer, v TokenVerifier) Handler {
 
 // Functions are every function that serves the API, in the order of the table above.
 func Functions() []Routes {
-	return []Routes{requestInterrupt, resolveByRun, mintToken, inspectByToken, resolveByToken, getRun, listEvents, endRun, configureRun, agentDecisions, discovery, webhookEndpoints, webhookIngest, subscriptions, approvalPage, contactsRoutes, mcpRoutes, slackInteractions}
+	return []Routes{requestInterrupt, resolveByRun, mintToken, inspectByToken, resolveByToken, getRun, receipts, listEvents, endRun, configureRun, agentDecisions, discovery, webhookEndpoints, webhookIngest, subscriptions, approvalPage, contactsRoutes, mcpRoutes, slackInteractions}
 }
 
 // Operations are every route of the API, each naming its function.

@@ -60,6 +60,12 @@ func NewTokens(h *Host, keys token.Keys) *Tokens {
 	return &Tokens{h: h, keys: keys}
 }
 
+// PendingInterrupts is the host's (Host.PendingInterrupts), so that the tokens' operations
+// serve every tool of the MCP endpoint, whose outcomes carry receipts.
+func (t *Tokens) PendingInterrupts(ctx context.Context, p interrupt.Principal, after string, limit int) (PendingPage, error) {
+	return t.h.PendingInterrupts(ctx, p, after, limit)
+}
+
 // Host is the host the tokens are of.
 func (t *Tokens) Host() *Host { return t.h }
 

@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -156,7 +155,7 @@ func callerWith(ctx context.Context, scope string) (caller, error) {
 // pageURL is where people decide the interrupt: its link without a credential, which signs
 // them in.
 func (c caller) pageURL(runID, interruptID string) string {
-	return c.base + "/approve/" + url.PathEscape(runID) + "/" + url.PathEscape(interruptID)
+	return c.base + host.PagePath(runID, interruptID)
 }
 
 // toolError is err as the agent reads it: a refusal in the problem's words (its code, its

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -42,7 +43,7 @@ const base = "https://approvals.example.com"
 func serve(t *testing.T, configure ...func(*hosttest.Setup)) (*host.Host, func() int, string) {
 	t.Helper()
 	h, l := hosttest.MemHost(t, configure...)
-	s := mcp.New(h, mcp.Options{Version: "test", Poll: 5 * time.Millisecond})
+	s := mcp.New(hosttest.Tokens(h), mcp.Options{Version: "test", Poll: 5 * time.Millisecond})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p := interrupt.Principal{Subject: r.Header.Get("X-Test-Sub"), Tenant: "acme", Scopes: strings.Fields(r.Header.Get("X-Test-Scopes"))}
 		s.ServeMCP(w, r, p, base)
@@ -158,9 +159,69 @@ func TestAnApprovalAskedOnceAndDecided(t *testing.T) {
 	if err := <-decided; err != nil {
 		t.Fatal(err)
 	}
-	want := []mcp.Vote{{Principal: "alice", Action: "accept", Feedback: "within policy"}, {Principal: "bob", Action: "accept", Feedback: "ok"}}
+	want := []host.Vote{{Principal: "alice", Action: "accept", Feedback: "within policy"}, {Principal: "bob", Action: "accept", Feedback: "ok"}}
 	if out.Status != "resolved" || out.Action != "accept" || out.DecidedBy != "bob" || !slices.Equal(out.Votes, want) || out.ResumeValue == nil {
 		t.Errorf("decided: %+v", out)
+	}
+}
+
+// TestAnApprovedCall: request_approval binds the exact call; an accepted outcome answers the
+// call as approved (with an approver's edits) and a receipt that redeems for that call alone; a
+// rejected one answers neither.
+func TestAnApprovedCall(t *testing.T) {
+	t.Parallel()
+	h, _, url := serve(t)
+	cs := connect(t, url, engine)
+	ctx := context.Background()
+	refund := map[string]any{"name": "issue_refund", "arguments": map[string]any{"order": "4471", "amountCents": 124000, "currency": "EUR"}}
+	ask := func(key string) mcp.Requested {
+		var r mcp.Requested
+		args := map[string]any{"title": "Refund order 4471", "approvers": []string{"alice"}, "actions": []string{"accept", "edit-accept", "reject"}, "toolCall": refund, "runId": "agent-run-2", "key": key}
+		if msg := call(t, cs, "request_approval", args, &r); msg != "" {
+			t.Fatal(msg)
+		}
+		return r
+	}
+	outcome := func(r mcp.Requested) mcp.Outcome {
+		var out mcp.Outcome
+		if msg := call(t, cs, "get_outcome", map[string]any{"runId": r.RunID, "interruptId": r.InterruptID}, &out); msg != "" {
+			t.Fatal(msg)
+		}
+		return out
+	}
+	edited := ask("refund-4471")
+	if _, err := h.Resolve(ctx, hosttest.Who("alice"), edited.RunID, edited.NodeID, json.RawMessage(`{"action":"edit-accept","decidedAt":"2026-12-02T09:00:00Z","editedArtifactData":{"order":"4471","amountCents":100000,"currency":"EUR"}}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	out := outcome(edited)
+	if out.ApprovedCall == nil || out.ApprovedCall.Name != "issue_refund" || fmt.Sprint(out.ApprovedCall.Arguments["amountCents"]) != "100000" || out.Receipt == "" || out.ReceiptExpiresAt == "" {
+		t.Fatalf("edited, then accepted: %+v", out)
+	}
+	tokens := hosttest.Tokens(h)
+	executor := interrupt.Principal{Subject: "executor", Tenant: "acme"}
+	asked := interrupt.ToolCall{Name: "issue_refund", Arguments: json.RawMessage(`{"order":"4471","amountCents":124000,"currency":"EUR"}`)}
+	if _, err := tokens.RedeemReceipt(ctx, executor, out.Receipt, asked); interrupt.ErrorCode(err) != interrupt.CodeCallDiffers {
+		t.Errorf("the call as asked, not as approved: %v", err)
+	}
+	approved, _ := json.Marshal(out.ApprovedCall.Arguments)
+	if _, err := tokens.RedeemReceipt(ctx, executor, out.Receipt, interrupt.ToolCall{Name: "issue_refund", Arguments: approved}); err != nil {
+		t.Errorf("the approved call: %v", err)
+	}
+	if again := outcome(edited); again.Redeemed == nil || again.Redeemed.By != "executor" {
+		t.Errorf("redeemed: %+v", again.Redeemed)
+	}
+
+	rejected := ask("refund-4472")
+	if _, err := h.Resolve(ctx, hosttest.Who("alice"), rejected.RunID, rejected.NodeID, json.RawMessage(`{"action":"reject","decidedAt":"2026-12-02T09:00:00Z"}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	if out := outcome(rejected); out.Action != "reject" || out.ApprovedCall != nil || out.Receipt != "" {
+		t.Errorf("rejected: %+v", out)
+	}
+	var refused mcp.Requested
+	bad := map[string]any{"title": "x", "toolCall": map[string]any{"name": "issue refund", "arguments": map[string]any{}}}
+	if msg := call(t, cs, "request_approval", bad, &refused); !strings.Contains(msg, "/toolCall/name") {
+		t.Errorf("a name no tool has: %q", msg)
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 const requestApprovalDoc = "Ask people to approve something and return at once with the interrupt to wait on (get_outcome). " +
 	"Who may decide: approvers (principals), approverGroups, approverRoles (every list given must admit a decider); with none, anyone of your tenant who may respond to approvals; you, the requester, never can. " +
 	"Without runId the host makes a new run; with runId, key is required, and the same runId and key answer the same interrupt instead of asking twice. " +
+	"With toolCall {name, arguments}, the approvers see the exact call and may edit its arguments; an accepted outcome answers the call as approved and a receipt for it. " +
 	"url is the page the approvers decide on."
 
 const askQuestionDoc = "Ask people one or more questions (each with an optional JSON Schema its answer must hold to) and return at once with the interrupt to wait on (get_outcome). " +
@@ -23,26 +24,35 @@ const askQuestionDoc = "Ask people one or more questions (each with an optional 
 
 const getOutcomeDoc = "What became of an interrupt: status pending, resolved, expired, cancelled or completed (its run ended first). " +
 	"While pending it waits up to waitMs (at most 25000) for a decision before answering. " +
-	"A resolved approval has action, decidedBy (the principal whose vote released it) and every counted vote; an answered question its answers and answeredBy (the principal who answered)."
+	"A resolved approval has action, decidedBy (the principal whose vote released it) and every counted vote; an answered question its answers and answeredBy (the principal who answered). " +
+	"An accepted approval of a toolCall has approvedCall (make that call, with those arguments, and no other: an approver may have edited them) and receipt, which whoever makes the call redeems once before making it."
 
 const listPendingDoc = "The interrupts you requested that still wait, a page at a time (pass next back as after)."
 
 // ApprovalRequest is request_approval's input: an approval, as the host's approval payload has
 // it, under names an agent reads.
 type ApprovalRequest struct {
-	Title             string   `json:"title" jsonschema:"what the approvers are asked to approve, in one line"`
-	Description       string   `json:"description,omitempty" jsonschema:"what they need to know to decide"`
-	ArtifactID        string   `json:"artifactId,omitempty" jsonschema:"the id of what is approved (an invoice number, a pull request); the key when left out"`
-	ArtifactType      string   `json:"artifactType,omitempty" jsonschema:"what kind of thing it is (invoice, deployment, payment); action when left out"`
-	Actions           []string `json:"actions,omitempty" jsonschema:"what the approvers may do, of accept, reject, refine, edit-accept, ask; accept and reject when left out"`
-	Approvers         []string `json:"approvers,omitempty" jsonschema:"the principals who may decide"`
-	ApproverGroups    []string `json:"approverGroups,omitempty" jsonschema:"groups whose members may decide"`
-	ApproverRoles     []string `json:"approverRoles,omitempty" jsonschema:"roles whose holders may decide"`
-	RequiredApprovals int      `json:"requiredApprovals,omitempty" jsonschema:"how many approvals release it; 1 when left out"`
-	RejectionPolicy   string   `json:"rejectionPolicy,omitempty" jsonschema:"single-veto (the default: one rejection rejects) or majority"`
-	TimeoutMs         int64    `json:"timeoutMs,omitempty" jsonschema:"how long it may wait before it expires, in milliseconds; no deadline when left out"`
-	RunID             string   `json:"runId,omitempty" jsonschema:"the run to ask in; a new one when left out"`
-	Key               string   `json:"key,omitempty" jsonschema:"the re-entry key: required with runId; the same runId and key answer the same interrupt"`
+	Title             string    `json:"title" jsonschema:"what the approvers are asked to approve, in one line"`
+	Description       string    `json:"description,omitempty" jsonschema:"what they need to know to decide"`
+	ArtifactID        string    `json:"artifactId,omitempty" jsonschema:"the id of what is approved (an invoice number, a pull request); the key when left out"`
+	ArtifactType      string    `json:"artifactType,omitempty" jsonschema:"what kind of thing it is (invoice, deployment, payment); action when left out"`
+	Actions           []string  `json:"actions,omitempty" jsonschema:"what the approvers may do, of accept, reject, refine, edit-accept, ask; accept and reject when left out"`
+	Approvers         []string  `json:"approvers,omitempty" jsonschema:"the principals who may decide"`
+	ApproverGroups    []string  `json:"approverGroups,omitempty" jsonschema:"groups whose members may decide"`
+	ApproverRoles     []string  `json:"approverRoles,omitempty" jsonschema:"roles whose holders may decide"`
+	RequiredApprovals int       `json:"requiredApprovals,omitempty" jsonschema:"how many approvals release it; 1 when left out"`
+	RejectionPolicy   string    `json:"rejectionPolicy,omitempty" jsonschema:"single-veto (the default: one rejection rejects) or majority"`
+	TimeoutMs         int64     `json:"timeoutMs,omitempty" jsonschema:"how long it may wait before it expires, in milliseconds; no deadline when left out"`
+	RunID             string    `json:"runId,omitempty" jsonschema:"the run to ask in; a new one when left out"`
+	Key               string    `json:"key,omitempty" jsonschema:"the re-entry key: required with runId; the same runId and key answer the same interrupt"`
+	ToolCall          *ToolCall `json:"toolCall,omitempty" jsonschema:"the exact call to approve: the approvers see it, may edit its arguments, and an accepted outcome answers the call as approved with a receipt that whoever makes the call redeems once"`
+}
+
+// ToolCall is the call request_approval asks people to allow.
+type ToolCall struct {
+	Name         string         `json:"name" jsonschema:"the tool's name"`
+	Arguments    map[string]any `json:"arguments" jsonschema:"the arguments it would be called with, by name"`
+	ReceiptTTLMs int64          `json:"receiptTtlMs,omitempty" jsonschema:"how long after the decision the receipt redeems, in milliseconds, 1000 to 86400000; 900000 (15 minutes) when left out"`
 }
 
 // QuestionRequest is ask_question's input: a clarification.
@@ -100,7 +110,18 @@ func (s *Server) requestApproval(ctx context.Context, _ *sdk.CallToolRequest, in
 		Actions: actions, RequiredApprovals: in.RequiredApprovals, RejectionPolicy: in.RejectionPolicy,
 		ApproversList: in.Approvers, ApproverGroupRefs: in.ApproverGroups, ApproverRoleRefs: in.ApproverRoles,
 	}
-	return s.request(ctx, "request_approval", c, asking{runID, key, made}, interrupt.KindApproval, in.TimeoutMs, data, nil)
+	var call *interrupt.ToolCall
+	if in.ToolCall != nil {
+		args, err := json.Marshal(in.ToolCall.Arguments)
+		if err != nil {
+			return nil, Requested{}, s.toolError(ctx, "request_approval", err)
+		}
+		if in.ToolCall.Arguments == nil {
+			args = nil
+		}
+		call = &interrupt.ToolCall{Name: in.ToolCall.Name, Arguments: args, ReceiptTTLMs: in.ToolCall.ReceiptTTLMs}
+	}
+	return s.request(ctx, "request_approval", c, asking{runID, key, made}, interrupt.KindApproval, in.TimeoutMs, data, host.Request{ToolCall: call})
 }
 
 func (s *Server) askQuestion(ctx context.Context, _ *sdk.CallToolRequest, in QuestionRequest) (*sdk.CallToolResult, Requested, error) {
@@ -119,7 +140,7 @@ func (s *Server) askQuestion(ctx context.Context, _ *sdk.CallToolRequest, in Que
 	data := struct {
 		Questions []Question `json:"questions"`
 	}{in.Questions}
-	return s.request(ctx, "ask_question", c, asking{runID, key, made}, interrupt.KindClarification, in.TimeoutMs, data, display)
+	return s.request(ctx, "ask_question", c, asking{runID, key, made}, interrupt.KindClarification, in.TimeoutMs, data, host.Request{Display: display})
 }
 
 // asking is where a request asks: its run, its key (and node), and whether the run was made
@@ -129,11 +150,12 @@ type asking struct {
 	made       bool
 }
 
-// request requests the interrupt of kind with data at node key of the run, as request-interrupt
+// request requests the interrupt of kind with data at node key of the run, with what the
+// request carries beside its payload (with's Display, ToolCall), as request-interrupt
 // does: its payload is checked against the host's schema there, and the same key answers the
 // interrupt it asked before without writing. A request whose outcome is unknown, in a run made
 // for it, says which run and key to ask again with, so that the retry never asks twice.
-func (s *Server) request(ctx context.Context, tool string, c caller, at asking, kind interrupt.Kind, timeoutMs int64, data any, display *interrupt.Display) (*sdk.CallToolResult, Requested, error) {
+func (s *Server) request(ctx context.Context, tool string, c caller, at asking, kind interrupt.Kind, timeoutMs int64, data any, with host.Request) (*sdk.CallToolResult, Requested, error) {
 	if timeoutMs < 0 {
 		return nil, Requested{}, s.toolError(ctx, tool, interrupt.Invalid("timeoutMs is negative", interrupt.FieldError{Path: "/timeoutMs", Message: "must be positive"}))
 	}
@@ -146,7 +168,8 @@ func (s *Server) request(ctx context.Context, tool string, c caller, at asking, 
 	if err != nil {
 		return nil, Requested{}, s.toolError(ctx, tool, err)
 	}
-	view, created, err := s.host.RequestInterrupt(ctx, c.principal, at.runID, host.Request{NodeID: at.key, Payload: payload, Display: display})
+	with.NodeID, with.Payload = at.key, payload
+	view, created, err := s.host.RequestInterrupt(ctx, c.principal, at.runID, with)
 	if err != nil {
 		failed := s.toolError(ctx, tool, err)
 		switch interrupt.ErrorCode(err) {
@@ -170,31 +193,8 @@ type OutcomeRequest struct {
 	WaitMs      int64  `json:"waitMs,omitempty" jsonschema:"how long to wait for a decision while it is pending, in milliseconds; at most 25000 is waited; 0 answers at once"`
 }
 
-// Outcome is what get_outcome answers.
-type Outcome struct {
-	RunID       string `json:"runId"`
-	NodeID      string `json:"nodeId"`
-	InterruptID string `json:"interruptId"`
-	Kind        string `json:"kind"`
-	Status      string `json:"status" jsonschema:"pending, resolved, expired, cancelled or completed (its run ended first)"`
-	// Action, DecidedBy and Feedback are an approval's decision (the vote that released it).
-	Action    string `json:"action,omitempty" jsonschema:"a decided approval's action: accept, reject, refine or edit-accept"`
-	DecidedBy string `json:"decidedBy,omitempty" jsonschema:"the principal whose vote released it, as the host recorded it"`
-	Feedback  string `json:"feedback,omitempty" jsonschema:"the decider's comment"`
-	Votes     []Vote `json:"votes,omitempty" jsonschema:"an approval's counted votes, in order"`
-	// Answers and AnsweredBy are an answered question's.
-	Answers     map[string]any `json:"answers,omitempty" jsonschema:"an answered question's answers, by question id"`
-	AnsweredBy  string         `json:"answeredBy,omitempty" jsonschema:"the principal who answered, as the host recorded it"`
-	ResumeValue any            `json:"resumeValue,omitempty" jsonschema:"the resume value as recorded"`
-	URL         string         `json:"url" jsonschema:"the page the people asked decide on"`
-}
-
-// Vote is one counted vote of an approval.
-type Vote struct {
-	Principal string `json:"principal"`
-	Action    string `json:"action"`
-	Feedback  string `json:"feedback,omitempty"`
-}
+// Outcome is what get_outcome answers: the host's document of an outcome, as REST answers it.
+type Outcome = host.OutcomeDocument
 
 func (s *Server) getOutcome(ctx context.Context, _ *sdk.CallToolRequest, in OutcomeRequest) (*sdk.CallToolResult, Outcome, error) {
 	c, err := callerWith(ctx, scopeRunsRead)
@@ -212,9 +212,7 @@ func (s *Server) getOutcome(ctx context.Context, _ *sdk.CallToolRequest, in Outc
 		}
 		left := time.Until(deadline)
 		if o.Status != interrupt.StatusPending || left <= 0 {
-			out := outcomeOf(o)
-			out.URL = c.pageURL(out.RunID, out.InterruptID)
-			return nil, out, nil
+			return nil, o.Document(c.pageURL(o.RunID, o.InterruptID)), nil
 		}
 		select {
 		case <-ctx.Done():
