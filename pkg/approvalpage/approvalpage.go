@@ -53,6 +53,8 @@ type View struct {
 	Heading string
 	Notice  *Notice
 	Facts   []Fact
+	// Call is the exact call an approval allows, in words, before anything else of it.
+	Call *Call
 	// Description is the approval's own text, shown as written.
 	Description string
 	// Blocks are JSON values shown formatted (a custom payload, data of no simpler shape).
@@ -108,6 +110,15 @@ type Link struct{ URL, Text string }
 // Asked is one approver's question: who, when, what.
 type Asked struct{ By, When, Question string }
 
+// Call is the call an approval allows, as a person reads it: Sentence says who will call what
+// ("The agent will call issue_refund with order 4471, amount 1,240.00 EUR"); Arguments are the
+// arguments, one per row; Approved, once decided with edits, says the call as approved.
+type Call struct {
+	Sentence  string
+	Arguments []Fact
+	Approved  string
+}
+
 // Fact is one labelled value of the interrupt.
 type Fact struct{ Label, Value string }
 
@@ -147,9 +158,11 @@ type ApprovalForm struct {
 	Accept, Reject, Refine, EditAccept, Ask bool
 	ArtifactType                            string
 	// Fields are flat data's members, edited one by one; for data of any other shape, Edited
-	// prefills edit-accept's JSON with it.
-	Fields []EditField
-	Edited string
+	// prefills edit-accept's JSON with it. The data edited are an approval's call's arguments
+	// when it allows a call (EditsCall), else its artifact's data.
+	Fields    []EditField
+	Edited    string
+	EditsCall bool
 	// Sections and Items are the parts of the data a request for changes may name; none when
 	// the data has no parts.
 	Sections, Items []RefinePart

@@ -1,6 +1,7 @@
 package approvalpage
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -61,30 +62,41 @@ func editFields(data json.RawMessage, posted url.Values) []EditField {
 var jsonNumber = regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$`)
 
 // editedData reads the fields of flat data back into the edited object, each value of its
-// member's type; bad names each field that is not.
+// member's type, its members in the data's order; bad names each field that is not.
 func editedData(fields []EditField, form url.Values, bad func(path, msg string)) json.RawMessage {
-	edited := map[string]json.RawMessage{}
-	for _, f := range fields {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, f := range fields {
 		raw := strings.TrimSpace(form.Get("edit." + f.Key))
 		path := "editedArtifactData/" + pointerToken(f.Key)
+		var v json.RawMessage
 		switch {
 		case f.Input == "number" && jsonNumber.MatchString(raw):
-			edited[f.Key] = json.RawMessage(raw)
+			v = json.RawMessage(raw)
 		case f.Input == "number":
 			bad(path, "must be a number")
 		case f.Input == "yesno" && (raw == "true" || raw == "false"):
-			edited[f.Key] = json.RawMessage(raw)
+			v = json.RawMessage(raw)
 		case f.Input == "yesno":
 			bad(path, "must be yes or no")
 		case f.Null && raw == "":
-			edited[f.Key] = json.RawMessage("null")
+			v = json.RawMessage("null")
 		default:
-			b, _ := json.Marshal(form.Get("edit." + f.Key))
-			edited[f.Key] = b
+			v, _ = json.Marshal(form.Get("edit." + f.Key))
 		}
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, _ := json.Marshal(f.Key)
+		b.Write(k)
+		b.WriteByte(':')
+		if v == nil { // refused (bad names it): the form is answered again, never recorded
+			v = json.RawMessage("null")
+		}
+		b.Write(v)
 	}
-	b, _ := json.Marshal(edited)
-	return b
+	b.WriteByte('}')
+	return b.Bytes()
 }
 
 // pointerToken escapes a member name as a JSON Pointer token.

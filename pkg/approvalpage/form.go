@@ -110,7 +110,7 @@ func Decision(o host.Opened, form url.Values, now time.Time) (json.RawMessage, [
 	case interrupt.ActionRefine:
 		v["refineFeedback"] = refineFeedback(form, bad)
 	case interrupt.ActionEditAccept:
-		if fields := editFields(contentOf(o).ArtifactData, nil); fields != nil && !form.Has("editedArtifactData") {
+		if fields := editFields(editable(o, contentOf(o)), nil); fields != nil && !form.Has("editedArtifactData") {
 			v["editedArtifactData"] = editedData(fields, form, bad)
 			break
 		}

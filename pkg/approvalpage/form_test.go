@@ -39,7 +39,7 @@ func TestEditedData(t *testing.T) {
 	}
 	var bad []string
 	got := editedData(fields, url.Values{"edit.amount": {"13"}, "edit.urgent": {"true"}, "edit.note": {"a, b"}, "edit.ref": {""}}, func(path, _ string) { bad = append(bad, path) })
-	if string(got) != `{"amount":13,"note":"a, b","ref":null,"urgent":true}` || bad != nil {
+	if string(got) != `{"amount":13,"urgent":true,"note":"a, b","ref":null}` || bad != nil {
 		t.Errorf("edited %s, refused %v", got, bad)
 	}
 	editedData(fields, url.Values{"edit.amount": {"12,5"}, "edit.urgent": {"maybe"}}, func(path, _ string) { bad = append(bad, path) })

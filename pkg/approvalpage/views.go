@@ -355,6 +355,7 @@ func base(o host.Opened, c content) View {
 	for _, a := range o.Asked {
 		v.Asked = append(v.Asked, Asked{By: a.Principal, When: when(a.At), Question: a.Question})
 	}
+	v.Call = callOf(o)
 	if o.Display != nil && o.Display.ArtifactURL != "" {
 		v.Artifact = &Link{URL: o.Display.ArtifactURL, Text: "Open the " + cmp.Or(c.ArtifactType, "artifact")}
 	}
@@ -403,12 +404,14 @@ func Decide(o host.Opened, key string, posted url.Values, problem *Notice) View 
 			}
 		}
 		af.ArtifactType = cmp.Or(c.ArtifactType, af.ArtifactType)
-		af.Fields = editFields(c.ArtifactData, posted)
+		edits := editable(o, c)
+		af.Fields = editFields(edits, posted)
 		af.Sections, af.Items = refineParts(c.ArtifactData)
-		af.Edited = cmp.Or(posted.Get("editedArtifactData"), pretty(c.ArtifactData))
-		if len(c.ArtifactData) == 0 && posted.Get("editedArtifactData") == "" {
+		af.Edited = cmp.Or(posted.Get("editedArtifactData"), pretty(edits))
+		if len(edits) == 0 && posted.Get("editedArtifactData") == "" {
 			af.Edited = "{}"
 		}
+		af.EditsCall = o.ToolCall != nil
 		f.Approval = af
 	} else {
 		f.Questions = questions(o, c, posted)
@@ -635,4 +638,38 @@ func Inbox(page host.InboxPage, later bool, next string, now time.Time) View {
 var kindWords = map[interrupt.Kind]string{
 	interrupt.KindApproval: "Approval", interrupt.KindClarification: "Questions",
 	interrupt.KindLowConfidence: "Agent decision to check", interrupt.KindConversationExchange: "Conversation",
+}
+
+// editable is what "Edit, then accept" edits: the arguments of the call an approval allows (the
+// edited data are the call as approved), else the artifact's data.
+func editable(o host.Opened, c content) json.RawMessage {
+	if o.ToolCall != nil {
+		return o.ToolCall.Arguments
+	}
+	return c.ArtifactData
+}
+
+// callOf is the call o allows, as the page shows it; nil for an interrupt that allows none.
+func callOf(o host.Opened) *Call {
+	tc := o.ToolCall
+	if tc == nil {
+		return nil
+	}
+	who := "The agent"
+	if o.Display != nil && o.Display.RequesterName != "" {
+		who = o.Display.RequesterName
+	}
+	call := &Call{Sentence: who + " will call " + words.Call(tc.Name, tc.Arguments)}
+	members, order := object(tc.Arguments)
+	for _, k := range order {
+		call.Arguments = append(call.Arguments, Fact{k, cell(members[k])})
+	}
+	if o.Status == interrupt.StatusResolved {
+		if approved := tc.Approved(o.Outcome); approved != nil {
+			if asked, _ := interrupt.ArgumentsDigest(tc.Arguments); asked != approved.ArgumentsDigest {
+				call.Approved = "Approved with edits: " + words.Call(approved.Name, approved.Arguments)
+			}
+		}
+	}
+	return call
 }
