@@ -655,11 +655,11 @@ func callOf(o host.Opened) *Call {
 	if tc == nil {
 		return nil
 	}
-	who := "The agent"
-	if o.Display != nil && o.Display.RequesterName != "" {
+	who := ""
+	if o.Display != nil {
 		who = o.Display.RequesterName
 	}
-	call := &Call{Sentence: who + " will call " + words.Call(tc.Name, tc.Arguments)}
+	call := &Call{Sentence: words.WillCall(who, tc.Name, tc.Arguments)}
 	members, order := object(tc.Arguments)
 	for _, k := range order {
 		call.Arguments = append(call.Arguments, Fact{k, cell(members[k])})

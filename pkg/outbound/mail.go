@@ -432,6 +432,9 @@ func compose(p interrupt.Payload, c runlog.Commit, e runlog.Envelope, n Notice, 
 	if title != "" {
 		lines = append(lines, "", title)
 	}
+	if n.Call != "" {
+		lines = append(lines, "", n.Call+".")
+	}
 	if data.Description != "" {
 		lines = append(lines, "", data.Description)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
 	"github.com/interrupthost/interrupthost/pkg/token"
+	"github.com/interrupthost/interrupthost/pkg/words"
 )
 
 // EventID is a delivery's webhook-id: the event's place in its run's log, the same on every
@@ -63,6 +64,8 @@ type Notice struct {
 	// Mentions are the Slack ids of the audience's refs whose contacts name one: a member id for
 	// a principal, a user group for a group or a role (Deliverer.Contacts).
 	Mentions map[Recipient]string
+	// Call is, for an approval that allows a call, the call in words (words.WillCall).
+	Call string
 	// Decisions are an approval's Approve and Reject buttons for a Slack message, where the
 	// tenant has a Slack app and a click can satisfy the interrupt's rule (Deliverer.SlackApps).
 	Decisions []slack.BlockElement
@@ -147,6 +150,13 @@ func (l Links) For(ctx context.Context, s Subscription, c runlog.Commit, e runlo
 		return Notice{}, nil // past its deadline: nothing to decide any more
 	}
 	n := Notice{Deadline: in.Deadline, Audience: in.Deciders.Audience}
+	if tc := in.ToolCall; tc != nil {
+		who := ""
+		if in.Display != nil {
+			who = in.Display.RequesterName
+		}
+		n.Call = words.WillCall(who, tc.Name, tc.Arguments)
+	}
 	plain := Link{URL: page, For: n.Audience}
 	if !in.Deadline.IsZero() {
 		plain.ExpiresAt = in.Deadline.UTC().Format(runlog.TimeFormat)

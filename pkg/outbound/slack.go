@@ -80,8 +80,11 @@ func slackMessage(e runlog.Envelope, n Notice) ([]byte, error) {
 	if a := strings.TrimSpace(p.Data.ArtifactType + " " + p.Data.ArtifactID); a != "" {
 		about = append(about, a)
 	}
+	if n.Call != "" {
+		about = append(about, n.Call)
+	}
 	if len(about) > 0 {
-		blocks = append(blocks, section(plain(strings.Join(about, "\n"))))
+		blocks = append(blocks, section(plain(truncate(strings.Join(about, "\n"), slackTextMax))))
 	}
 	if len(n.Audience) > 0 {
 		refs := make([]string, len(n.Audience))

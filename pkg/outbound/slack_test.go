@@ -229,3 +229,40 @@ func TestSlackDecisionButtons(t *testing.T) {
 		})
 	}
 }
+
+// TestTheCallIsToldInWords: an approval that allows a call says it, in words, in its Slack
+// message and in its mail.
+func TestTheCallIsToldInWords(t *testing.T) {
+	const want = "Refunds desk will call issue_refund with order 4471, amount 1,240.00 EUR"
+	requested := func() runlog.Event {
+		e := outboundtest.Requested("approve", "i1", outboundtest.Approval)
+		e.Display = &interrupt.Display{RequesterName: "Refunds desk"}
+		e.ToolCall = &interrupt.ToolCall{Name: "issue_refund", Arguments: json.RawMessage(`{"order":"4471","amountCents":124000,"currency":"EUR"}`)}
+		return e
+	}
+	t.Run("slack", func(t *testing.T) {
+		w := outboundtest.NewWorld(t, inmem.NewOutbound())
+		r := w.Receiver()
+		created, err := w.Subs.Create(context.Background(), interrupt.Principal{Tenant: "acme"}, outbound.Request{URL: r.URL, Events: []string{"interrupt.requested"}, Format: outbound.FormatSlack})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Secret = created.Secret
+		w.Deliver(w.Commit("acme", "run-1", requested()))
+		var msg slack.WebhookMessage
+		if len(r.Got) != 1 || json.Unmarshal(r.Got[0].Raw, &msg) != nil {
+			t.Fatalf("deliveries %+v", r.Got)
+		}
+		section, ok := msg.Blocks.BlockSet[1].(*slack.SectionBlock)
+		if !ok || !strings.HasSuffix(section.Text.Text, "\n"+want) {
+			t.Errorf("section %+v", msg.Blocks.BlockSet[1])
+		}
+	})
+	t.Run("mail", func(t *testing.T) {
+		w, box, _ := mailWorld(t, outbound.LinksPlain)
+		w.Deliver(w.CommitAs("engine", "acme", "run-1", requested()))
+		if len(box.got) == 0 || !strings.Contains(box.got[0].Text, want+".") {
+			t.Errorf("the request mail does not say the call: %+v", box.got)
+		}
+	})
+}

@@ -8,6 +8,15 @@ import (
 	"strings"
 )
 
+// WillCall says who will make a call, and the call (Call): "The agent will call issue_refund
+// with ...", or the requester's name for "The agent".
+func WillCall(who, name string, arguments json.RawMessage) string {
+	if who == "" {
+		who = "The agent"
+	}
+	return who + " will call " + Call(name, arguments)
+}
+
 // Call is a tool call as a person reads it: "issue_refund with order 4471, amount 1,240.00 EUR".
 // Each argument is its name in words and its value: text as written, a number grouped, yes or
 // no, a list or object in compact JSON. An integer argument named for an amount in minor units
