@@ -81,7 +81,7 @@ type Requested struct {
 	URL         string `json:"url" jsonschema:"the page the people asked decide on"`
 }
 
-func (s *Server) requestApproval(ctx context.Context, _ *sdk.CallToolRequest, in ApprovalRequest) (*sdk.CallToolResult, Requested, error) {
+func (s *Server) requestApproval(ctx context.Context, req *sdk.CallToolRequest, in ApprovalRequest) (*sdk.CallToolResult, Requested, error) {
 	c, err := callerWith(ctx, scopeInterruptsWrite)
 	if err != nil {
 		return nil, Requested{}, s.toolError(ctx, "request_approval", err)
@@ -112,14 +112,7 @@ func (s *Server) requestApproval(ctx context.Context, _ *sdk.CallToolRequest, in
 	}
 	var call *interrupt.ToolCall
 	if in.ToolCall != nil {
-		args, err := json.Marshal(in.ToolCall.Arguments)
-		if err != nil {
-			return nil, Requested{}, s.toolError(ctx, "request_approval", err)
-		}
-		if in.ToolCall.Arguments == nil {
-			args = nil
-		}
-		call = &interrupt.ToolCall{Name: in.ToolCall.Name, Arguments: args, ReceiptTTLMs: in.ToolCall.ReceiptTTLMs}
+		call = &interrupt.ToolCall{Name: in.ToolCall.Name, Arguments: rawArguments(req), ReceiptTTLMs: in.ToolCall.ReceiptTTLMs}
 	}
 	return s.request(ctx, "request_approval", c, asking{runID, key, made}, interrupt.KindApproval, in.TimeoutMs, data, host.Request{ToolCall: call})
 }
@@ -141,6 +134,21 @@ func (s *Server) askQuestion(ctx context.Context, _ *sdk.CallToolRequest, in Que
 		Questions []Question `json:"questions"`
 	}{in.Questions}
 	return s.request(ctx, "ask_question", c, asking{runID, key, made}, interrupt.KindClarification, in.TimeoutMs, data, host.Request{Display: display})
+}
+
+// rawArguments are the toolCall's arguments of request_approval's call as the agent sent them:
+// the call people see and approve is the agent's, its members in its order and its numbers as
+// written, not the decoded map's sorted re-encoding. nil when there are none.
+func rawArguments(req *sdk.CallToolRequest) json.RawMessage {
+	var raw struct {
+		ToolCall *struct {
+			Arguments json.RawMessage `json:"arguments"`
+		} `json:"toolCall"`
+	}
+	if req == nil || req.Params == nil || json.Unmarshal(req.Params.Arguments, &raw) != nil || raw.ToolCall == nil {
+		return nil
+	}
+	return raw.ToolCall.Arguments
 }
 
 // asking is where a request asks: its run, its key (and node), and whether the run was made
