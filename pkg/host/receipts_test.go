@@ -184,7 +184,8 @@ func TestAReceiptKeepsItsBounds(t *testing.T) {
 			{"a name no tool has", approvalWith(``), interrupt.ToolCall{Name: "issue refund", Arguments: refund.Arguments}, "/toolCall/name"},
 			{"arguments no object", approvalWith(``), interrupt.ToolCall{Name: "x", Arguments: json.RawMessage(`[1]`)}, "/toolCall/arguments"},
 			{"no arguments", approvalWith(``), interrupt.ToolCall{Name: "x"}, "/toolCall/arguments"},
-			{"a number past doubles", approvalWith(``), interrupt.ToolCall{Name: "x", Arguments: json.RawMessage(`{"n":1e400}`)}, "/toolCall/arguments"},
+			{"a number past doubles", approvalWith(``), interrupt.ToolCall{Name: "x", Arguments: json.RawMessage(`{"n":1e400}`)}, "/toolCall/arguments/n"},
+			{"an id doubles round", approvalWith(``), interrupt.ToolCall{Name: "x", Arguments: json.RawMessage(`{"id":9007199254740993}`)}, "/toolCall/arguments/id"},
 			{"a receipt of a millisecond", approvalWith(``), interrupt.ToolCall{Name: "x", Arguments: json.RawMessage(`{}`), ReceiptTTLMs: 1}, "/toolCall/receiptTtlMs"},
 		} {
 			h, l := hosttest.MemHost(t)

@@ -227,3 +227,29 @@ func FuzzCheckNumbers(f *testing.F) {
 		}
 	})
 }
+
+// TestArgumentsAreExact: a call's arguments are refused where a number would be compared as
+// another (RFC 8785 reads numbers as doubles), and digested as values otherwise.
+func TestArgumentsAreExact(t *testing.T) {
+	t.Parallel()
+	for args, refused := range map[string]string{
+		`{"id":9007199254740993}`:                "/arguments/id",
+		`{"a":[1,1.00000000000000000001]}`:       "/arguments/a/1",
+		`{"n":1e400}`:                            "/arguments/n",
+		`{"id":9007199254740992,"x":0.1,"y":-0}`: "",
+		`{"amount":1.24e5,"nested":{"z":12.50}}`: "",
+	} {
+		f := CheckArguments(json.RawMessage(args), "/arguments")
+		switch {
+		case refused == "" && f != nil:
+			t.Errorf("%s refused: %+v", args, f)
+		case refused != "" && (f == nil || f.Path != refused):
+			t.Errorf("%s: %+v, want a refusal at %s", args, f, refused)
+		}
+	}
+	a, _ := ArgumentsDigest(json.RawMessage(`{"b":124000,"a":"x"}`))
+	b, _ := ArgumentsDigest(json.RawMessage(` { "a" : "x", "b" : 1.24e5 } `))
+	if a != b || len(a) != 64 {
+		t.Errorf("one value, two digests: %s %s", a, b)
+	}
+}

@@ -6,7 +6,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math/big"
 	"regexp"
+	"strconv"
 	"time"
 
 	"github.com/gowebpki/jcs"
@@ -67,10 +69,31 @@ func CheckArguments(arguments json.RawMessage, at string) *FieldError {
 	case len(arguments) > MaxToolArguments:
 		return &FieldError{Path: at, Message: fmt.Sprintf("must be at most %d bytes", MaxToolArguments)}
 	}
+	if fields := CheckNumbers(arguments, at); len(fields) > 0 {
+		return &fields[0]
+	}
+	for start, end := range literals(arguments) {
+		if !exact(string(arguments[start:end])) {
+			return &FieldError{Path: at + pointerTo(arguments, start), Message: "is a number no IEEE double holds exactly (RFC 8785 compares numbers as doubles, so another number would match it): send it as a string"}
+		}
+	}
 	if _, err := ArgumentsDigest(arguments); err != nil {
 		return &FieldError{Path: at, Message: "has no canonical JSON form (RFC 8785): " + err.Error()}
 	}
 	return nil
+}
+
+// exact reports whether the number literal n is the shortest form of some double, so that its
+// canonical form (RFC 8785) is n's own value: 9007199254740993 or 1.00000000000000000001 are
+// not (they read as 9007199254740992 and 1, and would match a call carrying those).
+func exact(n string) bool {
+	f, err := strconv.ParseFloat(n, 64)
+	if err != nil {
+		return false
+	}
+	want, ok := new(big.Rat).SetString(n)
+	got, ok2 := new(big.Rat).SetString(strconv.FormatFloat(f, 'g', -1, 64))
+	return ok && ok2 && want.Cmp(got) == 0
 }
 
 // ReceiptTTL is how long after the decision the call's receipt redeems.
