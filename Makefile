@@ -12,6 +12,10 @@ PY_DEPS := $(VENV)/.installed
 # RUN_DEPS are the Python tools the local stack itself runs (moto): `make run` installs only
 # these, so a fresh clone serves its first request without waiting for the test tools.
 RUN_DEPS := $(VENV)/.run-installed
+# MCP_DEPS is the official MCP Python SDK, whose OAuth client an end-to-end test drives
+# (infra/local/mcpclient): a venv of its own, as its pins are not aws-sam-cli's.
+MCP_VENV := .venv-mcp
+MCP_DEPS := $(MCP_VENV)/.installed
 # CHROMIUM is Debian's headless browser the approval page's browser test drives.
 CHROMIUM ?= /usr/bin/chromium
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
@@ -43,8 +47,8 @@ MCP_CONFORMANCE := server-initialize server-session-lifecycle server-stateless p
   sep-2164-resource-not-found
 
 ## deps: the pinned Node.js (dynalite, playwright-core, axe-core) and Python (moto, aws-sam-cli,
-## cfn-lint) tools
-deps: $(NODE_DEPS) $(PY_DEPS)
+## cfn-lint; the MCP SDK) tools
+deps: $(NODE_DEPS) $(PY_DEPS) $(MCP_DEPS)
 
 ## browser: Debian's Chromium, for the approval page's browser test
 browser: $(CHROMIUM)
@@ -63,6 +67,11 @@ $(PY_DEPS): infra/local/requirements.txt
 # --no-compile: pip byte-compiles every module it installs (moto's thousands), which Python does
 # anyway for the few it imports (measured: 78 s with, 49 s without, moto's first import 1.7 s
 # slower).
+$(MCP_DEPS): infra/local/requirements-mcp.txt
+	python3 -m venv $(MCP_VENV)
+	$(MCP_VENV)/bin/pip install --quiet --no-compile --requirement infra/local/requirements-mcp.txt
+	touch $@
+
 $(RUN_DEPS): infra/local/requirements-run.txt
 	python3 -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --no-compile --requirement infra/local/requirements-run.txt

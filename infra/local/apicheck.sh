@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 url=${GATEWAY_URL:-http://127.0.0.1:3000}
 token=$(go run ./infra/local/cmd/devtoken -sub schemathesis -tenant schemathesis \
-  -scopes "interrupts:write approvals:respond runs:read webhooks:manage contacts:manage" -groups finance -roles manager)
+  -scopes "interrupts:write approvals:respond runs:read webhooks:manage contacts:manage receipts:redeem" -groups finance -roles manager)
 checks=not_a_server_error,status_code_conformance,content_type_conformance,response_headers_conformance,response_schema_conformance
 run() {
   .venv/bin/schemathesis run openapi.yaml --url "$url" -H "Authorization: Bearer $token" \

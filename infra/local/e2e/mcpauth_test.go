@@ -1,12 +1,18 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -119,5 +125,50 @@ func TestAnMCPClientSignsInWithOnlyTheURL(t *testing.T) {
 			t.Fatalf("alice's pending list never named %s: %+v", run, list.StructuredContent)
 		}
 		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// TestAPythonMCPClientSignsInWithOnlyTheURL: the official Python SDK's OAuth client (the `mcp`
+// package, pinned in infra/local/requirements-mcp.txt), given only the URL and the public
+// client's id, follows the 401 to the metadata and the issuer, signs alice of acme in through
+// the local issuer's form (infra/local/mcpclient/signin.py submits it without a browser), and
+// calls the tools as her: the request is acme's run, requested by alice.
+func TestAPythonMCPClientSignsInWithOnlyTheURL(t *testing.T) {
+	localaws.NeedsStack(t)
+	python := filepath.Join(root(t), ".venv-mcp", "bin", "python")
+	if _, err := os.Stat(python); err != nil {
+		t.Fatalf("the MCP Python SDK's venv is missing (make deps installs it): %v", err)
+	}
+	cmd := exec.Command(python, filepath.Join(root(t), "infra", "local", "mcpclient", "signin.py"), gatewayURL()+"/mcp", devjwt.MCPClientID, "alice", "acme")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("the Python client: %v\n%s", err, stderr.String())
+	}
+	var saw struct {
+		Tools     []string
+		Requested struct{ RunID, InterruptID, URL, Status string }
+		Outcome   struct{ Status string }
+		SignIns   int
+		Authorize string
+	}
+	if err := json.Unmarshal(out, &saw); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if !slices.Equal(saw.Tools, []string{"ask_question", "get_outcome", "list_pending", "request_approval"}) || saw.SignIns != 1 || saw.Outcome.Status != "pending" ||
+		saw.Requested.URL != gatewayURL()+"/approve/"+saw.Requested.RunID+"/"+saw.Requested.InterruptID {
+		t.Fatalf("the Python client saw %+v", saw)
+	}
+	q, err := url.Parse(saw.Authorize)
+	if err != nil || q.Query().Get("client_id") != devjwt.MCPClientID || q.Query().Get("code_challenge_method") != "S256" || q.Query().Get("resource") != gatewayURL()+"/mcp" {
+		t.Errorf("the authorization request: %s", saw.Authorize)
+	}
+	var pending struct {
+		Interrupts []struct{ InterruptID, RequestedBy string }
+	}
+	do(t, "GET", "/interrupts?runId="+saw.Requested.RunID, jwt(t, devjwt.Token{Subject: "ops", Tenant: "acme", Scopes: []string{"runs:read"}}), "").json(t, &pending)
+	if len(pending.Interrupts) != 1 || pending.Interrupts[0].RequestedBy != "alice" {
+		t.Errorf("the run as acme reads it: %+v", pending)
 	}
 }

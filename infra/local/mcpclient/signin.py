@@ -1,0 +1,105 @@
+"""An MCP client that is given nothing but the endpoint's URL and a public client's id.
+
+It is the official Python SDK's (the `mcp` package, pinned in requirements-mcp.txt), with its
+OAuth client: the first call's 401 names the protected resource metadata, the metadata names the
+issuer, and the client runs the authorization code grant with PKCE. The person's sign-in is the
+local issuer's login form, submitted here without a browser (the redirect handler), and the
+callback reads the code from the form's redirect, as a loopback listener would.
+
+It asks for an approval and reads its outcome, then prints one JSON line of what it saw:
+the tools, the request's and the outcome's structured content, and how many sign-ins it took.
+Usage: python signin.py MCP_URL CLIENT_ID USER TENANT
+"""
+
+import asyncio
+import json
+import sys
+from urllib.parse import parse_qs, urlencode, urlsplit
+
+import httpx2
+from mcp import ClientSession
+from mcp.client.auth import OAuthClientProvider
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
+
+REDIRECT = "http://127.0.0.1:8977/callback"  # never listened on: the handler reads the redirect
+
+
+class Memory:
+    """Token storage holding the preregistered public client (the issuer registers none)."""
+
+    def __init__(self, client_id: str):
+        self.tokens: OAuthToken | None = None
+        self.client = OAuthClientInformationFull(client_id=client_id, redirect_uris=[REDIRECT], token_endpoint_auth_method="none")
+
+    async def get_tokens(self):
+        return self.tokens
+
+    async def set_tokens(self, tokens):
+        self.tokens = tokens
+
+    async def get_client_info(self):
+        return self.client
+
+    async def set_client_info(self, client_info):
+        self.client = client_info
+
+
+class Person:
+    """Signs a person in at the issuer's login form when the client sends them there."""
+
+    def __init__(self, user: str, tenant: str):
+        self.user, self.tenant = user, tenant
+        self.sign_ins = 0
+        self.authorize_url = ""
+        self.back = ""
+
+    async def redirect(self, url: str) -> None:
+        self.sign_ins += 1
+        self.authorize_url = url
+        parts = urlsplit(url)
+        query = {k: v[0] for k, v in parse_qs(parts.query).items()}
+        async with httpx2.AsyncClient(timeout=30) as http:
+            form = await http.get(url)
+            if form.status_code != 200:
+                raise RuntimeError(f"the login form answered {form.status_code}")
+            fields = {k: query[k] for k in ("client_id", "redirect_uri", "response_type", "scope", "state", "nonce", "code_challenge", "code_challenge_method") if k in query}
+            fields.update(user=self.user, tenant=self.tenant)
+            login = await http.post(f"{parts.scheme}://{parts.netloc}{parts.path}", content=urlencode(fields),
+                                    headers={"Content-Type": "application/x-www-form-urlencoded"})
+        if login.status_code != 303 or not login.headers.get("location", "").startswith(REDIRECT):
+            raise RuntimeError(f"the login answered {login.status_code} {login.headers.get('location')}")
+        self.back = login.headers["location"]
+
+    async def callback(self) -> AuthorizationCodeResult:
+        q = parse_qs(urlsplit(self.back).query)
+        return AuthorizationCodeResult(code=q["code"][0], state=q.get("state", [None])[0], iss=q.get("iss", [None])[0])
+
+
+async def main(url: str, client_id: str, user: str, tenant: str) -> dict:
+    person = Person(user, tenant)
+    auth = OAuthClientProvider(
+        server_url=url,
+        client_metadata=OAuthClientMetadata(redirect_uris=[REDIRECT], token_endpoint_auth_method="none", client_name="python-agent"),
+        storage=Memory(client_id),
+        redirect_handler=person.redirect,
+        callback_handler=person.callback,
+    )
+    async with httpx2.AsyncClient(auth=auth, timeout=30) as http:
+        async with streamable_http_client(url, http_client=http) as streams:
+            async with ClientSession(streams[0], streams[1]) as session:
+                await session.initialize()
+                tools = sorted(t.name for t in (await session.list_tools()).tools)
+                asked = await session.call_tool("request_approval", {"title": "Refund order 1182", "approvers": ["bob"]})
+                if asked.is_error:
+                    raise RuntimeError(f"request_approval: {asked.content}")
+                run, interrupt = asked.structured_content["runId"], asked.structured_content["interruptId"]
+                outcome = await session.call_tool("get_outcome", {"runId": run, "interruptId": interrupt})
+                if outcome.is_error:
+                    raise RuntimeError(f"get_outcome: {outcome.content}")
+    return {"tools": tools, "requested": asked.structured_content, "outcome": outcome.structured_content,
+            "signIns": person.sign_ins, "authorize": person.authorize_url}
+
+
+if __name__ == "__main__":
+    print(json.dumps(asyncio.run(main(*sys.argv[1:5]))))
