@@ -52,13 +52,15 @@ type User struct {
 }
 
 // Users are the people the local provider lets one sign in as: approvers in groups and roles,
-// and mallory, who is in none and has no email address, to see refusals.
+// olga, an operator (the console's OperatorRole, "operator"), and mallory, who is in none and
+// has no email address, to see refusals.
 func Users() []User {
 	return []User{
 		{Subject: "alice", Email: "alice@example.com", Groups: []string{"finance", "ops"}, Roles: []string{"manager"}},
 		{Subject: "bob", Email: "bob@example.com", Groups: []string{"finance"}},
 		{Subject: "carol", Email: "carol@example.com", Groups: []string{"ops"}},
 		{Subject: "dave", Email: "dave@example.com", Roles: []string{"manager"}},
+		{Subject: "olga", Email: "olga@example.com", Roles: []string{"operator"}},
 		{Subject: "mallory"},
 	}
 }

@@ -73,6 +73,9 @@ type Options struct {
 	// McpAllowedOrigins), each an origin or one ending ":*" for any port; one carrying any other
 	// is refused. A request without Origin (every client but a browser's) is not checked.
 	MCPOrigins []string
+	// OperatorRole is the role claim that opens the console (the template's OperatorRole);
+	// "operator" when empty.
+	OperatorRole string
 	// Discovery is the document of GET /.well-known/interrupt-host.
 	Discovery host.Discovery
 	// Metrics counts the 409 answers and the provider events received (package metrics); nil
@@ -149,6 +152,7 @@ func (a *API) baseURL(req events.APIGatewayV2HTTPRequest) (string, error) {
 // withDefaults fills in the claims' default names.
 func (o Options) withDefaults() Options {
 	o.PrincipalClaim = cmp.Or(o.PrincipalClaim, identity.DefaultPrincipalClaim)
+	o.OperatorRole = cmp.Or(o.OperatorRole, DefaultOperatorRole)
 	o.TenantClaim = cmp.Or(o.TenantClaim, "tenant")
 	o.GroupsClaim = cmp.Or(o.GroupsClaim, "groups")
 	o.RolesClaim = cmp.Or(o.RolesClaim, "roles")

@@ -18,13 +18,16 @@ var constructors = map[string]struct {
 	name  string
 	build func(a *API, s Services) Handler
 }{
-	"request-interrupt":  {"RequestInterrupt", func(a *API, s Services) Handler { return a.RequestInterrupt(s.Tokens) }},
-	"resolve-by-run":     {"ResolveByRun", func(a *API, s Services) Handler { return a.ResolveByRun(s.Host) }},
-	"mint-token":         {"MintToken", func(a *API, s Services) Handler { return a.MintToken(s.Tokens) }},
-	"inspect-by-token":   {"InspectByToken", func(a *API, s Services) Handler { return a.InspectByToken(s.Tokens) }},
-	"resolve-by-token":   {"ResolveByToken", func(a *API, s Services) Handler { return a.ResolveByToken(s.Tokens) }},
-	"get-run":            {"GetRun", func(a *API, s Services) Handler { return a.GetRun(s.Host) }},
-	"receipts":           {"Receipts", func(a *API, s Services) Handler { return a.Receipts(s.Tokens) }},
+	"request-interrupt": {"RequestInterrupt", func(a *API, s Services) Handler { return a.RequestInterrupt(s.Tokens) }},
+	"resolve-by-run":    {"ResolveByRun", func(a *API, s Services) Handler { return a.ResolveByRun(s.Host) }},
+	"mint-token":        {"MintToken", func(a *API, s Services) Handler { return a.MintToken(s.Tokens) }},
+	"inspect-by-token":  {"InspectByToken", func(a *API, s Services) Handler { return a.InspectByToken(s.Tokens) }},
+	"resolve-by-token":  {"ResolveByToken", func(a *API, s Services) Handler { return a.ResolveByToken(s.Tokens) }},
+	"get-run":           {"GetRun", func(a *API, s Services) Handler { return a.GetRun(s.Host) }},
+	"receipts":          {"Receipts", func(a *API, s Services) Handler { return a.Receipts(s.Tokens) }},
+	"console": {"Console", func(a *API, s Services) Handler {
+		return a.Console(s.Host, s.SignIn, s.Subscriptions, s.Resender, s.Contacts)
+	}},
 	"list-events":        {"ListEvents", func(a *API, s Services) Handler { return a.ListEvents(s.Host) }},
 	"end-run":            {"EndRun", func(a *API, s Services) Handler { return a.EndRun(s.Host) }},
 	"configure-run":      {"ConfigureRun", func(a *API, s Services) Handler { return a.ConfigureRun(s.Host) }},

@@ -70,6 +70,15 @@ var (
 		{Route: "GET /interrupts", Scopes: []string{ScopeRunsRead}, serve: (*API).listPending},
 		{Route: "GET /inbox", Scopes: []string{ScopeApprovalsRespond}, serve: (*API).inbox},
 	}}
+	consoleRoutes = Routes{Function: "console", Operations: []Operation{
+		{Route: "GET /console", page: (*API).consoleHome, crash: consoleCrash},
+		{Route: "HEAD /console", page: (*API).consoleHome, crash: consoleCrash},
+		{Route: "GET /console/runs/{runId}", page: (*API).consoleRun, crash: consoleCrash},
+		{Route: "HEAD /console/runs/{runId}", page: (*API).consoleRun, crash: consoleCrash},
+		{Route: "POST /console/runs/{runId}/cancel", page: (*API).consoleEnd, crash: consoleCrash},
+		{Route: "POST /console/runs/{runId}/complete", page: (*API).consoleEnd, crash: consoleCrash},
+		{Route: "POST /console/runs/{runId}/resend", page: (*API).consoleResend, crash: consoleCrash},
+	}}
 	receipts = Routes{Function: "receipts", Operations: []Operation{
 		{Route: "GET /runs/{runId}/outcomes/{interruptId}", Scopes: []string{ScopeRunsRead}, serve: (*API).getOutcome},
 		{Route: "POST /receipts/redeem", Scopes: []string{ScopeReceiptsRedeem}, serve: (*API).redeemReceipt},
@@ -197,6 +206,12 @@ func (a *API) ResolveByToken(t *host.Tokens) Handler {
 // GetRun serves get-run.
 func (a *API) GetRun(h *host.Host) Handler { return a.on(services{Host: h}).serve(getRun) }
 
+// Console serves console: the operators' pages, signed in by signIn as the approval page is,
+// reading the host, the subscriptions' deliveries and the contacts' names, resending by r.
+func (a *API) Console(h *host.Host, signIn *signin.Flow, s *outbound.Subscriptions, r Resender, d *contacts.Directory) Handler {
+	return a.on(services{Host: h, SignIn: signIn, Subscriptions: s, Resender: r, Contacts: d}).serve(consoleRoutes)
+}
+
 // Receipts serves receipts: an interrupt's outcome with its approved call's receipt, and the
 // receipts' redemption.
 func (a *API) Receipts(t *host.Tokens) Handler {
@@ -260,7 +275,7 @@ func (a *API) MCP(s ToolServer, v TokenVerifier) Handler {
 
 // Functions are every function that serves the API, in the order of the table above.
 func Functions() []Routes {
-	return []Routes{requestInterrupt, resolveByRun, mintToken, inspectByToken, resolveByToken, getRun, receipts, listEvents, endRun, configureRun, agentDecisions, discovery, webhookEndpoints, webhookIngest, subscriptions, approvalPage, contactsRoutes, mcpRoutes, slackInteractions}
+	return []Routes{requestInterrupt, resolveByRun, mintToken, inspectByToken, resolveByToken, getRun, receipts, listEvents, endRun, configureRun, agentDecisions, discovery, webhookEndpoints, webhookIngest, subscriptions, approvalPage, contactsRoutes, mcpRoutes, slackInteractions, consoleRoutes}
 }
 
 // Operations are every route of the API, each naming its function.

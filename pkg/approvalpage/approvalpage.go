@@ -38,11 +38,18 @@ var parsed struct {
 
 // CSP is the page's Content-Security-Policy: nothing may load or run but its own style element
 // (by hash), and its forms post only back to the host. No script-src: the page has no script.
-var CSP = func() string {
-	sum := sha256.Sum256([]byte(css))
+var CSP = CSPFor(css)
+
+// CSPFor is the Content-Security-Policy of a page whose one style element holds style: the
+// approval page's, and the console's, which builds on its stylesheet (Style).
+func CSPFor(style string) string {
+	sum := sha256.Sum256([]byte(style))
 	return "default-src 'none'; style-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'; " +
 		"img-src 'none'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
-}()
+}
+
+// Style is the page's stylesheet, for the host's other pages to look alike.
+func Style() string { return css }
 
 // View is one page.
 type View struct {
@@ -208,8 +215,8 @@ func Render(v View) ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// pretty formats a JSON value for a <pre> block, or gives it as it is if it is not JSON.
-func pretty(raw json.RawMessage) string {
+// Pretty formats a JSON value for a <pre> block, or gives it as it is if it is not JSON.
+func Pretty(raw json.RawMessage) string {
 	var b bytes.Buffer
 	if err := json.Indent(&b, raw, "", "  "); err != nil {
 		return string(raw)

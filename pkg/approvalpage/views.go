@@ -184,16 +184,16 @@ func facts(o host.Opened, c content) (fs []Fact, blocks []Block) {
 		case len(v) > 0 && v[0] != '{' && v[0] != '[':
 			fs = append(fs, Fact{label(k), string(v)})
 		default:
-			blocks = append(blocks, Block{label(k), pretty(v)})
+			blocks = append(blocks, Block{label(k), Pretty(v)})
 		}
 	}
 	return fs, blocks
 }
 
-// sections lay an artifact's data out for people (View.Sections): an object's plain members as
+// Sections lay an artifact's data out for people (View.Sections): an object's plain members as
 // facts, each member that is an object a section of its own, each list of objects a table.
 // Anything deeper is shown as compact JSON in its cell. Data that is no object gives none.
-func sections(data json.RawMessage) []Section {
+func Sections(data json.RawMessage) []Section {
 	members, order := object(data)
 	if members == nil {
 		return nil
@@ -346,10 +346,10 @@ func base(o host.Opened, c content) View {
 		Reference: "Run " + o.RunID + " · step " + o.NodeID,
 	}
 	if data, ok := c.members["artifactData"]; ok {
-		if v.Sections = sections(data); v.Sections != nil {
-			v.Raw = pretty(data)
+		if v.Sections = Sections(data); v.Sections != nil {
+			v.Raw = Pretty(data)
 		} else {
-			v.Blocks = append(v.Blocks, Block{label("artifactData"), pretty(data)})
+			v.Blocks = append(v.Blocks, Block{label("artifactData"), Pretty(data)})
 		}
 	}
 	for _, a := range o.Asked {
@@ -407,7 +407,7 @@ func Decide(o host.Opened, key string, posted url.Values, problem *Notice) View 
 		edits := editable(o, c)
 		af.Fields = editFields(edits, posted)
 		af.Sections, af.Items = refineParts(c.ArtifactData)
-		af.Edited = cmp.Or(posted.Get("editedArtifactData"), pretty(edits))
+		af.Edited = cmp.Or(posted.Get("editedArtifactData"), Pretty(edits))
 		if len(edits) == 0 && posted.Get("editedArtifactData") == "" {
 			af.Edited = "{}"
 		}

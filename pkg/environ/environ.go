@@ -82,6 +82,8 @@ const (
 	EnvJwtAudiences = "JWT_AUDIENCES"
 	// EnvMCPOrigins lists, comma-separated, the Origins a request to the MCP endpoint may carry.
 	EnvMCPOrigins = "MCP_ALLOWED_ORIGINS"
+	// EnvOperatorRole is the role claim that opens the console.
+	EnvOperatorRole = "OPERATOR_ROLE"
 	// EnvRedriveSegments is how many segments redrive-stream's Scan of the table reads at once.
 	EnvRedriveSegments = "REDRIVE_SCAN_SEGMENTS"
 )
@@ -187,6 +189,7 @@ func APIOptions(hc host.Config) (apigw.Options, error) {
 	}
 	opts.Issuer = os.Getenv(EnvOIDCIssuer)
 	opts.MCPOrigins = list(os.Getenv(EnvMCPOrigins))
+	opts.OperatorRole = os.Getenv(EnvOperatorRole)
 	opts.Discovery = host.DiscoveryOf(hc)
 	opts.Metrics = Meter()
 	return opts, nil

@@ -387,8 +387,8 @@ func commit[T answer[T]](ctx context.Context, h *Host, k runlog.Key, st *runlog.
 	return zero, fmt.Errorf("host: %d attempts lost the race for the next commit: %w", h.cfg.MaxAttempts, interrupt.ErrUnavailable)
 }
 
-// counted publishes the interrupts a commit requested, resolved or expired, by kind; st
-// includes the commit.
+// counted publishes the interrupts a commit requested, resolved or expired, by kind, and how
+// long each one resolved had waited; st includes the commit.
 func (h *Host) counted(st *runlog.State, events []runlog.Event) {
 	for _, e := range events {
 		var name metrics.Name
@@ -403,7 +403,11 @@ func (h *Host) counted(st *runlog.State, events []runlog.Event) {
 			continue
 		}
 		if in := st.ByID(e.InterruptID); in != nil {
-			h.metrics.Count(name, metrics.Dim{Name: metrics.DimKind, Value: string(in.Payload.Kind)})
+			kind := metrics.Dim{Name: metrics.DimKind, Value: string(in.Payload.Kind)}
+			h.metrics.Count(name, kind)
+			if name == metrics.Resolved {
+				h.metrics.Duration(metrics.DecisionTime, st.LastAt.Sub(in.RequestedAt), kind)
+			}
 		}
 	}
 }

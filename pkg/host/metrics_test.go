@@ -155,3 +155,27 @@ func TestMetricsOfTheSweep(t *testing.T) {
 		t.Errorf("%v approvals expired, want 1", got)
 	}
 }
+
+// TestMetricsTimeDecisions: each resolution publishes how long its interrupt waited, from its
+// request to the resolving commit, by kind; an expiry publishes none.
+func TestMetricsTimeDecisions(t *testing.T) {
+	ctx := context.Background()
+	var buf bytes.Buffer
+	clock := testclock.New(hosttest.T0)
+	h, _ := hosttest.MemHost(t, metered(&buf), func(s *hosttest.Setup) { s.Env.Now = clock.Now })
+	approval := json.RawMessage(`{"kind":"approval","key":"k","data":{"artifactId":"a","artifactType":"t","title":"x","actions":["accept"]}}`)
+	if _, _, err := h.RequestInterrupt(ctx, hosttest.Who("engine"), "r1", host.Request{NodeID: "n", Payload: approval}); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(90 * time.Second)
+	if _, err := h.Resolve(ctx, hosttest.Who("alice"), "r1", "n", json.RawMessage(`{"action":"accept","decidedAt":"2026-11-30T09:00:00Z"}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	ps := points(t, &buf)
+	if got := metrics.Total(ps, metrics.DecisionTime, kind("approval")); got != 90 {
+		t.Errorf("DecisionTime %v, want 90 s", got)
+	}
+	if got := metrics.Total(ps, metrics.DecisionTime, kind("custom")); got != 0 {
+		t.Errorf("DecisionTime of another kind %v", got)
+	}
+}

@@ -26,6 +26,9 @@ const (
 	Requested Name = "InterruptsRequested"
 	Resolved  Name = "InterruptsResolved"
 	Expired   Name = "InterruptsExpired"
+	// DecisionTime is how long an interrupt waited from its request to its resolution, by Kind,
+	// one value per resolution: its percentiles say how long people (and providers) take.
+	DecisionTime Name = "DecisionTime"
 	// Conflicts counts the 409 answers by Code: the losers of a race to resolve an interrupt,
 	// and the callers who came after the winner.
 	Conflicts Name = "Conflicts"

@@ -44,6 +44,20 @@ func Subscriptions(ctx context.Context, e *app.Env) (*outbound.Subscriptions, *o
 	return &outbound.Subscriptions{Store: o.store, Secrets: o.secrets, Targets: o.targets, Mail: o.mailer != nil}, d, slack, nil
 }
 
+// Resends are the console's subscriptions, read, and the deliverer that resends one of their
+// events, as the subscriptions function's resend does, without the Slack apps' secrets.
+func Resends(ctx context.Context, e *app.Env) (*outbound.Subscriptions, *outbound.Deliverer, error) {
+	o, err := newOutbound(ctx, e)
+	if err != nil {
+		return nil, nil, err
+	}
+	d, err := delivererOn(ctx, e, o, e.Options.PublicBaseURL)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &outbound.Subscriptions{Store: o.store, Secrets: o.secrets, Targets: o.targets, Mail: o.mailer != nil}, d, nil
+}
+
 // outboundDeps are what the outbound functions share: the table's stores, the subscriptions'
 // secrets and the delivery targets' rule.
 type outboundDeps struct {

@@ -1,0 +1,376 @@
+package apigw
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"maps"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/interrupthost/interrupthost/pkg/console"
+	"github.com/interrupthost/interrupthost/pkg/host"
+	"github.com/interrupthost/interrupthost/pkg/interrupt"
+	"github.com/interrupthost/interrupthost/pkg/outbound"
+	"github.com/interrupthost/interrupthost/pkg/runlog"
+)
+
+// DefaultOperatorRole is the role claim that opens the console when the deployment names none.
+const DefaultOperatorRole = "operator"
+
+// The console is open to the network as the approval page is (no authorizer on its routes): it
+// signs the operator in with the page's OpenID Connect flow and session cookie, and opens to a
+// session whose roles hold Options.OperatorRole; its tenant is the session's. GET renders and
+// never writes; each POST (a form) carries the session's CSRF value, ends a run or resends a
+// delivery through the host's operations as the operator, then redirects to the run's page
+// (Post/Redirect/Get). No script: every page reads and acts without it.
+
+// consoleHeaders are the approval page's headers with the console's Content-Security-Policy.
+var consoleHeaders = func() map[string]string {
+	h := maps.Clone(pageHeaders)
+	h["Content-Security-Policy"] = console.CSP
+	return h
+}()
+
+// consoleResponse answers v as HTML (only its headers for HEAD).
+func consoleResponse(v console.View, head bool) events.APIGatewayV2HTTPResponse {
+	body, err := console.Render(v)
+	if err != nil {
+		body, v.Status = []byte("The console could not be shown."), http.StatusInternalServerError
+	}
+	resp := events.APIGatewayV2HTTPResponse{StatusCode: v.Status, Headers: maps.Clone(consoleHeaders)}
+	if !head {
+		resp.Body = string(body)
+	}
+	return resp
+}
+
+// consoleCrash is the page a panic while serving the console answers.
+func consoleCrash() events.APIGatewayV2HTTPResponse {
+	return consoleResponse(console.Problem(http.StatusInternalServerError, "Something went wrong", "The console could not show this page. Try again later."), false)
+}
+
+// The console's paths relative to its pages: the sign-out form of /console and of
+// /console/runs/{runId}.
+const (
+	signOutFromConsole = "signin/signout"
+	signOutFromRun     = "../../signin/signout"
+)
+
+// operator is the console's caller: the session's principal, if it holds the operator role. An
+// answer is set when the caller is not one: the sign-in for a request without a session, a
+// 403 page naming only who is signed in for one without the role.
+func (a *API) operator(ctx context.Context, c *call, signOut string) (interrupt.Principal, string, *events.APIGatewayV2HTTPResponse, error) {
+	head := isHead(c)
+	if a.signIn == nil {
+		err := interrupt.Errorf(interrupt.CodeNotFound, "this host signs no one in")
+		resp := consoleResponse(console.Problem(http.StatusNotFound, "No console", "This host signs no one in, so it has no console."), head)
+		return interrupt.Principal{}, "", &resp, err
+	}
+	s, ok := a.signIn.SessionFrom(ctx, c.req.Cookies)
+	if !ok {
+		if c.req.RequestContext.HTTP.Method == http.MethodPost {
+			err := interrupt.Errorf(interrupt.CodeUnauthorized, "a console form posted without a session")
+			resp := consoleResponse(console.Problem(http.StatusUnauthorized, "Signed out", "Your sign-in has ended, so nothing was changed. Open the console again to sign in."), false)
+			return interrupt.Principal{}, "", &resp, err
+		}
+		resp, err := a.beginSignIn(ctx, c, head)
+		return interrupt.Principal{}, "", &resp, err
+	}
+	csrf, err := a.signIn.CSRF(ctx, s)
+	if err != nil {
+		resp := consoleResponse(console.Problem(statusFor(err), "The console is unavailable", "Nothing was changed. Try again in a moment."), head)
+		return interrupt.Principal{}, "", &resp, err
+	}
+	if !slices.Contains(s.Roles, a.opts.OperatorRole) {
+		err := interrupt.Errorf(interrupt.CodeForbidden, "the session's principal does not hold the operator role")
+		resp := consoleResponse(console.Refused(s.Subject, &console.SignOut{Action: signOut, CSRF: csrf}), head)
+		return interrupt.Principal{}, "", &resp, err
+	}
+	return interrupt.Principal{Subject: s.Subject, Tenant: s.Tenant, Groups: s.Groups, Roles: s.Roles}, csrf, nil, nil
+}
+
+// consoleHome serves GET and HEAD /console: what waits in the operator's tenant, a page of the
+// pending list at a time (?after=), or one run's (?run=), of a kind (?kind=).
+func (a *API) consoleHome(ctx context.Context, c *call) (events.APIGatewayV2HTTPResponse, error) {
+	p, csrf, refused, err := a.operator(ctx, c, signOutFromConsole)
+	if refused != nil {
+		return *refused, err
+	}
+	head := isHead(c)
+	v := console.View{Status: http.StatusOK, Title: "What waits", Operator: p.Subject, Tenant: p.Tenant, SignOut: &console.SignOut{Action: signOutFromConsole, CSRF: csrf}}
+	q := c.req.QueryStringParameters
+	run, kind := strings.TrimSpace(q["run"]), q["kind"]
+	var after string
+	if cursor, ok := q["after"]; ok {
+		b, derr := base64.RawURLEncoding.DecodeString(cursor)
+		if derr != nil || len(b) == 0 || len(b) > maxCursor {
+			err = interrupt.Invalid("after is not the next of an earlier page")
+		}
+		after = string(b)
+	}
+	if (run != "" && !runlog.ValidID(run)) || !console.ValidKind(kind) {
+		err = interrupt.Invalid("the search is not acceptable", interrupt.FieldError{Path: "run", Message: "must be a run id"})
+	}
+	if err != nil {
+		v.Status, v.Notice = http.StatusBadRequest, &console.Notice{Kind: "error", Text: "That search is not one the console can run: a run id is letters, digits and . _ : - (up to 128), and the kind one of the list's."}
+		v.Home = console.HomeOf(nil, "", "", "", "", nil, a.host.Now())
+		return consoleResponse(v, head), err
+	}
+	var page host.PendingPage
+	if run != "" {
+		page, err = a.host.PendingInRun(ctx, p, run)
+	} else {
+		page, err = a.host.PendingInterrupts(ctx, p, after, host.DefaultPendingLimit)
+	}
+	if err != nil {
+		return consoleResponse(console.Problem(statusFor(err), "What waits cannot be shown right now", "Nothing was changed. Try again in a moment."), head), err
+	}
+	first, next := "", ""
+	filter := ""
+	if kind != "" {
+		filter = "&kind=" + url.QueryEscape(kind)
+	}
+	if after != "" {
+		first = "console" + strings.Replace(filter, "&", "?", 1)
+	}
+	if page.Next != "" && run == "" {
+		next = "console?after=" + base64.RawURLEncoding.EncodeToString([]byte(page.Next)) + filter
+	}
+	var refs []string
+	for _, i := range page.Interrupts {
+		refs = append(refs, i.WaitingOn...)
+	}
+	v.Home = console.HomeOf(page.Interrupts, run, kind, first, next, a.names(ctx, p, refs), a.host.Now())
+	return consoleResponse(v, head), nil
+}
+
+// names says the refs as the tenant's contacts name them; a ref without a contact (or one that
+// cannot be read now) as itself. One read per distinct ref.
+func (a *API) names(ctx context.Context, p interrupt.Principal, refs []string) console.Names {
+	known := map[string]string{}
+	for _, ref := range refs {
+		if _, ok := known[ref]; ok {
+			continue
+		}
+		known[ref] = strings.Replace(ref, ":", " ", 1)
+		kind, name, ok := console.Ref(ref)
+		if !ok || a.contacts == nil {
+			continue
+		}
+		if ct, err := a.contacts.Get(ctx, p, kind, name); err == nil && ct.Name != "" {
+			known[ref] = ct.Name + " (" + name + ")"
+		}
+	}
+	return func(ref string) string {
+		if n, ok := known[ref]; ok {
+			return n
+		}
+		return strings.Replace(ref, ":", " ", 1)
+	}
+}
+
+// consoleRun serves GET and HEAD /console/runs/{runId}: the run's story from ?after= (a seq),
+// what it waits on, its deliveries, and the forms that end it.
+func (a *API) consoleRun(ctx context.Context, c *call) (events.APIGatewayV2HTTPResponse, error) {
+	p, csrf, refused, err := a.operator(ctx, c, signOutFromRun)
+	if refused != nil {
+		return *refused, err
+	}
+	return a.runPage(ctx, c, p, csrf, nil, "")
+}
+
+// runPage is the run's page, with a notice and a refused end form's reason, if any. It is
+// answered at the run's path, and at a form's below it (a refused form's page), whose relative
+// links go one level further up.
+func (a *API) runPage(ctx context.Context, c *call, p interrupt.Principal, csrf string, notice *console.Notice, reason string) (events.APIGatewayV2HTTPResponse, error) {
+	head := isHead(c)
+	up := ""
+	if c.req.RequestContext.HTTP.Method == http.MethodPost {
+		up = "../"
+	}
+	signOut := &console.SignOut{Action: up + signOutFromRun, CSRF: csrf}
+	if err := c.readRun(); err != nil {
+		return consoleResponse(console.View{Status: http.StatusNotFound, Title: "No such run", Operator: p.Subject, Tenant: p.Tenant, SignOut: signOut,
+			Problem: "The console has no run of that id in tenant " + p.Tenant + "."}, head), err
+	}
+	var after int64
+	if s, ok := c.req.QueryStringParameters["after"]; ok {
+		n, perr := strconv.ParseInt(s, 10, 64)
+		if perr != nil || n < 0 {
+			err := interrupt.Invalid("after is not a seq")
+			return consoleResponse(console.View{Status: http.StatusBadRequest, Title: "Run " + c.runID, Operator: p.Subject, Tenant: p.Tenant, SignOut: signOut,
+				Problem: "That page of the run's story does not exist. Open the run from the console's list."}, head), err
+		}
+		after = n
+	}
+	story, err := a.host.Story(ctx, p, c.runID, after, host.MaxStoryChapters)
+	if err != nil {
+		status, text := statusFor(err), "The run cannot be shown right now. Nothing was changed; try again in a moment."
+		if interrupt.ErrorCode(err) == interrupt.CodeNotFound {
+			text = "The console has no run " + c.runID + " in tenant " + p.Tenant + "."
+		}
+		return consoleResponse(console.View{Status: status, Title: "Run " + c.runID, Operator: p.Subject, Tenant: p.Tenant, SignOut: signOut, Problem: text}, head), err
+	}
+	deliveries, err := a.runDeliveries(ctx, p, c.runID)
+	if err != nil {
+		return consoleResponse(console.View{Status: statusFor(err), Title: "Run " + c.runID, Operator: p.Subject, Tenant: p.Tenant, SignOut: signOut,
+			Problem: "The run's deliveries cannot be read right now. Nothing was changed; try again in a moment."}, head), err
+	}
+	earlier, later := "", ""
+	if after > 0 {
+		earlier = "./" + url.PathEscape(c.runID)
+	}
+	if story.More {
+		later = "./" + url.PathEscape(c.runID) + "?after=" + strconv.FormatInt(story.Next, 10)
+	}
+	var refs []string
+	for _, w := range story.Waiting {
+		for _, r := range w.Undecided {
+			refs = append(refs, r.Kind+":"+r.Ref)
+		}
+	}
+	if earlier != "" {
+		earlier = up + earlier
+	}
+	if later != "" {
+		later = up + later
+	}
+	run := console.RunOf(story, deliveries, a.names(ctx, p, refs), a.host.Now(), csrf, earlier, later)
+	run.Reason, run.Base = reason, up
+	v := console.View{Status: http.StatusOK, Title: "Run " + c.runID, Operator: p.Subject, Tenant: p.Tenant, Run: run, Notice: notice, SignOut: signOut}
+	if notice != nil && notice.Kind == "error" {
+		v.Status = http.StatusBadRequest
+	}
+	return consoleResponse(v, head), nil
+}
+
+// runDeliveries are each of the tenant's subscriptions' recent attempts of the run's events.
+func (a *API) runDeliveries(ctx context.Context, p interrupt.Principal, runID string) ([]console.Subscription, error) {
+	subs, err := a.subs.List(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	var out []console.Subscription
+	for _, s := range subs {
+		attempts, err := a.subs.Store.Attempts(ctx, p.Tenant, s.ID, outbound.MaxDeliveriesListed)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, console.Deliveries(s, attempts, runID))
+	}
+	return out, nil
+}
+
+// maxReason bounds an end form's reason, as the end-run route bounds one.
+const maxReason = 1000
+
+// consoleEnd serves POST /console/runs/{runId}/cancel and .../complete: the run ended as the
+// operator, with the form's reason, then back to its page (303). A form without the session's
+// CSRF value, or without a reason, ends nothing.
+func (a *API) consoleEnd(ctx context.Context, c *call) (events.APIGatewayV2HTTPResponse, error) {
+	p, csrf, refused, err := a.operator(ctx, c, "../../../signin/signout")
+	if refused != nil {
+		return *refused, err
+	}
+	end := interrupt.RunCancelled
+	if strings.HasSuffix(c.req.RouteKey, "/complete") {
+		end = interrupt.RunCompleted
+	}
+	form, err := a.consoleForm(ctx, c, csrf)
+	if err != nil {
+		return a.formRefused(ctx, c, p, csrf, err, "")
+	}
+	reason := strings.TrimSpace(form.Get("reason"))
+	if reason == "" || utf8.RuneCountInString(reason) > maxReason || strings.ContainsFunc(reason, func(r rune) bool { return unicode.IsControl(r) && r != '\n' && r != '\r' && r != '\t' }) {
+		err := interrupt.Invalid("the reason is not acceptable", interrupt.FieldError{Path: "reason", Message: "must be 1 to 1000 characters"})
+		return a.formRefused(ctx, c, p, csrf, err, reason)
+	}
+	if err := c.readRun(); err != nil {
+		return a.formRefused(ctx, c, p, csrf, err, reason)
+	}
+	if _, err := a.host.EndRun(ctx, p, c.runID, end, reason); err != nil {
+		return a.formRefused(ctx, c, p, csrf, err, reason)
+	}
+	return redirect("../" + url.PathEscape(c.runID)), nil
+}
+
+// consoleResend serves POST /console/runs/{runId}/resend: one event sent to a subscription's
+// receiver again, now, as POST /subscriptions/{id}/deliveries does, then back to the run's page.
+func (a *API) consoleResend(ctx context.Context, c *call) (events.APIGatewayV2HTTPResponse, error) {
+	p, csrf, refused, err := a.operator(ctx, c, "../../../signin/signout")
+	if refused != nil {
+		return *refused, err
+	}
+	form, err := a.consoleForm(ctx, c, csrf)
+	if err == nil {
+		err = c.readRun()
+	}
+	if err != nil {
+		return a.formRefused(ctx, c, p, csrf, err, "")
+	}
+	id, eventID := form.Get("subscription"), form.Get("eventId")
+	if !runlog.ValidID(id) || !strings.HasPrefix(eventID, c.runID+":") {
+		return a.formRefused(ctx, c, p, csrf, interrupt.Invalid("the resend names no delivery of this run"), "")
+	}
+	s, err := a.subs.Get(ctx, p, id)
+	if err != nil {
+		return a.formRefused(ctx, c, p, csrf, err, "")
+	}
+	base, err := a.baseURL(c.req)
+	if err != nil {
+		return a.formRefused(ctx, c, p, csrf, err, "")
+	}
+	if _, err := a.resend.Resend(ctx, s, eventID, base); err != nil {
+		return a.formRefused(ctx, c, p, csrf, err, "")
+	}
+	return redirect("../" + url.PathEscape(c.runID) + "#deliveries"), nil
+}
+
+// errNotFromConsole refuses a form without the session's CSRF value: posted from elsewhere.
+var errNotFromConsole = interrupt.Errorf(interrupt.CodeForbidden, "the form does not carry this session's CSRF token")
+
+// consoleForm reads a console form and checks its CSRF value against the session's.
+func (a *API) consoleForm(ctx context.Context, c *call, csrf string) (url.Values, error) {
+	form, err := readForm(c.req)
+	if err != nil {
+		return nil, err
+	}
+	if s, ok := a.signIn.SessionFrom(ctx, c.req.Cookies); !ok || !a.signIn.CheckCSRF(ctx, s, form.Get("csrf")) {
+		return nil, errNotFromConsole
+	}
+	return form, nil
+}
+
+// formRefused is the run's page after a form that changed nothing, saying why.
+func (a *API) formRefused(ctx context.Context, c *call, p interrupt.Principal, csrf string, err error, reason string) (events.APIGatewayV2HTTPResponse, error) {
+	text := "Nothing was changed: " + problemText(err)
+	if errors.Is(err, errNotFromConsole) {
+		text = "Nothing was changed: this form was not sent from the console. Use the console's own buttons."
+	}
+	resp, rerr := a.runPage(ctx, c, p, csrf, &console.Notice{Kind: "error", Text: text}, reason)
+	if resp.StatusCode < 400 {
+		resp.StatusCode = statusFor(err)
+	}
+	if rerr != nil {
+		return resp, rerr
+	}
+	return resp, err
+}
+
+// problemText is err as the console tells it: the message of a refusal, or that the host could
+// not do it now.
+func problemText(err error) string {
+	var e *interrupt.Error
+	if errors.As(err, &e) {
+		return e.Message + "."
+	}
+	return "the host could not do it now; try again in a moment."
+}

@@ -1,0 +1,358 @@
+package console
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/interrupthost/interrupthost/pkg/approvalpage"
+	"github.com/interrupthost/interrupthost/pkg/host"
+	"github.com/interrupthost/interrupthost/pkg/interrupt"
+	"github.com/interrupthost/interrupthost/pkg/outbound"
+	"github.com/interrupthost/interrupthost/pkg/words"
+)
+
+// Names says a ref as people know it ("Alice Martin (alice)"), from the tenant's contacts: the
+// ref itself where no contact names it. A ref is "principal:alice", "group:finance",
+// "role:manager" or "anyone", as the pending list's waitingOn has them.
+type Names func(ref string) string
+
+// when spells a time for an operator, in UTC.
+func when(t time.Time) string { return t.UTC().Format("Mon 2 Jan 2006, 15:04:05 UTC") }
+
+// kindWords says an interrupt's kind as a person reads it.
+func kindWords(k interrupt.Kind) string {
+	switch k {
+	case interrupt.KindApproval:
+		return "approval"
+	case interrupt.KindClarification:
+		return "question"
+	case interrupt.KindExternalEvent:
+		return "external event"
+	case interrupt.KindLowConfidence:
+		return "low-confidence decision"
+	}
+	return string(k)
+}
+
+// The kinds the list filters by.
+var kinds = []interrupt.Kind{interrupt.KindApproval, interrupt.KindClarification, interrupt.KindExternalEvent, interrupt.KindLowConfidence,
+	interrupt.KindCustom, interrupt.KindConversationStart, interrupt.KindConversationExchange, interrupt.KindConversationClose}
+
+// ValidKind reports whether k is a kind the list filters by ("" filters nothing).
+func ValidKind(k string) bool { return k == "" || slices.Contains(kinds, interrupt.Kind(k)) }
+
+// HomeOf is the list of what waits, from a page of the tenant's pending list (nearest deadline
+// first within it, those without one last, then the longest waiting), filtered to kind ("" for
+// every kind); run is the run searched for, if any. next is the next page's link, "" for none.
+func HomeOf(page []host.PendingInterrupt, run, kind, first, next string, names Names, now time.Time) *Home {
+	h := &Home{Run: run, Kind: kind, First: first, Next: next}
+	h.Kinds = append(h.Kinds, Choice{Value: "", Label: "Every kind", Selected: kind == ""})
+	for _, k := range kinds {
+		h.Kinds = append(h.Kinds, Choice{Value: string(k), Label: kindWords(k), Selected: kind == string(k)})
+	}
+	rows := slices.DeleteFunc(slices.Clone(page), func(p host.PendingInterrupt) bool { return kind != "" && string(p.Kind) != kind })
+	slices.SortStableFunc(rows, func(a, b host.PendingInterrupt) int {
+		switch {
+		case a.ExpiresAt == "" && b.ExpiresAt != "":
+			return 1
+		case a.ExpiresAt != "" && b.ExpiresAt == "":
+			return -1
+		}
+		return cmp.Or(strings.Compare(a.ExpiresAt, b.ExpiresAt), strings.Compare(a.RequestedAt, b.RequestedAt))
+	})
+	var oldest time.Time
+	for _, p := range rows {
+		r := Row{RunHref: "console/runs/" + url.PathEscape(p.RunID), RunID: p.RunID, Title: cmp.Or(p.Title, "(no title)"), Kind: kindWords(p.Kind)}
+		var who []string
+		for _, ref := range p.WaitingOn {
+			who = append(who, names(ref))
+		}
+		r.WaitsOn = cmp.Or(strings.Join(who, ", "), "a machine's answer")
+		if p.Tally != nil {
+			r.Tally = tally(*p.Tally)
+		}
+		if at, err := time.Parse(time.RFC3339, p.RequestedAt); err == nil {
+			if oldest.IsZero() || at.Before(oldest) {
+				oldest = at
+			}
+			r.Requested = ago(at, now)
+		}
+		if p.RequestedBy != "" {
+			r.Requested += " by " + p.RequestedBy
+		}
+		if at, err := time.Parse(time.RFC3339, p.ExpiresAt); err == nil {
+			r.Deadline = when(at) + " (" + words.Until(at, now) + ")"
+			r.Late = at.Sub(now) < time.Hour
+		}
+		h.Rows = append(h.Rows, r)
+	}
+	switch n := len(h.Rows); {
+	case n == 0 && next == "":
+		h.Summary = "Nothing waits."
+	case n == 0:
+		h.Summary = "Nothing on this page waits; the next page may hold more."
+	default:
+		h.Summary = fmt.Sprintf("%d waiting on this page; the oldest was requested %s.", n, ago(oldest, now))
+		if next != "" {
+			h.Summary += " More are on the next page."
+		}
+	}
+	return h
+}
+
+// ago says how long before now at was: "3 minutes ago", "2 days ago", "just now".
+func ago(at, now time.Time) string {
+	w := words.Until(now, at) // how far now is past at, as words says a wait: "in 3 minutes"
+	switch w {
+	case "now", "passed":
+		return "just now"
+	}
+	return strings.TrimPrefix(w, "in ") + " ago"
+}
+
+// tally says an approval's count: "1 of 2 approvals, 1 rejection".
+func tally(t interrupt.Tally) string {
+	s := fmt.Sprintf("%d of %d approvals", t.Approvals, t.Required)
+	switch t.Rejections {
+	case 0:
+	case 1:
+		s += ", 1 rejection"
+	default:
+		s += fmt.Sprintf(", %d rejections", t.Rejections)
+	}
+	return s
+}
+
+// RunOf is a run's page from its story, the subscriptions' deliveries of its events, and the
+// session's CSRF value for its forms; earlier and later link the story's pages around this one.
+func RunOf(s host.Story, deliveries []Subscription, names Names, now time.Time, csrf, earlier, later string) *Run {
+	r := &Run{ID: s.RunID, Status: string(s.Status), Deliveries: deliveries, CSRF: csrf, Earlier: earlier, Later: later,
+		Ended: s.Status == interrupt.RunCancelled || s.Status == interrupt.RunCompleted}
+	for _, w := range s.Waiting {
+		v := Waiting{Kind: kindWords(w.Kind), Step: w.NodeID, Title: cmp.Or(titleOf(w.Raw), "Interrupt at "+w.NodeID),
+			PageHref: "../../approve/" + url.PathEscape(s.RunID) + "/" + url.PathEscape(w.InterruptID)}
+		if w.Tally != nil {
+			v.Tally = tally(*w.Tally)
+		}
+		var who []string
+		for _, ref := range w.Undecided {
+			who = append(who, names(ref.Kind+":"+ref.Ref))
+		}
+		v.WaitsOn = cmp.Or(strings.Join(who, ", "), "a machine's answer")
+		v.Requested = ago(w.RequestedAt, now)
+		if w.RequestedBy != "" {
+			v.Requested += " by " + w.RequestedBy
+		}
+		if !w.Deadline.IsZero() {
+			v.Deadline = when(w.Deadline) + " (" + words.Until(w.Deadline, now) + ")"
+		}
+		for _, vote := range w.Votes {
+			line := vote.Principal + " voted " + string(vote.Action)
+			if f := feedbackOf(vote.ResumeValue); f != "" {
+				line += ": “" + f + "”"
+			}
+			v.Votes = append(v.Votes, line)
+		}
+		r.Waiting = append(r.Waiting, v)
+	}
+	for _, ch := range s.Chapters {
+		r.Story = append(r.Story, lines(ch)...)
+	}
+	return r
+}
+
+// Deliveries are a subscription's attempts of the run's events, newest first, as its page lists
+// them; none when it delivered none of them.
+func Deliveries(s outbound.Subscription, attempts []outbound.Attempt, runID string) Subscription {
+	out := Subscription{ID: s.ID, Target: s.URL, Format: s.Format}
+	if out.Target == "" {
+		out.Target = s.Format
+	}
+	for _, a := range attempts {
+		if a.RunID != runID {
+			continue
+		}
+		v := Attempt{EventID: a.EventID, EventType: a.EventType, Status: a.Status, When: when(a.At), Attempts: a.Attempts, Resent: a.Resent,
+			Failed: a.Status != outbound.StatusDelivered}
+		var detail []string
+		if a.StatusCode != 0 {
+			detail = append(detail, "HTTP "+strconv.Itoa(a.StatusCode))
+		}
+		if a.LastError != "" {
+			detail = append(detail, a.LastError)
+		}
+		detail = append(detail, a.Unreached...)
+		detail = append(detail, a.Refused...)
+		v.Detail = strings.Join(detail, "; ")
+		out.Attempts = append(out.Attempts, v)
+	}
+	return out
+}
+
+// titleOf is a payload's data.title, or a question's first question.
+func titleOf(raw []byte) string {
+	var p struct {
+		Data struct {
+			Title     string `json:"title"`
+			Questions []struct {
+				Question string `json:"question"`
+			} `json:"questions"`
+		} `json:"data"`
+	}
+	_ = json.Unmarshal(raw, &p)
+	if p.Data.Title == "" && len(p.Data.Questions) > 0 {
+		return p.Data.Questions[0].Question
+	}
+	return p.Data.Title
+}
+
+// feedbackOf is a resume value's comment (an approval's feedback).
+func feedbackOf(value json.RawMessage) string {
+	var v struct {
+		Feedback string `json:"feedback"`
+	}
+	_ = json.Unmarshal(value, &v)
+	return v.Feedback
+}
+
+// author says who made a commit: a principal, a signed link's bearer, or the host.
+func author(by string) string {
+	switch {
+	case by == "":
+		return "the host"
+	case strings.HasPrefix(by, "token:"):
+		return "a signed link's holder"
+	}
+	return by
+}
+
+// aliases are the legacy event types that repeat interrupt.requested and interrupt.resolved:
+// the story tells each once.
+var aliases = []string{"approval.requested", "approval.resolved", "clarification.requested", "clarification.resolved"}
+
+// lines are a commit's events in words.
+func lines(ch host.Chapter) []Line {
+	var out []Line
+	who := author(ch.By)
+	for _, e := range ch.Events {
+		if slices.Contains(aliases, e.Type) {
+			continue
+		}
+		l := Line{When: when(ch.At), Who: who, Anchor: fmt.Sprintf("seq-%d-%d", e.Seq, e.Index), JSON: approvalpage.Pretty(e.Payload)}
+		switch e.Type {
+		case interrupt.EventRequested:
+			var p struct {
+				Kind      interrupt.Kind  `json:"kind"`
+				TimeoutMs int64           `json:"timeoutMs"`
+				Data      json.RawMessage `json:"data"`
+			}
+			_ = json.Unmarshal(e.Payload, &p)
+			l.Text = fmt.Sprintf("asked for %s %s at step %s", article(kindWords(p.Kind)), kindWords(p.Kind), e.NodeID)
+			if t := titleOf(e.Payload); t != "" {
+				l.Text += ": “" + t + "”"
+			}
+			if p.TimeoutMs > 0 {
+				l.Text += ", to be decided by " + when(ch.At.Add(time.Duration(p.TimeoutMs)*time.Millisecond))
+			}
+			var data struct {
+				ArtifactData json.RawMessage `json:"artifactData"`
+			}
+			_ = json.Unmarshal(p.Data, &data)
+			if len(data.ArtifactData) == 0 {
+				data.ArtifactData = p.Data
+			}
+			l.Sections = approvalpage.Sections(data.ArtifactData)
+		case interrupt.EventVoted:
+			var v interrupt.Vote
+			_ = json.Unmarshal(e.Payload, &v)
+			l.Who = v.Principal
+			l.Text = fmt.Sprintf("voted %s (%s)", v.Action, tally(v.Tally))
+			l.Quote = feedbackOf(v.ResumeValue)
+		case interrupt.EventAsked:
+			var a interrupt.Asked
+			_ = json.Unmarshal(e.Payload, &a)
+			l.Who, l.Text, l.Quote = a.Principal, "asked a question", feedbackOf(a.ResumeValue)
+		case interrupt.EventResolved:
+			var r interrupt.Resolved
+			_ = json.Unmarshal(e.Payload, &r)
+			var v struct {
+				Action string `json:"action"`
+			}
+			_ = json.Unmarshal(r.ResumeValue, &v)
+			l.Text = "resolved the " + kindWords(r.Kind) + " at step " + e.NodeID
+			if d, ok := words.Decided(v.Action); ok {
+				l.Text = "decided the approval at step " + e.NodeID + ": " + strings.ToLower(d[:1]) + d[1:]
+			} else if r.Kind == interrupt.KindClarification {
+				l.Text = "answered the question at step " + e.NodeID
+			}
+			l.Quote = feedbackOf(r.ResumeValue)
+		case interrupt.EventExpired:
+			var x interrupt.Expired
+			_ = json.Unmarshal(e.Payload, &x)
+			l.Text = "recorded that step " + e.NodeID + " expired: its deadline " + x.Deadline + " passed without a decision"
+		case interrupt.EventReminded:
+			var r interrupt.Reminded
+			_ = json.Unmarshal(e.Payload, &r)
+			l.Text = fmt.Sprintf("sent reminder %d for step %s to %s", r.Reminder, e.NodeID, refs(r.Recipients))
+		case interrupt.EventEscalated:
+			var x interrupt.Escalated
+			_ = json.Unmarshal(e.Payload, &x)
+			l.Text = fmt.Sprintf("escalated step %s to %s", e.NodeID, refs(x.To))
+		case interrupt.EventRunCancelled, interrupt.EventRunCompleted:
+			var x interrupt.Ended
+			_ = json.Unmarshal(e.Payload, &x)
+			l.Who = cmp.Or(x.By, who)
+			l.Text = map[string]string{interrupt.EventRunCancelled: "cancelled the run", interrupt.EventRunCompleted: "completed the run"}[e.Type]
+			l.Quote = x.Reason
+		case interrupt.EventAgentDecided:
+			var d interrupt.AgentDecided
+			_ = json.Unmarshal(e.Payload, &d)
+			l.Text = fmt.Sprintf("recorded agent %s's decision, %.2f confident against a threshold of %.2f", d.AgentID, d.Confidence, d.Threshold)
+		case interrupt.EventNodeSuspended:
+			var n interrupt.Suspended
+			_ = json.Unmarshal(e.Payload, &n)
+			l.Text = "suspended step " + n.NodeID + " (" + n.Reason + ")"
+		case interrupt.EventRunConfigured:
+			var c interrupt.Configured
+			_ = json.Unmarshal(e.Payload, &c)
+			l.Text = fmt.Sprintf("set the run's escalation threshold to %.2f", c.EscalationThreshold)
+		case interrupt.EventReceiptRedeemed:
+			var r interrupt.Redeemed
+			_ = json.Unmarshal(e.Payload, &r)
+			l.Who, l.Text = cmp.Or(r.By, who), "redeemed the receipt of the approved call "+r.Name+" at step "+e.NodeID
+		default:
+			l.Text = "recorded " + e.Type
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// refs says refs as a list: "principal bob, group finance".
+func refs(rs []interrupt.Ref) string {
+	var out []string
+	for _, r := range rs {
+		out = append(out, r.Kind+" "+r.Ref)
+	}
+	return cmp.Or(strings.Join(out, ", "), "no one")
+}
+
+// article is the indefinite article before word.
+func article(word string) string {
+	if word != "" && strings.ContainsRune("aeiou", rune(word[0])) {
+		return "an"
+	}
+	return "a"
+}
+
+// Ref is a waitingOn ref as its kind and name ("group:finance"), for looking its contact up.
+func Ref(s string) (kind, name string, ok bool) {
+	kind, name, ok = strings.Cut(s, ":")
+	return kind, name, ok && name != ""
+}
