@@ -396,12 +396,15 @@ var issuerKey = sync.OnceValue(func() *rsa.PrivateKey {
 // local stack serves them.
 type signedInPage struct {
 	fn   apigw.Handler
+	flow *signin.Flow
 	base string
 	// logs are the function's log lines, JSON.
 	logs *bytes.Buffer
+	// setCookie is the last sign-in's session Set-Cookie value.
+	setCookie string
 }
 
-func (s *stack) signedInPage(t *testing.T) *signedInPage {
+func (s *stack) signedInPage(t testing.TB) *signedInPage {
 	t.Helper()
 	srv := httptest.NewUnstartedServer(nil)
 	base := "http://" + srv.Listener.Addr().String()
@@ -420,12 +423,12 @@ func (s *stack) signedInPage(t *testing.T) *signedInPage {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &signedInPage{fn: fn, base: base, logs: logs}
+	return &signedInPage{fn: fn, flow: flow, base: base, logs: logs}
 }
 
 // do sends the function what API Gateway would for method and path (its route, a path of the
 // signed-in page or the sign-in's), with the browser's cookies and a form.
-func (p *signedInPage) do(t *testing.T, method, path string, cookies []string, form string) events.APIGatewayV2HTTPResponse {
+func (p *signedInPage) do(t testing.TB, method, path string, cookies []string, form string) events.APIGatewayV2HTTPResponse {
 	t.Helper()
 	u, err := url.Parse(path)
 	if err != nil {
@@ -461,12 +464,20 @@ func pair(setCookie string) string {
 
 // signIn plays the browser and the person: the page's redirect to the provider, its login form
 // posted as user of tenant, and the callback, which answers the session cookie to send back.
-func (p *signedInPage) signIn(t *testing.T, page, user, tenant string) (cookie, setCookie string) {
+func (p *signedInPage) signIn(t testing.TB, page, user, tenant string) (cookie, setCookie string) {
 	t.Helper()
 	r := p.do(t, "GET", page, nil, "")
 	if r.StatusCode != http.StatusSeeOther || len(r.Cookies) != 1 {
 		t.Fatalf("the page without a session: %d %v", r.StatusCode, r.Cookies)
 	}
+	cookie = p.signInAt(t, r, page, user, tenant)
+	return cookie, p.setCookie
+}
+
+// signInAt follows r, a page's redirect to the provider, as signIn does, back to page: the
+// session cookie to send back (and its Set-Cookie value in p.setCookie).
+func (p *signedInPage) signInAt(t testing.TB, r events.APIGatewayV2HTTPResponse, page, user, tenant string) string {
+	t.Helper()
 	auth, err := url.Parse(r.Headers["Location"])
 	if err != nil {
 		t.Fatal(err)
@@ -491,11 +502,12 @@ func (p *signedInPage) signIn(t *testing.T, page, user, tenant string) (cookie, 
 	}
 	for _, c := range r.Cookies {
 		if strings.HasPrefix(c, "__Host-ih-session=") {
-			return pair(c), c
+			p.setCookie = c
+			return pair(c)
 		}
 	}
 	t.Fatalf("the callback set no session: %v", r.Cookies)
-	return "", ""
+	return ""
 }
 
 var csrfRE = regexp.MustCompile(`name="csrf" value="([^"]+)"`)

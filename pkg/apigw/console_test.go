@@ -1,0 +1,215 @@
+package apigw_test
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/interrupthost/interrupthost/pkg/apigw"
+	"github.com/interrupthost/interrupthost/pkg/console"
+	"github.com/interrupthost/interrupthost/pkg/contacts"
+	"github.com/interrupthost/interrupthost/pkg/interrupt"
+)
+
+// consoleBrowser is the console function and the approval page's (whose callback completes
+// the console's sign-in too) over one stack, signing in at the local identity provider.
+type consoleBrowser struct {
+	page *signedInPage
+	fn   apigw.Handler
+}
+
+func (s *stack) console(t testing.TB) *consoleBrowser {
+	t.Helper()
+	p := s.signedInPage(t)
+	services := s.services
+	services.SignIn = p.flow
+	fn, err := apigw.New(slog.New(slog.DiscardHandler), apigw.Options{PublicBaseURL: p.base}).Function("console", services)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &consoleBrowser{page: p, fn: fn}
+}
+
+// do sends the console what API Gateway would for method and path, with the browser's cookies
+// and a form.
+func (b *consoleBrowser) do(t testing.TB, method, path string, cookies []string, form string) events.APIGatewayV2HTTPResponse {
+	t.Helper()
+	u, err := url.Parse(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := events.APIGatewayV2HTTPRequest{RawPath: u.Path, RawQueryString: u.RawQuery, Cookies: cookies, Headers: map[string]string{}, PathParameters: map[string]string{}, QueryStringParameters: map[string]string{}}
+	for k, v := range u.Query() {
+		req.QueryStringParameters[k] = strings.Join(v, ",")
+	}
+	req.RouteKey = method + " " + u.Path
+	switch parts := strings.Split(strings.TrimPrefix(u.Path, "/"), "/"); {
+	case len(parts) == 3 && parts[1] == "runs":
+		req.RouteKey, req.PathParameters["runId"] = method+" /console/runs/{runId}", parts[2]
+	case len(parts) == 4 && parts[1] == "runs":
+		req.RouteKey, req.PathParameters["runId"] = method+" /console/runs/{runId}/"+parts[3], parts[2]
+	}
+	if method == http.MethodPost {
+		req.Body, req.Headers["content-type"] = form, "application/x-www-form-urlencoded"
+	}
+	req.RequestContext.RouteKey, req.RequestContext.HTTP.Method = req.RouteKey, method
+	resp, err := b.fn(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+// signIn signs user of tenant in from the console's first page, through the identity provider
+// and the approval page's callback, and answers the session cookie.
+func (b *consoleBrowser) signIn(t testing.TB, user, tenant string) string {
+	t.Helper()
+	first := b.do(t, "GET", "/console", nil, "")
+	if first.StatusCode != http.StatusSeeOther || len(first.Cookies) != 1 {
+		t.Fatalf("the console without a session: %d %v", first.StatusCode, first.Cookies)
+	}
+	return b.page.signInAt(t, first, "/console", user, tenant)
+}
+
+// TestTheConsole: olga, an operator of acme, sees what waits (a 2-of-2 approval with alice's
+// vote, waiting on bob by his contact's name; a question), finds it by run and by kind, reads the
+// run's story, and cancels it with a reason, which only a form carrying the session's CSRF value
+// and a reason does; mallory of acme, no operator, sees nothing of the tenant; olga signed in to
+// another tenant finds no run of acme's.
+func TestTheConsole(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	s.mustRequest(t, "r1", "approve", `{"kind":"approval","key":"k1","timeoutMs":3600000,"data":{"artifactId":"4471","artifactType":"invoice","title":"Pay invoice 4471","actions":["accept","reject"],"requiredApprovals":2,"approversList":["alice","bob"],"artifactData":{"supplier":"ACME","amount":1240}}}`)
+	s.mustRequest(t, "r2", "ask", `{"kind":"clarification","key":"k2","data":{"questions":[{"id":"po","question":"Which purchase order?"}]}}`)
+	if r := s.resolve(t, approver, "r1", "approve", `{"action":"accept","decidedAt":"2026-11-30T09:00:00Z","feedback":"Fine by me"}`); r.Status != http.StatusAccepted {
+		t.Fatalf("alice's vote: %d %s", r.Status, r.Body)
+	}
+	if _, _, err := s.services.Contacts.Put(context.Background(), interrupt.Principal{Subject: "ops", Tenant: "acme"}, "principal", "bob", contacts.Request{Name: "Bob Builder", Email: "bob@example.com"}); err != nil {
+		t.Fatal(err)
+	}
+	s.reindex(t, engine, "r1", "r2")
+	b := s.console(t)
+	olga := b.signIn(t, "olga", "acme")
+
+	home := b.do(t, "GET", "/console", []string{olga}, "")
+	if home.StatusCode != http.StatusOK || home.Headers["Content-Security-Policy"] != console.CSP || home.Headers["X-Frame-Options"] != "DENY" || home.Headers["Cache-Control"] != "no-store" {
+		t.Fatalf("the console: %d %v", home.StatusCode, home.Headers)
+	}
+	for _, want := range []string{"Pay invoice 4471", "Bob Builder (bob)", "1 of 2 approvals", `href="console/runs/r1"`, "Which purchase order?", "2 waiting on this page", "Signed in as olga"} {
+		if !strings.Contains(home.Body, want) {
+			t.Errorf("the console lacks %q", want)
+		}
+	}
+	if strings.Contains(home.Body, "<script") {
+		t.Error("the console has a script")
+	}
+	for path, want := range map[string][2]string{
+		"/console?kind=clarification": {"Which purchase order?", "Pay invoice 4471"},
+		"/console?run=r1":             {"Pay invoice 4471", "Which purchase order?"},
+	} {
+		r := b.do(t, "GET", path, []string{olga}, "")
+		if r.StatusCode != http.StatusOK || !strings.Contains(r.Body, want[0]) || strings.Contains(r.Body, want[1]) {
+			t.Errorf("%s: %d, want %q and not %q", path, r.StatusCode, want[0], want[1])
+		}
+	}
+	if r := b.do(t, "GET", "/console?run=r%231", []string{olga}, ""); r.StatusCode != http.StatusBadRequest {
+		t.Errorf("a search that is no run id: %d", r.StatusCode)
+	}
+
+	run := b.do(t, "GET", "/console/runs/r1", []string{olga}, "")
+	for _, want := range []string{"Pay invoice 4471", "<strong>alice</strong> voted accept (1 of 2 approvals)", "<blockquote>Fine by me</blockquote>", "Waits on Bob Builder (bob)",
+		"<strong>engine</strong> asked for an approval at step approve", `href="../../approve/r1/`, `action="./r1/cancel"`, "<dt>Supplier</dt><dd>ACME</dd>"} {
+		if !strings.Contains(run.Body, want) {
+			t.Errorf("the run's page lacks %q", want)
+		}
+	}
+	csrf := csrfRE.FindStringSubmatch(run.Body)
+	if csrf == nil {
+		t.Fatalf("the run's page has no CSRF value:\n%s", run.Body)
+	}
+	before := s.items(t)
+	for _, form := range []url.Values{{"reason": {"duplicate invoice"}}, {"reason": {"duplicate invoice"}, "csrf": {"forged"}}, {"csrf": {csrf[1]}, "reason": {"  "}}} {
+		r := b.do(t, "POST", "/console/runs/r1/cancel", []string{olga}, form.Encode())
+		if r.StatusCode != http.StatusForbidden && r.StatusCode != http.StatusBadRequest || !strings.Contains(r.Body, "Nothing was changed") {
+			t.Errorf("cancel with %v: %d", form, r.StatusCode)
+		}
+		if strings.Contains(r.Body, `action="./r1/cancel"`) {
+			t.Errorf("a refused form's page links relative to the run's path, not the form's")
+		}
+	}
+	if after := s.items(t); after != before {
+		t.Fatal("a refused cancel wrote")
+	}
+	ended := b.do(t, "POST", "/console/runs/r1/cancel", []string{olga}, url.Values{"csrf": {csrf[1]}, "reason": {"duplicate invoice"}}.Encode())
+	if ended.StatusCode != http.StatusSeeOther || ended.Headers["Location"] != "../r1" {
+		t.Fatalf("cancel: %d %v\n%s", ended.StatusCode, ended.Headers, ended.Body)
+	}
+	events := s.eventTypes(t, "acme", "r1")
+	if events[len(events)-1] != interrupt.EventRunCancelled {
+		t.Fatalf("events %v", events)
+	}
+	after := b.do(t, "GET", "/console/runs/r1", []string{olga}, "")
+	if !strings.Contains(after.Body, "<strong>olga</strong> cancelled the run") || !strings.Contains(after.Body, "<blockquote>duplicate invoice</blockquote>") || strings.Contains(after.Body, "/cancel") {
+		t.Errorf("the run's page after its cancel:\n%s", after.Body)
+	}
+
+	mallory := b.signIn(t, "mallory", "acme")
+	for _, path := range []string{"/console", "/console/runs/r2"} {
+		r := b.do(t, "GET", path, []string{mallory}, "")
+		if r.StatusCode != http.StatusForbidden || strings.Contains(r.Body, "r2") || strings.Contains(r.Body, "purchase order") || !strings.Contains(r.Body, "signed in as mallory") {
+			t.Errorf("%s as mallory: %d\n%s", path, r.StatusCode, r.Body)
+		}
+	}
+	elsewhere := b.signIn(t, "olga", "globex")
+	if r := b.do(t, "GET", "/console/runs/r2", []string{elsewhere}, ""); r.StatusCode != http.StatusNotFound || strings.Contains(r.Body, "purchase order") {
+		t.Errorf("acme's run from globex: %d", r.StatusCode)
+	}
+	if r := b.do(t, "GET", "/console", []string{elsewhere}, ""); strings.Contains(r.Body, "purchase order") || !strings.Contains(r.Body, "Nothing waits") {
+		t.Errorf("globex's console lists acme's runs:\n%s", r.Body)
+	}
+}
+
+// FuzzConsole: whatever a signed-in operator's browser (or another site's form) sends the console,
+// it answers a page, never a 5xx, and writes nothing unless it redirects after a form.
+func FuzzConsole(f *testing.F) {
+	s := newStack(f)
+	s.mustRequest(f, "r1", "n1", hostile)
+	b := s.console(f)
+	olga := b.signIn(f, "olga", "acme")
+	csrf := csrfRE.FindStringSubmatch(b.do(f, "GET", "/console/runs/r1", []string{olga}, "").Body)[1]
+	f.Add("GET", "/console?kind=approval&after=eHl6", "")
+	f.Add("GET", "/console/runs/r1?after=1", "")
+	f.Add("POST", "/console/runs/r1/cancel", "csrf="+csrf+"&reason=%00")
+	f.Add("POST", "/console/runs/r1/resend", "csrf="+csrf+"&subscription=s1&eventId=r1%3A1%3A0")
+	f.Add("POST", "/console/runs/r2/complete", "reason=x")
+	f.Add("HEAD", "/console/runs/%23", "")
+	f.Fuzz(func(t *testing.T, method, path, form string) {
+		switch method {
+		case "GET", "HEAD", "POST":
+		default:
+			method = "GET"
+		}
+		if _, err := url.Parse(path); err != nil || !strings.HasPrefix(path, "/console") {
+			return
+		}
+		before := s.items(t)
+		r := b.do(t, method, path, []string{olga}, form)
+		if r.StatusCode >= 500 {
+			t.Fatalf("answered %d: %s", r.StatusCode, r.Body)
+		}
+		if r.StatusCode == http.StatusSeeOther && method == "POST" {
+			return // a run ended or a delivery resent: back to the run's page
+		}
+		if r.Headers["Content-Type"] != "text/html; charset=utf-8" || r.Headers["Content-Security-Policy"] != console.CSP {
+			t.Fatalf("not a page: %v", r.Headers)
+		}
+		if s.items(t) != before {
+			t.Fatalf("%s %s answered %d, yet wrote", method, path, r.StatusCode)
+		}
+	})
+}
