@@ -113,7 +113,7 @@ type Run struct {
 // Waiting is one interrupt a run waits on, as its page shows it.
 type Waiting struct {
 	Title, Kind, Step, Tally, WaitsOn, Requested, Deadline, PageHref string
-	Votes                                                           []string
+	Votes                                                            []string
 }
 
 // Line is one event of a run's story: when, who, what, in words; a quote (a comment, a reason,
