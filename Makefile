@@ -110,6 +110,8 @@ stack-tests:
 	  MAIL_ENGINE_JWT=$$(go run ./infra/local/cmd/devtoken -sub engine -tenant browser-mail -scopes "interrupts:write runs:read") \
 	  MAIL_OPS_JWT=$$(go run ./infra/local/cmd/devtoken -sub ops -tenant browser-mail -scopes "contacts:manage subscriptions:manage tokens:delegate") \
 	  SLACK_OPS_JWT=$$(go run ./infra/local/cmd/devtoken -sub ops -tenant browser-slack -scopes "interrupts:write runs:read contacts:manage subscriptions:manage") \
+	  CONSOLE_ENGINE_JWT=$$(go run ./infra/local/cmd/devtoken -sub engine -tenant browser-console -scopes "interrupts:write runs:read contacts:manage subscriptions:manage") \
+	  CONSOLE_ALICE_JWT=$$(go run ./infra/local/cmd/devtoken -sub alice -tenant browser-console -scopes "approvals:respond") \
 	  CHROMIUM=$(CHROMIUM) node --test infra/local/browser/
 	infra/local/apicheck.sh
 	go run ./infra/local/cmd/conformance -scenarios "$(MCP_CONFORMANCE)"

@@ -160,7 +160,7 @@ func (a *API) names(ctx context.Context, p interrupt.Principal, refs []string) c
 		if _, ok := known[ref]; ok {
 			continue
 		}
-		known[ref] = strings.Replace(ref, ":", " ", 1)
+		known[ref] = console.Plain(ref)
 		kind, name, ok := console.Ref(ref)
 		if !ok || a.contacts == nil {
 			continue
@@ -173,7 +173,7 @@ func (a *API) names(ctx context.Context, p interrupt.Principal, refs []string) c
 		if n, ok := known[ref]; ok {
 			return n
 		}
-		return strings.Replace(ref, ":", " ", 1)
+		return console.Plain(ref)
 	}
 }
 
@@ -246,9 +246,6 @@ func (a *API) runPage(ctx context.Context, c *call, p interrupt.Principal, csrf 
 	run := console.RunOf(story, deliveries, a.names(ctx, p, refs), a.host.Now(), csrf, earlier, later)
 	run.Reason, run.Base = reason, up
 	v := console.View{Status: http.StatusOK, Title: "Run " + c.runID, Operator: p.Subject, Tenant: p.Tenant, Run: run, Notice: notice, SignOut: signOut}
-	if notice != nil && notice.Kind == "error" {
-		v.Status = http.StatusBadRequest
-	}
 	return consoleResponse(v, head), nil
 }
 
@@ -356,12 +353,10 @@ func (a *API) formRefused(ctx context.Context, c *call, p interrupt.Principal, c
 		text = "Nothing was changed: this form was not sent from the console. Use the console's own buttons."
 	}
 	resp, rerr := a.runPage(ctx, c, p, csrf, &console.Notice{Kind: "error", Text: text}, reason)
-	if resp.StatusCode < 400 {
-		resp.StatusCode = statusFor(err)
-	}
 	if rerr != nil {
-		return resp, rerr
+		return resp, rerr // the run's page itself could not be shown: its own status
 	}
+	resp.StatusCode = statusFor(err)
 	return resp, err
 }
 

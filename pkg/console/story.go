@@ -254,6 +254,12 @@ func lines(ch host.Chapter) []Line {
 			}
 			_ = json.Unmarshal(e.Payload, &p)
 			l.Text = fmt.Sprintf("asked for %s %s at step %s", article(kindWords(p.Kind)), kindWords(p.Kind), e.NodeID)
+			switch p.Kind {
+			case interrupt.KindClarification:
+				l.Text = "asked a question at step " + e.NodeID
+			case interrupt.KindExternalEvent:
+				l.Text = "began waiting for an external event at step " + e.NodeID
+			}
 			if t := titleOf(e.Payload); t != "" {
 				l.Text += ": “" + t + "”"
 			}
@@ -349,6 +355,19 @@ func article(word string) string {
 		return "an"
 	}
 	return "a"
+}
+
+// Plain says a ref without a contact: a principal by its name ("alice"), a group or role with
+// its kind ("group finance"), anyone as "anyone".
+func Plain(ref string) string {
+	kind, name, ok := Ref(ref)
+	switch {
+	case !ok:
+		return ref
+	case kind == interrupt.RefPrincipal:
+		return name
+	}
+	return kind + " " + name
 }
 
 // Ref is a waitingOn ref as its kind and name ("group:finance"), for looking its contact up.
