@@ -314,7 +314,7 @@ func (a *API) consoleResend(ctx context.Context, c *call) (events.APIGatewayV2HT
 		return a.formRefused(ctx, c, p, csrf, err, "")
 	}
 	id, eventID := form.Get("subscription"), form.Get("eventId")
-	if !runlog.ValidID(id) || !strings.HasPrefix(eventID, c.runID+":") {
+	if run, _, _, ok := outbound.ParseEventID(eventID); !runlog.ValidID(id) || !ok || run != c.runID {
 		return a.formRefused(ctx, c, p, csrf, interrupt.Invalid("the resend names no delivery of this run"), "")
 	}
 	s, err := a.subs.Get(ctx, p, id)

@@ -398,7 +398,9 @@ func Decide(o host.Opened, key string, posted url.Values, problem *Notice) View 
 			case interrupt.ActionRefine:
 				af.Refine = true
 			case interrupt.ActionEditAccept:
-				af.EditAccept = true
+				// A call that more than one approver approves is approved as asked
+				// (host.checkEditedCall): no edit is offered.
+				af.EditAccept = o.ToolCall == nil || o.Tally.Required <= 1
 			case interrupt.ActionAsk:
 				af.Ask = true
 			}

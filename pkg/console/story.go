@@ -170,9 +170,10 @@ func RunOf(s host.Story, deliveries []Subscription, names Names, now time.Time, 
 // Deliveries are a subscription's attempts of the run's events, newest first, as its page lists
 // them; none when it delivered none of them.
 func Deliveries(s outbound.Subscription, attempts []outbound.Attempt, runID string) Subscription {
-	out := Subscription{ID: s.ID, Target: s.URL, Format: s.Format}
-	if out.Target == "" {
-		out.Target = s.Format
+	// The receiver's scheme and host only: a Slack incoming webhook's URL is its credential.
+	out := Subscription{ID: s.ID, Target: "mail to the people asked", Format: s.Format}
+	if u, err := url.Parse(s.URL); err == nil && u.Host != "" {
+		out.Target = u.Scheme + "://" + u.Host
 	}
 	for _, a := range attempts {
 		if a.RunID != runID {

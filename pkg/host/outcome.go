@@ -80,7 +80,7 @@ type OutcomeDocument struct {
 	// Action, DecidedBy and Feedback are an approval's decision (the vote that released it).
 	Action    string `json:"action,omitempty" jsonschema:"a decided approval's action: accept, reject, refine or edit-accept"`
 	DecidedBy string `json:"decidedBy,omitempty" jsonschema:"the principal whose vote released it, as the host recorded it"`
-	DecidedAt string `json:"decidedAt,omitempty" jsonschema:"when it was decided, as the host recorded it"`
+	DecidedAt string `json:"decidedAt,omitempty" jsonschema:"when it was decided: the host's time of the resolution (the decider's decidedAt for one resolved before the host kept it)"`
 	Feedback  string `json:"feedback,omitempty" jsonschema:"the decider's comment"`
 	Votes     []Vote `json:"votes,omitempty" jsonschema:"an approval's counted votes, in order"`
 	// Answers and AnsweredBy are an answered question's.
@@ -112,7 +112,7 @@ type CallDocument struct {
 
 // VotesOf are counted votes as a requester reads them: who, what, with what comment.
 func VotesOf(votes []interrupt.Vote) []Vote {
-	var out []Vote
+	out := []Vote{}
 	for _, v := range votes {
 		out = append(out, Vote{Principal: v.Principal, Action: string(v.Action), Feedback: decisionOf(v.ResumeValue).Feedback})
 	}
@@ -143,7 +143,9 @@ func (o Outcome) Document(url string) OutcomeDocument {
 	if o.Status == interrupt.StatusCancelled && o.RunEnded == interrupt.RunCompleted {
 		out.Status = "completed"
 	}
-	out.Votes = VotesOf(o.Votes)
+	if len(o.Votes) > 0 {
+		out.Votes = VotesOf(o.Votes)
+	}
 	if o.Status != interrupt.StatusResolved {
 		return out
 	}

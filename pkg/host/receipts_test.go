@@ -187,12 +187,25 @@ func TestAReceiptKeepsItsBounds(t *testing.T) {
 			{"a number past doubles", approvalWith(``), interrupt.ToolCall{Name: "x", Arguments: json.RawMessage(`{"n":1e400}`)}, "/toolCall/arguments/n"},
 			{"an id doubles round", approvalWith(``), interrupt.ToolCall{Name: "x", Arguments: json.RawMessage(`{"id":9007199254740993}`)}, "/toolCall/arguments/id"},
 			{"a receipt of a millisecond", approvalWith(``), interrupt.ToolCall{Name: "x", Arguments: json.RawMessage(`{}`), ReceiptTTLMs: 1}, "/toolCall/receiptTtlMs"},
+			{"a receipt past int64 nanoseconds", approvalWith(``), interrupt.ToolCall{Name: "x", Arguments: json.RawMessage(`{}`), ReceiptTTLMs: 18446744074710}, "/toolCall/receiptTtlMs"},
 		} {
 			h, l := hosttest.MemHost(t)
 			_, _, err := h.RequestInterrupt(ctx, engine, "r1", host.Request{NodeID: "gate", Payload: tt.payload, ToolCall: &tt.call})
 			if code(err) != interrupt.CodeValidation || !hasPath(err, tt.path) || l.Writes() != 0 {
 				t.Errorf("%s: %v (%d writes), want validation_error at %s", tt.name, err, l.Writes(), tt.path)
 			}
+		}
+	})
+	t.Run("an edit of a call two approve", func(t *testing.T) {
+		t.Parallel()
+		h, l := hosttest.MemHost(t)
+		if _, _, err := h.RequestInterrupt(ctx, engine, "r1", host.Request{NodeID: "gate", Payload: approvalWith(`,"requiredApprovals":2`), ToolCall: &refund}); err != nil {
+			t.Fatal(err)
+		}
+		writes := l.Writes()
+		_, err := h.Resolve(ctx, approver("alice"), "r1", "gate", decidedNow(`{"action":"edit-accept","editedArtifactData":{"order":"4471","amountCents":1,"currency":"EUR"}}`), nil)
+		if code(err) != interrupt.CodeValidation || !hasPath(err, "/resumeValue/action") || l.Writes() != writes {
+			t.Errorf("%v, want validation_error at /resumeValue/action, nothing written", err)
 		}
 	})
 	t.Run("edited arguments no object", func(t *testing.T) {
@@ -255,9 +268,10 @@ func TestOneRedemptionOfMany(t *testing.T) {
 	}
 }
 
-// decidedNow is the resume value v with a decidedAt.
+// decidedNow is the resume value v with a decidedAt of the decider's, before the host's time of
+// the resolution (hosttest.T0), which a receipt's expiry counts from.
 func decidedNow(v string) json.RawMessage {
-	return json.RawMessage(`{"decidedAt":"2026-11-30T09:00:00Z",` + strings.TrimPrefix(v, "{"))
+	return json.RawMessage(`{"decidedAt":"2026-11-29T17:00:00Z",` + strings.TrimPrefix(v, "{"))
 }
 
 func hasPath(err error, path string) bool {

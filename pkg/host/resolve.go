@@ -161,14 +161,7 @@ func (h *Host) checkResume(in *runlog.Interrupt, p interrupt.Principal, value js
 		action, errs = checkApproval(h.schemas, in.Payload.Data.Actions, doc)
 		fields = append(fields, errs...)
 		if action == interrupt.ActionEditAccept && in.ToolCall != nil {
-			// The edited data of an approval of a call are the call's arguments as approved.
-			var v struct {
-				Edited json.RawMessage `json:"editedArtifactData"`
-			}
-			_ = json.Unmarshal(value, &v)
-			if f := interrupt.CheckArguments(v.Edited, at+"/editedArtifactData"); f != nil {
-				fields = append(fields, *f)
-			}
+			fields = append(fields, checkEditedCall(in, value, at)...)
 		}
 	}
 	if len(fields) > 0 {
@@ -339,4 +332,25 @@ func (h *Host) checkAnswers(questions []interrupt.Question, doc *schema.Doc) []i
 		fields = append(fields, interrupt.FieldError{Path: "/resumeValue/answers/" + schema.PointerEscape(id), Message: "answers no question of this interrupt"})
 	}
 	return fields
+}
+
+// checkEditedCall checks an edit-accept of an approval that binds a call: its edited data are
+// the call's arguments as approved (a JSON object with a canonical form), and only one approver
+// may approve them. With a quorum of more, each approving vote approves the call as asked:
+// an edit by the vote that releases it would approve arguments the others never saw, and an
+// earlier edit would be dropped by a later plain accept. So the edit is refused there (a
+// rejection with a comment asks for another call).
+func checkEditedCall(in *runlog.Interrupt, value json.RawMessage, at string) []interrupt.FieldError {
+	if n := in.Tally().Required; n > 1 {
+		return []interrupt.FieldError{{Path: at + "/action",
+			Message: fmt.Sprintf("edit-accept is not open on a call %d approvers approve: each approves the call as asked (reject with a comment to ask for another)", n)}}
+	}
+	var v struct {
+		Edited json.RawMessage `json:"editedArtifactData"`
+	}
+	_ = json.Unmarshal(value, &v)
+	if f := interrupt.CheckArguments(v.Edited, at+"/editedArtifactData"); f != nil {
+		return []interrupt.FieldError{*f}
+	}
+	return nil
 }

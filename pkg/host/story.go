@@ -20,7 +20,6 @@ type Story struct {
 	Chapters []Chapter
 	Next     int64
 	More     bool
-	LastSeq  int64
 }
 
 // StoryWaiting is one interrupt a run waits on, and on whom.
@@ -66,7 +65,7 @@ func (h *Host) Story(ctx context.Context, p interrupt.Principal, runID string, a
 		limit = MaxStoryChapters
 	}
 	now := h.now()
-	s := Story{RunID: runID, Status: st.Snapshot(runID, now).Status, Next: after, LastSeq: st.Seq}
+	s := Story{RunID: runID, Status: st.Snapshot(runID, now).Status, Next: after}
 	for _, in := range st.Pending(now) {
 		w := StoryWaiting{
 			NodeID: in.NodeID, InterruptID: in.ID, Kind: in.Payload.Kind, Raw: in.Raw, RequestedAt: in.RequestedAt,

@@ -53,7 +53,7 @@ func (c ToolCall) Check(at string) []FieldError {
 	if f := CheckArguments(c.Arguments, at+"/arguments"); f != nil {
 		out = append(out, *f)
 	}
-	if ttl := time.Duration(c.ReceiptTTLMs) * time.Millisecond; c.ReceiptTTLMs != 0 && (ttl < MinReceiptTTL || ttl > MaxReceiptTTL) {
+	if ms := c.ReceiptTTLMs; ms != 0 && (ms < MinReceiptTTL.Milliseconds() || ms > MaxReceiptTTL.Milliseconds()) {
 		out = append(out, FieldError{Path: at + "/receiptTtlMs", Message: fmt.Sprintf("must be %d to %d", MinReceiptTTL.Milliseconds(), MaxReceiptTTL.Milliseconds())})
 	}
 	return out

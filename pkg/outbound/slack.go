@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/slack-go/slack"
 
@@ -80,11 +81,18 @@ func slackMessage(e runlog.Envelope, n Notice) ([]byte, error) {
 	if a := strings.TrimSpace(p.Data.ArtifactType + " " + p.Data.ArtifactID); a != "" {
 		about = append(about, a)
 	}
-	if n.Call != "" {
-		about = append(about, n.Call)
-	}
 	if len(about) > 0 {
-		blocks = append(blocks, section(plain(truncate(strings.Join(about, "\n"), slackTextMax))))
+		blocks = append(blocks, section(plain(strings.Join(about, "\n"))))
+	}
+	decisions := n.Decisions
+	if n.Call != "" {
+		// The call is what an Approve click allows: in a block of its own, whole, or the
+		// message offers no decision and sends the reader to the page, which shows all of it.
+		call := n.Call
+		if utf8.RuneCountInString(call) > slackTextMax {
+			call, decisions = truncate(call, slackTextMax-len(callCut))+callCut, nil
+		}
+		blocks = append(blocks, section(plain(call)))
 	}
 	if len(n.Audience) > 0 {
 		refs := make([]string, len(n.Audience))
@@ -113,8 +121,8 @@ func slackMessage(e runlog.Envelope, n Notice) ([]byte, error) {
 		when = append(when, mrkdwn(fmt.Sprintf("Decide by <!date^%d^{date_short_pretty} at {time}|%s>", utc.Unix(), utc.Format("2006-01-02 15:04 UTC"))))
 	}
 	blocks = append(blocks, slack.NewContextBlock("", when...))
-	if len(links)+len(n.Decisions) > 0 {
-		buttons := slices.Clone(n.Decisions)
+	if len(links)+len(decisions) > 0 {
+		buttons := slices.Clone(decisions)
 		for i, l := range links[:min(len(links), slackButtons-len(buttons))] {
 			label := "Review"
 			if l.Principal != "" {
@@ -131,6 +139,9 @@ func slackMessage(e runlog.Envelope, n Notice) ([]byte, error) {
 		Blocks slack.Blocks `json:"blocks"`
 	}{Text: truncate(headline, slackTextMax), Blocks: slack.Blocks{BlockSet: blocks}})
 }
+
+// callCut ends a call too long for one Slack text; its message carries no decision buttons.
+const callCut = " … (the call is longer than a message holds: read it whole, and decide, on its page)"
 
 func truncate(s string, n int) string {
 	if r := []rune(s); len(r) > n {

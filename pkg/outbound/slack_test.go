@@ -230,37 +230,62 @@ func TestSlackDecisionButtons(t *testing.T) {
 	}
 }
 
-// TestTheCallIsToldInWords: an approval that allows a call says it, in words, in its Slack
-// message and in its mail.
+// TestTheCallIsToldInWords: an approval that allows a call says it, in words, in its mail and
+// in its Slack message, in a block of its own beside the decision buttons; a call too long for
+// one Slack text is cut and its message offers no decision, only the page.
 func TestTheCallIsToldInWords(t *testing.T) {
 	const want = "Refunds desk will call issue_refund with order 4471, amount 1,240.00 EUR"
-	requested := func() runlog.Event {
+	requested := func(args string) runlog.Event {
 		e := outboundtest.Requested("approve", "i1", outboundtest.Approval)
 		e.Display = &interrupt.Display{RequesterName: "Refunds desk"}
-		e.ToolCall = &interrupt.ToolCall{Name: "issue_refund", Arguments: json.RawMessage(`{"order":"4471","amountCents":124000,"currency":"EUR"}`)}
+		e.ToolCall = &interrupt.ToolCall{Name: "issue_refund", Arguments: json.RawMessage(args)}
 		return e
 	}
-	t.Run("slack", func(t *testing.T) {
-		w := outboundtest.NewWorld(t, inmem.NewOutbound())
-		r := w.Receiver()
-		created, err := w.Subs.Create(context.Background(), interrupt.Principal{Tenant: "acme"}, outbound.Request{URL: r.URL, Events: []string{"interrupt.requested"}, Format: outbound.FormatSlack})
-		if err != nil {
-			t.Fatal(err)
-		}
-		r.Secret = created.Secret
-		w.Deliver(w.Commit("acme", "run-1", requested()))
-		var msg slack.WebhookMessage
-		if len(r.Got) != 1 || json.Unmarshal(r.Got[0].Raw, &msg) != nil {
-			t.Fatalf("deliveries %+v", r.Got)
-		}
-		section, ok := msg.Blocks.BlockSet[1].(*slack.SectionBlock)
-		if !ok || !strings.HasSuffix(section.Text.Text, "\n"+want) {
-			t.Errorf("section %+v", msg.Blocks.BlockSet[1])
-		}
-	})
+	long := `{"order":"4471","note":"` + strings.Repeat("x", 4000) + `"}`
+	for _, tc := range []struct {
+		name, args, call string
+		buttons          bool
+	}{
+		{"whole", `{"order":"4471","amountCents":124000,"currency":"EUR"}`, want, true},
+		{"too long", long, "", false},
+	} {
+		t.Run("slack, "+tc.name, func(t *testing.T) {
+			w := outboundtest.NewWorld(t, inmem.NewOutbound())
+			if _, err := w.Log.PutSlackApp(context.Background(), slackapp.App{Tenant: "acme", AppID: "A0001", TeamID: "T0001"}); err != nil {
+				t.Fatal(err)
+			}
+			r := w.Receiver()
+			created, err := w.Subs.Create(context.Background(), interrupt.Principal{Tenant: "acme"}, outbound.Request{URL: r.URL, Events: []string{"interrupt.requested"}, Format: outbound.FormatSlack})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.Secret = created.Secret
+			w.Deliver(w.Commit("acme", "run-1", requested(tc.args)))
+			var msg slack.WebhookMessage
+			if len(r.Got) != 1 || json.Unmarshal(r.Got[0].Raw, &msg) != nil {
+				t.Fatalf("deliveries %+v", r.Got)
+			}
+			call, ok := msg.Blocks.BlockSet[2].(*slack.SectionBlock)
+			switch {
+			case !ok:
+				t.Fatalf("no call block: %s", r.Got[0].Raw)
+			case tc.call != "" && call.Text.Text != tc.call:
+				t.Errorf("call %q, want %q", call.Text.Text, tc.call)
+			case tc.call == "" && (!strings.HasSuffix(call.Text.Text, "read it whole, and decide, on its page)") || len([]rune(call.Text.Text)) > 3000):
+				t.Errorf("a long call: %d runes, ending %q", len([]rune(call.Text.Text)), call.Text.Text[len(call.Text.Text)-60:])
+			}
+			buttons := msg.Blocks.BlockSet[len(msg.Blocks.BlockSet)-1].(*slack.ActionBlock)
+			approve := slices.ContainsFunc(buttons.Elements.ElementSet, func(e slack.BlockElement) bool {
+				return e.(*slack.ButtonBlockElement).ActionID == slackapp.ActionAccept
+			})
+			if approve != tc.buttons {
+				t.Errorf("an Approve button: %v, want %v", approve, tc.buttons)
+			}
+		})
+	}
 	t.Run("mail", func(t *testing.T) {
 		w, box, _ := mailWorld(t, outbound.LinksPlain)
-		w.Deliver(w.CommitAs("engine", "acme", "run-1", requested()))
+		w.Deliver(w.CommitAs("engine", "acme", "run-1", requested(`{"order":"4471","amountCents":124000,"currency":"EUR"}`)))
 		if len(box.got) == 0 || !strings.Contains(box.got[0].Text, want+".") {
 			t.Errorf("the request mail does not say the call: %+v", box.got)
 		}

@@ -118,6 +118,10 @@ func value(v json.RawMessage) string {
 	case string(v) == "null": // first: JSON's null reads into a string as ""
 		return "none"
 	case json.Unmarshal(v, &s) == nil:
+		if s == "" || strings.ContainsAny(s, ",;“”\"\n\r") {
+			// Quoted where it could read as more than one argument ("4471, amount 1.00 EUR").
+			return "“" + s + "”"
+		}
 		return s
 	case string(v) == "true":
 		return "yes"

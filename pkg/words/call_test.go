@@ -17,6 +17,7 @@ func TestCall(t *testing.T) {
 		{`{"amountCents":124000,"currency":"euros"}`, "issue_refund with amount cents 124,000, currency euros"},
 		{`{"notify":true,"note":null,"lines":[1,2],"to":{"a":1}}`, "issue_refund with notify yes, note none, lines [1,2], to {\"a\":1}"},
 		{`{}`, "issue_refund with no arguments"},
+		{`{"order":"4471, amount 1.00 EUR","note":""}`, "issue_refund with order “4471, amount 1.00 EUR”, note “”"},
 		{`[1]`, "issue_refund with [1]"},
 	}
 	for _, tt := range tests {

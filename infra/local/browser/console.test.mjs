@@ -161,10 +161,12 @@ test('olga reads what waits and a run\'s story, resends, and cancels it; mallory
 
   // Resend a delivery: the receiver gets it again, and the page lists the resent attempt.
   const before = received;
-  await page.getByRole('button', { name: 'Resend' }).first().click();
-  await page.waitForURL((u) => u.pathname === `/console/runs/${run}`);
-  assert.ok(received > before, 'the receiver got nothing from the resend');
+  await Promise.all([
+    page.waitForResponse((r) => r.url().endsWith(`/console/runs/${run}/resend`) && r.status() === 303),
+    page.getByRole('button', { name: 'Resend' }).first().click(),
+  ]);
   await assert.doesNotReject(page.getByText('(resent)').first().waitFor());
+  assert.ok(received > before, 'the receiver got nothing from the resend');
 
   // Cancel with a reason: recorded as olga's, the page says so and offers no end form.
   await page.getByLabel('Why cancel it').fill('Duplicate of invoice 4470, paid on Monday.');
