@@ -14,6 +14,7 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/outbound"
+	"github.com/interrupthost/interrupthost/pkg/runlog"
 	"github.com/interrupthost/interrupthost/pkg/words"
 )
 
@@ -135,7 +136,7 @@ func RunOf(s host.Story, deliveries []Subscription, names Names, now time.Time, 
 	r := &Run{ID: s.RunID, Status: string(s.Status), Deliveries: deliveries, CSRF: csrf, Earlier: earlier, Later: later,
 		Ended: s.Status == interrupt.RunCancelled || s.Status == interrupt.RunCompleted}
 	for _, w := range s.Waiting {
-		v := Waiting{Kind: kindWords(w.Kind), Step: w.NodeID, Title: cmp.Or(titleOf(w.Raw), "Interrupt at "+w.NodeID),
+		v := Waiting{Kind: kindWords(w.Kind), Step: w.NodeID, Title: cmp.Or(runlog.Title(w.Raw), "Interrupt at "+w.NodeID),
 			PageHref: "../../approve/" + url.PathEscape(s.RunID) + "/" + url.PathEscape(w.InterruptID)}
 		if w.Tally != nil {
 			v.Tally = tally(*w.Tally)
@@ -196,23 +197,6 @@ func Deliveries(s outbound.Subscription, attempts []outbound.Attempt, runID stri
 	return out
 }
 
-// titleOf is a payload's data.title, or a question's first question.
-func titleOf(raw []byte) string {
-	var p struct {
-		Data struct {
-			Title     string `json:"title"`
-			Questions []struct {
-				Question string `json:"question"`
-			} `json:"questions"`
-		} `json:"data"`
-	}
-	_ = json.Unmarshal(raw, &p)
-	if p.Data.Title == "" && len(p.Data.Questions) > 0 {
-		return p.Data.Questions[0].Question
-	}
-	return p.Data.Title
-}
-
 // feedbackOf is a resume value's comment (an approval's feedback).
 func feedbackOf(value json.RawMessage) string {
 	var v struct {
@@ -261,7 +245,7 @@ func lines(ch host.Chapter) []Line {
 			case interrupt.KindExternalEvent:
 				l.Text = "began waiting for an external event at step " + e.NodeID
 			}
-			if t := titleOf(e.Payload); t != "" {
+			if t := runlog.Title(e.Payload); t != "" {
 				l.Text += ": “" + t + "”"
 			}
 			if p.TimeoutMs > 0 {

@@ -12,7 +12,7 @@ import (
 
 // receiptSeal makes and opens receipts: rc1.<kid>.<payload>.<mac> under the keyring, with a
 // context no token, button value or other sealed value shares.
-var receiptSeal = token.Seal{Prefix: "rc1", Context: "interrupt-host receipt\x00", Max: 1024}
+var receiptSeal = token.Seal{Prefix: "rc1", Purpose: "interrupt-host receipt", Max: 1024}
 
 // receipt is what a receipt names: one approved call of one interrupt of one tenant's run, by its
 // name and its arguments' digest, and when it stops redeeming (Unix milliseconds).

@@ -79,7 +79,7 @@ func (s *State) Entry(k Key) Waiting {
 			continue
 		}
 		sm := Summary{
-			NodeID: in.NodeID, InterruptID: in.ID, Key: in.Payload.Key, Kind: in.Payload.Kind, Title: title(in.Raw),
+			NodeID: in.NodeID, InterruptID: in.ID, Key: in.Payload.Key, Kind: in.Payload.Kind, Title: Title(in.Raw),
 			Seq: in.RequestedSeq, RequestedAt: in.RequestedAt, Deadline: in.Deadline, RequestedBy: in.RequestedBy,
 		}
 		if in.Payload.Kind == interrupt.KindApproval {
@@ -91,9 +91,10 @@ func (s *State) Entry(k Key) Waiting {
 	return w
 }
 
-// title is a payload's data.title, else its first question's text (a clarification has no
-// title: what it asks names it), cut to MaxTitle characters.
-func title(raw json.RawMessage) string {
+// Title is a payload's data.title, else its first question's text (a clarification has no
+// title: what it asks names it), cut to MaxTitle characters: what the pending list and the
+// console call an interrupt.
+func Title(raw json.RawMessage) string {
 	var p struct {
 		Data struct {
 			Title     string `json:"title"`

@@ -1,25 +1,32 @@
 package signin
 
 import (
-	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/interrupthost/interrupthost/pkg/token"
 )
 
-// kind is one sort of signed value: its cookie's name, its prefix, and the purpose its MAC
-// covers, which keeps the sorts apart (see the package doc).
-type kind struct{ name, prefix, purpose string }
+// kind is one sort of signed cookie: its name, and the seal of its value (token.Seal: a prefix
+// and a purpose of its own, which keep the sorts apart, see the package doc), bounded to what a
+// browser keeps of a cookie (RFC 6265bis: 4096 bytes of name and value).
+type kind struct {
+	name string
+	seal token.Seal
+}
+
+func cookieKind(name, prefix, purpose string) kind {
+	return kind{name, token.Seal{Prefix: prefix, Purpose: purpose, Max: maxCookie - len(name) - 1}}
+}
 
 var (
-	sessionCookie = kind{"__Host-ih-session", "ihs1", "interrupthost session v1"}
-	stateCookie   = kind{"__Host-ih-signin", "ihst1", "interrupthost signin-state v1"}
+	sessionCookie = cookieKind("__Host-ih-session", "ihs1", "interrupthost session v1")
+	stateCookie   = cookieKind("__Host-ih-signin", "ihst1", "interrupthost signin-state v1")
 )
 
 // csrfPurpose is the purpose of a CSRF token's MAC.
@@ -28,18 +35,7 @@ const csrfPurpose = "interrupthost csrf v1"
 // maxCookie is what browsers keep of a cookie's name and value (RFC 6265bis: 4096 bytes).
 const maxCookie = 4096
 
-// fits reports whether a cookie of k with value is one a browser keeps.
-func (k kind) fits(value string) bool { return len(k.name)+1+len(value) <= maxCookie }
-
 var enc = base64.RawURLEncoding.Strict()
-
-func mac(key []byte, purpose, signed string) []byte {
-	m := hmac.New(sha256.New, key)
-	m.Write([]byte(purpose))
-	m.Write([]byte{0})
-	m.Write([]byte(signed))
-	return m.Sum(nil)
-}
 
 // activeKey is the keyring's active kid and key, refused where a token could not be minted
 // under it either.
@@ -48,52 +44,24 @@ func activeKey(ctx context.Context, keys token.Keys) (string, []byte, error) {
 	if err != nil {
 		return "", nil, fmt.Errorf("signin: keys: %w", err)
 	}
-	if !usableKid(kid) {
+	if !token.UsableKid(kid) {
 		return "", nil, fmt.Errorf("signin: cannot sign under kid %q", kid)
 	}
 	return kid, key, nil
 }
 
-// usableKid is a kid a cookie may name: the legacy kid of v1 tokens signs nothing new.
-func usableKid(kid string) bool { return token.ValidKid(kid) && kid != token.LegacyKid }
-
-// seal signs v as a value of kind k under the active key.
+// seal signs v as a cookie value of kind k under the active key.
 func seal(ctx context.Context, keys token.Keys, k kind, v any) (string, error) {
-	kid, key, err := activeKey(ctx, keys)
-	if err != nil {
-		return "", err
+	value, err := k.seal.Make(ctx, keys, v)
+	if err != nil && !errors.Is(err, token.ErrTooLong) {
+		return "", fmt.Errorf("signin: %w", err)
 	}
-	payload, err := json.Marshal(v)
-	if err != nil {
-		return "", err
-	}
-	signed := k.prefix + "." + kid + "." + enc.EncodeToString(payload)
-	return signed + "." + enc.EncodeToString(mac(key, k.purpose, signed)), nil
+	return value, err
 }
 
-// open verifies s as a value of kind k and decodes it into v: the grammar (length, four
-// segments, prefix, kid, canonical base64url, MAC length) before the key is looked up, then
-// the MAC in constant time, then the payload, whose fields must be v's.
+// open verifies s as a cookie value of kind k and decodes it into v (token.Seal.Open).
 func open(ctx context.Context, keys token.Keys, k kind, s string, v any) bool {
-	if !k.fits(s) {
-		return false
-	}
-	parts := strings.Split(s, ".")
-	if len(parts) != 4 || parts[0] != k.prefix || !usableKid(parts[1]) {
-		return false
-	}
-	payload, ok := decode(parts[2])
-	sum, ok2 := decode(parts[3])
-	if !ok || !ok2 || len(sum) != sha256.Size {
-		return false
-	}
-	key, err := keys.Key(ctx, parts[1])
-	if err != nil || !hmac.Equal(mac(key, k.purpose, strings.Join(parts[:3], ".")), sum) {
-		return false
-	}
-	dec := json.NewDecoder(bytes.NewReader(payload))
-	dec.DisallowUnknownFields()
-	return dec.Decode(v) == nil && !dec.More()
+	return k.seal.Open(ctx, keys, s, v) == nil
 }
 
 // decode accepts only canonical unpadded base64url, so a value has one spelling.
@@ -111,7 +79,7 @@ func (f *Flow) CSRF(ctx context.Context, s Session) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return kid + "." + enc.EncodeToString(mac(key, csrfPurpose, s.ID)), nil
+	return kid + "." + enc.EncodeToString(token.Purposed(key, csrfPurpose, s.ID)), nil
 }
 
 // CheckCSRF reports whether v is a form token of s, under any key the keyring still holds, so a
@@ -119,7 +87,7 @@ func (f *Flow) CSRF(ctx context.Context, s Session) (string, error) {
 // constant time.
 func (f *Flow) CheckCSRF(ctx context.Context, s Session, v string) bool {
 	kid, sum, ok := strings.Cut(v, ".")
-	if !ok || s.ID == "" || !usableKid(kid) {
+	if !ok || s.ID == "" || !token.UsableKid(kid) {
 		return false
 	}
 	got, ok := decode(sum)
@@ -127,5 +95,5 @@ func (f *Flow) CheckCSRF(ctx context.Context, s Session, v string) bool {
 		return false
 	}
 	key, err := f.cfg.Keys.Key(ctx, kid)
-	return err == nil && hmac.Equal(mac(key, csrfPurpose, s.ID), got)
+	return err == nil && hmac.Equal(token.Purposed(key, csrfPurpose, s.ID), got)
 }

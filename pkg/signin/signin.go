@@ -447,11 +447,11 @@ func (f *Flow) Finish(ctx context.Context, cookies []string, query url.Values) (
 		return Session{}, nil, "", fmt.Errorf("%w: the %s claim is not a string id", ErrNoTenant, f.cfg.TenantClaim)
 	}
 	value, err := seal(ctx, f.cfg.Keys, sessionCookie, sc)
+	if errors.Is(err, token.ErrTooLong) {
+		return Session{}, nil, "", fmt.Errorf("%w: its groups and roles do not fit a cookie", ErrIDToken)
+	}
 	if err != nil {
 		return Session{}, nil, "", err
-	}
-	if !sessionCookie.fits(value) {
-		return Session{}, nil, "", fmt.Errorf("%w: its groups and roles do not fit a cookie", ErrIDToken)
 	}
 	s := sc.session()
 	return s, []string{setCookieHeader(sessionCookie.name, value, s.ExpiresAt.Sub(now)), clearCookieHeader(stateCookie.name)}, st.Next, nil

@@ -27,7 +27,7 @@ const (
 
 // buttonSeal makes and opens the buttons' values; its context keeps any token of the keyring's,
 // and any other sealed value, from being a button's.
-var buttonSeal = token.Seal{Prefix: "isb1", Context: "interrupt-host slack button\x00", Max: maxValue}
+var buttonSeal = token.Seal{Prefix: "isb1", Purpose: "interrupt-host slack button", Max: maxValue}
 
 // maxValue is Slack's bound of a button's value.
 const maxValue = 2000
