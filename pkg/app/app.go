@@ -156,7 +156,7 @@ func MustSweep(ctx context.Context) func(context.Context, json.RawMessage) (host
 	log := environ.Logger()
 	return func(ctx context.Context, _ json.RawMessage) (host.SweepReport, error) {
 		r, err := h.Sweep(ctx)
-		attrs := []any{"from", r.From, "to", r.To, "entries", r.Entries, "expired", r.Expired, "deferred", r.Deferred, "tenants", r.Tenants, "caughtUp", r.CaughtUp, "lagSeconds", r.LagSeconds}
+		attrs := []any{"from", r.From, "to", r.To, "entries", r.Entries, "expired", r.Expired, "deferred", r.Deferred, "kept", r.Kept, "tenants", r.Tenants, "caughtUp", r.CaughtUp, "lagSeconds", r.LagSeconds}
 		if err != nil {
 			log.Error("sweep", append(attrs, "error", err.Error())...)
 		} else {

@@ -75,15 +75,18 @@ func maxTime(a, b time.Time) time.Time {
 // recorded yet: interrupt.reminded to those who have not decided (and the next reminder's due
 // entry, before the commit), or interrupt.escalated to the refs the escalation names. It writes
 // nothing otherwise (d may be stale: resolved, expired, ended, recorded by an overlapping sweep).
-func (h *Host) nudge(ctx context.Context, d runlog.Due, now time.Time) (bool, error) {
+func (h *Host) nudge(ctx context.Context, d runlog.Due, now time.Time) (swept, error) {
 	k, st, err := h.dueRun(ctx, d)
 	if err != nil || st == nil {
-		return false, err
+		return settled, err
 	}
 	res, err := commit(ctx, h, k, st, "", func(st *runlog.State) (decision[expiry], error) {
 		in := st.ByID(d.InterruptID)
-		if in == nil || in.StatusAt(now) != interrupt.StatusPending || in.FollowUp == nil {
-			return decision[expiry]{}, nil
+		switch {
+		case in == nil:
+			return decision[expiry]{answer: expiry{swept: unheld(d, now)}}, nil
+		case in.StatusAt(now) != interrupt.StatusPending || in.FollowUp == nil:
+			return decision[expiry]{answer: expiry{swept: settled}}, nil
 		}
 		f := *in.FollowUp
 		switch {
@@ -111,7 +114,7 @@ func (h *Host) nudge(ctx context.Context, d runlog.Due, now time.Time) (bool, er
 			})
 			return decision[expiry]{events: []runlog.Event{ev}}, err
 		}
-		return decision[expiry]{}, nil
+		return decision[expiry]{answer: expiry{swept: settled}}, nil
 	})
-	return res.written, err
+	return res.swept, err
 }

@@ -419,6 +419,14 @@ func nearDeadline(ctx context.Context) bool {
 	return ok && time.Until(deadline) < 3*time.Second
 }
 
+// CommitHorizon bounds how long after its time (runlog.Commit.At, taken before the commit's due
+// entries are filed) a commit may still be put: past it, no put of it is sent, and one in flight
+// is cancelled. The expiry sweep stands on it: an entry whose interrupt the log does not hold
+// SweepGrace past the entry's deadline (never before its commit's time) names a commit that can
+// no longer land, and only then is it passed over. SweepGrace-CommitHorizon is left for a put
+// already received to be applied, and for the functions' clocks to disagree.
+const CommitHorizon = 20 * time.Second
+
 // unknownRetries bounds how often settle puts a commit again whose outcome was unknown and which
 // a read then did not find.
 const unknownRetries = 3
@@ -435,10 +443,21 @@ const unknownRetries = 3
 // late or never, the seq's condition lets exactly one of them be written, and a read finds it.
 // A put refused before it was applied (runlog.ErrRefused) whose seq a read finds free wrote
 // nothing: that is the one failed put answered as unavailable.
+//
+// Every put of c is sent within CommitHorizon of c.At, and cancelled at it: past it, c is not
+// put again, and the answer is unavailable if no put of it was sent, outcome_unknown otherwise.
 func (h *Host) settle(ctx context.Context, k runlog.Key, st *runlog.State, c runlog.Commit) (int64, error) {
 	sentUnknown := false // a put of c was sent whose outcome no read has settled
+	until := c.At.Add(CommitHorizon)
 	for attempt := 0; ; attempt++ {
-		err := h.runs.Append(ctx, k, c)
+		left := until.Sub(h.now())
+		switch {
+		case left <= 0 && sentUnknown:
+			return 0, fmt.Errorf("host: commit %d: %w (past its horizon, %s after its time)", c.Seq, interrupt.ErrOutcomeUnknown, CommitHorizon)
+		case left <= 0:
+			return 0, fmt.Errorf("host: commit %d not put within %s of its time: %w", c.Seq, CommitHorizon, interrupt.ErrUnavailable)
+		}
+		err := h.put(ctx, k, c, left)
 		if err == nil {
 			return c.Seq, st.Apply(c)
 		}
@@ -476,6 +495,13 @@ func (h *Host) settle(ctx context.Context, k runlog.Key, st *runlog.State, c run
 			sentUnknown = true
 		}
 	}
+}
+
+// put appends c, cancelling the put once left has passed.
+func (h *Host) put(ctx context.Context, k runlog.Key, c runlog.Commit, left time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, left)
+	defer cancel()
+	return h.runs.Append(ctx, k, c)
 }
 
 // endedBy files a retention entry for a run that its last commit ended, so that the sweep gives

@@ -28,10 +28,12 @@ const (
 	// MaxSweepEntries bounds the due entries one sweep handles (each is a read of its run's log
 	// and, for an expiry, an append).
 	MaxSweepEntries = 2000
-	// SweepGrace is how late a due entry may be filed: a request files its entry before its
-	// commit, so an entry due at t may land until about t+SweepGrace. The cursor passes only
-	// entries due longer ago than this, and a minute only once it closed (SweepGrace after it
-	// ended).
+	// SweepGrace is how late a due entry, or the commit it stands for, may land: a request files
+	// its entry before its commit, at most CommitHorizon before it, and the entry's deadline is
+	// never before the commit's time, so an entry due at t and its commit land before
+	// t+CommitHorizon. The cursor passes only entries due longer ago than this, and a minute only
+	// once it closed (SweepGrace after it ended); an entry whose interrupt the log does not hold
+	// stays until it is this far past its deadline.
 	SweepGrace = 30 * time.Second
 	// MaxSweepDoneBytes bounds the positions past the cursor a sweep remembers as handled (the
 	// cursor's Done, kept in one item); one it forgets is handled again, and found done.
@@ -55,12 +57,16 @@ type SweepReport struct {
 	Entries  int `json:"entries"`
 	Expired  int `json:"expired"`
 	Deferred int `json:"deferred"`
+	// Kept is how many due entries it read whose interrupt the log does not hold yet, while
+	// their commit may still land (SweepGrace): they stay for the next sweep.
+	Kept int `json:"kept"`
 	// Tenants is how many tenants the entries it read belong to.
 	Tenants int `json:"tenants"`
 	// CaughtUp is true only when the sweep read every entry due by now and handled them all.
 	CaughtUp bool `json:"caughtUp"`
 	// LagSeconds is how long past its deadline the oldest entry the sweep found still due was
-	// (0 when none was): how late the sweep writes an expiry (metrics.SweepLag).
+	// (0 when none was), a kept entry aside: how late the sweep writes an expiry
+	// (metrics.SweepLag).
 	LagSeconds float64 `json:"lagSeconds"`
 }
 
@@ -69,6 +75,11 @@ type SweepReport struct {
 // append, like a resolve: a resolve committed first makes it a no-op, one after it answers 409.
 // Two sweeps at once write no expiry twice (the log says it is written), and only one of them
 // moves the cursor.
+//
+// An entry leaves only once the log shows there is nothing left for it to do: its interrupt
+// closed, its follow-up recorded, or, for an interrupt the log does not hold, its commit past
+// landing (SweepGrace after the entry's deadline). A request files its entry before its commit,
+// and a commit held by throttling or lost answers may land after a sweep has read the entry.
 //
 // No tenant can hold the others back: the entries due are read first (a window of at most
 // MaxSweepRead, in deadline order), and the budget is dealt among their tenants in turn, one
@@ -92,29 +103,35 @@ func (h *Host) Sweep(ctx context.Context) (SweepReport, error) {
 		return report, err
 	}
 	before := make([]bool, len(window))
-	var lag time.Duration
 	for i, d := range window {
 		_, before[i] = slices.BinarySearch(cur.Done, d.Position())
-		if !before[i] {
-			lag = max(lag, now.Sub(d.Deadline))
-		}
 	}
-	report.LagSeconds = lag.Seconds()
-	h.metrics.Duration(metrics.SweepLag, lag)
 	picked, tenants := fairShare(window, before, MaxSweepEntries)
 	report.Tenants = tenants
-	done, expired, err := h.handle(ctx, window, picked, now)
-	report.Expired = expired
-	for i := range done {
+	outcomes, err := h.handle(ctx, window, picked, now)
+	done := make([]bool, len(window))
+	var lag time.Duration
+	for i, o := range outcomes {
 		switch {
-		case done[i]:
+		case o == wrote || o == settled:
 			report.Entries++
+			done[i] = true
+			if o == wrote {
+				report.Expired++
+			}
+		case o == kept:
+			report.Kept++
 		case before[i]:
 			done[i] = true
 		default:
 			report.Deferred++
 		}
+		if !before[i] && o != kept {
+			lag = max(lag, now.Sub(window[i].Deadline))
+		}
 	}
+	report.LagSeconds = lag.Seconds()
+	h.metrics.Duration(metrics.SweepLag, lag)
 	cur = passed(cur, window, done, through, now)
 	report.To = cur.Minute
 	report.CaughtUp = err == nil && complete && report.Deferred == 0
@@ -192,13 +209,39 @@ func fairShare(window []runlog.Due, before []bool, budget int) ([]int, int) {
 	return picked, len(order)
 }
 
+// swept is what the sweep made of one due entry.
+type swept int
+
+const (
+	// unswept: not handled by this sweep (its budget or time ran out, or an entry failed).
+	unswept swept = iota
+	// kept: the log does not hold the entry's interrupt, and the commit that files it may still
+	// land; the entry stays for the next sweep.
+	kept
+	// settled: the log shows nothing left to do (the interrupt closed, the follow-up recorded,
+	// a newer entry standing for it), or the entry's commit can no longer land.
+	settled
+	// wrote: the sweep wrote the entry's event.
+	wrote
+)
+
+// unheld is the verdict on an entry whose interrupt the log does not hold at now: kept while
+// the commit that files it may still land, settled once it is SweepGrace past its deadline
+// (CommitHorizon).
+func unheld(d runlog.Due, now time.Time) swept {
+	if now.Sub(d.Deadline) < SweepGrace {
+		return kept
+	}
+	return settled
+}
+
 // handle expires (or retains) the picked entries of window, sweepWorkers at a time, until the
-// invocation nears its deadline or an entry fails. done tells which entries were handled. A
-// run's entries go to one worker, in due order: two of a run due in one sweep (a reminder and
-// an escalation) commit in the order they fell due, and neither loses the conditional put to
-// the other; one that fails leaves the rest of its run to the next sweep.
-func (h *Host) handle(ctx context.Context, window []runlog.Due, picked []int, now time.Time) (done []bool, expired int, err error) {
-	done = make([]bool, len(window))
+// invocation nears its deadline or an entry fails, and tells what it made of each. A run's
+// entries go to one worker, in due order: two of a run due in one sweep (a reminder and an
+// escalation) commit in the order they fell due, and neither loses the conditional put to the
+// other; one that fails leaves the rest of its run to the next sweep.
+func (h *Host) handle(ctx context.Context, window []runlog.Due, picked []int, now time.Time) (outcomes []swept, err error) {
+	outcomes = make([]swept, len(window))
 	deadline, bounded := ctx.Deadline()
 	runs := byRun(window, picked)
 	var (
@@ -228,16 +271,12 @@ func (h *Host) handle(ctx context.Context, window []runlog.Due, picked []int, no
 					case d.Nudge != "":
 						act = h.nudge
 					}
-					written, aerr := act(ctx, d, now)
+					o, aerr := act(ctx, d, now)
 					mu.Lock()
-					switch {
-					case aerr != nil:
+					if aerr != nil {
 						err = errors.Join(err, aerr)
-					case written:
-						expired++
-						fallthrough
-					default:
-						done[i] = true
+					} else {
+						outcomes[i] = o
 					}
 					stop := aerr != nil || !more()
 					mu.Unlock()
@@ -249,7 +288,7 @@ func (h *Host) handle(ctx context.Context, window []runlog.Due, picked []int, no
 		})
 	}
 	wg.Wait()
-	return done, expired, err
+	return outcomes, err
 }
 
 // byRun groups the picked entries of window by run, each group in picked's order (its due
@@ -319,23 +358,28 @@ func advance(c runlog.SweepCursor, window []runlog.Due, done []bool, through, no
 // closed reports whether minute m can receive no more due entries at now.
 func closed(m, now time.Time) bool { return !now.Before(m.Add(time.Minute + SweepGrace)) }
 
-// expiry is the answer of one expiry: whether it wrote interrupt.expired.
-type expiry struct{ written bool }
+// expiry is the answer of one entry's commit: what the sweep made of the entry.
+type expiry struct{ swept swept }
 
-func (e expiry) atSeq(int64) expiry { return expiry{written: true} }
+func (e expiry) atSeq(int64) expiry { return expiry{swept: wrote} }
 
 // expire records interrupt.expired for the interrupt d names, if the log still has it pending
-// past its deadline; it writes nothing otherwise (d may be stale: resolved, ended, never
-// committed).
-func (h *Host) expire(ctx context.Context, d runlog.Due, now time.Time) (bool, error) {
+// past its deadline; it writes nothing otherwise (d may be stale: resolved, ended, of an attempt
+// whose commit lost, or of a commit not landed yet).
+func (h *Host) expire(ctx context.Context, d runlog.Due, now time.Time) (swept, error) {
 	k, st, err := h.dueRun(ctx, d)
 	if err != nil || st == nil {
-		return false, err
+		return settled, err
 	}
 	res, err := commit(ctx, h, k, st, "", func(st *runlog.State) (decision[expiry], error) {
 		in := st.ByID(d.InterruptID)
-		if in == nil || in.Recorded() != interrupt.StatusPending || in.Deadline.IsZero() || in.Deadline.After(now) {
-			return decision[expiry]{}, nil
+		switch {
+		case in == nil:
+			return decision[expiry]{answer: expiry{swept: unheld(d, now)}}, nil
+		case in.Recorded() != interrupt.StatusPending || in.Deadline.IsZero() || in.Deadline.After(now):
+			// Closed, or its deadline is another entry's: the attempt that committed it filed
+			// one for the deadline the log holds.
+			return decision[expiry]{answer: expiry{swept: settled}}, nil
 		}
 		expired, err := runlog.NewEvent(interrupt.EventExpired, in.NodeID, in.ID, interrupt.Expired{
 			NodeID: in.NodeID, InterruptID: in.ID, Kind: in.Payload.Kind, Deadline: in.Deadline.UTC().Format(runlog.TimeFormat),
@@ -346,7 +390,7 @@ func (h *Host) expire(ctx context.Context, d runlog.Due, now time.Time) (bool, e
 		// An expiry is always written, however large the run: like its end, it closes a wait.
 		return decision[expiry]{events: []runlog.Event{expired}, ends: true}, nil
 	})
-	return res.written, err
+	return res.swept, err
 }
 
 // dueRun is the run a due entry names and its state; no state for an entry whose key is no
@@ -371,20 +415,23 @@ const retainBudget = 1000
 // retention expiry, counted from the commit that ended it. An ended run takes no more commits, so
 // its log can go whole. Past retainBudget items, it files the entry again a minute on, for the
 // sweep to go on there.
-func (h *Host) retain(ctx context.Context, d runlog.Due, now time.Time) (bool, error) {
+//
+// A retention entry is filed after the commit that ended its run, so the log always holds what
+// it stands for.
+func (h *Host) retain(ctx context.Context, d runlog.Due, now time.Time) (swept, error) {
 	k := runlog.Key{Tenant: d.Tenant, RunID: d.RunID}
 	if !k.Valid() {
-		return false, nil
+		return settled, nil
 	}
 	st, err := h.load(ctx, k)
 	if err != nil || st.Ended == "" || st.EndedSeq != d.Seq {
-		return false, err
+		return settled, err
 	}
 	more, err := h.deadlines.Retain(ctx, k, st.LastAt.Add(h.cfg.Retention), retainBudget)
 	if err != nil || !more {
-		return false, err
+		return settled, err
 	}
 	next := d
 	next.Deadline = now.Add(time.Minute).Truncate(time.Millisecond)
-	return false, h.deadlines.Schedule(ctx, next)
+	return settled, h.deadlines.Schedule(ctx, next)
 }

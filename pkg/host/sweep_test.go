@@ -3,6 +3,7 @@ package host_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -283,5 +284,111 @@ func TestOneTenantDelaysNoOther(t *testing.T) {
 	}
 	if c, _ := l.SweepCursor(ctx); !c.Minute.Equal(t0) || c.After == "" || len(c.Done) != 0 {
 		t.Errorf("inside the open minute the cursor is %+v, want past every entry due before the grace", c)
+	}
+}
+
+// heldPut holds the first commit's put until released, as a store under throttling and lost
+// answers holds a request's commit for seconds: the request has filed its due entries, and its
+// commit lands later. reached is closed once the put is held.
+type heldPut struct {
+	host.Store
+	once             sync.Once
+	reached, release chan struct{}
+}
+
+func newHeldPut(l host.Store) *heldPut {
+	return &heldPut{Store: l, reached: make(chan struct{}), release: make(chan struct{})}
+}
+
+func (p *heldPut) Append(ctx context.Context, k runlog.Key, c runlog.Commit) error {
+	first := false
+	p.once.Do(func() { first = true })
+	if first {
+		close(p.reached)
+		<-p.release
+	}
+	return p.Store.Append(ctx, k, c)
+}
+
+// TestALateCommitLosesNoDeadline: a request files its due entry, and its commit lands only after
+// a sweep past the deadline has read that entry and found no interrupt in the log. The entry
+// stays until the log can no longer gain it (host.SweepGrace past its deadline), so a later
+// sweep expires the interrupt: exactly once. (Before, the sweep took the missing interrupt for
+// "never committed", and the deadline was lost: TestChaos's failure.)
+func TestALateCommitLosesNoDeadline(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	t0 := time.Date(2026, 11, 30, 9, 0, 5, 0, time.UTC)
+	clock := testclock.New(t0)
+	var held *heldPut
+	h, _ := hosttest.MemHostOn(t, func(l host.Store) host.Store { held = newHeldPut(l); return held },
+		func(s *hosttest.Setup) { s.Env.Now = clock.Now })
+	requested := make(chan error, 1)
+	go func() {
+		_, _, err := h.RequestInterrupt(ctx, hosttest.Who("engine"), "late", host.Request{NodeID: "gate", Payload: timed("k", 1500)})
+		requested <- err
+	}()
+	<-held.reached
+	clock.Set(t0.Add(2 * time.Second))
+	r, err := h.Sweep(ctx)
+	if err != nil || r.Expired != 0 || r.Kept != 1 {
+		t.Fatalf("a sweep while the commit is held: %+v %v, want the entry kept", r, err)
+	}
+	close(held.release)
+	if err := <-requested; err != nil {
+		t.Fatalf("the held request: %v", err)
+	}
+	clock.Set(t0.Add(3 * time.Second))
+	if r, err := h.Sweep(ctx); err != nil || r.Expired != 1 {
+		t.Errorf("the sweep after the commit landed: %+v %v", r, err)
+	}
+	clock.Set(t0.Add(5 * time.Minute))
+	if r, err := h.Sweep(ctx); err != nil || r.Expired != 0 || !r.CaughtUp {
+		t.Errorf("minutes later: %+v %v", r, err)
+	}
+	if n := len(hosttest.ExpiredEvents(t, h, "late")); n != 1 {
+		t.Errorf("%d interrupt.expired, want 1", n)
+	}
+}
+
+// lateLost loses each put before applying it, as a store whose answers are lost, while the
+// clock runs past the commit's horizon; it counts the puts sent.
+type lateLost struct {
+	host.Store
+	clock *testclock.Clock
+	mu    sync.Mutex
+	puts  int
+}
+
+func (l *lateLost) Append(context.Context, runlog.Key, runlog.Commit) error {
+	l.mu.Lock()
+	l.puts++
+	l.mu.Unlock()
+	l.clock.Advance(host.CommitHorizon)
+	return runlog.ErrUnknownOutcome
+}
+
+// TestNoCommitLandsPastItsHorizon: a commit is not put again once CommitHorizon has passed since
+// its time (the answer is outcome_unknown, as a put of it was sent), so the sweep keeps its due
+// entry only until SweepGrace past the deadline, then passes it over as never committed.
+func TestNoCommitLandsPastItsHorizon(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	t0 := time.Date(2026, 11, 30, 9, 0, 5, 0, time.UTC)
+	clock := testclock.New(t0)
+	var lost *lateLost
+	h, _ := hosttest.MemHostOn(t, func(l host.Store) host.Store { lost = &lateLost{Store: l, clock: clock}; return lost },
+		func(s *hosttest.Setup) { s.Env.Now = clock.Now })
+	_, _, err := h.RequestInterrupt(ctx, hosttest.Who("engine"), "lost", host.Request{NodeID: "gate", Payload: timed("k", 1500)})
+	if !errors.Is(err, interrupt.ErrOutcomeUnknown) || lost.puts != 1 {
+		t.Fatalf("a request whose put was lost past its horizon: %v after %d puts, want outcome_unknown after 1", err, lost.puts)
+	}
+	clock.Set(t0.Add(1500*time.Millisecond + host.SweepGrace - time.Millisecond))
+	if r, err := h.Sweep(ctx); err != nil || r.Kept != 1 || r.Entries != 0 {
+		t.Errorf("within SweepGrace of the deadline: %+v %v, want the entry kept", r, err)
+	}
+	clock.Advance(time.Millisecond)
+	if r, err := h.Sweep(ctx); err != nil || r.Kept != 0 || r.Entries != 1 || r.Expired != 0 {
+		t.Errorf("SweepGrace past the deadline: %+v %v, want the entry passed over", r, err)
 	}
 }
