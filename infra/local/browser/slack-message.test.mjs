@@ -48,14 +48,19 @@ after(async () => {
 
 const hooks = () => `http://127.0.0.1:${receiver.address().port}`;
 
-// arrived waits until n bodies were posted, for at most 30 s.
-async function arrived(n) {
+// arrived waits until n bodies were posted to path since the first from bodies (of any path),
+// for at most 30 s, and returns the nth. Each path is counted on its own: the subscription's
+// message (/incoming) is delivered at least once, so a copy of it may come at any time, while a
+// click's response_url (/respond) gets one message per click, posted before the click is
+// answered, which is what the nth counts.
+async function arrived(path, n, from = 0) {
   const deadline = Date.now() + 30_000;
-  while (posted.length < n) {
-    assert.ok(Date.now() < deadline, `${posted.length} messages after 30 s, want ${n}`);
+  const to = () => posted.slice(from).filter((p) => p.path === path);
+  while (to().length < n) {
+    assert.ok(Date.now() < deadline, `${to().length} messages to ${path} after 30 s, want ${n}`);
     await new Promise((ok) => { waiters.push(ok); setTimeout(ok, 500); });
   }
-  return posted[n - 1];
+  return to()[n - 1];
 }
 
 async function api(method, path, body) {
@@ -157,19 +162,19 @@ test('approvers decide in the Slack message: the tally after alice, the outcome 
         },
       },
     });
-    const request = (await arrived(start + 1)).body;
+    const request = (await arrived('/incoming', 1, start)).body;
     const ids = request.blocks.flatMap((b) => b.elements ?? []).map((e) => e.action_id).filter(Boolean);
     assert.deepEqual(ids.slice(0, 2), ['interrupt.accept', 'interrupt.reject']);
     await shoot(request, names, 'slack-before.png');
 
     await click(app, 'U0ALICE', request, 'interrupt.accept');
-    const tally = (await arrived(start + 2)).body;
+    const tally = (await arrived('/respond', 1, start)).body;
     assert.equal(tally.replace_original, true);
     assert.match(tally.text, /alice accepted · 1 of 2 approvals/);
     await shoot(tally, names, 'slack-after-vote.png');
 
     await click(app, 'U0BOB', tally, 'interrupt.accept');
-    const outcome = (await arrived(start + 3)).body;
+    const outcome = (await arrived('/respond', 2, start)).body;
     assert.equal(outcome.text, 'Accepted by bob');
     assert.ok(!outcome.blocks.flatMap((b) => b.elements ?? []).some((e) => String(e.action_id).startsWith('interrupt.')));
     await shoot(outcome, names, 'slack-after.png');

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"mime"
 	"net/mail"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -15,7 +16,7 @@ import (
 // TestFollowUpsThroughTheStack: an approval for alice and bob with reminders every second and
 // an escalation to carol, on the stack's sweep (every second under make test): alice votes at
 // once, so the reminders name bob alone and only bob is mailed them; carol is mailed the
-// escalation, once; once bob's vote closes it, no reminder follows.
+// escalation, recorded once, and nothing else; once bob's vote closes it, no reminder follows.
 func TestFollowUpsThroughTheStack(t *testing.T) {
 	localaws.NeedsStack(t)
 	tenant := newRun("followup")
@@ -117,7 +118,10 @@ func TestFollowUpsThroughTheStack(t *testing.T) {
 			t.Errorf("alice, who voted, was mailed %q", s)
 		}
 	}
-	if got := subjects[address("carol")]; len(got) != 1 || got[0] != "Escalated: Pay inv-9" {
+	// Mail goes out at least once (a send whose mark was lost is sent again), and SES's copy
+	// names no event: the log holds one escalation, so carol's mail is that one message, however
+	// many copies of it she was sent, and no other.
+	if got := subjects[address("carol")]; len(got) == 0 || slices.ContainsFunc(got, func(s string) bool { return s != "Escalated: Pay inv-9" }) {
 		t.Errorf("carol's mail: %v", got)
 	}
 	reminders := 0

@@ -112,6 +112,11 @@ func TestIhctl(t *testing.T) {
 			t.Fatalf("no attempt of %s recorded after 30 s: %+v %v", first.ID, attempts, err)
 		}
 	}
+	// Delivery is at least once (a slow answer may have had the original retried), so the
+	// resend shows as one more transmission than the receiver had, whatever that was.
+	sub.mu.Lock()
+	before := sub.attempts[first.ID]
+	sub.mu.Unlock()
 	var resent client.Attempt
 	if out := cli(t, "", "notify", sub.sub.ID, run, "gate"); json.Unmarshal(out, &resent) != nil || !resent.Resent || resent.Status != "delivered" || resent.EventID != first.ID {
 		t.Fatalf("notify: %s (the notification was %s)", out, first.ID)
@@ -119,8 +124,8 @@ func TestIhctl(t *testing.T) {
 	sub.mu.Lock()
 	sent := sub.attempts[first.ID]
 	sub.mu.Unlock()
-	if sent != 2 {
-		t.Errorf("the receiver got %s %d times, want 2", first.ID, sent)
+	if sent < before+1 {
+		t.Errorf("the receiver got %s %d times after the resend, %d before it: the resend never arrived", first.ID, sent, before)
 	}
 
 	followed := &lockedBuffer{}

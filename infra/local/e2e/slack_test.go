@@ -60,7 +60,11 @@ func TestSlackDecisions(t *testing.T) {
 		t.Errorf("another tenant's pair: %v, want 409", err)
 	}
 
-	hooks := rawReceiver(t)
+	// Slack's two ends, each its own receiver: the incoming webhook gets the subscription's
+	// message at least once (a copy may come at any time, after a slow answer), while a click's
+	// response_url gets one message per click, posted before the click is answered; so the
+	// clicks' messages are counted apart from any copy of the request's.
+	hooks, responses := rawReceiver(t), rawReceiver(t)
 	if _, err := c.Subscribe(ctx, hooks.url+"/incoming", []string{"interrupt.requested"}, "slack"); err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +98,7 @@ func TestSlackDecisions(t *testing.T) {
 	click := func(app, team, user, secret string, at time.Time) answer {
 		t.Helper()
 		p, err := slackclick.Click{AppID: app, TeamID: team, UserID: user, ActionID: "interrupt.accept", Value: value["interrupt.accept"],
-			ResponseURL: hooks.url + "/respond", TriggerID: "trig", Blocks: msg.Blocks}.Payload()
+			ResponseURL: responses.url + "/respond", TriggerID: "trig", Blocks: msg.Blocks}.Payload()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -122,10 +126,11 @@ func TestSlackDecisions(t *testing.T) {
 		}
 		return voted, resolved
 	}
+	// told is the nth message the clicks posted to their response_url.
 	told := func(n int) slack.WebhookMessage {
 		t.Helper()
 		var m slack.WebhookMessage
-		if err := json.Unmarshal([]byte(hooks.await(t, n)[n-1]), &m); err != nil {
+		if err := json.Unmarshal([]byte(responses.await(t, n)[n-1]), &m); err != nil {
 			t.Fatal(err)
 		}
 		return m
@@ -142,20 +147,20 @@ func TestSlackDecisions(t *testing.T) {
 		t.Fatalf("build slackclick: %v: %s", err, out)
 	}
 	out, err := exec.Command(bin, "-url", gatewayURL()+"/slack/interactions", "-secret", secret, "-app", appID, "-team", teamID,
-		"-user", "U0ALICE", "-value", value["interrupt.accept"], "-response-url", hooks.url+"/respond", "-skew", "6m").CombinedOutput()
+		"-user", "U0ALICE", "-value", value["interrupt.accept"], "-response-url", responses.url+"/respond", "-skew", "6m").CombinedOutput()
 	if err != nil || !strings.HasPrefix(string(out), "401 ") {
 		t.Errorf("signed six minutes ago: %v: %s", err, out)
 	}
 	if a := click(appID, teamID, "U0NOBODY", secret, time.Now()); a.Status != 200 {
 		t.Fatalf("a stranger's click: %d %s", a.Status, a.Body)
 	}
-	if m := told(2); m.ResponseType != "ephemeral" || !strings.Contains(m.Text, "No contact") {
+	if m := told(1); m.ResponseType != "ephemeral" || !strings.Contains(m.Text, "No contact") {
 		t.Errorf("the stranger is told %+v", m)
 	}
 	if a := click(otherApp, otherTeam, "U0BOB", otherSecret, time.Now()); a.Status != 200 {
 		t.Fatalf("another tenant's app: %d %s", a.Status, a.Body)
 	}
-	if m := told(3); m.ResponseType != "ephemeral" || !strings.Contains(m.Text, "not made by this host for your workspace") {
+	if m := told(2); m.ResponseType != "ephemeral" || !strings.Contains(m.Text, "not made by this host for your workspace") {
 		t.Errorf("another tenant's clicker is told %+v", m)
 	}
 	if v, _ := votes(); len(v) != 0 {
@@ -165,13 +170,13 @@ func TestSlackDecisions(t *testing.T) {
 	if a := click(appID, teamID, "U0ALICE", secret, time.Now()); a.Status != 200 {
 		t.Fatalf("alice's click: %d %s", a.Status, a.Body)
 	}
-	if m := told(4); !m.ReplaceOriginal || !strings.Contains(m.Text, "alice accepted · 1 of 2 approvals") {
+	if m := told(3); !m.ReplaceOriginal || !strings.Contains(m.Text, "alice accepted · 1 of 2 approvals") {
 		t.Errorf("after alice's vote: %+v", m)
 	}
 	if a := click(appID, teamID, "U0ALICE", secret, time.Now()); a.Status != 200 {
 		t.Fatalf("alice's second click: %d %s", a.Status, a.Body)
 	}
-	if m := told(5); m.ResponseType != "ephemeral" || !strings.Contains(m.Text, "already voted") {
+	if m := told(4); m.ResponseType != "ephemeral" || !strings.Contains(m.Text, "already voted") {
 		t.Errorf("alice's second click is told %+v", m)
 	}
 	if v, r := votes(); strings.Join(v, ",") != "alice" || r != 0 {
@@ -181,7 +186,7 @@ func TestSlackDecisions(t *testing.T) {
 	if a := click(appID, teamID, "U0BOB", secret, time.Now()); a.Status != 200 {
 		t.Fatalf("bob's click: %d %s", a.Status, a.Body)
 	}
-	m := told(6)
+	m := told(5)
 	if !m.ReplaceOriginal || m.Text != "Accepted by bob" {
 		t.Errorf("after bob's vote: %+v", m)
 	}
