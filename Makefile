@@ -95,16 +95,24 @@ prebuild: stack
 ## test: lint, the template checks, then against one local stack (its scheduled functions every
 ## second): every unit, integration and end-to-end test, the approval page in headless Chromium,
 ## schemathesis with openapi.yaml, each benchmark once so none rots, and each fuzz target for
-## FUZZTIME executions
-test: deps browser lint template clients stack
-	STACK_SCHEDULE_PERIOD=1s $(STACK) exec -- $(MAKE) --no-print-directory stack-tests
+## FUZZTIME executions. Each phase prints its time. CHAOS_SEED=N replays TestChaos's workload
+## of seed N (its failures name theirs).
+# PHASE runs a phase of `make test` and prints its time (infra/local/phase).
+PHASE := infra/local/phase
+test:
+	$(PHASE) deps $(MAKE) --no-print-directory deps browser
+	$(PHASE) lint $(MAKE) --no-print-directory lint
+	$(PHASE) template $(MAKE) --no-print-directory template
+	$(PHASE) clients $(MAKE) --no-print-directory clients
+	$(PHASE) stack $(MAKE) --no-print-directory stack
+	STACK_SCHEDULE_PERIOD=1s $(PHASE) stack-tests $(STACK) exec -- $(MAKE) --no-print-directory stack-tests
 
 # stack-tests runs inside `stack exec`, which provides the stores, the gateway and their env.
 # The client's examples run after the host's packages, not beside them: one injects faults into
 # the whole stack.
 stack-tests:
-	go test -count=1 -race ./...
-	go test -count=1 -race github.com/interrupthost/interrupthost/client/...
+	$(PHASE) go-tests go test -count=1 -race ./...
+	$(PHASE) client-tests go test -count=1 -race github.com/interrupthost/interrupthost/client/...
 	ENGINE_JWT=$$(go run ./infra/local/cmd/devtoken -sub engine -tenant browser -scopes "interrupts:write runs:read") \
 	  DELEGATE_JWT=$$(go run ./infra/local/cmd/devtoken -sub mailer -tenant browser -scopes "tokens:delegate") \
 	  MAIL_ENGINE_JWT=$$(go run ./infra/local/cmd/devtoken -sub engine -tenant browser-mail -scopes "interrupts:write runs:read") \
@@ -112,11 +120,11 @@ stack-tests:
 	  SLACK_OPS_JWT=$$(go run ./infra/local/cmd/devtoken -sub ops -tenant browser-slack -scopes "interrupts:write runs:read contacts:manage subscriptions:manage") \
 	  CONSOLE_ENGINE_JWT=$$(go run ./infra/local/cmd/devtoken -sub engine -tenant browser-console -scopes "interrupts:write runs:read contacts:manage subscriptions:manage") \
 	  CONSOLE_ALICE_JWT=$$(go run ./infra/local/cmd/devtoken -sub alice -tenant browser-console -scopes "approvals:respond") \
-	  CHROMIUM=$(CHROMIUM) node --test infra/local/browser/
-	infra/local/apicheck.sh
-	go run ./infra/local/cmd/conformance -scenarios "$(MCP_CONFORMANCE)"
-	go test -count=1 -run '^$$' -bench . -benchtime 1x ./...
-	$(MAKE) --no-print-directory fuzz
+	  CHROMIUM=$(CHROMIUM) $(PHASE) browser node --test infra/local/browser/
+	$(PHASE) apicheck infra/local/apicheck.sh
+	$(PHASE) mcp-conformance go run ./infra/local/cmd/conformance -scenarios "$(MCP_CONFORMANCE)"
+	$(PHASE) benchmarks go test -count=1 -run '^$$' -bench . -benchtime 1x ./...
+	$(PHASE) fuzz $(MAKE) --no-print-directory fuzz
 
 ## fuzz: each fuzz target for FUZZTIME executions (against the stack: run it under `stack exec` or `make test`)
 fuzz:

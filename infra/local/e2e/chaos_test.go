@@ -7,7 +7,9 @@ import (
 	"fmt"
 	mrand "math/rand/v2"
 	"net/http"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -304,8 +306,7 @@ func TestChaos(t *testing.T) {
 	rcv.fail = func(id string, attempt int) bool {
 		return attempt == 1 && strings.HasSuffix(id, ":0") && len(id)%3 == 0
 	}
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
+	seed := chaosSeed(t)
 
 	before, start := faultCounts(t), time.Now()
 	setFaults(t, faults.Config{"dynamodb": {{Throttle: 0.25, Lost: 0.25, Reset: 0.10}}})
@@ -326,10 +327,11 @@ func TestChaos(t *testing.T) {
 	}
 	close(stop)
 	killed := <-kills
-	t.Logf("killed processes: scenarios for %s", time.Since(start).Round(time.Millisecond))
+	calm := time.Now()
+	t.Logf("killed processes: scenarios for %s", calm.Sub(start).Round(time.Millisecond))
 
 	start = time.Now()
-	c.check(rcv, cl)
+	c.check(rcv, cl, calm)
 	t.Logf("checked in %s", time.Since(start).Round(time.Millisecond))
 	t.Logf("faults injected: %v; function processes killed: %d; answers retried: %d; runs %d, requests %d",
 		injected, killed, c.retried.Load(), len(c.runs), len(c.ops))
@@ -370,24 +372,65 @@ func (c *chaos) eventsOf(run string) []chaosEvent {
 	}
 }
 
-// check holds the history to the logs: one interrupt.requested per key; at most one
-// interrupt.resolved per interrupt, and exactly one releasing vote; every acknowledged vote in
-// the log once, no refused vote in it, and no vote answered 503 unavailable ("nothing written")
-// in it either; replays of one Idempotency-Key byte-equal; every answer's seq a commit that holds
-// its marker; every event delivered at least once, first in seq order per run.
-func (c *chaos) check(rcv *subscriber, cl *client.Client) {
+// chaosSeed is the seed of TestChaos's workload: CHAOS_SEED's (`make test CHAOS_SEED=...`
+// replays a failed run's scenarios), else the time's. It is logged, so a failure names it.
+func chaosSeed(t *testing.T) uint64 {
+	seed := uint64(time.Now().UnixNano())
+	if v := os.Getenv("CHAOS_SEED"); v != "" {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			t.Fatalf("CHAOS_SEED=%q is not a seed: %v", v, err)
+		}
+		seed = n
+	}
+	t.Logf("seed %d (replay: make test CHAOS_SEED=%d)", seed, seed)
+	return seed
+}
+
+// schedulePeriod is the period of the stack's scheduled functions (STACK_SCHEDULE_PERIOD; a
+// second, as make test sets it, when unset).
+func schedulePeriod(t *testing.T) time.Duration {
+	v := os.Getenv("STACK_SCHEDULE_PERIOD")
+	if v == "" {
+		return time.Second
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		t.Fatalf("STACK_SCHEDULE_PERIOD=%q: %v", v, err)
+	}
+	return d
+}
+
+// sweepRetries is how many periods of the sweep's schedule a passed deadline may take to be
+// recorded once faults and kills stop: a sweep killed or failed is retried by the next one,
+// whose process may start cold.
+const sweepRetries = 15
+
+// check holds the history to the logs: one interrupt.requested per key; every passed deadline
+// expired within sweepRetries periods of the sweep after calm (when faults and kills stopped);
+// at most one interrupt.resolved per interrupt, and exactly one releasing vote; every
+// acknowledged vote in the log once, no refused vote in it, and no vote answered 503 unavailable
+// ("nothing written") in it either; replays of one Idempotency-Key byte-equal; every answer's
+// seq a commit that holds its marker; every event delivered at least once, first in seq order
+// per run.
+func (c *chaos) check(rcv *subscriber, cl *client.Client, calm time.Time) {
 	t := c.t
 	logs := map[string][]chaosEvent{}
+	expires := calm.Add(sweepRetries * schedulePeriod(t))
+	var latest time.Duration
 	for _, run := range c.runs {
 		logs[run] = c.eventsOf(run)
-		// A passed deadline is recorded by the sweep, which runs on its schedule: wait for it.
-		for until := time.Now().Add(30 * time.Second); strings.HasPrefix(run, "chaos-deadline") && time.Now().Before(until); logs[run] = c.eventsOf(run) {
-			if slices.ContainsFunc(logs[run], func(e chaosEvent) bool { return e.Type == "interrupt.expired" }) {
-				break
-			}
-			<-time.After(250 * time.Millisecond)
+		if !strings.HasPrefix(run, "chaos-deadline") {
+			continue
 		}
+		// A passed deadline is recorded by the sweep, which runs on its schedule: wait for it.
+		for !slices.ContainsFunc(logs[run], func(e chaosEvent) bool { return e.Type == "interrupt.expired" }) && time.Now().Before(expires) {
+			<-time.After(100 * time.Millisecond)
+			logs[run] = c.eventsOf(run)
+		}
+		latest = max(latest, time.Since(calm))
 	}
+	t.Logf("every passed deadline was recorded by %s after faults and kills stopped (bound %s)", latest.Round(time.Millisecond), expires.Sub(calm))
 	inLog := func(run, marker string) []int64 {
 		var seqs []int64
 		for _, e := range logs[run] {
@@ -422,7 +465,7 @@ func (c *chaos) check(rcv *subscriber, cl *client.Client) {
 			}
 		}
 		if strings.HasPrefix(run, "chaos-deadline") && len(expired) != 1 {
-			t.Errorf("%s: the deadline passed, expired %v", run, expired)
+			t.Errorf("%s: the deadline passed, expired %v %s after faults and kills stopped", run, expired, expires.Sub(calm))
 		}
 		if strings.HasPrefix(run, "chaos-pay") && len(resolved) != 1 {
 			t.Errorf("%s: the payment's waiter was resolved %d times", run, len(resolved))
