@@ -111,21 +111,39 @@ func TestAnMCPClientSignsInWithOnlyTheURL(t *testing.T) {
 		t.Errorf("the run as another tenant: %d %s", a.Status, a.Body)
 	}
 	// And it is alice's: list_pending lists the caller's own requests, once the tenant's pending
-	// list (a read model, filled from the table's stream) has it.
+	// list (a read model, filled from the table's stream) has it. The list is acme's, which every
+	// earlier run of this test (and others of acme) fills: the run may be on any page, and a
+	// page of others' requests lists none of them, so every page is read.
 	deadline := time.Now().Add(30 * time.Second)
-	for {
-		list, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "list_pending", Arguments: map[string]any{}})
-		if err != nil || list.IsError {
-			t.Fatalf("list_pending: %+v %v", list, err)
-		}
-		if strings.Contains(fmt.Sprint(list.StructuredContent), run) {
-			break
-		}
+	for !pendingLists(ctx, t, cs, run) {
 		if time.Now().After(deadline) {
-			t.Fatalf("alice's pending list never named %s: %+v", run, list.StructuredContent)
+			t.Fatalf("alice's pending list never named %s", run)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+// pendingLists reports whether list_pending names run on any of its pages.
+func pendingLists(ctx context.Context, t *testing.T, cs *mcp.ClientSession, run string) bool {
+	t.Helper()
+	after := ""
+	for range 1000 {
+		list, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "list_pending", Arguments: map[string]any{"after": after, "limit": 100}})
+		if err != nil || list.IsError {
+			t.Fatalf("list_pending: %+v %v", list, err)
+		}
+		page, _ := list.StructuredContent.(map[string]any)
+		if strings.Contains(fmt.Sprint(page["interrupts"]), run) {
+			return true
+		}
+		next, _ := page["next"].(string)
+		if next == "" || next == after {
+			return false
+		}
+		after = next
+	}
+	t.Fatalf("list_pending: more than 1000 pages")
+	return false
 }
 
 // TestAPythonMCPClientSignsInWithOnlyTheURL: the official Python SDK's OAuth client (the `mcp`
