@@ -112,19 +112,20 @@ func (h *Host) Sweep(ctx context.Context) (SweepReport, error) {
 	done := make([]bool, len(window))
 	var lag time.Duration
 	for i, o := range outcomes {
-		switch {
-		case o == wrote || o == settled:
+		switch o {
+		case wrote, settled:
 			report.Entries++
 			done[i] = true
 			if o == wrote {
 				report.Expired++
 			}
-		case o == kept:
+		case kept:
 			report.Kept++
-		case before[i]:
-			done[i] = true
-		default:
-			report.Deferred++
+		case unswept:
+			done[i] = before[i]
+			if !before[i] {
+				report.Deferred++
+			}
 		}
 		if !before[i] && o != kept {
 			lag = max(lag, now.Sub(window[i].Deadline))
