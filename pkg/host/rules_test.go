@@ -641,6 +641,49 @@ func TestAReplaySaysWhatItReplayed(t *testing.T) {
 	}
 }
 
+// TestAReplayComparesItsCall: a replay of an approval that allows a call says samePayload only
+// for the call first asked (its arguments compared as canonical JSON, members in any order):
+// another tool, other arguments, another receipt life, a call left out or added are another
+// request under the key, whose payload alone is the same.
+func TestAReplayComparesItsCall(t *testing.T) {
+	t.Parallel()
+	payload := json.RawMessage(`{"kind":"approval","key":"k","data":{"artifactId":"a","artifactType":"refund","title":"Refund 4471","actions":["accept","reject"]}}`)
+	call := func(name, args string, ttl int64) *interrupt.ToolCall {
+		return &interrupt.ToolCall{Name: name, Arguments: json.RawMessage(args), ReceiptTTLMs: ttl}
+	}
+	first := call("issue_refund", `{"order":"4471","amountCents":124000,"currency":"EUR"}`, 0)
+	for _, tt := range []struct {
+		name        string
+		first, sent *interrupt.ToolCall
+		same        bool
+	}{
+		{"the same call", first, call("issue_refund", `{"order":"4471","amountCents":124000,"currency":"EUR"}`, 0), true},
+		{"its members reordered and spaced", first, call("issue_refund", `{ "currency":"EUR", "order":"4471", "amountCents":1.24e5 }`, 0), true},
+		{"the default receipt life spelled out", first, call("issue_refund", `{"order":"4471","amountCents":124000,"currency":"EUR"}`, interrupt.DefaultReceiptTTL.Milliseconds()), true},
+		{"another amount", first, call("issue_refund", `{"order":"4471","amountCents":999999,"currency":"EUR"}`, 0), false},
+		{"another tool", first, call("issue_credit", `{"order":"4471","amountCents":124000,"currency":"EUR"}`, 0), false},
+		{"an argument more", first, call("issue_refund", `{"order":"4471","amountCents":124000,"currency":"EUR","to":"x"}`, 0), false},
+		{"another receipt life", first, call("issue_refund", `{"order":"4471","amountCents":124000,"currency":"EUR"}`, 60_000), false},
+		{"the call left out", first, nil, false},
+		{"a call added", nil, first, false},
+		{"no call either time", nil, nil, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			h, _ := hosttest.MemHost(t)
+			view, created, err := h.RequestInterrupt(ctx, hosttest.Who("engine"), "r1", host.Request{NodeID: "gate", Payload: payload, ToolCall: tt.first})
+			if err != nil || !created {
+				t.Fatalf("first: %+v %v %v", view, created, err)
+			}
+			again, created, err := h.RequestInterrupt(ctx, hosttest.Who("engine"), "r1", host.Request{NodeID: "gate", Payload: payload, ToolCall: tt.sent})
+			if err != nil || created || again.InterruptID != view.InterruptID || again.SamePayload == nil || *again.SamePayload != tt.same {
+				t.Errorf("%+v created %v, %v; want the first interrupt, samePayload %v", again, created, err, tt.same)
+			}
+		})
+	}
+}
+
 // TestRefusedWhenNoOneCouldDecide: an approval whose approversList leaves too few principals
 // once its requester is left out is refused at the request (400 at approversList), and nothing
 // is written; one that leaves enough is requested.

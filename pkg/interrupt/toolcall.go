@@ -124,6 +124,21 @@ func ArgumentsDigest(arguments json.RawMessage) (string, error) {
 	return hex.EncodeToString(sum[:]), nil
 }
 
+// SameCall reports whether a and b ask people to allow one call, so that a request sent again
+// under its re-entry key is told whether it is the one first requested (samePayload): both
+// none, or the same tool, the same arguments as values (their canonical JSON, RFC 8785, as
+// ArgumentsDigest compares them: members in another order or other spacing are the same
+// call), and the same receipt life as it applies (0 and DefaultReceiptTTL alike). An
+// approver approves the call as a whole, so any other call is another request.
+func SameCall(a, b *ToolCall) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	da, errA := ArgumentsDigest(a.Arguments)
+	db, errB := ArgumentsDigest(b.Arguments)
+	return a.Name == b.Name && errA == nil && errB == nil && da == db && a.ReceiptTTL() == b.ReceiptTTL()
+}
+
 // Approved is c as an approval's resume value approved it: accept approves the arguments asked,
 // edit-accept the edited ones (its editedArtifactData); any other action approves nothing (nil).
 func (c ToolCall) Approved(resumeValue json.RawMessage) *ApprovedCall {
