@@ -113,9 +113,10 @@ type InboxItem struct {
 // the one rule admits p to (interrupt.Deciders: never one p requested), none past its deadline.
 // It answers from the entries, each checked against its run's log first (Waiting.Newer: one
 // read unit per run, no payload, when the entry is as new as its log); an entry its log has
-// gone past is answered from the log, and its run reindexed. A run with an entry its inbox alone
-// does not decide (Assignment.Alone unset) is read, and p judged by Deciders.Admit as its log
-// holds them. after is the cursor of a page's Next.
+// gone past is answered from the log, and its run reindexed. An entry that refuses p by what it
+// keeps (Assignment.Alone, Assignment.Beyond) costs no read at all; a run with an entry that
+// keeps too little to judge p is read, and p judged by Deciders.Admit as its log holds them.
+// after is the cursor of a page's Next.
 func (h *Host) Inbox(ctx context.Context, p interrupt.Principal, after string, limit int) (InboxPage, error) {
 	if limit <= 0 {
 		limit = DefaultInboxLimit
@@ -201,16 +202,23 @@ func cmpPlace(a, b string) int {
 	return 0
 }
 
-// checked are the entries p may decide now, as their runs' logs stand: each run asked once
-// whether its log went past the entries (at most pendingReads at once), and one that did read
-// and reindexed. A run with an entry that its inbox alone does not decide (Assignment.Alone) is
-// read too, and p judged by the interrupt's deciders as its log holds them.
+// checked are the entries p may decide now, as their runs' logs stand. An entry that refuses p
+// by itself (its inbox alone decides, or it keeps the rest of its deciders: Assignment.Beyond)
+// is left out first, reading nothing: the deciders of an interrupt never change, so a stale
+// entry would refuse p all the same. Each run of the others is asked once whether its log went
+// past its entries (at most pendingReads at once), and one that did read and reindexed. A run
+// with an entry that cannot judge p (neither Alone nor Beyond) is read too, and p judged by the
+// interrupt's deciders as its log holds them.
 func (h *Host) checked(ctx context.Context, p interrupt.Principal, found []runlog.Assignment) ([]InboxItem, error) {
 	type state struct {
 		newer, judge bool
 		st           *runlog.State
 		err          error
 	}
+	found = slices.DeleteFunc(slices.Clone(found), func(a runlog.Assignment) bool {
+		judged, ok := admitsByEntry(a, p)
+		return judged && !ok
+	})
 	byRun := map[runlog.Key]*state{}
 	var runs []runlog.Key
 	for _, a := range found {
@@ -218,7 +226,8 @@ func (h *Host) checked(ctx context.Context, p interrupt.Principal, found []runlo
 			byRun[a.Key] = &state{}
 			runs = append(runs, a.Key)
 		}
-		byRun[a.Key].judge = byRun[a.Key].judge || !a.Alone
+		_, judged := admitsByEntry(a, p)
+		byRun[a.Key].judge = byRun[a.Key].judge || !judged
 	}
 	sem := make(chan struct{}, pendingReads)
 	var wg sync.WaitGroup
@@ -299,12 +308,26 @@ func freshAssignment(st *runlog.State, a runlog.Assignment, deciders func(*runlo
 	return runlog.Assignment{}, false
 }
 
+// admitsByEntry judges p, who read a from one of its own inboxes, by the entry alone, as a
+// resolve would: by the inbox and the requester where the inbox alone decides
+// (Assignment.Alone), by the deciders the entry keeps past the inbox where it keeps them
+// (Assignment.Beyond). judged is false for an entry that keeps neither: the log judges.
+func admitsByEntry(a runlog.Assignment, p interrupt.Principal) (judged, ok bool) {
+	switch {
+	case a.Alone:
+		return true, interrupt.AdmitFiled(a.Summary.RequestedBy, p)
+	case a.Beyond != nil:
+		return true, a.Beyond.Admit(p)
+	}
+	return false, false
+}
+
 // admits reports whether p, who read a from one of its own inboxes, may decide a's interrupt as
-// a resolve would judge it: by the inbox and the requester where the inbox alone decides
-// (Assignment.Alone), else by the interrupt's deciders in st, its run's log as read.
+// a resolve would judge it: by the entry where it can (admitsByEntry), else by the interrupt's
+// deciders in st, its run's log as read.
 func admits(a runlog.Assignment, st *runlog.State, p interrupt.Principal) bool {
-	if a.Alone {
-		return interrupt.AdmitFiled(a.Summary.RequestedBy, p)
+	if judged, ok := admitsByEntry(a, p); judged {
+		return ok
 	}
 	in := st.ByID(a.Summary.InterruptID)
 	if in == nil {

@@ -306,6 +306,48 @@ func (d Deciders) Inboxes() []string {
 // Otherwise an inbox's reader asks Admit of the interrupt as its log holds it.
 func (d Deciders) FiledAlone() bool { return len(d.Rules) <= 1 && d.Agent == "" }
 
+// Beyond is what a reader of one of the interrupt's inboxes must pass that being read from it
+// does not prove, where FiledAlone does not hold: the binding rules after the first (the one it
+// is filed by, which admitted the reader), and the requester and agent who may not decide it.
+// Each of the interrupt's inbox entries keeps it, so that a reader it refuses costs no read of
+// the run's log; it is bounded (MaxBeyondBytes), and an interrupt whose rules past the first do
+// not fit keeps none, its reader judged by Admit as the log holds it.
+type Beyond struct {
+	Requester string `json:"requester,omitempty"`
+	Agent     string `json:"agent,omitempty"`
+	Rules     []Rule `json:"rules,omitempty"`
+}
+
+// MaxBeyondBytes bounds what an inbox entry keeps of its interrupt's deciders (Beyond): a few
+// group or role refs fit, and an entry per inbox (up to MaxInboxes) copies them.
+const MaxBeyondBytes = 1 << 10
+
+// Beyond is what the interrupt's inbox entries keep for their readers; nil where FiledAlone
+// holds (nothing beyond the inbox and the requester), or where it would not fit MaxBeyondBytes.
+func (d Deciders) Beyond() *Beyond {
+	if d.FiledAlone() {
+		return nil
+	}
+	b := &Beyond{Requester: d.Requester, Agent: d.Agent}
+	if len(d.Rules) > 1 {
+		b.Rules = d.Rules[1:]
+	}
+	if encoded, err := json.Marshal(b); err != nil || len(encoded) > MaxBeyondBytes {
+		return nil
+	}
+	return b
+}
+
+// Admit is Deciders.Admit for a reader of one of the interrupt's inboxes that kept b: the
+// inbox admitted the reader by the first rule, and b's rules, requester and agent judge the rest.
+func (b Beyond) Admit(p Principal) bool {
+	if p.Subject == "" {
+		return false
+	}
+	_, err := Deciders{Person: true, Requester: b.Requester, Agent: b.Agent, Rules: b.Rules, Quorum: 1}.Admit(p)
+	return err == nil
+}
+
 // AdmitFiled is Admit for a reader of one of the interrupt's inboxes where FiledAlone holds: the
 // inbox admitted the reader (its rule, or none), and only the requester is refused.
 func AdmitFiled(requester string, p Principal) bool {

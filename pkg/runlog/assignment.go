@@ -3,6 +3,8 @@ package runlog
 import (
 	"strings"
 	"time"
+
+	"github.com/interrupthost/interrupthost/pkg/interrupt"
 )
 
 // Assignment is an entry of a decider's inbox, a read model kept from the table's stream as the
@@ -22,8 +24,15 @@ type Assignment struct {
 	Voters []string
 	// Alone is set when being read from the inbox admits the reader, but for the requester
 	// (interrupt.Deciders.FiledAlone); otherwise the reader asks the interrupt's deciders as
-	// its log holds them. The deciders are kept once, with the interrupt, never in its entries.
+	// its log holds them, or where the entry keeps them by Beyond.
 	Alone bool
+	// Beyond is, where Alone is unset, what of the interrupt's deciders the inbox does not
+	// prove (interrupt.Deciders.Beyond: its rules past the first, its requester and agent), so
+	// that the reader is judged by the entry, without reading the run's log; nil in an entry
+	// written before it was kept, or whose rules past the first would not fit it: its reader
+	// reads the log. The deciders whole are kept once, with the interrupt, never in its
+	// entries.
+	Beyond *interrupt.Beyond `json:"beyond,omitempty"`
 }
 
 // noDeadline orders an interrupt without a deadline after every one with one.
@@ -69,12 +78,13 @@ func (s *State) Assignments(k Key, deciders func(*Interrupt) []string) []Assignm
 	entry := s.Entry(k)
 	for _, sm := range entry.Pending {
 		in := s.byID[sm.InterruptID]
+		alone, beyond := in.Deciders.FiledAlone(), in.Deciders.Beyond()
 		for _, ref := range deciders(in) {
 			a := Assignment{Key: k, Seq: s.Seq, Origin: s.origin, Ref: ref, Summary: sm}
 			for _, v := range in.Votes {
 				a.Voters = append(a.Voters, v.Principal)
 			}
-			a.Alone = in.Deciders.FiledAlone()
+			a.Alone, a.Beyond = alone, beyond
 			out = append(out, a)
 		}
 	}
