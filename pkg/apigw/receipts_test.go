@@ -62,7 +62,7 @@ func TestAnApprovalBindsTheCall(t *testing.T) {
 	alice := s.mintOK(t, "r1", "refund", `{"intent":"resolve","principal":"alice"}`).Token
 	page := string(s.page(t, "GET", alice, nil).Body)
 	for _, want := range []string{
-		"The agent will call issue_refund with order 4471, amount 1,240.00 EUR",
+		"The agent will call <bdi>issue_refund</bdi> with <bdi>order</bdi> <bdi>4471</bdi>, <bdi>amount</bdi> 1,240.00 EUR",
 		"<summary>Edit the call, then accept</summary>", `name="edit.amountCents" value="124000"`,
 	} {
 		if !strings.Contains(page, want) {
@@ -71,7 +71,7 @@ func TestAnApprovalBindsTheCall(t *testing.T) {
 	}
 	key := formKeyRE.FindStringSubmatch(page)[1]
 	decided := s.decide(t, alice, url.Values{"formKey": {key}, "action": {"edit-accept"}, "edit.order": {"4471"}, "edit.amountCents": {"100000"}, "edit.currency": {"EUR"}})
-	if !strings.Contains(string(decided.Body), "Approved with edits: issue_refund with order 4471, amount 1,000.00 EUR") {
+	if !strings.Contains(string(decided.Body), "Approved with edits: <bdi>issue_refund</bdi> with <bdi>order</bdi> <bdi>4471</bdi>, <bdi>amount</bdi> 1,000.00 EUR") {
 		t.Errorf("the decided page does not say the call as approved: %s", decided.Body)
 	}
 

@@ -119,11 +119,12 @@ type Asked struct{ By, When, Question string }
 
 // Call is the call an approval allows, as a person reads it: Sentence says who will call what
 // ("The agent will call issue_refund with order 4471, amount 1,240.00 EUR"); Arguments are the
-// arguments, one per row; Approved, once decided with edits, says the call as approved.
+// arguments, one per row; Approved, once decided with edits, says the call as approved. Both
+// sentences are HTML that words.Sentence wrote: escaped, each value the call holds in <bdi>.
 type Call struct {
-	Sentence  string
+	Sentence  template.HTML
 	Arguments []Fact
-	Approved  string
+	Approved  template.HTML
 }
 
 // Fact is one labelled value of the interrupt.

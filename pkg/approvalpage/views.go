@@ -661,7 +661,7 @@ func callOf(o host.Opened) *Call {
 	if o.Display != nil {
 		who = o.Display.RequesterName
 	}
-	call := &Call{Sentence: words.WillCall(who, tc.Name, tc.Arguments)}
+	call := &Call{Sentence: words.WillCall(who, tc.Name, tc.Arguments).HTML()}
 	members, order := object(tc.Arguments)
 	for _, k := range order {
 		call.Arguments = append(call.Arguments, Fact{k, cell(members[k])})
@@ -669,7 +669,7 @@ func callOf(o host.Opened) *Call {
 	if o.Status == interrupt.StatusResolved {
 		if approved := tc.Approved(o.Outcome); approved != nil {
 			if asked, _ := interrupt.ArgumentsDigest(tc.Arguments); asked != approved.ArgumentsDigest {
-				call.Approved = "Approved with edits: " + words.Call(approved.Name, approved.Arguments)
+				call.Approved = append(words.Sentence{words.Said("Approved with edits: ")}, words.Call(approved.Name, approved.Arguments)...).HTML()
 			}
 		}
 	}

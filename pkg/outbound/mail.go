@@ -162,7 +162,10 @@ func (d *Deliverer) mailFollowUp(ctx context.Context, s Subscription, e runlog.E
 	if err != nil {
 		return sent{}, fmt.Errorf("%w: %w", errStore, err)
 	}
-	title := cmp.Or(asked.Title, "A request of run "+e.RunID)
+	title := words.Isolated(asked.Title)
+	if asked.Title == "" {
+		title = "A request of run " + e.RunID
+	}
 	link := linkFor(n.Links, Recipient{})
 	by := ""
 	if !asked.Deadline.IsZero() {
@@ -272,15 +275,15 @@ func (d *Deliverer) mailOutcome(ctx context.Context, s Subscription, c runlog.Co
 		}
 	}
 	if by := cmp.Or(decider, rv.DecidedBy); by != "" && e.Type != interrupt.EventExpired {
-		headline += " by " + by
+		headline += " by " + words.Isolated(by)
 	}
 	out, err := d.mailEach(ctx, s, EventID(e), to, resend, func(m mailTo) Mail {
-		lines := []string{greeting(m.name), "", cmp.Or(asked.Title, "The request you were asked about") + ":", headline + ", " + inWords(cmp.Or(outcome.Deadline, e.At)) + "."}
+		lines := []string{greeting(m.name), "", cmp.Or(isolated(asked.Title), "The request you were asked about") + ":", headline + ", " + inWords(cmp.Or(outcome.Deadline, e.At)) + "."}
 		if rv.Feedback != "" {
 			lines = append(lines, "", "Their comment: "+rv.Feedback)
 		}
 		lines = append(lines, "", "Nothing more is needed from you.")
-		return render(m.address, what+": "+cmp.Or(asked.Title, "a request you were asked about"), lines, Link{})
+		return render(m.address, what+": "+cmp.Or(isolated(asked.Title), "a request you were asked about"), lines, Link{})
 	})
 	if err != nil {
 		return out, err
@@ -316,7 +319,7 @@ func (d *Deliverer) mailRunEnded(ctx context.Context, s Subscription, e runlog.E
 			if titles[mailbox(ad.Address)] == nil {
 				to = append(to, mailTo{address: ad.Address, name: ad.Name})
 			}
-			titles[mailbox(ad.Address)] = append(titles[mailbox(ad.Address)], cmp.Or(a.Title, "a request of run "+e.RunID))
+			titles[mailbox(ad.Address)] = append(titles[mailbox(ad.Address)], cmp.Or(isolated(a.Title), "a request of run "+e.RunID))
 		}
 	}
 	what, headline := "Cancelled", "Its run was cancelled"
@@ -324,7 +327,7 @@ func (d *Deliverer) mailRunEnded(ctx context.Context, s Subscription, e runlog.E
 		what, headline = "Closed", "Its run completed"
 	}
 	if ended.By != "" {
-		headline += " by " + ended.By
+		headline += " by " + words.Isolated(ended.By)
 	}
 	out, err := d.mailEach(ctx, s, EventID(e), to, resend, func(m mailTo) Mail {
 		ts := titles[mailbox(m.address)]
@@ -365,7 +368,15 @@ func greeting(name string) string {
 	if name == "" {
 		return "Hello,"
 	}
-	return "Hello " + name + ","
+	return "Hello " + words.Isolated(name) + ","
+}
+
+// isolated is a title as a line of the host's words inserts it (words.Isolated); "" for none.
+func isolated(title string) string {
+	if title == "" {
+		return ""
+	}
+	return words.Isolated(title)
 }
 
 // titleOf is an interrupt request's title, else its artifact.
@@ -417,23 +428,26 @@ func compose(p interrupt.Payload, c runlog.Commit, e runlog.Envelope, n Notice, 
 		what, ask = "A question", "answer"
 	}
 	title := titleOf(e)
-	who := cmp.Or(c.By, "The run "+e.RunID)
+	who := words.Sentence{words.Said("The run "), words.Value(e.RunID)}
+	if c.By != "" {
+		who = words.Sentence{words.Value(c.By)}
+	}
 	if in := runlog.RequestedIn(c, e.InterruptID); in != nil && in.Display != nil && in.Display.RequesterName != "" {
-		who = in.Display.RequesterName
+		who = words.Sentence{words.Value(in.Display.RequesterName)}
 		if c.By != "" {
-			who += " (" + c.By + ")"
+			who = append(who, words.Said(" ("), words.Value(c.By), words.Said(")"))
 		}
 	}
 	subject := what + " for you"
 	if title != "" {
-		subject += ": " + title
+		subject += ": " + words.Isolated(title)
 	}
-	lines := []string{greeting(m.name), "", fmt.Sprintf("%s asks you to %s.", who, ask)}
+	lines := []string{greeting(m.name), "", append(who, words.Said(" asks you to "+ask+".")).Plain()}
 	if title != "" {
 		lines = append(lines, "", title)
 	}
-	if n.Call != "" {
-		lines = append(lines, "", n.Call+".")
+	if len(n.Call) > 0 {
+		lines = append(lines, "", n.Call.Plain()+".")
 	}
 	if data.Description != "" {
 		lines = append(lines, "", data.Description)

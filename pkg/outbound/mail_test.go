@@ -20,12 +20,17 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/runlog"
 )
 
-// postbox keeps what the deliverer mails, failing the addresses fail names.
+// postbox keeps what the deliverer mails, failing the addresses fail names: got as a reader
+// sees it, the isolates around its values (which show nothing) left out, and sent as sent.
 type postbox struct {
 	mu   sync.Mutex
 	got  []outbound.Mail
+	sent []outbound.Mail
 	fail map[string]bool
 }
+
+// unmarked is s without the isolates around the values it inserts (words.Sentence.Plain).
+var unmarked = strings.NewReplacer("\u2068", "", "\u2069", "").Replace
 
 func (p *postbox) Send(_ context.Context, m outbound.Mail) error {
 	p.mu.Lock()
@@ -33,6 +38,8 @@ func (p *postbox) Send(_ context.Context, m outbound.Mail) error {
 	if p.fail[m.To[0]] {
 		return fmt.Errorf("the mail service: %w", interrupt.ErrUnavailable)
 	}
+	p.sent = append(p.sent, m)
+	m.Subject, m.Text, m.HTML = unmarked(m.Subject), unmarked(m.Text), unmarked(m.HTML)
 	p.got = append(p.got, m)
 	return nil
 }

@@ -64,8 +64,9 @@ type Notice struct {
 	// Mentions are the Slack ids of the audience's refs whose contacts name one: a member id for
 	// a principal, a user group for a group or a role (Deliverer.Contacts).
 	Mentions map[Recipient]string
-	// Call is, for an approval that allows a call, the call in words (words.WillCall).
-	Call string
+	// Call is, for an approval that allows a call, the call in words (words.WillCall): each
+	// medium renders it, its values isolated (words.Sentence.Plain).
+	Call words.Sentence
 	// Decisions are an approval's Approve and Reject buttons for a Slack message, where the
 	// tenant has a Slack app and a click can satisfy the interrupt's rule (Deliverer.SlackApps).
 	Decisions []slack.BlockElement

@@ -85,12 +85,12 @@ func slackMessage(e runlog.Envelope, n Notice) ([]byte, error) {
 		blocks = append(blocks, section(plain(strings.Join(about, "\n"))))
 	}
 	decisions := n.Decisions
-	if n.Call != "" {
+	if len(n.Call) > 0 {
 		// The call is what an Approve click allows: in a block of its own, whole, or the
 		// message offers no decision and sends the reader to the page, which shows all of it.
-		call := n.Call
+		call := n.Call.Plain()
 		if utf8.RuneCountInString(call) > slackTextMax {
-			call, decisions = truncate(call, slackTextMax-len(callCut))+callCut, nil
+			call, decisions = n.Call.PlainCut(slackTextMax-utf8.RuneCountInString(callCut))+callCut, nil
 		}
 		blocks = append(blocks, section(plain(call)))
 	}

@@ -9,12 +9,13 @@ import (
 )
 
 // WillCall says who will make a call, and the call (Call): "The agent will call issue_refund
-// with ...", or the requester's name for "The agent".
-func WillCall(who, name string, arguments json.RawMessage) string {
-	if who == "" {
-		who = "The agent"
+// with ...", or the requester's name (a value, isolated as the call's are) for "The agent".
+func WillCall(who, name string, arguments json.RawMessage) Sentence {
+	subject := Said("The agent")
+	if who != "" {
+		subject = Value(who)
 	}
-	return who + " will call " + Call(name, arguments)
+	return append(Sentence{subject, Said(" will call ")}, Call(name, arguments)...)
 }
 
 // Call is a tool call as a person reads it: "issue_refund with order 4471, amount 1,240.00 EUR".
@@ -22,18 +23,21 @@ func WillCall(who, name string, arguments json.RawMessage) string {
 // no, a list or object in compact JSON. An integer argument named for an amount in minor units
 // (amountCents, amount_minor) beside an ISO 4217 currency reads as that amount in the currency
 // ("amount 1,240.00 EUR"), since a person approves money, not cents. Arguments that are no
-// object read as JSON.
-func Call(name string, arguments json.RawMessage) string {
+// object read as JSON. What the caller wrote (the tool's name, each argument's name, a text or
+// JSON value) is a Value of the sentence; a number, yes, no, none and an amount are the host's
+// own writing of what it parsed.
+func Call(name string, arguments json.RawMessage) Sentence {
 	members, order := members(arguments)
+	out := Sentence{Value(name)}
 	if members == nil {
 		var b bytes.Buffer
 		if json.Compact(&b, arguments) != nil || b.Len() == 0 {
-			return name
+			return out
 		}
-		return name + " with " + b.String()
+		return append(out, Said(" with "), Value(b.String()))
 	}
 	if len(order) == 0 {
-		return name + " with no arguments"
+		return append(out, Said(" with no arguments"))
 	}
 	currency := ""
 	if raw, ok := members["currency"]; ok {
@@ -42,18 +46,18 @@ func Call(name string, arguments json.RawMessage) string {
 			currency = c
 		}
 	}
-	var parts []string
+	var parts []Sentence
 	moneyShown := false
 	for _, k := range order {
 		v := members[k]
 		if base, ok := minorUnits(k); ok && currency != "" {
 			if amount, ok := Money(string(bytes.TrimSpace(v)), currency); ok {
-				parts = append(parts, strings.ToLower(Label(base))+" "+amount)
+				parts = append(parts, Sentence{Value(strings.ToLower(Label(base))), Said(" " + amount)})
 				moneyShown = true
 				continue
 			}
 		}
-		parts = append(parts, strings.ToLower(Label(k))+" "+value(v))
+		parts = append(parts, append(Sentence{Value(strings.ToLower(Label(k))), Said(" ")}, value(v)...))
 	}
 	if moneyShown {
 		for i, k := range order {
@@ -63,7 +67,14 @@ func Call(name string, arguments json.RawMessage) string {
 			}
 		}
 	}
-	return name + " with " + strings.Join(parts, ", ")
+	out = append(out, Said(" with "))
+	for i, p := range parts {
+		if i > 0 {
+			out = append(out, Said(", "))
+		}
+		out = append(out, p...)
+	}
+	return out
 }
 
 var currencyCode = regexp.MustCompile(`^[A-Z]{3}$`)
@@ -111,30 +122,30 @@ func Money(minor, currency string) (string, bool) {
 }
 
 // value is one argument's value in words.
-func value(v json.RawMessage) string {
+func value(v json.RawMessage) Sentence {
 	v = bytes.TrimSpace(v)
 	var s string
 	switch {
 	case string(v) == "null": // first: JSON's null reads into a string as ""
-		return "none"
+		return Sentence{Said("none")}
 	case json.Unmarshal(v, &s) == nil:
 		if s == "" || strings.ContainsAny(s, ",;“”\"\n\r") {
 			// Quoted where it could read as more than one argument ("4471, amount 1.00 EUR").
-			return "“" + s + "”"
+			return Sentence{Said("“"), Value(s), Said("”")}
 		}
-		return s
+		return Sentence{Value(s)}
 	case string(v) == "true":
-		return "yes"
+		return Sentence{Said("yes")}
 	case string(v) == "false":
-		return "no"
+		return Sentence{Said("no")}
 	case len(v) > 0 && (v[0] == '-' || v[0] >= '0' && v[0] <= '9'):
-		return Number(string(v))
+		return Sentence{Said(Number(string(v)))}
 	}
 	var b bytes.Buffer
 	if json.Compact(&b, v) != nil {
-		return string(v)
+		return Sentence{Value(string(v))}
 	}
-	return b.String()
+	return Sentence{Value(b.String())}
 }
 
 // members are a JSON object's members and their names in the order written; nil for no object.

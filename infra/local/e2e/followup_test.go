@@ -121,15 +121,15 @@ func TestFollowUpsThroughTheStack(t *testing.T) {
 	// Mail goes out at least once (a send whose mark was lost is sent again), and SES's copy
 	// names no event: the log holds one escalation, so carol's mail is that one message, however
 	// many copies of it she was sent, and no other.
-	if got := subjects[address("carol")]; len(got) == 0 || slices.ContainsFunc(got, func(s string) bool { return s != "Escalated: Pay inv-9" }) {
+	if got := subjects[address("carol")]; len(got) == 0 || slices.ContainsFunc(got, func(s string) bool { return s != "Escalated: \u2068Pay inv-9\u2069" }) {
 		t.Errorf("carol's mail: %v", got)
 	}
 	reminders := 0
 	for _, s := range subjects[address("bob")] {
 		switch s {
-		case "Reminder: Pay inv-9":
+		case "Reminder: \u2068Pay inv-9\u2069":
 			reminders++
-		case "An approval for you: Pay inv-9":
+		case "An approval for you: \u2068Pay inv-9\u2069":
 		default:
 			t.Errorf("bob was mailed %q", s)
 		}

@@ -80,7 +80,7 @@ func TestMailThroughTheStack(t *testing.T) {
 	}
 	text := msg.text
 	link := regexp.MustCompile(`https?://\S+/approve/(ow2\.[^\s?]+)`).FindStringSubmatch(text)
-	if link == nil || !strings.Contains(text, "Hello Alice,") {
+	if link == nil || !strings.Contains(text, "Hello \u2068Alice\u2069,") {
 		t.Fatalf("alice's mail:\n%s", text)
 	}
 	page := call{method: "GET", path: strings.TrimPrefix(link[0], gatewayURL())}.must(t)

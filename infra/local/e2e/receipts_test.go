@@ -78,7 +78,7 @@ func TestAnApprovedCallIsRedeemedOnce(t *testing.T) {
 	var tok struct{ Token string }
 	do(t, "POST", "/runs/"+run+"/interrupts/"+asked.NodeID+"/tokens", mailer, `{"intent":"resolve","principal":"alice"}`).json(t, &tok)
 	page := call{method: "GET", path: "/approve/" + tok.Token}.must(t)
-	if !strings.Contains(string(page.Body), "The agent will call issue_refund with order 4471, amount 1,240.00 EUR") {
+	if !strings.Contains(string(page.Body), "The agent will call <bdi>issue_refund</bdi> with <bdi>order</bdi> <bdi>4471</bdi>, <bdi>amount</bdi> 1,240.00 EUR") {
 		t.Fatalf("alice's page does not say the call: %d %s", page.Status, page.Body)
 	}
 	m := formKey.FindSubmatch(page.Body)

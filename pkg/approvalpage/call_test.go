@@ -1,0 +1,57 @@
+package approvalpage
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/interrupthost/interrupthost/pkg/host"
+	"github.com/interrupthost/interrupthost/pkg/interrupt"
+)
+
+// TestTheCallsValuesAreIsolated: the page's sentence of a call puts every value the call and its
+// requester wrote in <bdi>, its own directional controls shown as U+FFFD, so that a right-to-left
+// override in an argument or the requester's name cannot reorder the words after it; as does
+// the sentence of a call approved with edits.
+func TestTheCallsValuesAreIsolated(t *testing.T) {
+	t.Parallel()
+	asked := json.RawMessage(`{"memo":"\u202e0001 tnuoma","amountCents":124000,"currency":"EUR"}`)
+	for _, tt := range []struct {
+		name    string
+		status  interrupt.Status
+		outcome string
+		want    []string
+	}{
+		{"pending", interrupt.StatusPending, "", []string{
+			`<p class="sentence"><bdi>Refunds` + "\ufffd" + ` desk</bdi> will call <bdi>issue_refund</bdi> with <bdi>memo</bdi> <bdi>` + "\ufffd" + `0001 tnuoma</bdi>, <bdi>amount</bdi> 1,240.00 EUR</p>`,
+		}},
+		{"approved with edits", interrupt.StatusResolved, `{"action":"edit-accept","decidedAt":"2026-11-30T09:00:00Z","editedArtifactData":{"memo":"\u2069\u202eok","amountCents":100,"currency":"EUR"}}`, []string{
+			`<p class="sentence approved">Approved with edits: <bdi>issue_refund</bdi> with <bdi>memo</bdi> <bdi>` + "\ufffd\ufffd" + `ok</bdi>, <bdi>amount</bdi> 1.00 EUR</p>`,
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			payload := `{"kind":"approval","key":"k","data":{"artifactId":"a","artifactType":"refund","title":"Refund","actions":["accept","edit-accept"]}}`
+			o := host.Opened{
+				RunID: "r1", NodeID: "n", InterruptID: "int_1", Raw: json.RawMessage(payload), Status: tt.status, CanResolve: true,
+				ToolCall: &interrupt.ToolCall{Name: "issue_refund", Arguments: asked},
+				Display:  &interrupt.Display{RequesterName: "Refunds\u202e desk"},
+			}
+			if err := json.Unmarshal(o.Raw, &o.Payload); err != nil {
+				t.Fatal(err)
+			}
+			if tt.outcome != "" {
+				o.Outcome = json.RawMessage(tt.outcome)
+			}
+			page, err := Render(ReadOnly(o, 200, nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, want := range tt.want {
+				if !strings.Contains(string(page), want) {
+					t.Errorf("the page does not hold %s:\n%s", want, page)
+				}
+			}
+		})
+	}
+}
