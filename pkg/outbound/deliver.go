@@ -22,6 +22,9 @@ type Reader interface {
 	// Read answers a run's commits after seq after, in order, at most limit (0: all); none past
 	// the last, or of no run. A key that names no one run answers runlog.ErrInvalidKey.
 	Read(ctx context.Context, k runlog.Key, after int64, limit int) ([]runlog.Commit, error)
+	// Tail is the run's newest checkpoint (nil if none) and the commits after it: the run's
+	// state at send time, so that a request decided since is mailed to no one to decide.
+	Tail(ctx context.Context, k runlog.Key) (*runlog.Checkpoint, []runlog.Commit, error)
 }
 
 // SecretReader reads a subscription's signing secret (webhook.Cache over Secrets Manager).

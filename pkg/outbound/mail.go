@@ -59,8 +59,9 @@ type mailTo struct {
 // message to each address the audience's contacts name, each holding that person's own link
 // where the subscription's rules give one, else the page's plain link. Never two messages to one
 // address (two refs of one list), and none again to an address an earlier delivery of the event
-// reached. A ref without a contact, or whose contact names no address, is not mailed. Any other
-// event sends nothing.
+// reached. A ref without a contact, or whose contact names no address, is not mailed. A request
+// no longer pending when it is sent (stillPending: an operator's resend, a late retry) mails no
+// one. Any other event sends nothing.
 func (d *Deliverer) sendMail(ctx context.Context, links Links, s Subscription, c runlog.Commit, e runlog.Envelope, n Notice, resend bool) (sent, error) {
 	switch e.Type {
 	case interrupt.EventResolved, interrupt.EventExpired:
@@ -75,6 +76,14 @@ func (d *Deliverer) sendMail(ctx context.Context, links Links, s Subscription, c
 	}
 	if d.Mailer == nil {
 		return sent{}, errors.New("this deployment sends no mail: it names no sender (SenderAddress)")
+	}
+	if !nudge {
+		switch open, err := d.stillPending(ctx, s.Tenant, e); {
+		case err != nil:
+			return sent{}, fmt.Errorf("%w: %w", errStore, err)
+		case !open:
+			return sent{status: 204}, nil
+		}
 	}
 	to, refs, names, unreached, err := d.addresses(ctx, s.Tenant, n.Audience)
 	if err != nil {
@@ -123,6 +132,27 @@ func (d *Deliverer) sendMail(ctx context.Context, links Links, s Subscription, c
 	out, err := d.mailEach(ctx, s, EventID(e), to, resend, func(m mailTo) Mail { return compose(p, c, e, n, m) })
 	out.unreached = unreached
 	return out, err
+}
+
+// stillPending reports whether the interrupt e requested is pending as its run stands now (its
+// newest checkpoint and the commits after it): a request mail asks people to decide, and an
+// operator's resend, or a delivery retried late, of a request decided, expired or cancelled
+// since (or of a run gone) must ask no one. An interrupt the state does not hold is not
+// pending: a checkpoint keeps every pending one, and archives only the closed.
+func (d *Deliverer) stillPending(ctx context.Context, tenant string, e runlog.Envelope) (bool, error) {
+	cp, commits, err := d.Log.Tail(ctx, runlog.Key{Tenant: tenant, RunID: e.RunID})
+	if err != nil {
+		return false, err
+	}
+	if cp == nil && len(commits) > 0 && commits[0].Seq != 1 {
+		return false, nil // past its retention, its commits being deleted: no run
+	}
+	st, err := runlog.Resume(cp, commits)
+	if err != nil {
+		return false, err
+	}
+	in := st.ByID(e.InterruptID)
+	return in != nil && st.Ended == "" && in.StatusAt(d.now()) == interrupt.StatusPending, nil
 }
 
 // addresses are the addresses the contacts of audience name, each mailbox once (two spellings

@@ -343,6 +343,71 @@ func TestAResendMailsAgain(t *testing.T) {
 	}
 }
 
+// TestNoOneIsAskedToDecideWhatIsClosed: a request mail asks people to decide only while the
+// run's state, read when it is sent, holds the interrupt pending: an operator's resend of the
+// request once it was decided, expired or its run cancelled mails no one (the attempt answers
+// 204), and so does a delivery of the request that comes after its close; one still pending is
+// mailed again.
+func TestNoOneIsAskedToDecideWhatIsClosed(t *testing.T) {
+	t.Parallel()
+	expired := runlog.Event{Type: interrupt.EventExpired, NodeID: "approve", InterruptID: "i1", Payload: json.RawMessage(`{"nodeId":"approve","interruptId":"i1"}`)}
+	cancelled := runlog.Event{Type: interrupt.EventRunCancelled, Payload: json.RawMessage(`{"by":"ops"}`)}
+	for _, tt := range []struct {
+		name   string
+		closed *runlog.Event
+		late   bool // the request first delivered after its close
+		mailed int
+	}{
+		{"still pending", nil, false, 2},
+		{"decided", new(outboundtest.Resolved("approve", "i1")), false, 0},
+		{"expired", &expired, false, 0},
+		{"its run cancelled", &cancelled, false, 0},
+		{"decided before the request's first delivery", new(outboundtest.Resolved("approve", "i1")), true, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			w, box, id := mailWorld(t, outbound.LinksPlain)
+			sub, err := w.Store.Subscription(ctx, "acme", id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			request := w.Commit("acme", "run-1", outboundtest.Requested("approve", "i1", outboundtest.Approval))
+			if !tt.late {
+				w.Deliver(request)
+			}
+			if tt.closed != nil {
+				closing := w.CommitAs("bob", "acme", "run-1", *tt.closed)
+				if !tt.late {
+					w.Deliver(closing)
+				}
+			}
+			asked := func() int {
+				n := 0
+				for _, m := range box.got {
+					if strings.Contains(m.Text, "asks you to decide") {
+						n++
+					}
+				}
+				return n
+			}
+			before := asked()
+			if tt.late {
+				w.Deliver(request)
+			} else {
+				w.Clock.Advance(time.Second)
+				a, err := w.D.Resend(ctx, sub, "run-1:1:0", w.D.Links.BaseURL)
+				if want := map[bool]int{true: 202, false: 204}[tt.mailed > 0]; err != nil || a.StatusCode != want {
+					t.Fatalf("resend: %+v %v, want %d", a, err, want)
+				}
+			}
+			if got := asked() - before; got != tt.mailed {
+				t.Errorf("%d more mails ask to decide, want %d", got, tt.mailed)
+			}
+		})
+	}
+}
+
 // TestMailSaysEnough: the request mail names who asks as people know them, the artifact's top
 // fields as a person reads them (numbers grouped) and the deadline in words; a reminder greets
 // its reader by name, with the title and the deadline; the expiry mail gives the deadline that
