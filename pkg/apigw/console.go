@@ -20,6 +20,7 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/outbound"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
+	"github.com/interrupthost/interrupthost/pkg/signin"
 )
 
 // DefaultOperatorRole is the role claim that opens the console when the deployment names none.
@@ -64,46 +65,54 @@ const (
 	signOutFromRun     = "../../signin/signout"
 )
 
-// operator is the console's caller: the session's principal, if it holds the operator role. An
-// answer is set when the caller is not one: the sign-in for a request without a session, a
-// 403 page naming only who is signed in for one without the role.
-func (a *API) operator(ctx context.Context, c *call, signOut string) (interrupt.Principal, string, *events.APIGatewayV2HTTPResponse, error) {
+// operator is the console's caller: the session, if its principal holds the operator role, and
+// its CSRF value. An answer is set when the caller is not one: the sign-in for a request without
+// a live session (a form posted with one signed out is 401 and changes nothing), a 403 page
+// naming only who is signed in for one without the role, and the console unavailable, letting
+// no one in, when the session store fails.
+func (a *API) operator(ctx context.Context, c *call, signOut string) (signin.Session, string, *events.APIGatewayV2HTTPResponse, error) {
 	head := isHead(c)
 	if a.signIn == nil {
 		err := interrupt.Errorf(interrupt.CodeNotFound, "this host signs no one in")
 		resp := consoleResponse(console.Problem(http.StatusNotFound, "No console", "This host signs no one in, so it has no console."), head)
-		return interrupt.Principal{}, "", &resp, err
+		return signin.Session{}, "", &resp, err
 	}
-	s, ok := a.signIn.SessionFrom(ctx, c.req.Cookies)
-	if !ok {
-		if c.req.RequestContext.HTTP.Method == http.MethodPost {
-			err := interrupt.Errorf(interrupt.CodeUnauthorized, "a console form posted without a session")
-			resp := consoleResponse(console.Problem(http.StatusUnauthorized, "Signed out", "Your sign-in has ended, so nothing was changed. Open the console again to sign in."), false)
-			return interrupt.Principal{}, "", &resp, err
-		}
+	unavailable := func(err error) (signin.Session, string, *events.APIGatewayV2HTTPResponse, error) {
+		resp := consoleResponse(console.Problem(statusFor(err), "The console is unavailable", "Nothing was changed. Try again in a moment."), head)
+		return signin.Session{}, "", &resp, err
+	}
+	s, err := a.signIn.SessionFrom(ctx, c.req.Cookies)
+	switch {
+	case errors.Is(err, signin.ErrNoSession) && c.req.RequestContext.HTTP.Method == http.MethodPost:
+		err := interrupt.Errorf(interrupt.CodeUnauthorized, "a console form posted without a session")
+		resp := consoleResponse(console.Problem(http.StatusUnauthorized, "Signed out", "Your sign-in has ended, so nothing was changed. Open the console again to sign in."), false)
+		return signin.Session{}, "", &resp, err
+	case errors.Is(err, signin.ErrNoSession):
 		resp, err := a.beginSignIn(ctx, c, head)
-		return interrupt.Principal{}, "", &resp, err
+		return signin.Session{}, "", &resp, err
+	case err != nil:
+		return unavailable(err)
 	}
 	csrf, err := a.signIn.CSRF(ctx, s)
 	if err != nil {
-		resp := consoleResponse(console.Problem(statusFor(err), "The console is unavailable", "Nothing was changed. Try again in a moment."), head)
-		return interrupt.Principal{}, "", &resp, err
+		return unavailable(err)
 	}
 	if !slices.Contains(s.Roles, a.opts.OperatorRole) {
 		err := interrupt.Errorf(interrupt.CodeForbidden, "the session's principal does not hold the operator role")
 		resp := consoleResponse(console.Refused(s.Subject, &console.SignOut{Action: signOut, CSRF: csrf}), head)
-		return interrupt.Principal{}, "", &resp, err
+		return signin.Session{}, "", &resp, err
 	}
-	return interrupt.Principal{Subject: s.Subject, Tenant: s.Tenant, Groups: s.Groups, Roles: s.Roles}, csrf, nil, nil
+	return s, csrf, nil, nil
 }
 
 // consoleHome serves GET and HEAD /console: what waits in the operator's tenant, a page of the
 // pending list at a time (?after=), or one run's (?run=), of a kind (?kind=).
 func (a *API) consoleHome(ctx context.Context, c *call) (events.APIGatewayV2HTTPResponse, error) {
-	p, csrf, refused, err := a.operator(ctx, c, signOutFromConsole)
+	s, csrf, refused, err := a.operator(ctx, c, signOutFromConsole)
 	if refused != nil {
 		return *refused, err
 	}
+	p := principalOf(s)
 	head := isHead(c)
 	v := console.View{Status: http.StatusOK, Title: "What waits", Operator: p.Subject, Tenant: p.Tenant, SignOut: &console.SignOut{Action: signOutFromConsole, CSRF: csrf}}
 	q := c.req.QueryStringParameters
@@ -180,11 +189,11 @@ func (a *API) names(ctx context.Context, p interrupt.Principal, refs []string) c
 // consoleRun serves GET and HEAD /console/runs/{runId}: the run's story from ?after= (a seq),
 // what it waits on, its deliveries, and the forms that end it.
 func (a *API) consoleRun(ctx context.Context, c *call) (events.APIGatewayV2HTTPResponse, error) {
-	p, csrf, refused, err := a.operator(ctx, c, signOutFromRun)
+	s, csrf, refused, err := a.operator(ctx, c, signOutFromRun)
 	if refused != nil {
 		return *refused, err
 	}
-	return a.runPage(ctx, c, p, csrf, nil, "")
+	return a.runPage(ctx, c, principalOf(s), csrf, nil, "")
 }
 
 // runPage is the run's page, with a notice and a refused end form's reason, if any. It is
@@ -273,15 +282,16 @@ const maxReason = 1000
 // operator, with the form's reason, then back to its page (303). A form without the session's
 // CSRF value, or without a reason, ends nothing.
 func (a *API) consoleEnd(ctx context.Context, c *call) (events.APIGatewayV2HTTPResponse, error) {
-	p, csrf, refused, err := a.operator(ctx, c, "../../../signin/signout")
+	s, csrf, refused, err := a.operator(ctx, c, "../../../signin/signout")
 	if refused != nil {
 		return *refused, err
 	}
+	p := principalOf(s)
 	end := interrupt.RunCancelled
 	if strings.HasSuffix(c.req.RouteKey, "/complete") {
 		end = interrupt.RunCompleted
 	}
-	form, err := a.consoleForm(ctx, c, csrf)
+	form, err := a.consoleForm(ctx, c, s)
 	if err != nil {
 		return a.formRefused(ctx, c, p, csrf, err, "")
 	}
@@ -302,11 +312,12 @@ func (a *API) consoleEnd(ctx context.Context, c *call) (events.APIGatewayV2HTTPR
 // consoleResend serves POST /console/runs/{runId}/resend: one event sent to a subscription's
 // receiver again, now, as POST /subscriptions/{id}/deliveries does, then back to the run's page.
 func (a *API) consoleResend(ctx context.Context, c *call) (events.APIGatewayV2HTTPResponse, error) {
-	p, csrf, refused, err := a.operator(ctx, c, "../../../signin/signout")
+	session, csrf, refused, err := a.operator(ctx, c, "../../../signin/signout")
 	if refused != nil {
 		return *refused, err
 	}
-	form, err := a.consoleForm(ctx, c, csrf)
+	p := principalOf(session)
+	form, err := a.consoleForm(ctx, c, session)
 	if err == nil {
 		err = c.readRun()
 	}
@@ -334,13 +345,14 @@ func (a *API) consoleResend(ctx context.Context, c *call) (events.APIGatewayV2HT
 // errNotFromConsole refuses a form without the session's CSRF value: posted from elsewhere.
 var errNotFromConsole = interrupt.Errorf(interrupt.CodeForbidden, "the form does not carry this session's CSRF token")
 
-// consoleForm reads a console form and checks its CSRF value against the session's.
-func (a *API) consoleForm(ctx context.Context, c *call, csrf string) (url.Values, error) {
+// consoleForm reads a console form and checks its CSRF value against s's, the session operator
+// found (and read its record of) for this request.
+func (a *API) consoleForm(ctx context.Context, c *call, s signin.Session) (url.Values, error) {
 	form, err := readForm(c.req)
 	if err != nil {
 		return nil, err
 	}
-	if s, ok := a.signIn.SessionFrom(ctx, c.req.Cookies); !ok || !a.signIn.CheckCSRF(ctx, s, form.Get("csrf")) {
+	if !a.signIn.CheckCSRF(ctx, s, form.Get("csrf")) {
 		return nil, errNotFromConsole
 	}
 	return form, nil

@@ -190,6 +190,50 @@ func TestTheConsole(t *testing.T) {
 	}
 }
 
+// TestConsoleAfterSignOut: an operator's sign-out (on the approval page's function) ends the
+// session on the console too: the old cookie, sent again, opens no page (a new sign-in) and
+// ends no run (401), and nothing is written. While the session store fails, the console lets
+// nobody in and ends nothing (503), rather than asking them to sign in again.
+func TestConsoleAfterSignOut(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	s.mustRequest(t, "r1", "ask", `{"kind":"clarification","key":"k1","data":{"questions":[{"id":"po","question":"Which purchase order?"}]}}`)
+	b := s.console(t)
+	olga := b.signIn(t, "olga", "acme")
+	run := b.do(t, "GET", "/console/runs/r1", []string{olga}, "")
+	csrf := csrfRE.FindStringSubmatch(run.Body)
+	if run.StatusCode != http.StatusOK || csrf == nil {
+		t.Fatalf("the run's page: %d\n%s", run.StatusCode, run.Body)
+	}
+	cancel := url.Values{"csrf": {csrf[1]}, "reason": {"duplicate"}}.Encode()
+	before := s.items(t)
+
+	b.page.sessions.down.Store(true)
+	for _, c := range []struct{ method, path, form string }{{"GET", "/console", ""}, {"GET", "/console/runs/r1", ""}, {"POST", "/console/runs/r1/cancel", cancel}} {
+		if r := b.do(t, c.method, c.path, []string{olga}, c.form); r.StatusCode != http.StatusServiceUnavailable || len(r.Cookies) != 0 {
+			t.Errorf("%s %s with the session store down: %d, want 503", c.method, c.path, r.StatusCode)
+		}
+	}
+	b.page.sessions.down.Store(false)
+
+	if r := b.page.do(t, "POST", "/signin/signout", []string{olga}, url.Values{"csrf": {csrf[1]}}.Encode()); r.StatusCode != http.StatusOK || len(r.Cookies) != 1 {
+		t.Fatalf("sign-out: %d setting %v", r.StatusCode, r.Cookies)
+	}
+	for _, path := range []string{"/console", "/console/runs/r1"} {
+		if r := b.do(t, "GET", path, []string{olga}, ""); r.StatusCode != http.StatusSeeOther || !strings.Contains(r.Headers["Location"], "/authorize?") {
+			t.Errorf("%s with the signed-out cookie: %d %q, want a new sign-in", path, r.StatusCode, r.Headers["Location"])
+		}
+	}
+	for _, end := range []string{"cancel", "complete"} {
+		if r := b.do(t, "POST", "/console/runs/r1/"+end, []string{olga}, cancel); r.StatusCode != http.StatusUnauthorized || !strings.Contains(r.Body, "nothing was changed") {
+			t.Errorf("%s with the signed-out cookie: %d\n%s", end, r.StatusCode, r.Body)
+		}
+	}
+	if after := s.items(t); after != before {
+		t.Errorf("the signed-out cookie wrote: %s, then %s", before, after)
+	}
+}
+
 // FuzzConsole: whatever a signed-in operator's browser (or another site's form) sends the console,
 // it answers a page, never a 5xx, and writes nothing unless it redirects after a form.
 func FuzzConsole(f *testing.F) {

@@ -235,11 +235,14 @@ func (a *API) signedInPage(ctx context.Context, c *call, head bool) (events.APIG
 		return pageResponse(problemPage(err), head), err
 	}
 	c.runID = runID
-	s, ok := a.signIn.SessionFrom(ctx, c.req.Cookies)
-	if !ok {
+	s, err := a.signIn.SessionFrom(ctx, c.req.Cookies)
+	switch {
+	case errors.Is(err, signin.ErrNoSession):
 		return a.beginSignIn(ctx, c, head)
+	case err != nil: // the session store failed: nobody is let in, nor sent to sign in again
+		return pageResponse(problemPage(err), head), err
 	}
-	p := interrupt.Principal{Subject: s.Subject, Tenant: s.Tenant, Groups: s.Groups, Roles: s.Roles}
+	p := principalOf(s)
 	csrf, err := a.signIn.CSRF(ctx, s)
 	if err != nil {
 		return pageResponse(problemPage(err), head), err
@@ -277,9 +280,12 @@ func (a *API) inboxPage(ctx context.Context, c *call) (events.APIGatewayV2HTTPRe
 		err := interrupt.Errorf(interrupt.CodeNotFound, "this host signs no one in")
 		return pageResponse(problemPage(err), head), err
 	}
-	s, ok := a.signIn.SessionFrom(ctx, c.req.Cookies)
-	if !ok {
+	s, err := a.signIn.SessionFrom(ctx, c.req.Cookies)
+	switch {
+	case errors.Is(err, signin.ErrNoSession):
 		return a.beginSignIn(ctx, c, head)
+	case err != nil:
+		return pageResponse(problemPage(err), head), err
 	}
 	csrf, err := a.signIn.CSRF(ctx, s)
 	if err != nil {
@@ -294,8 +300,7 @@ func (a *API) inboxPage(ctx context.Context, c *call) (events.APIGatewayV2HTTPRe
 		}
 		after = string(b)
 	}
-	p := interrupt.Principal{Subject: s.Subject, Tenant: s.Tenant, Groups: s.Groups, Roles: s.Roles}
-	page, err := a.host.Inbox(ctx, p, after, host.DefaultInboxLimit)
+	page, err := a.host.Inbox(ctx, principalOf(s), after, host.DefaultInboxLimit)
 	if err != nil {
 		v := approvalpage.Problem(statusFor(err), "Your inbox cannot be shown right now", "Nothing was changed. Try again in a moment.")
 		return pageResponse(approvalpage.SignedIn(v, s.Subject, csrf, signOutFromInbox), head), err
@@ -315,12 +320,20 @@ const signOutFromInbox = "signin/signout"
 // {interruptId}), so its form posts to the base and stage the page was reached at.
 const signOutFromPage = "../../signin/signout"
 
+// principalOf is who a session decides as: its principal, tenant, groups and roles, as the API
+// reads a bearer token's.
+func principalOf(s signin.Session) interrupt.Principal {
+	return interrupt.Principal{Subject: s.Subject, Tenant: s.Tenant, Groups: s.Groups, Roles: s.Roles}
+}
+
 // signOut serves POST /signin/signout, a signed-in page's "Not you? Sign out": an approver
 // signed in as someone else, or under another tenant, ends the session now instead of waiting
-// an hour for it to expire. Its form carries the session's CSRF token, as a decision's does:
-// a form posted from elsewhere ends nothing (403). A request without a session has nothing to
-// end and clears nothing (a cross-site form brings no cookie, and must not clear the one the
-// browser holds).
+// an hour for it to expire. The session's record is deleted, so its cookie opens nothing on the
+// page or the console from then on, wherever a copy of it is. Its form carries the session's
+// CSRF token, as a decision's does: a form posted from elsewhere ends nothing (403). A request
+// without a session has nothing to end and clears nothing (a cross-site form brings no cookie,
+// and must not clear the one the browser holds). When the session store fails, nothing is
+// ended and the page says so (503): the person is not told they are signed out.
 func (a *API) signOut(ctx context.Context, c *call) (events.APIGatewayV2HTTPResponse, error) {
 	if a.signIn == nil {
 		err := interrupt.Errorf(interrupt.CodeNotFound, "this host signs no one in")
@@ -330,17 +343,30 @@ func (a *API) signOut(ctx context.Context, c *call) (events.APIGatewayV2HTTPResp
 	if err != nil {
 		return pageResponse(problemPage(err), false), err
 	}
-	s, ok := a.signIn.SessionFrom(ctx, c.req.Cookies)
-	if !ok {
+	s, err := a.signIn.SessionFrom(ctx, c.req.Cookies)
+	switch {
+	case errors.Is(err, signin.ErrNoSession):
 		return pageResponse(approvalpage.SignedOut(), false), nil
+	case err != nil:
+		return pageResponse(notSignedOut(err), false), err
 	}
 	if !a.signIn.CheckCSRF(ctx, s, form.Get("csrf")) {
 		err := interrupt.Errorf(interrupt.CodeForbidden, "the sign-out form does not carry this session's CSRF token")
 		return pageResponse(approvalpage.Problem(http.StatusForbidden, "Still signed in", "This form was not sent from the approval page, so you are still signed in. Use the page's own Sign out button."), false), err
 	}
+	cleared, err := a.signIn.SignOut(ctx, s)
+	if err != nil {
+		return pageResponse(notSignedOut(err), false), err
+	}
 	resp := pageResponse(approvalpage.SignedOut(), false)
-	resp.Cookies = []string{a.signIn.SignOut()}
+	resp.Cookies = []string{cleared}
 	return resp, nil
+}
+
+// notSignedOut is the page of a sign-out the session store failed: the session was not ended,
+// so the person is told they are still signed in, and to try again.
+func notSignedOut(err error) approvalpage.View {
+	return approvalpage.Problem(statusFor(err), "Still signed in", "The host could not end your session right now, so you are still signed in. Try signing out again in a moment.")
 }
 
 func (a *API) signedInView(ctx context.Context, c *call, p interrupt.Principal, interruptID string, fromPage func(url.Values) bool) (approvalpage.View, string, error) {

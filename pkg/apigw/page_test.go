@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -24,6 +26,7 @@ import (
 	"github.com/interrupthost/interrupthost/internal/testkeys"
 	"github.com/interrupthost/interrupthost/pkg/apigw"
 	"github.com/interrupthost/interrupthost/pkg/host"
+	"github.com/interrupthost/interrupthost/pkg/inmem"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/signin"
 	"github.com/interrupthost/interrupthost/pkg/token"
@@ -398,6 +401,8 @@ type signedInPage struct {
 	fn   apigw.Handler
 	flow *signin.Flow
 	base string
+	// sessions are the sign-in's sessions, in memory, which a test can make fail.
+	sessions *sessionStore
 	// logs are the function's log lines, JSON.
 	logs *bytes.Buffer
 	// setCookie is the last sign-in's session Set-Cookie value.
@@ -412,7 +417,8 @@ func (s *stack) signedInPage(t testing.TB) *signedInPage {
 	srv.Start()
 	t.Cleanup(srv.Close)
 	keys := testkeys.Static{ActiveKid: "k1", Keys: map[string][]byte{"k1": []byte("0123456789abcdef0123456789abcdef")}}
-	flow, err := signin.New(signin.Config{Issuer: devjwt.IssuerAt(base), ClientID: devjwt.Audience, Keys: keys, Now: s.clock.Now})
+	sessions := &sessionStore{Sessions: inmem.NewSessions()}
+	flow, err := signin.New(signin.Config{Issuer: devjwt.IssuerAt(base), ClientID: devjwt.Audience, Keys: keys, Sessions: sessions, Now: s.clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -423,7 +429,37 @@ func (s *stack) signedInPage(t testing.TB) *signedInPage {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &signedInPage{fn: fn, flow: flow, base: base, logs: logs}
+	return &signedInPage{fn: fn, flow: flow, base: base, sessions: sessions, logs: logs}
+}
+
+// sessionStore is the sign-in's sessions, which fail as DynamoDB unavailable while down.
+type sessionStore struct {
+	signin.Sessions
+	down atomic.Bool
+}
+
+// errSessionsDown is the store's failure while down: unavailable, as a throttled table's.
+var errSessionsDown = fmt.Errorf("the session store is down: %w", interrupt.ErrUnavailable)
+
+func (s *sessionStore) PutSession(ctx context.Context, tenant, id string, expires time.Time) error {
+	if s.down.Load() {
+		return errSessionsDown
+	}
+	return s.Sessions.PutSession(ctx, tenant, id, expires)
+}
+
+func (s *sessionStore) Session(ctx context.Context, tenant, id string) (time.Time, bool, error) {
+	if s.down.Load() {
+		return time.Time{}, false, errSessionsDown
+	}
+	return s.Sessions.Session(ctx, tenant, id)
+}
+
+func (s *sessionStore) DeleteSession(ctx context.Context, tenant, id string) error {
+	if s.down.Load() {
+		return errSessionsDown
+	}
+	return s.Sessions.DeleteSession(ctx, tenant, id)
 }
 
 // do sends the function what API Gateway would for method and path (its route, a path of the
@@ -593,7 +629,9 @@ func TestAFormThatIsNotTextRecordsNothing(t *testing.T) {
 // out", posting the session's CSRF token to POST /signin/signout under the page's own base and
 // stage; with it the session cookie is cleared with the attributes it was set with, and without
 // it (another site's form, another session's token) nothing is; a request without a session
-// clears nothing.
+// clears nothing. The session ends on the server: the old cookie, sent again, opens nothing.
+// While the session store fails, the sign-out ends nothing and says so (503), never "signed
+// out", and the page lets nobody in nor asks them to sign in again.
 func TestSignOut(t *testing.T) {
 	t.Parallel()
 	s := newStack(t)
@@ -621,6 +659,20 @@ func TestSignOut(t *testing.T) {
 		}
 	}
 	_, csrf := formOf(t, p.do(t, "GET", page, []string{cookie}, ""))
+	p.sessions.down.Store(true)
+	for _, method := range []string{"GET", "POST"} {
+		if r := p.do(t, method, page, []string{cookie}, url.Values{"csrf": {csrf}}.Encode()); r.StatusCode != http.StatusServiceUnavailable || len(r.Cookies) != 0 {
+			t.Errorf("%s the page with the session store down: %d setting %v, want 503", method, r.StatusCode, r.Cookies)
+		}
+	}
+	if r := p.do(t, "GET", "/approve", []string{cookie}, ""); r.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("the inbox with the session store down: %d, want 503", r.StatusCode)
+	}
+	if r := p.do(t, "POST", "/signin/signout", []string{cookie}, url.Values{"csrf": {csrf}}.Encode()); r.StatusCode != http.StatusServiceUnavailable ||
+		len(r.Cookies) != 0 || strings.Contains(r.Body, "You are signed out") || !strings.Contains(r.Body, "Still signed in") {
+		t.Errorf("sign-out with the session store down: %d setting %v\n%s", r.StatusCode, r.Cookies, r.Body)
+	}
+	p.sessions.down.Store(false)
 	for _, c := range []struct {
 		name    string
 		cookies []string
@@ -657,6 +709,25 @@ func TestSignOut(t *testing.T) {
 	if r := p.do(t, "GET", page, nil, ""); r.StatusCode != http.StatusSeeOther {
 		t.Errorf("the page after the sign-out: %d, want a new sign-in", r.StatusCode)
 	}
+	// A copy of the cookie kept from before the sign-out: the session is over on the server.
+	before := s.items(t)
+	for _, c := range []struct{ method, path, form string }{
+		{"GET", page, ""}, {"GET", "/approve", ""},
+		{"POST", page, url.Values{"csrf": {csrf}, "action": {"accept"}}.Encode()},
+	} {
+		if r := p.do(t, c.method, c.path, []string{cookie}, c.form); r.StatusCode != http.StatusSeeOther || !strings.Contains(r.Headers["Location"], "/authorize?") {
+			t.Errorf("%s %s with the signed-out cookie: %d %q, want a new sign-in", c.method, c.path, r.StatusCode, r.Headers["Location"])
+		}
+	}
+	if r := p.do(t, "POST", "/signin/signout", []string{cookie}, url.Values{"csrf": {csrf}}.Encode()); r.StatusCode != http.StatusOK || len(r.Cookies) != 0 {
+		t.Errorf("a second sign-out with the signed-out cookie: %d setting %v, want 200 setting nothing", r.StatusCode, r.Cookies)
+	}
+	if after := s.items(t); after != before {
+		t.Errorf("the signed-out cookie recorded %s, then %s", before, after)
+	}
+	if r := p.do(t, "GET", page, []string{elsewhere}, ""); r.StatusCode == http.StatusSeeOther || !strings.Contains(r.Body, "Not you? Sign out") {
+		t.Errorf("alice's other session (of globex), not signed out: %d\n%s", r.StatusCode, r.Body)
+	}
 }
 
 // TestSignInComesBackToTheRequestsDomain: with no PublicBaseURL (the template gives the page
@@ -672,7 +743,7 @@ func TestSignInComesBackToTheRequestsDomain(t *testing.T) {
 	srv.Start()
 	t.Cleanup(srv.Close)
 	keys := testkeys.Static{ActiveKid: "k1", Keys: map[string][]byte{"k1": []byte("0123456789abcdef0123456789abcdef")}}
-	flow, err := signin.New(signin.Config{Issuer: devjwt.IssuerAt(base), ClientID: devjwt.Audience, Keys: keys, Now: s.clock.Now})
+	flow, err := signin.New(signin.Config{Issuer: devjwt.IssuerAt(base), ClientID: devjwt.Audience, Keys: keys, Sessions: inmem.NewSessions(), Now: s.clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,16 +12,19 @@ import (
 	hoststoretest "github.com/interrupthost/interrupthost/pkg/host/storetest"
 	"github.com/interrupthost/interrupthost/pkg/outbound"
 	outboundstoretest "github.com/interrupthost/interrupthost/pkg/outbound/storetest"
+	"github.com/interrupthost/interrupthost/pkg/signin"
+	signinstoretest "github.com/interrupthost/interrupthost/pkg/signin/storetest"
 	"github.com/interrupthost/interrupthost/pkg/slackapp"
 	slackappstoretest "github.com/interrupthost/interrupthost/pkg/slackapp/storetest"
 )
 
 // The stores the host and its deliverer run on in AWS.
 var (
-	_ host.Store     = (*dynamo.Table)(nil)
-	_ outbound.Store = (*dynamo.Outbound)(nil)
-	_ contacts.Store = (*dynamo.Table)(nil)
-	_ slackapp.Store = (*dynamo.Table)(nil)
+	_ host.Store      = (*dynamo.Table)(nil)
+	_ outbound.Store  = (*dynamo.Outbound)(nil)
+	_ contacts.Store  = (*dynamo.Table)(nil)
+	_ slackapp.Store  = (*dynamo.Table)(nil)
+	_ signin.Sessions = (*dynamo.Table)(nil)
 )
 
 // TestHostStore holds the table to the behaviour of every store the host runs on, the one its
@@ -69,6 +72,17 @@ func TestSlackAppStore(t *testing.T) {
 	t.Parallel()
 	localaws.NeedsStack(t)
 	slackappstoretest.Exercise(t, func(t *testing.T) slackapp.Store {
+		db, table := localaws.NewTable(t)
+		return dynamo.NewTable(db, table)
+	})
+}
+
+// TestSessionStore holds the table's sessions to the behaviour of every session store: each case
+// on a fresh table of the local stack.
+func TestSessionStore(t *testing.T) {
+	t.Parallel()
+	localaws.NeedsStack(t)
+	signinstoretest.Exercise(t, func(t *testing.T) signin.Sessions {
 		db, table := localaws.NewTable(t)
 		return dynamo.NewTable(db, table)
 	})

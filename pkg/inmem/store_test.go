@@ -11,16 +11,19 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/inmem"
 	"github.com/interrupthost/interrupthost/pkg/outbound"
 	outboundstoretest "github.com/interrupthost/interrupthost/pkg/outbound/storetest"
+	"github.com/interrupthost/interrupthost/pkg/signin"
+	signinstoretest "github.com/interrupthost/interrupthost/pkg/signin/storetest"
 	"github.com/interrupthost/interrupthost/pkg/slackapp"
 	slackappstoretest "github.com/interrupthost/interrupthost/pkg/slackapp/storetest"
 )
 
 // The stores the host and its deliverer run on in tests.
 var (
-	_ host.Store     = (*inmem.Store)(nil)
-	_ outbound.Store = (*inmem.Outbound)(nil)
-	_ contacts.Store = (*inmem.Store)(nil)
-	_ slackapp.Store = (*inmem.Store)(nil)
+	_ host.Store      = (*inmem.Store)(nil)
+	_ outbound.Store  = (*inmem.Outbound)(nil)
+	_ contacts.Store  = (*inmem.Store)(nil)
+	_ slackapp.Store  = (*inmem.Store)(nil)
+	_ signin.Sessions = (*inmem.Sessions)(nil)
 )
 
 // TestHostStore holds the in-memory store to the behaviour of every store the host runs on: the
@@ -53,4 +56,11 @@ func TestContactsStore(t *testing.T) {
 func TestSlackAppStore(t *testing.T) {
 	t.Parallel()
 	slackappstoretest.Exercise(t, func(*testing.T) slackapp.Store { return inmem.New() })
+}
+
+// TestSessionStore holds the in-memory store's sessions to the behaviour of every session store:
+// the sign-in's fast tests run over it alone, so it must behave as the table does.
+func TestSessionStore(t *testing.T) {
+	t.Parallel()
+	signinstoretest.Exercise(t, func(*testing.T) signin.Sessions { return inmem.NewSessions() })
 }

@@ -11,8 +11,15 @@
 //
 //   - __Host-ih-signin, set by Begin for 10 minutes: the state, nonce, PKCE verifier, the
 //     redirect URI the sign-in began with and the page to come back to; Finish clears it.
-//   - __Host-ih-session, set by Finish: the session (principal, tenant, groups, roles, expiry),
-//     for SessionTTL and never past the ID token's exp; SignOut clears it.
+//   - __Host-ih-session, set by Finish: the session (its id, principal, tenant, groups, roles,
+//     expiry), for SessionTTL and never past the ID token's exp; SignOut clears it.
+//
+// A session is also a record the server keeps (Sessions, in the host's table), put by Finish
+// with the session's expiry and deleted by SignOut: a session cookie is a session only while its
+// record is there and unexpired, so a sign-out ends the session on every function that reads
+// sessions at once, not only in the browser that signed out (a copy of the cookie, taken before,
+// opens nothing after). The cookie still carries the session, so a request reads one record,
+// not the groups and roles again.
 //
 // Both are HttpOnly, Secure, SameSite=Lax and Path=/ with the __Host- prefix, so no script
 // reads them, no sibling domain sets or shadows them, and a cross-site form cannot post with
@@ -62,7 +69,10 @@
 //     JWKS), answered 5xx, or answered the callback server_error or temporarily_unavailable
 //     (503: try again later).
 //
-// Any other error is the host's own (its keyring failed) and answers 500.
+// Any other error is the host's own: its keyring failed (500), or its session store (503 where
+// the error wraps interrupt.ErrUnavailable, else 500). SessionFrom answers ErrNoSession for a
+// request without a live session, and SignOut and SessionFrom the session store's errors as
+// they are (see Sessions).
 package signin
 
 import (
@@ -111,6 +121,8 @@ type Config struct {
 	ClientID string
 	// Keys sign and verify the cookies: the host's token keyring.
 	Keys token.Keys
+	// Sessions keeps the sessions the server has not ended (the host's table); required.
+	Sessions Sessions
 	// PrincipalClaim names the ID token's claim that is the person's principal, as the API's
 	// (PRINCIPAL_CLAIM, identity.PrincipalClaims), so one person is one principal on the page and
 	// through the API; "sub" when empty.
@@ -158,6 +170,8 @@ func New(cfg Config) (*Flow, error) {
 		return nil, errors.New("signin: ClientID is required")
 	case cfg.Keys == nil:
 		return nil, errors.New("signin: Keys is required")
+	case cfg.Sessions == nil:
+		return nil, errors.New("signin: Sessions is required")
 	case cfg.SessionTTL < 0:
 		return nil, errors.New("signin: SessionTTL is negative")
 	}
@@ -340,7 +354,8 @@ func validNext(next string) bool {
 
 // Session is a signed-in approver.
 type Session struct {
-	// ID is the session's random id, which CSRF tokens are bound to.
+	// ID is the session's random id, which CSRF tokens are bound to and its record is named by
+	// (with Tenant: Sessions).
 	ID string
 	// Subject is the ID token's principal claim (Config.PrincipalClaim); Tenant, Groups and
 	// Roles are its claims too, as the API reads a bearer token's.
@@ -378,7 +393,8 @@ var errorCode = regexp.MustCompile(`^[a-z_]{1,64}$`)
 // checks the state (constant time), exchanges the code with the verifier, verifies the ID
 // token and its nonce, and reads the tenant, groups and roles. It returns the session, the
 // Set-Cookie values to answer with (the session cookie, and the state cookie cleared) and the
-// next path Begin was given. Errors are as the package doc says.
+// next path Begin was given. The session's record is put before the cookie is answered, so no
+// cookie names a session the server does not hold. Errors are as the package doc says.
 func (f *Flow) Finish(ctx context.Context, cookies []string, query url.Values) (Session, []string, string, error) {
 	now := f.cfg.Now()
 	st, ok := f.state(ctx, cookies, query.Get("state"), now)
@@ -454,6 +470,9 @@ func (f *Flow) Finish(ctx context.Context, cookies []string, query url.Values) (
 		return Session{}, nil, "", err
 	}
 	s := sc.session()
+	if err := f.cfg.Sessions.PutSession(ctx, s.Tenant, s.ID, s.ExpiresAt); err != nil {
+		return Session{}, nil, "", fmt.Errorf("signin: the session's record: %w", err)
+	}
 	return s, []string{setCookieHeader(sessionCookie.name, value, s.ExpiresAt.Sub(now)), clearCookieHeader(stateCookie.name)}, st.Next, nil
 }
 
@@ -486,22 +505,42 @@ func (p *keyProbe) VerifySignature(ctx context.Context, jwt string) ([]byte, err
 }
 
 // SessionFrom is the session of the request whose cookies are given ("name=value", as API
-// Gateway's payload 2.0 has them): false when there is none, or it is forged, signed under a
-// kid the keyring does not know, expired, or made under another principal claim.
-func (f *Flow) SessionFrom(ctx context.Context, cookies []string) (Session, bool) {
-	now := f.cfg.Now().UnixMilli()
+// Gateway's payload 2.0 has them). It answers ErrNoSession when there is none: no cookie, or
+// one forged, signed under a kid the keyring does not know, expired, made under another
+// principal claim, or whose record the server does not hold (signed out, or never put: a
+// cookie sealed by someone holding the keyring names no record) or holds expired by this
+// Flow's clock (the table's TTL deletes a record some time after it expires). A session store
+// failure is answered as its error, never as ErrNoSession: the request is refused, and the
+// person is not told they are signed out while they may not be.
+func (f *Flow) SessionFrom(ctx context.Context, cookies []string) (Session, error) {
+	now := f.cfg.Now()
 	for _, v := range cookieValues(cookies, sessionCookie.name) {
 		var sc sessionClaims
-		if open(ctx, f.cfg.Keys, sessionCookie, v, &sc) && sc.V == 1 && now < sc.Exp && sc.ID != "" && sc.Sub != "" && runlog.ValidID(sc.Tenant) &&
-			cmp.Or(sc.Claim, identity.DefaultPrincipalClaim) == f.cfg.PrincipalClaim {
-			return sc.session(), true
+		if !open(ctx, f.cfg.Keys, sessionCookie, v, &sc) || sc.V != 1 || now.UnixMilli() >= sc.Exp || !runlog.ValidID(sc.ID) || sc.Sub == "" ||
+			!runlog.ValidID(sc.Tenant) || cmp.Or(sc.Claim, identity.DefaultPrincipalClaim) != f.cfg.PrincipalClaim {
+			continue
+		}
+		expires, found, err := f.cfg.Sessions.Session(ctx, sc.Tenant, sc.ID)
+		if err != nil {
+			return Session{}, fmt.Errorf("signin: the session's record: %w", err)
+		}
+		if found && now.Before(expires) {
+			return sc.session(), nil
 		}
 	}
-	return Session{}, false
+	return Session{}, ErrNoSession
 }
 
-// SignOut is the Set-Cookie value that ends the browser's session.
-func (f *Flow) SignOut() string { return clearCookieHeader(sessionCookie.name) }
+// SignOut ends s on the server, deleting its record, so that its cookie opens nothing on any
+// function from now on, and answers the Set-Cookie value that clears the cookie in the browser.
+// A store failure is answered as its error (see Sessions) and the session is not ended: the
+// caller must not tell the person they are signed out.
+func (f *Flow) SignOut(ctx context.Context, s Session) (string, error) {
+	if err := f.cfg.Sessions.DeleteSession(ctx, s.Tenant, s.ID); err != nil {
+		return "", fmt.Errorf("signin: the session's record: %w", err)
+	}
+	return clearCookieHeader(sessionCookie.name), nil
+}
 
 // setCookieHeader is a Set-Cookie value for name, kept for ttl (at least a second: Max-Age=0
 // would delete it).

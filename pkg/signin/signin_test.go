@@ -7,6 +7,7 @@ import (
 	"crypto/rsa"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"net"
 	"net/http"
@@ -23,6 +24,7 @@ import (
 	"github.com/interrupthost/interrupthost/internal/devjwt"
 	"github.com/interrupthost/interrupthost/internal/testclock"
 	"github.com/interrupthost/interrupthost/internal/testkeys"
+	"github.com/interrupthost/interrupthost/pkg/inmem"
 	"github.com/interrupthost/interrupthost/pkg/signin"
 	"github.com/interrupthost/interrupthost/pkg/token"
 )
@@ -44,12 +46,14 @@ var devKey = sync.OnceValue(func() *rsa.PrivateKey {
 })
 
 // stack is the local identity provider on 127.0.0.1, which can be made to answer 503 under a
-// path prefix, and a Flow that signs in with it, both on one test clock.
+// path prefix, and a Flow that signs in with it, both on one test clock, keeping its sessions in
+// sessions (the config's, else an empty in-memory store).
 type stack struct {
-	base  string
-	clock *testclock.Clock
-	flow  *signin.Flow
-	down  atomic.Pointer[string]
+	base     string
+	clock    *testclock.Clock
+	flow     *signin.Flow
+	sessions signin.Sessions
+	down     atomic.Pointer[string]
 }
 
 func newStack(t *testing.T, cfg signin.Config) *stack {
@@ -72,11 +76,14 @@ func newStack(t *testing.T, cfg signin.Config) *stack {
 	if cfg.Keys == nil {
 		cfg.Keys = keys
 	}
+	if cfg.Sessions == nil {
+		cfg.Sessions = inmem.NewSessions()
+	}
 	flow, err := signin.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.flow = flow
+	s.flow, s.sessions = flow, cfg.Sessions
 	return s
 }
 
@@ -254,10 +261,10 @@ func TestFinish(t *testing.T) {
 			if !strings.Contains(cookies[0], "Max-Age=3600") {
 				t.Errorf("session cookie %q does not last the session", cookies[0])
 			}
-			back, ok := s.flow.SessionFrom(ctx, []string{"other=1", pair(cookies[0])})
-			if !ok || back.ID != got.ID || back.Subject != got.Subject || back.Tenant != got.Tenant || !slices.Equal(back.Groups, got.Groups) ||
+			back, err := s.flow.SessionFrom(ctx, []string{"other=1", pair(cookies[0])})
+			if err != nil || back.ID != got.ID || back.Subject != got.Subject || back.Tenant != got.Tenant || !slices.Equal(back.Groups, got.Groups) ||
 				!slices.Equal(back.Roles, got.Roles) || !back.ExpiresAt.Equal(got.ExpiresAt) {
-				t.Errorf("SessionFrom %+v %v, want %+v", back, ok, got)
+				t.Errorf("SessionFrom %+v %v, want %+v", back, err, got)
 			}
 		})
 	}
@@ -436,9 +443,9 @@ func TestSessionFrom(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s.clock.Set(now.Add(c.at))
-			back, ok := s.flow.SessionFrom(ctx, c.cookies)
-			if ok != c.ok || ok && back.ID != got.ID {
-				t.Fatalf("%+v %v, want %v", back, ok, c.ok)
+			back, err := s.flow.SessionFrom(ctx, c.cookies)
+			if ok := err == nil; ok != c.ok || ok && back.ID != got.ID || !ok && !errors.Is(err, signin.ErrNoSession) {
+				t.Fatalf("%+v %v, want ok %v", back, err, c.ok)
 			}
 		})
 	}
@@ -449,16 +456,16 @@ func TestSessionFrom(t *testing.T) {
 	if _, _, _, err := s.flow.Finish(ctx, []string{"__Host-ih-signin=" + value}, cb.query); !errors.Is(err, signin.ErrState) {
 		t.Errorf("the session cookie as the state cookie: %v", err)
 	}
-	if out := s.flow.SignOut(); !strings.HasPrefix(out, "__Host-ih-session=;") || !strings.Contains(out, "Max-Age=0") {
-		t.Errorf("SignOut %q", out)
+	rotated := testkeys.Static{ActiveKid: "k2027", Keys: map[string][]byte{"k2027": []byte("a-rotated-key-a-rotated-key-a-ro"), "k2026": keys.Keys["k2026"]}}
+	r := newStack(t, signin.Config{Keys: rotated, Sessions: s.sessions})
+	r.clock.Set(now)
+	if _, err := r.flow.SessionFrom(ctx, []string{session}); err != nil {
+		t.Errorf("a session signed before a rotation, whose key is still kept, is refused: %v", err)
+	}
+	if out, err := s.flow.SignOut(ctx, got); err != nil || !strings.HasPrefix(out, "__Host-ih-session=;") || !strings.Contains(out, "Max-Age=0") {
+		t.Errorf("SignOut %q %v", out, err)
 	} else {
 		checkAttributes(t, out)
-	}
-	rotated := testkeys.Static{ActiveKid: "k2027", Keys: map[string][]byte{"k2027": []byte("a-rotated-key-a-rotated-key-a-ro"), "k2026": keys.Keys["k2026"]}}
-	r := newStack(t, signin.Config{Keys: rotated})
-	r.clock.Set(now)
-	if _, ok := r.flow.SessionFrom(ctx, []string{session}); !ok {
-		t.Error("a session signed before a rotation, whose key is still kept, is refused")
 	}
 }
 
@@ -558,7 +565,7 @@ func TestIssuerDownThenUp(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	gone, err := signin.New(signin.Config{Issuer: "http://" + addr + "/local-issuer", ClientID: "c", Keys: keys})
+	gone, err := signin.New(signin.Config{Issuer: "http://" + addr + "/local-issuer", ClientID: "c", Keys: keys, Sessions: inmem.NewSessions()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -569,7 +576,7 @@ func TestIssuerDownThenUp(t *testing.T) {
 
 // TestNew: a configuration that cannot sign anyone in safely is refused at start.
 func TestNew(t *testing.T) {
-	good := signin.Config{Issuer: "https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_abc", ClientID: "client", Keys: keys}
+	good := signin.Config{Issuer: "https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_abc", ClientID: "client", Keys: keys, Sessions: inmem.NewSessions()}
 	if _, err := signin.New(good); err != nil {
 		t.Fatal(err)
 	}
@@ -580,6 +587,7 @@ func TestNew(t *testing.T) {
 		"an issuer with a query":        func(c *signin.Config) { c.Issuer = "https://idp.example.com/?a=1" },
 		"no client":                     func(c *signin.Config) { c.ClientID = "" },
 		"no keys":                       func(c *signin.Config) { c.Keys = nil },
+		"no session store":              func(c *signin.Config) { c.Sessions = nil },
 		"a negative session lifetime":   func(c *signin.Config) { c.SessionTTL = -time.Second },
 		"credentials in the issuer URL": func(c *signin.Config) { c.Issuer = "https://u:p@idp.example.com" },
 	} {
@@ -630,16 +638,195 @@ func TestPrincipalClaim(t *testing.T) {
 				}
 				return
 			}
-			if back, ok := s.flow.SessionFrom(ctx, []string{pair(cookies[0])}); !ok || back.Subject != tt.want {
-				t.Errorf("SessionFrom %+v %v", back, ok)
+			if back, err := s.flow.SessionFrom(ctx, []string{pair(cookies[0])}); err != nil || back.Subject != tt.want {
+				t.Errorf("SessionFrom %+v %v", back, err)
 			}
 			other := "email"
 			if tt.claim == other {
 				other = "sub"
 			}
-			if back, ok := newStack(t, signin.Config{PrincipalClaim: other}).flow.SessionFrom(ctx, []string{pair(cookies[0])}); ok {
-				t.Errorf("a session made under %q is one under %q: %+v", cmp.Or(tt.claim, "sub"), other, back)
+			// the same sessions: the record is there, and the claim refuses the cookie
+			if back, err := newStack(t, signin.Config{PrincipalClaim: other, Sessions: s.sessions}).flow.SessionFrom(ctx, []string{pair(cookies[0])}); !errors.Is(err, signin.ErrNoSession) {
+				t.Errorf("a session made under %q is one under %q: %+v %v", cmp.Or(tt.claim, "sub"), other, back, err)
 			}
 		})
 	}
+}
+
+// flaky is a session store that fails every call while down, as DynamoDB throttling or an
+// outage does.
+type flaky struct {
+	signin.Sessions
+	down atomic.Bool
+}
+
+var errStoreDown = errors.New("the session store is down")
+
+func (f *flaky) PutSession(ctx context.Context, tenant, id string, expires time.Time) error {
+	if f.down.Load() {
+		return errStoreDown
+	}
+	return f.Sessions.PutSession(ctx, tenant, id, expires)
+}
+
+func (f *flaky) Session(ctx context.Context, tenant, id string) (time.Time, bool, error) {
+	if f.down.Load() {
+		return time.Time{}, false, errStoreDown
+	}
+	return f.Sessions.Session(ctx, tenant, id)
+}
+
+func (f *flaky) DeleteSession(ctx context.Context, tenant, id string) error {
+	if f.down.Load() {
+		return errStoreDown
+	}
+	return f.Sessions.DeleteSession(ctx, tenant, id)
+}
+
+// reseal is the session cookie pair with its claims changed by change and sealed again under
+// the keyring: what someone holding the keyring (or a bug minting cookies) could send.
+func reseal(t *testing.T, cookie string, change func(map[string]any)) string {
+	t.Helper()
+	name, value, _ := strings.Cut(cookie, "=")
+	parts := strings.Split(value, ".")
+	b, err := base64.RawURLEncoding.DecodeString(parts[2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	claims := map[string]any{}
+	if err := json.Unmarshal(b, &claims); err != nil {
+		t.Fatal(err)
+	}
+	change(claims)
+	v, err := token.Seal{Prefix: "ihs1", Purpose: "interrupthost session v1", Max: 4096}.Make(ctx, keys, claims)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return name + "=" + v
+}
+
+// TestSessionsEndOnTheServer: a session cookie is a session only while the server holds its
+// record: after a sign-out its cookie (and any copy of it) is no session, nor after the record's
+// expiry though the cookie's is later and the store has not deleted it, nor when it names a
+// record the server never put (a cookie sealed with the keyring, another tenant's id). A store
+// failure is the store's error, never ErrNoSession, in reading, signing in and signing out, and a
+// sign-out that failed ends nothing.
+func TestSessionsEndOnTheServer(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name string
+		// then acts after alice signs in at now; what SessionFrom then answers the cookie it
+		// returns (alice's, unless it answers another) at now+at is want (nil: alice's session)
+		then func(t *testing.T, s *stack, store *flaky, alice signin.Session, cookie string) string
+		at   time.Duration
+		want error
+	}{
+		{name: "the session", want: nil},
+		{name: "a minute before it ends", at: time.Hour - time.Minute, want: nil},
+		{name: "resealed as it is (the forgery below is sealed right)", want: nil,
+			then: func(t *testing.T, _ *stack, _ *flaky, _ signin.Session, cookie string) string {
+				return reseal(t, cookie, func(map[string]any) {})
+			}},
+		{name: "signed out", want: signin.ErrNoSession,
+			then: func(t *testing.T, s *stack, _ *flaky, alice signin.Session, cookie string) string {
+				if _, err := s.flow.SignOut(ctx, alice); err != nil {
+					t.Fatal(err)
+				}
+				return cookie
+			}},
+		{name: "signed out twice", want: signin.ErrNoSession,
+			then: func(t *testing.T, s *stack, _ *flaky, alice signin.Session, cookie string) string {
+				for range 2 {
+					if _, err := s.flow.SignOut(ctx, alice); err != nil {
+						t.Fatal(err)
+					}
+				}
+				return cookie
+			}},
+		{name: "signed out by another function (the record deleted)", want: signin.ErrNoSession,
+			then: func(t *testing.T, _ *stack, store *flaky, alice signin.Session, cookie string) string {
+				if err := store.DeleteSession(ctx, alice.Tenant, alice.ID); err != nil {
+					t.Fatal(err)
+				}
+				return cookie
+			}},
+		{name: "past its record's expiry, before the cookie's", at: 10 * time.Minute, want: signin.ErrNoSession,
+			then: func(t *testing.T, s *stack, store *flaky, alice signin.Session, cookie string) string {
+				if err := store.PutSession(ctx, alice.Tenant, alice.ID, s.clock.Now().Add(10*time.Minute)); err != nil {
+					t.Fatal(err)
+				}
+				return cookie
+			}},
+		{name: "just before its record's expiry", at: 10*time.Minute - time.Millisecond, want: nil,
+			then: func(t *testing.T, s *stack, store *flaky, alice signin.Session, cookie string) string {
+				if err := store.PutSession(ctx, alice.Tenant, alice.ID, s.clock.Now().Add(10*time.Minute)); err != nil {
+					t.Fatal(err)
+				}
+				return cookie
+			}},
+		{name: "a forged record id", want: signin.ErrNoSession,
+			then: func(t *testing.T, _ *stack, _ *flaky, _ signin.Session, cookie string) string {
+				return reseal(t, cookie, func(c map[string]any) { c["sid"] = "FORGEDSESSIONIDFORGEDSESS" })
+			}},
+		{name: "its record id under another tenant", want: signin.ErrNoSession,
+			then: func(t *testing.T, _ *stack, _ *flaky, _ signin.Session, cookie string) string {
+				return reseal(t, cookie, func(c map[string]any) { c["tenant"] = "globex" })
+			}},
+		{name: "the store down", want: errStoreDown,
+			then: func(t *testing.T, _ *stack, store *flaky, _ signin.Session, cookie string) string {
+				store.down.Store(true)
+				return cookie
+			}},
+		{name: "a sign-out the store failed ends nothing", want: nil,
+			then: func(t *testing.T, s *stack, store *flaky, alice signin.Session, cookie string) string {
+				store.down.Store(true)
+				if out, err := s.flow.SignOut(ctx, alice); !errors.Is(err, errStoreDown) || out != "" {
+					t.Errorf("SignOut with the store down: %q %v, want the store's error and no cookie cleared", out, err)
+				}
+				store.down.Store(false)
+				return cookie
+			}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			store := &flaky{Sessions: inmem.NewSessions()}
+			s := newStack(t, signin.Config{Sessions: store})
+			now := s.clock.Now()
+			cb := s.signIn(t, "/", as("alice", "acme"), nil)
+			alice, cookies, _, err := s.flow.Finish(ctx, cb.cookies, cb.query)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cookie := pair(cookies[0])
+			if c.then != nil {
+				cookie = c.then(t, s, store, alice, cookie)
+			}
+			s.clock.Set(now.Add(c.at))
+			got, err := s.flow.SessionFrom(ctx, []string{cookie})
+			switch {
+			case c.want == nil && (err != nil || got.ID != alice.ID):
+				t.Errorf("%+v %v, want alice's session", got, err)
+			case c.want != nil && (!errors.Is(err, c.want) || got.ID != ""):
+				t.Errorf("%+v %v, want %v", got, err, c.want)
+			case c.want == errStoreDown && errors.Is(err, signin.ErrNoSession):
+				t.Errorf("a store failure answered as no session: %v", err)
+			}
+		})
+	}
+	t.Run("a sign-in the store failed sets no cookie", func(t *testing.T) {
+		t.Parallel()
+		store := &flaky{Sessions: inmem.NewSessions()}
+		s := newStack(t, signin.Config{Sessions: store})
+		cb := s.signIn(t, "/", as("alice", "acme"), nil)
+		store.down.Store(true)
+		got, cookies, next, err := s.flow.Finish(ctx, cb.cookies, cb.query)
+		if !errors.Is(err, errStoreDown) || cookies != nil || next != "" || got.ID != "" {
+			t.Errorf("%+v %q %q %v, want the store's error and no cookie", got, cookies, next, err)
+		}
+		for _, sentinel := range []error{signin.ErrState, signin.ErrDenied, signin.ErrIDToken, signin.ErrNoTenant, signin.ErrNoPrincipal, signin.ErrUnavailable, signin.ErrNoSession} {
+			if errors.Is(err, sentinel) {
+				t.Errorf("%v is also %v", err, sentinel)
+			}
+		}
+	})
 }
