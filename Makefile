@@ -117,7 +117,7 @@ stack-tests:
 	  DELEGATE_JWT=$$(go run ./infra/local/cmd/devtoken -sub mailer -tenant browser -scopes "tokens:delegate") \
 	  MAIL_ENGINE_JWT=$$(go run ./infra/local/cmd/devtoken -sub engine -tenant browser-mail -scopes "interrupts:write runs:read") \
 	  MAIL_OPS_JWT=$$(go run ./infra/local/cmd/devtoken -sub ops -tenant browser-mail -scopes "contacts:manage subscriptions:manage tokens:delegate") \
-	  SLACK_OPS_JWT=$$(go run ./infra/local/cmd/devtoken -sub ops -tenant browser-slack -scopes "interrupts:write runs:read contacts:manage subscriptions:manage") \
+	  SLACK_OPS_JWT=$$(go run ./infra/local/cmd/devtoken -sub ops -tenant browser-slack -scopes "interrupts:write runs:read contacts:manage subscriptions:manage integrations:manage") \
 	  CONSOLE_ENGINE_JWT=$$(go run ./infra/local/cmd/devtoken -sub engine -tenant browser-console -scopes "interrupts:write runs:read contacts:manage subscriptions:manage") \
 	  CONSOLE_ALICE_JWT=$$(go run ./infra/local/cmd/devtoken -sub alice -tenant browser-console -scopes "approvals:respond") \
 	  CHROMIUM=$(CHROMIUM) $(PHASE) browser node --test infra/local/browser/

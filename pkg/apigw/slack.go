@@ -12,6 +12,11 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/slackapp/clicks"
 )
 
+// ScopeIntegrationsManage registers and removes a tenant's chat apps (PUT and DELETE
+// /integrations/slack): an administrator's alone, since a chat app's signing secret is as strong
+// as every vote its clicks cast (subscriptions:manage only reads the app).
+const ScopeIntegrationsManage = "integrations:manage"
+
 // SlackAppView is a tenant's Slack app as its API shows it: never its secrets, and the URL the
 // app's manifest names for interactivity (the client reads it as client.SlackApp).
 type SlackAppView struct {

@@ -114,9 +114,9 @@ var (
 		{Route: "GET /subscriptions", Scopes: []string{ScopeSubscriptionsManage}, serve: (*API).listSubscriptions},
 		{Route: "GET /subscriptions/{id}", Scopes: []string{ScopeSubscriptionsManage}, serve: (*API).getSubscription},
 		{Route: "DELETE /subscriptions/{id}", Scopes: []string{ScopeSubscriptionsManage}, serve: (*API).deleteSubscription},
-		{Route: "PUT /integrations/slack", Scopes: []string{ScopeSubscriptionsManage}, serve: (*API).putSlackApp},
-		{Route: "GET /integrations/slack", Scopes: []string{ScopeSubscriptionsManage}, serve: (*API).getSlackApp},
-		{Route: "DELETE /integrations/slack", Scopes: []string{ScopeSubscriptionsManage}, serve: (*API).deleteSlackApp},
+		{Route: "PUT /integrations/slack", Scopes: []string{ScopeIntegrationsManage}, serve: (*API).putSlackApp},
+		{Route: "GET /integrations/slack", Scopes: []string{ScopeIntegrationsManage, ScopeSubscriptionsManage}, serve: (*API).getSlackApp},
+		{Route: "DELETE /integrations/slack", Scopes: []string{ScopeIntegrationsManage}, serve: (*API).deleteSlackApp},
 		{Route: "GET /subscriptions/{id}/deliveries", Scopes: []string{ScopeSubscriptionsManage}, serve: (*API).listDeliveries},
 		{Route: "POST /subscriptions/{id}/deliveries", Scopes: []string{ScopeSubscriptionsManage}, serve: (*API).resendDelivery},
 	}}

@@ -1,10 +1,9 @@
 package dynamo
 
 import (
-	"cmp"
 	"context"
-	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -15,13 +14,15 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/slackapp"
 )
 
-// A tenant's Slack app is the item <tenant>#integrations / slack; which tenant an app and
-// workspace pair belongs to is the item slackapp#<appId>#<teamId> / slackapp, written first and
-// conditionally, so two tenants never hold one pair. The table has no transactions here
-// (dynalite has none either): a writer that dies between the two leaves a pair naming a tenant
-// whose app is another, which no click verifies against (the tenant's item is checked too) and
-// which a PutSlackApp of the pair takes over once it is staleSlackClaim old (younger, it may be a
-// claim whose tenant's item is being written). Neither is in a commit's key space.
+// A tenant's Slack app is the item <tenant>#integrations / slack; each tenant that registered
+// an app and workspace pair is listed under it, the item slackapp#<appId>#<teamId> /
+// tenant#<tenant>, written before the tenant's item and deleted after it: a pair is no one's to
+// hold (slackapp.Store), so neither write is conditional. The table has no transactions here
+// (dynalite has none either): a writer that dies between the two leaves a pair listing a tenant
+// whose app is another, which no click verifies against (the tenant's item is checked too).
+// An item slackapp#<appId>#<teamId> / slackapp is a pair's single owner as earlier releases
+// kept it: still read as listing its tenant, so a deployment's clicks go on verifying across
+// the upgrade. Neither is in a commit's key space.
 func slackAppKey(tenant string) (map[string]types.AttributeValue, error) {
 	if !runlog.ValidID(tenant) {
 		return nil, fmt.Errorf("dynamo: slack app of tenant %q: %w", tenant, runlog.ErrInvalidKey)
@@ -29,11 +30,10 @@ func slackAppKey(tenant string) (map[string]types.AttributeValue, error) {
 	return map[string]types.AttributeValue{attrPK: s(tenant + "#integrations"), attrSK: s("slack")}, nil
 }
 
-// staleSlackClaim is how old a pair whose tenant's app is another must be to be taken over.
-const staleSlackClaim = time.Minute
+func slackPairPK(appID, teamID string) string { return "slackapp#" + appID + "#" + teamID }
 
-func slackPairKey(appID, teamID string) map[string]types.AttributeValue {
-	return map[string]types.AttributeValue{attrPK: s("slackapp#" + appID + "#" + teamID), attrSK: s("slackapp")}
+func slackPairKey(appID, teamID, tenant string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{attrPK: s(slackPairPK(appID, teamID)), attrSK: s("tenant#" + tenant)}
 }
 
 // PutSlackApp implements slackapp.Store.
@@ -42,8 +42,10 @@ func (l *Table) PutSlackApp(ctx context.Context, a slackapp.App) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if err := l.claimSlackPair(ctx, a); err != nil {
-		return false, err
+	pair := slackPairKey(a.AppID, a.TeamID, a.Tenant)
+	pair["tenant"] = s(a.Tenant)
+	if _, err := l.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &l.table, Item: pair}); err != nil {
+		return false, classify("list slack app", err)
 	}
 	item := key
 	item["appId"], item["teamId"] = s(a.AppID), s(a.TeamID)
@@ -59,52 +61,13 @@ func (l *Table) PutSlackApp(ctx context.Context, a slackapp.App) (bool, error) {
 	return len(out.Attributes) == 0, nil
 }
 
-// claimSlackPair makes a's pair the tenant's: when it is no one's or the tenant's already, or
-// when it names a tenant whose app is no longer that pair (left behind), taken over from it.
-func (l *Table) claimSlackPair(ctx context.Context, a slackapp.App) error {
-	put := func(cond string, values map[string]types.AttributeValue) error {
-		item := slackPairKey(a.AppID, a.TeamID)
-		item["tenant"] = s(a.Tenant)
-		item["claimedAt"] = s(time.Now().UTC().Format(time.RFC3339Nano))
-		_, err := l.db.PutItem(ctx, &dynamodb.PutItemInput{
-			TableName: &l.table, Item: item, ConditionExpression: aws.String(cond), ExpressionAttributeValues: values,
-		})
-		return err
-	}
-	err := put("attribute_not_exists(pk) OR tenant = :t", map[string]types.AttributeValue{":t": s(a.Tenant)})
-	if !IsCondCheckFailed(err) {
-		if err != nil {
-			return classify("claim slack app", err)
-		}
-		return nil
-	}
-	pair, err := l.item(ctx, slackPairKey(a.AppID, a.TeamID))
-	if err != nil || pair == nil {
-		return cmp.Or(err, slackapp.ErrTaken) // deleted meanwhile: its deleter may be re-claiming it
-	}
-	owner := str(pair["tenant"])
-	if claimed, err := time.Parse(time.RFC3339Nano, str(pair["claimedAt"])); err == nil && time.Since(claimed) < staleSlackClaim {
-		return slackapp.ErrTaken
-	}
-	if held, err := l.SlackApp(ctx, owner); err == nil && held.AppID == a.AppID && held.TeamID == a.TeamID {
-		return slackapp.ErrTaken
-	} else if err != nil && !errors.Is(err, slackapp.ErrNotFound) {
-		return err
-	}
-	// Taken over only as read: an owner that claimed it again meanwhile keeps it.
-	if err := put("tenant = :t AND claimedAt = :c", map[string]types.AttributeValue{":t": s(owner), ":c": pair["claimedAt"]}); IsCondCheckFailed(err) {
-		return slackapp.ErrTaken
-	} else if err != nil {
-		return classify("claim slack app", err)
-	}
-	return nil
-}
-
-// releaseSlackPair forgets a pair the tenant held; a failure leaves it behind, harmless.
+// releaseSlackPair takes the tenant off a pair's list (and a single owner's item naming it); a
+// failure leaves it behind, harmless.
 func (l *Table) releaseSlackPair(ctx context.Context, tenant, appID, teamID string) {
+	_, _ = l.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &l.table, Key: slackPairKey(appID, teamID, tenant)})
 	_, _ = l.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
-		TableName: &l.table, Key: slackPairKey(appID, teamID), ConditionExpression: aws.String("tenant = :t"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":t": s(tenant)},
+		TableName: &l.table, Key: map[string]types.AttributeValue{attrPK: s(slackPairPK(appID, teamID)), attrSK: s("slackapp")},
+		ConditionExpression: aws.String("tenant = :t"), ExpressionAttributeValues: map[string]types.AttributeValue{":t": s(tenant)},
 	})
 }
 
@@ -148,14 +111,28 @@ func (l *Table) DeleteSlackApp(ctx context.Context, tenant string) error {
 	return nil
 }
 
-// SlackTenant implements slackapp.Store.
-func (l *Table) SlackTenant(ctx context.Context, appID, teamID string) (string, error) {
-	item, err := l.item(ctx, slackPairKey(appID, teamID))
-	if err != nil {
-		return "", err
+// SlackTenants implements slackapp.Store: one strongly consistent Query of the pair's items.
+func (l *Table) SlackTenants(ctx context.Context, appID, teamID string) ([]string, error) {
+	in := &dynamodb.QueryInput{
+		TableName: &l.table, ConsistentRead: aws.Bool(true), KeyConditionExpression: aws.String("pk = :pk"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": s(slackPairPK(appID, teamID))},
 	}
-	if item == nil {
-		return "", slackapp.ErrNotFound
+	var out []string
+	for {
+		page, err := l.db.Query(ctx, in)
+		if err != nil {
+			return nil, classify("read slack app's tenants", err)
+		}
+		for _, item := range page.Items {
+			if t := str(item["tenant"]); t != "" && !slices.Contains(out, t) {
+				out = append(out, t)
+			}
+		}
+		if page.LastEvaluatedKey == nil {
+			break
+		}
+		in.ExclusiveStartKey = page.LastEvaluatedKey
 	}
-	return str(item["tenant"]), nil
+	slices.Sort(out)
+	return out, nil
 }

@@ -2,12 +2,13 @@ package inmem
 
 import (
 	"context"
+	"maps"
+	"slices"
 
 	"github.com/interrupthost/interrupthost/pkg/slackapp"
 )
 
-// PutSlackApp implements slackapp.Store: a pair left naming a tenant whose app is another is
-// taken over, as the table's is.
+// PutSlackApp implements slackapp.Store.
 func (s *Store) PutSlackApp(_ context.Context, a slackapp.App) (bool, error) {
 	if err := checkTenant(a.Tenant); err != nil {
 		return false, err
@@ -15,21 +16,27 @@ func (s *Store) PutSlackApp(_ context.Context, a slackapp.App) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.slackApps == nil {
-		s.slackApps, s.slackPairs = map[string]slackapp.App{}, map[[2]string]string{}
+		s.slackApps, s.slackPairs = map[string]slackapp.App{}, map[[2]string]map[string]bool{}
 	}
 	pair := [2]string{a.AppID, a.TeamID}
-	if owner, ok := s.slackPairs[pair]; ok && owner != a.Tenant {
-		if held, ok := s.slackApps[owner]; ok && held.AppID == a.AppID && held.TeamID == a.TeamID {
-			return false, slackapp.ErrTaken
-		}
+	if s.slackPairs[pair] == nil {
+		s.slackPairs[pair] = map[string]bool{}
 	}
-	s.slackPairs[pair] = a.Tenant
+	s.slackPairs[pair][a.Tenant] = true
 	old, had := s.slackApps[a.Tenant]
-	if oldPair := [2]string{old.AppID, old.TeamID}; had && oldPair != pair && s.slackPairs[oldPair] == a.Tenant {
-		delete(s.slackPairs, oldPair)
+	if oldPair := [2]string{old.AppID, old.TeamID}; had && oldPair != pair {
+		s.release(oldPair, a.Tenant)
 	}
 	s.slackApps[a.Tenant] = a
 	return !had, nil
+}
+
+// release takes the tenant off the pair's list.
+func (s *Store) release(pair [2]string, tenant string) {
+	delete(s.slackPairs[pair], tenant)
+	if len(s.slackPairs[pair]) == 0 {
+		delete(s.slackPairs, pair)
+	}
 }
 
 // SlackApp implements slackapp.Store.
@@ -58,19 +65,13 @@ func (s *Store) DeleteSlackApp(_ context.Context, tenant string) error {
 		return slackapp.ErrNotFound
 	}
 	delete(s.slackApps, tenant)
-	if pair := [2]string{a.AppID, a.TeamID}; s.slackPairs[pair] == tenant {
-		delete(s.slackPairs, pair)
-	}
+	s.release([2]string{a.AppID, a.TeamID}, tenant)
 	return nil
 }
 
-// SlackTenant implements slackapp.Store.
-func (s *Store) SlackTenant(_ context.Context, appID, teamID string) (string, error) {
+// SlackTenants implements slackapp.Store.
+func (s *Store) SlackTenants(_ context.Context, appID, teamID string) ([]string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	t, ok := s.slackPairs[[2]string{appID, teamID}]
-	if !ok {
-		return "", slackapp.ErrNotFound
-	}
-	return t, nil
+	return slices.Sorted(maps.Keys(s.slackPairs[[2]string{appID, teamID}])), nil
 }

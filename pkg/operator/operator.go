@@ -69,10 +69,12 @@ json as JSON: an object indented, a list one JSON line per item.
   contact put <kind> <ref> [--email A] [--name N] [--slack ID]
                                    make or replace it
   contact delete <kind> <ref>      delete it
-  slack show                       the tenant's Slack app (subscriptions:manage)
+  slack show                       the tenant's Slack app (subscriptions:manage or
+                                   integrations:manage)
   slack put <appId> <teamId>       make the app the tenant's: its signing secret read from
                                    stdin, and its bot token from the next line if given
-  slack delete                     forget the app and its secrets
+                                   (integrations:manage)
+  slack delete                     forget the app and its secrets (integrations:manage)
 `
 
 // ErrUsage is a command line ihctl cannot run; Usage says what it takes.

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"regexp"
 	"strings"
 	"time"
@@ -66,28 +67,26 @@ func (r Request) check() []interrupt.FieldError {
 	return fields
 }
 
-// Errors of a Store.
-var (
-	// ErrNotFound is what a Store answers for a tenant without an app, or a pair no tenant holds.
-	ErrNotFound = errors.New("slackapp: no such app")
-	// ErrTaken is what a Store answers for an app and workspace pair another tenant holds.
-	ErrTaken = errors.New("slackapp: the app and workspace belong to another tenant")
-)
+// ErrNotFound is what a Store answers for a tenant without an app.
+var ErrNotFound = errors.New("slackapp: no such app")
 
-// Store keeps each tenant's app and which tenant each app and workspace pair belongs to.
-// Implementations: dynamo.Table, inmem.Store, held to one behaviour by package
-// slackapp/storetest.
+// Store keeps each tenant's app and which tenants registered each app and workspace pair.
+// A pair is no one's to hold: app and workspace ids are not secret, so a tenant registering
+// another's pair first must not lock its owner out. A click is the tenant's whose signing
+// secret verifies it (clicks.Interactions). Implementations: dynamo.Table, inmem.Store, held to
+// one behaviour by package slackapp/storetest.
 type Store interface {
-	// PutSlackApp makes a its tenant's app, replacing the one it had (whose pair is then no
-	// one's); created says whether it had none. A pair another tenant's app holds answers
-	// ErrTaken and changes nothing.
+	// PutSlackApp makes a its tenant's app, replacing the one it had (whose pair then no longer
+	// lists the tenant); created says whether it had none.
 	PutSlackApp(ctx context.Context, a App) (created bool, err error)
 	// SlackApp answers the tenant's app, or ErrNotFound.
 	SlackApp(ctx context.Context, tenant string) (App, error)
 	// DeleteSlackApp removes the tenant's app, or answers ErrNotFound when it has none.
 	DeleteSlackApp(ctx context.Context, tenant string) error
-	// SlackTenant answers the tenant whose app the pair is, or ErrNotFound.
-	SlackTenant(ctx context.Context, appID, teamID string) (string, error)
+	// SlackTenants answers the tenants that registered the pair, sorted; none is an empty list.
+	// A tenant listed may have registered another pair since (a writer that died between its
+	// two writes): a reader checks the tenant's app before trusting it.
+	SlackTenants(ctx context.Context, appID, teamID string) ([]string, error)
 }
 
 // Secrets keeps each tenant's app's secrets, named by SecretID, in a secret store
@@ -139,31 +138,20 @@ type Integrations struct {
 	Secrets Secrets
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Log receives the security events: an app's signing secret replaced or its app removed
+	// (never a secret); nil logs nothing.
+	Log *slog.Logger
 }
 
-// Put makes req the caller's tenant's app; created says whether it had none. A pair another
-// tenant's app holds is refused (409) before any secret is written, and again, should another
-// tenant take it meanwhile, by the store's conditional write. The secrets are kept per tenant
-// and pair (SecretID), so a new app's never replaces the one the tenant's current app is
-// verified with: the old app's go once the new one is the tenant's, the new app's when it could
-// not be.
+// Put makes req the caller's tenant's app; created says whether it had none. Another tenant
+// registering the same pair changes nothing of this one's: each tenant's secrets are its own
+// (SecretID), and a click decides for the tenant whose secret verifies it. A new app's secrets
+// never replace the ones the tenant's current app is verified with: the old app's go once the
+// new one is the tenant's, the new app's when it could not be. Replacing the secret a
+// registered app is verified with is as strong as a vote, and logged as a security event.
 func (i *Integrations) Put(ctx context.Context, p interrupt.Principal, req Request) (App, bool, error) {
 	if fields := req.check(); len(fields) > 0 {
 		return App{}, false, interrupt.Invalid("the Slack app is not acceptable", fields...)
-	}
-	taken := interrupt.Errorf(interrupt.CodeConflict, "app %s in workspace %s is another tenant's Slack app", req.AppID, req.TeamID)
-	switch owner, err := i.Store.SlackTenant(ctx, req.AppID, req.TeamID); {
-	case err == nil && owner != p.Tenant:
-		// A pair whose tenant's app is another was left behind: the store may take it over.
-		held, herr := i.Store.SlackApp(ctx, owner)
-		if herr == nil && held.AppID == req.AppID && held.TeamID == req.TeamID {
-			return App{}, false, taken
-		}
-		if herr != nil && !errors.Is(herr, ErrNotFound) {
-			return App{}, false, herr
-		}
-	case err != nil && !errors.Is(err, ErrNotFound):
-		return App{}, false, err
 	}
 	old, err := i.Store.SlackApp(ctx, p.Tenant)
 	had := err == nil
@@ -185,10 +173,10 @@ func (i *Integrations) Put(ctx context.Context, p interrupt.Principal, req Reque
 		if !samePair {
 			err = errors.Join(err, i.Secrets.Delete(context.WithoutCancel(ctx), id))
 		}
-		if errors.Is(err, ErrTaken) {
-			return App{}, false, taken
-		}
 		return App{}, false, err
+	}
+	if had {
+		i.security(ctx, "slack app replaced: its clicks are now verified with the secret given", p, old, a)
 	}
 	if had && !samePair {
 		// The old app's secrets, now no app's; a failure leaves them behind, tagged with the
@@ -196,6 +184,15 @@ func (i *Integrations) Put(ctx context.Context, p interrupt.Principal, req Reque
 		_ = i.Secrets.Delete(ctx, SecretID(old.Tenant, old.AppID, old.TeamID))
 	}
 	return a, created, nil
+}
+
+// security logs a security event of the tenant's app: who did it, the app before and after.
+func (i *Integrations) security(ctx context.Context, msg string, p interrupt.Principal, old, now App) {
+	if i.Log == nil {
+		return
+	}
+	i.Log.LogAttrs(ctx, slog.LevelWarn, msg, slog.String("event", "security"), slog.String("tenant", p.Tenant), slog.String("by", p.Subject),
+		slog.String("appId", old.AppID), slog.String("teamId", old.TeamID), slog.String("newAppId", now.AppID), slog.String("newTeamId", now.TeamID))
 }
 
 // SecretID names the secrets of a tenant's app of one pair in the secret store: the tenant's id
@@ -227,6 +224,7 @@ func (i *Integrations) Delete(ctx context.Context, p interrupt.Principal) error 
 	if err != nil {
 		return err
 	}
+	i.security(ctx, "slack app removed: its clicks decide nothing", p, a, App{})
 	return i.Secrets.Delete(ctx, SecretID(a.Tenant, a.AppID, a.TeamID))
 }
 

@@ -1,9 +1,11 @@
 package slackapp_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"errors"
+	"log/slog"
 	"strings"
 	"testing"
 
@@ -57,13 +59,14 @@ func TestButtonValues(t *testing.T) {
 }
 
 // TestIntegrations: a tenant's app as the API keeps it: what Slack would never issue is 400
-// naming the member, the secret never answered, a pair another tenant holds 409 before the
-// tenant's own secret is touched.
+// naming the member, the secret never answered, another tenant registering the same pair
+// touches nothing of the first's, and replacing a registered app's secret is a security event.
 func TestIntegrations(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	secrets := inmem.NewSecrets()
-	i := &slackapp.Integrations{Store: inmem.New(), Secrets: secretsWithReload{secrets}}
+	var logs bytes.Buffer
+	i := &slackapp.Integrations{Store: inmem.New(), Secrets: secretsWithReload{secrets}, Log: slog.New(slog.NewJSONHandler(&logs, nil))}
 	acme, evil := hosttest.Who("admin"), interrupt.Principal{Subject: "admin", Tenant: "evilcorp"}
 	good := slackapp.Request{AppID: "A0001", TeamID: "T0001", SigningSecret: "8f742231b10e8888abcd99e5a6b7c885"}
 	for _, tc := range []struct {
@@ -88,33 +91,35 @@ func TestIntegrations(t *testing.T) {
 	if err != nil || !created || a.AppID != "A0001" || a.BotToken {
 		t.Fatalf("put: %+v %v %v", a, created, err)
 	}
-	writes := secrets.Writes()
-	if _, _, err := i.Put(ctx, evil, good); interrupt.ErrorCode(err) != interrupt.CodeConflict {
-		t.Errorf("another tenant's pair: %v, want 409", err)
-	}
-	if secrets.Writes() != writes {
-		t.Errorf("the refused pair wrote a secret")
-	}
-	if _, err := i.Get(ctx, evil); interrupt.ErrorCode(err) != interrupt.CodeNotFound {
-		t.Errorf("evilcorp reads an app: %v", err)
+	// evilcorp registers the same pair with a secret of its own: acme's app and secret stay
+	// whole (the pair is no one's to hold; a click is the tenant's whose secret verifies it).
+	squat := slackapp.Request{AppID: "A0001", TeamID: "T0001", SigningSecret: "0123456789abcdef0123456789abcdef"}
+	if _, created, err := i.Put(ctx, evil, squat); err != nil || !created {
+		t.Errorf("another tenant's registration of the pair: %v %v", created, err)
 	}
 	first := slackapp.SecretID("acme", "A0001", "T0001")
 	if got, err := secrets.Get(ctx, first); err != nil || len(got) != 1 || got[0] != good.SigningSecret {
-		t.Fatalf("the app's secret: %v %v", got, err)
+		t.Fatalf("acme's secret after evilcorp's registration: %v %v", got, err)
 	}
-	// evilcorp holds A0002 in T0001; acme's move to it is refused and leaves acme's app whole.
-	other := slackapp.Request{AppID: "A0002", TeamID: "T0001", SigningSecret: "0123456789abcdef0123456789abcdef"}
-	if _, _, err := i.Put(ctx, evil, other); err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := i.Put(ctx, acme, other); interrupt.ErrorCode(err) != interrupt.CodeConflict {
-		t.Errorf("acme takes evilcorp's pair: %v", err)
-	}
-	if got, err := secrets.Get(ctx, first); err != nil || got[0] != good.SigningSecret {
-		t.Errorf("a refused move touched acme's secret: %v %v", got, err)
-	}
-	if got, _ := secrets.Get(ctx, slackapp.SecretID("evilcorp", "A0002", "T0001")); len(got) != 1 || got[0] != other.SigningSecret {
+	if got, _ := secrets.Get(ctx, slackapp.SecretID("evilcorp", "A0001", "T0001")); len(got) != 1 || got[0] != squat.SigningSecret {
 		t.Errorf("evilcorp's secret: %v", got)
+	}
+	if a, err := i.Get(ctx, acme); err != nil || a.AppID != "A0001" {
+		t.Errorf("acme's app: %+v %v", a, err)
+	}
+	if logs.Len() != 0 {
+		t.Errorf("a first registration logged a security event: %s", logs.String())
+	}
+	// Replacing the secret a registered app is verified with is a security event, logged with
+	// who did it and never the secret.
+	rotated := good
+	rotated.SigningSecret = "fedcba9876543210fedcba9876543210"
+	if _, created, err := i.Put(ctx, acme, rotated); err != nil || created {
+		t.Fatalf("replace: %v %v", created, err)
+	}
+	if line := logs.String(); !strings.Contains(line, `"event":"security"`) || !strings.Contains(line, `"by":"admin"`) || !strings.Contains(line, `"tenant":"acme"`) ||
+		strings.Contains(line, rotated.SigningSecret) || strings.Contains(line, good.SigningSecret) {
+		t.Errorf("the replacement's log: %s", line)
 	}
 	// A move to a pair of its own replaces the app, and its old secret goes.
 	moved := slackapp.Request{AppID: "A0003", TeamID: "T0001", SigningSecret: good.SigningSecret, BotToken: "xoxb-1234567890-abcdefghij"}
@@ -132,9 +137,6 @@ func TestIntegrations(t *testing.T) {
 	}
 	if err := i.Delete(ctx, acme); interrupt.ErrorCode(err) != interrupt.CodeNotFound {
 		t.Errorf("delete again: %v", err)
-	}
-	if _, _, err := i.Put(ctx, evil, good); err != nil {
-		t.Errorf("a pair given up: %v", err)
 	}
 	if id := slackapp.SecretID("tenant:with:colons", "A1", "T1"); id != "tenant=with=colons/A1-T1" {
 		t.Errorf("SecretID %q", id)

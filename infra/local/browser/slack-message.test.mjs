@@ -26,7 +26,7 @@ const posted = []; // every body posted to the receiver, in order
 const waiters = [];
 
 before(async () => {
-  assert.ok(ops, 'SLACK_OPS_JWT: a JWT with interrupts:write, runs:read, contacts:manage and subscriptions:manage (make test sets it)');
+  assert.ok(ops, 'SLACK_OPS_JWT: a JWT with interrupts:write, runs:read, contacts:manage, subscriptions:manage and integrations:manage (make test sets it)');
   mkdirSync(shots, { recursive: true });
   browser = await chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox'] });
   receiver = createServer((req, res) => {

@@ -51,7 +51,7 @@ func TestIhctl(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	tenant := newRun("tenant")
-	ops := jwt(t, devjwt.Token{Subject: "oncall", Tenant: tenant, Scopes: []string{"interrupts:write", "runs:read", "subscriptions:manage", "webhooks:manage", "tokens:delegate", "contacts:manage"}})
+	ops := jwt(t, devjwt.Token{Subject: "oncall", Tenant: tenant, Scopes: []string{"interrupts:write", "runs:read", "subscriptions:manage", "webhooks:manage", "tokens:delegate", "contacts:manage", "integrations:manage"}})
 	// The run's engine: who requests an interrupt never mints a token deciding it.
 	eng := client.New(gatewayURL(), client.WithBearer(jwt(t, devjwt.Token{Subject: "engine", Tenant: tenant, Scopes: []string{"interrupts:write", "runs:read"}})))
 	env := func(k string) string {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/interrupthost/interrupthost/client"
+	"github.com/interrupthost/interrupthost/internal/devjwt"
 	"github.com/interrupthost/interrupthost/internal/slackclick"
 )
 
@@ -22,21 +24,33 @@ func slackIDs() (app, team string) {
 	return "A" + s, "T" + s
 }
 
-// TestSlackDecisions walks issue 45's journey on the stack: a tenant's Slack app, contacts with
+// TestSlackDecisions walks issue 45's journey on the stack: a tenant's Slack app (registered by
+// an administrator, integrations:manage, after another tenant registered the same pair), contacts with
 // alice's and bob's Slack ids, a Slack subscription to a local receiver (Slack's stand-in: the
 // incoming webhook and the clicks' response_url), a 2-of-2 approval. Clicks are signed as Slack
 // signs them (internal/slackclick, which infra/local/cmd/slackclick runs): one signed with
 // another secret and one six minutes old are 401; a member no contact names is told why and
-// nothing is recorded; alice's click is her vote and her second click nothing; another tenant's
-// app cannot decide it; bob's click releases it with bob as the decider, and the message is
+// nothing is recorded; alice's click is her vote and her second click nothing; the other
+// tenant's app, registered on the same pair with its own secret, cannot decide it; bob's click releases it with bob as the decider, and the message is
 // replaced with the outcome.
 func TestSlackDecisions(t *testing.T) {
 	ctx := context.Background()
 	op := operator(t)
-	op.Scopes = append(op.Scopes, "contacts:manage")
-	c := newClient(t, op)
 	const secret = "8f742231b10e8888abcd99e5a6b7c885"
 	appID, teamID := slackIDs()
+	// Registering the app's secret is as strong as a vote: subscriptions:manage alone may not.
+	if _, err := newClient(t, op).PutSlackApp(ctx, client.SlackAppRequest{AppID: appID, TeamID: teamID, SigningSecret: secret}); !client.IsCode(err, "forbidden") {
+		t.Fatalf("subscriptions:manage registering a Slack app: %v, want 403", err)
+	}
+	// Another tenant registers the pair first (its ids are not secret), with a secret of its own.
+	other := newClient(t, admin(operator(t)))
+	const otherSecret = "0123456789abcdef0123456789abcdef"
+	if _, err := other.PutSlackApp(ctx, client.SlackAppRequest{AppID: appID, TeamID: teamID, SigningSecret: otherSecret}); err != nil {
+		t.Fatal(err)
+	}
+	op = admin(op)
+	op.Scopes = append(op.Scopes, "contacts:manage")
+	c := newClient(t, op)
 	app, err := c.PutSlackApp(ctx, client.SlackAppRequest{AppID: appID, TeamID: teamID, SigningSecret: secret})
 	if err != nil || app.InteractionsURL != gatewayURL()+"/slack/interactions" || app.BotToken {
 		t.Fatalf("put the app: %+v %v", app, err)
@@ -48,16 +62,6 @@ func TestSlackDecisions(t *testing.T) {
 		if _, err := c.PutContact(ctx, "principal", ref, "", "", id); err != nil {
 			t.Fatal(err)
 		}
-	}
-	// Another tenant, with its own app, which its click names.
-	other := newClient(t, operator(t))
-	otherApp, otherTeam := slackIDs()
-	const otherSecret = "0123456789abcdef0123456789abcdef"
-	if _, err := other.PutSlackApp(ctx, client.SlackAppRequest{AppID: otherApp, TeamID: otherTeam, SigningSecret: otherSecret}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := other.PutSlackApp(ctx, client.SlackAppRequest{AppID: appID, TeamID: teamID, SigningSecret: otherSecret}); !client.IsCode(err, "conflict") {
-		t.Errorf("another tenant's pair: %v, want 409", err)
 	}
 
 	// Slack's two ends, each its own receiver: the incoming webhook gets the subscription's
@@ -136,7 +140,7 @@ func TestSlackDecisions(t *testing.T) {
 		return m
 	}
 
-	if a := click(appID, teamID, "U0ALICE", otherSecret, time.Now()); a.Status != 401 || !strings.HasPrefix(a.Header.Get("Content-Type"), "application/problem+json") {
+	if a := click(appID, teamID, "U0ALICE", "fedcba9876543210fedcba9876543210", time.Now()); a.Status != 401 || !strings.HasPrefix(a.Header.Get("Content-Type"), "application/problem+json") {
 		t.Errorf("signed with another secret: %d %s", a.Status, a.Body)
 	}
 	// Six minutes ago, as a person would try it: with the local tool.
@@ -157,7 +161,9 @@ func TestSlackDecisions(t *testing.T) {
 	if m := told(1); m.ResponseType != "ephemeral" || !strings.Contains(m.Text, "No contact") {
 		t.Errorf("the stranger is told %+v", m)
 	}
-	if a := click(otherApp, otherTeam, "U0BOB", otherSecret, time.Now()); a.Status != 200 {
+	// The other tenant's click on the pair it registered too, signed with its own secret, names
+	// acme's button: nothing of acme's.
+	if a := click(appID, teamID, "U0BOB", otherSecret, time.Now()); a.Status != 200 {
 		t.Fatalf("another tenant's app: %d %s", a.Status, a.Body)
 	}
 	if m := told(2); m.ResponseType != "ephemeral" || !strings.Contains(m.Text, "not made by this host for your workspace") {
@@ -220,4 +226,10 @@ func mustJSON(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// admin is who may register a tenant's Slack app: tok with integrations:manage.
+func admin(tok devjwt.Token) devjwt.Token {
+	tok.Scopes = append(slices.Clone(tok.Scopes), "integrations:manage")
+	return tok
 }

@@ -5,6 +5,7 @@
 package clicks
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -102,7 +103,7 @@ func (x *Interactions) Handle(ctx context.Context, headers map[string]string, bo
 	if len(body) > MaxBody {
 		return Answer{}, interrupt.Errorf(interrupt.CodePayloadTooLarge, "the body exceeds %d bytes", MaxBody)
 	}
-	tenant, creds, err := x.verify(ctx, headers, body)
+	signers, err := x.verify(ctx, headers, body)
 	if err != nil {
 		return Answer{}, err
 	}
@@ -117,30 +118,58 @@ func (x *Interactions) Handle(ctx context.Context, headers map[string]string, bo
 	case cb.Type == slack.InteractionTypeBlockActions:
 		for _, a := range cb.ActionCallback.BlockActions {
 			if a.ActionID == slackapp.ActionAccept || a.ActionID == slackapp.ActionReject {
-				return x.click(ctx, tenant, creds, cb, a), nil
+				s := x.signerOf(ctx, signers, a.Value)
+				return x.click(ctx, s.tenant, s.creds, cb, a), nil
 			}
 		}
 	case cb.Type == slack.InteractionTypeViewSubmission && cb.View.CallbackID == rejectModal:
-		return x.submitReason(ctx, tenant, cb), nil
+		var st modalState
+		_ = json.Unmarshal([]byte(cb.View.PrivateMetadata), &st) // submitReason refuses what is not
+		return x.submitReason(ctx, x.signerOf(ctx, signers, st.Value).tenant, cb), nil
 	}
 	return Answer{Outcome: OutcomeIgnored}, nil // a Review link's click, or another app's feature
 }
 
-// verify finds the tenant whose app the click names and checks Slack's v0 signature with its
-// signing secret: the timestamp first (no read for a stale one), then the registered pair,
-// then the MAC in constant time; a secret just replaced is read again once.
-func (x *Interactions) verify(ctx context.Context, headers map[string]string, body []byte) (string, slackapp.Credentials, error) {
+// signer is a tenant whose app's signing secret verified a click, and its app's credentials.
+type signer struct {
+	tenant string
+	creds  slackapp.Credentials
+}
+
+// signerOf is the signer a click decides for: the one, or, when several tenants registered the
+// app with its own secret (each of them holds the app), the one the button's sealed value names
+// (else the first, whose tenant aim then finds is not the button's, and refuses).
+func (x *Interactions) signerOf(ctx context.Context, signers []signer, value string) signer {
+	if len(signers) > 1 {
+		if b, err := slackapp.Open(ctx, x.Keys, value); err == nil {
+			for _, s := range signers {
+				if s.tenant == b.Tenant {
+					return s
+				}
+			}
+		}
+	}
+	return signers[0]
+}
+
+// verify checks Slack's v0 signature of a click against every tenant that registered the app
+// and workspace it names, with each one's signing secret, and answers those it verifies with
+// (one, but for tenants that share an app's secret): the timestamp first (no read for a stale
+// one), then the registered pair, then the MAC in constant time; a secret just replaced is read
+// again once. Another tenant registering the pair first, with a secret of its own, neither
+// verifies the owner's clicks nor stops them verifying.
+func (x *Interactions) verify(ctx context.Context, headers map[string]string, body []byte) ([]signer, error) {
 	ts, sig := headers["x-slack-request-timestamp"], headers["x-slack-signature"]
 	sec, err := strconv.ParseInt(ts, 10, 64)
 	if err != nil || sig == "" || strings.HasPrefix(ts, "+") {
-		return "", slackapp.Credentials{}, errSignature
+		return nil, errSignature
 	}
 	if d := x.Host.Now().Sub(time.Unix(sec, 0)); d > Tolerance || d < -Tolerance {
-		return "", slackapp.Credentials{}, errSignature
+		return nil, errSignature
 	}
 	form, err := url.ParseQuery(string(body))
 	if err != nil {
-		return "", slackapp.Credentials{}, errSignature
+		return nil, errSignature
 	}
 	var named struct {
 		APIAppID string `json:"api_app_id"`
@@ -149,26 +178,43 @@ func (x *Interactions) verify(ctx context.Context, headers map[string]string, bo
 		} `json:"team"`
 	}
 	if json.Unmarshal([]byte(form.Get("payload")), &named) != nil || !slackapp.ValidPair(named.APIAppID, named.Team.ID) {
-		return "", slackapp.Credentials{}, errSignature
+		return nil, errSignature
 	}
-	tenant, err := x.Apps.SlackTenant(ctx, named.APIAppID, named.Team.ID)
-	if errors.Is(err, slackapp.ErrNotFound) {
-		return "", slackapp.Credentials{}, errSignature
-	}
+	tenants, err := x.Apps.SlackTenants(ctx, named.APIAppID, named.Team.ID)
 	if err != nil {
-		return "", slackapp.Credentials{}, err
-	}
-	// A pair whose tenant has since registered another app is no one's (PutSlackApp may leave
-	// it behind after a failure).
-	switch a, err := x.Apps.SlackApp(ctx, tenant); {
-	case errors.Is(err, slackapp.ErrNotFound) || (err == nil && (a.AppID != named.APIAppID || a.TeamID != named.Team.ID)):
-		return "", slackapp.Credentials{}, errSignature
-	case err != nil:
-		return "", slackapp.Credentials{}, err
+		return nil, err
 	}
 	h := http.Header{}
 	h.Set("X-Slack-Request-Timestamp", ts)
 	h.Set("X-Slack-Signature", sig)
+	var signers []signer
+	var errs []error
+	for _, tenant := range tenants {
+		c, ok, err := x.signedBy(ctx, tenant, named.APIAppID, named.Team.ID, h, body)
+		if err != nil {
+			errs = append(errs, err) // one tenant's secret unread stops no other's click
+		}
+		if ok {
+			signers = append(signers, signer{tenant, c})
+		}
+	}
+	if len(signers) == 0 {
+		return nil, cmp.Or(errors.Join(errs...), error(errSignature))
+	}
+	return signers, nil
+}
+
+// signedBy reports whether the tenant's app is the pair and its signing secret verifies the
+// click, with the app's credentials.
+func (x *Interactions) signedBy(ctx context.Context, tenant, appID, teamID string, h http.Header, body []byte) (slackapp.Credentials, bool, error) {
+	// A pair whose tenant has since registered another app no longer lists it, but for a
+	// writer that died between its two writes: the tenant's app is read to be sure.
+	switch a, err := x.Apps.SlackApp(ctx, tenant); {
+	case errors.Is(err, slackapp.ErrNotFound) || (err == nil && (a.AppID != appID || a.TeamID != teamID)):
+		return slackapp.Credentials{}, false, nil
+	case err != nil:
+		return slackapp.Credentials{}, false, err
+	}
 	signed := func(list []string) (slackapp.Credentials, bool) {
 		c, err := slackapp.CredentialsOf(list)
 		if err != nil {
@@ -181,22 +227,20 @@ func (x *Interactions) verify(ctx context.Context, headers map[string]string, bo
 		_, _ = v.Write(body)
 		return c, v.Ensure() == nil
 	}
-	id := slackapp.SecretID(tenant, named.APIAppID, named.Team.ID)
+	id := slackapp.SecretID(tenant, appID, teamID)
 	list, err := x.Secrets.Get(ctx, id)
 	if err != nil {
-		return "", slackapp.Credentials{}, err
+		return slackapp.Credentials{}, false, err
 	}
 	if c, ok := signed(list); ok {
-		return tenant, c, nil
+		return c, true, nil
 	}
 	list, fresh, err := x.Secrets.Reload(ctx, id)
 	if err != nil {
-		return "", slackapp.Credentials{}, err
+		return slackapp.Credentials{}, false, err
 	}
-	if c, ok := signed(list); fresh && ok {
-		return tenant, c, nil
-	}
-	return "", slackapp.Credentials{}, errSignature
+	c, ok := signed(list)
+	return c, fresh && ok, nil
 }
 
 // A refusal is told to the clicker alone and records nothing.

@@ -352,3 +352,66 @@ func mustInterrupt(t *testing.T, w *world) string {
 	}
 	return b.InterruptID
 }
+
+// TestASquattedPairLocksNoOneOut: evilcorp registers acme's app and workspace (their ids are
+// not secret) with a secret of its own before acme does, and again after. acme's correctly
+// signed clicks decide acme's interrupt all the same; evilcorp's, signed with its secret and
+// naming acme's buttons, decide nothing of acme's. Before pairs were shared, the first tenant
+// to register a pair owned it: acme's registration answered 409 and its clicks 401.
+func TestASquattedPairLocksNoOneOut(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h, log := hosttest.MemHost(t, func(s *hosttest.Setup) { s.Env.Now = time.Now })
+	secrets := inmem.NewSecrets()
+	apps := &slackapp.Integrations{Store: log, Secrets: webhook.NewCache(secrets, nil)}
+	evil := interrupt.Principal{Subject: "admin", Tenant: "evilcorp"}
+	squat := slackapp.Request{AppID: "A0001", TeamID: "T0001", SigningSecret: otherSecret}
+	if _, _, err := apps.Put(ctx, evil, squat); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := apps.Put(ctx, hosttest.Who("admin"), slackapp.Request{AppID: "A0001", TeamID: "T0001", SigningSecret: secret}); err != nil {
+		t.Fatalf("the owner registering a pair another tenant registered first: %v", err)
+	}
+	if _, _, err := apps.Put(ctx, evil, squat); err != nil {
+		t.Fatal(err)
+	}
+	dir := &contacts.Directory{Store: log}
+	for _, p := range []interrupt.Principal{hosttest.Who("admin"), evil} {
+		if _, _, err := dir.Put(ctx, p, contacts.KindPrincipal, "alice", contacts.Request{Slack: "U0ALICE"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	payload := `{"kind":"approval","key":"k","data":{"artifactId":"inv-1","artifactType":"invoice","title":"Pay","actions":["accept","reject"],"approversList":["alice"]}}`
+	view, _, err := h.RequestInterrupt(ctx, hosttest.Who("engine"), "run-1", host.Request{NodeID: "approve", Payload: json.RawMessage(payload)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	buttons, err := slackapp.DecisionButtons(ctx, hosttest.Keys, slackapp.Button{Tenant: "acme", RunID: "run-1", InterruptID: view.InterruptID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &world{h: h, log: log, r: newReceiver(t), value: map[string]string{}}
+	for _, b := range buttons {
+		btn := b.(*slack.ButtonBlockElement)
+		w.value[btn.ActionID] = btn.Value
+	}
+	w.x = &clicks.Interactions{
+		Host: h, Apps: log, Secrets: webhook.NewCache(secrets, nil), Keys: hosttest.Keys, Contacts: log,
+		Poster: outbound.NewHTTPClient(true), AllowPrivate: true, SlackAPI: w.r.srv.URL + "/api",
+	}
+	now := time.Now()
+	accept := w.value[slackapp.ActionAccept]
+	if ans, err := w.click(t, "A0001", "T0001", "U0ALICE", slackapp.ActionAccept, accept, otherSecret, now); err != nil || ans.Outcome != clicks.OutcomeRefused {
+		t.Errorf("evilcorp's click on acme's button: %+v %v", ans, err)
+	}
+	if n := w.commits(t); n != 1 {
+		t.Fatalf("evilcorp's click wrote: %d commits", n)
+	}
+	if ans, err := w.click(t, "A0001", "T0001", "U0ALICE", slackapp.ActionAccept, accept, secret, now); err != nil || ans.Outcome != clicks.OutcomeRecorded {
+		t.Fatalf("acme's click: %+v %v", ans, err)
+	}
+	o, err := h.InterruptOutcome(ctx, hosttest.Who("engine"), "run-1", view.InterruptID)
+	if err != nil || o.Status != interrupt.StatusResolved || o.ResolvedBy != "alice" {
+		t.Errorf("after acme's click: %+v %v", o, err)
+	}
+}

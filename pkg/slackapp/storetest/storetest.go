@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -31,8 +32,8 @@ func Exercise(t *testing.T, open func(t *testing.T) slackapp.Store) {
 		if got, err := st.SlackApp(ctx, "acme"); err != nil || got != a {
 			t.Fatalf("read %+v %v, want %+v", got, err, a)
 		}
-		if got, err := st.SlackTenant(ctx, "A0001", "T0001"); err != nil || got != "acme" {
-			t.Fatalf("tenant of the pair: %q %v", got, err)
+		if got, err := st.SlackTenants(ctx, "A0001", "T0001"); err != nil || !slices.Equal(got, []string{"acme"}) {
+			t.Fatalf("tenants of the pair: %q %v", got, err)
 		}
 		b := app("acme", "A0002", "T0001")
 		if created, err := st.PutSlackApp(ctx, b); err != nil || created {
@@ -41,8 +42,8 @@ func Exercise(t *testing.T, open func(t *testing.T) slackapp.Store) {
 		if got, err := st.SlackApp(ctx, "acme"); err != nil || got != b {
 			t.Fatalf("read after replace %+v %v, want %+v (a bot token left out is gone)", got, err, b)
 		}
-		if _, err := st.SlackTenant(ctx, "A0001", "T0001"); !errors.Is(err, slackapp.ErrNotFound) {
-			t.Errorf("the replaced pair: %v, want ErrNotFound", err)
+		if got, err := st.SlackTenants(ctx, "A0001", "T0001"); err != nil || len(got) != 0 {
+			t.Errorf("the replaced pair lists %q %v, want none", got, err)
 		}
 		if err := st.DeleteSlackApp(ctx, "acme"); err != nil {
 			t.Fatal(err)
@@ -50,47 +51,51 @@ func Exercise(t *testing.T, open func(t *testing.T) slackapp.Store) {
 		if _, err := st.SlackApp(ctx, "acme"); !errors.Is(err, slackapp.ErrNotFound) {
 			t.Errorf("read after delete: %v", err)
 		}
-		if _, err := st.SlackTenant(ctx, "A0002", "T0001"); !errors.Is(err, slackapp.ErrNotFound) {
-			t.Errorf("the deleted app's pair: %v", err)
+		if got, err := st.SlackTenants(ctx, "A0002", "T0001"); err != nil || len(got) != 0 {
+			t.Errorf("the deleted app's pair lists %q %v", got, err)
 		}
 		if err := st.DeleteSlackApp(ctx, "acme"); !errors.Is(err, slackapp.ErrNotFound) {
 			t.Errorf("delete again: %v, want ErrNotFound", err)
 		}
 	})
-	t.Run("one pair, one tenant", func(t *testing.T) {
+	t.Run("a pair is no one's: every tenant that registered it is listed", func(t *testing.T) {
 		t.Parallel()
 		st := open(t)
-		if _, err := st.PutSlackApp(ctx, app("acme", "A0001", "T0001")); err != nil {
-			t.Fatal(err)
+		for _, tenant := range []string{"evilcorp", "acme"} {
+			if _, err := st.PutSlackApp(ctx, app(tenant, "A0001", "T0001")); err != nil {
+				t.Fatalf("%s: %v", tenant, err)
+			}
 		}
-		if _, err := st.PutSlackApp(ctx, app("evilcorp", "A0001", "T0001")); !errors.Is(err, slackapp.ErrTaken) {
-			t.Fatalf("another tenant's pair: %v, want ErrTaken", err)
-		}
-		if _, err := st.SlackApp(ctx, "evilcorp"); !errors.Is(err, slackapp.ErrNotFound) {
-			t.Errorf("the refused put wrote the tenant's app: %v", err)
-		}
-		if got, _ := st.SlackTenant(ctx, "A0001", "T0001"); got != "acme" {
-			t.Errorf("the pair is %q's now", got)
+		if got, err := st.SlackTenants(ctx, "A0001", "T0001"); err != nil || !slices.Equal(got, []string{"acme", "evilcorp"}) {
+			t.Errorf("tenants of the pair: %q %v", got, err)
 		}
 		// The same app in another workspace is another pair.
-		if _, err := st.PutSlackApp(ctx, app("evilcorp", "A0001", "T0002")); err != nil {
-			t.Errorf("the app in another workspace: %v", err)
+		if got, _ := st.SlackTenants(ctx, "A0001", "T0002"); len(got) != 0 {
+			t.Errorf("another workspace lists %q", got)
 		}
-		// A pair given up is anyone's.
-		if _, err := st.PutSlackApp(ctx, app("acme", "A0009", "T0001")); err != nil {
+		// A tenant that gives the pair up leaves the others listed.
+		if _, err := st.PutSlackApp(ctx, app("evilcorp", "A0009", "T0001")); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := st.PutSlackApp(ctx, app("evilcorp", "A0001", "T0001")); err != nil {
-			t.Errorf("a pair its tenant gave up: %v", err)
+		if got, _ := st.SlackTenants(ctx, "A0001", "T0001"); !slices.Equal(got, []string{"acme"}) {
+			t.Errorf("after evilcorp moved: %q", got)
+		}
+		if err := st.DeleteSlackApp(ctx, "acme"); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := st.SlackTenants(ctx, "A0001", "T0001"); len(got) != 0 {
+			t.Errorf("after acme's app went: %q", got)
 		}
 	})
-	t.Run("concurrent claims of one pair: one tenant wins", func(t *testing.T) {
+	t.Run("concurrent registrations of one pair: each tenant listed", func(t *testing.T) {
 		t.Parallel()
 		st := open(t)
 		const n = 6
 		errs := make([]error, n)
+		var want []string
 		var wg sync.WaitGroup
 		for i := range n {
+			want = append(want, fmt.Sprintf("tenant%d", i))
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -98,20 +103,11 @@ func Exercise(t *testing.T, open func(t *testing.T) slackapp.Store) {
 			}()
 		}
 		wg.Wait()
-		won := 0
-		for i, err := range errs {
-			switch {
-			case err == nil:
-				won++
-				if got, _ := st.SlackTenant(ctx, "A0001", "T0001"); got != fmt.Sprintf("tenant%d", i) {
-					t.Errorf("tenant%d won, the pair is %q's", i, got)
-				}
-			case !errors.Is(err, slackapp.ErrTaken):
-				t.Errorf("tenant%d: %v", i, err)
-			}
+		if err := errors.Join(errs...); err != nil {
+			t.Fatal(err)
 		}
-		if won != 1 {
-			t.Errorf("%d tenants hold the pair", won)
+		if got, err := st.SlackTenants(ctx, "A0001", "T0001"); err != nil || !slices.Equal(got, want) {
+			t.Errorf("tenants %q %v, want %q", got, err, want)
 		}
 	})
 }
