@@ -45,10 +45,10 @@ type Store struct {
 	assigned map[[2]string]map[string]runlog.Assignment
 	// contacts are each tenant's contacts (contacts.Store)
 	contacts map[string]map[contacts.Key]contacts.Contact
-	// slackApps are each tenant's Slack app, slackPairs the tenant each app and workspace pair
-	// is (slackapp.Store)
+	// slackApps are each tenant's Slack app, slackPairs the tenants that registered each app
+	// and workspace pair.
 	slackApps  map[string]slackapp.App
-	slackPairs map[[2]string]string
+	slackPairs map[[2]string]map[string]bool
 	// appends counts the commits written, for tests that assert nothing was.
 	appends int
 }

@@ -98,16 +98,21 @@ func cached(ctx context.Context, e *app.Env, env string, now func() time.Time) (
 // SignIn is the approval page's sign-in with the identity provider OIDC_ISSUER names (the HTTP
 // API's JwtIssuer) for the app client OIDC_CLIENT_ID, coming back to the public base's
 // /signin/callback (apigw.Options.PublicBaseURL, else the request's domain); the keyring signs
-// its cookies.
+// its cookies, and the sessions' records are kept in the table, so that a sign-out on the page
+// ends the session on the console too (both functions build their sign-in here).
 func SignIn(ctx context.Context, e *app.Env) (*signin.Flow, error) {
 	keys, err := Keys(ctx, e)
+	if err != nil {
+		return nil, err
+	}
+	table, err := e.Table(ctx)
 	if err != nil {
 		return nil, err
 	}
 	o := e.Options
 	return signin.New(signin.Config{
 		Issuer: os.Getenv(environ.EnvOIDCIssuer), ClientID: os.Getenv(environ.EnvOIDCClientID),
-		Keys: keys, TenantClaim: o.TenantClaim, GroupsClaim: o.GroupsClaim, RolesClaim: o.RolesClaim,
+		Keys: keys, Sessions: table, TenantClaim: o.TenantClaim, GroupsClaim: o.GroupsClaim, RolesClaim: o.RolesClaim,
 		PrincipalClaim: o.PrincipalClaim,
 	})
 }
@@ -124,7 +129,7 @@ func SlackApps(ctx context.Context, e *app.Env) (*slackapp.Integrations, error) 
 	if err != nil {
 		return nil, err
 	}
-	return &slackapp.Integrations{Store: table, Secrets: sec}, nil
+	return &slackapp.Integrations{Store: table, Secrets: sec, Log: environ.Logger()}, nil
 }
 
 // SlackClicks serve the Slack apps' clicks: verified with the apps' secrets, their buttons'
