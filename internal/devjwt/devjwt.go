@@ -49,19 +49,19 @@ const EngineClientID = "interrupt-host-local-engine"
 // may decide").
 const MailerClientID = "interrupt-host-local-mailer"
 
-// MCPClientID is the local stack's public app client for MCP clients: the authorization code
-// grant with PKCE and no secret, any loopback redirect URI (an MCP client listens on a port of
-// its own), the MCP endpoint's scopes; its access tokens name it in client_id, as a Cognito
-// public client's do.
+// MCPClientID is the local stack's public app client for MCP clients, the agents' sign-in:
+// the authorization code grant with PKCE and no secret, any loopback redirect URI (an MCP
+// client listens on a port of its own), the agents' scope alone; its access tokens name it in
+// client_id, as a Cognito public client's do. It is the template's AgentsClientId, not one of
+// JwtAudience: its tokens open the MCP endpoint and no other route.
 const MCPClientID = "interrupt-host-local-mcp"
 
-// MCPScopes are the scopes MCPClientID may be granted: the MCP endpoint's.
-var MCPScopes = []string{"interrupts:write", "runs:read"}
+// MCPScopes are the scopes MCPClientID may be granted: the agents' (interrupt.ScopeAgentsAsk).
+var MCPScopes = []string{"agents:ask"}
 
 // Audiences is what the local stack passes as the template's JwtAudience parameter: the
-// approval page's app client first (the page signs in with it), then the machine clients and
-// the MCP clients' public client.
-const Audiences = Audience + "," + EngineClientID + "," + MailerClientID + "," + MCPClientID
+// approval page's app client first (the page signs in with it), then the machine clients.
+const Audiences = Audience + "," + EngineClientID + "," + MailerClientID
 
 // IssuerAt is the issuer of the gateway served at gatewayURL: what the stack passes as the
 // template's JwtIssuer.

@@ -82,7 +82,7 @@ func templateRoutes(t *testing.T) []string {
 // builds it, with the template read independently.
 func TestRouteTableMatchesTheTemplate(t *testing.T) {
 	r, tmpl := root(t), load(t)
-	overrides := map[string]string{"JwtIssuer": devjwt.IssuerAt(devjwt.GatewayURL), "JwtAudience": devjwt.Audiences, "AWS::StackName": "t"}
+	overrides := map[string]string{"JwtIssuer": devjwt.IssuerAt(devjwt.GatewayURL), "JwtAudience": devjwt.Audiences, "AgentsClientId": devjwt.MCPClientID, "AWS::StackName": "t"}
 	gw, err := gateway.FromTemplate(tmpl, filepath.Join(t.TempDir(), "functions"), gateway.Options{
 		Root:         r,
 		URL:          devjwt.GatewayURL,

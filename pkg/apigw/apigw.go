@@ -73,6 +73,10 @@ type Options struct {
 	// McpAllowedOrigins), each an origin or one ending ":*" for any port; one carrying any other
 	// is refused. A request without Origin (every client but a browser's) is not checked.
 	MCPOrigins []string
+	// AgentsClient is the app client of the agents' sign-in (the template's AgentsClientId): a
+	// token it was issued to holds at most interrupt.ScopeAgentsAsk, whatever else it names,
+	// and opens no route but the MCP endpoint. Empty: no token is the agents'.
+	AgentsClient string
 	// OperatorRole is the role claim that opens the console (the template's OperatorRole);
 	// "operator" when empty.
 	OperatorRole string
@@ -236,11 +240,26 @@ func (a *API) authenticate(req events.APIGatewayV2HTTPRequest, scopes []string) 
 	if len(granted) == 0 {
 		granted = strings.Fields(jwt.Claims["scope"])
 	}
+	if a.opts.agents(c) {
+		return p, interrupt.Errorf(interrupt.CodeForbidden, "a token of the agents' sign-in (app client %s) opens only the MCP endpoint, /mcp", a.opts.AgentsClient)
+	}
 	p, err = a.principalOf(c, granted)
 	if err == nil && !slices.ContainsFunc(scopes, p.Holds) {
 		err = interrupt.Errorf(interrupt.CodeForbidden, "this operation needs scope %s", strings.Join(scopes, " or "))
 	}
 	return p, err
+}
+
+// agents reports whether verified claims c are of a token the agents' client was issued: its
+// client_id (Cognito's access tokens), else one of its audiences, names AgentsClient.
+func (o Options) agents(c claims) bool {
+	if o.AgentsClient == "" {
+		return false
+	}
+	if id := c.Text("client_id"); id != "" {
+		return id == o.AgentsClient
+	}
+	return slices.Contains(c.Names("aud"), o.AgentsClient)
 }
 
 // principalOf is the caller of verified claims granting scopes granted: the authorizer's

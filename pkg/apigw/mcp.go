@@ -29,9 +29,9 @@ type ToolServer interface {
 	ServeMCP(w http.ResponseWriter, r *http.Request, p interrupt.Principal, base string)
 }
 
-// mcpScopes open the MCP endpoint: either; each tool checks the one it needs (requests
-// interrupts:write, reads runs:read).
-var mcpScopes = []string{ScopeInterruptsWrite, ScopeRunsRead}
+// mcpScopes open the MCP endpoint: any one; each tool checks the one it needs (an engine's
+// requests interrupts:write, its reads runs:read; a person's agents:ask, as themself).
+var mcpScopes = []string{ScopeInterruptsWrite, ScopeRunsRead, interrupt.ScopeAgentsAsk}
 
 // TokenVerifier verifies a bearer token as the gateway's JWT authorizer does (pkg/bearer), for
 // the MCP endpoint, whose route has no authorizer: API Gateway's own 401 cannot name the
@@ -132,6 +132,9 @@ func (a *API) mcpCaller(ctx context.Context, req events.APIGatewayV2HTTPRequest)
 		return interrupt.Principal{}, interrupt.Errorf(interrupt.CodeUnauthorized, "the JWT carries no %s claim (a string), which names the caller here (PrincipalClaim)", a.opts.PrincipalClaim)
 	}
 	p, err := a.principalOf(c, granted)
+	if a.opts.agents(c) {
+		p.Scopes = slices.DeleteFunc(p.Scopes, func(s string) bool { return s != interrupt.ScopeAgentsAsk })
+	}
 	if err == nil && !slices.ContainsFunc(mcpScopes, p.Holds) {
 		err = fmt.Errorf("%w%w", interrupt.Errorf(interrupt.CodeForbidden, "the MCP endpoint needs scope %s", strings.Join(mcpScopes, " or ")), errInsufficientScope)
 	}
@@ -224,14 +227,11 @@ func (a *API) protectedResource(_ context.Context, c *call) (reply, error) {
 	}{base + mcpPath, []string{a.opts.Issuer}, a.issuedScopes(), []string{"header"}, "Interrupt host"}}, nil
 }
 
-// issuedScopes are the MCP endpoint's scopes as the identity provider issues them: with the
-// deployment's prefix (a Cognito resource server's identifier), which a client asks for.
+// issuedScopes are the scopes an MCP client signing a person in asks for, as the identity
+// provider issues them (with the deployment's prefix, a Cognito resource server's identifier):
+// the agents' one. An engine's token (client credentials) is not asked for here.
 func (a *API) issuedScopes() []string {
-	out := make([]string, len(mcpScopes))
-	for i, s := range mcpScopes {
-		out[i] = a.opts.ScopePrefix + s
-	}
-	return out
+	return []string{a.opts.ScopePrefix + interrupt.ScopeAgentsAsk}
 }
 
 // mcpCrash is what an MCP request answers whose adapter panicked (a tool's panic is its own

@@ -126,18 +126,54 @@ func TestTheMCPEndpointVerifiesItsTokens(t *testing.T) {
 			t.Errorf("%s: %d, WWW-Authenticate %q", name, r.Status, www)
 		}
 	}
-	r := post(token(issuerKey(), devjwt.Claims{"scope": "approvals:respond"}))
-	if www := r.Headers["WWW-Authenticate"]; r.Status != http.StatusForbidden || !strings.Contains(www, `error="insufficient_scope"`) || !strings.Contains(www, `scope="interrupts:write runs:read"`) {
-		t.Errorf("without the scopes: %d, WWW-Authenticate %q", r.Status, www)
+	for name, authorization := range map[string]string{
+		"another route's scope": token(issuerKey(), devjwt.Claims{"scope": "approvals:respond"}),
+		// The agents' client's tokens hold its scope and no other, whatever they name.
+		"the agents' client with an engine's scopes": token(issuerKey(), devjwt.Claims{"aud": nil, "client_id": devjwt.MCPClientID}),
+	} {
+		r := post(authorization)
+		if www := r.Headers["WWW-Authenticate"]; r.Status != http.StatusForbidden || !strings.Contains(www, `error="insufficient_scope"`) || !strings.Contains(www, `scope="agents:ask"`) {
+			t.Errorf("%s: %d, WWW-Authenticate %q", name, r.Status, www)
+		}
 	}
 	for name, authorization := range map[string]string{
 		"a valid token":                     token(issuerKey(), nil),
 		"client_id, no aud (Cognito's)":     token(issuerKey(), devjwt.Claims{"aud": nil, "client_id": devjwt.Audience}),
 		"an audience among several":         token(issuerKey(), devjwt.Claims{"aud": []string{"x", devjwt.Audience}}),
 		"the token bare, as the authorizer": strings.TrimPrefix(token(issuerKey(), nil), "Bearer "),
+		"the agents' client":                token(issuerKey(), devjwt.Claims{"aud": nil, "client_id": devjwt.MCPClientID, "scope": "agents:ask"}),
 	} {
 		if r := post(authorization); r.Status != http.StatusOK {
 			t.Errorf("%s: %d %s", name, r.Status, r.Body)
 		}
+	}
+}
+
+// TestTheAgentsSignInOpensOnlyMCP: a token the agents' client was issued opens no REST route,
+// whatever scopes it names (the gateway's authorizer refuses its audience; each function checks
+// again): minting a callback token for an engine's wait, ending a run and requesting over REST
+// are refused and write nothing.
+func TestTheAgentsSignInOpensOnlyMCP(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	if r := s.request(t, engine, "pay-1", "wait", `{"kind":"external-event","key":"k","data":{"eventType":"payment_intent.succeeded","correlation":"order-7"}}`); r.Status != http.StatusCreated {
+		t.Fatalf("%d %s", r.Status, r.Body)
+	}
+	mallory := caller{"mallory", "acme", []string{apigw.ScopeInterruptsWrite, apigw.ScopeRunsRead, "agents:ask"}}
+	agents := map[string]any{"client_id": devjwt.MCPClientID}
+	before := s.items(t)
+	for _, c := range []struct{ function, route, body string }{
+		{"mint-token", "POST /runs/{runId}/interrupts/{nodeId}/tokens", `{"intent":"resolve"}`},
+		{"end-run", "POST /runs/{runId}/cancel", `{"reason":"mine now"}`},
+		{"request-interrupt", "POST /runs/{runId}/interrupts", `{"nodeId":"n2","payload":{"kind":"approval","key":"k2","data":{"artifactId":"a","artifactType":"t","title":"x","actions":["accept"]}}}`},
+		{"get-run", "GET /runs/{runId}", ""},
+	} {
+		r := invoke(t, s.fn(c.function), call{who: &mallory, claims: agents, route: c.route, params: map[string]string{"runId": "pay-1", "nodeId": "wait"}, body: c.body})
+		if r.Status != http.StatusForbidden || !strings.Contains(string(r.Body), "opens only the MCP endpoint") {
+			t.Errorf("%s: %d %s", c.route, r.Status, r.Body)
+		}
+	}
+	if after := s.items(t); after != before {
+		t.Errorf("refused calls wrote: %s, then %s", before, after)
 	}
 }

@@ -228,7 +228,7 @@ func buildWith(st stores, c *testclock.Clock, keys token.Keys, configure func(*h
 			Poster: outbound.NewHTTPClient(true), AllowPrivate: true,
 		},
 	}
-	api := apigw.New(slog.New(slog.NewJSONHandler(io.Discard, nil)), apigw.Options{Discovery: host.DiscoveryOf(cfg), Metrics: meter, Issuer: testIssuer})
+	api := apigw.New(slog.New(slog.NewJSONHandler(io.Discard, nil)), apigw.Options{Discovery: host.DiscoveryOf(cfg), Metrics: meter, Issuer: testIssuer, AgentsClient: devjwt.MCPClientID})
 	return &stack{api: api, services: services, host: h, subs: subs, log: st.log, clock: c, metrics: &buf}, nil
 }
 
@@ -540,7 +540,7 @@ func TestMain(m *testing.M) {
 // mustVerifier verifies the tokens authorize signs, as the MCP function's verifier does the
 // identity provider's.
 func mustVerifier() *bearer.Verifier {
-	v, err := bearer.New(bearerIssuer(), []string{devjwt.Audience}, nil, nil)
+	v, err := bearer.New(bearerIssuer(), []string{devjwt.Audience, devjwt.MCPClientID}, nil, nil)
 	if err != nil {
 		panic(err)
 	}

@@ -84,6 +84,9 @@ const (
 	EnvMCPOrigins = "MCP_ALLOWED_ORIGINS"
 	// EnvOperatorRole is the role claim that opens the console.
 	EnvOperatorRole = "OPERATOR_ROLE"
+	// EnvAgentsClient is the app client of the agents' sign-in (the template's AgentsClientId):
+	// its tokens open only the MCP endpoint, which takes them beside JWT_AUDIENCES' own.
+	EnvAgentsClient = "AGENTS_CLIENT_ID"
 	// EnvRedriveSegments is how many segments redrive-stream's Scan of the table reads at once.
 	EnvRedriveSegments = "REDRIVE_SCAN_SEGMENTS"
 )
@@ -160,7 +163,7 @@ func claims() (apigw.Options, error) {
 	}
 	return apigw.Options{
 		PrincipalClaim: principal, TenantClaim: os.Getenv(EnvTenantClaim), ScopePrefix: os.Getenv(EnvScopePrefix),
-		GroupsClaim: os.Getenv(EnvGroupsClaim), RolesClaim: os.Getenv(EnvRolesClaim),
+		GroupsClaim: os.Getenv(EnvGroupsClaim), RolesClaim: os.Getenv(EnvRolesClaim), AgentsClient: os.Getenv(EnvAgentsClient),
 	}, nil
 }
 
@@ -255,8 +258,13 @@ func AllowPrivateTargets() (bool, error) {
 }
 
 // TokenIssuer is the issuer of the JWTs the API takes, and the app clients they may be for
-// (OIDC_ISSUER and JWT_AUDIENCES: the template's JwtIssuer and JwtAudience), for the function
-// that verifies tokens itself (mcp, with package bearer).
+// (OIDC_ISSUER and JWT_AUDIENCES: the template's JwtIssuer and JwtAudience, and the agents'
+// client, AGENTS_CLIENT_ID, when there is one), for the function that verifies tokens itself
+// (mcp, with package bearer).
 func TokenIssuer() (issuer string, audiences []string) {
-	return os.Getenv(EnvOIDCIssuer), list(os.Getenv(EnvJwtAudiences))
+	audiences = list(os.Getenv(EnvJwtAudiences))
+	if agents := os.Getenv(EnvAgentsClient); agents != "" {
+		audiences = append(audiences, agents)
+	}
+	return os.Getenv(EnvOIDCIssuer), audiences
 }

@@ -21,6 +21,16 @@ func (r RunEnd) atSeq(seq int64) RunEnd { r.Seq = seq; return r }
 // same way twice answers the first end and appends nothing; ending it the other way is a
 // conflict.
 func (h *Host) EndRun(ctx context.Context, p interrupt.Principal, runID string, end interrupt.RunStatus, reason string) (RunEnd, error) {
+	return h.endRun(ctx, p, runID, end, reason, false)
+}
+
+// EndOwnRun is EndRun for a caller that may end only a run it began (Request.OwnRun): a person
+// signed in through the agents' client ends the runs it asked in, and no other.
+func (h *Host) EndOwnRun(ctx context.Context, p interrupt.Principal, runID string, end interrupt.RunStatus, reason string) (RunEnd, error) {
+	return h.endRun(ctx, p, runID, end, reason, true)
+}
+
+func (h *Host) endRun(ctx context.Context, p interrupt.Principal, runID string, end interrupt.RunStatus, reason string, own bool) (RunEnd, error) {
 	eventType := map[interrupt.RunStatus]string{interrupt.RunCancelled: interrupt.EventRunCancelled, interrupt.RunCompleted: interrupt.EventRunCompleted}[end]
 	if eventType == "" {
 		return RunEnd{}, interrupt.Errorf(interrupt.CodeValidation, "a run ends cancelled or completed")
@@ -33,6 +43,9 @@ func (h *Host) EndRun(ctx context.Context, p interrupt.Principal, runID string, 
 		return RunEnd{}, interrupt.Errorf(interrupt.CodeNotFound, "no run %s", runID)
 	}
 	return commit(ctx, h, k, st, p.Voter(), func(st *runlog.State) (decision[RunEnd], error) {
+		if own && st.Author() != p.Voter() {
+			return decision[RunEnd]{}, errNotYourRun(runID)
+		}
 		switch st.Ended {
 		case end:
 			return decision[RunEnd]{answer: RunEnd{RunID: runID, Status: end, Seq: st.EndedSeq}}, nil

@@ -25,6 +25,9 @@ type Outcome struct {
 	// (the commit's author), "" for a run checkpointed before it was kept.
 	ResumeValue json.RawMessage
 	ResolvedBy  string
+	// RequestedBy is who requested it (runlog.Interrupt.RequestedBy): a caller that reads only
+	// what it asked (a person through the agents' client) reads no other outcome.
+	RequestedBy string
 	// Votes are an approval's counted votes, in order (runlog.Interrupt.CountedVotes).
 	Votes []interrupt.Vote
 	// DecidedAt is when it was resolved (zero while it is not).
@@ -61,7 +64,7 @@ func (h *Host) outcome(ctx context.Context, p interrupt.Principal, runID, interr
 	}
 	o := Outcome{
 		RunID: runID, NodeID: in.NodeID, InterruptID: in.ID, Kind: in.Payload.Kind, Status: in.StatusAt(h.now()),
-		RunEnded: st.Ended, ResumeValue: in.ResumeValue, ResolvedBy: in.Decider(), Votes: in.CountedVotes(),
+		RunEnded: st.Ended, ResumeValue: in.ResumeValue, ResolvedBy: in.Decider(), RequestedBy: in.RequestedBy, Votes: in.CountedVotes(),
 		DecidedAt: in.DecidedAt(), ApprovedCall: in.ApprovedCall(), Redeemed: st.Redeemed(in.ID),
 	}
 	return o, in, nil

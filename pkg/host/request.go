@@ -33,6 +33,10 @@ type Request struct {
 	FollowUp interrupt.FollowUp
 	// ToolCall, when set, is the call an approval asks people to allow (interrupt.ToolCall).
 	ToolCall *interrupt.ToolCall
+	// OwnRun asks only in a run the caller began (runlog.State.Author), or a new one: a person
+	// signed in through the agents' client asks as themself, and another's run, its interrupts
+	// and their answers are not theirs to add to or read (docs/design.md, "Who may do what").
+	OwnRun bool
 }
 
 // InterruptView is the answer of request-interrupt: the interrupt as it stands.
@@ -47,9 +51,11 @@ type InterruptView struct {
 	Seq         int64            `json:"seq"`
 	Tokens      []TokenView      `json:"tokens"`
 	// SamePayload is set on a replay (the key named an interrupt already): whether the payload
-	// sent is the one first requested, as JSON values (member order and spacing aside). The
-	// replay answers the first either way; false says the engine sent another request under
-	// the key, which it should hear of.
+	// sent is the one first requested, as JSON values (member order and spacing aside), and
+	// its toolCall the call first asked (interrupt.SameCall: the arguments compared in their
+	// canonical form, so members reordered are the same call; another name, other arguments,
+	// a call added or left out is another request). The replay answers the first either way;
+	// false says the engine sent another request under the key, which it should hear of.
 	SamePayload *bool `json:"samePayload,omitempty"`
 }
 
@@ -149,6 +155,9 @@ func (h *Host) request(ctx context.Context, p interrupt.Principal, runID string,
 	source := sync.OnceValues(func() (string, error) { return h.sourceOf(ctx, p.Tenant, req.Endpoint) })
 	res, err := commit(ctx, h, k, st, p.Voter(), func(st *runlog.State) (decision[requested], error) {
 		now := h.now()
+		if req.OwnRun && st.Exists() && st.Author() != p.Voter() {
+			return decision[requested]{}, errNotYourRun(runID)
+		}
 		if prior := st.ByKey(payload.Key); prior != nil {
 			if prior.NodeID != req.NodeID || prior.Payload.Kind != payload.Kind {
 				return decision[requested]{}, interrupt.Errorf(interrupt.CodeKeyReused,
@@ -156,7 +165,7 @@ func (h *Host) request(ctx context.Context, p interrupt.Principal, runID string,
 					payload.Key, prior.ID, article(string(prior.Payload.Kind)), prior.Payload.Kind, prior.NodeID)
 			}
 			view := h.view(runID, prior, now)
-			same := sameJSON(prior.Raw, req.Payload)
+			same := sameJSON(prior.Raw, req.Payload) && interrupt.SameCall(prior.ToolCall, req.ToolCall)
 			view.SamePayload = &same
 			return decision[requested]{answer: requested{view: view}}, nil
 		}
@@ -351,4 +360,10 @@ func article(word string) string {
 		return "an"
 	}
 	return "a"
+}
+
+// errNotYourRun refuses a caller that may act only in runs it began (Request.OwnRun) a run
+// another began: forbidden, saying no more of the run than that it is not the caller's.
+func errNotYourRun(runID string) error {
+	return interrupt.Errorf(interrupt.CodeForbidden, "run %s was begun by someone else: you may ask only in a run you began, or a new one", runID)
 }

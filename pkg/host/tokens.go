@@ -66,6 +66,16 @@ func (t *Tokens) PendingInterrupts(ctx context.Context, p interrupt.Principal, a
 	return t.h.PendingInterrupts(ctx, p, after, limit)
 }
 
+// EndRun and EndOwnRun are the host's, for the MCP endpoint's end_run, as PendingInterrupts.
+func (t *Tokens) EndRun(ctx context.Context, p interrupt.Principal, runID string, end interrupt.RunStatus, reason string) (RunEnd, error) {
+	return t.h.EndRun(ctx, p, runID, end, reason)
+}
+
+// EndOwnRun is Host.EndOwnRun (EndRun).
+func (t *Tokens) EndOwnRun(ctx context.Context, p interrupt.Principal, runID string, end interrupt.RunStatus, reason string) (RunEnd, error) {
+	return t.h.EndOwnRun(ctx, p, runID, end, reason)
+}
+
 // Host is the host the tokens are of.
 func (t *Tokens) Host() *Host { return t.h }
 

@@ -213,6 +213,11 @@ const (
 	// ScopeTokensDelegate lets trusted tooling (a team's own mailer) mint tokens that decide as
 	// a named person, and receive them in subscription deliveries.
 	ScopeTokensDelegate = "tokens:delegate"
+	// ScopeAgentsAsk is the one scope of the agents' sign-in (a person through the MCP clients'
+	// app client): it opens the MCP endpoint alone, where its holder asks people as themself, in
+	// runs it began, and reads what it asked; no REST route takes it (docs/operations.md,
+	// "Who may do what").
+	ScopeAgentsAsk = "agents:ask"
 )
 
 // Holds reports whether the caller's credentials grant scope.

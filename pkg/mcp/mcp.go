@@ -30,11 +30,15 @@ import (
 // Host is what the tools call: the host's own operations, as the API's routes call them.
 type Host interface {
 	RequestInterrupt(ctx context.Context, p interrupt.Principal, runID string, req host.Request) (host.InterruptView, bool, error)
+	EndRun(ctx context.Context, p interrupt.Principal, runID string, end interrupt.RunStatus, reason string) (host.RunEnd, error)
+	EndOwnRun(ctx context.Context, p interrupt.Principal, runID string, end interrupt.RunStatus, reason string) (host.RunEnd, error)
 	InterruptOutcome(ctx context.Context, p interrupt.Principal, runID, interruptID string) (host.Outcome, error)
 	PendingInterrupts(ctx context.Context, p interrupt.Principal, after string, limit int) (host.PendingPage, error)
 }
 
-// The scopes the tools need: the API's own for the same operations.
+// The scopes the tools need: the API's own for the same operations, which an engine's token
+// holds (an agent running as a service). A person signed in through the agents' client holds
+// interrupt.ScopeAgentsAsk instead, which every tool takes as asking as themself (caller.self).
 const (
 	scopeInterruptsWrite = "interrupts:write"
 	scopeRunsRead        = "runs:read"
@@ -96,6 +100,8 @@ func New(h Host, opts Options) *Server {
 	addTool(srv, s, &sdk.Tool{Name: "ask_question", Description: askQuestionDoc, Annotations: asks}, s.askQuestion)
 	addTool(srv, s, &sdk.Tool{Name: "get_outcome", Description: getOutcomeDoc, Annotations: reads}, s.getOutcome)
 	addTool(srv, s, &sdk.Tool{Name: "list_pending", Description: listPendingDoc, Annotations: reads}, s.listPending)
+	ends := &sdk.ToolAnnotations{IdempotentHint: true, DestructiveHint: new(true), OpenWorldHint: new(false)}
+	addTool(srv, s, &sdk.Tool{Name: "end_run", Description: endRunDoc, Annotations: ends}, s.endRun)
 	srv.AddReceivingMiddleware(unserved)
 	s.handler = sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, &sdk.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
 	return s
@@ -126,9 +132,12 @@ func addTool[In, Out any](srv *sdk.Server, s *Server, t *sdk.Tool, h sdk.ToolHan
 }
 
 // caller is who calls, and where the approval page is: what the HTTP layer authenticated.
+// self is set for a caller that holds only the agents' scope: a person who asks as themself,
+// in runs they began, and reads only what they asked.
 type caller struct {
 	principal interrupt.Principal
 	base      string
+	self      bool
 }
 
 type callerKey struct{}
@@ -140,14 +149,18 @@ func (s *Server) ServeMCP(w http.ResponseWriter, r *http.Request, p interrupt.Pr
 	s.handler.ServeHTTP(w, r.WithContext(ctx))
 }
 
-// callerWith is the request's caller, who must hold scope.
+// callerWith is the request's caller, who must hold scope, else the agents' scope, which makes
+// it a caller that asks as itself (caller.self).
 func callerWith(ctx context.Context, scope string) (caller, error) {
 	c, ok := ctx.Value(callerKey{}).(caller)
-	if !ok {
+	switch {
+	case !ok:
 		return c, interrupt.Errorf(interrupt.CodeUnauthorized, "the request carries no authenticated caller")
-	}
-	if !c.principal.Holds(scope) {
-		return c, interrupt.Errorf(interrupt.CodeForbidden, "this tool needs scope %s", scope)
+	case c.principal.Holds(scope):
+	case c.principal.Holds(interrupt.ScopeAgentsAsk):
+		c.self = true
+	default:
+		return c, interrupt.Errorf(interrupt.CodeForbidden, "this tool needs scope %s or %s", scope, interrupt.ScopeAgentsAsk)
 	}
 	return c, nil
 }

@@ -35,6 +35,8 @@ type agent struct {
 var (
 	engine = agent{"agent-7", []string{"interrupts:write", "runs:read"}}
 	reader = agent{"dashboard", []string{"runs:read"}}
+	// person signed in through the agents' client: it asks as itself.
+	person = agent{"mallory", []string{"agents:ask"}}
 )
 
 const base = "https://approvals.example.com"
@@ -86,7 +88,7 @@ func TestTheToolsAreListed(t *testing.T) {
 		}
 	}
 	slices.Sort(names)
-	if want := []string{"ask_question", "get_outcome", "list_pending", "request_approval"}; !slices.Equal(names, want) {
+	if want := []string{"ask_question", "end_run", "get_outcome", "list_pending", "request_approval"}; !slices.Equal(names, want) {
 		t.Errorf("tools %v, want %v", names, want)
 	}
 }
@@ -219,7 +221,7 @@ func TestAnApprovedCall(t *testing.T) {
 		t.Errorf("rejected: %+v", out)
 	}
 	var refused mcp.Requested
-	bad := map[string]any{"title": "x", "toolCall": map[string]any{"name": "issue refund", "arguments": map[string]any{}}}
+	bad := map[string]any{"title": "x", "approvers": []string{"alice"}, "toolCall": map[string]any{"name": "issue refund", "arguments": map[string]any{}}}
 	if msg := call(t, cs, "request_approval", bad, &refused); !strings.Contains(msg, "/toolCall/name") {
 		t.Errorf("a name no tool has: %q", msg)
 	}
@@ -272,7 +274,12 @@ func TestRefusalsAreToolErrors(t *testing.T) {
 		want       string
 	}{
 		{"a quorum no list can reach", "request_approval", engine, map[string]any{"title": "x", "approvers": []string{"alice", "bob"}, "requiredApprovals": 3}, "validation_error"},
-		{"an action approvals lack", "request_approval", engine, map[string]any{"title": "x", "actions": []string{"shrug"}}, "/payload/data/actions/0"},
+		{"an action approvals lack", "request_approval", engine, map[string]any{"title": "x", "approvers": []string{"alice"}, "actions": []string{"shrug"}}, "/payload/data/actions/0"},
+		{"no one named to decide", "request_approval", engine, map[string]any{"title": "x"}, "validation_error: name who decides"},
+		{"empty lists of deciders", "request_approval", person, map[string]any{"title": "x", "approvers": []string{}, "approverGroups": []string{}}, "/approvers"},
+		{"a run that ends otherwise", "end_run", engine, map[string]any{"runId": "r1", "outcome": "expired"}, "/outcome"},
+		{"a reader ending a run", "end_run", reader, map[string]any{"runId": "r1"}, "forbidden: this tool needs scope interrupts:write"},
+		{"ending no run", "end_run", engine, map[string]any{"runId": "nope"}, "not_found"},
 		{"a run without a key", "request_approval", engine, map[string]any{"title": "x", "runId": "r1"}, "key is required with runId"},
 		{"a key that is no id", "ask_question", engine, map[string]any{"questions": []map[string]any{{"id": "q", "question": "?"}}, "runId": "r1", "key": "a key"}, "/key"},
 		{"no title", "request_approval", engine, map[string]any{"approvers": []string{"alice"}}, "title"},
@@ -320,6 +327,64 @@ func TestListPending(t *testing.T) {
 	if len(page.Interrupts) != 1 || page.Interrupts[0].InterruptID != asked.InterruptID || page.Interrupts[0].Title != "Deploy 4.2" ||
 		!slices.Equal(page.Interrupts[0].WaitingOn, []string{"group:ops"}) || page.Interrupts[0].URL != asked.URL {
 		t.Errorf("%+v", page)
+	}
+}
+
+// TestAPersonAsksAsThemself: a person signed in through the agents' client (only its scope)
+// asks in new runs and runs they began, reads what they asked and ends their own runs; another's
+// run, its interrupts and their outcomes are refused, and the refusals write nothing. An
+// engine's token, as an agent running as a service, ends any run of its tenant.
+func TestAPersonAsksAsThemself(t *testing.T) {
+	t.Parallel()
+	h, writes, url := serve(t)
+	ctx := context.Background()
+	engines := json.RawMessage(`{"kind":"approval","key":"pay","data":{"artifactId":"a","artifactType":"t","title":"An engine's","actions":["accept","reject"],"approversList":["alice"]}}`)
+	theirs, _, err := h.RequestInterrupt(ctx, hosttest.Who("agent-8"), "r-engine", host.Request{NodeID: "n", Payload: engines})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := connect(t, url, person)
+	var mine mcp.Requested
+	if msg := call(t, cs, "request_approval", map[string]any{"title": "Refund", "approvers": []string{"alice"}}, &mine); msg != "" || !mine.Created {
+		t.Fatalf("%+v %q", mine, msg)
+	}
+	var again mcp.Requested
+	if msg := call(t, cs, "ask_question", map[string]any{"questions": []map[string]any{{"id": "q", "question": "Which?"}}, "runId": mine.RunID, "key": "q"}, &again); msg != "" || !again.Created {
+		t.Errorf("asking again in the run they began: %+v %q", again, msg)
+	}
+	var out mcp.Outcome
+	if msg := call(t, cs, "get_outcome", map[string]any{"runId": mine.RunID, "interruptId": mine.InterruptID}, &out); msg != "" || out.Status != "pending" {
+		t.Errorf("their own outcome: %+v %q", out, msg)
+	}
+	refused := []struct {
+		name, tool string
+		args       map[string]any
+		want       string
+	}{
+		{"asking in an engine's run", "request_approval", map[string]any{"title": "x", "approvers": []string{"bob"}, "runId": "r-engine", "key": "mine"}, "forbidden: run r-engine was begun by someone else"},
+		{"replaying an engine's key", "request_approval", map[string]any{"title": "x", "approvers": []string{"bob"}, "runId": "r-engine", "key": "pay"}, "forbidden"},
+		{"reading an engine's outcome", "get_outcome", map[string]any{"runId": "r-engine", "interruptId": theirs.InterruptID}, "not_found"},
+		{"ending an engine's run", "end_run", map[string]any{"runId": "r-engine"}, "forbidden: run r-engine was begun by someone else"},
+	}
+	for _, c := range refused {
+		before := writes()
+		var out map[string]any
+		if msg := call(t, cs, c.tool, c.args, &out); !strings.Contains(msg, c.want) {
+			t.Errorf("%s: answered %q (%v), want %q", c.name, msg, out, c.want)
+		}
+		if writes() != before {
+			t.Errorf("%s: a refusal wrote", c.name)
+		}
+	}
+	var ended mcp.Ended
+	if msg := call(t, cs, "end_run", map[string]any{"runId": mine.RunID, "reason": "done"}, &ended); msg != "" || ended.Status != "completed" {
+		t.Errorf("ending their own run: %+v %q", ended, msg)
+	}
+	if msg := call(t, cs, "get_outcome", map[string]any{"runId": mine.RunID, "interruptId": mine.InterruptID}, &out); msg != "" || out.Status != "completed" {
+		t.Errorf("their interrupt after the run ended: %+v %q", out, msg)
+	}
+	if msg := call(t, connect(t, url, engine), "end_run", map[string]any{"runId": "r-engine", "outcome": "cancelled"}, &ended); msg != "" || ended.Status != "cancelled" {
+		t.Errorf("an engine ending a run of its tenant: %+v %q", ended, msg)
 	}
 }
 

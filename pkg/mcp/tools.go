@@ -11,10 +11,11 @@ import (
 
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
+	"github.com/interrupthost/interrupthost/pkg/runlog"
 )
 
 const requestApprovalDoc = "Ask people to approve something and return at once with the interrupt to wait on (get_outcome). " +
-	"Who may decide: approvers (principals), approverGroups, approverRoles (every list given must admit a decider); with none, anyone of your tenant who may respond to approvals; you, the requester, never can. " +
+	"Who may decide: approvers (principals), approverGroups, approverRoles; name at least one of them (every list given must admit a decider); you, the requester, never can. " +
 	"Without runId the host makes a new run; with runId, key is required, and the same runId and key answer the same interrupt instead of asking twice. " +
 	"With toolCall {name, arguments}, the approvers see the exact call and may edit its arguments; an accepted outcome answers the call as approved and a receipt for it. " +
 	"url is the page the approvers decide on."
@@ -28,6 +29,10 @@ const getOutcomeDoc = "What became of an interrupt: status pending, resolved, ex
 	"An accepted approval of a toolCall has approvedCall (make that call, with those arguments, and no other: an approver may have edited them) and receipt, which whoever makes the call redeems once before making it."
 
 const listPendingDoc = "The interrupts you requested that still wait, a page at a time (pass next back as after)."
+
+const endRunDoc = "End a run once you are done with it: completed (the default) or cancelled, with a reason. " +
+	"Its interrupts that still wait end with it, and the host keeps it for its retention period only. Ending it the same way again changes nothing. " +
+	"You may end a run you began (by asking in it); a run someone else began is refused."
 
 // ApprovalRequest is request_approval's input: an approval, as the host's approval payload has
 // it, under names an agent reads.
@@ -87,6 +92,10 @@ func (s *Server) requestApproval(ctx context.Context, req *sdk.CallToolRequest, 
 		return nil, Requested{}, s.toolError(ctx, "request_approval", err)
 	}
 	runID, key, made, err := runAndKey(in.RunID, in.Key, "approval")
+	if err == nil && len(in.Approvers)+len(in.ApproverGroups)+len(in.ApproverRoles) == 0 {
+		err = interrupt.Invalid("name who decides: an approval nobody is named for could be granted by anyone of the tenant",
+			interrupt.FieldError{Path: "/approvers", Message: "name at least one principal, or give approverGroups or approverRoles"})
+	}
 	if err != nil {
 		return nil, Requested{}, s.toolError(ctx, "request_approval", err)
 	}
@@ -176,7 +185,7 @@ func (s *Server) request(ctx context.Context, tool string, c caller, at asking, 
 	if err != nil {
 		return nil, Requested{}, s.toolError(ctx, tool, err)
 	}
-	with.NodeID, with.Payload = at.key, payload
+	with.NodeID, with.Payload, with.OwnRun = at.key, payload, c.self
 	view, created, err := s.host.RequestInterrupt(ctx, c.principal, at.runID, with)
 	if err != nil {
 		failed := s.toolError(ctx, tool, err)
@@ -215,6 +224,9 @@ func (s *Server) getOutcome(ctx context.Context, _ *sdk.CallToolRequest, in Outc
 	deadline := time.Now().Add(time.Duration(min(in.WaitMs, MaxWait.Milliseconds())) * time.Millisecond)
 	for {
 		o, err := s.host.InterruptOutcome(ctx, c.principal, in.RunID, in.InterruptID)
+		if err == nil && c.self && o.RequestedBy != c.principal.Voter() {
+			err = interrupt.Errorf(interrupt.CodeNotFound, "no interrupt %s you requested in run %s", in.InterruptID, in.RunID)
+		}
 		if err != nil {
 			return nil, Outcome{}, s.toolError(ctx, "get_outcome", err)
 		}
@@ -284,4 +296,42 @@ func (s *Server) listPending(ctx context.Context, _ *sdk.CallToolRequest, in Pen
 		})
 	}
 	return nil, out, nil
+}
+
+// EndRunRequest is end_run's input.
+type EndRunRequest struct {
+	RunID   string `json:"runId" jsonschema:"the run to end: one request_approval or ask_question answered"`
+	Outcome string `json:"outcome,omitempty" jsonschema:"completed (the default: you are done) or cancelled (you gave up)"`
+	Reason  string `json:"reason,omitempty" jsonschema:"why, as people read it in the run's history"`
+}
+
+// Ended is what end_run answers.
+type Ended struct {
+	RunID  string `json:"runId"`
+	Status string `json:"status" jsonschema:"completed or cancelled: how the run ended (the first end, if it had ended before)"`
+}
+
+// endRun ends a run the caller names, as end-run does: an engine's token any run of its
+// tenant, a person through the agents' client only a run they began.
+func (s *Server) endRun(ctx context.Context, _ *sdk.CallToolRequest, in EndRunRequest) (*sdk.CallToolResult, Ended, error) {
+	c, err := callerWith(ctx, scopeInterruptsWrite)
+	end := interrupt.RunStatus(cmp.Or(in.Outcome, string(interrupt.RunCompleted)))
+	if err == nil && end != interrupt.RunCompleted && end != interrupt.RunCancelled {
+		err = interrupt.Invalid("outcome is completed or cancelled", interrupt.FieldError{Path: "/outcome", Message: "must be completed or cancelled"})
+	}
+	if err == nil && !runlog.ValidID(in.RunID) {
+		err = interrupt.Invalid("runId is not an id", interrupt.FieldError{Path: "/runId", Message: "must be 1 to 128 of A-Z a-z 0-9 . _ : -"})
+	}
+	if err != nil {
+		return nil, Ended{}, s.toolError(ctx, "end_run", err)
+	}
+	endRun := s.host.EndRun
+	if c.self {
+		endRun = s.host.EndOwnRun
+	}
+	r, err := endRun(ctx, c.principal, in.RunID, end, in.Reason)
+	if err != nil {
+		return nil, Ended{}, s.toolError(ctx, "end_run", err)
+	}
+	return nil, Ended{RunID: r.RunID, Status: string(r.Status)}, nil
 }

@@ -48,6 +48,8 @@ type Checkpoint struct {
 	// Origin is the ID of the run's first commit: a run id taken again after its run expired
 	// names another run, whose archive items are not this one's.
 	Origin string `json:"origin,omitempty"`
+	// Author is who made the run's first commit (State.Author).
+	Author string `json:"author,omitempty"`
 	// Superseded are the pending interrupts that are not the last requested at their node (one
 	// past its deadline, not yet recorded expired, and another requested there since).
 	Superseded []string `json:"superseded,omitempty"`
@@ -146,7 +148,7 @@ func Resume(cp *Checkpoint, commits []Commit) (*State, error) {
 	s.init()
 	if cp != nil {
 		s.Seq, s.LastAt, s.Threshold, s.ThresholdSeq, s.Ended, s.EndedSeq = cp.Seq, cp.At, cp.Threshold, cp.ThresholdSeq, cp.Ended, cp.EndedSeq
-		s.archived, s.origin, s.lastID = cp.Archived, cp.Origin, cp.Commit
+		s.archived, s.origin, s.author, s.lastID = cp.Archived, cp.Origin, cp.Author, cp.Commit
 		for _, sv := range cp.Pending {
 			in, err := restore(sv, nil)
 			if err != nil {
@@ -196,7 +198,7 @@ func (s *State) PendingBytes() int {
 func (s *State) Checkpoint() (*Checkpoint, []Found, error) {
 	cp := &Checkpoint{
 		Seq: s.Seq, Commit: s.lastID, At: s.LastAt, Threshold: s.Threshold, ThresholdSeq: s.ThresholdSeq,
-		Ended: s.Ended, EndedSeq: s.EndedSeq, Pending: []Saved{}, Origin: s.origin,
+		Ended: s.Ended, EndedSeq: s.EndedSeq, Pending: []Saved{}, Origin: s.origin, Author: s.author,
 	}
 	var archive []Found
 	var err error

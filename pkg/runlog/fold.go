@@ -194,10 +194,12 @@ type State struct {
 	// interrupt's key a lookup is under way for, by that key.
 	archived bool
 	origin   string
-	lastID   string
-	looked   map[Ref]bool
-	merged   map[Ref]bool
-	lastOf   map[string]string
+	// author is who made the run's first commit (Author).
+	author string
+	lastID string
+	looked map[Ref]bool
+	merged map[Ref]bool
+	lastOf map[string]string
 }
 
 func (s *State) init() {
@@ -264,7 +266,7 @@ func (s *State) Apply(c Commit) error {
 	}
 	s.Seq, s.LastAt, s.lastID = c.Seq, c.At, c.ID
 	if c.Seq == 1 {
-		s.origin = c.ID
+		s.origin, s.author = c.ID, c.By
 	}
 	if c.ID != "" {
 		s.CommitIDs[c.ID] = c.Seq
@@ -490,6 +492,11 @@ func (s *State) Decided(key string) int64 { return s.decisions[key] }
 
 // Exists reports whether the run has any commit.
 func (s *State) Exists() bool { return s.Seq > 0 }
+
+// Author is who made the run's first commit: a run an agent's person began is theirs to ask in
+// and end, and no one else's run is (host.Request.OwnRun). "" for a run checkpointed before it
+// was kept, which is then no one's.
+func (s *State) Author() string { return s.author }
 
 // HasConversation reports whether the run has opened the conversation (a conversation.exchange
 // or conversation.close is refused unless it did).

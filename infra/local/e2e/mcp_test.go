@@ -56,7 +56,7 @@ func TestAnAgentAsksThroughMCP(t *testing.T) {
 				names = append(names, tool.Name)
 			}
 			slices.Sort(names)
-			if !slices.Equal(names, []string{"ask_question", "get_outcome", "list_pending", "request_approval"}) {
+			if !slices.Equal(names, []string{"ask_question", "end_run", "get_outcome", "list_pending", "request_approval"}) {
 				t.Errorf("tools %v", names)
 			}
 

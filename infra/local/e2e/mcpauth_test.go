@@ -174,7 +174,7 @@ func TestAPythonMCPClientSignsInWithOnlyTheURL(t *testing.T) {
 	if err := json.Unmarshal(out, &saw); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
-	if !slices.Equal(saw.Tools, []string{"ask_question", "get_outcome", "list_pending", "request_approval"}) || saw.SignIns != 1 || saw.Outcome.Status != "pending" ||
+	if !slices.Equal(saw.Tools, []string{"ask_question", "end_run", "get_outcome", "list_pending", "request_approval"}) || saw.SignIns != 1 || saw.Outcome.Status != "pending" ||
 		saw.Requested.URL != gatewayURL()+"/approve/"+saw.Requested.RunID+"/"+saw.Requested.InterruptID {
 		t.Fatalf("the Python client saw %+v", saw)
 	}

@@ -200,7 +200,7 @@ func fromTemplate(t *testing.T, queues Queues) *Gateway {
 	if err != nil {
 		t.Fatal(err)
 	}
-	overrides := map[string]string{"JwtIssuer": devjwt.IssuerAt(devjwt.GatewayURL), "JwtAudience": devjwt.Audiences, "AWS::StackName": "t"}
+	overrides := map[string]string{"JwtIssuer": devjwt.IssuerAt(devjwt.GatewayURL), "JwtAudience": devjwt.Audiences, "AgentsClientId": devjwt.MCPClientID, "AWS::StackName": "t"}
 	g, err := FromTemplate(tmpl, filepath.Join(t.TempDir(), "functions"), Options{
 		Root:         filepath.Dir(path),
 		URL:          devjwt.GatewayURL,

@@ -281,7 +281,7 @@ func serveGateway(ctx context.Context, log *slog.Logger, root string, inst insta
 		Resolver: samtemplate.Resolver{
 			Template: tmpl,
 			Overrides: map[string]string{
-				"JwtIssuer": devjwt.IssuerAt(url), "JwtAudience": devjwt.Audiences, "OverridePrincipals": overridePrincipal,
+				"JwtIssuer": devjwt.IssuerAt(url), "JwtAudience": devjwt.Audiences, "AgentsClientId": devjwt.MCPClientID, "OverridePrincipals": overridePrincipal,
 				// The stack's own names start with its table's.
 				"AWS::StackName": inst.table,
 				// Local receivers listen on 127.0.0.1, over http.
