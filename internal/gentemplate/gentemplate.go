@@ -113,6 +113,11 @@ func Template(root string) (have, want []byte, err error) {
 // FirstDifference names the first line where have differs from want, for a message that
 // says what to look at; "" when they are the same.
 func FirstDifference(have, want []byte) string {
+	return FirstDifferenceIn("template.yaml", ManifestPath, have, want)
+}
+
+// FirstDifferenceIn is FirstDifference for the generated file named file, generated from source.
+func FirstDifferenceIn(file, source string, have, want []byte) string {
 	if bytes.Equal(have, want) {
 		return ""
 	}
@@ -127,7 +132,7 @@ func FirstDifference(have, want []byte) string {
 	for i < len(h) && i < len(w) && h[i] == w[i] {
 		i++
 	}
-	return fmt.Sprintf("template.yaml:%d has %s where %s generates %s", i+1, line(h, i), ManifestPath, line(w, i))
+	return fmt.Sprintf("%s:%d has %s where %s generates %s", file, i+1, line(h, i), source, line(w, i))
 }
 
 var (

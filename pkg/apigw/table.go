@@ -24,6 +24,10 @@ type Operation struct {
 	// Scopes are the JWT scopes any one of which opens the route; none: API Gateway serves it
 	// without its JWT authorizer, and the function authenticates what the request holds.
 	Scopes []string
+	// Proof is what else, or instead, the caller proves, which the function checks itself
+	// (ProofJWT: the scopes alone). Scopes and Proof are the host's one table of who may do what
+	// (docs/operations.md prints it; TestEveryCredentialOnEveryOperation walks it on the stack).
+	Proof Proof
 	// serve answers with JSON; page with the approval page's HTML, and crash with its page when
 	// page panics. Either serve or page and crash are set.
 	serve func(*API, context.Context, *call) (reply, error)
@@ -59,11 +63,11 @@ var (
 		{Route: "POST /runs/{runId}/interrupts/{nodeId}/tokens", Scopes: []string{ScopeInterruptsWrite, ScopeApprovalsRespond, ScopeTokensDelegate}, serve: (*API).mintToken},
 	}}
 	inspectByToken = Routes{Function: "inspect-by-token", Operations: []Operation{
-		{Route: "GET /interrupts/{token}", serve: (*API).inspectByToken},
-		{Route: "HEAD /interrupts/{token}", serve: (*API).inspectByToken},
+		{Route: "GET /interrupts/{token}", Proof: ProofLink, serve: (*API).inspectByToken},
+		{Route: "HEAD /interrupts/{token}", Proof: ProofLink, serve: (*API).inspectByToken},
 	}}
 	resolveByToken = Routes{Function: "resolve-by-token", Operations: []Operation{
-		{Route: "POST /interrupts/{token}", serve: (*API).resolveByToken},
+		{Route: "POST /interrupts/{token}", Proof: ProofLink, serve: (*API).resolveByToken},
 	}}
 	getRun = Routes{Function: "get-run", Operations: []Operation{
 		{Route: "GET /runs/{runId}", Scopes: []string{ScopeRunsRead}, serve: (*API).getRun},
@@ -71,17 +75,17 @@ var (
 		{Route: "GET /inbox", Scopes: []string{ScopeApprovalsRespond}, serve: (*API).inbox},
 	}}
 	consoleRoutes = Routes{Function: "console", Operations: []Operation{
-		{Route: "GET /console", page: (*API).consoleHome, crash: consoleCrash},
-		{Route: "HEAD /console", page: (*API).consoleHome, crash: consoleCrash},
-		{Route: "GET /console/runs/{runId}", page: (*API).consoleRun, crash: consoleCrash},
-		{Route: "HEAD /console/runs/{runId}", page: (*API).consoleRun, crash: consoleCrash},
-		{Route: "POST /console/runs/{runId}/cancel", page: (*API).consoleEnd, crash: consoleCrash},
-		{Route: "POST /console/runs/{runId}/complete", page: (*API).consoleEnd, crash: consoleCrash},
-		{Route: "POST /console/runs/{runId}/resend", page: (*API).consoleResend, crash: consoleCrash},
+		{Route: "GET /console", Proof: ProofOperator, page: (*API).consoleHome, crash: consoleCrash},
+		{Route: "HEAD /console", Proof: ProofOperator, page: (*API).consoleHome, crash: consoleCrash},
+		{Route: "GET /console/runs/{runId}", Proof: ProofOperator, page: (*API).consoleRun, crash: consoleCrash},
+		{Route: "HEAD /console/runs/{runId}", Proof: ProofOperator, page: (*API).consoleRun, crash: consoleCrash},
+		{Route: "POST /console/runs/{runId}/cancel", Proof: ProofOperator, page: (*API).consoleEnd, crash: consoleCrash},
+		{Route: "POST /console/runs/{runId}/complete", Proof: ProofOperator, page: (*API).consoleEnd, crash: consoleCrash},
+		{Route: "POST /console/runs/{runId}/resend", Proof: ProofOperator, page: (*API).consoleResend, crash: consoleCrash},
 	}}
 	receipts = Routes{Function: "receipts", Operations: []Operation{
 		{Route: "GET /runs/{runId}/outcomes/{interruptId}", Scopes: []string{ScopeRunsRead}, serve: (*API).getOutcome},
-		{Route: "POST /receipts/redeem", Scopes: []string{ScopeReceiptsRedeem}, serve: (*API).redeemReceipt},
+		{Route: "POST /receipts/redeem", Proof: ProofReceipt, Scopes: []string{ScopeReceiptsRedeem}, serve: (*API).redeemReceipt},
 	}}
 	listEvents = Routes{Function: "list-events", Operations: []Operation{
 		{Route: "GET /runs/{runId}/events", Scopes: []string{ScopeRunsRead}, serve: (*API).listEvents},
@@ -97,7 +101,7 @@ var (
 		{Route: "POST /runs/{runId}/agent-decisions", Scopes: []string{ScopeInterruptsWrite}, serve: (*API).agentDecisions},
 	}}
 	discovery = Routes{Function: "discovery", Operations: []Operation{
-		{Route: "GET /.well-known/interrupt-host", serve: (*API).discovery},
+		{Route: "GET /.well-known/interrupt-host", Proof: ProofPublic, serve: (*API).discovery},
 	}}
 	webhookEndpoints = Routes{Function: "webhook-endpoints", Operations: []Operation{
 		{Route: "POST /webhook-endpoints", Scopes: []string{ScopeWebhooksManage}, serve: (*API).createEndpoint},
@@ -107,7 +111,7 @@ var (
 		{Route: "PUT /webhook-endpoints/{id}/secrets", Scopes: []string{ScopeWebhooksManage}, serve: (*API).replaceSecrets},
 	}}
 	webhookIngest = Routes{Function: "webhook-ingest", Operations: []Operation{
-		{Route: "POST /webhooks/{endpointId}", serve: (*API).ingestWebhook},
+		{Route: "POST /webhooks/{endpointId}", Proof: ProofProvider, serve: (*API).ingestWebhook},
 	}}
 	subscriptions = Routes{Function: "subscriptions", Operations: []Operation{
 		{Route: "POST /subscriptions", Scopes: []string{ScopeSubscriptionsManage}, serve: (*API).createSubscription},
@@ -127,26 +131,26 @@ var (
 		{Route: "GET /contacts", Scopes: []string{ScopeContactsManage}, serve: (*API).listContacts},
 	}}
 	approvalPage = Routes{Function: "approval-page", Operations: []Operation{
-		{Route: "GET /approve/{token}", page: (*API).pageByToken, crash: pageCrash},
-		{Route: "HEAD /approve/{token}", page: (*API).pageByToken, crash: pageCrash},
-		{Route: "POST /approve/{token}", page: (*API).pageByToken, crash: pageCrash},
-		{Route: "GET /approve/{runId}/{interruptId}", page: (*API).pageSignedIn, crash: pageCrash},
-		{Route: "HEAD /approve/{runId}/{interruptId}", page: (*API).pageSignedIn, crash: pageCrash},
-		{Route: "POST /approve/{runId}/{interruptId}", page: (*API).pageSignedIn, crash: pageCrash},
-		{Route: "GET /approve", page: (*API).inboxPage, crash: pageCrash},
-		{Route: "HEAD /approve", page: (*API).inboxPage, crash: pageCrash},
-		{Route: "GET /signin/callback", page: (*API).signInCallback, crash: pageCrash},
-		{Route: "POST /signin/signout", page: (*API).signOut, crash: pageCrash},
+		{Route: "GET /approve/{token}", Proof: ProofLink, page: (*API).pageByToken, crash: pageCrash},
+		{Route: "HEAD /approve/{token}", Proof: ProofLink, page: (*API).pageByToken, crash: pageCrash},
+		{Route: "POST /approve/{token}", Proof: ProofLink, page: (*API).pageByToken, crash: pageCrash},
+		{Route: "GET /approve/{runId}/{interruptId}", Proof: ProofSession, page: (*API).pageSignedIn, crash: pageCrash},
+		{Route: "HEAD /approve/{runId}/{interruptId}", Proof: ProofSession, page: (*API).pageSignedIn, crash: pageCrash},
+		{Route: "POST /approve/{runId}/{interruptId}", Proof: ProofSession, page: (*API).pageSignedIn, crash: pageCrash},
+		{Route: "GET /approve", Proof: ProofSession, page: (*API).inboxPage, crash: pageCrash},
+		{Route: "HEAD /approve", Proof: ProofSession, page: (*API).inboxPage, crash: pageCrash},
+		{Route: "GET /signin/callback", Proof: ProofSignIn, page: (*API).signInCallback, crash: pageCrash},
+		{Route: "POST /signin/signout", Proof: ProofSignIn, page: (*API).signOut, crash: pageCrash},
 	}}
 	slackInteractions = Routes{Function: "slack-interactions", Operations: []Operation{
-		{Route: "POST /slack/interactions", serve: (*API).slackInteractions},
+		{Route: "POST /slack/interactions", Proof: ProofSlack, serve: (*API).slackInteractions},
 	}}
 	mcpRoutes = Routes{Function: "mcp", Operations: []Operation{
-		{Route: "POST /mcp", page: (*API).mcpEndpoint, crash: mcpCrash},
-		{Route: "GET /mcp", page: (*API).mcpEndpoint, crash: mcpCrash},
-		{Route: "DELETE /mcp", page: (*API).mcpEndpoint, crash: mcpCrash},
-		{Route: "GET /.well-known/oauth-protected-resource", serve: (*API).protectedResource},
-		{Route: "GET /.well-known/oauth-protected-resource/mcp", serve: (*API).protectedResource},
+		{Route: "POST /mcp", Proof: ProofBearer, page: (*API).mcpEndpoint, crash: mcpCrash},
+		{Route: "GET /mcp", Proof: ProofBearer, page: (*API).mcpEndpoint, crash: mcpCrash},
+		{Route: "DELETE /mcp", Proof: ProofBearer, page: (*API).mcpEndpoint, crash: mcpCrash},
+		{Route: "GET /.well-known/oauth-protected-resource", Proof: ProofPublic, serve: (*API).protectedResource},
+		{Route: "GET /.well-known/oauth-protected-resource/mcp", Proof: ProofPublic, serve: (*API).protectedResource},
 	}}
 )
 

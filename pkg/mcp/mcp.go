@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -36,13 +37,23 @@ type Host interface {
 	PendingInterrupts(ctx context.Context, p interrupt.Principal, after string, limit int) (host.PendingPage, error)
 }
 
-// The scopes the tools need: the API's own for the same operations, which an engine's token
-// holds (an agent running as a service). A person signed in through the agents' client holds
-// interrupt.ScopeAgentsAsk instead, which every tool takes as asking as themself (caller.self).
-const (
-	scopeInterruptsWrite = "interrupts:write"
-	scopeRunsRead        = "runs:read"
-)
+// ToolAccess is who may call a tool: a JWT holding Scope (an engine's: an agent running as a
+// service), or the agents' sign-in, whose interrupt.ScopeAgentsAsk every tool takes as its
+// person asking as themself (caller.self).
+type ToolAccess struct {
+	Tool, Scope string
+}
+
+// Access is every tool's, in the order tools/list answers them: the one place the tools'
+// scopes are named (each tool's check reads its entry), and the MCP rows of the host's table of
+// who may do what (docs/operations.md). The scopes are the API's own for the same operations.
+var Access = []ToolAccess{
+	{"request_approval", "interrupts:write"},
+	{"ask_question", "interrupts:write"},
+	{"get_outcome", "runs:read"},
+	{"list_pending", "runs:read"},
+	{"end_run", "interrupts:write"},
+}
 
 // MaxWait bounds how long get_outcome waits for a decision within one call: under the 30 s an
 // API Gateway integration may take, with room for the reads around the wait.
@@ -149,9 +160,14 @@ func (s *Server) ServeMCP(w http.ResponseWriter, r *http.Request, p interrupt.Pr
 	s.handler.ServeHTTP(w, r.WithContext(ctx))
 }
 
-// callerWith is the request's caller, who must hold scope, else the agents' scope, which makes
-// it a caller that asks as itself (caller.self).
-func callerWith(ctx context.Context, scope string) (caller, error) {
+// callerWith is the caller of tool, who must hold its scope (Access), else the agents' scope,
+// which makes it a caller that asks as itself (caller.self).
+func callerWith(ctx context.Context, tool string) (caller, error) {
+	i := slices.IndexFunc(Access, func(a ToolAccess) bool { return a.Tool == tool })
+	if i < 0 {
+		return caller{}, fmt.Errorf("mcp: tool %s has no entry in Access", tool)
+	}
+	scope := Access[i].Scope
 	c, ok := ctx.Value(callerKey{}).(caller)
 	switch {
 	case !ok:

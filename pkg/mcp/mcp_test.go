@@ -91,6 +91,13 @@ func TestTheToolsAreListed(t *testing.T) {
 	if want := []string{"ask_question", "end_run", "get_outcome", "list_pending", "request_approval"}; !slices.Equal(names, want) {
 		t.Errorf("tools %v, want %v", names, want)
 	}
+	var inTable []string
+	for _, a := range mcp.Access {
+		inTable = append(inTable, a.Tool)
+	}
+	if slices.Sort(inTable); !slices.Equal(names, inTable) {
+		t.Errorf("tools %v, the table of who may call them %v", names, inTable)
+	}
 }
 
 // TestTheCapabilitiesAreWhatIsServed: the server declares what it answers, none with

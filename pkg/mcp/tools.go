@@ -87,7 +87,7 @@ type Requested struct {
 }
 
 func (s *Server) requestApproval(ctx context.Context, req *sdk.CallToolRequest, in ApprovalRequest) (*sdk.CallToolResult, Requested, error) {
-	c, err := callerWith(ctx, scopeInterruptsWrite)
+	c, err := callerWith(ctx, "request_approval")
 	if err != nil {
 		return nil, Requested{}, s.toolError(ctx, "request_approval", err)
 	}
@@ -127,7 +127,7 @@ func (s *Server) requestApproval(ctx context.Context, req *sdk.CallToolRequest, 
 }
 
 func (s *Server) askQuestion(ctx context.Context, _ *sdk.CallToolRequest, in QuestionRequest) (*sdk.CallToolResult, Requested, error) {
-	c, err := callerWith(ctx, scopeInterruptsWrite)
+	c, err := callerWith(ctx, "ask_question")
 	if err != nil {
 		return nil, Requested{}, s.toolError(ctx, "ask_question", err)
 	}
@@ -214,7 +214,7 @@ type OutcomeRequest struct {
 type Outcome = host.OutcomeDocument
 
 func (s *Server) getOutcome(ctx context.Context, _ *sdk.CallToolRequest, in OutcomeRequest) (*sdk.CallToolResult, Outcome, error) {
-	c, err := callerWith(ctx, scopeRunsRead)
+	c, err := callerWith(ctx, "get_outcome")
 	if err == nil && in.WaitMs < 0 {
 		err = interrupt.Invalid("waitMs is negative", interrupt.FieldError{Path: "/waitMs", Message: "must be 0 to 25000"})
 	}
@@ -270,7 +270,7 @@ type Pending struct {
 }
 
 func (s *Server) listPending(ctx context.Context, _ *sdk.CallToolRequest, in PendingRequest) (*sdk.CallToolResult, PendingPage, error) {
-	c, err := callerWith(ctx, scopeRunsRead)
+	c, err := callerWith(ctx, "list_pending")
 	if err == nil && (in.Limit < 0 || in.Limit > 100) {
 		err = interrupt.Invalid("limit is out of range", interrupt.FieldError{Path: "/limit", Message: "must be 1 to 100"})
 	}
@@ -314,7 +314,7 @@ type Ended struct {
 // endRun ends a run the caller names, as end-run does: an engine's token any run of its
 // tenant, a person through the agents' client only a run they began.
 func (s *Server) endRun(ctx context.Context, _ *sdk.CallToolRequest, in EndRunRequest) (*sdk.CallToolResult, Ended, error) {
-	c, err := callerWith(ctx, scopeInterruptsWrite)
+	c, err := callerWith(ctx, "end_run")
 	end := interrupt.RunStatus(cmp.Or(in.Outcome, string(interrupt.RunCompleted)))
 	if err == nil && end != interrupt.RunCompleted && end != interrupt.RunCancelled {
 		err = interrupt.Invalid("outcome is completed or cancelled", interrupt.FieldError{Path: "/outcome", Message: "must be completed or cancelled"})

@@ -99,12 +99,14 @@ var noRedirects = &http.Client{Timeout: 30 * time.Second, CheckRedirect: func(*h
 
 // call is one HTTP request of the suite. base "" is the stack's gateway; bearer is sent as
 // "Bearer <bearer>", authorization verbatim when bearer is empty; each idempotencyKeys entry is
-// one Idempotency-Key header; headers are set as they are.
+// one Idempotency-Key header; headers are set as they are; asIs answers a redirect as it is,
+// rather than following it.
 type call struct {
 	base, method, path, body string
 	bearer, authorization    string
 	idempotencyKeys          []string
 	headers                  map[string]string
+	asIs                     bool
 }
 
 // send is the suite's one HTTP client.
@@ -135,7 +137,11 @@ func (r call) send() (answer, error) {
 	for k, v := range r.headers {
 		req.Header.Set(k, v)
 	}
-	resp, err := httpClient.Do(req)
+	cl := httpClient
+	if r.asIs {
+		cl = noRedirects
+	}
+	resp, err := cl.Do(req)
 	if err != nil {
 		return answer{}, fmt.Errorf("%s %s (is the stack running? `make run`): %w", r.method, r.path, err)
 	}

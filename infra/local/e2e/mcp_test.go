@@ -117,7 +117,8 @@ func TestAnAgentAsksThroughMCP(t *testing.T) {
 	}
 }
 
-// TestTheMCPEndpointsAuth: the protected resource metadata names the issuer; a caller without a
+// TestTheMCPEndpointsAuth: the protected resource metadata names the issuer and the scope a
+// person signing in through an MCP client asks for (the agents' sign-in's); a caller without a
 // JWT is refused by the gateway, one whose JWT carries no tenant by the function, which names
 // the metadata; GET and DELETE are 405, as the stateless transport keeps no stream or session.
 func TestTheMCPEndpointsAuth(t *testing.T) {
@@ -130,12 +131,12 @@ func TestTheMCPEndpointsAuth(t *testing.T) {
 		a := call{method: "GET", path: path}.must(t)
 		a.json(t, &meta)
 		if a.Status != 200 || meta.Resource != gatewayURL()+"/mcp" || !slices.Equal(meta.AuthorizationServers, []string{devjwt.IssuerAt(gatewayURL())}) ||
-			!slices.Equal(meta.ScopesSupported, []string{"interrupts:write", "runs:read"}) {
+			!slices.Equal(meta.ScopesSupported, []string{"agents:ask"}) {
 			t.Errorf("%s: %d %s", path, a.Status, a.Body)
 		}
 	}
 	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"curl","version":"1"}}}`
-	challenge := `Bearer resource_metadata="` + gatewayURL() + `/.well-known/oauth-protected-resource/mcp", scope="interrupts:write runs:read"`
+	challenge := `Bearer resource_metadata="` + gatewayURL() + `/.well-known/oauth-protected-resource/mcp", scope="agents:ask"`
 	expired := jwt(t, devjwt.Token{Subject: "agent-7", Tenant: "acme", Scopes: []string{"runs:read"}, TTL: -time.Minute})
 	for name, bearer := range map[string]string{"no JWT": "", "an expired JWT": expired, "not a JWT": "nope"} {
 		if a := (call{method: "POST", path: "/mcp", body: initialize, bearer: bearer}).must(t); a.Status != 401 || a.Header.Get("WWW-Authenticate") != challenge+`, error="invalid_token"` {

@@ -1,7 +1,8 @@
 // Command gentemplate rewrites the per-function regions of template.yaml from
-// functions/manifest.yaml and pkg/apigw's route table (package gentemplate); with -check it
-// changes nothing and fails, naming the first differing line, while template.yaml is not what
-// they generate, so CI catches an edit made to the generated text instead of the manifest.
+// functions/manifest.yaml and pkg/apigw's route table (package gentemplate), and the table of
+// who may do what in docs/operations.md (package accesstable); with -check it changes nothing
+// and fails, naming the first differing line, while either is not what they generate, so CI
+// catches an edit made to the generated text instead of its source.
 package main
 
 import (
@@ -11,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/interrupthost/interrupthost/internal/accesstable"
 	"github.com/interrupthost/interrupthost/internal/gentemplate"
 	"github.com/interrupthost/interrupthost/internal/samtemplate"
 )
@@ -29,12 +31,26 @@ func run(check bool) error {
 	if err != nil {
 		return err
 	}
-	have, want, err := gentemplate.Template(filepath.Dir(path))
+	root := filepath.Dir(path)
+	have, want, err := gentemplate.Template(root)
 	if err != nil {
 		return err
 	}
+	if err := write(check, path, gentemplate.FirstDifference(have, want), have, want); err != nil {
+		return err
+	}
+	have, want, err = accesstable.Document(root)
+	if err != nil {
+		return err
+	}
+	diff := gentemplate.FirstDifferenceIn(accesstable.DocPath, "pkg/apigw's and pkg/mcp's tables", have, want)
+	return write(check, filepath.Join(root, accesstable.DocPath), diff, have, want)
+}
+
+// write makes path want, or with check fails with diff, where it is not.
+func write(check bool, path, diff string, have, want []byte) error {
 	if check {
-		if diff := gentemplate.FirstDifference(have, want); diff != "" {
+		if diff != "" {
 			return fmt.Errorf("%s; run go run ./internal/cmd/gentemplate", diff)
 		}
 		return nil

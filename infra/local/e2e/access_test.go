@@ -1,0 +1,346 @@
+package e2e
+
+import (
+	"cmp"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+
+	"github.com/interrupthost/interrupthost/client"
+	"github.com/interrupthost/interrupthost/internal/devjwt"
+	"github.com/interrupthost/interrupthost/internal/localaws"
+	"github.com/interrupthost/interrupthost/internal/slackclick"
+	"github.com/interrupthost/interrupthost/pkg/apigw"
+)
+
+// restScopes are every scope a REST route takes.
+func restScopes() []string {
+	var all []string
+	for _, o := range apigw.Operations() {
+		for _, s := range o.Scopes {
+			if !slices.Contains(all, s) {
+				all = append(all, s)
+			}
+		}
+	}
+	return all
+}
+
+// credential is one kind of credential the walk presents: how it goes on a request.
+type credential struct {
+	name  string
+	apply func(o apigw.Operation, r *walkRequest)
+}
+
+// walkRequest is one request of the walk: the path's values and what the credential adds.
+type walkRequest struct {
+	token         string // {token}: a signed link, or what the credential puts there
+	bearer, body  string
+	cookie, ctype string
+	headers       map[string]string
+}
+
+// accessWorld is one tenant with one of everything a credential proves something of.
+type accessWorld struct {
+	tenant, run, node, interruptID string
+	link, receipt, endpoint        string
+	webhookSecret, slackSecret     string
+	slackApp, slackTeam            string
+	alice, olga                    string // session cookies
+}
+
+// TestEveryCredentialOnEveryOperation walks the table of who may do what (apigw.Operations:
+// each route's Scopes and Proof; docs/operations.md prints it) over the stack, in both
+// directions: every kind of credential the host accepts on every route. One the route does not
+// name is refused, 401 or 403 (a page a browser opens may start a new sign-in instead), and all
+// the refusals together write nothing of the tenant's; each one the route names reaches it
+// (neither 401, 403 nor a sign-in). Routes that take no credential (the public documents, the
+// sign-in's callback) are walked with none.
+func TestEveryCredentialOnEveryOperation(t *testing.T) {
+	w := newAccessWorld(t)
+	jwtWith := func(client string, scopes ...string) string {
+		return jwt(t, devjwt.Token{Subject: "caller", Tenant: w.tenant, Scopes: scopes, ClientID: client})
+	}
+	others := func(o apigw.Operation) []string {
+		own := o.Scopes
+		if o.Proof == apigw.ProofBearer {
+			own = []string{"interrupts:write", "runs:read"}
+		}
+		return slices.DeleteFunc(restScopes(), func(s string) bool { return slices.Contains(own, s) })
+	}
+	// The agents' token names every scope, as a misconfigured client's might: it must still
+	// open /mcp alone, as its person.
+	agents := jwtWith(devjwt.MCPClientID, append(restScopes(), "agents:ask")...)
+	creds := []credential{
+		{"none", func(apigw.Operation, *walkRequest) {}},
+		{"a JWT with the route's scopes", func(o apigw.Operation, r *walkRequest) {
+			switch {
+			case o.Proof == apigw.ProofBearer:
+				r.bearer = jwtWith(devjwt.EngineClientID, "interrupts:write", "runs:read")
+			case len(o.Scopes) > 0:
+				r.bearer = jwtWith(devjwt.EngineClientID, o.Scopes...)
+			}
+		}},
+		{"a JWT with every other scope", func(o apigw.Operation, r *walkRequest) {
+			r.bearer = jwtWith(devjwt.EngineClientID, others(o)...)
+		}},
+		{"the agents' sign-in", func(_ apigw.Operation, r *walkRequest) { r.bearer = agents }},
+		{"a page session", func(_ apigw.Operation, r *walkRequest) { r.cookie = w.alice }},
+		{"a console session", func(_ apigw.Operation, r *walkRequest) { r.cookie = w.olga }},
+		{"a signed link", func(o apigw.Operation, r *walkRequest) {
+			if o.Proof == apigw.ProofLink {
+				r.token = w.link
+			} else {
+				r.bearer = w.link
+			}
+		}},
+		{"a Slack click", func(o apigw.Operation, r *walkRequest) {
+			p, err := slackclick.Click{AppID: w.slackApp, TeamID: w.slackTeam, UserID: "U0ALICE", ActionID: "interrupt.accept", Value: "not-a-button",
+				ResponseURL: "http://127.0.0.1:9/respond", TriggerID: "trig"}.Payload()
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.body, r.ctype = string(slackclick.Body(p)), "application/x-www-form-urlencoded"
+			r.headers = slackclick.Sign(w.slackSecret, time.Now(), []byte(r.body))
+		}},
+		{"a receipt", func(o apigw.Operation, r *walkRequest) {
+			if o.Proof == apigw.ProofReceipt {
+				r.bearer = jwtWith(devjwt.EngineClientID, o.Scopes...)
+				r.body = `{"receipt":"` + w.receipt + `","toolCall":{"name":"issue_refund","arguments":{"order":"4471"}}}`
+			} else {
+				r.bearer = w.receipt
+			}
+		}},
+		{"a provider signature", func(_ apigw.Operation, r *walkRequest) {
+			id := "msg_" + newRun("walk")
+			r.body = `{"type":"invoice.paid","timestamp":"2026-12-05T09:00:00Z","data":{"correlation":"` + id + `"}}`
+			wh, err := standardwebhooks.NewWebhook(w.webhookSecret)
+			if err != nil {
+				t.Fatal(err)
+			}
+			now := time.Now()
+			sig, err := wh.Sign(id, now, []byte(r.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.headers = map[string]string{"webhook-id": id, "webhook-timestamp": strconv.FormatInt(now.Unix(), 10), "webhook-signature": sig}
+		}},
+	}
+
+	takes := func(o apigw.Operation, cred string) bool {
+		switch o.Proof {
+		case apigw.ProofJWT:
+			return cred == "a JWT with the route's scopes"
+		case apigw.ProofLink:
+			return cred == "a signed link"
+		case apigw.ProofSession:
+			return cred == "a page session" || cred == "a console session"
+		case apigw.ProofOperator:
+			return cred == "a console session"
+		case apigw.ProofSlack:
+			return cred == "a Slack click"
+		case apigw.ProofProvider:
+			return cred == "a provider signature"
+		case apigw.ProofReceipt:
+			return cred == "a receipt" || cred == "a JWT with the route's scopes"
+		case apigw.ProofBearer:
+			return cred == "a JWT with the route's scopes" || cred == "the agents' sign-in"
+		}
+		return false
+	}
+	send := func(o apigw.Operation, c credential) answer {
+		t.Helper()
+		r := walkRequest{token: "not-a-link"}
+		c.apply(o, &r)
+		method, path, _ := strings.Cut(o.Route, " ")
+		path = strings.NewReplacer("{runId}", w.run, "{nodeId}", w.node, "{interruptId}", w.interruptID, "{token}", url.PathEscape(r.token),
+			"{id}", "sub_nope", "{kind}", "principal", "{ref}", "alice", "{endpointId}", w.endpoint).Replace(path)
+		headers := map[string]string{}
+		for k, v := range r.headers {
+			headers[k] = v
+		}
+		if r.cookie != "" {
+			headers["Cookie"] = r.cookie
+		}
+		if r.ctype != "" {
+			headers["Content-Type"] = r.ctype
+		}
+		if method == http.MethodPost && r.body == "" && r.ctype == "" {
+			r.body = "{}"
+		}
+		return call{method: method, path: path, bearer: r.bearer, body: r.body, headers: headers, asIs: true}.must(t)
+	}
+	signIn := devjwt.IssuerAt(gatewayURL()) + "/authorize?"
+	refused := func(o apigw.Operation, a answer) bool {
+		browser := o.Proof == apigw.ProofSession || o.Proof == apigw.ProofOperator
+		return a.Status == http.StatusUnauthorized || a.Status == http.StatusForbidden ||
+			(browser && a.Status/100 == 3 && strings.HasPrefix(a.Header.Get("Location"), signIn))
+	}
+
+	before := w.items(t)
+	walked := 0
+	for _, o := range apigw.Operations() {
+		if o.Proof == apigw.ProofPublic || o.Proof == apigw.ProofSignIn {
+			continue
+		}
+		for _, c := range creds {
+			if takes(o, c.name) {
+				continue
+			}
+			if a := send(o, c); !refused(o, a) {
+				t.Errorf("%s with %s: %d %s %.300s, want it refused", o.Route, c.name, a.Status, a.Header.Get("Location"), a.Body)
+			}
+			walked++
+		}
+	}
+	if after := w.items(t); !slices.Equal(before, after) {
+		t.Errorf("the refusals wrote: %d items of the tenant's, then %d:\n%s", len(before), len(after), diffItems(before, after))
+	}
+	// The operations that undo what the others need (an app, a run, a session) go last.
+	ops := apigw.Operations()
+	slices.SortStableFunc(ops, func(a, b apigw.Operation) int {
+		undoes := func(o apigw.Operation) bool {
+			return strings.HasPrefix(o.Route, "DELETE ") || strings.HasSuffix(o.Route, "/cancel") || strings.HasSuffix(o.Route, "/signout")
+		}
+		return cmp.Compare(boolInt(undoes(a)), boolInt(undoes(b)))
+	})
+	for _, o := range ops {
+		for _, c := range creds {
+			open := o.Proof == apigw.ProofPublic || o.Proof == apigw.ProofSignIn
+			if !(takes(o, c.name) || (open && c.name == "none")) {
+				continue
+			}
+			if a := send(o, c); refused(o, a) || a.Status/100 == 5 {
+				t.Errorf("%s with %s: %d %s %.300s, want it to reach the operation", o.Route, c.name, a.Status, a.Header.Get("Location"), a.Body)
+			}
+			walked++
+		}
+	}
+	t.Logf("%d operations, %d credentials, %d requests", len(apigw.Operations()), len(creds), walked)
+}
+
+// newAccessWorld makes a tenant of its own with an approval for alice, a signed link of hers,
+// an accepted call's receipt, a webhook endpoint, a Slack app, and the page sessions of alice
+// (no role) and olga (the operator role).
+func newAccessWorld(t *testing.T) *accessWorld {
+	t.Helper()
+	ctx := context.Background()
+	w := &accessWorld{tenant: newRun("access"), run: newRun("walk"), node: "approve"}
+	admin := newClient(t, devjwt.Token{Subject: "root", Tenant: w.tenant, Scopes: append(restScopes(), "approvals:respond")})
+	in, err := admin.Request(ctx, w.run, w.node, json.RawMessage(approvalWithApprovers), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.interruptID = in.InterruptID
+	mailer := newClient(t, devjwt.Token{Subject: "mailer", Tenant: w.tenant, Scopes: []string{"tokens:delegate"}})
+	link, err := mailer.Mint(ctx, w.run, w.node, client.TokenRequest{Intent: "resolve", Principal: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.link = link.Token
+
+	paid := newRun("paid")
+	call := &client.ToolCall{Name: "issue_refund", Arguments: json.RawMessage(`{"order":"4471"}`)}
+	asked, err := admin.RequestWith(ctx, paid, client.InterruptRequest{NodeID: "refund", ToolCall: call,
+		Payload: json.RawMessage(`{"kind":"approval","key":"refund","data":{"artifactId":"4471","artifactType":"refund","title":"Refund 4471","actions":["accept","reject"],"approversList":["alice"]}}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	alice := newClient(t, devjwt.Token{Subject: "alice", Tenant: w.tenant, Scopes: []string{"approvals:respond"}})
+	if _, err := alice.Resolve(ctx, paid, "refund", map[string]any{"action": "accept", "decidedAt": "2026-12-05T09:00:00Z"}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := admin.OutcomeOf(ctx, paid, asked.InterruptID)
+	if err != nil || out.Receipt == "" {
+		t.Fatalf("the accepted call's receipt: %+v %v", out, err)
+	}
+	w.receipt = out.Receipt
+
+	w.webhookSecret = "whsec_" + base64.StdEncoding.EncodeToString([]byte("walk-0123456789abcdef0123456789"))
+	ep, err := admin.CreateEndpoint(ctx, "standard-webhooks", []string{w.webhookSecret}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.endpoint = ep.ID
+	w.slackApp, w.slackTeam = slackIDs()
+	w.slackSecret = "8f742231b10e8888abcd99e5a6b7c885"
+	if _, err := admin.PutSlackApp(ctx, client.SlackAppRequest{AppID: w.slackApp, TeamID: w.slackTeam, SigningSecret: w.slackSecret}); err != nil {
+		t.Fatal(err)
+	}
+	w.alice = consoleSignIn(t, "alice", w.tenant)
+	w.olga = consoleSignIn(t, "olga", w.tenant)
+	return w
+}
+
+// items are the tenant's items in the table, each rendered whole, sorted: the runs' logs, the
+// sessions, contacts, subscriptions, endpoints' and apps' records. The read models (waiting,
+// inboxes), which read-models writes from the stream whenever it catches up, are left out: a
+// commit they would show is in the logs.
+func (w *accessWorld) items(t *testing.T) []string {
+	t.Helper()
+	db := localaws.DynamoDB()
+	in := &dynamodb.ScanInput{
+		TableName: new(os.Getenv("TABLE_NAME")), ConsistentRead: new(true),
+		FilterExpression:          new("begins_with(pk, :t) OR sk = :pair"),
+		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":t": &ddbtypes.AttributeValueMemberS{Value: w.tenant + "#"}, ":pair": &ddbtypes.AttributeValueMemberS{Value: "tenant#" + w.tenant}},
+	}
+	var out []string
+	for {
+		page, err := db.Scan(context.Background(), in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, item := range page.Items {
+			pk := item["pk"].(*ddbtypes.AttributeValueMemberS).Value
+			if strings.Contains(pk, "#waiting#") || strings.Contains(pk, "#inbox#") {
+				continue
+			}
+			b, err := json.Marshal(item)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, string(b))
+		}
+		if page.LastEvaluatedKey == nil {
+			slices.Sort(out)
+			return out
+		}
+		in.ExclusiveStartKey = page.LastEvaluatedKey
+	}
+}
+
+// diffItems names the items only one of before and after holds.
+func diffItems(before, after []string) string {
+	var b strings.Builder
+	for _, x := range before {
+		if !slices.Contains(after, x) {
+			fmt.Fprintf(&b, "- %.300s\n", x)
+		}
+	}
+	for _, x := range after {
+		if !slices.Contains(before, x) {
+			fmt.Fprintf(&b, "+ %.300s\n", x)
+		}
+	}
+	return b.String()
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
