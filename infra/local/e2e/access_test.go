@@ -24,6 +24,7 @@ import (
 	"github.com/interrupthost/interrupthost/internal/localaws"
 	"github.com/interrupthost/interrupthost/internal/slackclick"
 	"github.com/interrupthost/interrupthost/pkg/apigw"
+	"github.com/interrupthost/interrupthost/pkg/mcp"
 )
 
 // restScopes are every scope a REST route takes.
@@ -68,7 +69,8 @@ type accessWorld struct {
 // name is refused, 401 or 403 (a page a browser opens may start a new sign-in instead), and all
 // the refusals together write nothing of the tenant's; each one the route names reaches it
 // (neither 401, 403 nor a sign-in). Routes that take no credential (the public documents, the
-// sign-in's callback) are walked with none.
+// sign-in's own) are walked with none. Then each MCP tool (mcp.Access) with a JWT without its
+// scope (refused), with it, and with the agents' sign-in (both reach it).
 func TestEveryCredentialOnEveryOperation(t *testing.T) {
 	w := newAccessWorld(t)
 	jwtWith := func(client string, scopes ...string) string {
@@ -229,7 +231,39 @@ func TestEveryCredentialOnEveryOperation(t *testing.T) {
 			walked++
 		}
 	}
-	t.Logf("%d operations, %d credentials, %d requests", len(apigw.Operations()), len(creds), walked)
+	// The MCP endpoint's tools, each through the official SDK's client: a JWT without the tool's
+	// scope (every other) is a forbidden tool error; one with it, and the agents' sign-in, reach
+	// the tool (its answer, or a refusal of the call's arguments).
+	withTool := map[string]map[string]any{
+		"request_approval": {"title": "Walk", "approvers": []string{"bob"}},
+		"ask_question":     {"questions": []map[string]any{{"id": "q", "question": "Which?"}}},
+		"get_outcome":      {"runId": w.run, "interruptId": w.interruptID},
+		"list_pending":     {},
+		"end_run":          {"runId": "no-such-run"},
+	}
+	for _, a := range mcp.Access {
+		args, ok := withTool[a.Tool]
+		if !ok {
+			t.Fatalf("the walk has no call of tool %s", a.Tool)
+		}
+		without := slices.DeleteFunc(restScopes(), func(s string) bool { return s == a.Scope })
+		for name, c := range map[string]struct {
+			token   string
+			refused bool
+		}{
+			"a JWT without its scope": {jwtWith(devjwt.EngineClientID, without...), true},
+			"a JWT with its scope":    {jwtWith(devjwt.EngineClientID, a.Scope), false},
+			"the agents' sign-in":     {agents, false},
+		} {
+			var out map[string]any
+			msg := callTool(t, mcpSession(t, c.token, ""), a.Tool, args, &out)
+			if forbidden := strings.HasPrefix(msg, "forbidden: this tool needs scope"); forbidden != c.refused {
+				t.Errorf("MCP tool %s with %s: %q %v", a.Tool, name, msg, out)
+			}
+			walked++
+		}
+	}
+	t.Logf("%d operations and %d tools, %d credentials, %d requests", len(apigw.Operations()), len(mcp.Access), len(creds), walked)
 }
 
 // newAccessWorld makes a tenant of its own with an approval for alice, a signed link of hers,
