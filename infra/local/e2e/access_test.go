@@ -231,6 +231,11 @@ func TestEveryCredentialOnEveryOperation(t *testing.T) {
 			walked++
 		}
 	}
+	// The allowed calls write (a provider's event, a cancel): the scan that saw no write of the
+	// refusals must see theirs, or it could not have told.
+	if after := w.items(t); slices.Equal(before, after) {
+		t.Errorf("the allowed calls wrote nothing the scan sees: it cannot tell a refusal that wrote")
+	}
 	// The MCP endpoint's tools, each through the official SDK's client: a JWT without the tool's
 	// scope (every other) is a forbidden tool error; one with it, and the agents' sign-in, reach
 	// the tool (its answer, or a refusal of the call's arguments).
@@ -320,7 +325,8 @@ func newAccessWorld(t *testing.T) *accessWorld {
 }
 
 // items are the tenant's items in the table, each rendered whole, sorted: the runs' logs, the
-// sessions, contacts, subscriptions, endpoints' and apps' records. The read models (waiting,
+// sessions, contacts, subscriptions, its Slack pair's listing, its endpoint's record and the
+// events it took, its mail counts. The read models (waiting,
 // inboxes), which read-models writes from the stream whenever it catches up, are left out: a
 // commit they would show is in the logs.
 func (w *accessWorld) items(t *testing.T) []string {
@@ -328,8 +334,11 @@ func (w *accessWorld) items(t *testing.T) []string {
 	db := localaws.DynamoDB()
 	in := &dynamodb.ScanInput{
 		TableName: new(os.Getenv("TABLE_NAME")), ConsistentRead: new(true),
-		FilterExpression:          new("begins_with(pk, :t) OR sk = :pair"),
-		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{":t": &ddbtypes.AttributeValueMemberS{Value: w.tenant + "#"}, ":pair": &ddbtypes.AttributeValueMemberS{Value: "tenant#" + w.tenant}},
+		FilterExpression: new("begins_with(pk, :t) OR sk = :pair OR pk = :endpoint OR pk = :mail"),
+		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
+			":t": &ddbtypes.AttributeValueMemberS{Value: w.tenant + "#"}, ":pair": &ddbtypes.AttributeValueMemberS{Value: "tenant#" + w.tenant},
+			":endpoint": &ddbtypes.AttributeValueMemberS{Value: "whep#" + w.endpoint}, ":mail": &ddbtypes.AttributeValueMemberS{Value: "mailhour#" + w.tenant},
+		},
 	}
 	var out []string
 	for {
