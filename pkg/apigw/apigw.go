@@ -250,16 +250,18 @@ func (a *API) authenticate(req events.APIGatewayV2HTTPRequest, scopes []string) 
 	return p, err
 }
 
-// agents reports whether verified claims c are of a token the agents' client was issued: its
-// client_id (Cognito's access tokens), else one of its audiences, names AgentsClient.
+// clientClaims are where providers name the app client a token was issued to: Cognito's
+// client_id, OpenID Connect's azp (Auth0, Keycloak), Okta's cid, Entra ID's appid (v1) and azp
+// (v2), and aud, where a provider names the client as the audience.
+var clientClaims = []string{"client_id", "azp", "cid", "appid", "aud"}
+
+// agents reports whether verified claims c are of a token the agents' client was issued: any of
+// the claims that name a token's client names AgentsClient. A provider whose access tokens name
+// the API as their audience (Auth0, Okta, Entra ID) still names the client in one of the others.
 func (o Options) agents(c claims) bool {
-	if o.AgentsClient == "" {
-		return false
-	}
-	if id := c.Text("client_id"); id != "" {
-		return id == o.AgentsClient
-	}
-	return slices.Contains(c.Names("aud"), o.AgentsClient)
+	return o.AgentsClient != "" && slices.ContainsFunc(clientClaims, func(name string) bool {
+		return slices.Contains(c.Names(name), o.AgentsClient)
+	})
 }
 
 // principalOf is the caller of verified claims granting scopes granted: the authorizer's

@@ -160,17 +160,27 @@ func TestTheAgentsSignInOpensOnlyMCP(t *testing.T) {
 		t.Fatalf("%d %s", r.Status, r.Body)
 	}
 	mallory := caller{"mallory", "acme", []string{apigw.ScopeInterruptsWrite, apigw.ScopeRunsRead, "agents:ask"}}
-	agents := map[string]any{"client_id": devjwt.MCPClientID}
+	// Each provider names the client where it does: Cognito's client_id, OpenID Connect's azp
+	// (beside an API's audience: Auth0, Keycloak, Entra ID v2), Okta's cid, Entra ID v1's appid.
+	shapes := []map[string]any{
+		{"client_id": devjwt.MCPClientID},
+		{"aud": "https://api.example.com", "azp": devjwt.MCPClientID},
+		{"aud": "https://api.example.com", "cid": devjwt.MCPClientID},
+		{"aud": "https://api.example.com", "appid": devjwt.MCPClientID},
+		{"aud": []any{"https://api.example.com", devjwt.MCPClientID}},
+	}
 	before := s.items(t)
-	for _, c := range []struct{ function, route, body string }{
-		{"mint-token", "POST /runs/{runId}/interrupts/{nodeId}/tokens", `{"intent":"resolve"}`},
-		{"end-run", "POST /runs/{runId}/cancel", `{"reason":"mine now"}`},
-		{"request-interrupt", "POST /runs/{runId}/interrupts", `{"nodeId":"n2","payload":{"kind":"approval","key":"k2","data":{"artifactId":"a","artifactType":"t","title":"x","actions":["accept"]}}}`},
-		{"get-run", "GET /runs/{runId}", ""},
-	} {
-		r := invoke(t, s.fn(c.function), call{who: &mallory, claims: agents, route: c.route, params: map[string]string{"runId": "pay-1", "nodeId": "wait"}, body: c.body})
-		if r.Status != http.StatusForbidden || !strings.Contains(string(r.Body), "opens only the MCP endpoint") {
-			t.Errorf("%s: %d %s", c.route, r.Status, r.Body)
+	for _, agents := range shapes {
+		for _, c := range []struct{ function, route, body string }{
+			{"mint-token", "POST /runs/{runId}/interrupts/{nodeId}/tokens", `{"intent":"resolve"}`},
+			{"end-run", "POST /runs/{runId}/cancel", `{"reason":"mine now"}`},
+			{"request-interrupt", "POST /runs/{runId}/interrupts", `{"nodeId":"n2","payload":{"kind":"approval","key":"k2","data":{"artifactId":"a","artifactType":"t","title":"x","actions":["accept"]}}}`},
+			{"get-run", "GET /runs/{runId}", ""},
+		} {
+			r := invoke(t, s.fn(c.function), call{who: &mallory, claims: agents, route: c.route, params: map[string]string{"runId": "pay-1", "nodeId": "wait"}, body: c.body})
+			if r.Status != http.StatusForbidden || !strings.Contains(string(r.Body), "opens only the MCP endpoint") {
+				t.Errorf("%v %s: %d %s", agents, c.route, r.Status, r.Body)
+			}
 		}
 	}
 	if after := s.items(t); after != before {

@@ -310,7 +310,7 @@ func (d *Deliverer) mailOutcome(ctx context.Context, s Subscription, c runlog.Co
 	out, err := d.mailEach(ctx, s, EventID(e), to, resend, func(m mailTo) Mail {
 		lines := []string{greeting(m.name), "", cmp.Or(isolated(asked.Title), "The request you were asked about") + ":", headline + ", " + inWords(cmp.Or(outcome.Deadline, e.At)) + "."}
 		if rv.Feedback != "" {
-			lines = append(lines, "", "Their comment: "+rv.Feedback)
+			lines = append(lines, "", "Their comment: "+words.Isolated(rv.Feedback))
 		}
 		lines = append(lines, "", "Nothing more is needed from you.")
 		return render(m.address, what+": "+cmp.Or(isolated(asked.Title), "a request you were asked about"), lines, Link{})
