@@ -353,6 +353,9 @@ func commit[T answer[T]](ctx context.Context, h *Host, k runlog.Key, st *runlog.
 		if len(d.events) == 0 {
 			return d.answer, nil
 		}
+		if err := finish(h, k, st, &d); err != nil {
+			return zero, err
+		}
 		if !d.ends {
 			if err := h.fits(st, d.events); err != nil {
 				return zero, err

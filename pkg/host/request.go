@@ -37,6 +37,12 @@ type Request struct {
 	// signed in through the agents' client asks as themself, and another's run, its interrupts
 	// and their answers are not theirs to add to or read (docs/design.md, "Who may do what").
 	OwnRun bool
+	// EndsRun, on a request that makes its run, has the host complete that run once the
+	// interrupt is closed and its receipt, if any, redeemed or expired (runlog.Event.EndsRun):
+	// the MCP endpoint names a run itself for an agent that gave none, and no one else would
+	// ever end it. A request in a run that exists records it only when the run is one the host
+	// completes (runlog.State.EndsRun), whoever asks: what more is asked in it is then open too.
+	EndsRun bool
 }
 
 // InterruptView is the answer of request-interrupt: the interrupt as it stands.
@@ -187,7 +193,9 @@ func (h *Host) request(ctx context.Context, p interrupt.Principal, runID string,
 			}
 			endpoint = bound
 		}
-		events, err := requestEvents(req.NodeID, id, runlog.With{Endpoint: endpoint, Display: req.Display, FollowUp: followUp, ToolCall: req.ToolCall, RefKinds: h.refKinds()}, payload, req.Payload)
+		events, err := requestEvents(req.NodeID, id, runlog.With{
+			Endpoint: endpoint, Display: req.Display, FollowUp: followUp, ToolCall: req.ToolCall, RefKinds: h.refKinds(), EndsRun: req.EndsRun && !st.Exists() || st.EndsRun(),
+		}, payload, req.Payload)
 		if err != nil {
 			return decision[requested]{}, err
 		}

@@ -269,6 +269,8 @@ func (h *Host) handle(ctx context.Context, window []runlog.Due, picked []int, no
 					switch {
 					case d.Seq > 0:
 						act = h.retain
+					case d.Nudge == runlog.NudgeReceipt:
+						act = h.lapse
 					case d.Nudge != "":
 						act = h.nudge
 					}

@@ -79,6 +79,8 @@ type Saved struct {
 	ToolCall *interrupt.ToolCall `json:"toolCall,omitempty"`
 	// RefKinds are the ref kinds its host enforced when it was requested (Event.RefKinds).
 	RefKinds []string `json:"refKinds,omitempty"`
+	// EndsRun is set when the run was made for the interrupt (Event.EndsRun).
+	EndsRun bool `json:"endsRun,omitempty"`
 	// Status is as the log records it, deadlines aside: read it through StatusAt.
 	Status      interrupt.Status `json:"status"`
 	ResumeValue json.RawMessage  `json:"resumeValue,omitempty"`

@@ -128,6 +128,7 @@ func script(r *rand.Rand, n int) []runlog.Commit {
 			if r.IntN(2) == 0 {
 				with.FollowUp = &interrupt.FollowUp{Reminders: &interrupt.Reminders{AfterMs: 60000, Count: 2}}
 				with.RefKinds = []string{interrupt.RefPrincipal}
+				with.EndsRun = true
 			}
 			c.Events = append(c.Events, runlog.Commit{Events: []runlog.Event{runlog.Requested(node(id), id, with, p, json.RawMessage(raw))}}.Stored().Events[0])
 			pending, kinds[id] = append(pending, id), kind

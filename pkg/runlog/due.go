@@ -19,15 +19,19 @@ type Due struct {
 	// gives every commit of the run the same expiry, the retention period after it.
 	Seq int64
 	// Nudge, on a follow-up entry, is what falls due then: NudgeRemind (reminder number
-	// Reminder, from 1) or NudgeEscalate; "" for the interrupt's own deadline.
+	// Reminder, from 1) or NudgeEscalate; on a receipt's entry NudgeReceipt; "" for the
+	// interrupt's own deadline.
 	Nudge    string
 	Reminder int
 }
 
-// The follow-ups a due entry may stand for (Due.Nudge).
+// The follow-ups a due entry may stand for (Due.Nudge). NudgeReceipt falls due once the
+// receipt of an approved call expired (Deadline just past its expiry): a run made for the
+// approval (Event.EndsRun) whose receipt was never redeemed completes then.
 const (
 	NudgeRemind   = "remind"
 	NudgeEscalate = "escalate"
+	NudgeReceipt  = "receipt"
 )
 
 // Minute is the bucket the entry is filed under.
@@ -45,6 +49,8 @@ func (d Due) Position() string {
 		p += fmt.Sprintf("#remind%02d", d.Reminder)
 	case NudgeEscalate:
 		p += "#escalate"
+	case NudgeReceipt:
+		p += "#receipt"
 	}
 	return p
 }

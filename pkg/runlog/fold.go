@@ -61,7 +61,8 @@ func RequestedIn(c Commit, id string) *Interrupt {
 func requestedBy(c Commit, e Event) Saved {
 	return Saved{
 		ID: e.InterruptID, NodeID: e.NodeID, Raw: e.Payload, RequestedSeq: c.Seq, RequestedAt: c.At, RequestedBy: c.By,
-		Endpoint: e.Endpoint, Display: e.Display, FollowUp: e.FollowUp, ToolCall: e.ToolCall, RefKinds: e.RefKinds, Status: interrupt.StatusPending,
+		Endpoint: e.Endpoint, Display: e.Display, FollowUp: e.FollowUp, ToolCall: e.ToolCall, RefKinds: e.RefKinds, EndsRun: e.EndsRun,
+		Status: interrupt.StatusPending,
 	}
 }
 
@@ -524,6 +525,30 @@ func (s *State) ByKey(k string) *Interrupt { return s.byKey[k] }
 
 // LatestAt is the last interrupt requested at node, if any.
 func (s *State) LatestAt(node string) *Interrupt { return s.latestAt[node] }
+
+// Held is every interrupt the state holds, in no order: those requested since its checkpoint,
+// those the checkpoint kept pending, and those merged from the archive. A rule over the whole
+// run (a run the host completes once nothing of it is open) reads them; one closed and archived
+// is not among them unless it was looked up.
+func (s *State) Held() []*Interrupt {
+	out := make([]*Interrupt, 0, len(s.byID))
+	for _, in := range s.byID {
+		out = append(out, in)
+	}
+	return out
+}
+
+// EndsRun reports whether the run is one the host completes once nothing of it is open
+// (Event.EndsRun): an interrupt the state holds says so. Every interrupt of such a run says so,
+// so one pending, or closed since its checkpoint, tells.
+func (s *State) EndsRun() bool {
+	for _, in := range s.byID {
+		if in.EndsRun {
+			return true
+		}
+	}
+	return false
+}
 
 // Pending lists the interrupts pending at now, in the order they were requested.
 func (s *State) Pending(now time.Time) []*Interrupt {

@@ -94,6 +94,11 @@ type Event struct {
 	// of who decides it (interrupt.NewDeciders) is the one in force when it was asked. None in
 	// a request recorded before they were kept: interrupt.DefaultRefKinds.
 	RefKinds []string `json:"refKinds,omitempty"`
+	// EndsRun is, on an interrupt's request, set when the run was made for it (the MCP
+	// endpoint's own run): the host completes the run once the interrupt is closed and its
+	// receipt, if any, redeemed or expired, since no one else would end it. False in a request
+	// recorded before it was kept.
+	EndsRun bool `json:"endsRun,omitempty"`
 	// decoded is Payload as the Go value its writer encoded it from (NewEvent, Requested), so
 	// that the fold of the writer's own commit does not parse what was just encoded. A store
 	// never keeps it: an event read back is parsed.
@@ -112,13 +117,14 @@ func NewEvent(typ, nodeID, interruptID string, p any) (Event, error) {
 }
 
 // With is what the host records of a request beside its payload (Event's Endpoint, Display,
-// FollowUp, ToolCall and RefKinds).
+// FollowUp, ToolCall, RefKinds and EndsRun).
 type With struct {
 	Endpoint string
 	Display  *interrupt.Display
 	FollowUp *interrupt.FollowUp
 	ToolCall *interrupt.ToolCall
 	RefKinds []string
+	EndsRun  bool
 }
 
 // Requested is the interrupt.requested event of interrupt id at nodeID: raw is the
@@ -126,7 +132,8 @@ type With struct {
 func Requested(nodeID, id string, with With, p interrupt.Payload, raw json.RawMessage) Event {
 	return Event{
 		Type: interrupt.EventRequested, NodeID: nodeID, InterruptID: id, Payload: raw,
-		Endpoint: with.Endpoint, Display: with.Display, FollowUp: with.FollowUp, ToolCall: with.ToolCall, RefKinds: with.RefKinds, decoded: p,
+		Endpoint: with.Endpoint, Display: with.Display, FollowUp: with.FollowUp, ToolCall: with.ToolCall, RefKinds: with.RefKinds,
+		EndsRun: with.EndsRun, decoded: p,
 	}
 }
 
