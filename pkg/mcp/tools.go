@@ -16,7 +16,7 @@ import (
 
 const requestApprovalDoc = "Ask people to approve something and return at once with the interrupt to wait on (get_outcome). " +
 	"Who may decide: approvers (principals), approverGroups, approverRoles; name at least one of them (every list given must admit a decider); you, the requester, never can. " +
-	"Without runId the host makes a new run; with runId, key is required, and the same runId and key answer the same interrupt instead of asking twice. " +
+	"Without runId the host makes a new run and completes it once nothing in it is open (the interrupt closed; an approved call's receipt redeemed or expired); with runId, key is required, and the same runId and key answer the same interrupt instead of asking twice. " +
 	"With toolCall {name, arguments}, the approvers see the exact call and may edit its arguments; an accepted outcome answers the call as approved and a receipt for it. " +
 	"url is the page the approvers decide on."
 
@@ -170,8 +170,10 @@ type asking struct {
 // request requests the interrupt of kind with data at node key of the run, with what the
 // request carries beside its payload (with's Display, ToolCall), as request-interrupt
 // does: its payload is checked against the host's schema there, and the same key answers the
-// interrupt it asked before without writing. A request whose outcome is unknown, in a run made
-// for it, says which run and key to ask again with, so that the retry never asks twice.
+// interrupt it asked before without writing. A run made for it is the host's to complete
+// (host.Request.EndsRun): the agent named none, so nothing else would end it. A request whose
+// outcome is unknown, in a run made for it, says which run and key to ask again with, so that
+// the retry never asks twice.
 func (s *Server) request(ctx context.Context, tool string, c caller, at asking, kind interrupt.Kind, timeoutMs int64, data any, with host.Request) (*sdk.CallToolResult, Requested, error) {
 	if timeoutMs < 0 {
 		return nil, Requested{}, s.toolError(ctx, tool, interrupt.Invalid("timeoutMs is negative", interrupt.FieldError{Path: "/timeoutMs", Message: "must be positive"}))
@@ -185,7 +187,7 @@ func (s *Server) request(ctx context.Context, tool string, c caller, at asking, 
 	if err != nil {
 		return nil, Requested{}, s.toolError(ctx, tool, err)
 	}
-	with.NodeID, with.Payload, with.OwnRun = at.key, payload, c.self
+	with.NodeID, with.Payload, with.OwnRun, with.EndsRun = at.key, payload, c.self, at.made
 	view, created, err := s.host.RequestInterrupt(ctx, c.principal, at.runID, with)
 	if err != nil {
 		failed := s.toolError(ctx, tool, err)
