@@ -39,7 +39,10 @@ func (h *Host) endRun(ctx context.Context, p interrupt.Principal, runID string, 
 	if err != nil {
 		return RunEnd{}, err
 	}
-	if !st.Exists() {
+	switch {
+	case own && !st.Exists():
+		return RunEnd{}, errNotYourRun(runID)
+	case !st.Exists():
 		return RunEnd{}, interrupt.Errorf(interrupt.CodeNotFound, "no run %s", runID)
 	}
 	return commit(ctx, h, k, st, p.Voter(), func(st *runlog.State) (decision[RunEnd], error) {

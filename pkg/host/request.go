@@ -37,6 +37,11 @@ type Request struct {
 	// signed in through the agents' client asks as themself, and another's run, its interrupts
 	// and their answers are not theirs to add to or read (docs/design.md, "Who may do what").
 	OwnRun bool
+	// NamedDeciders refuses an approval whose deciders bind no one by the ref kinds the host
+	// enforces: an agent that drops a field, or names a group where only principals bind, must
+	// not hand the decision to the whole tenant (the MCP endpoint's requests; engines, the
+	// platform's own code, may still leave it to anyone who may respond).
+	NamedDeciders bool
 	// EndsRun, on a request that makes its run, has the host complete that run once the
 	// interrupt is closed and its receipt, if any, redeemed or expired (runlog.Event.EndsRun):
 	// the MCP endpoint names a run itself for an agent that gave none, and no one else would
@@ -128,9 +133,14 @@ func (h *Host) request(ctx context.Context, p interrupt.Principal, runID string,
 				interrupt.FieldError{Path: "/display/audience", Message: "must be omitted for a " + string(payload.Kind) + " interrupt (an approval names its audience in its payload)"})
 		}
 	}
-	if why := interrupt.NewDeciders(payload, req.Display, p.Voter(), h.refKinds()).Undecidable(); why != "" {
+	deciders := interrupt.NewDeciders(payload, req.Display, p.Voter(), h.refKinds())
+	if why := deciders.Undecidable(); why != "" {
 		return InterruptView{}, false, interrupt.Invalid("no one could ever decide this approval",
 			interrupt.FieldError{Path: "/payload/data/approversList", Message: why})
+	}
+	if req.NamedDeciders && payload.Kind == interrupt.KindApproval && len(deciders.Rules) == 0 {
+		return InterruptView{}, false, interrupt.Invalid("name who decides: an approval nobody is named for could be granted by anyone of the tenant",
+			interrupt.FieldError{Path: "/payload/data/approversList", Message: "name at least one principal, or groups or roles where the host binds them (refKinds " + strings.Join(h.refKinds(), ", ") + ")"})
 	}
 	if req.ToolCall != nil {
 		fields := req.ToolCall.Check("/toolCall")
@@ -161,7 +171,7 @@ func (h *Host) request(ctx context.Context, p interrupt.Principal, runID string,
 	source := sync.OnceValues(func() (string, error) { return h.sourceOf(ctx, p.Tenant, req.Endpoint) })
 	res, err := commit(ctx, h, k, st, p.Voter(), func(st *runlog.State) (decision[requested], error) {
 		now := h.now()
-		if req.OwnRun && st.Exists() && st.Author() != p.Voter() {
+		if req.OwnRun && (st.Exists() && st.Author() != p.Voter() || !st.Exists() && !strings.HasPrefix(runID, AgentRunPrefix)) {
 			return decision[requested]{}, errNotYourRun(runID)
 		}
 		if prior := st.ByKey(payload.Key); prior != nil {
@@ -370,8 +380,13 @@ func article(word string) string {
 	return "a"
 }
 
-// errNotYourRun refuses a caller that may act only in runs it began (Request.OwnRun) a run
-// another began: forbidden, saying no more of the run than that it is not the caller's.
+// AgentRunPrefix begins the ids of the runs the MCP endpoint makes, random past it: the only
+// new runs a caller that acts only in its own runs (Request.OwnRun) may begin, so that it cannot
+// take an id an engine will use (order-42) and become its run's author.
+const AgentRunPrefix = "mcp-"
+
+// errNotYourRun refuses a caller that may act only in runs it began (Request.OwnRun) any other
+// run, existing or not, in the same words: it learns nothing of another's runs.
 func errNotYourRun(runID string) error {
-	return interrupt.Errorf(interrupt.CodeForbidden, "run %s was begun by someone else: you may ask only in a run you began, or a new one", runID)
+	return interrupt.Errorf(interrupt.CodeNotFound, "no run %s that you began: leave runId out to begin one", runID)
 }

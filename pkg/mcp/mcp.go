@@ -210,7 +210,7 @@ func (s *Server) toolError(ctx context.Context, tool string, err error) error {
 func runAndKey(runID, key, fallback string) (string, string, bool, error) {
 	made := runID == ""
 	if made {
-		runID = "mcp-" + strings.ToLower(rand.Text())
+		runID = host.AgentRunPrefix + strings.ToLower(rand.Text())
 		if key == "" {
 			key = fallback
 		}

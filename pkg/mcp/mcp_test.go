@@ -368,10 +368,14 @@ func TestAPersonAsksAsThemself(t *testing.T) {
 		args       map[string]any
 		want       string
 	}{
-		{"asking in an engine's run", "request_approval", map[string]any{"title": "x", "approvers": []string{"bob"}, "runId": "r-engine", "key": "mine"}, "forbidden: run r-engine was begun by someone else"},
-		{"replaying an engine's key", "request_approval", map[string]any{"title": "x", "approvers": []string{"bob"}, "runId": "r-engine", "key": "pay"}, "forbidden"},
-		{"reading an engine's outcome", "get_outcome", map[string]any{"runId": "r-engine", "interruptId": theirs.InterruptID}, "not_found"},
-		{"ending an engine's run", "end_run", map[string]any{"runId": "r-engine"}, "forbidden: run r-engine was begun by someone else"},
+		// Another's run, and one not there, answer alike: nothing is learnt of another's runs.
+		{"asking in an engine's run", "request_approval", map[string]any{"title": "x", "approvers": []string{"bob"}, "runId": "r-engine", "key": "mine"}, "not_found: no run r-engine that you began"},
+		{"replaying an engine's key", "request_approval", map[string]any{"title": "x", "approvers": []string{"bob"}, "runId": "r-engine", "key": "pay"}, "not_found: no run r-engine that you began"},
+		{"beginning a run under an id an engine may use", "request_approval", map[string]any{"title": "x", "approvers": []string{"bob"}, "runId": "order-42", "key": "k"}, "not_found: no run order-42 that you began"},
+		{"reading an engine's outcome", "get_outcome", map[string]any{"runId": "r-engine", "interruptId": theirs.InterruptID}, "not_found: no interrupt " + theirs.InterruptID + " you requested in run r-engine"},
+		{"reading an outcome of no run", "get_outcome", map[string]any{"runId": "r-none", "interruptId": theirs.InterruptID}, "not_found: no interrupt " + theirs.InterruptID + " you requested in run r-none"},
+		{"ending an engine's run", "end_run", map[string]any{"runId": "r-engine"}, "not_found: no run r-engine that you began"},
+		{"ending no run", "end_run", map[string]any{"runId": "r-none"}, "not_found: no run r-none that you began"},
 	}
 	for _, c := range refused {
 		before := writes()
@@ -474,5 +478,28 @@ func TestARetryNeverAsksTwice(t *testing.T) {
 	}
 	if requested != 1 {
 		t.Errorf("the run asked %d times", requested)
+	}
+}
+
+// TestAnAgentNamesWhoBinds: where the host binds principals alone (refKinds principal), an
+// approval an agent asks of a group names no one who decides, and is refused, writing nothing;
+// an engine's REST request may still leave it to anyone who may respond.
+func TestAnAgentNamesWhoBinds(t *testing.T) {
+	t.Parallel()
+	h, writes, url := serve(t, func(s *hosttest.Setup) { s.Config.RefKinds = []string{"principal"} })
+	cs := connect(t, url, engine)
+	var out map[string]any
+	if msg := call(t, cs, "request_approval", map[string]any{"title": "x", "approverGroups": []string{"finance"}}, &out); !strings.Contains(msg, "validation_error: name who decides") {
+		t.Errorf("a group where only principals bind: %q %v", msg, out)
+	}
+	if writes() != 0 {
+		t.Errorf("the refusal wrote")
+	}
+	if msg := call(t, cs, "request_approval", map[string]any{"title": "x", "approverGroups": []string{"finance"}, "approvers": []string{"alice"}}, &out); msg != "" {
+		t.Errorf("a principal beside the group: %q", msg)
+	}
+	payload := json.RawMessage(`{"kind":"approval","key":"k","data":{"artifactId":"a","artifactType":"t","title":"Anyone's","actions":["accept"],"approverGroupRefs":["finance"]}}`)
+	if _, _, err := h.RequestInterrupt(context.Background(), hosttest.Who("engine"), "r-engine", host.Request{NodeID: "n", Payload: payload}); err != nil {
+		t.Errorf("an engine's request: %v", err)
 	}
 }

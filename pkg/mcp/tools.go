@@ -119,11 +119,12 @@ func (s *Server) requestApproval(ctx context.Context, req *sdk.CallToolRequest, 
 		Actions: actions, RequiredApprovals: in.RequiredApprovals, RejectionPolicy: in.RejectionPolicy,
 		ApproversList: in.Approvers, ApproverGroupRefs: in.ApproverGroups, ApproverRoleRefs: in.ApproverRoles,
 	}
-	var call *interrupt.ToolCall
+	// The host refuses too what names no one who binds (a group where only principals do).
+	with := host.Request{NamedDeciders: true}
 	if in.ToolCall != nil {
-		call = &interrupt.ToolCall{Name: in.ToolCall.Name, Arguments: rawArguments(req), ReceiptTTLMs: in.ToolCall.ReceiptTTLMs}
+		with.ToolCall = &interrupt.ToolCall{Name: in.ToolCall.Name, Arguments: rawArguments(req), ReceiptTTLMs: in.ToolCall.ReceiptTTLMs}
 	}
-	return s.request(ctx, "request_approval", c, asking{runID, key, made}, interrupt.KindApproval, in.TimeoutMs, data, host.Request{ToolCall: call})
+	return s.request(ctx, "request_approval", c, asking{runID, key, made}, interrupt.KindApproval, in.TimeoutMs, data, with)
 }
 
 func (s *Server) askQuestion(ctx context.Context, _ *sdk.CallToolRequest, in QuestionRequest) (*sdk.CallToolResult, Requested, error) {
@@ -226,7 +227,8 @@ func (s *Server) getOutcome(ctx context.Context, _ *sdk.CallToolRequest, in Outc
 	deadline := time.Now().Add(time.Duration(min(in.WaitMs, MaxWait.Milliseconds())) * time.Millisecond)
 	for {
 		o, err := s.host.InterruptOutcome(ctx, c.principal, in.RunID, in.InterruptID)
-		if err == nil && c.self && o.RequestedBy != c.principal.Voter() {
+		if c.self && (err == nil && o.RequestedBy != c.principal.Voter() || interrupt.ErrorCode(err) == interrupt.CodeNotFound) {
+			// One answer for another's interrupt, one not there, and a run not there.
 			err = interrupt.Errorf(interrupt.CodeNotFound, "no interrupt %s you requested in run %s", in.InterruptID, in.RunID)
 		}
 		if err != nil {
