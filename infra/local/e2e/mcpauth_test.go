@@ -87,7 +87,7 @@ func TestAnMCPClientSignsInWithOnlyTheURL(t *testing.T) {
 		t.Errorf("%d sign-ins, want one", signIns)
 	}
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "request_approval", Arguments: map[string]any{
-		"title": "Refund order 1182", "approvers": []string{"bob"}, "runId": newRun("oauth"), "key": "refund-1182"}})
+		"title": "Refund order 1182", "approvers": []string{"bob"}}})
 	if err != nil || res.IsError {
 		t.Fatalf("request_approval: %+v %v", res, err)
 	}
