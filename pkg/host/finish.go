@@ -72,15 +72,17 @@ func finishing(st *runlog.State, events []runlog.Event, now time.Time) (why stri
 }
 
 // open reports whether the run holds anything still open besides the interrupts done: an
-// interrupt the log records pending, or the approved call of an interrupt the host completes
-// its run for, unredeemed, whose receipt may still be redeemed at now.
+// interrupt the log records pending (a checkpoint keeps every one), or the approved call of an
+// interrupt the host completes its run for, unredeemed, whose receipt may still be redeemed at
+// now (runlog.State.OpenReceipts, which a checkpoint keeps too, the interrupt archived or not).
 func open(st *runlog.State, done map[string]bool, now time.Time) bool {
 	for _, in := range st.Held() {
-		switch {
-		case done[in.ID]:
-		case in.Recorded() == interrupt.StatusPending:
+		if !done[in.ID] && in.Recorded() == interrupt.StatusPending {
 			return true
-		case in.EndsRun && in.ApprovedCall() != nil && st.Redeemed(in.ID) == nil && !lapsed(in, now):
+		}
+	}
+	for id, expires := range st.OpenReceipts() {
+		if !done[id] && now.UnixMilli() <= expires.UnixMilli() {
 			return true
 		}
 	}

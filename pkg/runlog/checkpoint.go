@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -50,6 +51,11 @@ type Checkpoint struct {
 	Origin string `json:"origin,omitempty"`
 	// Author is who made the run's first commit (State.Author).
 	Author string `json:"author,omitempty"`
+	// EndsRun and Receipts are State.EndsRun and State.OpenReceipts: absent in a checkpoint
+	// written before they were kept, whose run then reads as one no one completes (a request
+	// made it so only since).
+	EndsRun  bool                 `json:"endsRun,omitempty"`
+	Receipts map[string]time.Time `json:"receipts,omitempty"`
 	// Superseded are the pending interrupts that are not the last requested at their node (one
 	// past its deadline, not yet recorded expired, and another requested there since).
 	Superseded []string `json:"superseded,omitempty"`
@@ -150,7 +156,8 @@ func Resume(cp *Checkpoint, commits []Commit) (*State, error) {
 	s.init()
 	if cp != nil {
 		s.Seq, s.LastAt, s.Threshold, s.ThresholdSeq, s.Ended, s.EndedSeq = cp.Seq, cp.At, cp.Threshold, cp.ThresholdSeq, cp.Ended, cp.EndedSeq
-		s.archived, s.origin, s.author, s.lastID = cp.Archived, cp.Origin, cp.Author, cp.Commit
+		s.archived, s.origin, s.author, s.lastID, s.endsRun = cp.Archived, cp.Origin, cp.Author, cp.Commit, cp.EndsRun
+		maps.Copy(s.receipts, cp.Receipts)
 		for _, sv := range cp.Pending {
 			in, err := restore(sv, nil)
 			if err != nil {
@@ -201,6 +208,10 @@ func (s *State) Checkpoint() (*Checkpoint, []Found, error) {
 	cp := &Checkpoint{
 		Seq: s.Seq, Commit: s.lastID, At: s.LastAt, Threshold: s.Threshold, ThresholdSeq: s.ThresholdSeq,
 		Ended: s.Ended, EndedSeq: s.EndedSeq, Pending: []Saved{}, Origin: s.origin, Author: s.author,
+		EndsRun: s.endsRun, Receipts: maps.Clone(s.receipts),
+	}
+	if len(cp.Receipts) == 0 {
+		cp.Receipts = nil
 	}
 	var archive []Found
 	var err error

@@ -197,10 +197,16 @@ type State struct {
 	origin   string
 	// author is who made the run's first commit (Author).
 	author string
-	lastID string
-	looked map[Ref]bool
-	merged map[Ref]bool
-	lastOf map[string]string
+	// endsRun is set once an interrupt requested in the run said the host completes it
+	// (EndsRun), and receipts are the expiries of the receipts of such a run's accepted calls
+	// not redeemed yet, by interrupt (OpenReceipts): both kept in checkpoints, so a closed
+	// interrupt a checkpoint archived still counts.
+	endsRun  bool
+	receipts map[string]time.Time
+	lastID   string
+	looked   map[Ref]bool
+	merged   map[Ref]bool
+	lastOf   map[string]string
 }
 
 func (s *State) init() {
@@ -211,6 +217,7 @@ func (s *State) init() {
 	s.idem = map[string]*Idem{}
 	s.decisions = map[string]int64{}
 	s.redeemed = map[string]*Redemption{}
+	s.receipts = map[string]time.Time{}
 	s.conversations = map[string]ConversationState{}
 	s.looked = map[Ref]bool{}
 	s.merged = map[Ref]bool{}
@@ -333,7 +340,10 @@ func (s *State) requested(c Commit, e Event, fresh map[string]*Interrupt) (func(
 		return nil, err
 	}
 	fresh[in.ID] = in
-	return func() { s.add(in) }, nil
+	return func() {
+		s.add(in)
+		s.endsRun = s.endsRun || in.EndsRun
+	}, nil
 }
 
 func (s *State) resolved(c Commit, e Event, fresh map[string]*Interrupt) (func(), error) {
@@ -347,6 +357,9 @@ func (s *State) resolved(c Commit, e Event, fresh map[string]*Interrupt) (func()
 	}
 	return func() {
 		in.Status, in.ResumeValue, in.ResolvedBy, in.ResolvedAt = interrupt.StatusResolved, r.ResumeValue, c.By, c.At
+		if in.EndsRun && in.ApprovedCall() != nil && s.redeemed[in.ID] == nil {
+			s.receipts[in.ID] = in.DecidedAt().Add(in.ToolCall.ReceiptTTL())
+		}
 	}, nil
 }
 
@@ -482,6 +495,7 @@ func (s *State) receiptRedeemed(c Commit, e Event, _ map[string]*Interrupt) (fun
 		if s.redeemed[r.InterruptID] == nil {
 			s.redeemed[r.InterruptID] = &Redemption{Seq: c.Seq, At: c.At, By: c.By, ArgumentsDigest: r.ArgumentsDigest}
 		}
+		delete(s.receipts, r.InterruptID)
 	}, nil
 }
 
@@ -539,16 +553,13 @@ func (s *State) Held() []*Interrupt {
 }
 
 // EndsRun reports whether the run is one the host completes once nothing of it is open
-// (Event.EndsRun): an interrupt the state holds says so. Every interrupt of such a run says so,
-// so one pending, or closed since its checkpoint, tells.
-func (s *State) EndsRun() bool {
-	for _, in := range s.byID {
-		if in.EndsRun {
-			return true
-		}
-	}
-	return false
-}
+// (Event.EndsRun): an interrupt requested in it said so, however long ago.
+func (s *State) EndsRun() bool { return s.endsRun }
+
+// OpenReceipts are the expiries of the receipts of the accepted calls of a run the host
+// completes (EndsRun) not redeemed yet, by interrupt, expired or not: what of the run may still
+// be open once every interrupt is closed, even one a checkpoint archived.
+func (s *State) OpenReceipts() map[string]time.Time { return s.receipts }
 
 // Pending lists the interrupts pending at now, in the order they were requested.
 func (s *State) Pending(now time.Time) []*Interrupt {
