@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"crypto/rand"
 	"net/http"
 	"slices"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/interrupthost/interrupthost/internal/devjwt"
 	"github.com/interrupthost/interrupthost/internal/localaws"
 	"github.com/interrupthost/interrupthost/internal/mcptest"
+	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/mcp"
 )
 
@@ -174,5 +176,43 @@ func TestTheMCPEndpointsAuth(t *testing.T) {
 	}
 	if a := (call{method: "POST", path: "/mcp", body: initialize, bearer: agent}).must(t); a.Status != 200 || !strings.Contains(string(a.Body), `"serverInfo"`) {
 		t.Errorf("initialize with curl's Accept: %d %s", a.Status, a.Body)
+	}
+}
+
+// TestAnAgentsRunEnds: through the stack, a person signed in through the agents' client (its
+// token: agents:ask alone) asks without naming a run; once the approver rejects, the run the
+// endpoint made is completed by the host, so retention applies to it; a run the person
+// began under an id of the endpoint's and named is ended by end_run.
+func TestAnAgentsRunEnds(t *testing.T) {
+	tenant := newRun("agents")
+	person := jwt(t, devjwt.Token{Subject: "mallory", Tenant: tenant, Scopes: []string{"agents:ask"}, ClientID: devjwt.MCPClientID})
+	cs := mcpSession(t, person, "")
+	var asked mcp.Requested
+	if msg := callTool(t, cs, "request_approval", map[string]any{"title": "Refund order 1182", "approvers": []string{"alice"}}, &asked); msg != "" {
+		t.Fatal(msg)
+	}
+	alice := jwt(t, devjwt.Token{Subject: "alice", Tenant: tenant, Scopes: []string{"approvals:respond"}})
+	if a := do(t, "POST", "/runs/"+asked.RunID+"/interrupts/"+asked.NodeID, alice, `{"resumeValue":{"action":"reject","decidedAt":"2026-12-05T09:00:00Z"}}`); a.Status != 200 {
+		t.Fatalf("alice's rejection: %d %s", a.Status, a.Body)
+	}
+	ops := jwt(t, devjwt.Token{Subject: "ops", Tenant: tenant, Scopes: []string{"runs:read"}})
+	var run struct {
+		Status string `json:"status"`
+	}
+	do(t, "GET", "/runs/"+asked.RunID, ops, "").json(t, &run)
+	if run.Status != "completed" {
+		t.Errorf("the run the endpoint made, its approval rejected: %s, want completed", run.Status)
+	}
+	named := host.AgentRunPrefix + strings.ToLower(rand.Text())
+	if msg := callTool(t, cs, "ask_question", map[string]any{"questions": []map[string]any{{"id": "q", "question": "Which?"}}, "runId": named, "key": "q"}, &asked); msg != "" {
+		t.Fatal(msg)
+	}
+	var ended mcp.Ended
+	if msg := callTool(t, cs, "end_run", map[string]any{"runId": named, "reason": "done"}, &ended); msg != "" || ended.Status != "completed" {
+		t.Errorf("end_run: %+v %q", ended, msg)
+	}
+	do(t, "GET", "/runs/"+named, ops, "").json(t, &run)
+	if run.Status != "completed" {
+		t.Errorf("the run the person named, after end_run: %s", run.Status)
 	}
 }
