@@ -52,8 +52,9 @@ type User struct {
 }
 
 // Users are the people the local provider lets one sign in as: approvers in groups and roles,
-// olga, an operator (the console's OperatorRole, "operator"), and mallory, who is in none and
-// has no email address, to see refusals.
+// olga, an operator (the console's OperatorRole, "operator"), supervisor, the local stack's
+// override principal (OverridePrincipals), and mallory, who is in none and has no email
+// address, to see refusals.
 func Users() []User {
 	return []User{
 		{Subject: "alice", Email: "alice@example.com", Groups: []string{"finance", "ops"}, Roles: []string{"manager"}},
@@ -61,6 +62,7 @@ func Users() []User {
 		{Subject: "carol", Email: "carol@example.com", Groups: []string{"ops"}},
 		{Subject: "dave", Email: "dave@example.com", Roles: []string{"manager"}},
 		{Subject: "olga", Email: "olga@example.com", Roles: []string{"operator"}},
+		{Subject: "supervisor", Email: "supervisor@example.com", Groups: []string{"finance", "ops"}},
 		{Subject: "mallory"},
 	}
 }

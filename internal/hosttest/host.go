@@ -25,8 +25,11 @@ var T0 = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 // Keys is a keyring of one key, for minting without Secrets Manager.
 var Keys = testkeys.Static{ActiveKid: "k1", Keys: map[string][]byte{"k1": []byte("0123456789abcdef0123456789abcdef")}}
 
-// Who is the principal sub of tenant acme, holding no scope.
-func Who(sub string) interrupt.Principal { return interrupt.Principal{Subject: sub, Tenant: "acme"} }
+// Who is the principal sub of tenant acme, holding no scope, proven by a JWT (as the API's
+// callers are); Via changes how.
+func Who(sub string) interrupt.Principal {
+	return interrupt.Principal{Subject: sub, Tenant: "acme", Via: interrupt.ViaJWT}
+}
 
 // Setup is what MemHost builds its host with, for a test to change before: its policy and what
 // it runs with.

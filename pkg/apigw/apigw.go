@@ -274,6 +274,7 @@ func (a *API) principalOf(c claims, granted []string) (interrupt.Principal, erro
 	p.Scopes = a.opts.unprefixed(granted)
 	p.Groups = c.Names(a.opts.GroupsClaim)
 	p.Roles = c.Names(a.opts.RolesClaim)
+	p.Via = interrupt.ViaJWT
 	if !runlog.ValidID(p.Tenant) {
 		return p, interrupt.Errorf(interrupt.CodeForbidden, "the JWT carries no usable %s claim (a string id)", a.opts.TenantClaim)
 	}

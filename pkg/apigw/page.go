@@ -323,7 +323,7 @@ const signOutFromPage = "../../signin/signout"
 // principalOf is who a session decides as: its principal, tenant, groups and roles, as the API
 // reads a bearer token's.
 func principalOf(s signin.Session) interrupt.Principal {
-	return interrupt.Principal{Subject: s.Subject, Tenant: s.Tenant, Groups: s.Groups, Roles: s.Roles}
+	return interrupt.Principal{Subject: s.Subject, Tenant: s.Tenant, Groups: s.Groups, Roles: s.Roles, Via: interrupt.ViaSession}
 }
 
 // signOut serves POST /signin/signout, a signed-in page's "Not you? Sign out": an approver

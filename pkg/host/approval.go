@@ -44,8 +44,8 @@ func vote(in *runlog.Interrupt, p interrupt.Principal, elig interrupt.Eligibilit
 	if prior := in.Voted(voter); prior != nil {
 		return decision[Resolution]{}, interrupt.Errorf(interrupt.CodeAlreadyVoted, "%s already voted %s on interrupt %s", voter, prior.Action, in.ID)
 	}
-	// Only a caller authenticated to the host can be an override principal, never a token bearer.
-	override := in.Payload.Data.OverrideBypassesQuorum && p.Token == "" && slices.Contains(overrides, p.Subject)
+	// The model says whose vote releases alone: an override principal proven by a deliberate act.
+	override := in.Deciders.Overrides(p, in.Payload.Data.OverrideBypassesQuorum, overrides)
 	tally, released, err := release(in.Payload.Data.RejectionPolicy, tally, action, override)
 	if err != nil {
 		return decision[Resolution]{}, err

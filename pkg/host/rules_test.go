@@ -41,7 +41,12 @@ func TestApprovalRules(t *testing.T) {
 		// want is "pending" or "resolved", or an error code.
 		want string
 	}
-	token := interrupt.Principal{Subject: "boss", Tenant: "acme", Token: "jti-1"}
+	token := interrupt.Principal{Subject: "boss", Tenant: "acme", Token: "jti-1", Via: interrupt.ViaLink}
+	// boss proven each way the host knows: an override is a deliberate act (a JWT's call, a
+	// signed-in page's form), never a link a scanner may follow or a click in a chat.
+	by := func(via interrupt.Via) interrupt.Principal {
+		return interrupt.Principal{Subject: "boss", Tenant: "acme", Via: via}
+	}
 	tests := []struct {
 		name, data string
 		steps      []step
@@ -61,6 +66,11 @@ func TestApprovalRules(t *testing.T) {
 		{"override vetoes under majority", `,"requiredApprovals":3,"rejectionPolicy":"majority","overrideBypassesQuorum":true`, []step{{hosttest.Who("boss"), "reject", "resolved"}}, "reject"},
 		{"override counts once without the flag", `,"requiredApprovals":2`, []step{{hosttest.Who("boss"), "accept", "pending"}, {hosttest.Who("bob"), "accept", "resolved"}}, "accept"},
 		{"a token bearer never overrides", `,"requiredApprovals":2,"overrideBypassesQuorum":true`, []step{{token, "accept", "pending"}}, ""},
+		{"override by a JWT", `,"requiredApprovals":2,"overrideBypassesQuorum":true`, []step{{by(interrupt.ViaJWT), "accept", "resolved"}}, "accept"},
+		{"override by a session", `,"requiredApprovals":2,"overrideBypassesQuorum":true`, []step{{by(interrupt.ViaSession), "accept", "resolved"}}, "accept"},
+		{"no override by a chat click", `,"requiredApprovals":2,"overrideBypassesQuorum":true,"approversList":["boss","bob"]`, []step{{by(interrupt.ViaChat), "accept", "pending"}, {hosttest.Who("bob"), "accept", "resolved"}}, "accept"},
+		{"no override by a link", `,"requiredApprovals":2,"overrideBypassesQuorum":true`, []step{{by(interrupt.ViaLink), "accept", "pending"}}, ""},
+		{"no override without a proof the model knows", `,"requiredApprovals":2,"overrideBypassesQuorum":true`, []step{{by(""), "accept", "pending"}}, ""},
 		{"a quorum the list can no longer reach", `,"requiredApprovals":2,"rejectionPolicy":"majority","approversList":["alice","bob"]`, []step{{hosttest.Who("alice"), "accept", "pending"}, {hosttest.Who("bob"), "reject", "resolved"}}, "reject"},
 		{"a quorum the list can still reach", `,"requiredApprovals":2,"rejectionPolicy":"majority","approversList":["alice","bob","carol"]`, []step{{hosttest.Who("alice"), "accept", "pending"}, {hosttest.Who("bob"), "reject", "pending"}, {hosttest.Who("carol"), "accept", "resolved"}}, "accept"},
 		{"out of reach after an approval", `,"requiredApprovals":3,"rejectionPolicy":"majority","approversList":["a","b","c"]`, []step{{hosttest.Who("a"), "accept", "pending"}, {hosttest.Who("b"), "reject", "resolved"}}, "reject"},

@@ -257,7 +257,7 @@ func (t *Tokens) Authorize(ctx context.Context, raw string) (Grant, error) {
 // ResolveByToken resolves the interrupt a grant names, as the token's principal.
 func (h *Host) ResolveByToken(ctx context.Context, g Grant, value []byte, idem *Idempotency) (Resolution, error) {
 	c := g.claims
-	p := interrupt.Principal{Subject: c.Sub, Tenant: c.Tenant, Token: c.JTI}
+	p := interrupt.Principal{Subject: c.Sub, Tenant: c.Tenant, Token: c.JTI, Via: interrupt.ViaLink}
 	return h.resolve(ctx, p, c.RunID, idem, runlog.Ref{Kind: runlog.RefInterrupt, Name: c.InterruptID}, func(st *runlog.State) (*runlog.Interrupt, error) { return h.tokenTarget(st, c) }, value)
 }
 

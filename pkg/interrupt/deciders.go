@@ -234,6 +234,25 @@ func (d Deciders) Memberships() bool {
 // decides nothing then.
 func (d Deciders) Named() bool { return len(d.Rules) > 0 }
 
+// Accepts reports whether a proof of kind via may decide the interrupt at all: one that carries
+// no memberships (a link, a chat click) only an approval whose deciders are named principals and
+// bound by no group or role, since it proves the person and nothing of what they belong to.
+// Every channel asks it, for offering its buttons and for taking a click.
+func (d Deciders) Accepts(via Via) bool {
+	if via.Memberships() {
+		return true
+	}
+	return d.Kind == KindApproval && d.Named() && !d.Memberships()
+}
+
+// Overrides reports whether p's vote releases the approval alone: the request allowed it
+// (bypass, the payload's overrideBypassesQuorum), p is one of the deployment's override
+// principals, and p was proven by a deliberate act (Via.Deliberate), so that no link a scanner
+// follows and no chat click can release an approval alone.
+func (d Deciders) Overrides(p Principal, bypass bool, overrides []string) bool {
+	return bypass && d.Kind == KindApproval && p.Via.Deliberate() && p.Subject != "" && slices.Contains(overrides, p.Subject)
+}
+
 // Signable reports whether a link that decides as r may be made for r: r is a principal the
 // rules admit by name alone, and not the requester (who could not use it).
 func (d Deciders) Signable(r Ref) bool {

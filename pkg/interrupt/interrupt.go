@@ -204,7 +204,40 @@ type Principal struct {
 	Roles  []string
 	// Token is the id (jti) of the signed token the caller presented, when it came by token.
 	Token string
+	// Via is how the caller was proven: what the decider model judges beside who it is
+	// (Deciders.Accepts, Deciders.Overrides). Zero is no proof the model knows, which decides
+	// no more than the weakest.
+	Via Via
 }
+
+// Via is a kind of proof of who a caller is. The proofs differ in what they prove (a JWT and a
+// session carry a person's groups and roles; a signed link and a chat click prove a person and
+// nothing of their memberships) and in how deliberate the act is (a JWT's call and a signed-in
+// page's confirmed form are; a link, which scanners follow, and a click in a chat are not), and
+// the decider model judges both (docs/design.md, "Proofs").
+type Via string
+
+// The proofs the host accepts of a decider.
+const (
+	// ViaJWT is a JWT the gateway's authorizer and the function verified: an engine's or a
+	// person's, judged alike.
+	ViaJWT Via = "jwt"
+	// ViaSession is the approval page's or the console's session: the person signed in with the
+	// deployment's identity provider, their ID token's groups and roles.
+	ViaSession Via = "session"
+	// ViaLink is a signed link minted for one interrupt (and maybe one principal).
+	ViaLink Via = "link"
+	// ViaChat is a click in a chat app: the member a tenant's contact names.
+	ViaChat Via = "chat"
+)
+
+// Deliberate reports whether a proof is of a deliberate act, as an override must be: a JWT's
+// call or a signed-in page's form, never a link or a chat click.
+func (v Via) Deliberate() bool { return v == ViaJWT || v == ViaSession }
+
+// Memberships reports whether a proof carries the person's groups and roles, so that a rule
+// binding by them can admit the person.
+func (v Via) Memberships() bool { return v == ViaJWT || v == ViaSession }
 
 // Scopes the host's rules read, beside those that open routes (README, "API").
 const (

@@ -47,7 +47,7 @@ func serve(t *testing.T, configure ...func(*hosttest.Setup)) (*host.Host, func()
 	h, l := hosttest.MemHost(t, configure...)
 	s := mcp.New(hosttest.Tokens(h), mcp.Options{Version: "test", Poll: 5 * time.Millisecond})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p := interrupt.Principal{Subject: r.Header.Get("X-Test-Sub"), Tenant: "acme", Scopes: strings.Fields(r.Header.Get("X-Test-Scopes"))}
+		p := interrupt.Principal{Subject: r.Header.Get("X-Test-Sub"), Tenant: "acme", Scopes: strings.Fields(r.Header.Get("X-Test-Scopes")), Via: interrupt.ViaJWT}
 		s.ServeMCP(w, r, p, base)
 	}))
 	t.Cleanup(srv.Close)

@@ -514,7 +514,7 @@ func (d *Deliverer) decisions(ctx context.Context, links Links, tenant string, c
 		return nil, nil
 	}
 	in := runlog.RequestedIn(c, e.InterruptID)
-	if in == nil || in.Payload.Kind != interrupt.KindApproval || !in.Deciders.Named() || in.Deciders.Memberships() ||
+	if in == nil || !in.Deciders.Accepts(interrupt.ViaChat) ||
 		(!in.Deadline.IsZero() && !in.Deadline.After(now)) {
 		return nil, nil
 	}

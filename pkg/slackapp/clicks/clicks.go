@@ -276,13 +276,13 @@ func (x *Interactions) aim(ctx context.Context, tenant, value, actionID, slackUs
 		return t, refusalOf(err, t.opened)
 	}
 	d := t.opened.Deciders
-	if d.Kind != interrupt.KindApproval || !d.Named() || d.Memberships() {
+	if !d.Accepts(interrupt.ViaChat) {
 		return t, refuse("This request is decided on its page: open Review.")
 	}
 	if t.who, err = x.clicker(ctx, tenant, d, slackUser); err != nil {
 		return t, err
 	}
-	if _, err := d.Admit(interrupt.Principal{Subject: t.who, Tenant: tenant}); err != nil {
+	if _, err := d.Admit(interrupt.Principal{Subject: t.who, Tenant: tenant, Via: interrupt.ViaChat}); err != nil {
 		return t, refusalOf(err, t.opened)
 	}
 	if i := slices.IndexFunc(t.opened.Votes, func(v interrupt.Vote) bool { return v.Principal == t.who }); i >= 0 {
@@ -402,7 +402,7 @@ func (x *Interactions) record(ctx context.Context, tenant string, t target, reas
 	if !slices.Contains(t.opened.Payload.Data.Actions, t.button.Action) {
 		return refuse("This request does not offer %s; nothing was recorded.", t.button.Action)
 	}
-	_, err = x.Host.ResolveInterrupt(ctx, interrupt.Principal{Subject: t.who, Tenant: tenant}, t.button.RunID, t.button.InterruptID, value, nil)
+	_, err = x.Host.ResolveInterrupt(ctx, interrupt.Principal{Subject: t.who, Tenant: tenant, Via: interrupt.ViaChat}, t.button.RunID, t.button.InterruptID, value, nil)
 	if err != nil {
 		return refusalOf(err, t.opened)
 	}

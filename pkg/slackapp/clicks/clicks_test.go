@@ -415,3 +415,50 @@ func TestASquattedPairLocksNoOneOut(t *testing.T) {
 		t.Errorf("after acme's click: %+v %v", o, err)
 	}
 }
+
+// TestAClickNeverOverrides: an override principal's Slack click on a 2-of-2 approval that lets
+// an override bypass the quorum is one vote, not a release: an override is a deliberate act
+// (a JWT's call, a signed-in page), never a click in a chat (interrupt.Deciders.Overrides).
+// Before the click's proof was judged, its principal carried no token and released it alone.
+func TestAClickNeverOverrides(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h, log := hosttest.MemHost(t, func(s *hosttest.Setup) { s.Env.Now = time.Now })
+	secrets := inmem.NewSecrets()
+	apps := &slackapp.Integrations{Store: log, Secrets: webhook.NewCache(secrets, nil)}
+	if _, _, err := apps.Put(ctx, hosttest.Who("admin"), slackapp.Request{AppID: "A0001", TeamID: "T0001", SigningSecret: secret}); err != nil {
+		t.Fatal(err)
+	}
+	dir := &contacts.Directory{Store: log}
+	if _, _, err := dir.Put(ctx, hosttest.Who("admin"), contacts.KindPrincipal, "boss", contacts.Request{Slack: "U0BOSS"}); err != nil {
+		t.Fatal(err)
+	}
+	payload := `{"kind":"approval","key":"k","data":{"artifactId":"inv-1","artifactType":"invoice","title":"Pay","actions":["accept","reject"],"approversList":["boss","alice"],"requiredApprovals":2,"overrideBypassesQuorum":true}}`
+	view, _, err := h.RequestInterrupt(ctx, hosttest.Who("engine"), "run-1", host.Request{NodeID: "approve", Payload: json.RawMessage(payload)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	buttons, err := slackapp.DecisionButtons(ctx, hosttest.Keys, slackapp.Button{Tenant: "acme", RunID: "run-1", InterruptID: view.InterruptID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &world{h: h, log: log, r: newReceiver(t), value: map[string]string{}}
+	for _, b := range buttons {
+		btn := b.(*slack.ButtonBlockElement)
+		w.value[btn.ActionID] = btn.Value
+	}
+	w.x = &clicks.Interactions{
+		Host: h, Apps: log, Secrets: webhook.NewCache(secrets, nil), Keys: hosttest.Keys, Contacts: log,
+		Poster: outbound.NewHTTPClient(true), AllowPrivate: true, SlackAPI: w.r.srv.URL + "/api",
+	}
+	if ans, err := w.click(t, "A0001", "T0001", "U0BOSS", slackapp.ActionAccept, w.value[slackapp.ActionAccept], secret, time.Now()); err != nil || ans.Outcome != clicks.OutcomeRecorded {
+		t.Fatalf("boss's click: %+v %v", ans, err)
+	}
+	o, err := h.InterruptOutcome(ctx, hosttest.Who("engine"), "run-1", view.InterruptID)
+	if err != nil || o.Status != interrupt.StatusPending || len(o.Votes) != 1 || o.Votes[0].Override {
+		t.Errorf("after boss's click: %+v %v, want one vote and the approval pending", o, err)
+	}
+	if m := w.r.last(t); !strings.Contains(m.Text, "1 of 2 approvals") {
+		t.Errorf("the message after boss's click: %q", m.Text)
+	}
+}
