@@ -235,14 +235,15 @@ func (d Deciders) Memberships() bool {
 func (d Deciders) Named() bool { return len(d.Rules) > 0 }
 
 // Accepts reports whether a proof of kind via may decide the interrupt at all: one that carries
-// no memberships (a link, a chat click) only an approval whose deciders are named principals and
-// bound by no group or role, since it proves the person and nothing of what they belong to.
-// Every channel asks it, for offering its buttons and for taking a click.
+// no memberships (a link, a chat click) only an interrupt whose deciders are named principals
+// bound by no group or role, since it proves the person and nothing of what they belong to; a
+// chat click only an approval besides, since its buttons are Approve and Reject. A channel asks
+// it for offering its buttons and for taking a click.
 func (d Deciders) Accepts(via Via) bool {
 	if via.Memberships() {
 		return true
 	}
-	return d.Kind == KindApproval && d.Named() && !d.Memberships()
+	return d.Named() && !d.Memberships() && (via != ViaChat || d.Kind == KindApproval)
 }
 
 // Overrides reports whether p's vote releases the approval alone: the request allowed it

@@ -194,3 +194,36 @@ func TestDecidersUnreachable(t *testing.T) {
 		}
 	}
 }
+
+// TestWhatAProofMayDecide: a proof carrying memberships (a JWT, a session) may decide anything
+// the rules admit; a link or a chat click only what names its principals with no group or role,
+// and a chat click only an approval.
+func TestWhatAProofMayDecide(t *testing.T) {
+	t.Parallel()
+	named := interrupt.Deciders{Kind: interrupt.KindApproval, Rules: []interrupt.Rule{{Kind: interrupt.RefPrincipal, Refs: []string{"alice"}}}}
+	grouped := interrupt.Deciders{Kind: interrupt.KindApproval, Rules: []interrupt.Rule{{Kind: interrupt.RefPrincipal, Refs: []string{"alice"}}, {Kind: interrupt.RefGroup, Refs: []string{"finance"}}}}
+	open := interrupt.Deciders{Kind: interrupt.KindApproval}
+	question := interrupt.Deciders{Kind: interrupt.KindClarification, Rules: []interrupt.Rule{{Kind: interrupt.RefPrincipal, Refs: []string{"alice"}}}}
+	for _, c := range []struct {
+		name string
+		d    interrupt.Deciders
+		via  interrupt.Via
+		want bool
+	}{
+		{"a JWT, a group-bound approval", grouped, interrupt.ViaJWT, true},
+		{"a session, an open approval", open, interrupt.ViaSession, true},
+		{"a link, a named approval", named, interrupt.ViaLink, true},
+		{"a link, a group-bound approval", grouped, interrupt.ViaLink, false},
+		{"a link, an open approval", open, interrupt.ViaLink, false},
+		{"a link, a named question", question, interrupt.ViaLink, true},
+		{"a chat click, a named approval", named, interrupt.ViaChat, true},
+		{"a chat click, a group-bound approval", grouped, interrupt.ViaChat, false},
+		{"a chat click, a named question", question, interrupt.ViaChat, false},
+		{"no known proof, as the weakest: a named approval", named, "", true},
+		{"no known proof, as the weakest: a group-bound approval", grouped, "", false},
+	} {
+		if got := c.d.Accepts(c.via); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}
