@@ -67,12 +67,7 @@ type checked struct {
 // looks the interrupt up by. The value is judged once per interrupt: a lost race that finds the
 // same interrupt does not validate again.
 func (h *Host) resolve(ctx context.Context, p interrupt.Principal, runID string, idem *Idempotency, ref runlog.Ref, target func(*runlog.State) (*runlog.Interrupt, error), resumeValue json.RawMessage) (Resolution, error) {
-	var record *runlog.Idem
-	refs := []runlog.Ref{ref}
-	if idem != nil {
-		record = idem.scoped(p.Credential())
-		refs = append(refs, runlog.Ref{Kind: runlog.RefIdem, Name: record.Key})
-	}
+	record, refs := scope(p, idem, ref)
 	k, st, err := h.loadRun(ctx, p, runID, refs...)
 	if err != nil {
 		return Resolution{}, err
@@ -80,6 +75,23 @@ func (h *Host) resolve(ctx context.Context, p interrupt.Principal, runID string,
 	if !st.Exists() {
 		return Resolution{}, interrupt.Errorf(interrupt.CodeNotFound, "no run %s", runID)
 	}
+	return h.resolveIn(ctx, p, k, st, record, target, resumeValue)
+}
+
+// scope is the idempotency record a resolve keeps under p's credential, if any, and the refs
+// its read of the run names: the interrupt's and the record's.
+func scope(p interrupt.Principal, idem *Idempotency, ref runlog.Ref) (*runlog.Idem, []runlog.Ref) {
+	if idem == nil {
+		return nil, []runlog.Ref{ref}
+	}
+	record := idem.scoped(p.Credential())
+	return record, []runlog.Ref{ref, {Kind: runlog.RefIdem, Name: record.Key}}
+}
+
+// resolveIn is resolve on a run already read: st, which it moves on to the state after its
+// commit (or after the commits that beat it).
+func (h *Host) resolveIn(ctx context.Context, p interrupt.Principal, k runlog.Key, st *runlog.State, record *runlog.Idem, target func(*runlog.State) (*runlog.Interrupt, error), resumeValue json.RawMessage) (Resolution, error) {
+	runID := k.RunID
 	var judged checked
 	return commit(ctx, h, k, st, p.Voter(), func(st *runlog.State) (decision[Resolution], error) {
 		if record != nil {

@@ -127,8 +127,12 @@ func refs(kind string, names []string, out []Ref) []Ref {
 // the agent its own escalation. Quorum counts people: a token without a principal decides only
 // where one decision releases. Every rule must admit p: a principal by name, a group or role by
 // p's memberships as its credentials state them now (a signed link or a Slack id carries none,
-// so it decides only what principals may decide). With no rule, anyone may.
+// so it decides only what principals may decide). With no rule, anyone may. A chat click
+// decides only what Accepts says it may, whatever it names.
 func (d Deciders) Admit(p Principal) (Eligibility, error) {
+	if p.Via == ViaChat && !d.Accepts(ViaChat) {
+		return Eligibility{}, Errorf(CodeNotEligible, "a chat click decides only an approval whose approvers are named principals; this one is decided on its page")
+	}
 	if !d.Person {
 		return Eligibility{}, nil
 	}

@@ -225,5 +225,15 @@ func TestWhatAProofMayDecide(t *testing.T) {
 		if got := c.d.Accepts(c.via); got != c.want {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
+		if c.via != interrupt.ViaChat {
+			continue
+		}
+		// Admit asks the same predicate of a chat click, whomever and whatever it names.
+		d := c.d
+		d.Person = true
+		_, err := d.Admit(interrupt.Principal{Subject: "alice", Tenant: "acme", Groups: []string{"finance"}, Via: c.via})
+		if admitted := err == nil; admitted != c.want {
+			t.Errorf("%s: Admit says %v, want admitted %v", c.name, err, c.want)
+		}
 	}
 }

@@ -42,11 +42,11 @@ const SlackBudget = 2 * time.Second
 // from, a few KiB; a message of 50 blocks stays far below this.
 const MaxBody = 128 << 10
 
-// Decider is what the clicks need of the host: the interrupt as a page reads it (its deciders,
-// votes and status), and the resolve of a signed-in approver's page.
+// Decider is what the clicks need of the host: a decision cast in one call that reads the run
+// once, and, before a rejection's reason is asked, the interrupt as a page reads it.
 type Decider interface {
 	OpenAs(ctx context.Context, p interrupt.Principal, runID, interruptID string) (host.Opened, error)
-	ResolveInterrupt(ctx context.Context, p interrupt.Principal, runID, interruptID string, value []byte, idem *host.Idempotency) (host.Resolution, error)
+	Cast(ctx context.Context, b host.Ballot) (host.Cast, error)
 	Now() time.Time
 }
 
@@ -250,45 +250,44 @@ func (r refusal) Error() string { return r.text }
 
 func refuse(format string, a ...any) error { return refusal{text: fmt.Sprintf(format, a...)} }
 
-// target is a click's interrupt as read before it is decided: what the button names, the
-// interrupt, and the principal who clicked.
-type target struct {
-	button slackapp.Button
-	opened host.Opened
-	who    string
-}
-
-// aim reads what a click names and who made it, under the one rule: the button's value must
-// be the host's for this tenant and this action; the interrupt pending; its deciders named
-// principals (a Slack member id proves a person, not their groups or roles); the clicker the
-// one of them whose contact names that member id; and admitted and not yet voted.
-func (x *Interactions) aim(ctx context.Context, tenant, value, actionID, slackUser string) (target, error) {
+// button is the button a click names, opened: the host's, for this tenant and this action.
+func (x *Interactions) button(ctx context.Context, tenant, value, actionID string) (slackapp.Button, error) {
 	b, err := slackapp.Open(ctx, x.Keys, value)
 	if errors.Is(err, slackapp.ErrButton) || (err == nil && (b.Tenant != tenant || slackapp.ActionID(b.Action) != actionID)) {
-		return target{}, refuse("This button was not made by this host for your workspace; nothing was recorded.")
+		return b, refuse("This button was not made by this host for your workspace; nothing was recorded.")
 	}
+	return b, err
+}
+
+// identify is who a click of Slack member user decides as, under the one rule: the interrupt
+// one a chat click may decide at all (interrupt.Deciders.Accepts), and the clicker the one of
+// its named principals whose contact names that member id.
+func (x *Interactions) identify(ctx context.Context, tenant string, o host.Opened, user string) (string, error) {
+	if !o.Deciders.Accepts(interrupt.ViaChat) {
+		return "", refuse("This request is decided on its page: open Review.")
+	}
+	return x.clicker(ctx, tenant, o.Deciders, user)
+}
+
+// mayDecide reports, before a rejection's reason is asked, whether the click could decide: the
+// reason is asked only of someone whose rejection would count. It writes nothing; the
+// submission is judged again when it is recorded.
+func (x *Interactions) mayDecide(ctx context.Context, tenant string, b slackapp.Button, user string) error {
+	o, err := x.Host.OpenAs(ctx, interrupt.Principal{Tenant: tenant}, b.RunID, b.InterruptID)
 	if err != nil {
-		return target{}, err
+		return refusalOf(err, o)
 	}
-	t := target{button: b}
-	t.opened, err = x.Host.OpenAs(ctx, interrupt.Principal{Tenant: tenant}, b.RunID, b.InterruptID)
+	who, err := x.identify(ctx, tenant, o, user)
 	if err != nil {
-		return t, refusalOf(err, t.opened)
+		return err
 	}
-	d := t.opened.Deciders
-	if !d.Accepts(interrupt.ViaChat) {
-		return t, refuse("This request is decided on its page: open Review.")
+	if _, err := o.Deciders.Admit(interrupt.Principal{Subject: who, Tenant: tenant, Via: interrupt.ViaChat}); err != nil {
+		return refusalOf(err, o)
 	}
-	if t.who, err = x.clicker(ctx, tenant, d, slackUser); err != nil {
-		return t, err
+	if i := slices.IndexFunc(o.Votes, func(v interrupt.Vote) bool { return v.Principal == who }); i >= 0 {
+		return refuse("You (%s) already voted %s on this request; a vote counts once.", who, o.Votes[i].Action)
 	}
-	if _, err := d.Admit(interrupt.Principal{Subject: t.who, Tenant: tenant, Via: interrupt.ViaChat}); err != nil {
-		return t, refusalOf(err, t.opened)
-	}
-	if i := slices.IndexFunc(t.opened.Votes, func(v interrupt.Vote) bool { return v.Principal == t.who }); i >= 0 {
-		return t, refuse("You (%s) already voted %s on this request; a vote counts once.", t.who, t.opened.Votes[i].Action)
-	}
-	return t, nil
+	return nil
 }
 
 // clicker is the principal of d's approversList whose contact names Slack member user: a
@@ -358,6 +357,9 @@ func refusalOf(err error, o host.Opened) error {
 	case interrupt.CodeNotFound:
 		return refuse("This request no longer exists; nothing was recorded.")
 	case interrupt.CodeAlreadyVoted:
+		if v := o.Voted; v != nil {
+			return refuse("You (%s) already voted %s on this request; a vote counts once.", v.Principal, v.Action)
+		}
 		return refuse("You already voted on this request; a vote counts once.")
 	case interrupt.CodeNotEligible, interrupt.CodeForbidden, interrupt.CodeValidation, interrupt.CodeConflict:
 		return refuse("%s; nothing was recorded.", strings.TrimSuffix(e.Message, "."))
@@ -367,46 +369,53 @@ func refusalOf(err error, o host.Opened) error {
 
 // click serves a block_actions click of Approve or Reject: it records the vote, or opens the
 // modal that asks a rejection's reason where the tenant gave a bot token, or tells the clicker
-// why not; then updates the message.
+// why not; then updates the message with the interrupt as the vote left it.
 func (x *Interactions) click(ctx context.Context, tenant string, creds slackapp.Credentials, cb slack.InteractionCallback, a *slack.BlockAction) Answer {
-	t, err := x.aim(ctx, tenant, a.Value, a.ActionID, cb.User.ID)
-	if err == nil && t.button.Action == interrupt.ActionReject && creds.BotToken != "" {
-		if err = x.askReason(ctx, creds.BotToken, cb, a.Value); err == nil {
-			return Answer{Outcome: OutcomeAsked}
+	b, err := x.button(ctx, tenant, a.Value, a.ActionID)
+	if err == nil && b.Action == interrupt.ActionReject && creds.BotToken != "" {
+		if err = x.mayDecide(ctx, tenant, b, cb.User.ID); err == nil {
+			if err = x.askReason(ctx, creds.BotToken, cb, a.Value); err == nil {
+				return Answer{Outcome: OutcomeAsked}
+			}
 		}
 	}
+	var o host.Opened
 	if err == nil {
-		err = x.record(ctx, tenant, t, "")
+		o, err = x.record(ctx, tenant, b, cb.User.ID, "")
 	}
 	if err != nil {
 		x.tell(ctx, cb.ResponseURL, err)
 		return Answer{Outcome: OutcomeRefused}
 	}
-	x.update(ctx, tenant, t, cb.ResponseURL, cb.Message.Blocks)
+	x.respond(ctx, cb.ResponseURL, updated(o, cb.Message.Blocks))
 	return Answer{Outcome: OutcomeRecorded}
 }
 
-// record resolves the interrupt as t's principal, with decidedAt now and the reason as the
-// vote's feedback. The host judges it again under the same rule and records it once: of two
-// clicks of one person, the second is refused as already voted.
-func (x *Interactions) record(ctx context.Context, tenant string, t target, reason string) error {
-	v := struct {
-		Action    interrupt.Action `json:"action"`
-		DecidedAt string           `json:"decidedAt"`
-		Feedback  string           `json:"feedback,omitempty"`
-	}{t.button.Action, x.Host.Now().UTC().Format(runlog.TimeFormat), reason}
-	value, err := json.Marshal(v)
+// record decides the button's interrupt as the principal whose contact names Slack member
+// user, with decidedAt now and the reason as the vote's feedback, in one host call that reads
+// the run once (host.Cast), and answers the interrupt as the vote left it. The host judges it
+// under the one rule and records it once: of two clicks of one person, the second is refused
+// as already voted.
+func (x *Interactions) record(ctx context.Context, tenant string, b slackapp.Button, user, reason string) (host.Opened, error) {
+	c, err := x.Host.Cast(ctx, host.Ballot{
+		Principal: interrupt.Principal{Tenant: tenant, Via: interrupt.ViaChat},
+		RunID:     b.RunID, InterruptID: b.InterruptID,
+		Identify: func(ctx context.Context, o host.Opened) (string, error) { return x.identify(ctx, tenant, o, user) },
+		Value: func(o host.Opened) (json.RawMessage, error) {
+			if !slices.Contains(o.Payload.Data.Actions, b.Action) {
+				return nil, refuse("This request does not offer %s; nothing was recorded.", b.Action)
+			}
+			return json.Marshal(struct {
+				Action    interrupt.Action `json:"action"`
+				DecidedAt string           `json:"decidedAt"`
+				Feedback  string           `json:"feedback,omitempty"`
+			}{b.Action, x.Host.Now().UTC().Format(runlog.TimeFormat), reason})
+		},
+	})
 	if err != nil {
-		return err
+		return c.Interrupt, refusalOf(err, c.Interrupt)
 	}
-	if !slices.Contains(t.opened.Payload.Data.Actions, t.button.Action) {
-		return refuse("This request does not offer %s; nothing was recorded.", t.button.Action)
-	}
-	_, err = x.Host.ResolveInterrupt(ctx, interrupt.Principal{Subject: t.who, Tenant: tenant, Via: interrupt.ViaChat}, t.button.RunID, t.button.InterruptID, value, nil)
-	if err != nil {
-		return refusalOf(err, t.opened)
-	}
-	return nil
+	return c.Interrupt, nil
 }
 
 // tell answers a refusal to the clicker alone; an error of the host's own is logged and told as

@@ -85,6 +85,7 @@ func (r *receiver) count() int {
 type world struct {
 	h     *host.Host
 	log   *inmem.Store
+	reads *hosttest.Reading // counts the reads of a run's log
 	x     *clicks.Interactions
 	r     *receiver
 	value map[string]string // the buttons' values by action id
@@ -93,7 +94,8 @@ type world struct {
 func newWorld(t *testing.T, botToken string) *world {
 	t.Helper()
 	ctx := context.Background()
-	h, log := hosttest.MemHost(t, func(s *hosttest.Setup) { s.Env.Now = time.Now })
+	reads := &hosttest.Reading{}
+	h, log := hosttest.MemHostOn(t, func(s host.Store) host.Store { reads.Store = s; return reads }, func(s *hosttest.Setup) { s.Env.Now = time.Now })
 	secrets := inmem.NewSecrets()
 	apps := &slackapp.Integrations{Store: log, Secrets: webhook.NewCache(secrets, nil)}
 	if _, _, err := apps.Put(ctx, hosttest.Who("admin"), slackapp.Request{AppID: "A0001", TeamID: "T0001", SigningSecret: secret, BotToken: botToken}); err != nil {
@@ -114,7 +116,7 @@ func newWorld(t *testing.T, botToken string) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &world{h: h, log: log, r: newReceiver(t), value: map[string]string{}}
+	w := &world{h: h, log: log, reads: reads, r: newReceiver(t), value: map[string]string{}}
 	buttons, err := slackapp.DecisionButtons(ctx, hosttest.Keys, slackapp.Button{Tenant: "acme", RunID: "run-1", InterruptID: view.InterruptID})
 	if err != nil {
 		t.Fatal(err)
@@ -361,7 +363,8 @@ func mustInterrupt(t *testing.T, w *world) string {
 func TestASquattedPairLocksNoOneOut(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	h, log := hosttest.MemHost(t, func(s *hosttest.Setup) { s.Env.Now = time.Now })
+	reads := &hosttest.Reading{}
+	h, log := hosttest.MemHostOn(t, func(s host.Store) host.Store { reads.Store = s; return reads }, func(s *hosttest.Setup) { s.Env.Now = time.Now })
 	secrets := inmem.NewSecrets()
 	apps := &slackapp.Integrations{Store: log, Secrets: webhook.NewCache(secrets, nil)}
 	evil := interrupt.Principal{Subject: "admin", Tenant: "evilcorp"}
@@ -390,7 +393,7 @@ func TestASquattedPairLocksNoOneOut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &world{h: h, log: log, r: newReceiver(t), value: map[string]string{}}
+	w := &world{h: h, log: log, reads: reads, r: newReceiver(t), value: map[string]string{}}
 	for _, b := range buttons {
 		btn := b.(*slack.ButtonBlockElement)
 		w.value[btn.ActionID] = btn.Value
@@ -423,7 +426,8 @@ func TestASquattedPairLocksNoOneOut(t *testing.T) {
 func TestAClickNeverOverrides(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	h, log := hosttest.MemHost(t, func(s *hosttest.Setup) { s.Env.Now = time.Now })
+	reads := &hosttest.Reading{}
+	h, log := hosttest.MemHostOn(t, func(s host.Store) host.Store { reads.Store = s; return reads }, func(s *hosttest.Setup) { s.Env.Now = time.Now })
 	secrets := inmem.NewSecrets()
 	apps := &slackapp.Integrations{Store: log, Secrets: webhook.NewCache(secrets, nil)}
 	if _, _, err := apps.Put(ctx, hosttest.Who("admin"), slackapp.Request{AppID: "A0001", TeamID: "T0001", SigningSecret: secret}); err != nil {
@@ -442,7 +446,7 @@ func TestAClickNeverOverrides(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &world{h: h, log: log, r: newReceiver(t), value: map[string]string{}}
+	w := &world{h: h, log: log, reads: reads, r: newReceiver(t), value: map[string]string{}}
 	for _, b := range buttons {
 		btn := b.(*slack.ButtonBlockElement)
 		w.value[btn.ActionID] = btn.Value
@@ -460,5 +464,37 @@ func TestAClickNeverOverrides(t *testing.T) {
 	}
 	if m := w.r.last(t); !strings.Contains(m.Text, "1 of 2 approvals") {
 		t.Errorf("the message after boss's click: %q", m.Text)
+	}
+}
+
+// TestAClickReadsTheRunOnce: a click that records a vote, one refused as already voted, and one
+// after the outcome each read the run's log once (host.Cast), and answer the message from that
+// read: before, a click read it three times (to aim, to resolve, to update the message).
+func TestAClickReadsTheRunOnce(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, "")
+	now := time.Now()
+	accept := w.value[slackapp.ActionAccept]
+	for _, c := range []struct {
+		name, user string
+		outcome    string
+		told       string
+	}{
+		{"alice's vote", "U0ALICE", clicks.OutcomeRecorded, "alice accepted · 1 of 2 approvals"},
+		{"alice's second click", "U0ALICE", clicks.OutcomeRefused, "You (alice) already voted accept"},
+		{"bob's vote, the outcome", "U0BOB", clicks.OutcomeRecorded, "Accepted by bob"},
+		{"a click after the outcome", "U0BOB", clicks.OutcomeRefused, "closed (Accepted by bob)"},
+	} {
+		w.reads.Logs = 0
+		ans, err := w.click(t, "A0001", "T0001", c.user, slackapp.ActionAccept, accept, secret, now)
+		if err != nil || ans.Outcome != c.outcome {
+			t.Fatalf("%s: %+v %v", c.name, ans, err)
+		}
+		if got := w.r.last(t).Text; !strings.Contains(got, c.told) {
+			t.Errorf("%s: told %q, want %q", c.name, got, c.told)
+		}
+		if w.reads.Logs != 1 {
+			t.Errorf("%s read the run's log %d times, want once", c.name, w.reads.Logs)
+		}
 	}
 }

@@ -21,21 +21,6 @@ import (
 // so far are, or what became of the request.
 const statusBlock = "interrupt.status"
 
-// update replaces the clicked message with itself and a line that says where the request stands
-// now: the votes so far while it waits (its buttons kept, for the other approvers), or its
-// outcome and who decided once it is closed (its decision buttons gone; Review stays, for the
-// record).
-func (x *Interactions) update(ctx context.Context, tenant string, t target, responseURL string, blocks slack.Blocks) {
-	o, err := x.Host.OpenAs(ctx, interrupt.Principal{Tenant: tenant}, t.button.RunID, t.button.InterruptID)
-	if !o.Found() {
-		if err != nil {
-			x.log().WarnContext(ctx, "slack click: read the interrupt back", "error", err.Error())
-		}
-		return
-	}
-	x.respond(ctx, responseURL, updated(o, blocks))
-}
-
 // updated is the message of blocks with o's status line.
 func updated(o host.Opened, blocks slack.Blocks) *slack.WebhookMessage {
 	closed := o.Status != interrupt.StatusPending
@@ -201,9 +186,10 @@ func (x *Interactions) submitReason(ctx context.Context, tenant string, cb slack
 		a.Outcome = OutcomeAsked // asked again, not refused
 		return a
 	}
-	t, err := x.aim(ctx, tenant, st.Value, slackapp.ActionReject, cb.User.ID)
+	b, err := x.button(ctx, tenant, st.Value, slackapp.ActionReject)
+	var o host.Opened
 	if err == nil {
-		err = x.record(ctx, tenant, t, reason)
+		o, err = x.record(ctx, tenant, b, cb.User.ID, reason)
 	}
 	var r refusal
 	if errors.As(err, &r) {
@@ -217,7 +203,7 @@ func (x *Interactions) submitReason(ctx context.Context, tenant string, cb slack
 	if len(st.Blocks) == 0 || json.Unmarshal([]byte(`{"blocks":`+string(st.Blocks)+`}`), &blocks) != nil {
 		blocks = slack.Blocks{BlockSet: []slack.Block{slack.NewSectionBlock(slack.NewTextBlockObject(slack.PlainTextType, cmp.Or(st.Text, "Approval"), false, false), nil, nil)}}
 	}
-	x.update(ctx, tenant, t, st.ResponseURL, blocks)
+	x.respond(ctx, st.ResponseURL, updated(o, blocks))
 	return Answer{Outcome: OutcomeRecorded}
 }
 

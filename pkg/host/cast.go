@@ -1,0 +1,91 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/interrupthost/interrupthost/pkg/interrupt"
+	"github.com/interrupthost/interrupthost/pkg/runlog"
+)
+
+// A Ballot is one decision a surface brings to an interrupt it names by id: the page's confirm,
+// a chat click. What the surface needs of the interrupt to make its decision (who the proof
+// names, the value its form or button makes) it learns from the one read Cast makes, so a
+// decision reads the run's log once and answers the interrupt as the decision left it.
+type Ballot struct {
+	// Principal decides: its tenant always, its subject and Via as the proof names them.
+	Principal          interrupt.Principal
+	RunID, InterruptID string
+	// Identify, for a proof of an account rather than of a principal (a chat click proves a
+	// chat member), names the principal from the interrupt as read, which says whom it may be.
+	// Its error is Cast's, and nothing is written.
+	Identify func(ctx context.Context, o Opened) (string, error)
+	// Value makes the resume value from the interrupt as read and the principal deciding
+	// (a form's fields, a button's action). Its error is Cast's, and nothing is written.
+	Value func(o Opened) (json.RawMessage, error)
+	// Idem, when set, makes a repeat of the ballot answer the first one's resolution.
+	Idem *Idempotency
+}
+
+// Cast is what became of a ballot: the resolution it recorded (zero when refused) and the
+// interrupt as it now stands, for the surface to show.
+type Cast struct {
+	Resolution Resolution
+	// Interrupt is the interrupt after the decision, or as read when it was refused (a refusal
+	// says what it is now: decided by whom, expired). Not found when the run holds no such
+	// interrupt.
+	Interrupt Opened
+}
+
+// Cast reads the ballot's run once, makes the decision under the one rule and commits it: of
+// two concurrent ballots of one principal, one counts and the other is already_voted; of an
+// interrupt no longer pending, none. Another tenant's run, and an interrupt the run does not
+// hold, answer 404 with nothing of the interrupt.
+func (h *Host) Cast(ctx context.Context, b Ballot) (Cast, error) {
+	p := b.Principal
+	record, refs := scope(p, b.Idem, runlog.Ref{Kind: runlog.RefInterrupt, Name: b.InterruptID})
+	k, st, err := h.loadRun(ctx, p, b.RunID, refs...)
+	if err != nil {
+		return Cast{}, err
+	}
+	in := st.ByID(b.InterruptID)
+	if in == nil {
+		return Cast{}, interrupt.Errorf(interrupt.CodeNotFound, "no interrupt %s in run %s", b.InterruptID, b.RunID)
+	}
+	var out Cast
+	standing := func() {
+		if now := st.ByID(b.InterruptID); now != nil {
+			out.Interrupt = opened(b.RunID, now, h.now())
+			out.Interrupt.Principal, out.Interrupt.CanResolve, out.Interrupt.Voted = p.Subject, true, now.Voted(p.Voter())
+		}
+	}
+	standing()
+	if record != nil {
+		if d, seen, err := replay(st, record); seen {
+			out.Resolution = d.answer
+			return out, err
+		}
+	}
+	if _, err := h.pending(in); err != nil {
+		return out, err
+	}
+	if b.Identify != nil {
+		if p.Subject, err = b.Identify(ctx, out.Interrupt); err != nil {
+			return out, err
+		}
+		standing()
+	}
+	value, err := b.Value(out.Interrupt)
+	if err != nil {
+		return out, err
+	}
+	out.Resolution, err = h.resolveIn(ctx, p, k, st, record, func(st *runlog.State) (*runlog.Interrupt, error) {
+		in := st.ByID(b.InterruptID)
+		if in == nil {
+			return nil, interrupt.Errorf(interrupt.CodeNotFound, "no interrupt %s in run %s", b.InterruptID, b.RunID)
+		}
+		return h.pending(in)
+	}, value)
+	standing()
+	return out, err
+}
