@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -192,19 +193,49 @@ func undecidable(o host.Opened) error {
 // nothing was.
 func (a *API) decide(o host.Opened, form url.Values, req events.APIGatewayV2HTTPRequest, resolve func([]byte, *host.Idempotency) (host.Resolution, error)) (approvalpage.View, string, error) {
 	key := form.Get("formKey")
+	value, err := a.formValue(o, form)
+	if err != nil {
+		var r *pageRefusal
+		errors.As(err, &r)
+		return r.view, "", r.err
+	}
+	var idem *host.Idempotency
+	if key != "" {
+		idem = &host.Idempotency{Key: formIdempotencyKey(o.RunID, o.InterruptID, key), Fingerprint: formFingerprint(req, form)}
+	}
+	_, err = resolve(value, idem)
+	return answered(o, form, err)
+}
+
+// pageRefusal is why a page's decision never reached the host's judgement (its form's
+// mistakes, a form not from the page), with the page that says so.
+type pageRefusal struct {
+	view approvalpage.View
+	err  error
+}
+
+func (r *pageRefusal) Error() string { return r.err.Error() }
+func (r *pageRefusal) Unwrap() error { return r.err }
+
+// formValue is the resume value a page's form makes for o, or a pageRefusal with the form
+// shown again with its mistakes.
+func (a *API) formValue(o host.Opened, form url.Values) (json.RawMessage, error) {
 	value, fields := approvalpage.Decision(o, form, a.host.Now())
 	if len(fields) == 0 {
 		fields = interrupt.CheckNumbers(value, "/resumeValue") // answers and edits typed as JSON
 	}
 	if len(fields) > 0 {
 		err := interrupt.Invalid("the decision is not acceptable", fields...)
-		return approvalpage.Decide(o, cmp.Or(key, formKey()), form, approvalpage.Mistakes(o, fields, "")), "", err
+		return nil, &pageRefusal{approvalpage.Decide(o, cmp.Or(form.Get("formKey"), formKey()), form, approvalpage.Mistakes(o, fields, "")), err}
 	}
-	var idem *host.Idempotency
-	if key != "" {
-		idem = &host.Idempotency{Key: formIdempotencyKey(o, key), Fingerprint: formFingerprint(req, form)}
-	}
-	_, err := resolve(value, idem)
+	return value, nil
+}
+
+// answered is the page's answer to a decision the host judged, err being its verdict: the
+// action recorded (approvalpage.Answered for a clarification's answers), or o, as it now
+// stands, with why nothing was.
+func answered(o host.Opened, form url.Values, err error) (approvalpage.View, string, error) {
+	key := form.Get("formKey")
 	var e *interrupt.Error
 	switch {
 	case err == nil:
@@ -369,34 +400,50 @@ func notSignedOut(err error) approvalpage.View {
 	return approvalpage.Problem(statusFor(err), "Still signed in", "The host could not end your session right now, so you are still signed in. Try signing out again in a moment.")
 }
 
+// signedInView is the page of interruptID for signed-in p: on GET and HEAD the interrupt as
+// it stands; on POST the decision its form makes, cast in one host call that reads the run
+// once (host.Cast), judged in the page's order: who p is to it, the kind, the form, that the
+// form came from this page (fromPage), then the host's rule.
 func (a *API) signedInView(ctx context.Context, c *call, p interrupt.Principal, interruptID string, fromPage func(url.Values) bool) (approvalpage.View, string, error) {
-	o, err := a.host.OpenAs(ctx, p, c.runID, interruptID)
-	c.nodeID = o.NodeID
-	switch {
-	case !o.Found():
-		return problemPage(err), "", err
-	case c.req.RequestContext.HTTP.Method != http.MethodPost:
+	if c.req.RequestContext.HTTP.Method != http.MethodPost {
+		o, err := a.host.OpenAs(ctx, p, c.runID, interruptID)
+		c.nodeID = o.NodeID
+		if !o.Found() {
+			return problemPage(err), "", err
+		}
 		v, err := shown(c, o, cmp.Or(err, o.Refused))
 		return v, "", err
-	case err != nil:
-		return approvalpage.ReadOnly(o, statusFor(err), closedNotice(o, err)), "", err
-	case o.Refused != nil:
-		return approvalpage.ReadOnly(o, statusFor(o.Refused), closedNotice(o, o.Refused)), "", o.Refused
 	}
-	if err := undecidable(o); err != nil {
-		return approvalpage.ReadOnly(o, http.StatusBadRequest, nil), "", err
+	form, formErr := readForm(c.req)
+	var idem *host.Idempotency
+	if key := form.Get("formKey"); formErr == nil && key != "" {
+		idem = &host.Idempotency{Key: formIdempotencyKey(c.runID, interruptID, key), Fingerprint: formFingerprint(c.req, form)}
 	}
-	form, err := readForm(c.req)
-	if err != nil {
+	cast, err := a.host.Cast(ctx, host.Ballot{Principal: p, RunID: c.runID, InterruptID: interruptID, Idem: idem,
+		Value: func(o host.Opened) (json.RawMessage, error) {
+			switch {
+			case o.Refused != nil:
+				return nil, &pageRefusal{approvalpage.ReadOnly(o, statusFor(o.Refused), closedNotice(o, o.Refused)), o.Refused}
+			case undecidable(o) != nil:
+				return nil, &pageRefusal{approvalpage.ReadOnly(o, http.StatusBadRequest, nil), undecidable(o)}
+			case formErr != nil:
+				return nil, &pageRefusal{problemPage(formErr), formErr}
+			case !fromPage(form):
+				err := interrupt.Errorf(interrupt.CodeForbidden, "the form does not carry this session's CSRF token")
+				return nil, &pageRefusal{approvalpage.ReadOnly(o, http.StatusForbidden, &approvalpage.Notice{Kind: "error", Text: "This form was not sent from this page; nothing was recorded. Open the link again and decide there."}), err}
+			}
+			return a.formValue(o, form)
+		}})
+	o := cast.Interrupt
+	c.nodeID = o.NodeID
+	var r *pageRefusal
+	switch {
+	case errors.As(err, &r):
+		return r.view, "", r.err
+	case !o.Found():
 		return problemPage(err), "", err
 	}
-	if !fromPage(form) {
-		err := interrupt.Errorf(interrupt.CodeForbidden, "the form does not carry this session's CSRF token")
-		return approvalpage.ReadOnly(o, http.StatusForbidden, &approvalpage.Notice{Kind: "error", Text: "This form was not sent from this page; nothing was recorded. Open the link again and decide there."}), "", err
-	}
-	return a.decide(o, form, c.req, func(value []byte, idem *host.Idempotency) (host.Resolution, error) {
-		return a.host.ResolveInterrupt(ctx, p, c.runID, interruptID, value, idem)
-	})
+	return answered(o, form, err)
 }
 
 // signInCallback serves GET /signin/callback: the identity provider's answer completes the
@@ -562,8 +609,8 @@ func readForm(req events.APIGatewayV2HTTPRequest) (url.Values, error) {
 // run and interrupt, since the host scopes a key to the run and the caller only, and a
 // signed-in approver is one caller for every interrupt of a run (the same form posted to two of
 // them is two decisions, not a replay of the first).
-func formIdempotencyKey(o host.Opened, key string) string {
-	return "form:" + o.RunID + "/" + o.InterruptID + ":" + key
+func formIdempotencyKey(runID, interruptID, key string) string {
+	return "form:" + runID + "/" + interruptID + ":" + key
 }
 
 // formFingerprint identifies a posted decision for its form key: the route, the token and the

@@ -57,6 +57,9 @@ func (h *Host) Cast(ctx context.Context, b Ballot) (Cast, error) {
 		if now := st.ByID(b.InterruptID); now != nil {
 			out.Interrupt = opened(b.RunID, now, h.now())
 			out.Interrupt.Principal, out.Interrupt.CanResolve, out.Interrupt.Voted = p.Subject, true, now.Voted(p.Voter())
+			if _, err := h.pending(now); err == nil {
+				_, out.Interrupt.Refused = now.Deciders.Admit(p)
+			}
 		}
 	}
 	standing()
