@@ -7,18 +7,17 @@ package approvalpage
 
 import (
 	"bytes"
-	"crypto/sha256"
 	_ "embed"
-	"encoding/base64"
-	"encoding/json"
 	"html/template"
 	"net/url"
 	"slices"
 	"sync"
+
+	"github.com/interrupthost/interrupthost/pkg/webkit"
 )
 
-//go:embed assets/page.css
-var css string
+// css is the page's stylesheet: the host's (package webkit), which the console builds on.
+var css = webkit.Style()
 
 //go:embed assets/page.html
 var layout string
@@ -38,18 +37,7 @@ var parsed struct {
 
 // CSP is the page's Content-Security-Policy: nothing may load or run but its own style element
 // (by hash), and its forms post only back to the host. No script-src: the page has no script.
-var CSP = CSPFor(css)
-
-// CSPFor is the Content-Security-Policy of a page whose one style element holds style: the
-// approval page's, and the console's, which builds on its stylesheet (Style).
-func CSPFor(style string) string {
-	sum := sha256.Sum256([]byte(style))
-	return "default-src 'none'; style-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'; " +
-		"img-src 'none'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
-}
-
-// Style is the page's stylesheet, for the host's other pages to look alike.
-func Style() string { return css }
+var CSP = webkit.CSPFor(css)
 
 // View is one page.
 type View struct {
@@ -127,24 +115,19 @@ type Call struct {
 	Approved  template.HTML
 }
 
-// Fact is one labelled value of the interrupt.
-type Fact struct{ Label, Value string }
+// Fact is one labelled value of the interrupt: the host's kit's (webkit.Fact), so that the page
+// and the console list values alike.
+type Fact = webkit.Fact
 
 // Block is a labelled JSON value.
 type Block struct{ Label, Text string }
 
-// Section is one part of an artifact's data: its fields, or a table of its records.
-type Section struct {
-	Title string
-	Facts []Fact
-	Table *Table
-}
+// Section is one part of an artifact's data, as webkit.Sections lays it out for the page and
+// the console alike.
+type Section = webkit.Section
 
-// Table is a list of records: a column per member, in the order the records first name them.
-type Table struct {
-	Columns []string
-	Rows    [][]string
-}
+// Table is a list of records, as webkit.Sections lays it out for the page and the console alike.
+type Table = webkit.Table
 
 // Form is the decision the page offers, if any.
 type Form struct {
@@ -214,13 +197,4 @@ func Render(v View) ([]byte, error) {
 		CSS template.CSS
 	}{v, template.CSS(css)})
 	return b.Bytes(), err
-}
-
-// Pretty formats a JSON value for a <pre> block, or gives it as it is if it is not JSON.
-func Pretty(raw json.RawMessage) string {
-	var b bytes.Buffer
-	if err := json.Indent(&b, raw, "", "  "); err != nil {
-		return string(raw)
-	}
-	return b.String()
 }

@@ -5,9 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
-	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/interrupthost/interrupthost/pkg/webkit"
 )
 
 // An approver edits and points at the artifact's data as a person would: flat data is edited
@@ -29,14 +30,14 @@ type EditField struct {
 // member a string, number, boolean or null); nil otherwise, and the page offers the JSON. posted
 // are the values a refused form sent, shown again.
 func editFields(data json.RawMessage, posted url.Values) []EditField {
-	members, order := object(data)
+	members, order := webkit.Members(data)
 	if len(members) == 0 {
 		return nil
 	}
 	var out []EditField
 	for i, k := range order {
 		v := members[k]
-		f := EditField{ID: "edit-" + strconv.Itoa(i), Key: k, Label: label(k), Input: "text"}
+		f := EditField{ID: "edit-" + strconv.Itoa(i), Key: k, Label: webkit.Label(k), Input: "text"}
 		var s string
 		switch {
 		case string(v) == "null": // first: JSON's null reads into a string as ""
@@ -45,7 +46,7 @@ func editFields(data json.RawMessage, posted url.Values) []EditField {
 			f.Value = s
 		case string(v) == "true" || string(v) == "false":
 			f.Input, f.Value = "yesno", string(v)
-		case jsonNumber.MatchString(string(v)):
+		case webkit.IsNumber(string(v)):
 			f.Input, f.Value = "number", string(v)
 		default:
 			return nil // an object or a list: not flat
@@ -58,9 +59,6 @@ func editFields(data json.RawMessage, posted url.Values) []EditField {
 	return out
 }
 
-// jsonNumber is a JSON number's grammar.
-var jsonNumber = regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$`)
-
 // editedData reads the fields of flat data back into the edited object, each value of its
 // member's type, its members in the data's order; bad names each field that is not.
 func editedData(fields []EditField, form url.Values, bad func(path, msg string)) json.RawMessage {
@@ -71,7 +69,7 @@ func editedData(fields []EditField, form url.Values, bad func(path, msg string))
 		path := "editedArtifactData/" + pointerToken(f.Key)
 		var v json.RawMessage
 		switch {
-		case f.Input == "number" && jsonNumber.MatchString(raw):
+		case f.Input == "number" && webkit.IsNumber(raw):
 			v = json.RawMessage(raw)
 		case f.Input == "number":
 			bad(path, "must be a number")
@@ -117,15 +115,15 @@ var itemNames = []string{"name", "title", "description", "label"}
 // refineParts are data's sections (each member that is an object or a list of records) and
 // the items of its lists whose every record has an id (the first of itemIDs they all have).
 func refineParts(data json.RawMessage) (sections, items []RefinePart) {
-	members, order := object(data)
+	members, order := webkit.Members(data)
 	for _, k := range order {
 		v := members[k]
 		switch {
-		case isObject(v):
-			sections = append(sections, RefinePart{Value: "/" + pointerToken(k), Label: label(k)})
-		case isListOfObjects(v):
-			sections = append(sections, RefinePart{Value: "/" + pointerToken(k), Label: label(k)})
-			items = append(items, listItems(label(k), v)...)
+		case webkit.IsObject(v):
+			sections = append(sections, RefinePart{Value: "/" + pointerToken(k), Label: webkit.Label(k)})
+		case webkit.IsListOfObjects(v):
+			sections = append(sections, RefinePart{Value: "/" + pointerToken(k), Label: webkit.Label(k)})
+			items = append(items, listItems(webkit.Label(k), v)...)
 		}
 	}
 	return sections, items
@@ -167,7 +165,7 @@ func scalar(v json.RawMessage) string {
 	if json.Unmarshal(v, &s) == nil {
 		return s
 	}
-	if jsonNumber.MatchString(string(v)) {
+	if webkit.IsNumber(string(v)) {
 		return string(v)
 	}
 	return ""

@@ -14,6 +14,7 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
+	"github.com/interrupthost/interrupthost/pkg/webkit"
 )
 
 // inputOf picks a question's field from its schema: a checkbox for a boolean, a number field for
@@ -192,14 +193,14 @@ func Mistakes(o host.Opened, fields []interrupt.FieldError, detail string) *Noti
 		case where == "":
 			n.Items = append(n.Items, msg)
 		case strings.HasPrefix(where, "editedArtifactData/"):
-			n.Items = append(n.Items, fmt.Sprintf("%s %s", label(strings.TrimPrefix(where, "editedArtifactData/")), msg))
+			n.Items = append(n.Items, fmt.Sprintf("%s %s", webkit.Label(strings.TrimPrefix(where, "editedArtifactData/")), msg))
 		case where == "refineFeedback/text":
 			n.Items = append(n.Items, "What should change: "+msg)
 		case strings.HasPrefix(where, "answers/"):
 			id := strings.SplitN(strings.TrimPrefix(where, "answers/"), "/", 2)[0]
 			n.Items = append(n.Items, fmt.Sprintf("%s %s", c.question(id), msg))
 		default:
-			n.Items = append(n.Items, fmt.Sprintf("%s: %s", label(strings.ReplaceAll(where, "/", " ")), msg))
+			n.Items = append(n.Items, fmt.Sprintf("%s: %s", webkit.Label(strings.ReplaceAll(where, "/", " ")), msg))
 		}
 	}
 	return n

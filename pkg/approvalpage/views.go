@@ -1,7 +1,6 @@
 package approvalpage
 
 import (
-	"bytes"
 	"cmp"
 	"encoding/json"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
+	"github.com/interrupthost/interrupthost/pkg/webkit"
 	"github.com/interrupthost/interrupthost/pkg/words"
 )
 
@@ -141,32 +141,32 @@ func facts(o host.Opened, c content) (fs []Fact, blocks []Block) {
 		if o.Display != nil && o.Display.RequesterName != "" {
 			by = o.Display.RequesterName + " (" + by + ")"
 		}
-		fs = append(fs, Fact{"Asked by", by + ", " + when(o.RequestedAt)})
+		fs = append(fs, Fact{Label: "Asked by", Value: by + ", " + when(o.RequestedAt)})
 	}
 	if t := strings.TrimSpace(c.ArtifactType + " " + c.ArtifactID); t != "" {
-		fs = append(fs, Fact{"Artifact", t})
+		fs = append(fs, Fact{Label: "Artifact", Value: t})
 	}
 
 	if !o.Deadline.IsZero() {
-		fs = append(fs, Fact{"Decide by", when(o.Deadline)})
+		fs = append(fs, Fact{Label: "Decide by", Value: when(o.Deadline)})
 	}
 	decides := o.CanResolve && o.Refused == nil && o.Status == interrupt.StatusPending
 	switch {
 	case o.Principal != "" && decides:
-		fs = append(fs, Fact{"Deciding as", o.Principal})
+		fs = append(fs, Fact{Label: "Deciding as", Value: o.Principal})
 	case o.Principal != "":
-		fs = append(fs, Fact{"Opened as", o.Principal}) // read-only: nothing here is decided as them
+		fs = append(fs, Fact{Label: "Opened as", Value: o.Principal}) // read-only: nothing here is decided as them
 	case decides:
-		fs = append(fs, Fact{"Deciding as", "whoever holds this link (you will be asked your name)"})
+		fs = append(fs, Fact{Label: "Deciding as", Value: "whoever holds this link (you will be asked your name)"})
 	}
 	if o.Payload.Kind == interrupt.KindApproval {
 		t := o.Tally
-		fs = append(fs, Fact{"Approvals so far", fmt.Sprintf("%d of %d needed", t.Approvals, t.Required)})
+		fs = append(fs, Fact{Label: "Approvals so far", Value: fmt.Sprintf("%d of %d needed", t.Approvals, t.Required)})
 		if t.Rejections > 0 {
-			fs = append(fs, Fact{"Rejections so far", fmt.Sprint(t.Rejections)})
+			fs = append(fs, Fact{Label: "Rejections so far", Value: fmt.Sprint(t.Rejections)})
 		}
 		if o.Voted != nil {
-			fs = append(fs, Fact{"Your vote", string(o.Voted.Action)})
+			fs = append(fs, Fact{Label: "Your vote", Value: string(o.Voted.Action)})
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(c.members)) {
@@ -178,162 +178,16 @@ func facts(o host.Opened, c content) (fs []Fact, blocks []Block) {
 		var list []string
 		switch {
 		case json.Unmarshal(v, &s) == nil:
-			fs = append(fs, Fact{label(k), s})
+			fs = append(fs, Fact{Label: webkit.Label(k), Value: s})
 		case json.Unmarshal(v, &list) == nil:
-			fs = append(fs, Fact{label(k), strings.Join(list, ", ")})
+			fs = append(fs, Fact{Label: webkit.Label(k), Value: strings.Join(list, ", ")})
 		case len(v) > 0 && v[0] != '{' && v[0] != '[':
-			fs = append(fs, Fact{label(k), string(v)})
+			fs = append(fs, Fact{Label: webkit.Label(k), Value: string(v)})
 		default:
-			blocks = append(blocks, Block{label(k), Pretty(v)})
+			blocks = append(blocks, Block{webkit.Label(k), webkit.Pretty(v)})
 		}
 	}
 	return fs, blocks
-}
-
-// Sections lay an artifact's data out for people (View.Sections): an object's plain members as
-// facts, each member that is an object a section of its own, each list of objects a table.
-// Anything deeper is shown as compact JSON in its cell. Data that is no object gives none.
-func Sections(data json.RawMessage) []Section {
-	members, order := object(data)
-	if members == nil {
-		return nil
-	}
-	top := Section{Title: "Details"}
-	var rest []Section
-	for _, k := range order {
-		v := members[k]
-		switch {
-		case isObject(v):
-			sub, subOrder := object(v)
-			sec := Section{Title: label(k)}
-			for _, sk := range subOrder {
-				sec.Facts = append(sec.Facts, Fact{label(sk), cell(sub[sk])})
-			}
-			rest = append(rest, sec)
-		case isListOfObjects(v):
-			rest = append(rest, Section{Title: label(k), Table: table(v)})
-		default:
-			top.Facts = append(top.Facts, Fact{label(k), cell(v)})
-		}
-	}
-	if len(top.Facts) > 0 {
-		rest = append([]Section{top}, rest...)
-	}
-	return rest
-}
-
-// object is a JSON object's members and their order, or nil.
-func object(raw json.RawMessage) (map[string]json.RawMessage, []string) {
-	var m map[string]json.RawMessage
-	if !isObject(raw) || json.Unmarshal(raw, &m) != nil {
-		return nil, nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	var order []string
-	if _, err := dec.Token(); err != nil { // {
-		return nil, nil
-	}
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return nil, nil
-		}
-		k, _ := t.(string)
-		order = append(order, k)
-		var skip json.RawMessage
-		if dec.Decode(&skip) != nil {
-			return nil, nil
-		}
-	}
-	return m, slices.Compact(order)
-}
-
-func isObject(v json.RawMessage) bool {
-	v = bytes.TrimSpace(v)
-	return len(v) > 0 && v[0] == '{'
-}
-
-func isListOfObjects(v json.RawMessage) bool {
-	var list []json.RawMessage
-	if json.Unmarshal(v, &list) != nil || len(list) == 0 {
-		return false
-	}
-	for _, e := range list {
-		if !isObject(e) {
-			return false
-		}
-	}
-	return true
-}
-
-// table is a list of objects as rows, a column per member in first-named order.
-func table(v json.RawMessage) *Table {
-	var list []json.RawMessage
-	_ = json.Unmarshal(v, &list)
-	t := &Table{}
-	rows := make([]map[string]json.RawMessage, len(list))
-	for i, e := range list {
-		m, order := object(e)
-		rows[i] = m
-		for _, k := range order {
-			if !slices.Contains(t.Columns, k) {
-				t.Columns = append(t.Columns, k)
-			}
-		}
-	}
-	for _, m := range rows {
-		row := make([]string, len(t.Columns))
-		for j, k := range t.Columns {
-			if raw, ok := m[k]; ok {
-				row[j] = cell(raw)
-			}
-		}
-		t.Rows = append(t.Rows, row)
-	}
-	for j, k := range t.Columns {
-		t.Columns[j] = label(k)
-	}
-	return t
-}
-
-// cell is a JSON value as text: a string as itself, a list of strings joined, a number with its
-// thousands grouped (words.Number), a boolean as yes or no, anything else compact JSON.
-func cell(v json.RawMessage) string {
-	var s string
-	var list []string
-	switch {
-	case json.Unmarshal(v, &s) == nil:
-		return s
-	case json.Unmarshal(v, &list) == nil:
-		return strings.Join(list, ", ")
-	case jsonNumber.Match(bytes.TrimSpace(v)):
-		return words.Number(string(bytes.TrimSpace(v)))
-	case string(bytes.TrimSpace(v)) == "true":
-		return "yes"
-	case string(bytes.TrimSpace(v)) == "false":
-		return "no"
-	}
-	var b bytes.Buffer
-	if json.Compact(&b, v) != nil {
-		return string(v)
-	}
-	return b.String()
-}
-
-// labels name the protocol's data fields for people; others are spelled out from their name.
-var labels = map[string]string{
-	"artifactData": "Data", "rejectionPolicy": "Rejection policy",
-	"approversList": "Approvers", "approverGroupRefs": "Approver groups", "approverRoleRefs": "Approver roles",
-	"overrideBypassesQuorum": "Override bypasses the count", "audience": "Audience", "eventType": "Waiting for event",
-	"correlation": "Correlation", "customKind": "Kind", "payload": "Payload", "conversationId": "Conversation",
-}
-
-// label is a field's name for people: its label, or camelCase spelled as words.
-func label(k string) string {
-	if l, ok := labels[k]; ok {
-		return l
-	}
-	return words.Label(k)
 }
 
 // base is the page of o without a decision or a notice.
@@ -346,10 +200,10 @@ func base(o host.Opened, c content) View {
 		Reference: "Run " + o.RunID + " · step " + o.NodeID,
 	}
 	if data, ok := c.members["artifactData"]; ok {
-		if v.Sections = Sections(data); v.Sections != nil {
-			v.Raw = Pretty(data)
+		if v.Sections = webkit.Sections(data); v.Sections != nil {
+			v.Raw = webkit.Pretty(data)
 		} else {
-			v.Blocks = append(v.Blocks, Block{label("artifactData"), Pretty(data)})
+			v.Blocks = append(v.Blocks, Block{webkit.Label("artifactData"), webkit.Pretty(data)})
 		}
 	}
 	for _, a := range o.Asked {
@@ -409,7 +263,7 @@ func Decide(o host.Opened, key string, posted url.Values, problem *Notice) View 
 		edits := editable(o, c)
 		af.Fields = editFields(edits, posted)
 		af.Sections, af.Items = refineParts(c.ArtifactData)
-		af.Edited = cmp.Or(posted.Get("editedArtifactData"), Pretty(edits))
+		af.Edited = cmp.Or(posted.Get("editedArtifactData"), webkit.Pretty(edits))
 		if len(edits) == 0 && posted.Get("editedArtifactData") == "" {
 			af.Edited = "{}"
 		}
@@ -471,30 +325,30 @@ func Outcome(o host.Opened) (string, []Fact) {
 		if by := cmp.Or(o.DecidedBy, rv.DecidedBy); by != "" {
 			summary += " by " + by
 		}
-		fs = append(fs, Fact{"Outcome", summary})
+		fs = append(fs, Fact{Label: "Outcome", Value: summary})
 		if o.DecidedBy != "" && rv.DecidedBy != "" && rv.DecidedBy != o.DecidedBy {
-			fs = append(fs, Fact{"Named as", rv.DecidedBy})
+			fs = append(fs, Fact{Label: "Named as", Value: rv.DecidedBy})
 		}
 		if at, err := time.Parse(time.RFC3339, rv.DecidedAt); err == nil {
-			fs = append(fs, Fact{cmp.Or(map[bool]string{true: "Answered"}[o.Payload.Kind == interrupt.KindClarification], "Decided"), when(at)})
+			fs = append(fs, Fact{Label: cmp.Or(map[bool]string{true: "Answered"}[o.Payload.Kind == interrupt.KindClarification], "Decided"), Value: when(at)})
 		}
 		if rv.Feedback != "" {
-			fs = append(fs, Fact{"Comment", rv.Feedback})
+			fs = append(fs, Fact{Label: "Comment", Value: rv.Feedback})
 		}
 		if o.Payload.Kind == interrupt.KindClarification {
 			c := contentOf(o)
 			for _, id := range c.order {
 				if a, ok := rv.Answers[id]; ok {
-					fs = append(fs, Fact{c.question(id), cell(a)})
+					fs = append(fs, Fact{Label: c.question(id), Value: webkit.Cell(a)})
 				}
 			}
 		}
 	case interrupt.StatusExpired:
 		summary = "Expired without a decision"
-		fs = append(fs, Fact{"Outcome", summary})
+		fs = append(fs, Fact{Label: "Outcome", Value: summary})
 	case interrupt.StatusCancelled:
 		summary = "Cancelled: its run ended"
-		fs = append(fs, Fact{"Outcome", summary})
+		fs = append(fs, Fact{Label: "Outcome", Value: summary})
 	default:
 		return "", nil
 	}
@@ -512,7 +366,7 @@ func Outcome(o host.Opened) (string, []Fact) {
 			if vv.Feedback != "" {
 				text += ": " + vv.Feedback
 			}
-			fs = append(fs, Fact{"Vote", text})
+			fs = append(fs, Fact{Label: "Vote", Value: text})
 		}
 	}
 	return summary, fs
@@ -544,7 +398,7 @@ func ReadOnly(o host.Opened, status int, notice *Notice) View {
 	}
 	if o.Payload.Kind == interrupt.KindClarification {
 		for _, q := range o.Payload.Data.Questions {
-			v.Facts = append(v.Facts, Fact{"Question", c.question(q.ID)})
+			v.Facts = append(v.Facts, Fact{Label: "Question", Value: c.question(q.ID)})
 		}
 	}
 	return v
@@ -662,9 +516,9 @@ func callOf(o host.Opened) *Call {
 		who = o.Display.RequesterName
 	}
 	call := &Call{Sentence: words.WillCall(who, tc.Name, tc.Arguments).HTML()}
-	members, order := object(tc.Arguments)
+	members, order := webkit.Members(tc.Arguments)
 	for _, k := range order {
-		call.Arguments = append(call.Arguments, Fact{k, cell(members[k])})
+		call.Arguments = append(call.Arguments, Fact{Label: k, Value: webkit.Cell(members[k])})
 	}
 	if o.Status == interrupt.StatusResolved {
 		if approved := tc.Approved(o.Outcome); approved != nil {

@@ -1,7 +1,8 @@
 // Package console is the operators' console: what waits in a tenant and on whom, a run's story as
 // a person reads it, and the two things an operator does there (end a run, resend a delivery),
-// as server-rendered pages without script, styled as the approval page is (docs/design.md, "The
-// operator's console"). It renders; pkg/apigw reads the host and serves the routes.
+// as server-rendered pages without script (docs/design.md, "The operator's console"). It looks
+// and prints values as the approval page does, from the kit they share (package webkit), and
+// imports nothing of the page. It renders; pkg/apigw reads the host and serves the routes.
 package console
 
 import (
@@ -11,7 +12,7 @@ import (
 	"net/http"
 	"sync"
 
-	"github.com/interrupthost/interrupthost/pkg/approvalpage"
+	"github.com/interrupthost/interrupthost/pkg/webkit"
 )
 
 //go:embed assets/console.css
@@ -20,11 +21,12 @@ var own string
 //go:embed assets/console.html
 var layout string
 
-// css is the console's stylesheet: the approval page's, and the console's own rules after it.
-var css = approvalpage.Style() + own
+// css is the console's stylesheet: the host's, which the approval page has too (package webkit),
+// and the console's own rules after it.
+var css = webkit.Style() + own
 
 // CSP is the console's Content-Security-Policy: as the approval page's, for its own stylesheet.
-var CSP = approvalpage.CSPFor(css)
+var CSP = webkit.CSPFor(css)
 
 // page is the layout, parsed at the first render (a template keeps every exported method of the
 // program linked; only the function that renders pays for it at init).
@@ -120,7 +122,7 @@ type Waiting struct {
 // a question) as it was written; payload data as fields and tables, and its JSON on demand.
 type Line struct {
 	When, Who, Text, Quote string
-	Sections               []approvalpage.Section
+	Sections               []webkit.Section
 	JSON                   string
 	// Anchor is the line's element id, "seq-index".
 	Anchor string

@@ -10,11 +10,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/interrupthost/interrupthost/pkg/approvalpage"
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/outbound"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
+	"github.com/interrupthost/interrupthost/pkg/webkit"
 	"github.com/interrupthost/interrupthost/pkg/words"
 )
 
@@ -229,7 +229,7 @@ func lines(ch host.Chapter) []Line {
 		if slices.Contains(aliases, e.Type) {
 			continue
 		}
-		l := Line{When: when(ch.At), Who: who, Anchor: fmt.Sprintf("seq-%d-%d", e.Seq, e.Index), JSON: approvalpage.Pretty(e.Payload)}
+		l := Line{When: when(ch.At), Who: who, Anchor: fmt.Sprintf("seq-%d-%d", e.Seq, e.Index), JSON: webkit.Pretty(e.Payload)}
 		switch e.Type {
 		case interrupt.EventRequested:
 			var p struct {
@@ -258,7 +258,7 @@ func lines(ch host.Chapter) []Line {
 			if len(data.ArtifactData) == 0 {
 				data.ArtifactData = p.Data
 			}
-			l.Sections = approvalpage.Sections(data.ArtifactData)
+			l.Sections = webkit.Sections(data.ArtifactData)
 		case interrupt.EventVoted:
 			var v interrupt.Vote
 			_ = json.Unmarshal(e.Payload, &v)
