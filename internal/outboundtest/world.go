@@ -21,6 +21,7 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/interrupthost/interrupthost/internal/testclock"
+	"github.com/interrupthost/interrupthost/pkg/channel/slack"
 	"github.com/interrupthost/interrupthost/pkg/inmem"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/keyring"
@@ -60,11 +61,12 @@ func NewWorld(t *testing.T, store outbound.Store) *World {
 		t.Fatal(err)
 	}
 	w := &World{t: t, Clock: c, Log: inmem.New(), Store: store, secrets: inmem.NewSecrets(), Keys: keys, Metrics: &bytes.Buffer{}}
-	w.Subs = &outbound.Subscriptions{Store: w.Store, Secrets: w.secrets, Targets: outbound.Targets{AllowPrivate: true}, Now: c.Now}
+	w.Subs = &outbound.Subscriptions{Store: w.Store, Secrets: w.secrets, Targets: outbound.Targets{AllowPrivate: true}, Channels: []string{slack.Format}, Now: c.Now}
 	w.D = &outbound.Deliverer{
 		Store: w.Store, Log: w.Log, Secrets: w.secrets, Client: outbound.NewHTTPClient(true),
 		Links: outbound.Links{Keys: keys, BaseURL: "https://host.example"}, Now: c.Now,
-		Metrics: metrics.New(w.Metrics, "test"), Contacts: w.Log, SlackApps: w.Log,
+		Metrics: metrics.New(w.Metrics, "test"), Contacts: w.Log,
+		Channels: []outbound.Channel{&slack.Channel{Contacts: w.Log, Apps: w.Log, Keys: keys}},
 	}
 	return w
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/interrupthost/interrupthost/pkg/channel/slack"
 	"github.com/interrupthost/interrupthost/pkg/contacts"
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/identity"
@@ -26,8 +27,6 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/outbound"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
 	"github.com/interrupthost/interrupthost/pkg/signin"
-	"github.com/interrupthost/interrupthost/pkg/slackapp"
-	"github.com/interrupthost/interrupthost/pkg/slackapp/clicks"
 )
 
 // Handler is one function's entry point, as lambda.Start takes it.
@@ -108,8 +107,8 @@ type API struct {
 	contacts *contacts.Directory
 	mcp      ToolServer
 	bearer   TokenVerifier
-	slack    *slackapp.Integrations
-	clicks   *clicks.Interactions
+	slack    *slack.Integrations
+	clicks   *slack.Interactions
 	log      *slog.Logger
 	opts     Options
 }

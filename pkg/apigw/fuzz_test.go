@@ -13,9 +13,9 @@ import (
 
 	"github.com/interrupthost/interrupthost/internal/slackclick"
 	"github.com/interrupthost/interrupthost/pkg/apigw"
+	"github.com/interrupthost/interrupthost/pkg/channel/slack"
 	"github.com/interrupthost/interrupthost/pkg/contacts"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
-	"github.com/interrupthost/interrupthost/pkg/slackapp"
 )
 
 // fuzzHandler feeds one function requests built from fuzzed headers, path parameters and body,
@@ -231,7 +231,7 @@ func FuzzSlackInteractions(f *testing.F) {
 	ctx := context.Background()
 	const secret = "8f742231b10e8888abcd99e5a6b7c885"
 	admin := interrupt.Principal{Subject: "admin", Tenant: "acme"}
-	if _, _, err := s.services.Slack.Put(ctx, admin, slackapp.Request{AppID: "A0001", TeamID: "T0001", SigningSecret: secret}); err != nil {
+	if _, _, err := s.services.Slack.Put(ctx, admin, slack.Request{AppID: "A0001", TeamID: "T0001", SigningSecret: secret}); err != nil {
 		f.Fatal(err)
 	}
 	if _, _, err := s.services.Contacts.Put(ctx, admin, contacts.KindPrincipal, "alice", contacts.Request{Slack: "U0ALICE"}); err != nil {
@@ -240,11 +240,11 @@ func FuzzSlackInteractions(f *testing.F) {
 	v := s.mustRequest(f, "r1", "n1", `{"kind":"approval","key":"k","timeoutMs":3600000,"data":{"artifactId":"a","artifactType":"t","title":"Pay","actions":["accept","reject"],"approversList":["alice","bob"],"requiredApprovals":2}}`)
 	signed := map[string]bool{}
 	for _, action := range []interrupt.Action{interrupt.ActionAccept, interrupt.ActionReject} {
-		value, err := slackapp.Seal(ctx, s.services.Clicks.Keys, slackapp.Button{Tenant: "acme", RunID: "r1", InterruptID: v.InterruptID, Action: action})
+		value, err := slack.Seal(ctx, s.services.Clicks.Keys, slack.Button{Tenant: "acme", RunID: "r1", InterruptID: v.InterruptID, Action: action})
 		if err != nil {
 			f.Fatal(err)
 		}
-		payload, err := slackclick.Click{AppID: "A0001", TeamID: "T0001", UserID: "U0ALICE", ActionID: slackapp.ActionID(action), Value: value}.Payload()
+		payload, err := slackclick.Click{AppID: "A0001", TeamID: "T0001", UserID: "U0ALICE", ActionID: slack.ActionID(action), Value: value}.Payload()
 		if err != nil {
 			f.Fatal(err)
 		}

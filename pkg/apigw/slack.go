@@ -6,10 +6,9 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/interrupthost/interrupthost/pkg/channel/slack"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/metrics"
-	"github.com/interrupthost/interrupthost/pkg/slackapp"
-	"github.com/interrupthost/interrupthost/pkg/slackapp/clicks"
 )
 
 // ScopeIntegrationsManage registers and removes a tenant's chat apps (PUT and DELETE
@@ -20,21 +19,21 @@ const ScopeIntegrationsManage = "integrations:manage"
 // SlackAppView is a tenant's Slack app as its API shows it: never its secrets, and the URL the
 // app's manifest names for interactivity (the client reads it as client.SlackApp).
 type SlackAppView struct {
-	slackapp.App
+	slack.App
 	InteractionsURL string `json:"interactionsUrl"`
 }
 
-func (a *API) slackView(c *call, app slackapp.App) (SlackAppView, error) {
+func (a *API) slackView(c *call, app slack.App) (SlackAppView, error) {
 	base, err := a.baseURL(c.req)
 	if err != nil {
 		return SlackAppView{}, err
 	}
-	return SlackAppView{App: app, InteractionsURL: slackapp.InteractionsURL(base)}, nil
+	return SlackAppView{App: app, InteractionsURL: slack.InteractionsURL(base)}, nil
 }
 
 // putSlackApp serves PUT /integrations/slack: 201 with the app made, 200 with the app replaced.
 func (a *API) putSlackApp(ctx context.Context, c *call) (reply, error) {
-	var body slackapp.Request
+	var body slack.Request
 	if _, err := decodeBody(c.req, &body); err != nil {
 		return reply{}, err
 	}
@@ -75,7 +74,7 @@ func (a *API) deleteSlackApp(ctx context.Context, c *call) (reply, error) {
 // outcome, or by the code it was refused with.
 func (a *API) slackInteractions(ctx context.Context, c *call) (reply, error) {
 	body, err := rawBody(c)
-	var ans clicks.Answer
+	var ans slack.Answer
 	if err == nil {
 		ans, err = a.clicks.Handle(ctx, lowered(c.req.Headers), body)
 	}

@@ -30,6 +30,7 @@ import (
 	"github.com/interrupthost/interrupthost/internal/testkeys"
 	"github.com/interrupthost/interrupthost/pkg/apigw"
 	"github.com/interrupthost/interrupthost/pkg/bearer"
+	"github.com/interrupthost/interrupthost/pkg/channel/slack"
 	"github.com/interrupthost/interrupthost/pkg/contacts"
 	"github.com/interrupthost/interrupthost/pkg/dynamo"
 	"github.com/interrupthost/interrupthost/pkg/host"
@@ -41,8 +42,6 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/runlog"
 	"github.com/interrupthost/interrupthost/pkg/schema"
 	"github.com/interrupthost/interrupthost/pkg/secretsmanager"
-	"github.com/interrupthost/interrupthost/pkg/slackapp"
-	"github.com/interrupthost/interrupthost/pkg/slackapp/clicks"
 	"github.com/interrupthost/interrupthost/pkg/token"
 	"github.com/interrupthost/interrupthost/pkg/webhook"
 	"github.com/interrupthost/interrupthost/schemas"
@@ -127,7 +126,7 @@ func memStack(t testing.TB, configure func(*host.Config)) *stack {
 type stores struct {
 	log                                                host.Store
 	contacts                                           contacts.Store
-	slackApps                                          slackapp.Store
+	slackApps                                          slack.Store
 	outbound                                           outbound.Store
 	endpointSecrets, subscriptionSecrets, slackSecrets webhook.SecretStore
 }
@@ -222,8 +221,8 @@ func buildWith(st stores, c *testclock.Clock, keys token.Keys, configure func(*h
 		Subscriptions: subs, Resender: resender, Contacts: &contacts.Directory{Store: st.contacts, Now: c.Now},
 		MCP:    mcp.New(host.NewTokens(h, keys), mcp.Options{Poll: time.Millisecond}),
 		Bearer: mustVerifier(),
-		Slack:  &slackapp.Integrations{Store: st.slackApps, Secrets: slackSecrets, Now: c.Now},
-		Clicks: &clicks.Interactions{
+		Slack:  &slack.Integrations{Store: st.slackApps, Secrets: slackSecrets, Now: c.Now},
+		Clicks: &slack.Interactions{
 			Host: h, Apps: st.slackApps, Secrets: slackSecrets, Keys: keys, Contacts: st.contacts,
 			Poster: outbound.NewHTTPClient(true), AllowPrivate: true,
 		},

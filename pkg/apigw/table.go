@@ -5,13 +5,12 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/interrupthost/interrupthost/pkg/channel/slack"
 	"github.com/interrupthost/interrupthost/pkg/contacts"
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/outbound"
 	"github.com/interrupthost/interrupthost/pkg/signin"
-	"github.com/interrupthost/interrupthost/pkg/slackapp"
-	"github.com/interrupthost/interrupthost/pkg/slackapp/clicks"
 )
 
 // Operation is one route of the API, as template.yaml deploys it and openapi.yaml documents it
@@ -172,8 +171,8 @@ type services struct {
 	Bearer TokenVerifier
 	// Slack are the tenants' Slack apps (PUT, GET, DELETE /integrations/slack); Clicks their
 	// clicks (POST /slack/interactions).
-	Slack  *slackapp.Integrations
-	Clicks *clicks.Interactions
+	Slack  *slack.Integrations
+	Clicks *slack.Interactions
 }
 
 // on is a over s.
@@ -251,12 +250,12 @@ func (a *API) WebhookIngest(w *host.Webhooks) Handler {
 
 // Subscriptions serves subscriptions: the subscriptions, resends by r, and the tenant's Slack
 // app.
-func (a *API) Subscriptions(s *outbound.Subscriptions, r Resender, slack *slackapp.Integrations) Handler {
+func (a *API) Subscriptions(s *outbound.Subscriptions, r Resender, slack *slack.Integrations) Handler {
 	return a.on(services{Subscriptions: s, Resender: r, Slack: slack}).serve(subscriptions)
 }
 
 // SlackInteractions serves slack-interactions: the clicks of tenants' Slack apps.
-func (a *API) SlackInteractions(x *clicks.Interactions) Handler {
+func (a *API) SlackInteractions(x *slack.Interactions) Handler {
 	return a.on(services{Clicks: x}).serve(slackInteractions)
 }
 

@@ -10,14 +10,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/interrupthost/interrupthost/pkg/channel/slack"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
-	"github.com/interrupthost/interrupthost/pkg/slackapp"
 )
 
 // A tenant's Slack app is the item <tenant>#integrations / slack; each tenant that registered
 // an app and workspace pair is listed under it, the item slackapp#<appId>#<teamId> /
 // tenant#<tenant>, written before the tenant's item and deleted after it: a pair is no one's to
-// hold (slackapp.Store), so neither write is conditional. The table has no transactions here
+// hold (slack.Store), so neither write is conditional. The table has no transactions here
 // (dynalite has none either): a writer that dies between the two leaves a pair listing a tenant
 // whose app is another, which no click verifies against (the tenant's item is checked too).
 // An item slackapp#<appId>#<teamId> / slackapp is a pair's single owner as earlier releases
@@ -36,8 +36,8 @@ func slackPairKey(appID, teamID, tenant string) map[string]types.AttributeValue 
 	return map[string]types.AttributeValue{attrPK: s(slackPairPK(appID, teamID)), attrSK: s("tenant#" + tenant)}
 }
 
-// PutSlackApp implements slackapp.Store.
-func (l *Table) PutSlackApp(ctx context.Context, a slackapp.App) (bool, error) {
+// PutSlackApp implements slack.Store.
+func (l *Table) PutSlackApp(ctx context.Context, a slack.App) (bool, error) {
 	key, err := slackAppKey(a.Tenant)
 	if err != nil {
 		return false, err
@@ -71,20 +71,20 @@ func (l *Table) releaseSlackPair(ctx context.Context, tenant, appID, teamID stri
 	})
 }
 
-// SlackApp implements slackapp.Store: one strongly consistent read.
-func (l *Table) SlackApp(ctx context.Context, tenant string) (slackapp.App, error) {
+// SlackApp implements slack.Store: one strongly consistent read.
+func (l *Table) SlackApp(ctx context.Context, tenant string) (slack.App, error) {
 	key, err := slackAppKey(tenant)
 	if err != nil {
-		return slackapp.App{}, err
+		return slack.App{}, err
 	}
 	item, err := l.item(ctx, key)
 	if err != nil {
-		return slackapp.App{}, err
+		return slack.App{}, err
 	}
 	if item == nil {
-		return slackapp.App{}, slackapp.ErrNotFound
+		return slack.App{}, slack.ErrNotFound
 	}
-	a := slackapp.App{Tenant: tenant, AppID: str(item["appId"]), TeamID: str(item["teamId"])}
+	a := slack.App{Tenant: tenant, AppID: str(item["appId"]), TeamID: str(item["teamId"])}
 	if b, ok := item["botToken"].(*types.AttributeValueMemberBOOL); ok {
 		a.BotToken = b.Value
 	}
@@ -94,7 +94,7 @@ func (l *Table) SlackApp(ctx context.Context, tenant string) (slackapp.App, erro
 	return a, nil
 }
 
-// DeleteSlackApp implements slackapp.Store.
+// DeleteSlackApp implements slack.Store.
 func (l *Table) DeleteSlackApp(ctx context.Context, tenant string) error {
 	key, err := slackAppKey(tenant)
 	if err != nil {
@@ -105,13 +105,13 @@ func (l *Table) DeleteSlackApp(ctx context.Context, tenant string) error {
 		return classify("delete slack app", err)
 	}
 	if len(out.Attributes) == 0 {
-		return slackapp.ErrNotFound
+		return slack.ErrNotFound
 	}
 	l.releaseSlackPair(ctx, tenant, str(out.Attributes["appId"]), str(out.Attributes["teamId"]))
 	return nil
 }
 
-// SlackTenants implements slackapp.Store: one strongly consistent Query of the pair's items.
+// SlackTenants implements slack.Store: one strongly consistent Query of the pair's items.
 func (l *Table) SlackTenants(ctx context.Context, appID, teamID string) ([]string, error) {
 	in := &dynamodb.QueryInput{
 		TableName: &l.table, ConsistentRead: aws.Bool(true), KeyConditionExpression: aws.String("pk = :pk"),

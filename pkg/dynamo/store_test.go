@@ -5,6 +5,8 @@ import (
 
 	"github.com/interrupthost/interrupthost/internal/localaws"
 	"github.com/interrupthost/interrupthost/internal/outboundtest"
+	"github.com/interrupthost/interrupthost/pkg/channel/slack"
+	slackstoretest "github.com/interrupthost/interrupthost/pkg/channel/slack/storetest"
 	"github.com/interrupthost/interrupthost/pkg/contacts"
 	contactstoretest "github.com/interrupthost/interrupthost/pkg/contacts/storetest"
 	"github.com/interrupthost/interrupthost/pkg/dynamo"
@@ -14,8 +16,6 @@ import (
 	outboundstoretest "github.com/interrupthost/interrupthost/pkg/outbound/storetest"
 	"github.com/interrupthost/interrupthost/pkg/signin"
 	signinstoretest "github.com/interrupthost/interrupthost/pkg/signin/storetest"
-	"github.com/interrupthost/interrupthost/pkg/slackapp"
-	slackappstoretest "github.com/interrupthost/interrupthost/pkg/slackapp/storetest"
 )
 
 // The stores the host and its deliverer run on in AWS.
@@ -23,7 +23,7 @@ var (
 	_ host.Store      = (*dynamo.Table)(nil)
 	_ outbound.Store  = (*dynamo.Outbound)(nil)
 	_ contacts.Store  = (*dynamo.Table)(nil)
-	_ slackapp.Store  = (*dynamo.Table)(nil)
+	_ slack.Store     = (*dynamo.Table)(nil)
 	_ signin.Sessions = (*dynamo.Table)(nil)
 )
 
@@ -71,7 +71,7 @@ func TestContactsStore(t *testing.T) {
 func TestSlackAppStore(t *testing.T) {
 	t.Parallel()
 	localaws.NeedsStack(t)
-	slackappstoretest.Exercise(t, func(t *testing.T) slackapp.Store {
+	slackstoretest.Exercise(t, func(t *testing.T) slack.Store {
 		db, table := localaws.NewTable(t)
 		return dynamo.NewTable(db, table)
 	})

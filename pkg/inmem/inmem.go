@@ -13,9 +13,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/interrupthost/interrupthost/pkg/channel/slack"
 	"github.com/interrupthost/interrupthost/pkg/contacts"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
-	"github.com/interrupthost/interrupthost/pkg/slackapp"
 	"github.com/interrupthost/interrupthost/pkg/webhook"
 )
 
@@ -47,7 +47,7 @@ type Store struct {
 	contacts map[string]map[contacts.Key]contacts.Contact
 	// slackApps are each tenant's Slack app, slackPairs the tenants that registered each app
 	// and workspace pair.
-	slackApps  map[string]slackapp.App
+	slackApps  map[string]slack.App
 	slackPairs map[[2]string]map[string]bool
 	// appends counts the commits written, for tests that assert nothing was.
 	appends int

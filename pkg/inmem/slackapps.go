@@ -5,18 +5,18 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/interrupthost/interrupthost/pkg/slackapp"
+	"github.com/interrupthost/interrupthost/pkg/channel/slack"
 )
 
-// PutSlackApp implements slackapp.Store.
-func (s *Store) PutSlackApp(_ context.Context, a slackapp.App) (bool, error) {
+// PutSlackApp implements slack.Store.
+func (s *Store) PutSlackApp(_ context.Context, a slack.App) (bool, error) {
 	if err := checkTenant(a.Tenant); err != nil {
 		return false, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.slackApps == nil {
-		s.slackApps, s.slackPairs = map[string]slackapp.App{}, map[[2]string]map[string]bool{}
+		s.slackApps, s.slackPairs = map[string]slack.App{}, map[[2]string]map[string]bool{}
 	}
 	pair := [2]string{a.AppID, a.TeamID}
 	if s.slackPairs[pair] == nil {
@@ -39,21 +39,21 @@ func (s *Store) release(pair [2]string, tenant string) {
 	}
 }
 
-// SlackApp implements slackapp.Store.
-func (s *Store) SlackApp(_ context.Context, tenant string) (slackapp.App, error) {
+// SlackApp implements slack.Store.
+func (s *Store) SlackApp(_ context.Context, tenant string) (slack.App, error) {
 	if err := checkTenant(tenant); err != nil {
-		return slackapp.App{}, err
+		return slack.App{}, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	a, ok := s.slackApps[tenant]
 	if !ok {
-		return a, slackapp.ErrNotFound
+		return a, slack.ErrNotFound
 	}
 	return a, nil
 }
 
-// DeleteSlackApp implements slackapp.Store.
+// DeleteSlackApp implements slack.Store.
 func (s *Store) DeleteSlackApp(_ context.Context, tenant string) error {
 	if err := checkTenant(tenant); err != nil {
 		return err
@@ -62,14 +62,14 @@ func (s *Store) DeleteSlackApp(_ context.Context, tenant string) error {
 	defer s.mu.Unlock()
 	a, ok := s.slackApps[tenant]
 	if !ok {
-		return slackapp.ErrNotFound
+		return slack.ErrNotFound
 	}
 	delete(s.slackApps, tenant)
 	s.release([2]string{a.AppID, a.TeamID}, tenant)
 	return nil
 }
 
-// SlackTenants implements slackapp.Store.
+// SlackTenants implements slack.Store.
 func (s *Store) SlackTenants(_ context.Context, appID, teamID string) ([]string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/interrupthost/interrupthost/internal/outboundtest"
+	"github.com/interrupthost/interrupthost/pkg/channel/slack"
+	slackstoretest "github.com/interrupthost/interrupthost/pkg/channel/slack/storetest"
 	"github.com/interrupthost/interrupthost/pkg/contacts"
 	contactstoretest "github.com/interrupthost/interrupthost/pkg/contacts/storetest"
 	"github.com/interrupthost/interrupthost/pkg/host"
@@ -13,8 +15,6 @@ import (
 	outboundstoretest "github.com/interrupthost/interrupthost/pkg/outbound/storetest"
 	"github.com/interrupthost/interrupthost/pkg/signin"
 	signinstoretest "github.com/interrupthost/interrupthost/pkg/signin/storetest"
-	"github.com/interrupthost/interrupthost/pkg/slackapp"
-	slackappstoretest "github.com/interrupthost/interrupthost/pkg/slackapp/storetest"
 )
 
 // The stores the host and its deliverer run on in tests.
@@ -22,7 +22,7 @@ var (
 	_ host.Store      = (*inmem.Store)(nil)
 	_ outbound.Store  = (*inmem.Outbound)(nil)
 	_ contacts.Store  = (*inmem.Store)(nil)
-	_ slackapp.Store  = (*inmem.Store)(nil)
+	_ slack.Store     = (*inmem.Store)(nil)
 	_ signin.Sessions = (*inmem.Sessions)(nil)
 )
 
@@ -55,7 +55,7 @@ func TestContactsStore(t *testing.T) {
 // TestSlackAppStore holds the in-memory store's Slack apps to the behaviour of every store.
 func TestSlackAppStore(t *testing.T) {
 	t.Parallel()
-	slackappstoretest.Exercise(t, func(*testing.T) slackapp.Store { return inmem.New() })
+	slackstoretest.Exercise(t, func(*testing.T) slack.Store { return inmem.New() })
 }
 
 // TestSessionStore holds the in-memory store's sessions to the behaviour of every session store:

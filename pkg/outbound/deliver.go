@@ -5,16 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"sync"
 	"time"
 
 	"github.com/interrupthost/interrupthost/pkg/contacts"
-	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/metrics"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
-	"github.com/interrupthost/interrupthost/pkg/slackapp"
-	"github.com/slack-go/slack"
 )
 
 // Reader reads the run log.
@@ -72,12 +68,11 @@ type Deliverer struct {
 	Secrets SecretReader
 	Client  Poster
 	Links   Links
-	// Contacts say which Slack user or user group each ref of an audience is, for a Slack
-	// message's mentions, and where mail reaches it; nil mentions and mails no one.
+	// Contacts say where mail reaches each ref of an audience; nil mails no one.
 	Contacts ContactReader
-	// SlackApps say whether a tenant has a Slack app, whose approvals' Slack messages then carry
-	// Approve and Reject buttons; nil: none has.
-	SlackApps SlackApps
+	// Channels render the notices of the subscriptions whose format they post (Channel.Format);
+	// a subscription of a format no channel posts is delivered as standard-webhooks.
+	Channels []Channel
 	// Mailer sends an email subscription's mail; nil: the deployment names no sender, and such a
 	// delivery fails.
 	Mailer Mailer
@@ -468,18 +463,10 @@ func (d *Deliverer) send(ctx context.Context, links Links, s Subscription, c run
 	if err != nil {
 		return sent{}, fmt.Errorf("approval links: %w", err)
 	}
-	if s.Format == FormatSlack {
-		if notice.Mentions, err = d.mentions(ctx, s.Tenant, notice.Audience); err != nil {
-			return sent{}, fmt.Errorf("%w: %w", errStore, err)
-		}
-		if notice.Decisions, err = d.decisions(ctx, links, s.Tenant, c, e, now); err != nil {
-			return sent{}, fmt.Errorf("%w: %w", errStore, err)
-		}
-	}
 	if s.Format == FormatEmail {
 		return d.sendMail(ctx, links, s, c, e, notice, resend)
 	}
-	b, err := body(s.Format, e, notice)
+	b, err := d.render(ctx, s, c, e, notice, now)
 	if err != nil {
 		return sent{}, err
 	}
@@ -500,68 +487,20 @@ func (d *Deliverer) send(ctx context.Context, links Links, s Subscription, c run
 // attempt.
 var errStore = errors.New("outbound: the store failed before the send")
 
-// SlackApps read a tenant's Slack app (slackapp.Store).
-type SlackApps interface {
-	SlackApp(ctx context.Context, tenant string) (slackapp.App, error)
-}
-
-// decisions are the Approve and Reject buttons of e's Slack message: for the request of an
-// approval still open, offering them, whose deciders a Slack member id can prove (principals
-// named by approversList, no group or role binding: interrupt.Deciders), of a tenant with a
-// Slack app, on a deployment with a keyring to seal their values. None otherwise.
-func (d *Deliverer) decisions(ctx context.Context, links Links, tenant string, c runlog.Commit, e runlog.Envelope, now time.Time) ([]slack.BlockElement, error) {
-	if d.SlackApps == nil || links.Keys == nil || e.Type != interrupt.EventRequested {
-		return nil, nil
-	}
-	in := runlog.RequestedIn(c, e.InterruptID)
-	if in == nil || !in.Deciders.Accepts(interrupt.ViaChat) ||
-		(!in.Deadline.IsZero() && !in.Deadline.After(now)) {
-		return nil, nil
-	}
-	switch _, err := d.SlackApps.SlackApp(ctx, tenant); {
-	case errors.Is(err, slackapp.ErrNotFound):
-		return nil, nil
-	case err != nil:
-		return nil, fmt.Errorf("the tenant's Slack app: %w", err)
-	}
-	all, err := slackapp.DecisionButtons(ctx, links.Keys, slackapp.Button{Tenant: tenant, RunID: e.RunID, InterruptID: e.InterruptID})
-	if err != nil {
-		return nil, err
-	}
-	var offered []slack.BlockElement
-	for _, b := range all {
-		if btn, ok := b.(*slack.ButtonBlockElement); ok && slices.ContainsFunc(in.Payload.Data.Actions, func(a interrupt.Action) bool { return slackapp.ActionID(a) == btn.ActionID }) {
-			offered = append(offered, b)
-		}
-	}
-	return offered, nil
-}
-
-// mentions are the Slack ids of the audience's refs whose contacts name one. A ref no contact
-// can have (one named only in audience, whose kind is not known) is named, not mentioned.
-func (d *Deliverer) mentions(ctx context.Context, tenant string, audience []Recipient) (map[Recipient]string, error) {
-	if d.Contacts == nil {
-		return nil, nil
-	}
-	var out map[Recipient]string
-	for _, r := range audience {
-		if !(contacts.Key{Kind: r.Kind, Ref: r.Ref}).Valid() {
-			continue
-		}
-		c, err := d.Contacts.Contact(ctx, tenant, r.Kind, r.Ref)
-		switch {
-		case errors.Is(err, contacts.ErrNotFound):
-			continue
-		case err != nil:
-			return nil, fmt.Errorf("the contact of %s %q: %w", r.Kind, r.Ref, err)
-		case c.Slack != "":
-			if out == nil {
-				out = map[Recipient]string{}
+// render is the body of a delivery: in the channel's form where a channel posts the
+// subscription's format, else the standard-webhooks message. A channel's error is the host's
+// own (errStore): nothing was sent.
+func (d *Deliverer) render(ctx context.Context, s Subscription, c runlog.Commit, e runlog.Envelope, n Notice, now time.Time) ([]byte, error) {
+	for _, ch := range d.Channels {
+		if ch.Format() == s.Format {
+			b, err := ch.Render(ctx, s.Tenant, c, e, n, now)
+			if err != nil {
+				return nil, fmt.Errorf("%w: %s: %w", errStore, s.Format, err)
 			}
-			out[r] = c.Slack
+			return b, nil
 		}
 	}
-	return out, nil
+	return runlog.Marshal(Message{Type: e.Type, Timestamp: e.At, Data: e, Audience: n.Audience, Links: n.Links})
 }
 
 // Retries delivers the cursors due in the retry index: at most limit entries, each run from

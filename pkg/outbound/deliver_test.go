@@ -372,7 +372,7 @@ func TestSignedLinksNeedDelegation(t *testing.T) {
 		code   interrupt.Code
 	}{
 		{"without tokens:delegate", interrupt.Principal{Subject: "ops", Tenant: "acme", Scopes: []string{"subscriptions:manage"}}, "", interrupt.CodeForbidden},
-		{"to slack", interrupt.Principal{Subject: "ops", Tenant: "acme", Scopes: []string{interrupt.ScopeTokensDelegate}}, outbound.FormatSlack, interrupt.CodeValidation},
+		{"to slack", interrupt.Principal{Subject: "ops", Tenant: "acme", Scopes: []string{interrupt.ScopeTokensDelegate}}, "slack", interrupt.CodeValidation},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := w.Subs.Create(context.Background(), c.who, outbound.Request{URL: r.URL, Events: []string{"*"}, Format: c.format, ApprovalLinks: outbound.LinksSigned})

@@ -551,3 +551,54 @@ func TestMailOffersTheChoice(t *testing.T) {
 		}
 	}
 }
+
+// TestTheCallIsToldInWords: an approval that allows a call says it, in words, in its mail (its
+// Slack message: package slack's test of that name).
+func TestTheCallIsToldInWords(t *testing.T) {
+	const want = "Refunds desk will call issue_refund with order 4471, amount 1,240.00 EUR"
+	requested := func(args string) runlog.Event {
+		e := outboundtest.Requested("approve", "i1", outboundtest.Approval)
+		e.Display = &interrupt.Display{RequesterName: "Refunds desk"}
+		e.ToolCall = &interrupt.ToolCall{Name: "issue_refund", Arguments: json.RawMessage(args)}
+		return e
+	}
+	t.Run("mail", func(t *testing.T) {
+		w, box, _ := mailWorld(t, outbound.LinksPlain)
+		w.Deliver(w.CommitAs("engine", "acme", "run-1", requested(`{"order":"4471","amountCents":124000,"currency":"EUR"}`)))
+		if len(box.got) == 0 || !strings.Contains(box.got[0].Text, want+".") {
+			t.Errorf("the request mail does not say the call: %+v", box.got)
+		}
+	})
+}
+
+// TestTheValuesAreIsolated: a right-to-left override in a call's argument, the requester's name
+// or the title cannot reorder the sentence a mail puts it in (a Slack message: package
+// slack's test of that name): each value
+// is between FIRST STRONG ISOLATE and POP DIRECTIONAL ISOLATE, its own directional controls
+// (an override, a PDI that would close the isolate early) shown as U+FFFD.
+func TestTheValuesAreIsolated(t *testing.T) {
+	const call = "\u2068Refunds\ufffd desk\u2069 will call \u2068issue_refund\u2069 with \u2068memo\u2069 \u2068\ufffd\ufffdgnp.exe\u2069, \u2068amount\u2069 1,240.00 EUR"
+	payload := `{"kind":"approval","key":"k","timeoutMs":3600000,"data":{"artifactId":"inv-1","artifactType":"invoice","title":"Pay \u202eevil","actions":["accept","reject"],"approversList":["alice","bob"]}}`
+	requested := func() runlog.Event {
+		e := outboundtest.Requested("approve", "i1", payload)
+		e.Display = &interrupt.Display{RequesterName: "Refunds\u202e desk"}
+		e.ToolCall = &interrupt.ToolCall{Name: "issue_refund", Arguments: json.RawMessage(`{"memo":"\u2069\u202egnp.exe","amountCents":124000,"currency":"EUR"}`)}
+		return e
+	}
+	t.Run("mail", func(t *testing.T) {
+		w, box, _ := mailWorld(t, outbound.LinksPlain)
+		w.Deliver(w.CommitAs("engine", "acme", "run-1", requested()))
+		if len(box.sent) == 0 {
+			t.Fatal("no mail")
+		}
+		m := box.sent[0]
+		for _, want := range []string{"\u2068Refunds\ufffd desk\u2069 (\u2068engine\u2069) asks you to decide.", call + ".", "Hello \u2068Alice\u2069,"} {
+			if !strings.Contains(m.Text, want) {
+				t.Errorf("the mail lacks %q:\n%q", want, m.Text)
+			}
+		}
+		if want := "An approval for you: \u2068Pay \ufffdevil\u2069"; m.Subject != want {
+			t.Errorf("subject %q, want %q", m.Subject, want)
+		}
+	})
+}

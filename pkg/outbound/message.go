@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/slack-go/slack"
-
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
 	"github.com/interrupthost/interrupthost/pkg/token"
@@ -61,15 +59,9 @@ type Notice struct {
 	Links    []Link
 	// Deadline is when the interrupt expires; zero when it has none.
 	Deadline time.Time
-	// Mentions are the Slack ids of the audience's refs whose contacts name one: a member id for
-	// a principal, a user group for a group or a role (Deliverer.Contacts).
-	Mentions map[Recipient]string
 	// Call is, for an approval that allows a call, the call in words (words.WillCall): each
 	// medium renders it, its values isolated (words.Sentence.Plain).
 	Call words.Sentence
-	// Decisions are an approval's Approve and Reject buttons for a Slack message, where the
-	// tenant has a Slack app and a click can satisfy the interrupt's rule (Deliverer.SlackApps).
-	Decisions []slack.BlockElement
 }
 
 // LinkTTL is how long a signed link works after its interrupt was requested, at most: a mail
@@ -201,12 +193,4 @@ func (l Links) For(ctx context.Context, s Subscription, c runlog.Commit, e runlo
 func linkID(tenant, runID, interruptID, principal string) string {
 	sum := sha256.Sum256([]byte(tenant + "\x00" + runID + "\x00" + interruptID + "\x00" + principal))
 	return "lnk" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(sum[:16]))
-}
-
-// body renders a delivery in the subscription's format.
-func body(format string, e runlog.Envelope, n Notice) ([]byte, error) {
-	if format == FormatSlack {
-		return slackMessage(e, n)
-	}
-	return runlog.Marshal(Message{Type: e.Type, Timestamp: e.At, Data: e, Audience: n.Audience, Links: n.Links})
 }

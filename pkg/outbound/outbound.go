@@ -1,5 +1,5 @@
 // Package outbound delivers a tenant's committed events to the receivers its subscriptions name:
-// signed Standard Webhooks requests (or Slack messages), at least once and in seq order per run
+// signed Standard Webhooks requests (or a chat channel's messages, package channel), at least once and in seq order per run
 // and subscription, retried with backoff for a day, each attempt recorded (README, "Outbound
 // events"). The run log is the source: a delivery is driven by a commit seen on the table's
 // stream, and a receiver that fails is caught up later from the log itself, so a slow or dead
@@ -21,12 +21,25 @@ const (
 	// FormatStandard is a Standard Webhooks request: webhook-id, webhook-timestamp and
 	// webhook-signature headers, body { type, timestamp, data, links? }.
 	FormatStandard = "standard-webhooks"
-	// FormatSlack is a Block Kit message for a Slack incoming webhook.
-	FormatSlack = "slack"
 	// FormatEmail is mail to each person an interrupt asks, at the address their contact names
 	// (package contacts), through the deployment's mail service: no URL.
 	FormatEmail = "email"
 )
+
+// A Channel posts the notices of the subscriptions of its format in a chat service's own form
+// (Slack's Block Kit, a Teams card), with the decisions a click there may make where the
+// tenant's app and the interrupt's deciders allow (interrupt.Deciders.Accepts): how a notice
+// reads in a chat app is the channel's; when, to whom, signed how and retried how, the
+// deliverer's. Package channel holds them; a deployment lists the ones it posts
+// (Deliverer.Channels, Subscriptions.Channels).
+type Channel interface {
+	// Format is the subscription format the channel posts ("slack").
+	Format() string
+	// Render is the body posted for e to a subscription of tenant, n saying whom it notifies
+	// and the links they follow, c being the commit that holds e. It may read the tenant's
+	// contacts and app; its error is the host's own, and the delivery is tried again later.
+	Render(ctx context.Context, tenant string, c runlog.Commit, e runlog.Envelope, n Notice, now time.Time) ([]byte, error)
+}
 
 // Asked is whom an email subscription mailed an interrupt's request: those its outcome is mailed
 // to, once it has one. It is kept while the outcome is outstanding: dropped once told.

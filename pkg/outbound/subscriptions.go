@@ -30,6 +30,9 @@ type Subscriptions struct {
 	// Mail says the deployment sends mail (it names a sender): email subscriptions are refused
 	// otherwise.
 	Mail bool
+	// Channels are the formats of the chat channels the deployment posts (Channel.Format):
+	// a subscription may name them, with plain links only (a channel reaches many people).
+	Channels []string
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -67,19 +70,20 @@ func (m *Subscriptions) check(ctx context.Context, req *Request) []interrupt.Fie
 	if req.ApprovalLinks == "" {
 		req.ApprovalLinks = LinksPlain
 	}
-	switch req.Format {
-	case FormatStandard, FormatSlack:
-	case FormatEmail:
+	channel := slices.Contains(m.Channels, req.Format)
+	switch {
+	case req.Format == FormatStandard, channel:
+	case req.Format == FormatEmail:
 		if !m.Mail {
 			fields = append(fields, interrupt.FieldError{Path: "/format", Message: "this deployment sends no mail: it names no sender (SenderAddress)"})
 		}
 	default:
-		fields = append(fields, interrupt.FieldError{Path: "/format", Message: "must be standard-webhooks, slack or email"})
+		fields = append(fields, interrupt.FieldError{Path: "/format", Message: "must be one of " + strings.Join(append([]string{FormatStandard, FormatEmail}, m.Channels...), ", ")})
 	}
 	switch {
 	case req.ApprovalLinks != LinksPlain && req.ApprovalLinks != LinksSigned:
 		fields = append(fields, interrupt.FieldError{Path: "/approvalLinks", Message: "must be plain or signed"})
-	case req.ApprovalLinks == LinksSigned && req.Format == FormatSlack:
+	case req.ApprovalLinks == LinksSigned && channel:
 		fields = append(fields, interrupt.FieldError{Path: "/approvalLinks", Message: "a channel reaches many people: only a receiver that sends each link to its person (standard-webhooks, email) takes signed links"})
 	}
 	switch {

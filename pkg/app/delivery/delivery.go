@@ -15,20 +15,20 @@ import (
 
 	"github.com/interrupthost/interrupthost/pkg/app"
 	"github.com/interrupthost/interrupthost/pkg/app/secrets"
+	"github.com/interrupthost/interrupthost/pkg/channel/slack"
 	"github.com/interrupthost/interrupthost/pkg/dynamo"
 	"github.com/interrupthost/interrupthost/pkg/dynamostream"
 	"github.com/interrupthost/interrupthost/pkg/environ"
 	"github.com/interrupthost/interrupthost/pkg/outbound"
 	"github.com/interrupthost/interrupthost/pkg/secretsmanager"
 	"github.com/interrupthost/interrupthost/pkg/ses"
-	"github.com/interrupthost/interrupthost/pkg/slackapp"
 	"github.com/interrupthost/interrupthost/pkg/webhook"
 )
 
 // Subscriptions are the outbound subscriptions, their store and secrets, without a host; a
 // deliverer over the same clients for an operator's resend (the run log, the keyring for signed
 // approval links, its links under the request's base); and the tenants' Slack apps.
-func Subscriptions(ctx context.Context, e *app.Env) (*outbound.Subscriptions, *outbound.Deliverer, *slackapp.Integrations, error) {
+func Subscriptions(ctx context.Context, e *app.Env) (*outbound.Subscriptions, *outbound.Deliverer, *slack.Integrations, error) {
 	o, err := newOutbound(ctx, e)
 	if err != nil {
 		return nil, nil, nil, err
@@ -37,11 +37,11 @@ func Subscriptions(ctx context.Context, e *app.Env) (*outbound.Subscriptions, *o
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	slack, err := secrets.SlackApps(ctx, e)
+	apps, err := secrets.SlackApps(ctx, e)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	return &outbound.Subscriptions{Store: o.store, Secrets: o.secrets, Targets: o.targets, Mail: o.mailer != nil}, d, slack, nil
+	return subscriptionsOn(o), d, apps, nil
 }
 
 // Resends are the console's subscriptions, read, and the deliverer that resends one of their
@@ -55,7 +55,7 @@ func Resends(ctx context.Context, e *app.Env) (*outbound.Subscriptions, *outboun
 	if err != nil {
 		return nil, nil, err
 	}
-	return &outbound.Subscriptions{Store: o.store, Secrets: o.secrets, Targets: o.targets, Mail: o.mailer != nil}, d, nil
+	return subscriptionsOn(o), d, nil
 }
 
 // outboundDeps are what the outbound functions share: the table's stores, the subscriptions'
@@ -109,6 +109,12 @@ func deliverer(ctx context.Context, e *app.Env) (*outbound.Deliverer, outboundDe
 	return d, o, err
 }
 
+// subscriptionsOn are the subscriptions over o's clients, of the formats this deployment
+// posts: standard-webhooks, email where it sends mail, and its channels'.
+func subscriptionsOn(o outboundDeps) *outbound.Subscriptions {
+	return &outbound.Subscriptions{Store: o.store, Secrets: o.secrets, Targets: o.targets, Mail: o.mailer != nil, Channels: []string{slack.Format}}
+}
+
 // delivererOn is the deliverer over o's clients, its links under base.
 func delivererOn(ctx context.Context, e *app.Env, o outboundDeps, base string) (*outbound.Deliverer, error) {
 	keys, err := secrets.Keys(ctx, e)
@@ -116,8 +122,9 @@ func delivererOn(ctx context.Context, e *app.Env, o outboundDeps, base string) (
 		return nil, err
 	}
 	return &outbound.Deliverer{
-		Store: o.store, Log: o.runs, Secrets: o.secrets, Client: outbound.NewHTTPClient(o.targets.AllowPrivate), Contacts: o.runs, SlackApps: o.runs, Mailer: o.mailer,
-		Links: outbound.Links{Keys: keys, BaseURL: base}, Logger: environ.Logger(), Metrics: environ.Meter(),
+		Store: o.store, Log: o.runs, Secrets: o.secrets, Client: outbound.NewHTTPClient(o.targets.AllowPrivate), Contacts: o.runs, Mailer: o.mailer,
+		Channels: []outbound.Channel{&slack.Channel{Contacts: o.runs, Apps: o.runs, Keys: keys}},
+		Links:    outbound.Links{Keys: keys, BaseURL: base}, Logger: environ.Logger(), Metrics: environ.Meter(),
 	}, nil
 }
 

@@ -11,14 +11,13 @@ import (
 	"time"
 
 	"github.com/interrupthost/interrupthost/pkg/app"
+	"github.com/interrupthost/interrupthost/pkg/channel/slack"
 	"github.com/interrupthost/interrupthost/pkg/environ"
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/keyring"
 	"github.com/interrupthost/interrupthost/pkg/outbound"
 	"github.com/interrupthost/interrupthost/pkg/secretsmanager"
 	"github.com/interrupthost/interrupthost/pkg/signin"
-	"github.com/interrupthost/interrupthost/pkg/slackapp"
-	"github.com/interrupthost/interrupthost/pkg/slackapp/clicks"
 	"github.com/interrupthost/interrupthost/pkg/token"
 	"github.com/interrupthost/interrupthost/pkg/webhook"
 )
@@ -118,7 +117,7 @@ func SignIn(ctx context.Context, e *app.Env) (*signin.Flow, error) {
 }
 
 // SlackApps are the tenants' Slack apps: in the table, their secrets in Secrets Manager.
-func SlackApps(ctx context.Context, e *app.Env) (*slackapp.Integrations, error) {
+func SlackApps(ctx context.Context, e *app.Env) (*slack.Integrations, error) {
 	table, err := e.Table(ctx)
 	if err != nil {
 		return nil, err
@@ -129,14 +128,14 @@ func SlackApps(ctx context.Context, e *app.Env) (*slackapp.Integrations, error) 
 	if err != nil {
 		return nil, err
 	}
-	return &slackapp.Integrations{Store: table, Secrets: sec, Log: environ.Logger()}, nil
+	return &slack.Integrations{Store: table, Secrets: sec, Log: environ.Logger()}, nil
 }
 
 // SlackClicks serve the Slack apps' clicks: verified with the apps' secrets, their buttons'
 // values with the keyring, the clicker found in the contacts, decided through the host; a
 // click's response_url posted to as deliveries are (private addresses only where
 // ALLOW_PRIVATE_DELIVERY_TARGETS says).
-func SlackClicks(ctx context.Context, e *app.Env) (*clicks.Interactions, error) {
+func SlackClicks(ctx context.Context, e *app.Env) (*slack.Interactions, error) {
 	h, err := e.Host(ctx)
 	if err != nil {
 		return nil, err
@@ -157,7 +156,7 @@ func SlackClicks(ctx context.Context, e *app.Env) (*clicks.Interactions, error) 
 	if err != nil {
 		return nil, err
 	}
-	return &clicks.Interactions{
+	return &slack.Interactions{
 		Host: h, Apps: apps.Store, Secrets: apps.Secrets, Keys: keys, Contacts: table,
 		Poster: outbound.NewHTTPClient(allow), AllowPrivate: allow, SlackAPI: os.Getenv(environ.EnvSlackAPI), Log: environ.Logger(),
 	}, nil

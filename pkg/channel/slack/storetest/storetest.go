@@ -1,4 +1,4 @@
-// Package storetest holds every slackapp.Store to one behaviour: pkg/inmem's and pkg/dynamo's
+// Package storetest holds every slack.Store to one behaviour: pkg/inmem's and pkg/dynamo's
 // tests run Exercise, so the in-memory store the fast tests use answers as DynamoDB does.
 package storetest
 
@@ -11,15 +11,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/interrupthost/interrupthost/pkg/slackapp"
+	"github.com/interrupthost/interrupthost/pkg/channel/slack"
 )
 
 // Exercise runs the contract on stores open makes, an empty one each call.
-func Exercise(t *testing.T, open func(t *testing.T) slackapp.Store) {
+func Exercise(t *testing.T, open func(t *testing.T) slack.Store) {
 	ctx := context.Background()
 	t0 := time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC)
-	app := func(tenant, appID, teamID string) slackapp.App {
-		return slackapp.App{Tenant: tenant, AppID: appID, TeamID: teamID, UpdatedAt: t0}
+	app := func(tenant, appID, teamID string) slack.App {
+		return slack.App{Tenant: tenant, AppID: appID, TeamID: teamID, UpdatedAt: t0}
 	}
 	t.Run("put, read back, replace, delete", func(t *testing.T) {
 		t.Parallel()
@@ -48,13 +48,13 @@ func Exercise(t *testing.T, open func(t *testing.T) slackapp.Store) {
 		if err := st.DeleteSlackApp(ctx, "acme"); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := st.SlackApp(ctx, "acme"); !errors.Is(err, slackapp.ErrNotFound) {
+		if _, err := st.SlackApp(ctx, "acme"); !errors.Is(err, slack.ErrNotFound) {
 			t.Errorf("read after delete: %v", err)
 		}
 		if got, err := st.SlackTenants(ctx, "A0002", "T0001"); err != nil || len(got) != 0 {
 			t.Errorf("the deleted app's pair lists %q %v", got, err)
 		}
-		if err := st.DeleteSlackApp(ctx, "acme"); !errors.Is(err, slackapp.ErrNotFound) {
+		if err := st.DeleteSlackApp(ctx, "acme"); !errors.Is(err, slack.ErrNotFound) {
 			t.Errorf("delete again: %v, want ErrNotFound", err)
 		}
 	})

@@ -1,4 +1,4 @@
-package clicks_test
+package slack_test
 
 import (
 	"context"
@@ -11,18 +11,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slack-go/slack"
+	slackgo "github.com/slack-go/slack"
 
 	"github.com/interrupthost/interrupthost/internal/hosttest"
 	"github.com/interrupthost/interrupthost/internal/slackclick"
+	"github.com/interrupthost/interrupthost/pkg/channel/slack"
 	"github.com/interrupthost/interrupthost/pkg/contacts"
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/inmem"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/outbound"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
-	"github.com/interrupthost/interrupthost/pkg/slackapp"
-	"github.com/interrupthost/interrupthost/pkg/slackapp/clicks"
 	"github.com/interrupthost/interrupthost/pkg/webhook"
 )
 
@@ -35,7 +34,7 @@ const (
 type receiver struct {
 	srv    *httptest.Server
 	mu     sync.Mutex
-	got    []slack.WebhookMessage
+	got    []slackgo.WebhookMessage
 	opened []json.RawMessage // views.open's views
 }
 
@@ -54,7 +53,7 @@ func newReceiver(t *testing.T) *receiver {
 			_, _ = w.Write([]byte(`{"ok":true,"view":{"id":"V1"}}`))
 			return
 		}
-		var m slack.WebhookMessage
+		var m slackgo.WebhookMessage
 		if err := json.Unmarshal(b, &m); err != nil {
 			t.Errorf("not a message: %s", b)
 		}
@@ -64,7 +63,7 @@ func newReceiver(t *testing.T) *receiver {
 	return r
 }
 
-func (r *receiver) last(t *testing.T) slack.WebhookMessage {
+func (r *receiver) last(t *testing.T) slackgo.WebhookMessage {
 	t.Helper()
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -86,7 +85,7 @@ type world struct {
 	h     *host.Host
 	log   *inmem.Store
 	reads *hosttest.Reading // counts the reads of a run's log
-	x     *clicks.Interactions
+	x     *slack.Interactions
 	r     *receiver
 	value map[string]string // the buttons' values by action id
 }
@@ -97,12 +96,12 @@ func newWorld(t *testing.T, botToken string) *world {
 	reads := &hosttest.Reading{}
 	h, log := hosttest.MemHostOn(t, func(s host.Store) host.Store { reads.Store = s; return reads }, func(s *hosttest.Setup) { s.Env.Now = time.Now })
 	secrets := inmem.NewSecrets()
-	apps := &slackapp.Integrations{Store: log, Secrets: webhook.NewCache(secrets, nil)}
-	if _, _, err := apps.Put(ctx, hosttest.Who("admin"), slackapp.Request{AppID: "A0001", TeamID: "T0001", SigningSecret: secret, BotToken: botToken}); err != nil {
+	apps := &slack.Integrations{Store: log, Secrets: webhook.NewCache(secrets, nil)}
+	if _, _, err := apps.Put(ctx, hosttest.Who("admin"), slack.Request{AppID: "A0001", TeamID: "T0001", SigningSecret: secret, BotToken: botToken}); err != nil {
 		t.Fatal(err)
 	}
 	evil := interrupt.Principal{Subject: "admin", Tenant: "evilcorp"}
-	if _, _, err := apps.Put(ctx, evil, slackapp.Request{AppID: "A0002", TeamID: "T0002", SigningSecret: otherSecret}); err != nil {
+	if _, _, err := apps.Put(ctx, evil, slack.Request{AppID: "A0002", TeamID: "T0002", SigningSecret: otherSecret}); err != nil {
 		t.Fatal(err)
 	}
 	dir := &contacts.Directory{Store: log}
@@ -117,15 +116,15 @@ func newWorld(t *testing.T, botToken string) *world {
 		t.Fatal(err)
 	}
 	w := &world{h: h, log: log, reads: reads, r: newReceiver(t), value: map[string]string{}}
-	buttons, err := slackapp.DecisionButtons(ctx, hosttest.Keys, slackapp.Button{Tenant: "acme", RunID: "run-1", InterruptID: view.InterruptID})
+	buttons, err := slack.DecisionButtons(ctx, hosttest.Keys, slack.Button{Tenant: "acme", RunID: "run-1", InterruptID: view.InterruptID})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, b := range buttons {
-		btn := b.(*slack.ButtonBlockElement)
+		btn := b.(*slackgo.ButtonBlockElement)
 		w.value[btn.ActionID] = btn.Value
 	}
-	w.x = &clicks.Interactions{
+	w.x = &slack.Interactions{
 		Host: h, Apps: log, Secrets: webhook.NewCache(secrets, nil), Keys: hosttest.Keys, Contacts: log,
 		Poster: outbound.NewHTTPClient(true), AllowPrivate: true, SlackAPI: w.r.srv.URL + "/api",
 	}
@@ -133,12 +132,12 @@ func newWorld(t *testing.T, botToken string) *world {
 }
 
 // click signs a click of action by user as app's, with secret, at at.
-func (w *world) click(t *testing.T, app, team, user, action, value, sec string, at time.Time) (clicks.Answer, error) {
+func (w *world) click(t *testing.T, app, team, user, action, value, sec string, at time.Time) (slack.Answer, error) {
 	t.Helper()
 	blocks := `[{"type":"section","text":{"type":"plain_text","text":"approval requested in run run-1"}},` +
 		`{"type":"actions","elements":[` +
-		`{"type":"button","action_id":"interrupt.accept","value":"` + w.value[slackapp.ActionAccept] + `","text":{"type":"plain_text","text":"Approve"}},` +
-		`{"type":"button","action_id":"interrupt.reject","value":"` + w.value[slackapp.ActionReject] + `","text":{"type":"plain_text","text":"Reject"}},` +
+		`{"type":"button","action_id":"interrupt.accept","value":"` + w.value[slack.ActionAccept] + `","text":{"type":"plain_text","text":"Approve"}},` +
+		`{"type":"button","action_id":"interrupt.reject","value":"` + w.value[slack.ActionReject] + `","text":{"type":"plain_text","text":"Reject"}},` +
 		`{"type":"button","action_id":"review-0","url":"https://host.example/approve/run-1/i","text":{"type":"plain_text","text":"Review"}}]}]`
 	payload, err := slackclick.Click{AppID: app, TeamID: team, UserID: user, ActionID: action, Value: value, ResponseURL: w.r.srv.URL + "/hooks", TriggerID: "trig-1", Blocks: json.RawMessage(blocks)}.Payload()
 	if err != nil {
@@ -147,7 +146,7 @@ func (w *world) click(t *testing.T, app, team, user, action, value, sec string, 
 	return w.send(t, payload, sec, at)
 }
 
-func (w *world) send(t *testing.T, payload []byte, sec string, at time.Time) (clicks.Answer, error) {
+func (w *world) send(t *testing.T, payload []byte, sec string, at time.Time) (slack.Answer, error) {
 	t.Helper()
 	body := slackclick.Body(payload)
 	headers := map[string]string{}
@@ -175,18 +174,18 @@ func TestAClickIsSlacksOrNothing(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, "")
 	now := time.Now()
-	for name, f := range map[string]func() (clicks.Answer, error){
-		"another secret": func() (clicks.Answer, error) {
-			return w.click(t, "A0001", "T0001", "U0ALICE", slackapp.ActionAccept, w.value[slackapp.ActionAccept], otherSecret, now)
+	for name, f := range map[string]func() (slack.Answer, error){
+		"another secret": func() (slack.Answer, error) {
+			return w.click(t, "A0001", "T0001", "U0ALICE", slack.ActionAccept, w.value[slack.ActionAccept], otherSecret, now)
 		},
-		"six minutes ago": func() (clicks.Answer, error) {
-			return w.click(t, "A0001", "T0001", "U0ALICE", slackapp.ActionAccept, w.value[slackapp.ActionAccept], secret, now.Add(-6*time.Minute))
+		"six minutes ago": func() (slack.Answer, error) {
+			return w.click(t, "A0001", "T0001", "U0ALICE", slack.ActionAccept, w.value[slack.ActionAccept], secret, now.Add(-6*time.Minute))
 		},
-		"an unknown app": func() (clicks.Answer, error) {
-			return w.click(t, "A0009", "T0001", "U0ALICE", slackapp.ActionAccept, w.value[slackapp.ActionAccept], secret, now)
+		"an unknown app": func() (slack.Answer, error) {
+			return w.click(t, "A0009", "T0001", "U0ALICE", slack.ActionAccept, w.value[slack.ActionAccept], secret, now)
 		},
-		"another body": func() (clicks.Answer, error) {
-			payload, _ := slackclick.Click{AppID: "A0001", TeamID: "T0001", UserID: "U0ALICE", ActionID: slackapp.ActionAccept, Value: w.value[slackapp.ActionAccept]}.Payload()
+		"another body": func() (slack.Answer, error) {
+			payload, _ := slackclick.Click{AppID: "A0001", TeamID: "T0001", UserID: "U0ALICE", ActionID: slack.ActionAccept, Value: w.value[slack.ActionAccept]}.Payload()
 			headers := map[string]string{}
 			for k, v := range slackclick.Sign(secret, now, slackclick.Body([]byte(`{}`))) {
 				headers[strings.ToLower(k)] = v
@@ -215,34 +214,34 @@ func TestClicksDecideAsTheContact(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, "")
 	now := time.Now()
-	accept := w.value[slackapp.ActionAccept]
+	accept := w.value[slack.ActionAccept]
 
-	ans, err := w.click(t, "A0001", "T0001", "U0NOBODY", slackapp.ActionAccept, accept, secret, now)
-	if err != nil || ans.Outcome != clicks.OutcomeRefused {
+	ans, err := w.click(t, "A0001", "T0001", "U0NOBODY", slack.ActionAccept, accept, secret, now)
+	if err != nil || ans.Outcome != slack.OutcomeRefused {
 		t.Fatalf("a stranger's click: %+v %v", ans, err)
 	}
-	if m := w.r.last(t); m.ResponseType != slack.ResponseTypeEphemeral || m.ReplaceOriginal || !strings.Contains(m.Text, "No contact") {
+	if m := w.r.last(t); m.ResponseType != slackgo.ResponseTypeEphemeral || m.ReplaceOriginal || !strings.Contains(m.Text, "No contact") {
 		t.Errorf("the stranger is told %+v", m)
 	}
 	// carol has a contact, but the approval does not name her.
-	if ans, err := w.click(t, "A0001", "T0001", "U0CAROL", slackapp.ActionAccept, accept, secret, now); err != nil || ans.Outcome != clicks.OutcomeRefused {
+	if ans, err := w.click(t, "A0001", "T0001", "U0CAROL", slack.ActionAccept, accept, secret, now); err != nil || ans.Outcome != slack.OutcomeRefused {
 		t.Errorf("carol's click: %+v %v", ans, err)
 	}
 	if n := w.commits(t); n != 1 {
 		t.Fatalf("a refused click wrote: %d commits", n)
 	}
 
-	if ans, err := w.click(t, "A0001", "T0001", "U0ALICE", slackapp.ActionAccept, accept, secret, now); err != nil || ans.Outcome != clicks.OutcomeRecorded {
+	if ans, err := w.click(t, "A0001", "T0001", "U0ALICE", slack.ActionAccept, accept, secret, now); err != nil || ans.Outcome != slack.OutcomeRecorded {
 		t.Fatalf("alice's click: %+v %v", ans, err)
 	}
 	m := w.r.last(t)
-	if !m.ReplaceOriginal || m.ResponseType == slack.ResponseTypeEphemeral || !strings.Contains(m.Text, "alice accepted · 1 of 2 approvals") {
+	if !m.ReplaceOriginal || m.ResponseType == slackgo.ResponseTypeEphemeral || !strings.Contains(m.Text, "alice accepted · 1 of 2 approvals") {
 		t.Errorf("after alice's vote: %+v", m)
 	}
 	if ids := buttonIDs(m); strings.Join(ids, ",") != "interrupt.accept,interrupt.reject,review-0" {
 		t.Errorf("after alice's vote the buttons are %v", ids)
 	}
-	if ans, _ := w.click(t, "A0001", "T0001", "U0ALICE", slackapp.ActionAccept, accept, secret, now); ans.Outcome != clicks.OutcomeRefused || !strings.Contains(w.r.last(t).Text, "already voted") {
+	if ans, _ := w.click(t, "A0001", "T0001", "U0ALICE", slack.ActionAccept, accept, secret, now); ans.Outcome != slack.OutcomeRefused || !strings.Contains(w.r.last(t).Text, "already voted") {
 		t.Errorf("alice's second click: %+v, told %q", ans, w.r.last(t).Text)
 	}
 	if n := w.commits(t); n != 2 {
@@ -250,22 +249,22 @@ func TestClicksDecideAsTheContact(t *testing.T) {
 	}
 
 	// evilcorp's app, signed with its own secret, names acme's interrupt: nothing of acme's.
-	if ans, err := w.click(t, "A0002", "T0002", "U0BOB", slackapp.ActionAccept, accept, otherSecret, now); err != nil || ans.Outcome != clicks.OutcomeRefused {
+	if ans, err := w.click(t, "A0002", "T0002", "U0BOB", slack.ActionAccept, accept, otherSecret, now); err != nil || ans.Outcome != slack.OutcomeRefused {
 		t.Errorf("evilcorp's click: %+v %v", ans, err)
 	}
 	forged := strings.Replace(accept, accept[len(accept)-6:], "AAAAAA", 1)
-	if ans, _ := w.click(t, "A0001", "T0001", "U0BOB", slackapp.ActionAccept, forged, secret, now); ans.Outcome != clicks.OutcomeRefused {
+	if ans, _ := w.click(t, "A0001", "T0001", "U0BOB", slack.ActionAccept, forged, secret, now); ans.Outcome != slack.OutcomeRefused {
 		t.Errorf("a forged value: %+v", ans)
 	}
 	// Reject's value under Approve's action id is not Reject's button.
-	if ans, _ := w.click(t, "A0001", "T0001", "U0BOB", slackapp.ActionAccept, w.value[slackapp.ActionReject], secret, now); ans.Outcome != clicks.OutcomeRefused {
+	if ans, _ := w.click(t, "A0001", "T0001", "U0BOB", slack.ActionAccept, w.value[slack.ActionReject], secret, now); ans.Outcome != slack.OutcomeRefused {
 		t.Errorf("a value moved to another button: %+v", ans)
 	}
 	if n := w.commits(t); n != 2 {
 		t.Fatalf("%d commits after refused clicks, want 2", n)
 	}
 
-	if ans, err := w.click(t, "A0001", "T0001", "U0BOB", slackapp.ActionAccept, accept, secret, now); err != nil || ans.Outcome != clicks.OutcomeRecorded {
+	if ans, err := w.click(t, "A0001", "T0001", "U0BOB", slack.ActionAccept, accept, secret, now); err != nil || ans.Outcome != slack.OutcomeRecorded {
 		t.Fatalf("bob's click: %+v %v", ans, err)
 	}
 	m = w.r.last(t)
@@ -279,7 +278,7 @@ func TestClicksDecideAsTheContact(t *testing.T) {
 	if o.Status != interrupt.StatusResolved || o.DecidedBy != "bob" {
 		t.Errorf("the interrupt: %s by %q (%v)", o.Status, o.DecidedBy, err)
 	}
-	if ans, _ := w.click(t, "A0001", "T0001", "U0ALICE", slackapp.ActionReject, w.value[slackapp.ActionReject], secret, now); ans.Outcome != clicks.OutcomeRefused || !strings.Contains(w.r.last(t).Text, "closed (Accepted by bob)") {
+	if ans, _ := w.click(t, "A0001", "T0001", "U0ALICE", slack.ActionReject, w.value[slack.ActionReject], secret, now); ans.Outcome != slack.OutcomeRefused || !strings.Contains(w.r.last(t).Text, "closed (Accepted by bob)") {
 		t.Errorf("a click after the outcome: %+v, told %q", ans, w.r.last(t).Text)
 	}
 }
@@ -291,8 +290,8 @@ func TestRejectAsksAReason(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, "xoxb-1234567890-abcdefghij")
 	now := time.Now()
-	ans, err := w.click(t, "A0001", "T0001", "U0ALICE", slackapp.ActionReject, w.value[slackapp.ActionReject], secret, now)
-	if err != nil || ans.Outcome != clicks.OutcomeAsked {
+	ans, err := w.click(t, "A0001", "T0001", "U0ALICE", slack.ActionReject, w.value[slack.ActionReject], secret, now)
+	if err != nil || ans.Outcome != slack.OutcomeAsked {
 		t.Fatalf("reject: %+v %v", ans, err)
 	}
 	if w.commits(t) != 1 || len(w.r.opened) != 1 {
@@ -305,7 +304,7 @@ func TestRejectAsksAReason(t *testing.T) {
 	if err := json.Unmarshal(w.r.opened[0], &view); err != nil {
 		t.Fatal(err)
 	}
-	submit := func(reason string) clicks.Answer {
+	submit := func(reason string) slack.Answer {
 		payload, err := slackclick.Submission{AppID: "A0001", TeamID: "T0001", UserID: "U0ALICE", CallbackID: view.CallbackID, PrivateMetadata: view.PrivateMetadata,
 			Values: map[string]map[string]string{"reason": {"reason": reason}}}.Payload()
 		if err != nil {
@@ -317,29 +316,29 @@ func TestRejectAsksAReason(t *testing.T) {
 		}
 		return ans
 	}
-	if ans := submit("  "); ans.Outcome != clicks.OutcomeAsked || !strings.Contains(string(ans.Body), `"response_action":"errors"`) {
+	if ans := submit("  "); ans.Outcome != slack.OutcomeAsked || !strings.Contains(string(ans.Body), `"response_action":"errors"`) {
 		t.Errorf("no reason: %+v %s", ans, ans.Body)
 	}
-	if ans := submit("the PO is missing"); ans.Outcome != clicks.OutcomeRecorded || len(ans.Body) != 0 {
+	if ans := submit("the PO is missing"); ans.Outcome != slack.OutcomeRecorded || len(ans.Body) != 0 {
 		t.Fatalf("with a reason: %+v %s", ans, ans.Body)
 	}
 	if m := w.r.last(t); !m.ReplaceOriginal || m.Text != "Rejected by alice: the PO is missing" {
 		t.Errorf("the message: %+v", m)
 	}
-	if ans := submit("again"); ans.Outcome != clicks.OutcomeRefused {
+	if ans := submit("again"); ans.Outcome != slack.OutcomeRefused {
 		t.Errorf("a second submission: %+v", ans)
 	}
 }
 
-func buttonIDs(m slack.WebhookMessage) []string {
+func buttonIDs(m slackgo.WebhookMessage) []string {
 	var ids []string
 	if m.Blocks == nil {
 		return nil
 	}
 	for _, b := range m.Blocks.BlockSet {
-		if a, ok := b.(*slack.ActionBlock); ok {
+		if a, ok := b.(*slackgo.ActionBlock); ok {
 			for _, e := range a.Elements.ElementSet {
-				ids = append(ids, e.(*slack.ButtonBlockElement).ActionID)
+				ids = append(ids, e.(*slackgo.ButtonBlockElement).ActionID)
 			}
 		}
 	}
@@ -348,7 +347,7 @@ func buttonIDs(m slack.WebhookMessage) []string {
 
 func mustInterrupt(t *testing.T, w *world) string {
 	t.Helper()
-	b, err := slackapp.Open(context.Background(), hosttest.Keys, w.value[slackapp.ActionAccept])
+	b, err := slack.Open(context.Background(), hosttest.Keys, w.value[slack.ActionAccept])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -366,13 +365,13 @@ func TestASquattedPairLocksNoOneOut(t *testing.T) {
 	reads := &hosttest.Reading{}
 	h, log := hosttest.MemHostOn(t, func(s host.Store) host.Store { reads.Store = s; return reads }, func(s *hosttest.Setup) { s.Env.Now = time.Now })
 	secrets := inmem.NewSecrets()
-	apps := &slackapp.Integrations{Store: log, Secrets: webhook.NewCache(secrets, nil)}
+	apps := &slack.Integrations{Store: log, Secrets: webhook.NewCache(secrets, nil)}
 	evil := interrupt.Principal{Subject: "admin", Tenant: "evilcorp"}
-	squat := slackapp.Request{AppID: "A0001", TeamID: "T0001", SigningSecret: otherSecret}
+	squat := slack.Request{AppID: "A0001", TeamID: "T0001", SigningSecret: otherSecret}
 	if _, _, err := apps.Put(ctx, evil, squat); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := apps.Put(ctx, hosttest.Who("admin"), slackapp.Request{AppID: "A0001", TeamID: "T0001", SigningSecret: secret}); err != nil {
+	if _, _, err := apps.Put(ctx, hosttest.Who("admin"), slack.Request{AppID: "A0001", TeamID: "T0001", SigningSecret: secret}); err != nil {
 		t.Fatalf("the owner registering a pair another tenant registered first: %v", err)
 	}
 	if _, _, err := apps.Put(ctx, evil, squat); err != nil {
@@ -389,28 +388,28 @@ func TestASquattedPairLocksNoOneOut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	buttons, err := slackapp.DecisionButtons(ctx, hosttest.Keys, slackapp.Button{Tenant: "acme", RunID: "run-1", InterruptID: view.InterruptID})
+	buttons, err := slack.DecisionButtons(ctx, hosttest.Keys, slack.Button{Tenant: "acme", RunID: "run-1", InterruptID: view.InterruptID})
 	if err != nil {
 		t.Fatal(err)
 	}
 	w := &world{h: h, log: log, reads: reads, r: newReceiver(t), value: map[string]string{}}
 	for _, b := range buttons {
-		btn := b.(*slack.ButtonBlockElement)
+		btn := b.(*slackgo.ButtonBlockElement)
 		w.value[btn.ActionID] = btn.Value
 	}
-	w.x = &clicks.Interactions{
+	w.x = &slack.Interactions{
 		Host: h, Apps: log, Secrets: webhook.NewCache(secrets, nil), Keys: hosttest.Keys, Contacts: log,
 		Poster: outbound.NewHTTPClient(true), AllowPrivate: true, SlackAPI: w.r.srv.URL + "/api",
 	}
 	now := time.Now()
-	accept := w.value[slackapp.ActionAccept]
-	if ans, err := w.click(t, "A0001", "T0001", "U0ALICE", slackapp.ActionAccept, accept, otherSecret, now); err != nil || ans.Outcome != clicks.OutcomeRefused {
+	accept := w.value[slack.ActionAccept]
+	if ans, err := w.click(t, "A0001", "T0001", "U0ALICE", slack.ActionAccept, accept, otherSecret, now); err != nil || ans.Outcome != slack.OutcomeRefused {
 		t.Errorf("evilcorp's click on acme's button: %+v %v", ans, err)
 	}
 	if n := w.commits(t); n != 1 {
 		t.Fatalf("evilcorp's click wrote: %d commits", n)
 	}
-	if ans, err := w.click(t, "A0001", "T0001", "U0ALICE", slackapp.ActionAccept, accept, secret, now); err != nil || ans.Outcome != clicks.OutcomeRecorded {
+	if ans, err := w.click(t, "A0001", "T0001", "U0ALICE", slack.ActionAccept, accept, secret, now); err != nil || ans.Outcome != slack.OutcomeRecorded {
 		t.Fatalf("acme's click: %+v %v", ans, err)
 	}
 	o, err := h.InterruptOutcome(ctx, hosttest.Who("engine"), "run-1", view.InterruptID)
@@ -429,8 +428,8 @@ func TestAClickNeverOverrides(t *testing.T) {
 	reads := &hosttest.Reading{}
 	h, log := hosttest.MemHostOn(t, func(s host.Store) host.Store { reads.Store = s; return reads }, func(s *hosttest.Setup) { s.Env.Now = time.Now })
 	secrets := inmem.NewSecrets()
-	apps := &slackapp.Integrations{Store: log, Secrets: webhook.NewCache(secrets, nil)}
-	if _, _, err := apps.Put(ctx, hosttest.Who("admin"), slackapp.Request{AppID: "A0001", TeamID: "T0001", SigningSecret: secret}); err != nil {
+	apps := &slack.Integrations{Store: log, Secrets: webhook.NewCache(secrets, nil)}
+	if _, _, err := apps.Put(ctx, hosttest.Who("admin"), slack.Request{AppID: "A0001", TeamID: "T0001", SigningSecret: secret}); err != nil {
 		t.Fatal(err)
 	}
 	dir := &contacts.Directory{Store: log}
@@ -442,20 +441,20 @@ func TestAClickNeverOverrides(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	buttons, err := slackapp.DecisionButtons(ctx, hosttest.Keys, slackapp.Button{Tenant: "acme", RunID: "run-1", InterruptID: view.InterruptID})
+	buttons, err := slack.DecisionButtons(ctx, hosttest.Keys, slack.Button{Tenant: "acme", RunID: "run-1", InterruptID: view.InterruptID})
 	if err != nil {
 		t.Fatal(err)
 	}
 	w := &world{h: h, log: log, reads: reads, r: newReceiver(t), value: map[string]string{}}
 	for _, b := range buttons {
-		btn := b.(*slack.ButtonBlockElement)
+		btn := b.(*slackgo.ButtonBlockElement)
 		w.value[btn.ActionID] = btn.Value
 	}
-	w.x = &clicks.Interactions{
+	w.x = &slack.Interactions{
 		Host: h, Apps: log, Secrets: webhook.NewCache(secrets, nil), Keys: hosttest.Keys, Contacts: log,
 		Poster: outbound.NewHTTPClient(true), AllowPrivate: true, SlackAPI: w.r.srv.URL + "/api",
 	}
-	if ans, err := w.click(t, "A0001", "T0001", "U0BOSS", slackapp.ActionAccept, w.value[slackapp.ActionAccept], secret, time.Now()); err != nil || ans.Outcome != clicks.OutcomeRecorded {
+	if ans, err := w.click(t, "A0001", "T0001", "U0BOSS", slack.ActionAccept, w.value[slack.ActionAccept], secret, time.Now()); err != nil || ans.Outcome != slack.OutcomeRecorded {
 		t.Fatalf("boss's click: %+v %v", ans, err)
 	}
 	o, err := h.InterruptOutcome(ctx, hosttest.Who("engine"), "run-1", view.InterruptID)
@@ -474,19 +473,19 @@ func TestAClickReadsTheRunOnce(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, "")
 	now := time.Now()
-	accept := w.value[slackapp.ActionAccept]
+	accept := w.value[slack.ActionAccept]
 	for _, c := range []struct {
 		name, user string
 		outcome    string
 		told       string
 	}{
-		{"alice's vote", "U0ALICE", clicks.OutcomeRecorded, "alice accepted · 1 of 2 approvals"},
-		{"alice's second click", "U0ALICE", clicks.OutcomeRefused, "You (alice) already voted accept"},
-		{"bob's vote, the outcome", "U0BOB", clicks.OutcomeRecorded, "Accepted by bob"},
-		{"a click after the outcome", "U0BOB", clicks.OutcomeRefused, "closed (Accepted by bob)"},
+		{"alice's vote", "U0ALICE", slack.OutcomeRecorded, "alice accepted · 1 of 2 approvals"},
+		{"alice's second click", "U0ALICE", slack.OutcomeRefused, "You (alice) already voted accept"},
+		{"bob's vote, the outcome", "U0BOB", slack.OutcomeRecorded, "Accepted by bob"},
+		{"a click after the outcome", "U0BOB", slack.OutcomeRefused, "closed (Accepted by bob)"},
 	} {
 		w.reads.Logs = 0
-		ans, err := w.click(t, "A0001", "T0001", c.user, slackapp.ActionAccept, accept, secret, now)
+		ans, err := w.click(t, "A0001", "T0001", c.user, slack.ActionAccept, accept, secret, now)
 		if err != nil || ans.Outcome != c.outcome {
 			t.Fatalf("%s: %+v %v", c.name, ans, err)
 		}

@@ -1,8 +1,4 @@
-// Package clicks serves a tenant's Slack app's clicks, POST /slack/interactions: each verified
-// as Slack's, from the app of the tenant it names, and recorded through the host as the
-// approver whose contact names the Slack member who clicked (docs/design.md, "Deciding in
-// Slack"). Package slackapp holds the apps and the buttons; this one links the host.
-package clicks
+package slack
 
 import (
 	"cmp"
@@ -19,13 +15,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/slack-go/slack"
+	slackgo "github.com/slack-go/slack"
 
 	"github.com/interrupthost/interrupthost/pkg/contacts"
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
-	"github.com/interrupthost/interrupthost/pkg/slackapp"
 	"github.com/interrupthost/interrupthost/pkg/token"
 )
 
@@ -66,8 +61,8 @@ type Poster interface {
 // per process; safe for concurrent use.
 type Interactions struct {
 	Host     Decider
-	Apps     slackapp.Store
-	Secrets  slackapp.Secrets
+	Apps     Store
+	Secrets  Secrets
 	Keys     token.Keys
 	Contacts ContactReader
 	Poster   Poster
@@ -108,21 +103,21 @@ func (x *Interactions) Handle(ctx context.Context, headers map[string]string, bo
 		return Answer{}, err
 	}
 	form, _ := url.ParseQuery(string(body)) // verify parsed it
-	var cb slack.InteractionCallback
+	var cb slackgo.InteractionCallback
 	if err := json.Unmarshal([]byte(form.Get("payload")), &cb); err != nil {
 		return Answer{Outcome: OutcomeIgnored}, nil // signed by the app, but nothing the host sent
 	}
 	switch {
 	case cb.User.ID == "":
 		return Answer{Outcome: OutcomeIgnored}, nil // no member clicked: nobody to decide as
-	case cb.Type == slack.InteractionTypeBlockActions:
+	case cb.Type == slackgo.InteractionTypeBlockActions:
 		for _, a := range cb.ActionCallback.BlockActions {
-			if a.ActionID == slackapp.ActionAccept || a.ActionID == slackapp.ActionReject {
+			if a.ActionID == ActionAccept || a.ActionID == ActionReject {
 				s := x.signerOf(ctx, signers, a.Value)
 				return x.click(ctx, s.tenant, s.creds, cb, a), nil
 			}
 		}
-	case cb.Type == slack.InteractionTypeViewSubmission && cb.View.CallbackID == rejectModal:
+	case cb.Type == slackgo.InteractionTypeViewSubmission && cb.View.CallbackID == rejectModal:
 		var st modalState
 		_ = json.Unmarshal([]byte(cb.View.PrivateMetadata), &st) // submitReason refuses what is not
 		return x.submitReason(ctx, x.signerOf(ctx, signers, st.Value).tenant, cb), nil
@@ -133,7 +128,7 @@ func (x *Interactions) Handle(ctx context.Context, headers map[string]string, bo
 // signer is a tenant whose app's signing secret verified a click, and its app's credentials.
 type signer struct {
 	tenant string
-	creds  slackapp.Credentials
+	creds  Credentials
 }
 
 // signerOf is the signer a click decides for: the one, or, when several tenants registered the
@@ -141,7 +136,7 @@ type signer struct {
 // (else the first, whose tenant aim then finds is not the button's, and refuses).
 func (x *Interactions) signerOf(ctx context.Context, signers []signer, value string) signer {
 	if len(signers) > 1 {
-		if b, err := slackapp.Open(ctx, x.Keys, value); err == nil {
+		if b, err := Open(ctx, x.Keys, value); err == nil {
 			for _, s := range signers {
 				if s.tenant == b.Tenant {
 					return s
@@ -177,7 +172,7 @@ func (x *Interactions) verify(ctx context.Context, headers map[string]string, bo
 			ID string `json:"id"`
 		} `json:"team"`
 	}
-	if json.Unmarshal([]byte(form.Get("payload")), &named) != nil || !slackapp.ValidPair(named.APIAppID, named.Team.ID) {
+	if json.Unmarshal([]byte(form.Get("payload")), &named) != nil || !ValidPair(named.APIAppID, named.Team.ID) {
 		return nil, errSignature
 	}
 	tenants, err := x.Apps.SlackTenants(ctx, named.APIAppID, named.Team.ID)
@@ -206,38 +201,38 @@ func (x *Interactions) verify(ctx context.Context, headers map[string]string, bo
 
 // signedBy reports whether the tenant's app is the pair and its signing secret verifies the
 // click, with the app's credentials.
-func (x *Interactions) signedBy(ctx context.Context, tenant, appID, teamID string, h http.Header, body []byte) (slackapp.Credentials, bool, error) {
+func (x *Interactions) signedBy(ctx context.Context, tenant, appID, teamID string, h http.Header, body []byte) (Credentials, bool, error) {
 	// A pair whose tenant has since registered another app no longer lists it, but for a
 	// writer that died between its two writes: the tenant's app is read to be sure.
 	switch a, err := x.Apps.SlackApp(ctx, tenant); {
-	case errors.Is(err, slackapp.ErrNotFound) || (err == nil && (a.AppID != appID || a.TeamID != teamID)):
-		return slackapp.Credentials{}, false, nil
+	case errors.Is(err, ErrNotFound) || (err == nil && (a.AppID != appID || a.TeamID != teamID)):
+		return Credentials{}, false, nil
 	case err != nil:
-		return slackapp.Credentials{}, false, err
+		return Credentials{}, false, err
 	}
-	signed := func(list []string) (slackapp.Credentials, bool) {
-		c, err := slackapp.CredentialsOf(list)
+	signed := func(list []string) (Credentials, bool) {
+		c, err := CredentialsOf(list)
 		if err != nil {
 			return c, false
 		}
-		v, err := slack.NewSecretsVerifier(h, c.SigningSecret)
+		v, err := slackgo.NewSecretsVerifier(h, c.SigningSecret)
 		if err != nil {
 			return c, false
 		}
 		_, _ = v.Write(body)
 		return c, v.Ensure() == nil
 	}
-	id := slackapp.SecretID(tenant, appID, teamID)
+	id := SecretID(tenant, appID, teamID)
 	list, err := x.Secrets.Get(ctx, id)
 	if err != nil {
-		return slackapp.Credentials{}, false, err
+		return Credentials{}, false, err
 	}
 	if c, ok := signed(list); ok {
 		return c, true, nil
 	}
 	list, fresh, err := x.Secrets.Reload(ctx, id)
 	if err != nil {
-		return slackapp.Credentials{}, false, err
+		return Credentials{}, false, err
 	}
 	c, ok := signed(list)
 	return c, fresh && ok, nil
@@ -251,9 +246,9 @@ func (r refusal) Error() string { return r.text }
 func refuse(format string, a ...any) error { return refusal{text: fmt.Sprintf(format, a...)} }
 
 // button is the button a click names, opened: the host's, for this tenant and this action.
-func (x *Interactions) button(ctx context.Context, tenant, value, actionID string) (slackapp.Button, error) {
-	b, err := slackapp.Open(ctx, x.Keys, value)
-	if errors.Is(err, slackapp.ErrButton) || (err == nil && (b.Tenant != tenant || slackapp.ActionID(b.Action) != actionID)) {
+func (x *Interactions) button(ctx context.Context, tenant, value, actionID string) (Button, error) {
+	b, err := Open(ctx, x.Keys, value)
+	if errors.Is(err, ErrButton) || (err == nil && (b.Tenant != tenant || ActionID(b.Action) != actionID)) {
 		return b, refuse("This button was not made by this host for your workspace; nothing was recorded.")
 	}
 	return b, err
@@ -272,7 +267,7 @@ func (x *Interactions) identify(ctx context.Context, tenant string, o host.Opene
 // mayDecide reports, before a rejection's reason is asked, whether the click could decide: the
 // reason is asked only of someone whose rejection would count. It writes nothing; the
 // submission is judged again when it is recorded.
-func (x *Interactions) mayDecide(ctx context.Context, tenant string, b slackapp.Button, user string) error {
+func (x *Interactions) mayDecide(ctx context.Context, tenant string, b Button, user string) error {
 	o, err := x.Host.OpenAs(ctx, interrupt.Principal{Tenant: tenant}, b.RunID, b.InterruptID)
 	if err != nil {
 		return refusalOf(err, o)
@@ -370,7 +365,7 @@ func refusalOf(err error, o host.Opened) error {
 // click serves a block_actions click of Approve or Reject: it records the vote, or opens the
 // modal that asks a rejection's reason where the tenant gave a bot token, or tells the clicker
 // why not; then updates the message with the interrupt as the vote left it.
-func (x *Interactions) click(ctx context.Context, tenant string, creds slackapp.Credentials, cb slack.InteractionCallback, a *slack.BlockAction) Answer {
+func (x *Interactions) click(ctx context.Context, tenant string, creds Credentials, cb slackgo.InteractionCallback, a *slackgo.BlockAction) Answer {
 	b, err := x.button(ctx, tenant, a.Value, a.ActionID)
 	if err == nil && b.Action == interrupt.ActionReject && creds.BotToken != "" {
 		if err = x.mayDecide(ctx, tenant, b, cb.User.ID); err == nil {
@@ -396,7 +391,7 @@ func (x *Interactions) click(ctx context.Context, tenant string, creds slackapp.
 // the run once (host.Cast), and answers the interrupt as the vote left it. The host judges it
 // under the one rule and records it once: of two clicks of one person, the second is refused
 // as already voted.
-func (x *Interactions) record(ctx context.Context, tenant string, b slackapp.Button, user, reason string) (host.Opened, error) {
+func (x *Interactions) record(ctx context.Context, tenant string, b Button, user, reason string) (host.Opened, error) {
 	c, err := x.Host.Cast(ctx, host.Ballot{
 		Principal: interrupt.Principal{Tenant: tenant, Via: interrupt.ViaChat},
 		RunID:     b.RunID, InterruptID: b.InterruptID,
@@ -426,12 +421,12 @@ func (x *Interactions) tell(ctx context.Context, responseURL string, err error) 
 		x.log().ErrorContext(ctx, "slack click", slog.String("error", err.Error()))
 		r = refusal{text: "The host could not confirm your click just now: open Review to see whether it was recorded, and decide there if it was not."}
 	}
-	x.respond(ctx, responseURL, &slack.WebhookMessage{ResponseType: slack.ResponseTypeEphemeral, Text: r.text})
+	x.respond(ctx, responseURL, &slackgo.WebhookMessage{ResponseType: slackgo.ResponseTypeEphemeral, Text: r.text})
 }
 
 // respond posts msg to a click's response_url when it is Slack's (or any, where the deployment
 // allows private targets). A failure is logged: the decision, if any, is recorded already.
-func (x *Interactions) respond(ctx context.Context, responseURL string, msg *slack.WebhookMessage) {
+func (x *Interactions) respond(ctx context.Context, responseURL string, msg *slackgo.WebhookMessage) {
 	if !x.postable(responseURL) {
 		x.log().WarnContext(ctx, "slack click: a response_url that is not Slack's is not posted to")
 		return

@@ -1,9 +1,4 @@
-// Package slackapp is a tenant's Slack app: the app and workspace whose clicks the host takes
-// as decisions. A tenant registers its app (PUT /integrations/slack); the Slack messages of its
-// approvals then carry Approve and Reject buttons; a click comes back to POST
-// /slack/interactions, signed by Slack with the app's signing secret, and is recorded as the
-// person the tenant's contacts say the Slack member is (docs/design.md, "Deciding in Slack").
-package slackapp
+package slack
 
 import (
 	"context"

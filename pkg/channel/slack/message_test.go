@@ -1,4 +1,4 @@
-package outbound_test
+package slack_test
 
 import (
 	"context"
@@ -10,17 +10,20 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slack-go/slack"
+	slackgo "github.com/slack-go/slack"
 
 	"github.com/interrupthost/interrupthost/internal/outboundtest"
+	"github.com/interrupthost/interrupthost/pkg/channel/slack"
 	"github.com/interrupthost/interrupthost/pkg/contacts"
 	"github.com/interrupthost/interrupthost/pkg/inmem"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/outbound"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
-	"github.com/interrupthost/interrupthost/pkg/slackapp"
 	"github.com/interrupthost/interrupthost/pkg/token"
 )
+
+// unmarked is s without the isolates around the values it inserts (words.Sentence.Plain).
+var unmarked = strings.NewReplacer("\u2068", "", "\u2069", "").Replace
 
 // TestSlackMessage: the slack format posts a Block Kit message, read here with Slack's Go
 // library: the approval's title escaped for mrkdwn, and one "Review" button that opens the
@@ -31,20 +34,20 @@ func TestSlackMessage(t *testing.T) {
 	if msg.Blocks == nil || len(msg.Blocks.BlockSet) != 5 || msg.Text == "" {
 		t.Fatalf("blocks %s", raw)
 	}
-	section, ok := msg.Blocks.BlockSet[1].(*slack.SectionBlock)
-	if !ok || section.Text.Type != slack.PlainTextType || section.Text.Text != "Pay <inv-1> & more\ninvoice inv-1" {
+	section, ok := msg.Blocks.BlockSet[1].(*slackgo.SectionBlock)
+	if !ok || section.Text.Type != slackgo.PlainTextType || section.Text.Text != "Pay <inv-1> & more\ninvoice inv-1" {
 		t.Errorf("section %+v", msg.Blocks.BlockSet[1])
 	}
 	// The message says whom it is for: the approval's approvers, as no audience is named.
-	audience, ok := msg.Blocks.BlockSet[2].(*slack.ContextBlock)
-	if !ok || len(audience.ContextElements.Elements) != 1 || audience.ContextElements.Elements[0].(*slack.TextBlockObject).Text != "For alice, bob" {
+	audience, ok := msg.Blocks.BlockSet[2].(*slackgo.ContextBlock)
+	if !ok || len(audience.ContextElements.Elements) != 1 || audience.ContextElements.Elements[0].(*slackgo.TextBlockObject).Text != "For alice, bob" {
 		t.Errorf("audience %+v", msg.Blocks.BlockSet[2])
 	}
-	actions, ok := msg.Blocks.BlockSet[4].(*slack.ActionBlock)
+	actions, ok := msg.Blocks.BlockSet[4].(*slackgo.ActionBlock)
 	if !ok || len(actions.Elements.ElementSet) != 1 {
 		t.Fatalf("actions %+v", msg.Blocks.BlockSet[4])
 	}
-	b, ok := actions.Elements.ElementSet[0].(*slack.ButtonBlockElement)
+	b, ok := actions.Elements.ElementSet[0].(*slackgo.ButtonBlockElement)
 	if !ok || b.Text.Text != "Review" || b.URL != "https://host.example/approve/run-1/i1" || b.Value != "" {
 		t.Errorf("button: %+v", actions.Elements.ElementSet[0])
 	}
@@ -62,15 +65,15 @@ func TestSlackTextIsInert(t *testing.T) {
 		payload, _ := json.Marshal(map[string]any{"kind": "approval", "key": "k", "data": map[string]any{"artifactId": "a", "artifactType": "t", "title": title, "actions": []string{"accept"}}})
 		msg, _ := slackDelivery(t, string(payload))
 		for _, b := range msg.Blocks.BlockSet {
-			section, ok := b.(*slack.SectionBlock)
+			section, ok := b.(*slackgo.SectionBlock)
 			if !ok {
 				continue
 			}
-			if section.Text.Type != slack.PlainTextType || len([]rune(section.Text.Text)) > 3000 {
+			if section.Text.Type != slackgo.PlainTextType || len([]rune(section.Text.Text)) > 3000 {
 				t.Errorf("title %.20q: a section of %s, %d characters", title, section.Text.Type, len([]rune(section.Text.Text)))
 			}
 		}
-		if about := msg.Blocks.BlockSet[1].(*slack.SectionBlock).Text.Text; !strings.HasPrefix(about, title[:min(len(title), 100)]) {
+		if about := msg.Blocks.BlockSet[1].(*slackgo.SectionBlock).Text.Text; !strings.HasPrefix(about, title[:min(len(title), 100)]) {
 			t.Errorf("the title is not shown as written: %.60q", about)
 		}
 	}
@@ -94,22 +97,22 @@ func TestSlackMentions(t *testing.T) {
 		}
 		deadline = w.Clock.Now().Add(time.Hour)
 	})
-	audience, ok := msg.Blocks.BlockSet[2].(*slack.ContextBlock)
+	audience, ok := msg.Blocks.BlockSet[2].(*slackgo.ContextBlock)
 	if !ok || len(audience.ContextElements.Elements) != 2 {
 		t.Fatalf("audience %s", raw)
 	}
-	if names := audience.ContextElements.Elements[0].(*slack.TextBlockObject); names.Type != slack.PlainTextType || names.Text != "For alice, bob, group finance" {
+	if names := audience.ContextElements.Elements[0].(*slackgo.TextBlockObject); names.Type != slackgo.PlainTextType || names.Text != "For alice, bob, group finance" {
 		t.Errorf("names %+v", names)
 	}
-	if m := audience.ContextElements.Elements[1].(*slack.TextBlockObject); m.Type != slack.MarkdownType || m.Text != "<@U024BE7LH> <!subteam^SAZ94GDB8>" {
+	if m := audience.ContextElements.Elements[1].(*slackgo.TextBlockObject); m.Type != slackgo.MarkdownType || m.Text != "<@U024BE7LH> <!subteam^SAZ94GDB8>" {
 		t.Errorf("mentions %+v", m)
 	}
-	when, ok := msg.Blocks.BlockSet[3].(*slack.ContextBlock)
+	when, ok := msg.Blocks.BlockSet[3].(*slackgo.ContextBlock)
 	if !ok || len(when.ContextElements.Elements) != 2 {
 		t.Fatalf("when %s", raw)
 	}
 	want := fmt.Sprintf("Decide by <!date^%d^{date_short_pretty} at {time}|%s>", deadline.Unix(), deadline.UTC().Format("2006-01-02 15:04 UTC"))
-	if d := when.ContextElements.Elements[1].(*slack.TextBlockObject); d.Type != slack.MarkdownType || d.Text != want {
+	if d := when.ContextElements.Elements[1].(*slackgo.TextBlockObject); d.Type != slackgo.MarkdownType || d.Text != want {
 		t.Errorf("deadline %+v, want %q", d, want)
 	}
 	if strings.Contains(string(raw), "seq") || strings.Contains(string(raw), "node") {
@@ -119,14 +122,14 @@ func TestSlackMentions(t *testing.T) {
 
 // slackDelivery delivers payload's interrupt.requested to a Slack subscription and reads the
 // one message posted with Slack's library; setUp prepares the world first.
-func slackDelivery(t *testing.T, payload string, setUp ...func(*outboundtest.World)) (slack.WebhookMessage, []byte) {
+func slackDelivery(t *testing.T, payload string, setUp ...func(*outboundtest.World)) (slackgo.WebhookMessage, []byte) {
 	t.Helper()
 	w := outboundtest.NewWorld(t, inmem.NewOutbound())
 	for _, f := range setUp {
 		f(w)
 	}
 	r := w.Receiver()
-	created, err := w.Subs.Create(context.Background(), interrupt.Principal{Tenant: "acme"}, outbound.Request{URL: r.URL, Events: []string{"interrupt.requested"}, Format: outbound.FormatSlack})
+	created, err := w.Subs.Create(context.Background(), interrupt.Principal{Tenant: "acme"}, outbound.Request{URL: r.URL, Events: []string{"interrupt.requested"}, Format: slack.Format})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +138,7 @@ func slackDelivery(t *testing.T, payload string, setUp ...func(*outboundtest.Wor
 	if len(r.Got) != 1 {
 		t.Fatalf("got %d deliveries", len(r.Got))
 	}
-	var msg slack.WebhookMessage
+	var msg slackgo.WebhookMessage
 	if err := json.Unmarshal(r.Got[0].Raw, &msg); err != nil {
 		t.Fatalf("not a Slack message: %v: %s", err, r.Got[0].Raw)
 	}
@@ -154,9 +157,9 @@ func (unreadable) Contact(context.Context, string, string, string) (contacts.Con
 // is recorded, and the receiver got nothing.
 func TestAnUnreadableContactFailsThePass(t *testing.T) {
 	w := outboundtest.NewWorld(t, inmem.NewOutbound())
-	w.D.Contacts = unreadable{}
+	w.D.Channels = []outbound.Channel{&slack.Channel{Contacts: unreadable{}}}
 	r := w.Receiver()
-	created, err := w.Subs.Create(context.Background(), interrupt.Principal{Tenant: "acme"}, outbound.Request{URL: r.URL, Events: []string{"interrupt.requested"}, Format: outbound.FormatSlack})
+	created, err := w.Subs.Create(context.Background(), interrupt.Principal{Tenant: "acme"}, outbound.Request{URL: r.URL, Events: []string{"interrupt.requested"}, Format: slack.Format})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +183,7 @@ func TestAnUnreadableContactFailsThePass(t *testing.T) {
 func TestSlackDecisionButtons(t *testing.T) {
 	t.Parallel()
 	withApp := func(w *outboundtest.World) {
-		if _, err := w.Log.PutSlackApp(context.Background(), slackapp.App{Tenant: "acme", AppID: "A0001", TeamID: "T0001"}); err != nil {
+		if _, err := w.Log.PutSlackApp(context.Background(), slack.App{Tenant: "acme", AppID: "A0001", TeamID: "T0001"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -193,8 +196,8 @@ func TestSlackDecisionButtons(t *testing.T) {
 		app     bool
 		want    []string
 	}{
-		{"named approvers", approval(`"approversList":["alice","bob"],"requiredApprovals":2,"actions":["accept","reject"]`), true, []string{slackapp.ActionAccept, slackapp.ActionReject, "review-0"}},
-		{"accept alone offered", approval(`"approversList":["alice"],"actions":["accept","refine"]`), true, []string{slackapp.ActionAccept, "review-0"}},
+		{"named approvers", approval(`"approversList":["alice","bob"],"requiredApprovals":2,"actions":["accept","reject"]`), true, []string{slack.ActionAccept, slack.ActionReject, "review-0"}},
+		{"accept alone offered", approval(`"approversList":["alice"],"actions":["accept","refine"]`), true, []string{slack.ActionAccept, "review-0"}},
 		{"bound by a group too", approval(`"approversList":["alice"],"approverGroupRefs":["finance"],"actions":["accept","reject"]`), true, []string{"review-0"}},
 		{"no approvers named", approval(`"actions":["accept","reject"]`), true, []string{"review-0"}},
 		{"no Slack app", approval(`"approversList":["alice","bob"],"actions":["accept","reject"]`), false, []string{"review-0"}},
@@ -207,19 +210,19 @@ func TestSlackDecisionButtons(t *testing.T) {
 				setUp = append(setUp, withApp)
 			}
 			msg, raw := slackDelivery(t, tc.payload, setUp...)
-			actions, ok := msg.Blocks.BlockSet[len(msg.Blocks.BlockSet)-1].(*slack.ActionBlock)
+			actions, ok := msg.Blocks.BlockSet[len(msg.Blocks.BlockSet)-1].(*slackgo.ActionBlock)
 			if !ok {
 				t.Fatalf("no actions: %s", raw)
 			}
 			var ids []string
 			for _, e := range actions.Elements.ElementSet {
-				b := e.(*slack.ButtonBlockElement)
+				b := e.(*slackgo.ButtonBlockElement)
 				ids = append(ids, b.ActionID)
-				if b.ActionID != slackapp.ActionAccept && b.ActionID != slackapp.ActionReject {
+				if b.ActionID != slack.ActionAccept && b.ActionID != slack.ActionReject {
 					continue
 				}
-				v, err := slackapp.Open(context.Background(), keys, b.Value)
-				if err != nil || v.Tenant != "acme" || v.RunID != "run-1" || v.InterruptID != "i1" || slackapp.ActionID(v.Action) != b.ActionID || b.URL != "" {
+				v, err := slack.Open(context.Background(), keys, b.Value)
+				if err != nil || v.Tenant != "acme" || v.RunID != "run-1" || v.InterruptID != "i1" || slack.ActionID(v.Action) != b.ActionID || b.URL != "" {
 					t.Errorf("button %s: %+v %v (url %q)", b.ActionID, v, err, b.URL)
 				}
 			}
@@ -230,9 +233,10 @@ func TestSlackDecisionButtons(t *testing.T) {
 	}
 }
 
-// TestTheCallIsToldInWords: an approval that allows a call says it, in words, in its mail and
-// in its Slack message, in a block of its own beside the decision buttons; a call too long for
-// one Slack text is cut and its message offers no decision, only the page.
+// TestTheCallIsToldInWords: an approval that allows a call says it, in words, in its Slack
+// message, in a block of its own beside the decision buttons; a call too long for one Slack
+// text is cut and its message offers no decision, only the page (its mail: package outbound's
+// TestTheCallIsToldInWords).
 func TestTheCallIsToldInWords(t *testing.T) {
 	const want = "Refunds desk will call issue_refund with order 4471, amount 1,240.00 EUR"
 	requested := func(args string) runlog.Event {
@@ -251,21 +255,21 @@ func TestTheCallIsToldInWords(t *testing.T) {
 	} {
 		t.Run("slack, "+tc.name, func(t *testing.T) {
 			w := outboundtest.NewWorld(t, inmem.NewOutbound())
-			if _, err := w.Log.PutSlackApp(context.Background(), slackapp.App{Tenant: "acme", AppID: "A0001", TeamID: "T0001"}); err != nil {
+			if _, err := w.Log.PutSlackApp(context.Background(), slack.App{Tenant: "acme", AppID: "A0001", TeamID: "T0001"}); err != nil {
 				t.Fatal(err)
 			}
 			r := w.Receiver()
-			created, err := w.Subs.Create(context.Background(), interrupt.Principal{Tenant: "acme"}, outbound.Request{URL: r.URL, Events: []string{"interrupt.requested"}, Format: outbound.FormatSlack})
+			created, err := w.Subs.Create(context.Background(), interrupt.Principal{Tenant: "acme"}, outbound.Request{URL: r.URL, Events: []string{"interrupt.requested"}, Format: slack.Format})
 			if err != nil {
 				t.Fatal(err)
 			}
 			r.Secret = created.Secret
 			w.Deliver(w.Commit("acme", "run-1", requested(tc.args)))
-			var msg slack.WebhookMessage
+			var msg slackgo.WebhookMessage
 			if len(r.Got) != 1 || json.Unmarshal(r.Got[0].Raw, &msg) != nil {
 				t.Fatalf("deliveries %+v", r.Got)
 			}
-			call, ok := msg.Blocks.BlockSet[2].(*slack.SectionBlock)
+			call, ok := msg.Blocks.BlockSet[2].(*slackgo.SectionBlock)
 			switch {
 			case !ok:
 				t.Fatalf("no call block: %s", r.Got[0].Raw)
@@ -274,26 +278,20 @@ func TestTheCallIsToldInWords(t *testing.T) {
 			case tc.call == "" && (!strings.HasSuffix(call.Text.Text, "read it whole, and decide, on its page)") || len([]rune(call.Text.Text)) > 3000):
 				t.Errorf("a long call: %d runes, ending %q", len([]rune(call.Text.Text)), call.Text.Text[len(call.Text.Text)-60:])
 			}
-			buttons := msg.Blocks.BlockSet[len(msg.Blocks.BlockSet)-1].(*slack.ActionBlock)
-			approve := slices.ContainsFunc(buttons.Elements.ElementSet, func(e slack.BlockElement) bool {
-				return e.(*slack.ButtonBlockElement).ActionID == slackapp.ActionAccept
+			buttons := msg.Blocks.BlockSet[len(msg.Blocks.BlockSet)-1].(*slackgo.ActionBlock)
+			approve := slices.ContainsFunc(buttons.Elements.ElementSet, func(e slackgo.BlockElement) bool {
+				return e.(*slackgo.ButtonBlockElement).ActionID == slack.ActionAccept
 			})
 			if approve != tc.buttons {
 				t.Errorf("an Approve button: %v, want %v", approve, tc.buttons)
 			}
 		})
 	}
-	t.Run("mail", func(t *testing.T) {
-		w, box, _ := mailWorld(t, outbound.LinksPlain)
-		w.Deliver(w.CommitAs("engine", "acme", "run-1", requested(`{"order":"4471","amountCents":124000,"currency":"EUR"}`)))
-		if len(box.got) == 0 || !strings.Contains(box.got[0].Text, want+".") {
-			t.Errorf("the request mail does not say the call: %+v", box.got)
-		}
-	})
 }
 
 // TestTheValuesAreIsolated: a right-to-left override in a call's argument, the requester's name
-// or the title cannot reorder the sentence a mail or a Slack message puts it in: each value
+// or the title cannot reorder the sentence a Slack message puts it in (a mail: package
+// outbound's TestTheValuesAreIsolated): each value
 // is between FIRST STRONG ISOLATE and POP DIRECTIONAL ISOLATE, its own directional controls
 // (an override, a PDI that would close the isolate early) shown as U+FFFD.
 func TestTheValuesAreIsolated(t *testing.T) {
@@ -308,34 +306,18 @@ func TestTheValuesAreIsolated(t *testing.T) {
 	t.Run("slack", func(t *testing.T) {
 		w := outboundtest.NewWorld(t, inmem.NewOutbound())
 		r := w.Receiver()
-		created, err := w.Subs.Create(context.Background(), interrupt.Principal{Tenant: "acme"}, outbound.Request{URL: r.URL, Events: []string{"interrupt.requested"}, Format: outbound.FormatSlack})
+		created, err := w.Subs.Create(context.Background(), interrupt.Principal{Tenant: "acme"}, outbound.Request{URL: r.URL, Events: []string{"interrupt.requested"}, Format: slack.Format})
 		if err != nil {
 			t.Fatal(err)
 		}
 		r.Secret = created.Secret
 		w.Deliver(w.Commit("acme", "run-1", requested()))
-		var msg slack.WebhookMessage
+		var msg slackgo.WebhookMessage
 		if len(r.Got) != 1 || json.Unmarshal(r.Got[0].Raw, &msg) != nil {
 			t.Fatalf("deliveries %+v", r.Got)
 		}
-		if got := msg.Blocks.BlockSet[2].(*slack.SectionBlock).Text.Text; got != call {
+		if got := msg.Blocks.BlockSet[2].(*slackgo.SectionBlock).Text.Text; got != call {
 			t.Errorf("call %q\nwant %q", got, call)
-		}
-	})
-	t.Run("mail", func(t *testing.T) {
-		w, box, _ := mailWorld(t, outbound.LinksPlain)
-		w.Deliver(w.CommitAs("engine", "acme", "run-1", requested()))
-		if len(box.sent) == 0 {
-			t.Fatal("no mail")
-		}
-		m := box.sent[0]
-		for _, want := range []string{"\u2068Refunds\ufffd desk\u2069 (\u2068engine\u2069) asks you to decide.", call + ".", "Hello \u2068Alice\u2069,"} {
-			if !strings.Contains(m.Text, want) {
-				t.Errorf("the mail lacks %q:\n%q", want, m.Text)
-			}
-		}
-		if want := "An approval for you: \u2068Pay \ufffdevil\u2069"; m.Subject != want {
-			t.Errorf("subject %q, want %q", m.Subject, want)
 		}
 	})
 }

@@ -1,4 +1,4 @@
-package clicks
+package slack
 
 import (
 	"cmp"
@@ -9,11 +9,10 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/slack-go/slack"
+	slackgo "github.com/slack-go/slack"
 
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
-	"github.com/interrupthost/interrupthost/pkg/slackapp"
 	"github.com/interrupthost/interrupthost/pkg/words"
 )
 
@@ -22,27 +21,27 @@ import (
 const statusBlock = "interrupt.status"
 
 // updated is the message of blocks with o's status line.
-func updated(o host.Opened, blocks slack.Blocks) *slack.WebhookMessage {
+func updated(o host.Opened, blocks slackgo.Blocks) *slackgo.WebhookMessage {
 	closed := o.Status != interrupt.StatusPending
 	status := closedSummary(o)
 	if !closed {
 		status = pendingSummary(o)
 	}
-	line := slack.NewSectionBlock(slack.NewTextBlockObject(slack.PlainTextType, truncate(status, 3000), false, false), nil, nil, slack.SectionBlockOptionBlockID(statusBlock))
-	var out []slack.Block
+	line := slackgo.NewSectionBlock(slackgo.NewTextBlockObject(slackgo.PlainTextType, truncate(status, 3000), false, false), nil, nil, slackgo.SectionBlockOptionBlockID(statusBlock))
+	var out []slackgo.Block
 	placed := false
 	for _, b := range blocks.BlockSet {
 		if b.ID() == statusBlock {
 			continue
 		}
-		if a, ok := b.(*slack.ActionBlock); ok {
+		if a, ok := b.(*slackgo.ActionBlock); ok {
 			if !placed {
 				out, placed = append(out, line), true
 			}
 			if closed && a.Elements != nil {
-				var kept []slack.BlockElement
+				var kept []slackgo.BlockElement
 				for _, e := range a.Elements.ElementSet {
-					if btn, ok := e.(*slack.ButtonBlockElement); ok && (btn.ActionID == slackapp.ActionAccept || btn.ActionID == slackapp.ActionReject) {
+					if btn, ok := e.(*slackgo.ButtonBlockElement); ok && (btn.ActionID == ActionAccept || btn.ActionID == ActionReject) {
 						continue
 					}
 					kept = append(kept, e)
@@ -50,7 +49,7 @@ func updated(o host.Opened, blocks slack.Blocks) *slack.WebhookMessage {
 				if len(kept) == 0 {
 					continue
 				}
-				a = slack.NewActionBlock(a.BlockID, kept...)
+				a = slackgo.NewActionBlock(a.BlockID, kept...)
 			}
 			out = append(out, a)
 			continue
@@ -60,7 +59,7 @@ func updated(o host.Opened, blocks slack.Blocks) *slack.WebhookMessage {
 	if !placed {
 		out = append(out, line)
 	}
-	return &slack.WebhookMessage{ReplaceOriginal: true, Text: status, Blocks: &slack.Blocks{BlockSet: out}}
+	return &slackgo.WebhookMessage{ReplaceOriginal: true, Text: status, Blocks: &slackgo.Blocks{BlockSet: out}}
 }
 
 // pendingSummary says the votes so far of a request still waiting: "alice accepted · 1 of 2
@@ -131,7 +130,7 @@ type modalState struct {
 
 // askReason opens the modal asking a rejection's reason (views.open, with the tenant's bot
 // token, within the click's trigger_id's 3 seconds).
-func (x *Interactions) askReason(ctx context.Context, botToken string, cb slack.InteractionCallback, value string) error {
+func (x *Interactions) askReason(ctx context.Context, botToken string, cb slackgo.InteractionCallback, value string) error {
 	st := modalState{Value: value, ResponseURL: cb.ResponseURL}
 	if b, err := json.Marshal(cb.Message.Blocks.BlockSet); err == nil {
 		st.Blocks = b
@@ -146,25 +145,25 @@ func (x *Interactions) askReason(ctx context.Context, botToken string, cb slack.
 			return err
 		}
 	}
-	input := slack.NewPlainTextInputBlockElement(slack.NewTextBlockObject(slack.PlainTextType, "Why is it rejected?", false, false), reasonInput)
+	input := slackgo.NewPlainTextInputBlockElement(slackgo.NewTextBlockObject(slackgo.PlainTextType, "Why is it rejected?", false, false), reasonInput)
 	input.Multiline = true
 	input.MaxLength = 2000
-	view := slack.ModalViewRequest{
-		Type: slack.VTModal, CallbackID: rejectModal, PrivateMetadata: string(meta),
-		Title:  slack.NewTextBlockObject(slack.PlainTextType, "Reject", false, false),
-		Submit: slack.NewTextBlockObject(slack.PlainTextType, "Reject", false, false),
-		Close:  slack.NewTextBlockObject(slack.PlainTextType, "Cancel", false, false),
-		Blocks: slack.Blocks{BlockSet: []slack.Block{
-			slack.NewInputBlock(reasonBlock, slack.NewTextBlockObject(slack.PlainTextType, "Reason", false, false), nil, input),
+	view := slackgo.ModalViewRequest{
+		Type: slackgo.VTModal, CallbackID: rejectModal, PrivateMetadata: string(meta),
+		Title:  slackgo.NewTextBlockObject(slackgo.PlainTextType, "Reject", false, false),
+		Submit: slackgo.NewTextBlockObject(slackgo.PlainTextType, "Reject", false, false),
+		Close:  slackgo.NewTextBlockObject(slackgo.PlainTextType, "Cancel", false, false),
+		Blocks: slackgo.Blocks{BlockSet: []slackgo.Block{
+			slackgo.NewInputBlock(reasonBlock, slackgo.NewTextBlockObject(slackgo.PlainTextType, "Reason", false, false), nil, input),
 		}},
 	}
-	opts := []slack.Option{slack.OptionHTTPClient(&http.Client{Timeout: SlackBudget})}
+	opts := []slackgo.Option{slackgo.OptionHTTPClient(&http.Client{Timeout: SlackBudget})}
 	if x.SlackAPI != "" {
-		opts = append(opts, slack.OptionAPIURL(strings.TrimSuffix(x.SlackAPI, "/")+"/"))
+		opts = append(opts, slackgo.OptionAPIURL(strings.TrimSuffix(x.SlackAPI, "/")+"/"))
 	}
 	ctx, cancel := context.WithTimeout(ctx, SlackBudget)
 	defer cancel()
-	if _, err := slack.New(botToken, opts...).OpenViewContext(ctx, cb.TriggerID, view); err != nil {
+	if _, err := slackgo.New(botToken, opts...).OpenViewContext(ctx, cb.TriggerID, view); err != nil {
 		return fmt.Errorf("slackapp: open the reason's modal: %w", err)
 	}
 	return nil
@@ -172,7 +171,7 @@ func (x *Interactions) askReason(ctx context.Context, botToken string, cb slack.
 
 // submitReason serves the modal's submission: the rejection recorded with its reason, or the
 // refusal shown in the modal; then the message updated.
-func (x *Interactions) submitReason(ctx context.Context, tenant string, cb slack.InteractionCallback) Answer {
+func (x *Interactions) submitReason(ctx context.Context, tenant string, cb slackgo.InteractionCallback) Answer {
 	var st modalState
 	if json.Unmarshal([]byte(cb.View.PrivateMetadata), &st) != nil {
 		return modalError("This form was not made by this host; nothing was recorded.")
@@ -186,7 +185,7 @@ func (x *Interactions) submitReason(ctx context.Context, tenant string, cb slack
 		a.Outcome = OutcomeAsked // asked again, not refused
 		return a
 	}
-	b, err := x.button(ctx, tenant, st.Value, slackapp.ActionReject)
+	b, err := x.button(ctx, tenant, st.Value, ActionReject)
 	var o host.Opened
 	if err == nil {
 		o, err = x.record(ctx, tenant, b, cb.User.ID, reason)
@@ -199,9 +198,9 @@ func (x *Interactions) submitReason(ctx context.Context, tenant string, cb slack
 		x.log().ErrorContext(ctx, "slack click", "error", err.Error())
 		return modalError("The host could not record your rejection just now; nothing was recorded. Try again.")
 	}
-	var blocks slack.Blocks
+	var blocks slackgo.Blocks
 	if len(st.Blocks) == 0 || json.Unmarshal([]byte(`{"blocks":`+string(st.Blocks)+`}`), &blocks) != nil {
-		blocks = slack.Blocks{BlockSet: []slack.Block{slack.NewSectionBlock(slack.NewTextBlockObject(slack.PlainTextType, cmp.Or(st.Text, "Approval"), false, false), nil, nil)}}
+		blocks = slackgo.Blocks{BlockSet: []slackgo.Block{slackgo.NewSectionBlock(slackgo.NewTextBlockObject(slackgo.PlainTextType, cmp.Or(st.Text, "Approval"), false, false), nil, nil)}}
 	}
 	x.respond(ctx, st.ResponseURL, updated(o, blocks))
 	return Answer{Outcome: OutcomeRecorded}
@@ -209,7 +208,7 @@ func (x *Interactions) submitReason(ctx context.Context, tenant string, cb slack
 
 // modalError answers a modal's submission with text under its reason: the modal stays open.
 func modalError(text string) Answer {
-	b, _ := json.Marshal(slack.NewErrorsViewSubmissionResponse(map[string]string{reasonBlock: text}))
+	b, _ := json.Marshal(slackgo.NewErrorsViewSubmissionResponse(map[string]string{reasonBlock: text}))
 	return Answer{Body: b, Outcome: OutcomeRefused}
 }
 

@@ -1,4 +1,4 @@
-package outbound
+package slack
 
 import (
 	"encoding/json"
@@ -7,9 +7,10 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/slack-go/slack"
+	slackgo "github.com/slack-go/slack"
 
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
+	"github.com/interrupthost/interrupthost/pkg/outbound"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
 )
 
@@ -24,33 +25,33 @@ const (
 // plain is text Slack shows as it is: a plain_text object is neither formatted (a title's
 // *bold* stays asterisks) nor parsed for mrkdwn's entities, so it needs no escaping, and is cut
 // to Slack's limit as the characters it shows.
-func plain(s string) *slack.TextBlockObject {
-	return slack.NewTextBlockObject(slack.PlainTextType, truncate(s, slackTextMax), false, false)
+func plain(s string) *slackgo.TextBlockObject {
+	return slackgo.NewTextBlockObject(slackgo.PlainTextType, truncate(s, slackTextMax), false, false)
 }
 
 // mrkdwn is text Slack formats: only for what the host writes itself (mentions, dates), never a
 // payload's words, which go as plain text.
-func mrkdwn(s string) *slack.TextBlockObject {
-	return slack.NewTextBlockObject(slack.MarkdownType, s, false, false)
+func mrkdwn(s string) *slackgo.TextBlockObject {
+	return slackgo.NewTextBlockObject(slackgo.MarkdownType, s, false, false)
 }
 
 // mention is how a message mentions a ref's Slack id, which contacts.Request checked to be a
 // member id (principal) or a user group id: <@U…> notifies the person, <!subteam^S…> the group.
-func mention(r Recipient, id string) string {
+func mention(r outbound.Recipient, id string) string {
 	if r.Kind == interrupt.RefPrincipal {
 		return "<@" + id + ">"
 	}
 	return "<!subteam^" + id + ">"
 }
 
-// slackMessage renders an event as a Slack incoming-webhook message: what happened, to which
+// message renders an event as a Slack incoming-webhook message: what happened, to which
 // artifact, for whom (mentioning those whose contacts name a Slack id), in which run and by when,
 // and for an approval a "Review" button per link, after its Approve and Reject buttons where the
-// notice has them (Notice.Decisions). Every text from the run is plain: run ids and payload
+// channel offers them (decisions). Every text from the run is plain: run ids and payload
 // strings are whoever requested the interrupt's words, and must neither format nor turn into
 // mrkdwn links. A Review button only opens the approval page; Approve and Reject post to the
 // tenant's Slack app, signed by Slack, never a link an unfurler could follow.
-func slackMessage(e runlog.Envelope, n Notice) ([]byte, error) {
+func message(e runlog.Envelope, n outbound.Notice, decisions []slackgo.BlockElement, mentions map[outbound.Recipient]string) ([]byte, error) {
 	links := n.Links
 	var p struct {
 		Kind interrupt.Kind `json:"kind"`
@@ -72,8 +73,8 @@ func slackMessage(e runlog.Envelope, n Notice) ([]byte, error) {
 	case e.Type == interrupt.EventEscalated:
 		headline = fmt.Sprintf("Escalated: a request in run %s waits for a decision", e.RunID)
 	}
-	section := func(t *slack.TextBlockObject) slack.Block { return slack.NewSectionBlock(t, nil, nil) }
-	blocks := []slack.Block{section(plain(headline))}
+	section := func(t *slackgo.TextBlockObject) slackgo.Block { return slackgo.NewSectionBlock(t, nil, nil) }
+	blocks := []slackgo.Block{section(plain(headline))}
 	var about []string
 	if p.Data.Title != "" {
 		about = append(about, p.Data.Title)
@@ -84,7 +85,6 @@ func slackMessage(e runlog.Envelope, n Notice) ([]byte, error) {
 	if len(about) > 0 {
 		blocks = append(blocks, section(plain(strings.Join(about, "\n"))))
 	}
-	decisions := n.Decisions
 	if len(n.Call) > 0 {
 		// The call is what an Approve click allows: in a block of its own, whole, or the
 		// message offers no decision and sends the reader to the page, which shows all of it.
@@ -96,31 +96,31 @@ func slackMessage(e runlog.Envelope, n Notice) ([]byte, error) {
 	}
 	if len(n.Audience) > 0 {
 		refs := make([]string, len(n.Audience))
-		var mentions []string
+		var mentioned []string
 		for i, r := range n.Audience {
 			refs[i] = r.Ref
 			if r.Kind == interrupt.RefGroup || r.Kind == interrupt.RefRole {
 				refs[i] = r.Kind + " " + r.Ref
 			}
 			// Within Slack's limit of a text: a message over it is refused whole.
-			if id, ok := n.Mentions[r]; ok && len(strings.Join(append(mentions, mention(r, id)), " ")) <= slackTextMax {
-				mentions = append(mentions, mention(r, id))
+			if id, ok := mentions[r]; ok && len(strings.Join(append(mentioned, mention(r, id)), " ")) <= slackTextMax {
+				mentioned = append(mentioned, mention(r, id))
 			}
 		}
-		elements := []slack.MixedElement{plain("For " + strings.Join(refs, ", "))}
-		if len(mentions) > 0 {
-			elements = append(elements, mrkdwn(strings.Join(mentions, " ")))
+		elements := []slackgo.MixedElement{plain("For " + strings.Join(refs, ", "))}
+		if len(mentioned) > 0 {
+			elements = append(elements, mrkdwn(strings.Join(mentioned, " ")))
 		}
-		blocks = append(blocks, slack.NewContextBlock("", elements...))
+		blocks = append(blocks, slackgo.NewContextBlock("", elements...))
 	}
-	when := []slack.MixedElement{plain(fmt.Sprintf("Run %s · %s", e.RunID, e.At))}
+	when := []slackgo.MixedElement{plain(fmt.Sprintf("Run %s · %s", e.RunID, e.At))}
 	if !n.Deadline.IsZero() {
 		// Each reader sees the deadline in their own time zone; the text after | is what a
 		// client that cannot render dates shows.
 		utc := n.Deadline.UTC()
 		when = append(when, mrkdwn(fmt.Sprintf("Decide by <!date^%d^{date_short_pretty} at {time}|%s>", utc.Unix(), utc.Format("2006-01-02 15:04 UTC"))))
 	}
-	blocks = append(blocks, slack.NewContextBlock("", when...))
+	blocks = append(blocks, slackgo.NewContextBlock("", when...))
 	if len(links)+len(decisions) > 0 {
 		buttons := slices.Clone(decisions)
 		for i, l := range links[:min(len(links), slackButtons-len(buttons))] {
@@ -128,24 +128,17 @@ func slackMessage(e runlog.Envelope, n Notice) ([]byte, error) {
 			if l.Principal != "" {
 				label = "Review as " + l.Principal
 			}
-			b := slack.NewButtonBlockElement(fmt.Sprintf("review-%d", i), "", plain(truncate(label, slackButtonText)))
+			b := slackgo.NewButtonBlockElement(fmt.Sprintf("review-%d", i), "", plain(truncate(label, slackButtonText)))
 			b.URL = l.URL
 			buttons = append(buttons, b)
 		}
-		blocks = append(blocks, slack.NewActionBlock("", buttons...))
+		blocks = append(blocks, slackgo.NewActionBlock("", buttons...))
 	}
 	return runlog.Marshal(struct {
-		Text   string       `json:"text"`
-		Blocks slack.Blocks `json:"blocks"`
-	}{Text: truncate(headline, slackTextMax), Blocks: slack.Blocks{BlockSet: blocks}})
+		Text   string         `json:"text"`
+		Blocks slackgo.Blocks `json:"blocks"`
+	}{Text: truncate(headline, slackTextMax), Blocks: slackgo.Blocks{BlockSet: blocks}})
 }
 
 // callCut ends a call too long for one Slack text; its message carries no decision buttons.
 const callCut = " … (the call is longer than a message holds: read it whole, and decide, on its page)"
-
-func truncate(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
-}

@@ -1,4 +1,4 @@
-package slackapp_test
+package slack_test
 
 import (
 	"bytes"
@@ -11,9 +11,9 @@ import (
 
 	"github.com/interrupthost/interrupthost/internal/hosttest"
 	"github.com/interrupthost/interrupthost/internal/testkeys"
+	"github.com/interrupthost/interrupthost/pkg/channel/slack"
 	"github.com/interrupthost/interrupthost/pkg/inmem"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
-	"github.com/interrupthost/interrupthost/pkg/slackapp"
 	"github.com/interrupthost/interrupthost/pkg/token"
 )
 
@@ -23,20 +23,20 @@ import (
 func TestButtonValues(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	b := slackapp.Button{Tenant: "acme", RunID: "run-1", InterruptID: "i1", Action: interrupt.ActionAccept}
-	v, err := slackapp.Seal(ctx, hosttest.Keys, b)
+	b := slack.Button{Tenant: "acme", RunID: "run-1", InterruptID: "i1", Action: interrupt.ActionAccept}
+	v, err := slack.Seal(ctx, hosttest.Keys, b)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, err := slackapp.Open(ctx, hosttest.Keys, v); err != nil || got != b {
+	if got, err := slack.Open(ctx, hosttest.Keys, v); err != nil || got != b {
 		t.Fatalf("open %+v %v", got, err)
 	}
 	parts := strings.Split(v, ".")
 	other := b
 	other.Tenant = "evilcorp"
-	swapped, _ := slackapp.Seal(ctx, hosttest.Keys, other)
+	swapped, _ := slack.Seal(ctx, hosttest.Keys, other)
 	otherKeys := testkeys.Static{ActiveKid: "k1", Keys: map[string][]byte{"k1": []byte("another key of thirty-two bytes!")}}
-	underOther, _ := slackapp.Seal(ctx, otherKeys, b)
+	underOther, _ := slack.Seal(ctx, otherKeys, b)
 	tok, _, err := token.Sign(ctx, hosttest.Keys, token.Claims{Tenant: "acme", RunID: "run-1", NodeID: "n", InterruptID: "i1", Intent: token.IntentResolve, IssuedAt: 1, ExpiresAt: 2, JTI: "j"})
 	if err != nil {
 		t.Fatal(err)
@@ -52,7 +52,7 @@ func TestButtonValues(t *testing.T) {
 		"empty":              "",
 		"another prefix":     "isb2" + v[4:],
 	} {
-		if _, err := slackapp.Open(ctx, hosttest.Keys, bad); !errors.Is(err, slackapp.ErrButton) {
+		if _, err := slack.Open(ctx, hosttest.Keys, bad); !errors.Is(err, slack.ErrButton) {
 			t.Errorf("%s: %v, want ErrButton", name, err)
 		}
 	}
@@ -66,17 +66,17 @@ func TestIntegrations(t *testing.T) {
 	ctx := context.Background()
 	secrets := inmem.NewSecrets()
 	var logs bytes.Buffer
-	i := &slackapp.Integrations{Store: inmem.New(), Secrets: secretsWithReload{secrets}, Log: slog.New(slog.NewJSONHandler(&logs, nil))}
+	i := &slack.Integrations{Store: inmem.New(), Secrets: secretsWithReload{secrets}, Log: slog.New(slog.NewJSONHandler(&logs, nil))}
 	acme, evil := hosttest.Who("admin"), interrupt.Principal{Subject: "admin", Tenant: "evilcorp"}
-	good := slackapp.Request{AppID: "A0001", TeamID: "T0001", SigningSecret: "8f742231b10e8888abcd99e5a6b7c885"}
+	good := slack.Request{AppID: "A0001", TeamID: "T0001", SigningSecret: "8f742231b10e8888abcd99e5a6b7c885"}
 	for _, tc := range []struct {
-		req  slackapp.Request
+		req  slack.Request
 		path string
 	}{
-		{slackapp.Request{TeamID: "T0001", SigningSecret: good.SigningSecret}, "/appId"},
-		{slackapp.Request{AppID: "A0001", TeamID: "U0001", SigningSecret: good.SigningSecret}, "/teamId"},
-		{slackapp.Request{AppID: "A0001", TeamID: "T0001", SigningSecret: "not-hex"}, "/signingSecret"},
-		{slackapp.Request{AppID: "A0001", TeamID: "T0001", SigningSecret: good.SigningSecret, BotToken: "xoxp-user-token-1234"}, "/botToken"},
+		{slack.Request{TeamID: "T0001", SigningSecret: good.SigningSecret}, "/appId"},
+		{slack.Request{AppID: "A0001", TeamID: "U0001", SigningSecret: good.SigningSecret}, "/teamId"},
+		{slack.Request{AppID: "A0001", TeamID: "T0001", SigningSecret: "not-hex"}, "/signingSecret"},
+		{slack.Request{AppID: "A0001", TeamID: "T0001", SigningSecret: good.SigningSecret, BotToken: "xoxp-user-token-1234"}, "/botToken"},
 	} {
 		_, _, err := i.Put(ctx, acme, tc.req)
 		var e *interrupt.Error
@@ -93,15 +93,15 @@ func TestIntegrations(t *testing.T) {
 	}
 	// evilcorp registers the same pair with a secret of its own: acme's app and secret stay
 	// whole (the pair is no one's to hold; a click is the tenant's whose secret verifies it).
-	squat := slackapp.Request{AppID: "A0001", TeamID: "T0001", SigningSecret: "0123456789abcdef0123456789abcdef"}
+	squat := slack.Request{AppID: "A0001", TeamID: "T0001", SigningSecret: "0123456789abcdef0123456789abcdef"}
 	if _, created, err := i.Put(ctx, evil, squat); err != nil || !created {
 		t.Errorf("another tenant's registration of the pair: %v %v", created, err)
 	}
-	first := slackapp.SecretID("acme", "A0001", "T0001")
+	first := slack.SecretID("acme", "A0001", "T0001")
 	if got, err := secrets.Get(ctx, first); err != nil || len(got) != 1 || got[0] != good.SigningSecret {
 		t.Fatalf("acme's secret after evilcorp's registration: %v %v", got, err)
 	}
-	if got, _ := secrets.Get(ctx, slackapp.SecretID("evilcorp", "A0001", "T0001")); len(got) != 1 || got[0] != squat.SigningSecret {
+	if got, _ := secrets.Get(ctx, slack.SecretID("evilcorp", "A0001", "T0001")); len(got) != 1 || got[0] != squat.SigningSecret {
 		t.Errorf("evilcorp's secret: %v", got)
 	}
 	if a, err := i.Get(ctx, acme); err != nil || a.AppID != "A0001" {
@@ -122,7 +122,7 @@ func TestIntegrations(t *testing.T) {
 		t.Errorf("the replacement's log: %s", line)
 	}
 	// A move to a pair of its own replaces the app, and its old secret goes.
-	moved := slackapp.Request{AppID: "A0003", TeamID: "T0001", SigningSecret: good.SigningSecret, BotToken: "xoxb-1234567890-abcdefghij"}
+	moved := slack.Request{AppID: "A0003", TeamID: "T0001", SigningSecret: good.SigningSecret, BotToken: "xoxb-1234567890-abcdefghij"}
 	if a, created, err := i.Put(ctx, acme, moved); err != nil || created || !a.BotToken {
 		t.Fatalf("move: %+v %v %v", a, created, err)
 	}
@@ -132,18 +132,18 @@ func TestIntegrations(t *testing.T) {
 	if err := i.Delete(ctx, acme); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := secrets.Get(ctx, slackapp.SecretID("acme", "A0003", "T0001")); err == nil {
+	if got, err := secrets.Get(ctx, slack.SecretID("acme", "A0003", "T0001")); err == nil {
 		t.Errorf("the deleted app's secret is kept: %d values", len(got))
 	}
 	if err := i.Delete(ctx, acme); interrupt.ErrorCode(err) != interrupt.CodeNotFound {
 		t.Errorf("delete again: %v", err)
 	}
-	if id := slackapp.SecretID("tenant:with:colons", "A1", "T1"); id != "tenant=with=colons/A1-T1" {
+	if id := slack.SecretID("tenant:with:colons", "A1", "T1"); id != "tenant=with=colons/A1-T1" {
 		t.Errorf("SecretID %q", id)
 	}
 }
 
-// secretsWithReload is the in-memory secrets as slackapp.Secrets: a reload reads again.
+// secretsWithReload is the in-memory secrets as slack.Secrets: a reload reads again.
 type secretsWithReload struct{ *inmem.Secrets }
 
 func (s secretsWithReload) Reload(ctx context.Context, id string) ([]string, bool, error) {

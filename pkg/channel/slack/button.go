@@ -1,4 +1,4 @@
-package slackapp
+package slack
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
 	"github.com/interrupthost/interrupthost/pkg/token"
-	"github.com/slack-go/slack"
+	slackgo "github.com/slack-go/slack"
 )
 
 // Button is what a decision button's value names: one interrupt of one tenant, and the action
@@ -73,19 +73,19 @@ func ActionID(a interrupt.Action) string {
 // DecisionButtons are an approval's Approve and Reject buttons, for the interrupt b names (its
 // Action is set per button), each with a value Seal makes; the outbound Slack message puts them
 // beside Review.
-func DecisionButtons(ctx context.Context, keys token.Keys, b Button) ([]slack.BlockElement, error) {
-	var out []slack.BlockElement
+func DecisionButtons(ctx context.Context, keys token.Keys, b Button) ([]slackgo.BlockElement, error) {
+	var out []slackgo.BlockElement
 	for _, d := range []struct {
 		action interrupt.Action
 		label  string
-		style  slack.Style
-	}{{interrupt.ActionAccept, "Approve", slack.StylePrimary}, {interrupt.ActionReject, "Reject", slack.StyleDanger}} {
+		style  slackgo.Style
+	}{{interrupt.ActionAccept, "Approve", slackgo.StylePrimary}, {interrupt.ActionReject, "Reject", slackgo.StyleDanger}} {
 		b.Action = d.action
 		v, err := Seal(ctx, keys, b)
 		if err != nil {
 			return nil, err
 		}
-		btn := slack.NewButtonBlockElement(ActionID(d.action), v, slack.NewTextBlockObject(slack.PlainTextType, d.label, false, false))
+		btn := slackgo.NewButtonBlockElement(ActionID(d.action), v, slackgo.NewTextBlockObject(slackgo.PlainTextType, d.label, false, false))
 		btn.Style = d.style
 		out = append(out, btn)
 	}
