@@ -1,0 +1,429 @@
+package console_test
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/interrupthost/interrupthost/pkg/console"
+	"github.com/interrupthost/interrupthost/pkg/host"
+	"github.com/interrupthost/interrupthost/pkg/interrupt"
+	"github.com/interrupthost/interrupthost/pkg/outbound"
+	"github.com/interrupthost/interrupthost/pkg/runlog"
+)
+
+// names says the tenant's one contact by name, as the console's function does from its
+// contacts, and every other ref plainly.
+func names(ref string) string {
+	if ref == "principal:bob" {
+		return "Bob Builder (bob)"
+	}
+	return console.Plain(ref)
+}
+
+// TestWhatWaits: the list of what waits puts the nearest deadline first and those without one
+// last (then the longest waiting), marks a deadline passed or within the hour late, says whom
+// each waits on by their contacts' names (a machine's answer when no one), and sums the page
+// up: none, none here but maybe on the next page, or how many and since when.
+func TestWhatWaits(t *testing.T) {
+	t.Parallel()
+	now := t0
+	at := func(d time.Duration) string { return now.Add(d).Format(time.RFC3339) }
+	page := []host.PendingInterrupt{
+		{RunID: "r2", Kind: interrupt.KindClarification, RequestedAt: at(-10 * time.Minute)},
+		{RunID: "r1", Kind: interrupt.KindApproval, Title: "Pay invoice 4471", RequestedAt: at(-2 * time.Hour), ExpiresAt: at(30 * time.Minute),
+			WaitingOn: []string{"principal:bob", "group:finance"}, Tally: &interrupt.Tally{Approvals: 1, Rejections: 1, Required: 2}, RequestedBy: "engine"},
+		{RunID: "r3", Kind: interrupt.KindExternalEvent, Title: "Payment", RequestedAt: at(-time.Hour), ExpiresAt: at(3 * time.Hour)},
+		{RunID: "r:4", Kind: interrupt.KindApproval, Title: "Old refund", RequestedAt: at(-5 * time.Hour), ExpiresAt: at(-time.Minute),
+			WaitingOn: []string{"anyone"}, Tally: &interrupt.Tally{Rejections: 2, Required: 3}},
+	}
+	type row struct{ RunID, Title, Kind, WaitsOn, Tally, Requested, Deadline string }
+	type late struct {
+		RunID string
+		Late  bool
+	}
+	for _, tt := range []struct {
+		name, kind, next string
+		page             []host.PendingInterrupt
+		summary          string
+		rows             []row
+	}{
+		{name: "nothing at all", summary: "Nothing waits."},
+		{name: "nothing here, maybe on the next page", next: "console?after=x", summary: "Nothing on this page waits; the next page may hold more."},
+		{name: "every kind, nearest deadline first", page: page, summary: "4 waiting on this page; the oldest was requested 5 hours ago.", rows: []row{
+			{"r:4", "Old refund", "approval", "anyone", "0 of 3 approvals, 2 rejections", "5 hours ago", "Mon 30 Nov 2026, 08:59:00 UTC (passed)"},
+			{"r1", "Pay invoice 4471", "approval", "Bob Builder (bob), group finance", "1 of 2 approvals, 1 rejection", "2 hours ago by engine", "Mon 30 Nov 2026, 09:30:00 UTC (in 30 minutes)"},
+			{"r3", "Payment", "external event", "a machine's answer", "", "1 hour ago", "Mon 30 Nov 2026, 12:00:00 UTC (in 3 hours)"},
+			{"r2", "(no title)", "question", "a machine's answer", "", "10 minutes ago", ""},
+		}},
+		{name: "questions only, more on the next page", kind: string(interrupt.KindClarification), next: "console?after=x", page: page,
+			summary: "1 waiting on this page; the oldest was requested 10 minutes ago. More are on the next page.", rows: []row{
+				{"r2", "(no title)", "question", "a machine's answer", "", "10 minutes ago", ""},
+			}},
+		{name: "asked this minute", page: []host.PendingInterrupt{{RunID: "r5", Kind: interrupt.KindCustom, Title: "Label the batch", RequestedAt: at(-30 * time.Second)}},
+			summary: "1 waiting on this page; the oldest was requested just now.", rows: []row{
+				{"r5", "Label the batch", "custom", "a machine's answer", "", "just now", ""},
+			}},
+		{name: "a kind none is of", kind: string(interrupt.KindLowConfidence), page: page, summary: "Nothing waits."},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			h := console.HomeOf(tt.page, "", tt.kind, "", tt.next, names, now)
+			if h.Summary != tt.summary {
+				t.Errorf("summary %q, want %q", h.Summary, tt.summary)
+			}
+			var got []row
+			for _, r := range h.Rows {
+				got = append(got, row{r.RunID, r.Title, r.Kind, r.WaitsOn, r.Tally, r.Requested, r.Deadline})
+			}
+			if !reflect.DeepEqual(got, tt.rows) {
+				t.Errorf("rows\n%+v\nwant\n%+v", got, tt.rows)
+			}
+			if h.Kind != tt.kind || h.Next != tt.next {
+				t.Errorf("the filter %q and next page %q are not kept: %q, %q", tt.kind, tt.next, h.Kind, h.Next)
+			}
+			var selected []string
+			for _, c := range h.Kinds {
+				if c.Selected {
+					selected = append(selected, c.Value)
+				}
+			}
+			if len(h.Kinds) != 9 || !reflect.DeepEqual(selected, []string{tt.kind}) {
+				t.Errorf("the kinds offered: %+v, want every kind and the 8 the list filters by, %q selected", h.Kinds, tt.kind)
+			}
+		})
+	}
+	t.Run("late: a deadline passed or within the hour", func(t *testing.T) {
+		t.Parallel()
+		var got []late
+		for _, r := range console.HomeOf(page, "", "", "", "", names, now).Rows {
+			got = append(got, late{r.RunID, r.Late})
+		}
+		want := []late{{"r:4", true}, {"r1", true}, {"r3", false}, {"r2", false}}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("late %v, want %v", got, want)
+		}
+	})
+}
+
+// TestValidKind: the list filters by the kinds it offers, and by nothing else.
+func TestValidKind(t *testing.T) {
+	t.Parallel()
+	for kind, want := range map[string]bool{
+		"": true, "approval": true, "clarification": true, "external-event": true, "low-confidence": true, "custom": true,
+		"conversation.start": true, "conversation.exchange": true, "conversation.close": true,
+		"Approval": false, "approval ": false, "question": false, "<script>": false,
+	} {
+		if got := console.ValidKind(kind); got != want {
+			t.Errorf("ValidKind(%q) = %v, want %v", kind, got, want)
+		}
+	}
+}
+
+// TestRefs: a waitingOn ref is its kind and name (the name may hold a colon); said plainly, a
+// principal is its name and a group or a role keeps its kind; what is no ref is said as itself.
+func TestRefs(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		ref, kind, name string
+		ok              bool
+		plain           string
+	}{
+		{"principal:alice", "principal", "alice", true, "alice"},
+		{"group:finance", "group", "finance", true, "group finance"},
+		{"role:a:b", "role", "a:b", true, "role a:b"},
+		{"anyone", "anyone", "", false, "anyone"},
+		{"group:", "group", "", false, "group:"},
+	} {
+		kind, name, ok := console.Ref(tt.ref)
+		if kind != tt.kind || name != tt.name || ok != tt.ok {
+			t.Errorf("Ref(%q) = %q, %q, %v; want %q, %q, %v", tt.ref, kind, name, ok, tt.kind, tt.name, tt.ok)
+		}
+		if got := console.Plain(tt.ref); got != tt.plain {
+			t.Errorf("Plain(%q) = %q, want %q", tt.ref, got, tt.plain)
+		}
+	}
+}
+
+// TestWhatARunWaitsOn: a run's page says of each interrupt it waits on what it is, whom it
+// still waits on (its audience less whoever voted, by their contacts' names), the votes so far
+// with their comments, how long ago it was asked and by whom, and its deadline; and whether
+// the run still takes an end (a run cancelled or completed does not).
+func TestWhatARunWaitsOn(t *testing.T) {
+	t.Parallel()
+	invoice := fixture(t, "invoice.json")
+	now := t0.Add(30 * time.Minute)
+	for _, tt := range []struct {
+		name    string
+		commits func(t *testing.T) []runlog.Commit
+		status  string
+		ended   bool
+		waiting []console.Waiting
+	}{
+		{"an approval half decided", func(t *testing.T) []runlog.Commit {
+			return []runlog.Commit{
+				commit("engine", requested(t, "approve", "int_1", invoice, runlog.With{})),
+				commit("alice", event(t, interrupt.EventVoted, "approve", "int_1", interrupt.Vote{NodeID: "approve", InterruptID: "int_1", Principal: "alice",
+					Action: interrupt.ActionAccept, ResumeValue: json.RawMessage(`{"action":"accept","feedback":"Fine by me"}`), Tally: interrupt.Tally{Approvals: 1, Required: 2}})),
+			}
+		}, "waiting-approval", false, []console.Waiting{{
+			Title: "Pay invoice 4471", Kind: "approval", Step: "approve", Tally: "1 of 2 approvals", WaitsOn: "Bob Builder (bob)",
+			Requested: "30 minutes ago by engine", Deadline: "Mon 30 Nov 2026, 10:00:00 UTC (in 30 minutes)", PageHref: "../../approve/r1/int_1",
+			Votes: []string{"alice voted accept: “Fine by me”"},
+		}}},
+		{"a question for the people its display names, and an external event", func(t *testing.T) []runlog.Commit {
+			return []runlog.Commit{
+				commit("engine", requested(t, "clarify", "int_2", `{"kind":"clarification","key":"k2","data":{"questions":[{"id":"po","question":"Which purchase order?"}]}}`,
+					runlog.With{Display: &interrupt.Display{Audience: []string{"carol", "bob"}}})),
+				commit("", requested(t, "pay", "int_3", `{"kind":"external-event","key":"k3","timeoutMs":7200000,"data":{"eventType":"payment.succeeded"}}`, runlog.With{})),
+			}
+		}, "waiting-input", false, []console.Waiting{
+			{Title: "Which purchase order?", Kind: "question", Step: "clarify", WaitsOn: "carol, Bob Builder (bob)", Requested: "30 minutes ago by engine",
+				PageHref: "../../approve/r1/int_2"},
+			{Title: "Interrupt at pay", Kind: "external event", Step: "pay", WaitsOn: "a machine's answer", Requested: "29 minutes ago",
+				Deadline: "Mon 30 Nov 2026, 11:01:00 UTC (in 1 hour)", PageHref: "../../approve/r1/int_3"},
+		}},
+		{"a run cancelled", func(t *testing.T) []runlog.Commit {
+			return []runlog.Commit{
+				commit("engine", requested(t, "approve", "int_1", invoice, runlog.With{})),
+				commit("olga", event(t, interrupt.EventRunCancelled, "", "", interrupt.Ended{By: "olga", Reason: "duplicate"})),
+			}
+		}, "cancelled", true, nil},
+		{"a run completed", func(t *testing.T) []runlog.Commit {
+			return []runlog.Commit{commit("engine", event(t, interrupt.EventRunCompleted, "", "", interrupt.Ended{By: "engine"}))}
+		}, "completed", true, nil},
+		{"a run that waits on nothing", func(t *testing.T) []runlog.Commit {
+			return []runlog.Commit{commit("engine", event(t, interrupt.EventRunConfigured, "", "", interrupt.Configured{EscalationThreshold: 0.5, By: "engine"}))}
+		}, "running", false, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r := console.RunOf(storyOf(t, "r1", now, tt.commits(t)...), nil, names, now, "csrf-1", "./r1", "./r1?after=50")
+			if r.ID != "r1" || r.Status != tt.status || r.Ended != tt.ended {
+				t.Errorf("run %q, status %q, ended %v; want r1, %q, %v", r.ID, r.Status, r.Ended, tt.status, tt.ended)
+			}
+			if r.CSRF != "csrf-1" || r.Earlier != "./r1" || r.Later != "./r1?after=50" {
+				t.Errorf("the forms' CSRF %q and the story's pages %q, %q are not the ones given", r.CSRF, r.Earlier, r.Later)
+			}
+			if !reflect.DeepEqual(r.Waiting, tt.waiting) {
+				t.Errorf("waiting\n%+v\nwant\n%+v", r.Waiting, tt.waiting)
+			}
+		})
+	}
+}
+
+// TestTheDeliveriesTarget: a subscription's deliveries name its receiver by scheme and host
+// only (a Slack incoming webhook's URL is its credential; a URL's user, path and query are
+// not shown), a mail subscription as mail; they list the attempts of the run's events alone,
+// each with what went wrong in one line.
+func TestTheDeliveriesTarget(t *testing.T) {
+	t.Parallel()
+	at := t0.Add(5 * time.Minute)
+	attempts := []outbound.Attempt{
+		{EventID: "r1:1:0", EventType: interrupt.EventRequested, RunID: "r1", Status: outbound.StatusFailed, Attempts: 3, StatusCode: 500, LastError: "server error", At: at},
+		{EventID: "r2:1:0", EventType: interrupt.EventRequested, RunID: "r2", Status: outbound.StatusDelivered, Attempts: 1, At: at},
+		{EventID: "r1:2:0", EventType: interrupt.EventResolved, RunID: "r1", Status: outbound.StatusDelivered, Attempts: 1, At: at, Resent: true,
+			Unreached: []string{"principal carol"}, Refused: []string{"dan@example.com: the tenant's hourly bound"}},
+	}
+	want := []console.Attempt{
+		{EventID: "r1:1:0", EventType: interrupt.EventRequested, Status: "failed", When: "Mon 30 Nov 2026, 09:05:00 UTC", Detail: "HTTP 500; server error", Attempts: 3, Failed: true},
+		{EventID: "r1:2:0", EventType: interrupt.EventResolved, Status: "delivered", When: "Mon 30 Nov 2026, 09:05:00 UTC",
+			Detail: "principal carol; dan@example.com: the tenant's hourly bound", Attempts: 1, Resent: true},
+	}
+	for _, tt := range []struct {
+		name, url, format, target string
+	}{
+		{"a Slack incoming webhook", "https://hooks.slack.com/services/T0001/B0001/XXXXsecretXXXX", "slack", "https://hooks.slack.com"},
+		{"a receiver with a user, a port and a query", "https://ops:pa55word@hooks.example.com:8443/in?token=s3cret", "standard-webhooks", "https://hooks.example.com:8443"},
+		{"mail", "", "email", "mail to the people asked"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got := console.Deliveries(outbound.Subscription{ID: "sub_1", URL: tt.url, Format: tt.format}, attempts, "r1")
+			if got.ID != "sub_1" || got.Format != tt.format || got.Target != tt.target {
+				t.Errorf("subscription %q, format %q, target %q; want sub_1, %q, %q", got.ID, got.Format, got.Target, tt.format, tt.target)
+			}
+			if !reflect.DeepEqual(got.Attempts, want) {
+				t.Errorf("attempts\n%+v\nwant\n%+v", got.Attempts, want)
+			}
+			page := render(t, console.View{Status: http.StatusOK, Title: "Run r1", Run: &console.Run{ID: "r1", Deliveries: []console.Subscription{got}}})
+			for _, secret := range []string{"XXXXsecretXXXX", "pa55word", "s3cret", "/services/"} {
+				if strings.Contains(page, secret) {
+					t.Errorf("the page shows %q of the receiver's URL", secret)
+				}
+			}
+		})
+	}
+}
+
+// render is v as the console answers it.
+func render(t *testing.T, v console.View) string {
+	t.Helper()
+	b, err := console.Render(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !utf8.Valid(b) {
+		t.Error("the page is not UTF-8")
+	}
+	return string(b)
+}
+
+// TestTheCSPAllowsTheStyle: the console's Content-Security-Policy allows its one style element
+// by hash, and nothing else: a stylesheet changed without its hash would leave the console
+// unstyled, one with a script source would let a script run.
+func TestTheCSPAllowsTheStyle(t *testing.T) {
+	t.Parallel()
+	for _, v := range []console.View{
+		console.Problem(http.StatusNotFound, "No console", "This host signs no one in."),
+		console.Refused("mallory", &console.SignOut{Action: "signin/signout", CSRF: "c"}),
+	} {
+		page := render(t, v)
+		_, rest, _ := strings.Cut(page, "<style>")
+		style, _, ok := strings.Cut(rest, "</style>")
+		if !ok || strings.Count(page, "<style") != 1 {
+			t.Fatalf("the page has no one style element:\n%s", page)
+		}
+		sum := sha256.Sum256([]byte(style))
+		if want := "style-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "';"; !strings.Contains(console.CSP, want) {
+			t.Errorf("the CSP %q does not allow the page's style element (%s)", console.CSP, want)
+		}
+		if !strings.HasPrefix(console.CSP, "default-src 'none';") || strings.Contains(console.CSP, "script-src") {
+			t.Errorf("the CSP %q allows more than the style", console.CSP)
+		}
+	}
+}
+
+// TestOthersWordsAreEscaped: whatever a requester, a decider or an operator wrote (a title, a
+// comment, a name, data's members and values, the tenant) is text on the console's pages,
+// never markup: no element, no attribute of their making.
+func TestOthersWordsAreEscaped(t *testing.T) {
+	t.Parallel()
+	hostile := fixture(t, "hostile.json")
+	now := t0.Add(time.Minute)
+	story := storyOf(t, "r1", now,
+		commit("engine", requested(t, "approve", "int_1", hostile, runlog.With{})),
+		commit(`"><img src=x onerror=alert(3)>`, event(t, interrupt.EventVoted, "approve", "int_1", interrupt.Vote{NodeID: "approve", InterruptID: "int_1",
+			Principal: `"><img src=x onerror=alert(3)>`, Action: interrupt.ActionReject,
+			ResumeValue: json.RawMessage(`{"action":"reject","feedback":"</blockquote><script>alert(4)</script>"}`), Tally: interrupt.Tally{Rejections: 1, Required: 1}})),
+	)
+	pending := []host.PendingInterrupt{{RunID: "r1", Kind: interrupt.KindApproval, Title: "<script>alert(1)</script>", RequestedAt: t0.Format(time.RFC3339),
+		WaitingOn: []string{`principal:<b onmouseover=alert(5)>`}, RequestedBy: "<i>engine</i>"}}
+	for _, tt := range []struct {
+		name  string
+		view  console.View
+		shown []string
+	}{
+		{"what waits", console.View{Status: http.StatusOK, Title: "What waits", Operator: "<u>olga</u>", Tenant: `acme"><script>`,
+			Home: console.HomeOf(pending, "", "", "", "", console.Plain, now)},
+			[]string{"&lt;script&gt;alert(1)&lt;/script&gt;", "&lt;b onmouseover=alert(5)&gt;", "&lt;i&gt;engine&lt;/i&gt;", "&lt;u&gt;olga&lt;/u&gt;"}},
+		{"a run's page", console.View{Status: http.StatusOK, Title: "Run r1", Operator: "olga", Tenant: "acme",
+			Run: console.RunOf(story, nil, console.Plain, now, "csrf", "", "")},
+			[]string{"&lt;script&gt;alert(1)&lt;/script&gt;", "&lt;/blockquote&gt;&lt;script&gt;alert(4)&lt;/script&gt;", "&#34;&gt;&lt;img src=x onerror=alert(3)&gt;",
+				"&lt;img src=x onerror=alert(1)&gt;", "&lt;/pre&gt;&lt;script&gt;alert(2)&lt;/script&gt;", "&lt;b&gt;member&lt;/b&gt;"}},
+		{"a refusal", console.Refused(`<script>alert(6)</script>`, nil), []string{"&lt;script&gt;alert(6)&lt;/script&gt;"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			page := render(t, tt.view)
+			for _, markup := range []string{"<script", "<img", "<b ", "<b>", "<i>", "<u>", "onerror=alert(3)\"", "</blockquote><script"} {
+				if strings.Contains(strings.ToLower(page), markup) {
+					t.Errorf("the page holds %q as markup:\n%s", markup, page)
+				}
+			}
+			for _, s := range tt.shown {
+				if !strings.Contains(page, s) {
+					t.Errorf("the page does not show %q as text:\n%s", s, page)
+				}
+			}
+		})
+	}
+}
+
+// TestLongAndRightToLeftInput: a title is cut to runlog.MaxTitle characters, whole characters
+// (a multi-byte one is never split), wherever the run's page names it; a reason of the most an
+// end takes is quoted whole; a title, with its own direction overrides and isolates, stands
+// alone in its own block where the list and the run's page head an interrupt with it, so its
+// direction reaches none of the console's words there.
+func TestLongAndRightToLeftInput(t *testing.T) {
+	t.Parallel()
+	now := t0.Add(time.Minute)
+	long := strings.Repeat("é", runlog.MaxTitle+50)
+	reason := strings.Repeat("w", 999) + "!"
+	for _, tt := range []struct {
+		name, title, shown string
+	}{
+		{"a title too long", long, strings.Repeat("é", runlog.MaxTitle)},
+		{"a right-to-left override", "\u202eevil.exe\u2069\u2066", "\u202eevil.exe\u2069\u2066"},
+		{"a right-to-left title", "فاتورة 4471", "فاتورة 4471"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			raw, err := json.Marshal(map[string]any{"kind": "approval", "key": "k1", "data": map[string]any{"title": tt.title, "approversList": []string{"bob"}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := storyOf(t, "r1", now, commit("engine", requested(t, "approve", "int_1", string(raw), runlog.With{})))
+			r := console.RunOf(s, nil, names, now, "csrf", "", "")
+			if len(r.Waiting) != 1 || r.Waiting[0].Title != tt.shown {
+				t.Fatalf("the waiting interrupt's title: %+v, want %q", r.Waiting, tt.shown)
+			}
+			if len(r.Story) != 1 || strings.Count(r.Story[0].Text, "é") > runlog.MaxTitle || !utf8.ValidString(r.Story[0].Text) {
+				t.Errorf("the story's line names more than the title cut: %+v", r.Story)
+			}
+			home := console.HomeOf([]host.PendingInterrupt{{RunID: "r1", Kind: interrupt.KindApproval, Title: tt.shown, RequestedAt: t0.Format(time.RFC3339)}}, "", "", "", "", names, now)
+			page := render(t, console.View{Status: http.StatusOK, Title: "What waits", Home: home}) +
+				render(t, console.View{Status: http.StatusOK, Title: "Run r1", Run: r})
+			for _, want := range []string{
+				`<h3><a href="console/runs/r1">` + tt.shown + `</a></h3>`,
+				`<section class="waiting" aria-label="` + tt.shown + `">` + "\n<h3>" + tt.shown + "</h3>\n",
+			} {
+				if !strings.Contains(page, want) {
+					t.Errorf("the title is not alone in its heading: %q", want)
+				}
+			}
+		})
+	}
+	t.Run("a reason of the most an end takes", func(t *testing.T) {
+		t.Parallel()
+		s := storyOf(t, "r1", now, commit("olga", event(t, interrupt.EventRunCancelled, "", "", interrupt.Ended{By: "olga", Reason: reason})))
+		page := render(t, console.View{Status: http.StatusOK, Title: "Run r1", Run: console.RunOf(s, nil, names, now, "csrf", "", "")})
+		if !strings.Contains(page, "<blockquote>"+reason+"</blockquote>") {
+			t.Error("the reason is not quoted whole")
+		}
+	})
+}
+
+// TestPagesOfNoTenant: a refusal names who is signed in, and a problem page says what went
+// wrong, each with its status, and neither shows anything of a tenant.
+func TestPagesOfNoTenant(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name   string
+		view   console.View
+		status int
+		says   string
+	}{
+		{"not an operator", console.Refused("mallory", &console.SignOut{Action: "signin/signout", CSRF: "c-1"}), http.StatusForbidden,
+			"You are signed in as mallory, who does not hold this host&#39;s operator role."},
+		{"a problem", console.Problem(http.StatusServiceUnavailable, "The console is unavailable", "Nothing was changed."), http.StatusServiceUnavailable,
+			"<h1>The console is unavailable</h1>"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if tt.view.Status != tt.status || tt.view.Tenant != "" || tt.view.Home != nil || tt.view.Run != nil {
+				t.Errorf("%+v: want status %d and nothing of a tenant", tt.view, tt.status)
+			}
+			page := render(t, tt.view)
+			if !strings.Contains(page, tt.says) || strings.Contains(page, "tenant ") {
+				t.Errorf("the page does not say %q, or names a tenant:\n%s", tt.says, page)
+			}
+		})
+	}
+}
