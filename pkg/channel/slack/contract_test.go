@@ -9,9 +9,9 @@ import (
 
 	slackgo "github.com/slack-go/slack"
 
+	"github.com/interrupthost/interrupthost/internal/channeltest"
 	"github.com/interrupthost/interrupthost/internal/hosttest"
 	"github.com/interrupthost/interrupthost/internal/slackclick"
-	"github.com/interrupthost/interrupthost/pkg/channel/channeltest"
 	"github.com/interrupthost/interrupthost/pkg/channel/slack"
 	"github.com/interrupthost/interrupthost/pkg/contacts"
 	"github.com/interrupthost/interrupthost/pkg/inmem"
