@@ -71,35 +71,54 @@ func (a *API) pageSignedIn(ctx context.Context, c *call) (events.APIGatewayV2HTT
 
 func isHead(c *call) bool { return c.req.RequestContext.HTTP.Method == http.MethodHead }
 
-// page is the token page's view, or the action a POST recorded.
+// page is the token page's view, or the action a POST recorded. A POST verifies the token,
+// then casts in one host call that reads the run once (host.CastByToken), the page's own
+// checks (the kind, a link that names no one, the form) judged on the interrupt as read.
 func (a *API) page(ctx context.Context, c *call) (approvalpage.View, string, error) {
-	o, grant, err := a.tokens.Open(ctx, c.req.PathParameters["token"])
-	c.runID, c.nodeID = grant.Caller.RunID, grant.Caller.NodeID
-	if !o.Found() {
-		return problemPage(err), "", err
-	}
+	raw := c.req.PathParameters["token"]
 	if c.req.RequestContext.HTTP.Method != http.MethodPost {
+		o, grant, err := a.tokens.Open(ctx, raw)
+		c.runID, c.nodeID = grant.Caller.RunID, grant.Caller.NodeID
+		if !o.Found() {
+			return problemPage(err), "", err
+		}
 		v, err := shown(c, o, err)
 		return v, "", err
 	}
-	if !o.CanResolve {
-		err := interrupt.Errorf(interrupt.CodeForbidden, "an inspect token cannot resolve")
-		return approvalpage.ReadOnly(o, http.StatusForbidden, &approvalpage.Notice{Kind: "error", Text: "This link lets you read the request, not decide it."}), "", err
-	}
-	if err := undecidable(o); err != nil {
-		return approvalpage.ReadOnly(o, http.StatusBadRequest, nil), "", err
-	}
-	if approvalpage.Anonymous(o) {
-		err := interrupt.Errorf(interrupt.CodeNotEligible, "a link without principal cannot vote on an approval with named approvers")
-		return approvalpage.ReadOnly(o, http.StatusForbidden, approvalpage.AnonymousNotice), "", err
-	}
-	form, err := readForm(c.req)
+	grant, err := a.tokens.Verify(ctx, raw)
+	c.runID, c.nodeID = grant.Caller.RunID, grant.Caller.NodeID
 	if err != nil {
 		return problemPage(err), "", err
 	}
-	return a.decide(o, form, c.req, func(value []byte, idem *host.Idempotency) (host.Resolution, error) {
-		return a.host.ResolveByToken(ctx, grant, value, idem)
-	})
+	form, formErr := readForm(c.req)
+	var idem *host.Idempotency
+	if key := form.Get("formKey"); formErr == nil && key != "" {
+		idem = &host.Idempotency{Key: formIdempotencyKey(grant.Caller.RunID, grant.Caller.InterruptID, key), Fingerprint: formFingerprint(c.req, form)}
+	}
+	cast, err := a.host.CastByToken(ctx, grant, host.Ballot{Idem: idem,
+		Value: func(o host.Opened) (json.RawMessage, error) {
+			switch {
+			case undecidable(o) != nil:
+				return nil, &pageRefusal{approvalpage.ReadOnly(o, http.StatusBadRequest, nil), undecidable(o)}
+			case approvalpage.Anonymous(o):
+				err := interrupt.Errorf(interrupt.CodeNotEligible, "a link without principal cannot vote on an approval with named approvers")
+				return nil, &pageRefusal{approvalpage.ReadOnly(o, http.StatusForbidden, approvalpage.AnonymousNotice), err}
+			case formErr != nil:
+				return nil, &pageRefusal{problemPage(formErr), formErr}
+			}
+			return a.formValue(o, form)
+		}})
+	o := cast.Interrupt
+	var r *pageRefusal
+	switch {
+	case errors.As(err, &r):
+		return r.view, "", r.err
+	case !o.Found():
+		return problemPage(err), "", err
+	case !o.CanResolve:
+		return approvalpage.ReadOnly(o, http.StatusForbidden, &approvalpage.Notice{Kind: "error", Text: "This link lets you read the request, not decide it."}), "", err
+	}
+	return answered(o, form, err)
 }
 
 // shown is the page a GET or HEAD of o shows, err being why o cannot be decided now, if it
@@ -186,25 +205,6 @@ func undecidable(o host.Opened) error {
 		return nil
 	}
 	return interrupt.Invalid("this interrupt is not decided on the approval page")
-}
-
-// decide records the decision a page's form posted, through resolve, and answers the action
-// recorded (approvalpage.Answered for a clarification's answers), or the page that says why
-// nothing was.
-func (a *API) decide(o host.Opened, form url.Values, req events.APIGatewayV2HTTPRequest, resolve func([]byte, *host.Idempotency) (host.Resolution, error)) (approvalpage.View, string, error) {
-	key := form.Get("formKey")
-	value, err := a.formValue(o, form)
-	if err != nil {
-		var r *pageRefusal
-		errors.As(err, &r)
-		return r.view, "", r.err
-	}
-	var idem *host.Idempotency
-	if key != "" {
-		idem = &host.Idempotency{Key: formIdempotencyKey(o.RunID, o.InterruptID, key), Fingerprint: formFingerprint(req, form)}
-	}
-	_, err = resolve(value, idem)
-	return answered(o, form, err)
 }
 
 // pageRefusal is why a page's decision never reached the host's judgement (its form's

@@ -3,9 +3,11 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
+	"github.com/interrupthost/interrupthost/pkg/token"
 )
 
 // A Ballot is one decision a surface brings to an interrupt it names by id: the page's confirm,
@@ -42,27 +44,82 @@ type Cast struct {
 // interrupt no longer pending, none. Another tenant's run, and an interrupt the run does not
 // hold, answer 404 with nothing of the interrupt.
 func (h *Host) Cast(ctx context.Context, b Ballot) (Cast, error) {
+	return h.cast(ctx, b, ballotAim{
+		find: func(st *runlog.State) (*runlog.Interrupt, error) {
+			if in := st.ByID(b.InterruptID); in != nil {
+				return in, nil
+			}
+			return nil, interrupt.Errorf(interrupt.CodeNotFound, "no interrupt %s in run %s", b.InterruptID, b.RunID)
+		},
+		show: func(o *Opened, p interrupt.Principal) { o.Principal, o.CanResolve = p.Subject, true },
+	})
+}
+
+// CastByToken is Cast for the bearer of a verified token (Tokens.Verify): the run and interrupt
+// are the token's, the principal its subject proven by a signed link, and the answers the token
+// surface's: 404 when the token's interrupt does not exist, 403 with the interrupt for an
+// inspect token, then 410 and 409 as a resolve by token answers them. b's principal, run and
+// interrupt are ignored.
+func (h *Host) CastByToken(ctx context.Context, g Grant, b Ballot) (Cast, error) {
+	c := g.claims
+	b.Principal = interrupt.Principal{Subject: c.Sub, Tenant: c.Tenant, Token: c.JTI, Via: interrupt.ViaLink}
+	b.RunID, b.InterruptID = c.RunID, c.InterruptID
+	return h.cast(ctx, b, ballotAim{
+		find: func(st *runlog.State) (*runlog.Interrupt, error) { return tokenInterrupt(st, c) },
+		show: func(o *Opened, _ interrupt.Principal) {
+			o.Principal, o.CanResolve, o.ExpiresAt = c.Sub, c.Intent == token.IntentResolve, time.UnixMilli(c.ExpiresAt).UTC()
+		},
+		gate: func() error {
+			if c.Intent != token.IntentResolve {
+				return interrupt.Errorf(interrupt.CodeForbidden, "an inspect token cannot resolve")
+			}
+			return nil
+		},
+	})
+}
+
+// ballotAim is how a cast finds its interrupt in the run (find: the interrupt, whatever its
+// status, or why there is none), what its answer says of the caller (show), and what refuses
+// the caller before anything is judged (gate, if any).
+type ballotAim struct {
+	find func(*runlog.State) (*runlog.Interrupt, error)
+	show func(*Opened, interrupt.Principal)
+	gate func() error
+}
+
+// cast is Cast's and CastByToken's one read and one decision.
+func (h *Host) cast(ctx context.Context, b Ballot, aim ballotAim) (Cast, error) {
 	p := b.Principal
 	record, refs := scope(p, b.Idem, runlog.Ref{Kind: runlog.RefInterrupt, Name: b.InterruptID})
 	k, st, err := h.loadRun(ctx, p, b.RunID, refs...)
 	if err != nil {
 		return Cast{}, err
 	}
-	in := st.ByID(b.InterruptID)
-	if in == nil {
-		return Cast{}, interrupt.Errorf(interrupt.CodeNotFound, "no interrupt %s in run %s", b.InterruptID, b.RunID)
+	in, err := aim.find(st)
+	if err != nil {
+		return Cast{}, err
 	}
 	var out Cast
 	standing := func() {
-		if now := st.ByID(b.InterruptID); now != nil {
-			out.Interrupt = opened(b.RunID, now, h.now())
-			out.Interrupt.Principal, out.Interrupt.CanResolve, out.Interrupt.Voted = p.Subject, true, now.Voted(p.Voter())
-			if _, err := h.pending(now); err == nil {
-				_, out.Interrupt.Refused = now.Deciders.Admit(p)
-			}
+		now, err := aim.find(st)
+		if err != nil {
+			return
+		}
+		out.Interrupt = opened(b.RunID, now, h.now())
+		aim.show(&out.Interrupt, p)
+		if p.Subject != "" {
+			out.Interrupt.Voted = now.Voted(p.Voter())
+		}
+		if _, err := h.pending(now); err == nil {
+			_, out.Interrupt.Refused = now.Deciders.Admit(p)
 		}
 	}
 	standing()
+	if aim.gate != nil {
+		if err := aim.gate(); err != nil {
+			return out, err
+		}
+	}
 	if record != nil {
 		if d, seen, err := replay(st, record); seen {
 			out.Resolution = d.answer
@@ -83,9 +140,9 @@ func (h *Host) Cast(ctx context.Context, b Ballot) (Cast, error) {
 		return out, err
 	}
 	out.Resolution, err = h.resolveIn(ctx, p, k, st, record, func(st *runlog.State) (*runlog.Interrupt, error) {
-		in := st.ByID(b.InterruptID)
-		if in == nil {
-			return nil, interrupt.Errorf(interrupt.CodeNotFound, "no interrupt %s in run %s", b.InterruptID, b.RunID)
+		in, err := aim.find(st)
+		if err != nil {
+			return nil, err
 		}
 		return h.pending(in)
 	}, value)

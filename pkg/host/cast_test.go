@@ -83,3 +83,61 @@ func countEvents(before, after []runlog.Commit) int {
 	}
 	return n
 }
+
+// TestATokensCastReadsTheRunOnce: a signed link's decision on the page reads the run once, as
+// its principal; an inspect token's is refused 403 with the interrupt, a second vote is already
+// voted, and a refusal writes nothing.
+func TestATokensCastReadsTheRunOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	reads := &hosttest.Reading{}
+	h, log := hosttest.MemHostOn(t, func(s host.Store) host.Store { reads.Store = s; return reads })
+	tokens := hosttest.Tokens(h)
+	payload := `{"kind":"approval","key":"k","data":{"artifactId":"inv-1","artifactType":"invoice","title":"Pay","actions":["accept","reject"],"approversList":["alice","bob"],"requiredApprovals":2}}`
+	if _, _, err := h.RequestInterrupt(ctx, hosttest.Who("engine"), "run-1", host.Request{NodeID: "approve", Payload: json.RawMessage(payload)}); err != nil {
+		t.Fatal(err)
+	}
+	delegate := interrupt.Principal{Subject: "mailer", Tenant: "acme", Scopes: []string{interrupt.ScopeTokensDelegate}}
+	mint := func(intent, principal string) host.Grant {
+		tv, err := tokens.MintToken(ctx, delegate, "run-1", "approve", host.TokenRequest{Intent: intent, Principal: principal})
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := tokens.Verify(ctx, tv.Token)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	accept := func(host.Opened) (json.RawMessage, error) {
+		return json.RawMessage(`{"action":"accept","decidedAt":"` + hosttest.T0.Format(runlog.TimeFormat) + `"}`), nil
+	}
+	for _, c := range []struct {
+		name   string
+		grant  host.Grant
+		code   interrupt.Code
+		writes int
+		voted  string
+	}{
+		{"an inspect token", mint("inspect", "alice"), interrupt.CodeForbidden, 0, ""},
+		{"alice's link", mint("resolve", "alice"), "", 1, "alice"},
+		{"alice's link again", mint("resolve", "alice"), interrupt.CodeAlreadyVoted, 0, "alice"},
+	} {
+		before, _ := log.Read(ctx, runKey("run-1"), 0, 0)
+		reads.Logs = 0
+		got, err := h.CastByToken(ctx, c.grant, host.Ballot{Value: accept})
+		if interrupt.ErrorCode(err) != c.code || (c.code == "" && err != nil) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.code)
+		}
+		after, _ := log.Read(ctx, runKey("run-1"), 0, 0)
+		if events := countEvents(before, after); events != c.writes {
+			t.Errorf("%s wrote %d events, want %d", c.name, events, c.writes)
+		}
+		if reads.Logs != 1 || !got.Interrupt.Found() || got.Interrupt.Principal != "alice" {
+			t.Errorf("%s: %d reads of the log, the interrupt %+v as %q", c.name, reads.Logs, got.Interrupt.Found(), got.Interrupt.Principal)
+		}
+		if voted := got.Interrupt.Voted; (voted != nil) != (c.voted != "") || (voted != nil && voted.Principal != c.voted) {
+			t.Errorf("%s: voted %+v, want %q", c.name, voted, c.voted)
+		}
+	}
+}

@@ -208,9 +208,10 @@ func (h *Host) pending(in *runlog.Interrupt) (*runlog.Interrupt, error) {
 	}
 }
 
-// TokenCaller is what a verified token says about its bearer, for logs.
+// TokenCaller is what a verified token says about its bearer: the interrupt it names, for logs
+// and for what a page keys on it.
 type TokenCaller struct {
-	RunID, NodeID string
+	RunID, NodeID, InterruptID string
 }
 
 // Inspect answers the InterruptPayload a token names, verbatim. It never writes.
@@ -220,7 +221,7 @@ func (t *Tokens) Inspect(ctx context.Context, raw string) ([]byte, TokenCaller, 
 	if err != nil {
 		return nil, TokenCaller{}, err
 	}
-	who := TokenCaller{RunID: c.RunID, NodeID: c.NodeID}
+	who := callerOf(c)
 	st, err := h.load(ctx, runlog.Key{Tenant: c.Tenant, RunID: c.RunID}, runlog.Ref{Kind: runlog.RefInterrupt, Name: c.InterruptID})
 	if err != nil {
 		return nil, who, err
@@ -239,6 +240,20 @@ type Grant struct {
 	Caller TokenCaller
 }
 
+func callerOf(c token.Claims) TokenCaller {
+	return TokenCaller{RunID: c.RunID, NodeID: c.NodeID, InterruptID: c.InterruptID}
+}
+
+// Verify verifies a token, 401 and 410 as Authorize answers them, whatever its intent: for a
+// page that answers an inspect token's decision with the interrupt it names (CastByToken).
+func (t *Tokens) Verify(ctx context.Context, raw string) (Grant, error) {
+	c, err := t.verify(ctx, raw)
+	if err != nil {
+		return Grant{}, err
+	}
+	return Grant{claims: c, Caller: callerOf(c)}, nil
+}
+
 // Authorize verifies a token for resolving, in docs/design.md's order (401, 410, then 403 for an
 // inspect-only token), before anything of the request's body is read: a bad token is refused
 // as such whatever the body.
@@ -247,7 +262,7 @@ func (t *Tokens) Authorize(ctx context.Context, raw string) (Grant, error) {
 	if err != nil {
 		return Grant{}, err
 	}
-	g := Grant{claims: c, Caller: TokenCaller{RunID: c.RunID, NodeID: c.NodeID}}
+	g := Grant{claims: c, Caller: callerOf(c)}
 	if c.Intent != token.IntentResolve {
 		return g, interrupt.Errorf(interrupt.CodeForbidden, "an inspect token cannot resolve")
 	}
@@ -326,7 +341,7 @@ func (t *Tokens) Open(ctx context.Context, raw string) (Opened, Grant, error) {
 	if err != nil {
 		return Opened{}, Grant{}, err
 	}
-	g := Grant{claims: c, Caller: TokenCaller{RunID: c.RunID, NodeID: c.NodeID}}
+	g := Grant{claims: c, Caller: callerOf(c)}
 	st, err := h.load(ctx, runlog.Key{Tenant: c.Tenant, RunID: c.RunID}, runlog.Ref{Kind: runlog.RefInterrupt, Name: c.InterruptID})
 	if err != nil {
 		return Opened{}, g, err
