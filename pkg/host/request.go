@@ -134,9 +134,8 @@ func (h *Host) request(ctx context.Context, p interrupt.Principal, runID string,
 		}
 	}
 	deciders := interrupt.NewDeciders(payload, req.Display, p.Voter(), h.refKinds())
-	if why := deciders.Undecidable(); why != "" {
-		return InterruptView{}, false, interrupt.Invalid("no one could ever decide this approval",
-			interrupt.FieldError{Path: "/payload/data/approversList", Message: why})
+	if why := deciders.Undecidable(); why.Path != "" {
+		return InterruptView{}, false, interrupt.Invalid("no one could ever decide this approval", why)
 	}
 	if req.NamedDeciders && payload.Kind == interrupt.KindApproval && len(deciders.Rules) == 0 {
 		return InterruptView{}, false, interrupt.Invalid("name who decides: an approval nobody is named for could be granted by anyone of the tenant",
@@ -310,12 +309,6 @@ func (h *Host) checkPayload(raw json.RawMessage) (interrupt.Payload, error) {
 		fields = append(fields, interrupt.FieldError{Path: "/payload/kind", Message: "this host does not advertise the conversation capability"})
 	case p.Kind == interrupt.KindLowConfidence && *p.Data.Observed >= *p.Data.Threshold:
 		fields = append(fields, interrupt.FieldError{Path: "/payload/data/observed", Message: "must be below threshold for a low-confidence interrupt"})
-	case p.Kind == interrupt.KindApproval:
-		// approversList binds always, so it bounds the voters whatever else binds.
-		if d := p.Data; len(d.ApproversList) > 0 && int(d.RequiredApprovals) > len(d.ApproversList) {
-			fields = append(fields, interrupt.FieldError{Path: "/payload/data/requiredApprovals",
-				Message: fmt.Sprintf("%d approvals can never come from the %d principals of approversList", d.RequiredApprovals, len(d.ApproversList))})
-		}
 	case p.Kind == interrupt.KindClarification:
 		seen := map[string]bool{}
 		for i, q := range p.Data.Questions {

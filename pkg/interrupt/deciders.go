@@ -179,28 +179,37 @@ func (p Principal) held(kind string) []string {
 	return nil
 }
 
-// Undecidable says why no one could ever decide the interrupt, "" when someone could: its
-// approversList, which binds always, names fewer principals than its quorum once those who may
-// never decide (its requester, the agent escalated) are left out.
-func (d Deciders) Undecidable() string {
+// Undecidable says why no one could ever decide the approval, as the field that makes it so:
+// approversList binds always, so it bounds the voters whatever else binds; too few principals
+// for the quorum (requiredApprovals), or too few once its requester and the agent it escalates,
+// who may never decide it, are left out (approversList). The zero FieldError when someone could.
+// The one place the quorum is held against the list, at request time.
+func (d Deciders) Undecidable() FieldError {
 	for _, r := range d.Rules {
 		if r.Kind != RefPrincipal {
 			continue
 		}
-		var may []string
+		var named, may []string
 		for _, ref := range r.Refs {
-			if ref != d.Requester && ref != d.Agent && !slices.Contains(may, ref) {
+			if slices.Contains(named, ref) {
+				continue
+			}
+			named = append(named, ref)
+			if ref != d.Requester && ref != d.Agent {
 				may = append(may, ref)
 			}
 		}
+		if len(named) < d.Quorum {
+			return FieldError{Path: "/payload/data/requiredApprovals", Message: fmt.Sprintf("%d approvals can never come from the %d principals of approversList", d.Quorum, len(named))}
+		}
 		switch {
 		case len(may) == 0:
-			return "approversList names only its requester, " + d.Requester + ", who may never decide what it requested"
+			return FieldError{Path: "/payload/data/approversList", Message: "approversList names only its requester, " + d.Requester + ", who may never decide what it requested"}
 		case len(may) < d.Quorum:
-			return fmt.Sprintf("%d approvals can never come from the %d principals of approversList who may decide (its requester, %s, may not)", d.Quorum, len(may), d.Requester)
+			return FieldError{Path: "/payload/data/approversList", Message: fmt.Sprintf("%d approvals can never come from the %d principals of approversList who may decide (its requester, %s, may not)", d.Quorum, len(may), d.Requester)}
 		}
 	}
-	return ""
+	return FieldError{}
 }
 
 // Unreachable reports whether the quorum can no longer be met, approvals counted so far:

@@ -237,3 +237,33 @@ func TestWhatAProofMayDecide(t *testing.T) {
 		}
 	}
 }
+
+// TestDecidersUndecidable: the one place the quorum is held against approversList at request
+// time, each case at the field that makes it so.
+func TestDecidersUndecidable(t *testing.T) {
+	t.Parallel()
+	approval := func(required int, list ...string) interrupt.Payload {
+		var p interrupt.Payload
+		p.Kind = interrupt.KindApproval
+		p.Data.ApproversList, p.Data.RequiredApprovals = list, interrupt.Integer(required)
+		return p
+	}
+	for _, c := range []struct {
+		name      string
+		payload   interrupt.Payload
+		requester string
+		path      string
+	}{
+		{"enough", approval(2, "alice", "bob"), "engine", ""},
+		{"no list binds no count", approval(3), "engine", ""},
+		{"fewer than the quorum", approval(3, "alice", "bob"), "engine", "/payload/data/requiredApprovals"},
+		{"a name twice is one principal", approval(2, "alice", "alice"), "engine", "/payload/data/requiredApprovals"},
+		{"only its requester", approval(1, "alice"), "alice", "/payload/data/approversList"},
+		{"short once its requester is left out", approval(2, "alice", "bob"), "alice", "/payload/data/approversList"},
+	} {
+		got := interrupt.NewDeciders(c.payload, nil, c.requester, nil).Undecidable()
+		if got.Path != c.path || (c.path != "") != (got.Message != "") {
+			t.Errorf("%s: %+v, want at %q", c.name, got, c.path)
+		}
+	}
+}

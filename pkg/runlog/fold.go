@@ -127,9 +127,10 @@ func (i *Interrupt) CountedVotes() []interrupt.Vote {
 	return votes
 }
 
-// Tally counts the interrupt's votes against its quorum.
+// Tally counts the interrupt's votes against its quorum, the decider model's
+// (interrupt.Deciders.Quorum).
 func (i *Interrupt) Tally() interrupt.Tally {
-	t := interrupt.Tally{Required: max(int(i.Payload.Data.RequiredApprovals), 1)}
+	t := interrupt.Tally{Required: max(i.Deciders.Quorum, 1)}
 	for _, v := range i.Votes {
 		switch v.Action {
 		case interrupt.ActionAccept, interrupt.ActionEditAccept:
