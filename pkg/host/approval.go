@@ -2,7 +2,6 @@ package host
 
 import (
 	"encoding/json"
-	"fmt"
 	"slices"
 
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
@@ -25,7 +24,8 @@ func (h *Host) refKinds() []string {
 
 // vote decides what one approval decision commits. ask is recorded and does not exit; the other
 // actions are counted votes (one per principal), and the one that releases the gate commits
-// interrupt.resolved with it (release). overrides are the host's override principals.
+// interrupt.resolved with it, as the model counts it (interrupt.Deciders.Count). overrides are
+// the host's override principals.
 func vote(in *runlog.Interrupt, p interrupt.Principal, elig interrupt.Eligibility, action interrupt.Action, value json.RawMessage, overrides []string) (decision[Resolution], error) {
 	res := Resolution{NodeID: in.NodeID, InterruptID: in.ID, ResumeValue: value, Status: interrupt.StatusPending}
 	tally := in.Tally()
@@ -41,27 +41,15 @@ func vote(in *runlog.Interrupt, p interrupt.Principal, elig interrupt.Eligibilit
 		res.Tally = &tally
 		return decision[Resolution]{events: []runlog.Event{asked}, answer: res}, nil
 	}
-	if prior := in.Voted(voter); prior != nil {
-		return decision[Resolution]{}, interrupt.Errorf(interrupt.CodeAlreadyVoted, "%s already voted %s on interrupt %s", voter, prior.Action, in.ID)
-	}
-	// The model says whose vote releases alone: an override principal proven by a deliberate act.
-	override := in.Deciders.Overrides(p, in.Payload.Data.OverrideBypassesQuorum, overrides)
-	tally, released, err := release(in.Payload.Data.RejectionPolicy, tally, action, override)
+	// The model counts it: one vote each, the quorum, the policy, the override, reachability.
+	counted, err := in.Deciders.Count(p, action, in.Votes, overrides)
 	if err != nil {
 		return decision[Resolution]{}, err
 	}
+	tally, released := counted.Tally, counted.Released
 	v := interrupt.Vote{
 		NodeID: in.NodeID, InterruptID: in.ID, Principal: voter, Action: action, ResumeValue: value,
-		Eligibility: elig, Override: override && released && action != interrupt.ActionRefine, Tally: tally,
-	}
-	// Only a rejection can leave the quorum out of reach (an approval adds what it takes away),
-	// so the gate then releases with this rejection rather than wait for votes that cannot come.
-	votedOrVoting := func(who string) bool { return who == voter || in.Voted(who) != nil }
-	releasesAlone := func(who string) bool {
-		return in.Payload.Data.OverrideBypassesQuorum && slices.Contains(overrides, who)
-	}
-	if !released && action == interrupt.ActionReject && in.Deciders.Unreachable(tally.Approvals, votedOrVoting, releasesAlone) {
-		released, v.Reason = true, interrupt.ReasonQuorumUnreachable
+		Eligibility: elig, Override: counted.Override, Tally: tally, Reason: counted.Reason,
 	}
 	if released {
 		v.ResumeValue = nil // interrupt.resolved carries it; readers see it in both
@@ -81,28 +69,4 @@ func vote(in *runlog.Interrupt, p interrupt.Principal, elig interrupt.Eligibilit
 		res.Status = interrupt.StatusResolved
 	}
 	return decision[Resolution]{events: events, answer: res}, nil
-}
-
-// release counts one vote into tally and says whether it releases the gate: refine at once;
-// accept and edit-accept once they reach the quorum; reject at once under single-veto (the
-// default), past half the quorum under majority; an override (a configured principal, on an
-// approval that allows it) at once.
-func release(policy string, tally interrupt.Tally, action interrupt.Action, override bool) (interrupt.Tally, bool, error) {
-	switch action {
-	case interrupt.ActionRefine:
-		return tally, true, nil
-	case interrupt.ActionAccept, interrupt.ActionEditAccept:
-		tally.Approvals++
-		return tally, override || tally.Approvals >= tally.Required, nil
-	case interrupt.ActionReject:
-		tally.Rejections++
-		switch policy {
-		case interrupt.PolicyMajority:
-			return tally, override || 2*tally.Rejections > tally.Required, nil
-		case interrupt.PolicySingleVeto, "":
-			return tally, true, nil
-		}
-		return tally, false, fmt.Errorf("host: unknown rejection policy %q", policy)
-	}
-	return tally, false, fmt.Errorf("host: unhandled approval action %q", action)
 }

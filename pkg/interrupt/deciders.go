@@ -32,8 +32,11 @@ type Deciders struct {
 	// respond decides.
 	Rules []Rule
 	// Quorum is how many distinct principals must approve: an approval's requiredApprovals, 1
-	// for everything else.
+	// for everything else. Policy is an approval's rejectionPolicy ("" is single-veto), and
+	// Bypass whether it lets an override principal release it alone (overrideBypassesQuorum).
 	Quorum int
+	Policy string
+	Bypass bool
 	// Audience are whom to tell, each ref typed, in the order the request names them.
 	Audience []Ref
 }
@@ -80,6 +83,7 @@ func NewDeciders(p Payload, display *Display, requester string, refKinds []strin
 	}
 	data := p.Data
 	d.Quorum = max(int(data.RequiredApprovals), 1)
+	d.Policy, d.Bypass = data.RejectionPolicy, data.OverrideBypassesQuorum
 	fields := []Rule{
 		{"approversList", RefPrincipal, data.ApproversList},
 		{"approverGroupRefs", RefGroup, data.ApproverGroupRefs},
@@ -260,11 +264,11 @@ func (d Deciders) Accepts(via Via) bool {
 }
 
 // Overrides reports whether p's vote releases the approval alone: the request allowed it
-// (bypass, the payload's overrideBypassesQuorum), p is one of the deployment's override
+// (Bypass, the payload's overrideBypassesQuorum), p is one of the deployment's override
 // principals, and p was proven by a deliberate act (Via.Deliberate), so that no link a scanner
 // follows and no chat click can release an approval alone.
-func (d Deciders) Overrides(p Principal, bypass bool, overrides []string) bool {
-	return bypass && d.Kind == KindApproval && p.Via.Deliberate() && p.Subject != "" && slices.Contains(overrides, p.Subject)
+func (d Deciders) Overrides(p Principal, overrides []string) bool {
+	return d.Bypass && d.Kind == KindApproval && p.Via.Deliberate() && p.Subject != "" && slices.Contains(overrides, p.Subject)
 }
 
 // Signable reports whether a link that decides as r may be made for r: r is a principal the

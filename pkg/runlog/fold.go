@@ -127,20 +127,9 @@ func (i *Interrupt) CountedVotes() []interrupt.Vote {
 	return votes
 }
 
-// Tally counts the interrupt's votes against its quorum, the decider model's
-// (interrupt.Deciders.Quorum).
-func (i *Interrupt) Tally() interrupt.Tally {
-	t := interrupt.Tally{Required: max(i.Deciders.Quorum, 1)}
-	for _, v := range i.Votes {
-		switch v.Action {
-		case interrupt.ActionAccept, interrupt.ActionEditAccept:
-			t.Approvals++
-		case interrupt.ActionReject:
-			t.Rejections++
-		}
-	}
-	return t
-}
+// Tally counts the interrupt's votes against its quorum, as the decider model counts them
+// (interrupt.Deciders.Tally).
+func (i *Interrupt) Tally() interrupt.Tally { return i.Deciders.Tally(i.Votes) }
 
 // Recorded is the interrupt's status as the log records it, deadlines aside: pending until an
 // event ends it (interrupt.resolved, interrupt.expired, the run's end).
