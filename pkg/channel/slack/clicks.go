@@ -37,9 +37,9 @@ const SlackBudget = 2 * time.Second
 // from, a few KiB; a message of 50 blocks stays far below this.
 const MaxBody = 128 << 10
 
-// Decider is what the clicks need of the host: a decision cast in one call that reads the run
-// once, and, before a rejection's reason is asked, the interrupt as a page reads it.
-type Decider interface {
+// Caster is the host as the clicks use it (host.Host): a ballot cast in one call that reads the
+// run once, and, before a rejection's reason is asked, the interrupt as a page reads it.
+type Caster interface {
 	OpenAs(ctx context.Context, p interrupt.Principal, runID, interruptID string) (host.Opened, error)
 	Cast(ctx context.Context, b host.Ballot) (host.Cast, error)
 	Now() time.Time
@@ -60,7 +60,7 @@ type Poster interface {
 // the tenant it names, and record it as the contact whose Slack member id clicked. Build once
 // per process; safe for concurrent use.
 type Interactions struct {
-	Host     Decider
+	Host     Caster
 	Apps     Store
 	Secrets  Secrets
 	Keys     token.Keys
