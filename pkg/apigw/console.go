@@ -161,29 +161,24 @@ func (a *API) consoleHome(ctx context.Context, c *call) (events.APIGatewayV2HTTP
 	return consoleResponse(v, head), nil
 }
 
-// names says the refs as the tenant's contacts name them; a ref without a contact (or one that
-// cannot be read now) as itself. One read per distinct ref.
+// names are the names the tenant's contacts give the refs; none for a ref without a contact
+// (or one that cannot be read now), which the console says as itself. One read per distinct ref.
 func (a *API) names(ctx context.Context, p interrupt.Principal, refs []string) console.Names {
 	known := map[string]string{}
 	for _, ref := range refs {
 		if _, ok := known[ref]; ok {
 			continue
 		}
-		known[ref] = console.Plain(ref)
+		known[ref] = ""
 		kind, name, ok := console.Ref(ref)
 		if !ok || a.contacts == nil {
 			continue
 		}
-		if ct, err := a.contacts.Get(ctx, p, kind, name); err == nil && ct.Name != "" {
-			known[ref] = ct.Name + " (" + name + ")"
+		if ct, err := a.contacts.Get(ctx, p, kind, name); err == nil {
+			known[ref] = ct.Name
 		}
 	}
-	return func(ref string) string {
-		if n, ok := known[ref]; ok {
-			return n
-		}
-		return console.Plain(ref)
-	}
+	return func(ref string) string { return known[ref] }
 }
 
 // consoleRun serves GET and HEAD /console/runs/{runId}: the run's story from ?after= (a seq),

@@ -116,7 +116,9 @@ func TestTheConsole(t *testing.T) {
 	if home.StatusCode != http.StatusOK || home.Headers["Content-Security-Policy"] != console.CSP || home.Headers["X-Frame-Options"] != "DENY" || home.Headers["Cache-Control"] != "no-store" {
 		t.Fatalf("the console: %d %v", home.StatusCode, home.Headers)
 	}
-	for _, want := range []string{"Pay invoice 4471", "Bob Builder (bob)", "1 of 2 approvals", `href="console/runs/r1"`, "Which purchase order?", "2 waiting on this page", "Signed in as olga"} {
+	// Each value inside the console's words is isolated (words.Isolated; pkg/console's
+	// TestTheConsolesWordsStayInOrder): "\u2068Bob Builder\u2069 (\u2068bob\u2069)".
+	for _, want := range []string{"Pay invoice 4471", "\u2068Bob Builder\u2069 (\u2068bob\u2069)", "1 of 2 approvals", `href="console/runs/r1"`, "Which purchase order?", "2 waiting on this page", "Signed in as olga"} {
 		if !strings.Contains(home.Body, want) {
 			t.Errorf("the console lacks %q", want)
 		}
@@ -138,8 +140,9 @@ func TestTheConsole(t *testing.T) {
 	}
 
 	run := b.do(t, "GET", "/console/runs/r1", []string{olga}, "")
-	for _, want := range []string{"Pay invoice 4471", "<strong>alice</strong> voted accept (1 of 2 approvals)", "<blockquote>Fine by me</blockquote>", "Waits on Bob Builder (bob)",
-		"<strong>engine</strong> asked for an approval at step approve", `href="../../approve/r1/`, `action="./r1/cancel"`, "<dt>Supplier</dt><dd>ACME</dd>"} {
+	for _, want := range []string{"Pay invoice 4471", "<strong>\u2068alice\u2069</strong> voted accept (1 of 2 approvals)", "<blockquote>Fine by me</blockquote>",
+		"Waits on \u2068Bob Builder\u2069 (\u2068bob\u2069)", "\u2068alice\u2069 voted accept: “\u2068Fine by me\u2069”",
+		"<strong>\u2068engine\u2069</strong> asked for an approval at step approve: “\u2068Pay invoice 4471\u2069”", `href="../../approve/r1/`, `action="./r1/cancel"`, "<dt>Supplier</dt><dd>ACME</dd>"} {
 		if !strings.Contains(run.Body, want) {
 			t.Errorf("the run's page lacks %q", want)
 		}
@@ -170,14 +173,14 @@ func TestTheConsole(t *testing.T) {
 		t.Fatalf("events %v", events)
 	}
 	after := b.do(t, "GET", "/console/runs/r1", []string{olga}, "")
-	if !strings.Contains(after.Body, "<strong>olga</strong> cancelled the run") || !strings.Contains(after.Body, "<blockquote>duplicate invoice</blockquote>") || strings.Contains(after.Body, "/cancel") {
+	if !strings.Contains(after.Body, "<strong>\u2068olga\u2069</strong> cancelled the run") || !strings.Contains(after.Body, "<blockquote>duplicate invoice</blockquote>") || strings.Contains(after.Body, "/cancel") {
 		t.Errorf("the run's page after its cancel:\n%s", after.Body)
 	}
 
 	mallory := b.signIn(t, "mallory", "acme")
 	for _, path := range []string{"/console", "/console/runs/r2"} {
 		r := b.do(t, "GET", path, []string{mallory}, "")
-		if r.StatusCode != http.StatusForbidden || strings.Contains(r.Body, "r2") || strings.Contains(r.Body, "purchase order") || !strings.Contains(r.Body, "signed in as mallory") {
+		if r.StatusCode != http.StatusForbidden || strings.Contains(r.Body, "r2") || strings.Contains(r.Body, "purchase order") || !strings.Contains(r.Body, "signed in as \u2068mallory\u2069") {
 			t.Errorf("%s as mallory: %d\n%s", path, r.StatusCode, r.Body)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/interrupthost/interrupthost/pkg/webkit"
+	"github.com/interrupthost/interrupthost/pkg/words"
 )
 
 //go:embed assets/console.css
@@ -151,12 +152,13 @@ func Render(v View) ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// Refused is the page of someone signed in who is not an operator: it names them, so that one
-// signed in as the wrong person can sign out, and nothing of the tenant.
+// Refused is the page of someone signed in who is not an operator: it names them (isolated,
+// words.Isolated), so that one signed in as the wrong person can sign out, and nothing of the
+// tenant.
 func Refused(principal string, signOut *SignOut) View {
 	return View{
 		Status: http.StatusForbidden, Title: "Not an operator", SignOut: signOut,
-		Problem: "You are signed in as " + principal + ", who does not hold this host's operator role. " +
+		Problem: "You are signed in as " + words.Isolated(principal) + ", who does not hold this host's operator role. " +
 			"The console shows a tenant's runs to its operators only. If you are one, sign out and sign in with that account.",
 	}
 }

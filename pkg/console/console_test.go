@@ -18,13 +18,13 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/runlog"
 )
 
-// names says the tenant's one contact by name, as the console's function does from its
-// contacts, and every other ref plainly.
+// names is the name of the tenant's one contact, as the console's function reads it from its
+// contacts; none for every other ref.
 func names(ref string) string {
 	if ref == "principal:bob" {
-		return "Bob Builder (bob)"
+		return "Bob Builder"
 	}
-	return console.Plain(ref)
+	return ""
 }
 
 // TestWhatWaits: the list of what waits puts the nearest deadline first and those without one
@@ -58,7 +58,7 @@ func TestWhatWaits(t *testing.T) {
 		{name: "nothing here, maybe on the next page", next: "console?after=x", summary: "Nothing on this page waits; the next page may hold more."},
 		{name: "every kind, nearest deadline first", page: page, summary: "4 waiting on this page; the oldest was requested 5 hours ago.", rows: []row{
 			{"r:4", "Old refund", "approval", "anyone", "0 of 3 approvals, 2 rejections", "5 hours ago", "Mon 30 Nov 2026, 08:59:00 UTC (passed)"},
-			{"r1", "Pay invoice 4471", "approval", "Bob Builder (bob), group finance", "1 of 2 approvals, 1 rejection", "2 hours ago by engine", "Mon 30 Nov 2026, 09:30:00 UTC (in 30 minutes)"},
+			{"r1", "Pay invoice 4471", "approval", iso("Bob Builder") + " (" + iso("bob") + "), group " + iso("finance"), "1 of 2 approvals, 1 rejection", "2 hours ago by " + iso("engine"), "Mon 30 Nov 2026, 09:30:00 UTC (in 30 minutes)"},
 			{"r3", "Payment", "external event", "a machine's answer", "", "1 hour ago", "Mon 30 Nov 2026, 12:00:00 UTC (in 3 hours)"},
 			{"r2", "(no title)", "question", "a machine's answer", "", "10 minutes ago", ""},
 		}},
@@ -127,7 +127,8 @@ func TestValidKind(t *testing.T) {
 }
 
 // TestRefs: a waitingOn ref is its kind and name (the name may hold a colon); said plainly, a
-// principal is its name and a group or a role keeps its kind; what is no ref is said as itself.
+// principal is its name and a group or a role keeps its kind, the name isolated; anyone is
+// "anyone"; what is no ref, or of a kind the host has not, is said as itself, isolated whole.
 func TestRefs(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct {
@@ -135,11 +136,13 @@ func TestRefs(t *testing.T) {
 		ok              bool
 		plain           string
 	}{
-		{"principal:alice", "principal", "alice", true, "alice"},
-		{"group:finance", "group", "finance", true, "group finance"},
-		{"role:a:b", "role", "a:b", true, "role a:b"},
+		{"principal:alice", "principal", "alice", true, "\u2068alice\u2069"},
+		{"group:finance", "group", "finance", true, "group \u2068finance\u2069"},
+		{"role:a:b", "role", "a:b", true, "role \u2068a:b\u2069"},
 		{"anyone", "anyone", "", false, "anyone"},
-		{"group:", "group", "", false, "group:"},
+		{"group:", "group", "", false, "\u2068group:\u2069"},
+		{"team:x", "team", "x", true, "\u2068team:x\u2069"},
+		{"principal:\u202eevil", "principal", "\u202eevil", true, "\u2068\ufffdevil\u2069"},
 	} {
 		kind, name, ok := console.Ref(tt.ref)
 		if kind != tt.kind || name != tt.name || ok != tt.ok {
@@ -173,9 +176,9 @@ func TestWhatARunWaitsOn(t *testing.T) {
 					Action: interrupt.ActionAccept, ResumeValue: json.RawMessage(`{"action":"accept","feedback":"Fine by me"}`), Tally: interrupt.Tally{Approvals: 1, Required: 2}})),
 			}
 		}, "waiting-approval", false, []console.Waiting{{
-			Title: "Pay invoice 4471", Kind: "approval", Step: "approve", Tally: "1 of 2 approvals", WaitsOn: "Bob Builder (bob)",
-			Requested: "30 minutes ago by engine", Deadline: "Mon 30 Nov 2026, 10:00:00 UTC (in 30 minutes)", PageHref: "../../approve/r1/int_1",
-			Votes: []string{"alice voted accept: “Fine by me”"},
+			Title: "Pay invoice 4471", Kind: "approval", Step: "approve", Tally: "1 of 2 approvals", WaitsOn: iso("Bob Builder") + " (" + iso("bob") + ")",
+			Requested: "30 minutes ago by " + iso("engine"), Deadline: "Mon 30 Nov 2026, 10:00:00 UTC (in 30 minutes)", PageHref: "../../approve/r1/int_1",
+			Votes: []string{iso("alice") + " voted accept: “" + iso("Fine by me") + "”"},
 		}}},
 		{"a question for the people its display names, and an external event", func(t *testing.T) []runlog.Commit {
 			return []runlog.Commit{
@@ -184,7 +187,7 @@ func TestWhatARunWaitsOn(t *testing.T) {
 				commit("", requested(t, "pay", "int_3", `{"kind":"external-event","key":"k3","timeoutMs":7200000,"data":{"eventType":"payment.succeeded"}}`, runlog.With{})),
 			}
 		}, "waiting-input", false, []console.Waiting{
-			{Title: "Which purchase order?", Kind: "question", Step: "clarify", WaitsOn: "carol, Bob Builder (bob)", Requested: "30 minutes ago by engine",
+			{Title: "Which purchase order?", Kind: "question", Step: "clarify", WaitsOn: iso("carol") + ", " + iso("Bob Builder") + " (" + iso("bob") + ")", Requested: "30 minutes ago by " + iso("engine"),
 				PageHref: "../../approve/r1/int_2"},
 			{Title: "Interrupt at pay", Kind: "external event", Step: "pay", WaitsOn: "a machine's answer", Requested: "29 minutes ago",
 				Deadline: "Mon 30 Nov 2026, 11:01:00 UTC (in 1 hour)", PageHref: "../../approve/r1/int_3"},
@@ -321,10 +324,10 @@ func TestOthersWordsAreEscaped(t *testing.T) {
 		shown []string
 	}{
 		{"what waits", console.View{Status: http.StatusOK, Title: "What waits", Operator: "<u>olga</u>", Tenant: `acme"><script>`,
-			Home: console.HomeOf(pending, "", "", "", "", console.Plain, now)},
+			Home: console.HomeOf(pending, "", "", "", "", nil, now)},
 			[]string{"&lt;script&gt;alert(1)&lt;/script&gt;", "&lt;b onmouseover=alert(5)&gt;", "&lt;i&gt;engine&lt;/i&gt;", "&lt;u&gt;olga&lt;/u&gt;"}},
 		{"a run's page", console.View{Status: http.StatusOK, Title: "Run r1", Operator: "olga", Tenant: "acme",
-			Run: console.RunOf(story, nil, console.Plain, now, "csrf", "", "")},
+			Run: console.RunOf(story, nil, nil, now, "csrf", "", "")},
 			[]string{"&lt;script&gt;alert(1)&lt;/script&gt;", "&lt;/blockquote&gt;&lt;script&gt;alert(4)&lt;/script&gt;", "&#34;&gt;&lt;img src=x onerror=alert(3)&gt;",
 				"&lt;img src=x onerror=alert(1)&gt;", "&lt;/pre&gt;&lt;script&gt;alert(2)&lt;/script&gt;", "&lt;b&gt;member&lt;/b&gt;"}},
 		{"a refusal", console.Refused(`<script>alert(6)</script>`, nil), []string{"&lt;script&gt;alert(6)&lt;/script&gt;"}},
@@ -411,7 +414,7 @@ func TestPagesOfNoTenant(t *testing.T) {
 		says   string
 	}{
 		{"not an operator", console.Refused("mallory", &console.SignOut{Action: "signin/signout", CSRF: "c-1"}), http.StatusForbidden,
-			"You are signed in as mallory, who does not hold this host&#39;s operator role."},
+			"You are signed in as \u2068mallory\u2069, who does not hold this host&#39;s operator role."},
 		{"a problem", console.Problem(http.StatusServiceUnavailable, "The console is unavailable", "Nothing was changed."), http.StatusServiceUnavailable,
 			"<h1>The console is unavailable</h1>"},
 	} {
@@ -423,6 +426,84 @@ func TestPagesOfNoTenant(t *testing.T) {
 			page := render(t, tt.view)
 			if !strings.Contains(page, tt.says) || strings.Contains(page, "tenant ") {
 				t.Errorf("the page does not say %q, or names a tenant:\n%s", tt.says, page)
+			}
+		})
+	}
+}
+
+// TestTheConsolesWordsStayInOrder: wherever the console puts a value a run holds (a title, a
+// principal's name or id, a contact's name, an agent's or a tool's name, a comment) inside its
+// own words, the value is isolated (words.Isolated): between FIRST STRONG ISOLATE and POP
+// DIRECTIONAL ISOLATE, its own directional controls shown as U+FFFD, so that a right-to-left
+// override (U+202E) in it, or a PDI that would close the isolate early, reverses none of the
+// console's words after it; the page escapes the line as any text.
+func TestTheConsolesWordsStayInOrder(t *testing.T) {
+	t.Parallel()
+	now := t0.Add(30 * time.Minute)
+	contacts := func(ref string) string {
+		if ref == "principal:bob" {
+			return "Bob\u202e Builder"
+		}
+		return ""
+	}
+	raw := `{"kind":"approval","key":"k1","timeoutMs":3600000,"data":{"title":"Pay \u202e4471 EUR","actions":["accept","reject"],"requiredApprovals":3,` +
+		`"approversList":["m\u202eallory","bob","c\u2069\u202earol"]}}`
+	voted := commit("c\u2069\u202earol", event(t, interrupt.EventVoted, "approve", "int_1", interrupt.Vote{NodeID: "approve", InterruptID: "int_1",
+		Principal: "c\u2069\u202earol", Action: interrupt.ActionAccept, ResumeValue: json.RawMessage(`{"action":"accept","feedback":"ok\u202e by me"}`),
+		Tally: interrupt.Tally{Approvals: 1, Required: 3}}))
+	waiting := console.RunOf(storyOf(t, "r1", now, commit("eng\u202eine", requested(t, "approve", "int_1", raw, runlog.With{})), voted), nil, contacts, now, "csrf", "", "")
+	told := console.RunOf(storyOf(t, "r1", now,
+		commit("eng\u202eine", requested(t, "approve", "int_1", raw, runlog.With{})),
+		voted,
+		commit("", event(t, interrupt.EventReminded, "approve", "int_1", interrupt.Reminded{NodeID: "approve", InterruptID: "int_1", Reminder: 1,
+			Recipients: []interrupt.Ref{{Kind: interrupt.RefPrincipal, Ref: "d\u202eave"}}})),
+		commit("engine", event(t, interrupt.EventAgentDecided, "triage", "", interrupt.AgentDecided{NodeID: "triage", AgentID: "tri\u202eage", Confidence: 0.42, Threshold: 0.7})),
+		commit("payments", event(t, interrupt.EventReceiptRedeemed, "approve", "int_1", interrupt.Redeemed{NodeID: "approve", InterruptID: "int_1",
+			Name: "issue_\u202erefund", By: "agent\u202e-7"})),
+		commit("console", event(t, interrupt.EventRunCancelled, "", "", interrupt.Ended{By: "ol\u202ega", Reason: "duplicate"})),
+	), nil, contacts, now, "csrf", "", "")
+	if len(waiting.Waiting) != 1 || len(waiting.Waiting[0].Votes) != 1 || len(told.Story) != 6 {
+		t.Fatalf("the run waits on %+v; its story %+v", waiting.Waiting, told.Story)
+	}
+	home := console.HomeOf([]host.PendingInterrupt{{RunID: "r1", Kind: interrupt.KindApproval, Title: "Pay invoice", RequestedAt: t0.Format(time.RFC3339),
+		WaitingOn: []string{"principal:\u202elive", "group:fin\u2069\u202eance", "principal:bob", "anyone"}, RequestedBy: "eng\u202eine"}}, "", "", "", "", contacts, now)
+	refused := console.Refused("m\u202eallory", nil)
+	pages := map[string]string{
+		"run":     render(t, console.View{Status: http.StatusOK, Title: "Run r1", Run: waiting}),
+		"story":   render(t, console.View{Status: http.StatusOK, Title: "Run r1", Run: told}),
+		"home":    render(t, console.View{Status: http.StatusOK, Title: "What waits", Home: home}),
+		"refused": render(t, refused),
+	}
+	line := func(l console.Line) string { return "<strong>" + l.Who + "</strong> " + l.Text }
+	for _, tt := range []struct {
+		name, page, got, want string
+	}{
+		{"a title in the story's request", "story", line(told.Story[0]),
+			"<strong>\u2068eng\ufffdine\u2069</strong> asked for an approval at step approve: “\u2068Pay \ufffd4471 EUR\u2069”, to be decided by Mon 30 Nov 2026, 10:00:00 UTC"},
+		{"a voter and a vote", "story", line(told.Story[1]), "<strong>\u2068c\ufffd\ufffdarol\u2069</strong> voted accept (1 of 3 approvals)"},
+		{"a reminder's recipient", "story", line(told.Story[2]), "<strong>the host</strong> sent reminder 1 for step approve to principal \u2068d\ufffdave\u2069"},
+		{"an agent", "story", line(told.Story[3]),
+			"<strong>\u2068engine\u2069</strong> recorded agent \u2068tri\ufffdage\u2069's decision, 0.42 confident against a threshold of 0.70"},
+		{"a tool and who redeemed it", "story", line(told.Story[4]),
+			"<strong>\u2068agent\ufffd-7\u2069</strong> redeemed the receipt of the approved call \u2068issue_\ufffdrefund\u2069 at step approve"},
+		{"who ended the run", "story", line(told.Story[5]), "<strong>\u2068ol\ufffdga\u2069</strong> cancelled the run"},
+		{"whom a run waits on, by id and by contact", "run", "Waits on " + waiting.Waiting[0].WaitsOn,
+			"Waits on \u2068m\ufffdallory\u2069, \u2068Bob\ufffd Builder\u2069 (\u2068bob\u2069)"},
+		{"who requested it", "run", "requested " + waiting.Waiting[0].Requested, "requested 30 minutes ago by \u2068eng\ufffdine\u2069"},
+		{"a vote's line and its comment", "run", waiting.Waiting[0].Votes[0], "\u2068c\ufffd\ufffdarol\u2069 voted accept: “\u2068ok\ufffd by me\u2069”"},
+		{"whom the list's interrupt waits on", "home", "Waits on " + home.Rows[0].WaitsOn,
+			"Waits on \u2068\ufffdlive\u2069, group \u2068fin\ufffd\ufffdance\u2069, \u2068Bob\ufffd Builder\u2069 (\u2068bob\u2069), anyone"},
+		{"who requested the list's interrupt", "home", "Requested " + home.Rows[0].Requested, "Requested 30 minutes ago by \u2068eng\ufffdine\u2069"},
+		{"who is refused", "refused", refused.Problem,
+			"You are signed in as \u2068m\ufffdallory\u2069, who does not hold this host's operator role."},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if !strings.HasPrefix(tt.got, tt.want) {
+				t.Errorf("the console says\n%q\nwant\n%q", tt.got, tt.want)
+			}
+			if shown := strings.NewReplacer("'", "&#39;").Replace(tt.want); !strings.Contains(pages[tt.page], shown) {
+				t.Errorf("the %s page does not show %q", tt.page, shown)
 			}
 		})
 	}

@@ -18,10 +18,22 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/words"
 )
 
-// Names says a ref as people know it ("Alice Martin (alice)"), from the tenant's contacts: the
-// ref itself where no contact names it. A ref is "principal:alice", "group:finance",
-// "role:manager" or "anyone", as the pending list's waitingOn has them.
+// Names is the name the tenant's contacts give a ref ("Alice Martin"), "" where none does (nil:
+// none does). A ref is "principal:alice", "group:finance", "role:manager" or "anyone", as the
+// pending list's waitingOn has them. The console says the ref in its own words (say), with
+// the name and the ref's own isolated.
 type Names func(ref string) string
+
+// say is ref as the console says it: by its contact's name and its own ("Alice Martin (alice)"),
+// or without a contact as Plain does; each value isolated (words.Isolated).
+func (n Names) say(ref string) string {
+	if _, name, ok := Ref(ref); ok && n != nil {
+		if contact := n(ref); contact != "" {
+			return words.Isolated(contact) + " (" + words.Isolated(name) + ")"
+		}
+	}
+	return Plain(ref)
+}
 
 // when spells a time for an operator, in UTC.
 func when(t time.Time) string { return t.UTC().Format("Mon 2 Jan 2006, 15:04:05 UTC") }
@@ -72,7 +84,7 @@ func HomeOf(page []host.PendingInterrupt, run, kind, first, next string, names N
 		r := Row{RunHref: "console/runs/" + url.PathEscape(p.RunID), RunID: p.RunID, Title: cmp.Or(p.Title, "(no title)"), Kind: kindWords(p.Kind)}
 		var who []string
 		for _, ref := range p.WaitingOn {
-			who = append(who, names(ref))
+			who = append(who, names.say(ref))
 		}
 		r.WaitsOn = cmp.Or(strings.Join(who, ", "), "a machine's answer")
 		if p.Tally != nil {
@@ -85,7 +97,7 @@ func HomeOf(page []host.PendingInterrupt, run, kind, first, next string, names N
 			r.Requested = ago(at, now)
 		}
 		if p.RequestedBy != "" {
-			r.Requested += " by " + p.RequestedBy
+			r.Requested += " by " + words.Isolated(p.RequestedBy)
 		}
 		if at, err := time.Parse(time.RFC3339, p.ExpiresAt); err == nil {
 			r.Deadline = when(at) + " (" + words.Until(at, now) + ")"
@@ -143,20 +155,20 @@ func RunOf(s host.Story, deliveries []Subscription, names Names, now time.Time, 
 		}
 		var who []string
 		for _, ref := range w.Undecided {
-			who = append(who, names(ref.Kind+":"+ref.Ref))
+			who = append(who, names.say(ref.Kind+":"+ref.Ref))
 		}
 		v.WaitsOn = cmp.Or(strings.Join(who, ", "), "a machine's answer")
 		v.Requested = ago(w.RequestedAt, now)
 		if w.RequestedBy != "" {
-			v.Requested += " by " + w.RequestedBy
+			v.Requested += " by " + words.Isolated(w.RequestedBy)
 		}
 		if !w.Deadline.IsZero() {
 			v.Deadline = when(w.Deadline) + " (" + words.Until(w.Deadline, now) + ")"
 		}
 		for _, vote := range w.Votes {
-			line := vote.Principal + " voted " + string(vote.Action)
+			line := words.Isolated(vote.Principal) + " voted " + string(vote.Action)
 			if f := feedbackOf(vote.ResumeValue); f != "" {
-				line += ": “" + f + "”"
+				line += ": “" + words.Isolated(f) + "”"
 			}
 			v.Votes = append(v.Votes, line)
 		}
@@ -206,7 +218,8 @@ func feedbackOf(value json.RawMessage) string {
 	return v.Feedback
 }
 
-// author says who made a commit: a principal, a signed link's bearer, or the host.
+// author says who made a commit: a principal (isolated, words.Isolated), a signed link's
+// bearer, or the host.
 func author(by string) string {
 	switch {
 	case by == "":
@@ -214,7 +227,7 @@ func author(by string) string {
 	case strings.HasPrefix(by, "token:"):
 		return "a signed link's holder"
 	}
-	return by
+	return words.Isolated(by)
 }
 
 // aliases are the legacy event types that repeat interrupt.requested and interrupt.resolved:
@@ -225,6 +238,10 @@ var aliases = []string{"approval.requested", "approval.resolved", "clarification
 func lines(ch host.Chapter) []Line {
 	var out []Line
 	who := author(ch.By)
+	// Each sentence below is the console's words with the values a run holds inserted: each
+	// such value (a title, a principal, an agent's or a tool's name) isolated, words.Isolated.
+	// Ids (a step's) are runlog.ValidID, of no directional control; a quote stands alone in
+	// its own block (a blockquote), as a title does in its heading.
 	for _, e := range ch.Events {
 		if slices.Contains(aliases, e.Type) {
 			continue
@@ -246,7 +263,7 @@ func lines(ch host.Chapter) []Line {
 				l.Text = "began waiting for an external event at step " + e.NodeID
 			}
 			if t := runlog.Title(e.Payload); t != "" {
-				l.Text += ": “" + t + "”"
+				l.Text += ": “" + words.Isolated(t) + "”"
 			}
 			if p.TimeoutMs > 0 {
 				l.Text += ", to be decided by " + when(ch.At.Add(time.Duration(p.TimeoutMs)*time.Millisecond))
@@ -262,13 +279,13 @@ func lines(ch host.Chapter) []Line {
 		case interrupt.EventVoted:
 			var v interrupt.Vote
 			_ = json.Unmarshal(e.Payload, &v)
-			l.Who = v.Principal
+			l.Who = words.Isolated(v.Principal)
 			l.Text = fmt.Sprintf("voted %s (%s)", v.Action, tally(v.Tally))
 			l.Quote = feedbackOf(v.ResumeValue)
 		case interrupt.EventAsked:
 			var a interrupt.Asked
 			_ = json.Unmarshal(e.Payload, &a)
-			l.Who, l.Text, l.Quote = a.Principal, "asked a question", feedbackOf(a.ResumeValue)
+			l.Who, l.Text, l.Quote = words.Isolated(a.Principal), "asked a question", feedbackOf(a.ResumeValue)
 		case interrupt.EventResolved:
 			var r interrupt.Resolved
 			_ = json.Unmarshal(e.Payload, &r)
@@ -298,13 +315,13 @@ func lines(ch host.Chapter) []Line {
 		case interrupt.EventRunCancelled, interrupt.EventRunCompleted:
 			var x interrupt.Ended
 			_ = json.Unmarshal(e.Payload, &x)
-			l.Who = cmp.Or(x.By, who)
+			l.Who = author(cmp.Or(x.By, ch.By))
 			l.Text = map[string]string{interrupt.EventRunCancelled: "cancelled the run", interrupt.EventRunCompleted: "completed the run"}[e.Type]
 			l.Quote = x.Reason
 		case interrupt.EventAgentDecided:
 			var d interrupt.AgentDecided
 			_ = json.Unmarshal(e.Payload, &d)
-			l.Text = fmt.Sprintf("recorded agent %s's decision, %.2f confident against a threshold of %.2f", d.AgentID, d.Confidence, d.Threshold)
+			l.Text = fmt.Sprintf("recorded agent %s's decision, %.2f confident against a threshold of %.2f", words.Isolated(d.AgentID), d.Confidence, d.Threshold)
 		case interrupt.EventNodeSuspended:
 			var n interrupt.Suspended
 			_ = json.Unmarshal(e.Payload, &n)
@@ -316,7 +333,7 @@ func lines(ch host.Chapter) []Line {
 		case interrupt.EventReceiptRedeemed:
 			var r interrupt.Redeemed
 			_ = json.Unmarshal(e.Payload, &r)
-			l.Who, l.Text = cmp.Or(r.By, who), "redeemed the receipt of the approved call "+r.Name+" at step "+e.NodeID
+			l.Who, l.Text = author(cmp.Or(r.By, ch.By)), "redeemed the receipt of the approved call "+words.Isolated(r.Name)+" at step "+e.NodeID
 		default:
 			l.Text = "recorded " + e.Type
 		}
@@ -325,11 +342,11 @@ func lines(ch host.Chapter) []Line {
 	return out
 }
 
-// refs says refs as a list: "principal bob, group finance".
+// refs says refs as a list: "principal bob, group finance", each ref's name isolated.
 func refs(rs []interrupt.Ref) string {
 	var out []string
 	for _, r := range rs {
-		out = append(out, r.Kind+" "+r.Ref)
+		out = append(out, r.Kind+" "+words.Isolated(r.Ref))
 	}
 	return cmp.Or(strings.Join(out, ", "), "no one")
 }
@@ -343,16 +360,19 @@ func article(word string) string {
 }
 
 // Plain says a ref without a contact: a principal by its name ("alice"), a group or role with
-// its kind ("group finance"), anyone as "anyone".
+// its kind ("group finance"), anyone as "anyone"; the name isolated (words.Isolated), and what
+// is no ref isolated whole.
 func Plain(ref string) string {
 	kind, name, ok := Ref(ref)
 	switch {
-	case !ok:
+	case ref == interrupt.Anyone:
 		return ref
+	case !ok || !slices.Contains(interrupt.DefaultRefKinds, kind):
+		return words.Isolated(ref)
 	case kind == interrupt.RefPrincipal:
-		return name
+		return words.Isolated(name)
 	}
-	return kind + " " + name
+	return kind + " " + words.Isolated(name)
 }
 
 // Ref is a waitingOn ref as its kind and name ("group:finance"), for looking its contact up.

@@ -83,6 +83,10 @@ func storyOf(t *testing.T, runID string, now time.Time, commits ...runlog.Commit
 	return s
 }
 
+// iso is value as the console inserts it into its words: between FIRST STRONG ISOLATE and POP
+// DIRECTIONAL ISOLATE (words.Isolated; TestTheConsolesWordsStayInOrder shows a hostile one).
+func iso(value string) string { return "\u2068" + value + "\u2069" }
+
 // said is what a line of the story says, without its time and data.
 type said struct{ Who, Text, Quote string }
 
@@ -122,10 +126,10 @@ func TestTheStoryInWords(t *testing.T) {
 						ResumeValue: json.RawMessage(`{"action":"accept","feedback":"PO 12, fine"}`)})),
 			}
 		}, []said{
-			{"engine", "asked for an approval at step approve: “Pay invoice 4471”, to be decided by Mon 30 Nov 2026, 10:00:00 UTC", ""},
-			{"alice", "voted accept (1 of 2 approvals)", "Fine by me"},
-			{"bob", "asked a question", "Which purchase order?"},
-			{"bob", "voted accept (2 of 2 approvals)", "PO 12, fine"},
+			{iso("engine"), "asked for an approval at step approve: “" + iso("Pay invoice 4471") + "”, to be decided by Mon 30 Nov 2026, 10:00:00 UTC", ""},
+			{iso("alice"), "voted accept (1 of 2 approvals)", "Fine by me"},
+			{iso("bob"), "asked a question", "Which purchase order?"},
+			{iso("bob"), "voted accept (2 of 2 approvals)", "PO 12, fine"},
 			{"a signed link's holder", "decided the approval at step approve: accepted", "PO 12, fine"},
 		}},
 		{"a question from a signed link, followed up and expired", func(t *testing.T) []runlog.Commit {
@@ -138,8 +142,8 @@ func TestTheStoryInWords(t *testing.T) {
 					Deadline: "2026-11-30T09:03:00.000Z"})),
 			}
 		}, []said{
-			{"a signed link's holder", "asked a question at step clarify: “Which purchase order?”, to be decided by Mon 30 Nov 2026, 09:03:00 UTC", ""},
-			{"the host", "sent reminder 1 for step clarify to principal alice, group finance", ""},
+			{"a signed link's holder", "asked a question at step clarify: “" + iso("Which purchase order?") + "”, to be decided by Mon 30 Nov 2026, 09:03:00 UTC", ""},
+			{"the host", "sent reminder 1 for step clarify to principal " + iso("alice") + ", group " + iso("finance"), ""},
 			{"the host", "escalated step clarify to no one", ""},
 			{"the host", "recorded that step clarify expired: its deadline 2026-11-30T09:03:00.000Z passed without a decision", ""},
 		}},
@@ -157,13 +161,13 @@ func TestTheStoryInWords(t *testing.T) {
 				commit("console", event(t, interrupt.EventRunCompleted, "", "", interrupt.Ended{By: "olga", Reason: "Done by hand"})),
 			}
 		}, []said{
-			{"engine", "set the run's escalation threshold to 0.70", ""},
-			{"engine", "recorded agent triage-bot's decision, 0.42 confident against a threshold of 0.70", ""},
-			{"engine", "suspended step triage (low-confidence)", ""},
-			{"engine", "asked for a low-confidence decision at step triage", ""},
+			{iso("engine"), "set the run's escalation threshold to 0.70", ""},
+			{iso("engine"), "recorded agent " + iso("triage-bot") + "'s decision, 0.42 confident against a threshold of 0.70", ""},
+			{iso("engine"), "suspended step triage (low-confidence)", ""},
+			{iso("engine"), "asked for a low-confidence decision at step triage", ""},
 			{"the host", "began waiting for an external event at step pay", ""},
 			{"the host", "resolved the external event at step pay", ""},
-			{"olga", "completed the run", "Done by hand"},
+			{iso("olga"), "completed the run", "Done by hand"},
 		}},
 		{"a rejection, an answer, a receipt redeemed, an event of no sentence", func(t *testing.T) []runlog.Commit {
 			return []runlog.Commit{
@@ -179,19 +183,19 @@ func TestTheStoryInWords(t *testing.T) {
 				commit("", event(t, interrupt.EventRunCancelled, "", "", interrupt.Ended{})),
 			}
 		}, []said{
-			{"engine", "asked for an approval at step refund: “Refund 80 EUR”", ""},
-			{"engine", "asked a question at step ask: “Which order?”", ""},
-			{"carol", "decided the approval at step refund: rejected", "Too much"},
-			{"dave", "answered the question at step ask", ""},
-			{"agent-7", "redeemed the receipt of the approved call issue_refund at step refund", ""},
-			{"engine", "recorded run.annotated", ""},
+			{iso("engine"), "asked for an approval at step refund: “" + iso("Refund 80 EUR") + "”", ""},
+			{iso("engine"), "asked a question at step ask: “" + iso("Which order?") + "”", ""},
+			{iso("carol"), "decided the approval at step refund: rejected", "Too much"},
+			{iso("dave"), "answered the question at step ask", ""},
+			{iso("agent-7"), "redeemed the receipt of the approved call " + iso("issue_refund") + " at step refund", ""},
+			{iso("engine"), "recorded run.annotated", ""},
 			{"the host", "cancelled the run", ""},
 		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			s := storyOf(t, "r1", t0.Add(time.Hour), tt.commits(t)...)
-			r := console.RunOf(s, nil, console.Plain, t0.Add(time.Hour), "csrf", "", "")
+			r := console.RunOf(s, nil, nil, t0.Add(time.Hour), "csrf", "", "")
 			if got := saidOf(r.Story); !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("the story says\n%s\nwant\n%s", lines(got), lines(tt.want))
 			}
@@ -221,7 +225,7 @@ func TestAStoryLinesData(t *testing.T) {
 		commit("engine", requested(t, "clarify", "int_2", question, runlog.With{})),
 		commit("", event(t, interrupt.EventRunCancelled, "", "", interrupt.Ended{By: "olga"})),
 	)
-	story := console.RunOf(s, nil, console.Plain, t0.Add(time.Hour), "csrf", "", "").Story
+	story := console.RunOf(s, nil, nil, t0.Add(time.Hour), "csrf", "", "").Story
 	if len(story) != 3 {
 		t.Fatalf("%d lines, want 3: %+v", len(story), story)
 	}

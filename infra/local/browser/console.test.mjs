@@ -116,8 +116,10 @@ test('olga reads what waits and a run\'s story, resends, and cancels it; mallory
   await signIn(page, 'olga', tenant);
   await until(page, async () => (await page.getByRole('link', { name: title }).count()) > 0, title);
   // The list says the inboxes it is filed in (alice's too: she voted, and it stays listed there
-  // as voted); the run's page, below, whom it still waits on.
-  await assert.doesNotReject(page.getByText(/Waits on alice, Bob Martin \(bob\) · 1 of 2 approvals/).waitFor());
+  // as voted); the run's page, below, whom it still waits on. Each name or id inside the
+  // console's words is isolated, between U+2068 FIRST STRONG ISOLATE and U+2069 POP
+  // DIRECTIONAL ISOLATE (pkg/words), which the page's text holds.
+  await assert.doesNotReject(page.getByText(/Waits on \u2068alice\u2069, \u2068Bob Martin\u2069 \(\u2068bob\u2069\) · 1 of 2 approvals/).waitFor());
   await assert.doesNotReject(page.getByText('Which cost centre pays invoice 4471?').first().waitFor());
   assert.equal(await page.locator('script').count(), 0, 'the console has a script');
   assert.deepEqual(await axe(page), []);
@@ -127,9 +129,9 @@ test('olga reads what waits and a run\'s story, resends, and cancels it; mallory
   // The run's page: the approval, alice's vote and comment, that it waits on bob; the question.
   await page.getByRole('link', { name: title }).click();
   await page.waitForURL((u) => u.pathname === `/console/runs/${run}`);
-  await assert.doesNotReject(page.getByText('alice voted accept: “Within the Q4 budget.”').waitFor());
-  await assert.doesNotReject(page.getByText('Waits on Bob Martin (bob) · 1 of 2 approvals').waitFor());
-  await assert.doesNotReject(page.getByText('Waits on carol').waitFor());
+  await assert.doesNotReject(page.getByText('\u2068alice\u2069 voted accept: “\u2068Within the Q4 budget.\u2069”').waitFor());
+  await assert.doesNotReject(page.getByText('Waits on \u2068Bob Martin\u2069 (\u2068bob\u2069) · 1 of 2 approvals').waitFor());
+  await assert.doesNotReject(page.getByText('Waits on \u2068carol\u2069').waitFor());
   await until(page, async () => (await page.getByRole('button', { name: 'Resend' }).count()) >= 3, 'the run\'s deliveries');
   assert.deepEqual(await axe(page), []);
   await page.reload();
@@ -172,7 +174,7 @@ test('olga reads what waits and a run\'s story, resends, and cancels it; mallory
   await page.getByLabel('Why cancel it').fill('Duplicate of invoice 4470, paid on Monday.');
   await page.getByRole('button', { name: 'Cancel the run' }).click();
   await page.waitForURL((u) => u.pathname === `/console/runs/${run}`);
-  await assert.doesNotReject(page.getByText('olga cancelled the run').waitFor());
+  await assert.doesNotReject(page.getByText('\u2068olga\u2069 cancelled the run').waitFor());
   await assert.doesNotReject(page.locator('blockquote', { hasText: 'Duplicate of invoice 4470, paid on Monday.' }).waitFor());
   assert.equal(await page.getByRole('button', { name: 'Cancel the run' }).count(), 0);
   const cancelled = (await log()).find((e) => e.type === 'run.cancelled');
@@ -188,7 +190,7 @@ test('olga reads what waits and a run\'s story, resends, and cancels it; mallory
   assert.equal(refused.status(), 403);
   const body = await m.content();
   assert.ok(!body.includes(run) && !body.includes('4471'), 'the refusal shows something of the tenant');
-  await assert.doesNotReject(m.getByText('signed in as mallory').waitFor());
+  await assert.doesNotReject(m.getByText('signed in as \u2068mallory\u2069').waitFor());
   await other.close();
 
   // olga signed in to another tenant: no such run.
