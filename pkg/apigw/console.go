@@ -130,7 +130,7 @@ func (a *API) consoleHome(ctx context.Context, c *call) (events.APIGatewayV2HTTP
 	}
 	if err != nil {
 		v.Status, v.Notice = http.StatusBadRequest, &console.Notice{Kind: "error", Text: "That search is not one the console can run: a run id is letters, digits and . _ : - (up to 128), and the kind one of the list's."}
-		v.Home = console.HomeOf(nil, "", "", "", "", nil, a.host.Now())
+		v.Home = console.HomeOf(console.HomeParams{Now: a.host.Now()})
 		return consoleResponse(v, head), err
 	}
 	var page host.PendingPage
@@ -157,7 +157,8 @@ func (a *API) consoleHome(ctx context.Context, c *call) (events.APIGatewayV2HTTP
 	for _, i := range page.Interrupts {
 		refs = append(refs, i.WaitingOn...)
 	}
-	v.Home = console.HomeOf(page.Interrupts, run, kind, first, next, a.names(ctx, p, refs), a.host.Now())
+	v.Home = console.HomeOf(console.HomeParams{Pending: page.Interrupts, SearchedRun: run, Kind: kind, FirstPage: first, NextPage: next,
+		Names: a.names(ctx, p, refs), Now: a.host.Now()})
 	return consoleResponse(v, head), nil
 }
 
@@ -247,7 +248,8 @@ func (a *API) runPage(ctx context.Context, c *call, p interrupt.Principal, csrf 
 	if later != "" {
 		later = up + later
 	}
-	run := console.RunOf(story, deliveries, a.names(ctx, p, refs), a.host.Now(), csrf, earlier, later)
+	run := console.RunOf(console.RunParams{Story: story, Deliveries: deliveries, EarlierPage: earlier, LaterPage: later, CSRF: csrf,
+		Names: a.names(ctx, p, refs), Now: a.host.Now()})
 	run.Reason, run.Base = reason, up
 	v := console.View{Status: http.StatusOK, Title: "Run " + c.runID, Operator: p.Subject, Tenant: p.Tenant, Run: run, Notice: notice, SignOut: signOut}
 	return consoleResponse(v, head), nil

@@ -74,7 +74,7 @@ func TestWhatWaits(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			h := console.HomeOf(tt.page, "", tt.kind, "", tt.next, names, now)
+			h := console.HomeOf(console.HomeParams{Pending: tt.page, Kind: tt.kind, NextPage: tt.next, Names: names, Now: now})
 			if h.Summary != tt.summary {
 				t.Errorf("summary %q, want %q", h.Summary, tt.summary)
 			}
@@ -102,7 +102,7 @@ func TestWhatWaits(t *testing.T) {
 	t.Run("late: a deadline passed or within the hour", func(t *testing.T) {
 		t.Parallel()
 		var got []late
-		for _, r := range console.HomeOf(page, "", "", "", "", names, now).Rows {
+		for _, r := range console.HomeOf(console.HomeParams{Pending: page, Names: names, Now: now}).Rows {
 			got = append(got, late{r.RunID, r.Late})
 		}
 		want := []late{{"r:4", true}, {"r1", true}, {"r3", false}, {"r2", false}}
@@ -207,7 +207,7 @@ func TestWhatARunWaitsOn(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			r := console.RunOf(storyOf(t, "r1", now, tt.commits(t)...), nil, names, now, "csrf-1", "./r1", "./r1?after=50")
+			r := console.RunOf(console.RunParams{Story: storyOf(t, "r1", now, tt.commits(t)...), EarlierPage: "./r1", LaterPage: "./r1?after=50", CSRF: "csrf-1", Names: names, Now: now})
 			if r.ID != "r1" || r.Status != tt.status || r.Ended != tt.ended {
 				t.Errorf("run %q, status %q, ended %v; want r1, %q, %v", r.ID, r.Status, r.Ended, tt.status, tt.ended)
 			}
@@ -324,10 +324,10 @@ func TestOthersWordsAreEscaped(t *testing.T) {
 		shown []string
 	}{
 		{"what waits", console.View{Status: http.StatusOK, Title: "What waits", Operator: "<u>olga</u>", Tenant: `acme"><script>`,
-			Home: console.HomeOf(pending, "", "", "", "", nil, now)},
+			Home: console.HomeOf(console.HomeParams{Pending: pending, Now: now})},
 			[]string{"&lt;script&gt;alert(1)&lt;/script&gt;", "&lt;b onmouseover=alert(5)&gt;", "&lt;i&gt;engine&lt;/i&gt;", "&lt;u&gt;olga&lt;/u&gt;"}},
 		{"a run's page", console.View{Status: http.StatusOK, Title: "Run r1", Operator: "olga", Tenant: "acme",
-			Run: console.RunOf(story, nil, nil, now, "csrf", "", "")},
+			Run: console.RunOf(console.RunParams{Story: story, CSRF: "csrf", Now: now})},
 			[]string{"&lt;script&gt;alert(1)&lt;/script&gt;", "&lt;/blockquote&gt;&lt;script&gt;alert(4)&lt;/script&gt;", "&#34;&gt;&lt;img src=x onerror=alert(3)&gt;",
 				"&lt;img src=x onerror=alert(1)&gt;", "&lt;/pre&gt;&lt;script&gt;alert(2)&lt;/script&gt;", "&lt;b&gt;member&lt;/b&gt;"}},
 		{"a refusal", console.Refused(`<script>alert(6)</script>`, nil), []string{"&lt;script&gt;alert(6)&lt;/script&gt;"}},
@@ -373,14 +373,14 @@ func TestLongAndRightToLeftInput(t *testing.T) {
 				t.Fatal(err)
 			}
 			s := storyOf(t, "r1", now, commit("engine", requested(t, "approve", "int_1", string(raw), runlog.With{})))
-			r := console.RunOf(s, nil, names, now, "csrf", "", "")
+			r := console.RunOf(console.RunParams{Story: s, CSRF: "csrf", Names: names, Now: now})
 			if len(r.Waiting) != 1 || r.Waiting[0].Title != tt.shown {
 				t.Fatalf("the waiting interrupt's title: %+v, want %q", r.Waiting, tt.shown)
 			}
 			if len(r.Story) != 1 || strings.Count(r.Story[0].Text, "é") > runlog.MaxTitle || !utf8.ValidString(r.Story[0].Text) {
 				t.Errorf("the story's line names more than the title cut: %+v", r.Story)
 			}
-			home := console.HomeOf([]host.PendingInterrupt{{RunID: "r1", Kind: interrupt.KindApproval, Title: tt.shown, RequestedAt: t0.Format(time.RFC3339)}}, "", "", "", "", names, now)
+			home := console.HomeOf(console.HomeParams{Pending: []host.PendingInterrupt{{RunID: "r1", Kind: interrupt.KindApproval, Title: tt.shown, RequestedAt: t0.Format(time.RFC3339)}}, Names: names, Now: now})
 			page := render(t, console.View{Status: http.StatusOK, Title: "What waits", Home: home}) +
 				render(t, console.View{Status: http.StatusOK, Title: "Run r1", Run: r})
 			for _, want := range []string{
@@ -396,7 +396,7 @@ func TestLongAndRightToLeftInput(t *testing.T) {
 	t.Run("a reason of the most an end takes", func(t *testing.T) {
 		t.Parallel()
 		s := storyOf(t, "r1", now, commit("olga", event(t, interrupt.EventRunCancelled, "", "", interrupt.Ended{By: "olga", Reason: reason})))
-		page := render(t, console.View{Status: http.StatusOK, Title: "Run r1", Run: console.RunOf(s, nil, names, now, "csrf", "", "")})
+		page := render(t, console.View{Status: http.StatusOK, Title: "Run r1", Run: console.RunOf(console.RunParams{Story: s, CSRF: "csrf", Names: names, Now: now})})
 		if !strings.Contains(page, "<blockquote>"+reason+"</blockquote>") {
 			t.Error("the reason is not quoted whole")
 		}
@@ -451,8 +451,9 @@ func TestTheConsolesWordsStayInOrder(t *testing.T) {
 	voted := commit("c\u2069\u202earol", event(t, interrupt.EventVoted, "approve", "int_1", interrupt.Vote{NodeID: "approve", InterruptID: "int_1",
 		Principal: "c\u2069\u202earol", Action: interrupt.ActionAccept, ResumeValue: json.RawMessage(`{"action":"accept","feedback":"ok\u202e by me"}`),
 		Tally: interrupt.Tally{Approvals: 1, Required: 3}}))
-	waiting := console.RunOf(storyOf(t, "r1", now, commit("eng\u202eine", requested(t, "approve", "int_1", raw, runlog.With{})), voted), nil, contacts, now, "csrf", "", "")
-	told := console.RunOf(storyOf(t, "r1", now,
+	waiting := console.RunOf(console.RunParams{Story: storyOf(t, "r1", now, commit("eng\u202eine", requested(t, "approve", "int_1", raw, runlog.With{})), voted),
+		CSRF: "csrf", Names: contacts, Now: now})
+	told := console.RunOf(console.RunParams{Story: storyOf(t, "r1", now,
 		commit("eng\u202eine", requested(t, "approve", "int_1", raw, runlog.With{})),
 		voted,
 		commit("", event(t, interrupt.EventReminded, "approve", "int_1", interrupt.Reminded{NodeID: "approve", InterruptID: "int_1", Reminder: 1,
@@ -461,12 +462,12 @@ func TestTheConsolesWordsStayInOrder(t *testing.T) {
 		commit("payments", event(t, interrupt.EventReceiptRedeemed, "approve", "int_1", interrupt.Redeemed{NodeID: "approve", InterruptID: "int_1",
 			Name: "issue_\u202erefund", By: "agent\u202e-7"})),
 		commit("console", event(t, interrupt.EventRunCancelled, "", "", interrupt.Ended{By: "ol\u202ega", Reason: "duplicate"})),
-	), nil, contacts, now, "csrf", "", "")
+	), CSRF: "csrf", Names: contacts, Now: now})
 	if len(waiting.Waiting) != 1 || len(waiting.Waiting[0].Votes) != 1 || len(told.Story) != 6 {
 		t.Fatalf("the run waits on %+v; its story %+v", waiting.Waiting, told.Story)
 	}
-	home := console.HomeOf([]host.PendingInterrupt{{RunID: "r1", Kind: interrupt.KindApproval, Title: "Pay invoice", RequestedAt: t0.Format(time.RFC3339),
-		WaitingOn: []string{"principal:\u202elive", "group:fin\u2069\u202eance", "principal:bob", "anyone"}, RequestedBy: "eng\u202eine"}}, "", "", "", "", contacts, now)
+	home := console.HomeOf(console.HomeParams{Pending: []host.PendingInterrupt{{RunID: "r1", Kind: interrupt.KindApproval, Title: "Pay invoice", RequestedAt: t0.Format(time.RFC3339),
+		WaitingOn: []string{"principal:\u202elive", "group:fin\u2069\u202eance", "principal:bob", "anyone"}, RequestedBy: "eng\u202eine"}}, Names: contacts, Now: now})
 	refused := console.Refused("m\u202eallory", nil)
 	pages := map[string]string{
 		"run":     render(t, console.View{Status: http.StatusOK, Title: "Run r1", Run: waiting}),

@@ -60,16 +60,32 @@ var kinds = []interrupt.Kind{interrupt.KindApproval, interrupt.KindClarification
 // ValidKind reports whether k is a kind the list filters by ("" filters nothing).
 func ValidKind(k string) bool { return k == "" || slices.Contains(kinds, interrupt.Kind(k)) }
 
+// HomeParams is what the list of what waits is made of: a page of the tenant's pending list,
+// the search and filter it was asked with, and the links to the list's other pages.
+type HomeParams struct {
+	// Pending is a page of the tenant's pending list, in the list's order.
+	Pending []host.PendingInterrupt
+	// SearchedRun is the run id searched for (?run=), "" for none; Kind the kind the list is
+	// filtered to (?kind=), "" for every kind.
+	SearchedRun, Kind string
+	// FirstPage and NextPage link the list's first and next pages, "" for none.
+	FirstPage, NextPage string
+	// Names are the names the tenant's contacts give the refs the page waits on.
+	Names Names
+	// Now is when the list is shown, for how long ago each was asked and its deadline.
+	Now time.Time
+}
+
 // HomeOf is the list of what waits, from a page of the tenant's pending list (nearest deadline
-// first within it, those without one last, then the longest waiting), filtered to kind ("" for
-// every kind); run is the run searched for, if any. next is the next page's link, "" for none.
-func HomeOf(page []host.PendingInterrupt, run, kind, first, next string, names Names, now time.Time) *Home {
-	h := &Home{Run: run, Kind: kind, First: first, Next: next}
+// first within it, those without one last, then the longest waiting), filtered to p.Kind.
+func HomeOf(in HomeParams) *Home {
+	kind, now := in.Kind, in.Now
+	h := &Home{Run: in.SearchedRun, Kind: kind, First: in.FirstPage, Next: in.NextPage}
 	h.Kinds = append(h.Kinds, Choice{Value: "", Label: "Every kind", Selected: kind == ""})
 	for _, k := range kinds {
 		h.Kinds = append(h.Kinds, Choice{Value: string(k), Label: kindWords(k), Selected: kind == string(k)})
 	}
-	rows := slices.DeleteFunc(slices.Clone(page), func(p host.PendingInterrupt) bool { return kind != "" && string(p.Kind) != kind })
+	rows := slices.DeleteFunc(slices.Clone(in.Pending), func(p host.PendingInterrupt) bool { return kind != "" && string(p.Kind) != kind })
 	slices.SortStableFunc(rows, func(a, b host.PendingInterrupt) int {
 		switch {
 		case a.ExpiresAt == "" && b.ExpiresAt != "":
@@ -84,7 +100,7 @@ func HomeOf(page []host.PendingInterrupt, run, kind, first, next string, names N
 		r := Row{RunHref: "console/runs/" + url.PathEscape(p.RunID), RunID: p.RunID, Title: cmp.Or(p.Title, "(no title)"), Kind: kindWords(p.Kind)}
 		var who []string
 		for _, ref := range p.WaitingOn {
-			who = append(who, names.say(ref))
+			who = append(who, in.Names.say(ref))
 		}
 		r.WaitsOn = cmp.Or(strings.Join(who, ", "), "a machine's answer")
 		if p.Tally != nil {
@@ -106,13 +122,13 @@ func HomeOf(page []host.PendingInterrupt, run, kind, first, next string, names N
 		h.Rows = append(h.Rows, r)
 	}
 	switch n := len(h.Rows); {
-	case n == 0 && next == "":
+	case n == 0 && in.NextPage == "":
 		h.Summary = "Nothing waits."
 	case n == 0:
 		h.Summary = "Nothing on this page waits; the next page may hold more."
 	default:
 		h.Summary = fmt.Sprintf("%d waiting on this page; the oldest was requested %s.", n, ago(oldest, now))
-		if next != "" {
+		if in.NextPage != "" {
 			h.Summary += " More are on the next page."
 		}
 	}
@@ -142,10 +158,28 @@ func tally(t interrupt.Tally) string {
 	return s
 }
 
+// RunParams is what a run's page is made of: a page of its story, the deliveries of its events,
+// the links to the story's other pages, and the session's CSRF value for its forms.
+type RunParams struct {
+	// Story is a page of the run's story (host.Story).
+	Story host.Story
+	// Deliveries are each subscription's recent deliveries of the run's events (Deliveries).
+	Deliveries []Subscription
+	// EarlierPage and LaterPage link the story's pages before and after this one, "" for none.
+	EarlierPage, LaterPage string
+	// CSRF is the session's CSRF value, which the page's forms carry.
+	CSRF string
+	// Names are the names the tenant's contacts give the refs the run waits on.
+	Names Names
+	// Now is when the page is shown, for how long ago each was asked and its deadline.
+	Now time.Time
+}
+
 // RunOf is a run's page from its story, the subscriptions' deliveries of its events, and the
-// session's CSRF value for its forms; earlier and later link the story's pages around this one.
-func RunOf(s host.Story, deliveries []Subscription, names Names, now time.Time, csrf, earlier, later string) *Run {
-	r := &Run{ID: s.RunID, Status: string(s.Status), Deliveries: deliveries, CSRF: csrf, Earlier: earlier, Later: later,
+// session's CSRF value for its forms.
+func RunOf(in RunParams) *Run {
+	s, now := in.Story, in.Now
+	r := &Run{ID: s.RunID, Status: string(s.Status), Deliveries: in.Deliveries, CSRF: in.CSRF, Earlier: in.EarlierPage, Later: in.LaterPage,
 		Ended: s.Status == interrupt.RunCancelled || s.Status == interrupt.RunCompleted}
 	for _, w := range s.Waiting {
 		v := Waiting{Kind: kindWords(w.Kind), Step: w.NodeID, Title: cmp.Or(runlog.Title(w.Raw), "Interrupt at "+w.NodeID),
@@ -155,7 +189,7 @@ func RunOf(s host.Story, deliveries []Subscription, names Names, now time.Time, 
 		}
 		var who []string
 		for _, ref := range w.Undecided {
-			who = append(who, names.say(ref.Kind+":"+ref.Ref))
+			who = append(who, in.Names.say(ref.Kind+":"+ref.Ref))
 		}
 		v.WaitsOn = cmp.Or(strings.Join(who, ", "), "a machine's answer")
 		v.Requested = ago(w.RequestedAt, now)

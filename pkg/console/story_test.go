@@ -195,7 +195,7 @@ func TestTheStoryInWords(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			s := storyOf(t, "r1", t0.Add(time.Hour), tt.commits(t)...)
-			r := console.RunOf(s, nil, nil, t0.Add(time.Hour), "csrf", "", "")
+			r := console.RunOf(console.RunParams{Story: s, CSRF: "csrf", Now: t0.Add(time.Hour)})
 			if got := saidOf(r.Story); !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("the story says\n%s\nwant\n%s", lines(got), lines(tt.want))
 			}
@@ -225,7 +225,7 @@ func TestAStoryLinesData(t *testing.T) {
 		commit("engine", requested(t, "clarify", "int_2", question, runlog.With{})),
 		commit("", event(t, interrupt.EventRunCancelled, "", "", interrupt.Ended{By: "olga"})),
 	)
-	story := console.RunOf(s, nil, nil, t0.Add(time.Hour), "csrf", "", "").Story
+	story := console.RunOf(console.RunParams{Story: s, CSRF: "csrf", Now: t0.Add(time.Hour)}).Story
 	if len(story) != 3 {
 		t.Fatalf("%d lines, want 3: %+v", len(story), story)
 	}
