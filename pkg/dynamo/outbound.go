@@ -385,25 +385,25 @@ func (o *Outbound) Attempted(ctx context.Context, tenant, sub, eventID string) (
 	return out.Item != nil && integer(out.Item[attrExpires]) > time.Now().Unix(), nil
 }
 
-// mailedKey is the mark that eventID reached address, beside the subscription's attempts; the
-// address is hashed, so the key holds no address and has a fixed length.
-func mailedKey(tenant, sub, eventID, address string) (map[string]types.AttributeValue, error) {
-	key, err := attemptedKey(tenant, sub, eventID)
+// mailedKey is the mark that k.EventID reached k.Address, beside the subscription's attempts;
+// the address is hashed, so the key holds no address and has a fixed length.
+func mailedKey(k outbound.MailedKey) (map[string]types.AttributeValue, error) {
+	key, err := attemptedKey(k.Tenant, k.Subscription, k.EventID)
 	if err != nil {
 		return nil, err
 	}
-	sum := sha256.Sum256([]byte(address))
-	key[attrSK] = s("mail#" + eventID + "#" + hex.EncodeToString(sum[:16]))
+	sum := sha256.Sum256([]byte(k.Address))
+	key[attrSK] = s("mail#" + k.EventID + "#" + hex.EncodeToString(sum[:16]))
 	return key, nil
 }
 
 // askedKey is an interrupt's asked record, beside the subscription's attempts: "asked#<run>#"
 // then the interrupt, so that a run's records are one Query.
-func askedKey(tenant, sub, runID, interruptID string) (map[string]types.AttributeValue, error) {
-	if !runlog.ValidID(tenant) || !runlog.ValidID(sub) || !runlog.ValidID(runID) || !runlog.ValidID(interruptID) {
-		return nil, fmt.Errorf("dynamo: asked of %q/%q/%q/%q: %w", tenant, sub, runID, interruptID, runlog.ErrInvalidKey)
+func askedKey(k outbound.AskedKey) (map[string]types.AttributeValue, error) {
+	if !runlog.ValidID(k.Tenant) || !runlog.ValidID(k.Subscription) || !runlog.ValidID(k.RunID) || !runlog.ValidID(k.InterruptID) {
+		return nil, fmt.Errorf("dynamo: asked of %q/%q/%q/%q: %w", k.Tenant, k.Subscription, k.RunID, k.InterruptID, runlog.ErrInvalidKey)
 	}
-	return map[string]types.AttributeValue{attrPK: s(subPartition(tenant, sub)), attrSK: s(askedPrefix(runID) + interruptID)}, nil
+	return map[string]types.AttributeValue{attrPK: s(subPartition(k.Tenant, k.Subscription)), attrSK: s(askedPrefix(k.RunID) + k.InterruptID)}, nil
 }
 
 // askedPrefix begins the sort keys of a run's asked records; '#' is in no id.
@@ -411,7 +411,7 @@ func askedPrefix(runID string) string { return "asked#" + runID + "#" }
 
 // RecordAsked implements outbound.Store: one PutItem, its expiry the table's TTL.
 func (o *Outbound) RecordAsked(ctx context.Context, tenant, sub string, a outbound.Asked, expires time.Time) error {
-	item, err := askedKey(tenant, sub, a.RunID, a.InterruptID)
+	item, err := askedKey(outbound.AskedKey{Tenant: tenant, Subscription: sub, RunID: a.RunID, InterruptID: a.InterruptID})
 	if err != nil {
 		return err
 	}
@@ -425,8 +425,8 @@ func (o *Outbound) RecordAsked(ctx context.Context, tenant, sub string, a outbou
 }
 
 // Asked implements outbound.Store: one consistent GetItem.
-func (o *Outbound) Asked(ctx context.Context, tenant, sub, runID, interruptID string) (outbound.Asked, bool, error) {
-	key, err := askedKey(tenant, sub, runID, interruptID)
+func (o *Outbound) Asked(ctx context.Context, k outbound.AskedKey) (outbound.Asked, bool, error) {
+	key, err := askedKey(k)
 	if err != nil {
 		return outbound.Asked{}, false, err
 	}
@@ -439,7 +439,7 @@ func (o *Outbound) Asked(ctx context.Context, tenant, sub, runID, interruptID st
 	}
 	var a outbound.Asked
 	if err := json.Unmarshal([]byte(str(out.Item["asked"])), &a); err != nil {
-		return a, false, fmt.Errorf("dynamo: asked of %s: %w", interruptID, err)
+		return a, false, fmt.Errorf("dynamo: asked of %s: %w", k.InterruptID, err)
 	}
 	return a, true, nil
 }
@@ -476,8 +476,8 @@ func (o *Outbound) AskedInRun(ctx context.Context, tenant, sub, runID string) ([
 }
 
 // DropAsked implements outbound.Store: one DeleteItem.
-func (o *Outbound) DropAsked(ctx context.Context, tenant, sub, runID, interruptID string) error {
-	key, err := askedKey(tenant, sub, runID, interruptID)
+func (o *Outbound) DropAsked(ctx context.Context, k outbound.AskedKey) error {
+	key, err := askedKey(k)
 	if err != nil {
 		return err
 	}
@@ -486,8 +486,8 @@ func (o *Outbound) DropAsked(ctx context.Context, tenant, sub, runID, interruptI
 }
 
 // Mailed implements outbound.Store: one consistent GetItem.
-func (o *Outbound) Mailed(ctx context.Context, tenant, sub, eventID, address string) (bool, error) {
-	key, err := mailedKey(tenant, sub, eventID, address)
+func (o *Outbound) Mailed(ctx context.Context, k outbound.MailedKey) (bool, error) {
+	key, err := mailedKey(k)
 	if err != nil {
 		return false, err
 	}
@@ -499,8 +499,8 @@ func (o *Outbound) Mailed(ctx context.Context, tenant, sub, eventID, address str
 }
 
 // MarkMailed implements outbound.Store: one PutItem, its expiry the table's TTL.
-func (o *Outbound) MarkMailed(ctx context.Context, tenant, sub, eventID, address string, expires time.Time) error {
-	item, err := mailedKey(tenant, sub, eventID, address)
+func (o *Outbound) MarkMailed(ctx context.Context, k outbound.MailedKey, expires time.Time) error {
+	item, err := mailedKey(k)
 	if err != nil {
 		return err
 	}

@@ -21,12 +21,12 @@ type Outbound struct {
 	attempts map[[2]string][]storedAttempt
 	retries  map[outbound.Retry]bool
 	// mailed are the addresses each event reached, with the expiry of the mark
-	mailed map[[4]string]time.Time
+	mailed map[outbound.MailedKey]time.Time
 	// mailHours count each tenant's messages by hour
 	mailHours map[[2]string]int
 	// asked are whom each email subscription asked about an interrupt: by tenant, subscription,
 	// run and interrupt
-	asked map[[4]string]storedAsked
+	asked map[outbound.AskedKey]storedAsked
 	// writes counts the calls that change the store.
 	writes int
 }
@@ -226,22 +226,22 @@ func (o *Outbound) RecordAsked(_ context.Context, tenant, subscription string, a
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.asked == nil {
-		o.asked = map[[4]string]storedAsked{}
+		o.asked = map[outbound.AskedKey]storedAsked{}
 	}
 	o.writes++
 	a.To = slices.Clone(a.To)
-	o.asked[[4]string{tenant, subscription, a.RunID, a.InterruptID}] = storedAsked{Asked: a, expires: expires}
+	o.asked[outbound.AskedKey{Tenant: tenant, Subscription: subscription, RunID: a.RunID, InterruptID: a.InterruptID}] = storedAsked{Asked: a, expires: expires}
 	return nil
 }
 
 // Asked implements outbound.Store.
-func (o *Outbound) Asked(_ context.Context, tenant, subscription, runID, interruptID string) (outbound.Asked, bool, error) {
-	if !validIDs(tenant, subscription, runID, interruptID) {
+func (o *Outbound) Asked(_ context.Context, k outbound.AskedKey) (outbound.Asked, bool, error) {
+	if !validIDs(k.Tenant, k.Subscription, k.RunID, k.InterruptID) {
 		return outbound.Asked{}, false, runlog.ErrInvalidKey
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	a, ok := o.asked[[4]string{tenant, subscription, runID, interruptID}]
+	a, ok := o.asked[k]
 	if !ok || expired(a.expires) {
 		return outbound.Asked{}, false, nil
 	}
@@ -258,7 +258,7 @@ func (o *Outbound) AskedInRun(_ context.Context, tenant, subscription, runID str
 	defer o.mu.Unlock()
 	out := []outbound.Asked{}
 	for k, a := range o.asked {
-		if k[0] == tenant && k[1] == subscription && k[2] == runID && !expired(a.expires) {
+		if k.Tenant == tenant && k.Subscription == subscription && k.RunID == runID && !expired(a.expires) {
 			a.To = slices.Clone(a.To)
 			out = append(out, a.Asked)
 		}
@@ -268,40 +268,40 @@ func (o *Outbound) AskedInRun(_ context.Context, tenant, subscription, runID str
 }
 
 // DropAsked implements outbound.Store.
-func (o *Outbound) DropAsked(_ context.Context, tenant, subscription, runID, interruptID string) error {
-	if !validIDs(tenant, subscription, runID, interruptID) {
+func (o *Outbound) DropAsked(_ context.Context, k outbound.AskedKey) error {
+	if !validIDs(k.Tenant, k.Subscription, k.RunID, k.InterruptID) {
 		return runlog.ErrInvalidKey
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.writes++
-	delete(o.asked, [4]string{tenant, subscription, runID, interruptID})
+	delete(o.asked, k)
 	return nil
 }
 
 // Mailed implements outbound.Store.
-func (o *Outbound) Mailed(_ context.Context, tenant, subscription, eventID, address string) (bool, error) {
-	if _, _, _, ok := outbound.ParseEventID(eventID); !ok || !validIDs(tenant, subscription) {
+func (o *Outbound) Mailed(_ context.Context, k outbound.MailedKey) (bool, error) {
+	if _, _, _, ok := outbound.ParseEventID(k.EventID); !ok || !validIDs(k.Tenant, k.Subscription) {
 		return false, runlog.ErrInvalidKey
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	exp, ok := o.mailed[[4]string{tenant, subscription, eventID, address}]
+	exp, ok := o.mailed[k]
 	return ok && !expired(exp), nil
 }
 
 // MarkMailed implements outbound.Store.
-func (o *Outbound) MarkMailed(_ context.Context, tenant, subscription, eventID, address string, expires time.Time) error {
-	if _, _, _, ok := outbound.ParseEventID(eventID); !ok || !validIDs(tenant, subscription) {
+func (o *Outbound) MarkMailed(_ context.Context, k outbound.MailedKey, expires time.Time) error {
+	if _, _, _, ok := outbound.ParseEventID(k.EventID); !ok || !validIDs(k.Tenant, k.Subscription) {
 		return runlog.ErrInvalidKey
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.mailed == nil {
-		o.mailed = map[[4]string]time.Time{}
+		o.mailed = map[outbound.MailedKey]time.Time{}
 	}
 	o.writes++
-	o.mailed[[4]string{tenant, subscription, eventID, address}] = expires
+	o.mailed[k] = expires
 	return nil
 }
 

@@ -188,7 +188,7 @@ func (d *Deliverer) addresses(ctx context.Context, tenant string, audience []Rec
 // once, with the page's link (which signs the reader in): the request's title as the
 // subscription recorded it when it asked (else the run's), and what is asked of the reader.
 func (d *Deliverer) mailFollowUp(ctx context.Context, s Subscription, e runlog.Envelope, n Notice, to []mailTo, resend bool) (sent, error) {
-	asked, _, err := d.Store.Asked(ctx, s.Tenant, s.ID, e.RunID, e.InterruptID)
+	asked, _, err := d.Store.Asked(ctx, AskedKey{Tenant: s.Tenant, Subscription: s.ID, RunID: e.RunID, InterruptID: e.InterruptID})
 	if err != nil {
 		return sent{}, fmt.Errorf("%w: %w", errStore, err)
 	}
@@ -225,7 +225,8 @@ func (d *Deliverer) mailEach(ctx context.Context, s Subscription, eventID string
 			refused = append(refused, m.address+": past the "+strconv.Itoa(MaxMailsPerEvent)+" addresses one event mails")
 			continue
 		}
-		done, err := d.Store.Mailed(ctx, s.Tenant, s.ID, eventID, mailbox(m.address))
+		mark := MailedKey{Tenant: s.Tenant, Subscription: s.ID, EventID: eventID, Address: mailbox(m.address)}
+		done, err := d.Store.Mailed(ctx, mark)
 		if err != nil {
 			return sent{}, fmt.Errorf("%w: %w", errStore, err)
 		}
@@ -244,7 +245,7 @@ func (d *Deliverer) mailEach(ctx context.Context, s Subscription, eventID string
 			return sent{}, err
 		}
 		count++
-		if err := d.Store.MarkMailed(ctx, s.Tenant, s.ID, eventID, mailbox(m.address), d.now().Add(MailedRetention)); err != nil {
+		if err := d.Store.MarkMailed(ctx, mark, d.now().Add(MailedRetention)); err != nil {
 			return sent{}, fmt.Errorf("%w: %w", errStore, err)
 		}
 	}
@@ -263,7 +264,7 @@ const AskedRetention = 31 * 24 * time.Hour
 // record, c's author: never the decidedBy a decider sent), once. The record
 // of whom it asked is dropped once all are told, so the end of the run tells no one again.
 func (d *Deliverer) mailOutcome(ctx context.Context, s Subscription, c runlog.Commit, e runlog.Envelope, resend bool) (sent, error) {
-	asked, ok, err := d.Store.Asked(ctx, s.Tenant, s.ID, e.RunID, e.InterruptID)
+	asked, ok, err := d.Store.Asked(ctx, AskedKey{Tenant: s.Tenant, Subscription: s.ID, RunID: e.RunID, InterruptID: e.InterruptID})
 	if err != nil {
 		return sent{}, fmt.Errorf("%w: %w", errStore, err)
 	}
@@ -323,7 +324,7 @@ func (d *Deliverer) mailOutcome(ctx context.Context, s Subscription, c runlog.Co
 
 // told drops the record of a request whose outcome every address was told.
 func (d *Deliverer) told(ctx context.Context, s Subscription, a Asked) error {
-	if err := d.Store.DropAsked(ctx, s.Tenant, s.ID, a.RunID, a.InterruptID); err != nil {
+	if err := d.Store.DropAsked(ctx, AskedKey{Tenant: s.Tenant, Subscription: s.ID, RunID: a.RunID, InterruptID: a.InterruptID}); err != nil {
 		return fmt.Errorf("%w: %w", errStore, err)
 	}
 	return nil

@@ -53,6 +53,23 @@ type Asked struct {
 	Deadline time.Time `json:"deadline,omitzero"`
 }
 
+// AskedKey names one record of whom a subscription asked (Store.Asked, Store.DropAsked): the
+// tenant's subscription that asked, and the interrupt it asked about, of its run. One value,
+// so that the four ids it is kept under cannot be passed in another order.
+type AskedKey struct {
+	Tenant, Subscription string
+	RunID, InterruptID   string
+}
+
+// MailedKey names the mark that a delivery of an event reached an address (Store.Mailed,
+// Store.MarkMailed): the tenant's subscription, the event (EventID) and the address mailed,
+// as the host compares addresses (its mailbox). One value, so that the four strings a mark is
+// kept under cannot be passed in another order.
+type MailedKey struct {
+	Tenant, Subscription string
+	EventID, Address     string
+}
+
 // Addressee is one address an interrupt's request was mailed to, and the principal it reaches
 // alone, if any (an address two refs share, a list's, reaches no one principal).
 type Addressee struct {
@@ -214,12 +231,13 @@ type Store interface {
 	// from before it existed or of a type it does not take.
 	Attempted(ctx context.Context, tenant, subscription, eventID string) (bool, error)
 
-	// Mailed reports whether the delivery of eventID reached address already and the mark is
-	// kept (not expired): an event delivered again mails only the addresses it has not reached.
-	Mailed(ctx context.Context, tenant, subscription, eventID, address string) (bool, error)
-	// MarkMailed keeps, until expires, that eventID was mailed to address; marking it again is
-	// no error.
-	MarkMailed(ctx context.Context, tenant, subscription, eventID, address string, expires time.Time) error
+	// Mailed reports whether the delivery of k.EventID reached k.Address already and the mark
+	// is kept (not expired): an event delivered again mails only the addresses it has not
+	// reached.
+	Mailed(ctx context.Context, k MailedKey) (bool, error)
+	// MarkMailed keeps, until expires, that k.EventID was mailed to k.Address; marking it again
+	// is no error.
+	MarkMailed(ctx context.Context, k MailedKey, expires time.Time) error
 	// TakeMail counts one message of the tenant's into the hour at falls in, unless limit are
 	// counted there already: then it counts nothing and answers false. The count is the
 	// tenant's across its subscriptions; takers at once never count past limit. A tenant that
@@ -232,12 +250,12 @@ type Store interface {
 	RecordAsked(ctx context.Context, tenant, subscription string, a Asked, expires time.Time) error
 	// Asked answers whom the subscription asked about an interrupt, and false when it asked no
 	// one, the record expired or was dropped.
-	Asked(ctx context.Context, tenant, subscription, runID, interruptID string) (Asked, bool, error)
+	Asked(ctx context.Context, k AskedKey) (Asked, bool, error)
 	// AskedInRun lists the subscription's records of a run that are kept (not expired, not
 	// dropped), by interrupt id; none is an empty list.
 	AskedInRun(ctx context.Context, tenant, subscription, runID string) ([]Asked, error)
 	// DropAsked removes a record once its outcome was told; one not kept is no error.
-	DropAsked(ctx context.Context, tenant, subscription, runID, interruptID string) error
+	DropAsked(ctx context.Context, k AskedKey) error
 
 	// ScheduleRetry files r in the retry index; filing it again is no error (it is one entry).
 	ScheduleRetry(ctx context.Context, r Retry) error

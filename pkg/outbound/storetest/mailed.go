@@ -20,7 +20,7 @@ func mailed(t *testing.T, open func(*testing.T) outbound.Store) {
 	later := time.Now().Add(time.Hour)
 	was := func(sub, event, address string) bool {
 		t.Helper()
-		ok, err := st.Mailed(ctx, "acme", sub, event, address)
+		ok, err := st.Mailed(ctx, outbound.MailedKey{Tenant: "acme", Subscription: sub, EventID: event, Address: address})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -30,7 +30,7 @@ func mailed(t *testing.T, open func(*testing.T) outbound.Store) {
 		t.Fatal("mailed before any mark")
 	}
 	for range 2 {
-		if err := st.MarkMailed(ctx, "acme", "sub_1", "run-1:1:0", "alice@example.com", later); err != nil {
+		if err := st.MarkMailed(ctx, outbound.MailedKey{Tenant: "acme", Subscription: "sub_1", EventID: "run-1:1:0", Address: "alice@example.com"}, later); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -42,16 +42,16 @@ func mailed(t *testing.T, open func(*testing.T) outbound.Store) {
 			t.Errorf("%v reads as mailed", other)
 		}
 	}
-	if ok, err := st.Mailed(ctx, "evilcorp", "sub_1", "run-1:1:0", "alice@example.com"); err != nil || ok {
+	if ok, err := st.Mailed(ctx, outbound.MailedKey{Tenant: "evilcorp", Subscription: "sub_1", EventID: "run-1:1:0", Address: "alice@example.com"}); err != nil || ok {
 		t.Errorf("another tenant's: %v %v", ok, err)
 	}
-	if err := st.MarkMailed(ctx, "acme", "sub_1", "run-1:3:0", "alice@example.com", time.Now().Add(-time.Second)); err != nil {
+	if err := st.MarkMailed(ctx, outbound.MailedKey{Tenant: "acme", Subscription: "sub_1", EventID: "run-1:3:0", Address: "alice@example.com"}, time.Now().Add(-time.Second)); err != nil {
 		t.Fatal(err)
 	}
 	if was("sub_1", "run-1:3:0", "alice@example.com") {
 		t.Error("an expired mark reads as mailed")
 	}
-	if _, err := st.Mailed(ctx, "acme", "sub_1", "not an event", "alice@example.com"); !errors.Is(err, runlog.ErrInvalidKey) {
+	if _, err := st.Mailed(ctx, outbound.MailedKey{Tenant: "acme", Subscription: "sub_1", EventID: "not an event", Address: "alice@example.com"}); !errors.Is(err, runlog.ErrInvalidKey) {
 		t.Errorf("an event id that is none: %v, want ErrInvalidKey", err)
 	}
 }
@@ -62,7 +62,8 @@ func mailed(t *testing.T, open func(*testing.T) outbound.Store) {
 func asked(t *testing.T, open func(*testing.T) outbound.Store) {
 	ctx := context.Background()
 	st := open(t)
-	if _, ok, err := st.Asked(ctx, "acme", "sub_1", "run_1", "int_1"); err != nil || ok {
+	int1 := outbound.AskedKey{Tenant: "acme", Subscription: "sub_1", RunID: "run_1", InterruptID: "int_1"}
+	if _, ok, err := st.Asked(ctx, int1); err != nil || ok {
 		t.Fatalf("before any record: %v %v", ok, err)
 	}
 	if got, err := st.AskedInRun(ctx, "acme", "sub_1", "run_1"); err != nil || got == nil || len(got) != 0 {
@@ -72,12 +73,17 @@ func asked(t *testing.T, open func(*testing.T) outbound.Store) {
 	if err := st.RecordAsked(ctx, "acme", "sub_1", a, time.Now().Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	got, ok, err := st.Asked(ctx, "acme", "sub_1", "run_1", "int_1")
+	got, ok, err := st.Asked(ctx, int1)
 	if err != nil || !ok || got.Title != a.Title || got.RunID != "run_1" || got.InterruptID != "int_1" || len(got.To) != 2 || got.To[0] != a.To[0] || got.To[1] != a.To[1] {
 		t.Fatalf("read back %+v %v %v", got, ok, err)
 	}
-	for _, other := range [][4]string{{"acme", "sub_2", "run_1", "int_1"}, {"acme", "sub_1", "run_1", "int_2"}, {"acme", "sub_1", "run_2", "int_1"}, {"evilcorp", "sub_1", "run_1", "int_1"}} {
-		if _, ok, err := st.Asked(ctx, other[0], other[1], other[2], other[3]); err != nil || ok {
+	for _, other := range []outbound.AskedKey{
+		{Tenant: "acme", Subscription: "sub_2", RunID: "run_1", InterruptID: "int_1"},
+		{Tenant: "acme", Subscription: "sub_1", RunID: "run_1", InterruptID: "int_2"},
+		{Tenant: "acme", Subscription: "sub_1", RunID: "run_2", InterruptID: "int_1"},
+		{Tenant: "evilcorp", Subscription: "sub_1", RunID: "run_1", InterruptID: "int_1"},
+	} {
+		if _, ok, err := st.Asked(ctx, other); err != nil || ok {
 			t.Errorf("%v: %v %v", other, ok, err)
 		}
 	}
@@ -96,20 +102,20 @@ func asked(t *testing.T, open func(*testing.T) outbound.Store) {
 			t.Fatal(err)
 		}
 	}
-	if _, ok, _ := st.Asked(ctx, "acme", "sub_1", "run_1", "int_3"); ok {
+	if _, ok, _ := st.Asked(ctx, outbound.AskedKey{Tenant: "acme", Subscription: "sub_1", RunID: "run_1", InterruptID: "int_3"}); ok {
 		t.Error("an expired record is read")
 	}
 	list, err := st.AskedInRun(ctx, "acme", "sub_1", "run_1")
 	if err != nil || len(list) != 2 || list[0].InterruptID != "int_0" || list[1].InterruptID != "int_1" || list[1].To[0] != a.To[0] {
 		t.Errorf("run_1's records: %+v %v, want int_0 and int_1", list, err)
 	}
-	if err := st.DropAsked(ctx, "acme", "sub_1", "run_1", "int_1"); err != nil {
+	if err := st.DropAsked(ctx, int1); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.DropAsked(ctx, "acme", "sub_1", "run_1", "int_1"); err != nil {
+	if err := st.DropAsked(ctx, int1); err != nil {
 		t.Errorf("dropping a record again: %v, want no error", err)
 	}
-	if _, ok, err := st.Asked(ctx, "acme", "sub_1", "run_1", "int_1"); err != nil || ok {
+	if _, ok, err := st.Asked(ctx, int1); err != nil || ok {
 		t.Errorf("a dropped record: %v %v", ok, err)
 	}
 	if list, err := st.AskedInRun(ctx, "acme", "sub_1", "run_1"); err != nil || len(list) != 1 || list[0].InterruptID != "int_0" {
