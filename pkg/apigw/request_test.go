@@ -18,6 +18,7 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/apigw"
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
+	"github.com/interrupthost/interrupthost/pkg/runlog"
 )
 
 // kinds is the spec's Payload table: each kind's required data fields, and the run status while
@@ -430,7 +431,7 @@ func TestConversationIdsAreTenantUnique(t *testing.T) {
 
 	ctx := context.Background()
 	stale := strings.ReplaceAll(start, "conv-7", "conv-stale")
-	if _, err := s.log.ClaimConversation(ctx, "acme", "conv-stale", "crashed-run", "", s.clock.Now()); err != nil {
+	if _, err := s.log.ClaimConversation(ctx, runlog.ConversationClaim{Tenant: "acme", ConversationID: "conv-stale", RunID: "crashed-run", At: s.clock.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	if r := s.request(t, engine, "run-c", "talk", stale); r.Status != 409 {

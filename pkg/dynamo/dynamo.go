@@ -289,37 +289,38 @@ func conversationKey(tenant, id string) map[string]types.AttributeValue {
 	}
 }
 
-// ClaimConversation makes runID the owner of the tenant's conversation id at time at, unless
-// another run than takeOverFrom owns it: then it returns runlog.ErrClaimed with that owner and
-// the time it claimed. One item per conversation, written with a conditional put only while no
-// run owns it (or takeOverFrom does): a claim already runID's is answered without a write. The
-// owner comes from the refused put itself where the API returns it, else from one more read.
-func (l *Table) ClaimConversation(ctx context.Context, tenant, id, runID, takeOverFrom string, at time.Time) (runlog.Claim, error) {
-	if !runlog.ValidID(tenant) {
-		return runlog.Claim{}, fmt.Errorf("dynamo: conversation of tenant %q: %w", tenant, runlog.ErrInvalidKey)
+// ClaimConversation makes c.RunID the owner of c.Tenant's conversation c.ConversationID at time
+// c.At, unless another run than c.TakeOverFrom owns it: then it returns runlog.ErrClaimed with
+// that owner and the time it claimed. One item per conversation, written with a conditional put
+// only while no run owns it (or c.TakeOverFrom does): a claim already c.RunID's is answered
+// without a write. The owner comes from the refused put itself where the API returns it, else
+// from one more read.
+func (l *Table) ClaimConversation(ctx context.Context, c runlog.ConversationClaim) (runlog.Claim, error) {
+	if !runlog.ValidID(c.Tenant) {
+		return runlog.Claim{}, fmt.Errorf("dynamo: conversation of tenant %q: %w", c.Tenant, runlog.ErrInvalidKey)
 	}
-	item := conversationKey(tenant, id)
-	item["runId"] = &types.AttributeValueMemberS{Value: runID}
-	item[attrAt] = &types.AttributeValueMemberS{Value: at.UTC().Format(time.RFC3339Nano)}
+	item := conversationKey(c.Tenant, c.ConversationID)
+	item["runId"] = &types.AttributeValueMemberS{Value: c.RunID}
+	item[attrAt] = &types.AttributeValueMemberS{Value: c.At.UTC().Format(time.RFC3339Nano)}
 	in := &dynamodb.PutItemInput{
 		TableName: &l.table, Item: item, ConditionExpression: aws.String("attribute_not_exists(pk)"),
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	}
-	if takeOverFrom != "" {
+	if c.TakeOverFrom != "" {
 		in.ConditionExpression = aws.String("attribute_not_exists(pk) OR runId = :stale")
-		in.ExpressionAttributeValues = map[string]types.AttributeValue{":stale": &types.AttributeValueMemberS{Value: takeOverFrom}}
+		in.ExpressionAttributeValues = map[string]types.AttributeValue{":stale": &types.AttributeValueMemberS{Value: c.TakeOverFrom}}
 	}
 	_, err := l.db.PutItem(ctx, in)
 	var refused *types.ConditionalCheckFailedException
 	switch {
 	case err == nil:
-		return runlog.Claim{RunID: runID, At: at}, nil
+		return runlog.Claim{RunID: c.RunID, At: c.At}, nil
 	case !errors.As(err, &refused):
 		return runlog.Claim{}, classify("claim", err)
 	}
 	old := refused.Item
 	if old == nil {
-		key := conversationKey(tenant, id)
+		key := conversationKey(c.Tenant, c.ConversationID)
 		out, err := l.db.Query(ctx, &dynamodb.QueryInput{
 			TableName: &l.table, ConsistentRead: aws.Bool(true),
 			KeyConditionExpression:    aws.String("pk = :pk AND sk = :sk"),
@@ -329,12 +330,12 @@ func (l *Table) ClaimConversation(ctx context.Context, tenant, id, runID, takeOv
 			return runlog.Claim{}, classify("claim", err)
 		}
 		if len(out.Items) == 0 {
-			return runlog.Claim{}, fmt.Errorf("dynamo: the claim of %s vanished while read: %w", id, interrupt.ErrUnavailable)
+			return runlog.Claim{}, fmt.Errorf("dynamo: the claim of %s vanished while read: %w", c.ConversationID, interrupt.ErrUnavailable)
 		}
 		old = out.Items[0]
 	}
 	owner, err := decodeClaim(old)
-	if err != nil || owner.RunID == runID {
+	if err != nil || owner.RunID == c.RunID {
 		return owner, err
 	}
 	return owner, runlog.ErrClaimed

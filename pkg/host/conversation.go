@@ -18,7 +18,7 @@ const ClaimGrace = time.Minute
 // so a refused request leaves no claim behind. A claim whose run never committed the conversation (it crashed
 // between the two writes) is taken over once it is older than ClaimGrace.
 func (h *Host) claimConversation(ctx context.Context, tenant, id, runID string) error {
-	owner, err := h.conversations.ClaimConversation(ctx, tenant, id, runID, "", h.now())
+	owner, err := h.conversations.ClaimConversation(ctx, runlog.ConversationClaim{Tenant: tenant, ConversationID: id, RunID: runID, At: h.now()})
 	if !errors.Is(err, runlog.ErrClaimed) {
 		return err
 	}
@@ -33,7 +33,7 @@ func (h *Host) claimConversation(ctx context.Context, tenant, id, runID string) 
 	if st.HasConversation(id) {
 		return taken
 	}
-	_, err = h.conversations.ClaimConversation(ctx, tenant, id, runID, owner.RunID, h.now())
+	_, err = h.conversations.ClaimConversation(ctx, runlog.ConversationClaim{Tenant: tenant, ConversationID: id, RunID: runID, At: h.now(), TakeOverFrom: owner.RunID})
 	if errors.Is(err, runlog.ErrClaimed) {
 		return taken
 	}

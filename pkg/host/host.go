@@ -49,11 +49,12 @@ type Runs interface {
 // tenant-unique, so one run of a tenant owns each). Requesting a conversation.* interrupt uses
 // it.
 type Conversations interface {
-	// ClaimConversation makes runID the owner of the tenant's conversation id, at, unless a run
-	// other than takeOverFrom ("" for none) owns it: then it answers runlog.ErrClaimed with the
-	// owner. A claim already runID's is answered as it stands, unchanged, so claiming again is
-	// no error. A tenant that is not an id (runlog.ValidID) answers runlog.ErrInvalidKey.
-	ClaimConversation(ctx context.Context, tenant, id, runID, takeOverFrom string, at time.Time) (runlog.Claim, error)
+	// ClaimConversation makes c.RunID the owner of c.Tenant's conversation c.ConversationID, at
+	// c.At, unless a run other than c.TakeOverFrom ("" for none) owns it: then it answers
+	// runlog.ErrClaimed with the owner. A claim already c.RunID's is answered as it stands,
+	// unchanged, so claiming again is no error. A tenant that is not an id (runlog.ValidID)
+	// answers runlog.ErrInvalidKey.
+	ClaimConversation(ctx context.Context, c runlog.ConversationClaim) (runlog.Claim, error)
 }
 
 // Stores are the host's ports, each used by the operations its doc comment names. One store

@@ -264,24 +264,24 @@ func (l *Store) Expires(k runlog.Key) []time.Time {
 	return out
 }
 
-// ClaimConversation makes runID the owner of the tenant's conversation id unless another run than
-// takeOverFrom owns it (runlog.ErrClaimed, with the owner); a claim already runID's is kept as it
-// is.
-func (l *Store) ClaimConversation(_ context.Context, tenant, id, runID, takeOverFrom string, at time.Time) (runlog.Claim, error) {
-	if !runlog.ValidID(tenant) {
+// ClaimConversation makes c.RunID the owner of c.Tenant's conversation c.ConversationID unless
+// another run than c.TakeOverFrom owns it (runlog.ErrClaimed, with the owner); a claim already
+// c.RunID's is kept as it is.
+func (l *Store) ClaimConversation(_ context.Context, c runlog.ConversationClaim) (runlog.Claim, error) {
+	if !runlog.ValidID(c.Tenant) {
 		return runlog.Claim{}, runlog.ErrInvalidKey
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	key := [2]string{tenant, id}
+	key := [2]string{c.Tenant, c.ConversationID}
 	owner, taken := l.claims[key]
 	switch {
-	case taken && owner.RunID == runID:
+	case taken && owner.RunID == c.RunID:
 		return owner, nil
-	case taken && owner.RunID != takeOverFrom:
+	case taken && owner.RunID != c.TakeOverFrom:
 		return owner, runlog.ErrClaimed
 	}
-	claim := runlog.Claim{RunID: runID, At: at}
+	claim := runlog.Claim{RunID: c.RunID, At: c.At}
 	l.claims[key] = claim
 	return claim, nil
 }

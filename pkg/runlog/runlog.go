@@ -51,6 +51,20 @@ type Claim struct {
 	At    time.Time
 }
 
+// ConversationClaim is a run's claim on one of its tenant's conversation ids, as the host asks a
+// store to make it (host.Conversations); Claim is the owner the store answers. One value, so
+// that the tenant, the conversation, the claiming run and the run it takes over from cannot be
+// passed in another order.
+type ConversationClaim struct {
+	Tenant, ConversationID string
+	// RunID claims the conversation, at At.
+	RunID string
+	At    time.Time
+	// TakeOverFrom is the run whose claim this one may replace (a stale one: its run never
+	// committed the conversation); "" for none.
+	TakeOverFrom string
+}
+
 // Key names one run's log: runs are scoped by tenant, so the same run id in two tenants names
 // two unrelated logs.
 type Key struct {

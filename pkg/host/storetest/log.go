@@ -114,7 +114,7 @@ func logContract(t *testing.T, open func(t *testing.T) host.Store) {
 				}
 			}
 		}
-		if _, err := l.ClaimConversation(ctx, "acme#conv#x", "c", "r1", "", time.Now()); !errors.Is(err, runlog.ErrInvalidKey) {
+		if _, err := l.ClaimConversation(ctx, runlog.ConversationClaim{Tenant: "acme#conv#x", ConversationID: "c", RunID: "r1", At: time.Now()}); !errors.Is(err, runlog.ErrInvalidKey) {
 			t.Errorf("a claim in tenant acme#conv#x: %v", err)
 		}
 		if _, err := l.WaitingRuns(ctx, "acme#waiting#", "", 10); !errors.Is(err, runlog.ErrInvalidKey) {
@@ -143,7 +143,7 @@ func logContract(t *testing.T, open func(t *testing.T) host.Store) {
 		l := open(t)
 		t0 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 		claim := func(run, from string, at time.Time) (runlog.Claim, error) {
-			return l.ClaimConversation(ctx, "acme", "conv-1", run, from, at)
+			return l.ClaimConversation(ctx, runlog.ConversationClaim{Tenant: "acme", ConversationID: "conv-1", RunID: run, At: at, TakeOverFrom: from})
 		}
 		if c, err := claim("a", "", t0); err != nil || c.RunID != "a" {
 			t.Fatalf("first claim: %+v %v", c, err)
@@ -160,7 +160,7 @@ func logContract(t *testing.T, open func(t *testing.T) host.Store) {
 		if c, err := claim("b", "a", t0.Add(time.Hour)); err != nil || c.RunID != "b" {
 			t.Errorf("a takeover from the owner: %+v %v", c, err)
 		}
-		if c, err := l.ClaimConversation(ctx, "evilcorp", "conv-1", "x", "", t0); err != nil || c.RunID != "x" {
+		if c, err := l.ClaimConversation(ctx, runlog.ConversationClaim{Tenant: "evilcorp", ConversationID: "conv-1", RunID: "x", At: t0}); err != nil || c.RunID != "x" {
 			t.Errorf("another tenant's conv-1: %+v %v", c, err)
 		}
 	})
