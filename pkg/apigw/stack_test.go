@@ -134,7 +134,7 @@ type stores struct {
 // dynamoStores are the local DynamoDB's table and Secrets Manager, under a fresh prefix.
 func dynamoStores(db *dynamodb.Client, table string) stores {
 	secrets := func() webhook.SecretStore {
-		return secretsmanager.Secrets{Client: localaws.SecretsManager(), Prefix: "test/" + strings.ToLower(rand.Text()) + "/"}
+		return secretsmanager.NewSecrets(localaws.SecretsManager(), "test/"+strings.ToLower(rand.Text())+"/", "")
 	}
 	t := dynamo.NewTable(db, table)
 	return stores{log: t, contacts: t, slackApps: t, outbound: dynamo.NewOutbound(db, table), endpointSecrets: secrets(), subscriptionSecrets: secrets(), slackSecrets: secrets()}
@@ -168,7 +168,7 @@ func stackOnWith(t testing.TB, db *dynamodb.Client, table string, configure func
 		})
 	})
 	c := testclock.New(time.Now().UTC())
-	k, err := keyring.New(context.Background(), secretsmanager.Keyring{Client: secrets, SecretID: secretID}, keyring.Options{TTL: time.Minute, Now: c.Now})
+	k, err := keyring.New(context.Background(), secretsmanager.NewKeyring(secrets, secretID), keyring.Options{TTL: time.Minute, Now: c.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

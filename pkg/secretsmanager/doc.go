@@ -11,4 +11,12 @@ import (
 )
 
 // NewClient is the Secrets Manager client of cfg, built once at a function's init.
+//
+// Secrets, Keyring and Rotator hold the client's methods they call (NewSecrets, NewKeyring,
+// NewRotator), never the client. Secrets and Keyring are kept behind interfaces
+// (webhook.SecretStore, keyring.Source), and once text/template's MethodByName is linked
+// (gojsonschema, html/template) the linker keeps every exported method of whatever such a
+// value holds: a stored *secretsmanager.Client kept all 26 Secrets Manager API operations alive
+// (0.25 to 0.31 MiB of each function that links it). Rotator, behind none, holds its methods
+// alike, so that none holds the client.
 func NewClient(cfg aws.Config) *sdk.Client { return sdk.NewFromConfig(cfg) }

@@ -13,10 +13,16 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 )
 
-// Keyring reads the token keyring's secret (keyring.Source).
+// Keyring reads the token keyring's secret (keyring.Source). NewKeyring makes one.
 type Keyring struct {
-	Client   *sdk.Client
-	SecretID string
+	// getSecretValue is the client's method Keyring calls (NewClient says why not the client).
+	getSecretValue func(context.Context, *sdk.GetSecretValueInput, ...func(*sdk.Options)) (*sdk.GetSecretValueOutput, error)
+	SecretID       string
+}
+
+// NewKeyring reads the secret secretID of c.
+func NewKeyring(c *sdk.Client, secretID string) Keyring {
+	return Keyring{getSecretValue: c.GetSecretValue, SecretID: secretID}
 }
 
 // permanent reports whether Secrets Manager refused the read for good: the secret does not exist,
@@ -33,7 +39,7 @@ func permanent(err error) bool {
 // Fetch reads the secret's AWSCURRENT value. The stage is named, not left to the default: a
 // rotation moves it, and the local moto server's default does not follow the move.
 func (s Keyring) Fetch(ctx context.Context) ([]byte, error) {
-	out, err := s.Client.GetSecretValue(ctx, &sdk.GetSecretValueInput{SecretId: &s.SecretID, VersionStage: aws.String("AWSCURRENT")})
+	out, err := s.getSecretValue(ctx, &sdk.GetSecretValueInput{SecretId: &s.SecretID, VersionStage: aws.String("AWSCURRENT")})
 	if permanent(err) {
 		return nil, fmt.Errorf("keyring: read %s: %w", s.SecretID, err)
 	}

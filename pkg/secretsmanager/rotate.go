@@ -18,13 +18,28 @@ import (
 // Rotator is the Secrets Manager rotation of the keyring: each rotation adds a fresh 32-byte key
 // and makes it active, and retires the kids that stopped being active more than Retain ago (the
 // longest lifetime of a token), so no outstanding token is orphaned. A secret whose current value
-// is not a keyring yet (as CloudFormation creates it) gets its first key.
+// is not a keyring yet (as CloudFormation creates it) gets its first key. NewRotator makes one.
 type Rotator struct {
-	Client *sdk.Client
+	// The client's methods Rotator calls (NewClient says why not the client).
+	getSecretValue           func(context.Context, *sdk.GetSecretValueInput, ...func(*sdk.Options)) (*sdk.GetSecretValueOutput, error)
+	putSecretValue           func(context.Context, *sdk.PutSecretValueInput, ...func(*sdk.Options)) (*sdk.PutSecretValueOutput, error)
+	updateSecretVersionStage func(context.Context, *sdk.UpdateSecretVersionStageInput, ...func(*sdk.Options)) (*sdk.UpdateSecretVersionStageOutput, error)
+	describeSecret           func(context.Context, *sdk.DescribeSecretInput, ...func(*sdk.Options)) (*sdk.DescribeSecretOutput, error)
+
 	// Retain is how long a superseded kid keeps verifying.
 	Retain time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+}
+
+// NewRotator rotates secrets of c, retiring superseded kids retain after they stopped being
+// active, on time.Now.
+func NewRotator(c *sdk.Client, retain time.Duration) Rotator {
+	return Rotator{
+		getSecretValue: c.GetSecretValue, putSecretValue: c.PutSecretValue,
+		updateSecretVersionStage: c.UpdateSecretVersionStage, describeSecret: c.DescribeSecret,
+		Retain: retain,
+	}
 }
 
 // Rotate runs one step of Secrets Manager's rotation protocol.
@@ -60,7 +75,7 @@ func (r Rotator) version(ctx context.Context, secretID, versionID, stage string)
 	if versionID != "" {
 		in.VersionId = &versionID
 	}
-	out, err := r.Client.GetSecretValue(ctx, in)
+	out, err := r.getSecretValue(ctx, in)
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +96,7 @@ func (r Rotator) create(ctx context.Context, secretID, token string) error {
 	if err != nil {
 		return err
 	}
-	_, err = r.Client.PutSecretValue(ctx, &sdk.PutSecretValueInput{
+	_, err = r.putSecretValue(ctx, &sdk.PutSecretValueInput{
 		SecretId: &secretID, ClientRequestToken: &token, SecretString: aws.String(string(next)), VersionStages: []string{"AWSPENDING"},
 	})
 	return err
@@ -96,7 +111,7 @@ func (r Rotator) finish(ctx context.Context, secretID, token string) error {
 	if current != "" {
 		in.RemoveFromVersionId = &current
 	}
-	_, err = r.Client.UpdateSecretVersionStage(ctx, in)
+	_, err = r.updateSecretVersionStage(ctx, in)
 	if err != nil {
 		// The SDK retries a call whose answer was lost; the retry then fails on the move its
 		// first attempt made. The stage says whether the move happened.
@@ -109,7 +124,7 @@ func (r Rotator) finish(ctx context.Context, secretID, token string) error {
 
 // current is the version that holds AWSCURRENT.
 func (r Rotator) current(ctx context.Context, secretID string) (string, error) {
-	desc, err := r.Client.DescribeSecret(ctx, &sdk.DescribeSecretInput{SecretId: &secretID})
+	desc, err := r.describeSecret(ctx, &sdk.DescribeSecretInput{SecretId: &secretID})
 	if err != nil {
 		return "", err
 	}

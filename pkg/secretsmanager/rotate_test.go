@@ -21,7 +21,8 @@ func TestRotationProtocol(t *testing.T) {
 	c, name := localaws.NewSecret(t, `{"bootstrap":"x"}`)
 	ctx := context.Background()
 	clock := time.Now()
-	r := secretsmanager.Rotator{Client: c, Retain: time.Hour, Now: func() time.Time { return clock }}
+	r := secretsmanager.NewRotator(c, time.Hour)
+	r.Now = func() time.Time { return clock }
 	var actives []string
 	for i, token := range []string{"11111111-1111-4111-8111-111111111111", "22222222-2222-4222-8222-222222222222"} {
 		for _, step := range []string{"createSecret", "createSecret", "setSecret", "testSecret", "finishSecret", "finishSecret"} {
@@ -43,7 +44,7 @@ func TestRotationProtocol(t *testing.T) {
 		actives = append(actives, active)
 		clock = clock.Add(2 * time.Second)
 	}
-	k, err := keyring.New(ctx, secretsmanager.Keyring{Client: c, SecretID: name}, keyring.Options{})
+	k, err := keyring.New(ctx, secretsmanager.NewKeyring(c, name), keyring.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,14 +15,29 @@ import (
 
 // Secrets keeps each webhook endpoint's (or subscription's) signing secrets in one secret,
 // named Prefix + id, whose value is {"secrets": [...]} (webhook.SecretStore). The functions'
-// roles may touch only secrets under Prefix.
+// roles may touch only secrets under Prefix. NewSecrets makes one.
 type Secrets struct {
-	Client *sdk.Client
+	// The client's methods Secrets calls (NewClient says why not the client).
+	createSecret   func(context.Context, *sdk.CreateSecretInput, ...func(*sdk.Options)) (*sdk.CreateSecretOutput, error)
+	putSecretValue func(context.Context, *sdk.PutSecretValueInput, ...func(*sdk.Options)) (*sdk.PutSecretValueOutput, error)
+	getSecretValue func(context.Context, *sdk.GetSecretValueInput, ...func(*sdk.Options)) (*sdk.GetSecretValueOutput, error)
+	deleteSecret   func(context.Context, *sdk.DeleteSecretInput, ...func(*sdk.Options)) (*sdk.DeleteSecretOutput, error)
+
 	Prefix string
 	// Stack, when set, tags every secret created with StackTag: the secrets are made at run
 	// time, outside CloudFormation, and the tag finds the ones a deleted stack left
 	// (docs/operations.md, "Removing a stack").
 	Stack string
+}
+
+// NewSecrets are the secrets named prefix + id in c, tagged with stack when it is not "". It
+// takes all four methods, so a function that only reads (Get) links the other three too: about
+// 50 KB, against the whole API a stored client kept.
+func NewSecrets(c *sdk.Client, prefix, stack string) Secrets {
+	return Secrets{
+		createSecret: c.CreateSecret, putSecretValue: c.PutSecretValue, getSecretValue: c.GetSecretValue, deleteSecret: c.DeleteSecret,
+		Prefix: prefix, Stack: stack,
+	}
 }
 
 // StackTag is the tag key naming the stack whose functions created a secret.
@@ -44,9 +59,9 @@ func (s Secrets) Put(ctx context.Context, id string, secrets []string) error {
 	if s.Stack != "" {
 		in.Tags = []smtypes.Tag{{Key: aws.String(StackTag), Value: aws.String(s.Stack)}}
 	}
-	_, err = s.Client.CreateSecret(ctx, in)
+	_, err = s.createSecret(ctx, in)
 	if exists := (*smtypes.ResourceExistsException)(nil); errors.As(err, &exists) {
-		_, err = s.Client.PutSecretValue(ctx, &sdk.PutSecretValueInput{SecretId: s.name(id), SecretString: aws.String(string(v))})
+		_, err = s.putSecretValue(ctx, &sdk.PutSecretValueInput{SecretId: s.name(id), SecretString: aws.String(string(v))})
 	}
 	if err != nil {
 		return fmt.Errorf("secretsmanager: store the secrets of %s: %w: %w", id, interrupt.ErrUnavailable, err)
@@ -57,7 +72,7 @@ func (s Secrets) Put(ctx context.Context, id string, secrets []string) error {
 // Get reads the endpoint's secrets; a secret not there is an error wrapping
 // interrupt.ErrUnavailable, as webhook.SecretStore says.
 func (s Secrets) Get(ctx context.Context, id string) ([]string, error) {
-	out, err := s.Client.GetSecretValue(ctx, &sdk.GetSecretValueInput{SecretId: s.name(id), VersionStage: aws.String("AWSCURRENT")})
+	out, err := s.getSecretValue(ctx, &sdk.GetSecretValueInput{SecretId: s.name(id), VersionStage: aws.String("AWSCURRENT")})
 	if err != nil {
 		return nil, fmt.Errorf("secretsmanager: read the secrets of %s: %w: %w", id, interrupt.ErrUnavailable, err)
 	}
@@ -70,7 +85,7 @@ func (s Secrets) Get(ctx context.Context, id string) ([]string, error) {
 
 // Delete removes the endpoint's secrets at once (no recovery window: the endpoint is gone).
 func (s Secrets) Delete(ctx context.Context, id string) error {
-	_, err := s.Client.DeleteSecret(ctx, &sdk.DeleteSecretInput{SecretId: s.name(id), ForceDeleteWithoutRecovery: aws.Bool(true)})
+	_, err := s.deleteSecret(ctx, &sdk.DeleteSecretInput{SecretId: s.name(id), ForceDeleteWithoutRecovery: aws.Bool(true)})
 	if notFound := (*smtypes.ResourceNotFoundException)(nil); err != nil && !errors.As(err, &notFound) {
 		return fmt.Errorf("secretsmanager: delete the secrets of %s: %w: %w", id, interrupt.ErrUnavailable, err)
 	}

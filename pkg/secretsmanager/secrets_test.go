@@ -27,8 +27,8 @@ func TestSecretsAreTaggedWithTheirStack(t *testing.T) {
 	ctx := context.Background()
 	c := localaws.SecretsManager()
 	prefix := "test/" + strings.ToLower(rand.Text()) + "/"
-	tagged := secretsmanager.Secrets{Client: c, Prefix: prefix, Stack: "interrupt-host-prod"}
-	untagged := secretsmanager.Secrets{Client: c, Prefix: prefix}
+	tagged := secretsmanager.NewSecrets(c, prefix, "interrupt-host-prod")
+	untagged := secretsmanager.NewSecrets(c, prefix, "")
 	t.Cleanup(func() {
 		for _, id := range []string{"we_1", "we_2"} {
 			_ = untagged.Delete(context.Background(), id)

@@ -27,7 +27,7 @@ func TestSend(t *testing.T) {
 		t.Fatal(err)
 	}
 	subject := "Approve “inv-" + time.Now().Format("150405.000000") + "”\r\nBcc: mallory@example.com"
-	m := ses.Mailer{Client: c, From: localaws.Sender, Name: "Interrupt host"}
+	m := ses.NewMailer(c, localaws.Sender, "Interrupt host")
 	if err := m.Send(ctx, outbound.Mail{To: []string{"alice@example.com"}, Subject: subject, Text: "Héllo Alice,\nopen it.\n", HTML: "<p>Héllo <b>Alice</b></p>"}); err != nil {
 		t.Fatal(err)
 	}

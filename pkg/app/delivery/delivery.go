@@ -86,10 +86,10 @@ func newOutbound(ctx context.Context, e *app.Env) (outboundDeps, error) {
 	}
 	db := dynamo.NewClient(cfg)
 	o.store, o.runs = dynamo.NewOutbound(db, table), dynamo.NewTable(db, table)
-	o.secrets = webhook.NewCache(secretsmanager.Secrets{Client: secretsmanager.NewClient(cfg), Prefix: prefix, Stack: os.Getenv(environ.EnvStackName)}, nil)
+	o.secrets = webhook.NewCache(secretsmanager.NewSecrets(secretsmanager.NewClient(cfg), prefix, os.Getenv(environ.EnvStackName)), nil)
 	o.targets = outbound.Targets{AllowPrivate: allow}
 	if sender := os.Getenv(environ.EnvMailSender); sender != "" {
-		o.mailer = ses.Mailer{Client: ses.NewClient(cfg), From: sender, Name: cmp.Or(os.Getenv(environ.EnvMailSenderName), "Interrupt host")}
+		o.mailer = ses.NewMailer(ses.NewClient(cfg), sender, cmp.Or(os.Getenv(environ.EnvMailSenderName), "Interrupt host"))
 	}
 	return o, nil
 }

@@ -22,7 +22,7 @@ func Handler(ctx context.Context) (func(context.Context, events.SecretsManagerSe
 	if err != nil {
 		return nil, err
 	}
-	r := secretsmanager.Rotator{Client: secretsmanager.NewClient(cfg), Retain: host.MaxTokenTTL + time.Hour}
+	r := secretsmanager.NewRotator(secretsmanager.NewClient(cfg), host.MaxTokenTTL+time.Hour)
 	log := environ.Logger()
 	return func(ctx context.Context, ev events.SecretsManagerSecretRotationEvent) error {
 		err := r.Rotate(ctx, ev.Step, ev.SecretID, ev.ClientRequestToken)

@@ -44,7 +44,7 @@ func Keys(ctx context.Context, e *app.Env) (token.Keys, error) {
 	}
 	// A cache trusted for less than the cooldown between reads is read again after it, not
 	// after the cooldown: the two bound the reads alike.
-	k, err := keyring.New(ctx, secretsmanager.Keyring{Client: secretsmanager.NewClient(cfg), SecretID: id}, keyring.Options{TTL: ttl, Cooldown: ttl})
+	k, err := keyring.New(ctx, secretsmanager.NewKeyring(secretsmanager.NewClient(cfg), id), keyring.Options{TTL: ttl, Cooldown: ttl})
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +91,7 @@ func cached(ctx context.Context, e *app.Env, env string, now func() time.Time) (
 	if err != nil {
 		return nil, err
 	}
-	return webhook.NewCache(secretsmanager.Secrets{Client: secretsmanager.NewClient(cfg), Prefix: prefix, Stack: os.Getenv(environ.EnvStackName)}, now), nil
+	return webhook.NewCache(secretsmanager.NewSecrets(secretsmanager.NewClient(cfg), prefix, os.Getenv(environ.EnvStackName)), now), nil
 }
 
 // SignIn is the approval page's sign-in with the identity provider OIDC_ISSUER names (the HTTP
