@@ -110,6 +110,15 @@ func TestWhatWaits(t *testing.T) {
 			t.Errorf("late %v, want %v", got, want)
 		}
 	})
+	t.Run("requested through a signed link", func(t *testing.T) {
+		t.Parallel()
+		// The list says who asked as the run's story does: a link's holder, not its token's id.
+		h := console.HomeOf(console.HomeParams{Pending: []host.PendingInterrupt{{RunID: "r6", Kind: interrupt.KindClarification, Title: "Which order?",
+			RequestedAt: at(-10 * time.Minute), RequestedBy: "token:jti-1"}}, Names: names, Now: now})
+		if len(h.Rows) != 1 || h.Rows[0].Requested != "10 minutes ago by a signed link's holder" {
+			t.Errorf("rows %+v, want one requested 10 minutes ago by a signed link's holder", h.Rows)
+		}
+	})
 }
 
 // TestValidKind: the list filters by the kinds it offers, and by nothing else.
@@ -192,6 +201,14 @@ func TestWhatARunWaitsOn(t *testing.T) {
 			{Title: "Interrupt at pay", Kind: "external event", Step: "pay", WaitsOn: "a machine's answer", Requested: "29 minutes ago",
 				Deadline: "Mon 30 Nov 2026, 11:01:00 UTC (in 1 hour)", PageHref: "../../approve/r1/int_3"},
 		}},
+		// Who asked is said as the story says it: a signed link's holder, not its token's id.
+		{"a question asked through a signed link", func(t *testing.T) []runlog.Commit {
+			return []runlog.Commit{commit("token:jti-1", requested(t, "clarify", "int_2", `{"kind":"clarification","key":"k2","data":{"questions":[{"id":"po","question":"Which purchase order?"}]}}`,
+				runlog.With{Display: &interrupt.Display{Audience: []string{"carol"}}}))}
+		}, "waiting-input", false, []console.Waiting{
+			{Title: "Which purchase order?", Kind: "question", Step: "clarify", WaitsOn: iso("carol"), Requested: "30 minutes ago by a signed link's holder",
+				PageHref: "../../approve/r1/int_2"},
+		}},
 		{"a run cancelled", func(t *testing.T) []runlog.Commit {
 			return []runlog.Commit{
 				commit("engine", requested(t, "approve", "int_1", invoice, runlog.With{})),
@@ -221,10 +238,11 @@ func TestWhatARunWaitsOn(t *testing.T) {
 	}
 }
 
-// TestTheDeliveriesTarget: a subscription's deliveries name its receiver by scheme and host
-// only (a Slack incoming webhook's URL is its credential; a URL's user, path and query are
-// not shown), a mail subscription as mail; they list the attempts of the run's events alone,
-// each with what went wrong in one line.
+// TestTheDeliveriesTarget: a subscription's deliveries name its target by its format: an email
+// subscription as mail, any other by its receiver's scheme and host only (a Slack incoming
+// webhook's URL is its credential; a URL's user, path and query are not shown), or as "a
+// receiver" where its URL has no scheme or host to name it by; they list the attempts of the
+// run's events alone, each with what went wrong in one line.
 func TestTheDeliveriesTarget(t *testing.T) {
 	t.Parallel()
 	at := t0.Add(5 * time.Minute)
@@ -245,6 +263,11 @@ func TestTheDeliveriesTarget(t *testing.T) {
 		{"a Slack incoming webhook", "https://hooks.slack.com/services/T0001/B0001/XXXXsecretXXXX", "slack", "https://hooks.slack.com"},
 		{"a receiver with a user, a port and a query", "https://ops:pa55word@hooks.example.com:8443/in?token=s3cret", "standard-webhooks", "https://hooks.example.com:8443"},
 		{"mail", "", "email", "mail to the people asked"},
+		{"mail, whatever URL it holds", "https://ops:pa55word@hooks.example.com/services/in", "email", "mail to the people asked"},
+		{"a URL without a scheme", "hooks.example.com/services/in?token=s3cret", "standard-webhooks", "a receiver"},
+		{"a URL without a scheme, with a port", "hooks.example.com:8443/services/in?token=s3cret", "standard-webhooks", "a receiver"},
+		{"a URL relative to its scheme", "//ops:pa55word@hooks.slack.com/services/T0001/B0001/XXXXsecretXXXX", "slack", "a receiver"},
+		{"no URL", "", "standard-webhooks", "a receiver"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()

@@ -113,7 +113,7 @@ func HomeOf(in HomeParams) *Home {
 			r.Requested = ago(at, now)
 		}
 		if p.RequestedBy != "" {
-			r.Requested += " by " + words.Isolated(p.RequestedBy)
+			r.Requested += " by " + author(p.RequestedBy)
 		}
 		if at, err := time.Parse(time.RFC3339, p.ExpiresAt); err == nil {
 			r.Deadline = when(at) + " (" + words.Until(at, now) + ")"
@@ -194,7 +194,7 @@ func RunOf(in RunParams) *Run {
 		v.WaitsOn = cmp.Or(strings.Join(who, ", "), "a machine's answer")
 		v.Requested = ago(w.RequestedAt, now)
 		if w.RequestedBy != "" {
-			v.Requested += " by " + words.Isolated(w.RequestedBy)
+			v.Requested += " by " + author(w.RequestedBy)
 		}
 		if !w.Deadline.IsZero() {
 			v.Deadline = when(w.Deadline) + " (" + words.Until(w.Deadline, now) + ")"
@@ -217,11 +217,7 @@ func RunOf(in RunParams) *Run {
 // Deliveries are a subscription's attempts of the run's events, newest first, as its page lists
 // them; none when it delivered none of them.
 func Deliveries(s outbound.Subscription, attempts []outbound.Attempt, runID string) Subscription {
-	// The receiver's scheme and host only: a Slack incoming webhook's URL is its credential.
-	out := Subscription{ID: s.ID, Target: "mail to the people asked", Format: s.Format}
-	if u, err := url.Parse(s.URL); err == nil && u.Host != "" {
-		out.Target = u.Scheme + "://" + u.Host
-	}
+	out := Subscription{ID: s.ID, Target: target(s), Format: s.Format}
 	for _, a := range attempts {
 		if a.RunID != runID {
 			continue
@@ -243,6 +239,20 @@ func Deliveries(s outbound.Subscription, attempts []outbound.Attempt, runID stri
 	return out
 }
 
+// target says where a subscription delivers, by its format: an email subscription mails the
+// people asked; any other names its receiver by its URL's scheme and host only (a Slack
+// incoming webhook's URL is its credential; a URL's user, path and query are not shown), and
+// as "a receiver" when its URL has no scheme or no host to name it by.
+func target(s outbound.Subscription) string {
+	if s.Format == outbound.FormatEmail {
+		return "mail to the people asked"
+	}
+	if u, err := url.Parse(s.URL); err == nil && u.Scheme != "" && u.Host != "" {
+		return u.Scheme + "://" + u.Host
+	}
+	return "a receiver"
+}
+
 // feedbackOf is a resume value's comment (an approval's feedback).
 func feedbackOf(value json.RawMessage) string {
 	var v struct {
@@ -252,8 +262,8 @@ func feedbackOf(value json.RawMessage) string {
 	return v.Feedback
 }
 
-// author says who made a commit: a principal (isolated, words.Isolated), a signed link's
-// bearer, or the host.
+// author says who made a commit or asked for an interrupt: a principal (isolated,
+// words.Isolated), a signed link's holder (a token's "token:<jti>"), or the host.
 func author(by string) string {
 	switch {
 	case by == "":
