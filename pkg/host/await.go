@@ -61,15 +61,14 @@ func (h *Host) sourceOf(ctx context.Context, tenant, named string) (string, erro
 		interrupt.FieldError{Path: "/endpoint", Message: "is required while the tenant holds more than one webhook endpoint"})
 }
 
-// await registers the interrupt about to be committed as a waiter at its endpoint's slot, and
-// resolves it in d's own commit with an event already kept, if the event passes the interrupt's
-// resumeSchema.
-func (h *Host) await(ctx context.Context, p interrupt.Principal, runID, nodeID, id, endpoint string, payload interrupt.Payload, d *decision[requested]) error {
-	event, err := h.correlations.Wait(ctx, slotOf(p.Tenant, endpoint, payload.Data), webhook.Waiter{RunID: runID, NodeID: nodeID, InterruptID: id}, h.now())
+// await registers in, the interrupt of runID about to be committed (its id, node, endpoint and
+// payload), as a waiter at its endpoint's slot, and resolves it in d's own commit with an event
+// already kept, if the event passes the interrupt's resumeSchema.
+func (h *Host) await(ctx context.Context, p interrupt.Principal, runID string, in *runlog.Interrupt, d *decision[requested]) error {
+	event, err := h.correlations.Wait(ctx, slotOf(p.Tenant, in.Endpoint, in.Payload.Data), webhook.Waiter{RunID: runID, NodeID: in.NodeID, InterruptID: in.ID}, h.now())
 	if err != nil || event == nil {
 		return err
 	}
-	in := &runlog.Interrupt{Saved: runlog.Saved{ID: id, NodeID: nodeID, Endpoint: endpoint}, Payload: payload}
 	value, _, err := h.checkResume(in, p, event.Body)
 	if err != nil {
 		return nil // the kept event does not fit this interrupt: it waits for another

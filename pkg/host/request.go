@@ -229,7 +229,7 @@ func (h *Host) request(ctx context.Context, p interrupt.Principal, runID string,
 			})
 		case endpoint != "":
 			d.prepare = append(d.prepare, func(ctx context.Context, d *decision[requested], _ time.Time) error {
-				return h.await(ctx, p, runID, req.NodeID, id, endpoint, payload, d)
+				return h.await(ctx, p, runID, &runlog.Interrupt{Saved: runlog.Saved{ID: id, NodeID: req.NodeID, Endpoint: endpoint}, Payload: payload}, d)
 			})
 		}
 		return d, nil
