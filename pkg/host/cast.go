@@ -139,7 +139,7 @@ func (h *Host) cast(ctx context.Context, b Ballot, aim ballotAim) (Cast, error) 
 	if err != nil {
 		return out, err
 	}
-	out.Resolution, err = h.resolveIn(ctx, p, k, st, record, func(st *runlog.State) (*runlog.Interrupt, error) {
+	out.Resolution, err = h.resolveIn(ctx, p, runRead{key: k, state: st, record: record}, func(st *runlog.State) (*runlog.Interrupt, error) {
 		in, err := aim.find(st)
 		if err != nil {
 			return nil, err

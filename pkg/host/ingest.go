@@ -178,7 +178,7 @@ const (
 func (h *Host) deliverTo(ctx context.Context, k webhook.Key, w webhook.Waiter, body json.RawMessage) (waiterOutcome, error) {
 	p := interrupt.Principal{Tenant: k.Tenant}
 	var ahead bool
-	_, err := h.resolve(ctx, p, w.RunID, nil, runlog.Ref{Kind: runlog.RefInterrupt, Name: w.InterruptID}, func(st *runlog.State) (*runlog.Interrupt, error) {
+	_, err := h.resolve(ctx, p, resolveAim{runID: w.RunID, ref: runlog.Ref{Kind: runlog.RefInterrupt, Name: w.InterruptID}, find: func(st *runlog.State) (*runlog.Interrupt, error) {
 		in := st.ByID(w.InterruptID)
 		if in == nil {
 			ahead = true
@@ -192,7 +192,7 @@ func (h *Host) deliverTo(ctx context.Context, k webhook.Key, w webhook.Waiter, b
 			return nil, interrupt.Errorf(interrupt.CodeAlreadyResolved, "interrupt %s is %s", in.ID, status)
 		}
 		return in, nil
-	}, body)
+	}}, nil, body)
 	switch code := interrupt.ErrorCode(err); {
 	case err == nil:
 		return waiterResolved, nil

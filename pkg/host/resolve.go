@@ -41,7 +41,7 @@ func (r Resolution) atSeq(seq int64) Resolution { r.Seq = seq; return r }
 // exactly one commits; the other re-reads, finds the interrupt resolved and fails with
 // interrupt_already_resolved.
 func (h *Host) Resolve(ctx context.Context, p interrupt.Principal, runID, nodeID string, resumeValue json.RawMessage, idem *Idempotency) (Resolution, error) {
-	return h.resolve(ctx, p, runID, idem, runlog.Ref{Kind: runlog.RefNode, Name: nodeID}, func(st *runlog.State) (*runlog.Interrupt, error) {
+	return h.resolve(ctx, p, resolveAim{runID: runID, ref: runlog.Ref{Kind: runlog.RefNode, Name: nodeID}, find: func(st *runlog.State) (*runlog.Interrupt, error) {
 		in := st.LatestAt(nodeID)
 		if in == nil {
 			return nil, interrupt.Errorf(interrupt.CodeNotFound, "no interrupt at node %s of run %s", nodeID, runID)
@@ -50,7 +50,7 @@ func (h *Host) Resolve(ctx context.Context, p interrupt.Principal, runID, nodeID
 			return nil, interrupt.Errorf(interrupt.CodeAlreadyResolved, "interrupt %s is %s", in.ID, status)
 		}
 		return in, nil
-	}, resumeValue)
+	}}, idem, resumeValue)
 }
 
 // checked is a resume value judged against one interrupt: who may give it and what it is.
@@ -62,20 +62,27 @@ type checked struct {
 	err         error
 }
 
-// resolve is the write both resolve surfaces share; target finds the pending interrupt in the
-// state (or says why there is none), and runs again whenever the state moves on; ref is what it
-// looks the interrupt up by. The value is judged once per interrupt: a lost race that finds the
-// same interrupt does not validate again.
-func (h *Host) resolve(ctx context.Context, p interrupt.Principal, runID string, idem *Idempotency, ref runlog.Ref, target func(*runlog.State) (*runlog.Interrupt, error), resumeValue json.RawMessage) (Resolution, error) {
-	record, refs := scope(p, idem, ref)
-	k, st, err := h.loadRun(ctx, p, runID, refs...)
+// resolveAim is the interrupt a resolve is for: its run, what the read of the run looks it up by
+// (ref), and find, which finds the pending interrupt in the run's state (or says why there is
+// none) and runs again whenever the state moves on.
+type resolveAim struct {
+	runID string
+	ref   runlog.Ref
+	find  func(*runlog.State) (*runlog.Interrupt, error)
+}
+
+// resolve is the write both resolve surfaces share. The value is judged once per interrupt: a
+// lost race that finds the same interrupt does not validate again.
+func (h *Host) resolve(ctx context.Context, p interrupt.Principal, aim resolveAim, idem *Idempotency, resumeValue json.RawMessage) (Resolution, error) {
+	record, refs := scope(p, idem, aim.ref)
+	k, st, err := h.loadRun(ctx, p, aim.runID, refs...)
 	if err != nil {
 		return Resolution{}, err
 	}
 	if !st.Exists() {
-		return Resolution{}, interrupt.Errorf(interrupt.CodeNotFound, "no run %s", runID)
+		return Resolution{}, interrupt.Errorf(interrupt.CodeNotFound, "no run %s", aim.runID)
 	}
-	return h.resolveIn(ctx, p, k, st, record, target, resumeValue)
+	return h.resolveIn(ctx, p, runRead{key: k, state: st, record: record}, aim.find, resumeValue)
 }
 
 // scope is the idempotency record a resolve keeps under p's credential, if any, and the refs
@@ -88,12 +95,21 @@ func scope(p interrupt.Principal, idem *Idempotency, ref runlog.Ref) (*runlog.Id
 	return record, []runlog.Ref{ref, {Kind: runlog.RefIdem, Name: record.Key}}
 }
 
-// resolveIn is resolve on a run already read: st, which it moves on to the state after its
-// commit (or after the commits that beat it).
-func (h *Host) resolveIn(ctx context.Context, p interrupt.Principal, k runlog.Key, st *runlog.State, record *runlog.Idem, target func(*runlog.State) (*runlog.Interrupt, error), resumeValue json.RawMessage) (Resolution, error) {
-	runID := k.RunID
+// runRead is a run as a resolve read it: its key, its state (which the resolve moves on to the
+// state after its commit, or after the commits that beat it) and the idempotency record the
+// resolve keeps under the caller's credential, if any (scope), which the read looked up too.
+type runRead struct {
+	key    runlog.Key
+	state  *runlog.State
+	record *runlog.Idem
+}
+
+// resolveIn is resolve on a run already read; target finds the pending interrupt in the run's
+// state as resolveAim.find does.
+func (h *Host) resolveIn(ctx context.Context, p interrupt.Principal, run runRead, target func(*runlog.State) (*runlog.Interrupt, error), resumeValue json.RawMessage) (Resolution, error) {
+	runID, record := run.key.RunID, run.record
 	var judged checked
-	return commit(ctx, h, k, st, p.Voter(), func(st *runlog.State) (decision[Resolution], error) {
+	return commit(ctx, h, run.key, run.state, p.Voter(), func(st *runlog.State) (decision[Resolution], error) {
 		if record != nil {
 			if d, seen, err := replay(st, record); seen {
 				return d, err

@@ -273,7 +273,10 @@ func (t *Tokens) Authorize(ctx context.Context, raw string) (Grant, error) {
 func (h *Host) ResolveByToken(ctx context.Context, g Grant, value []byte, idem *Idempotency) (Resolution, error) {
 	c := g.claims
 	p := interrupt.Principal{Subject: c.Sub, Tenant: c.Tenant, Token: c.JTI, Via: interrupt.ViaLink}
-	return h.resolve(ctx, p, c.RunID, idem, runlog.Ref{Kind: runlog.RefInterrupt, Name: c.InterruptID}, func(st *runlog.State) (*runlog.Interrupt, error) { return h.tokenTarget(st, c) }, value)
+	return h.resolve(ctx, p, resolveAim{
+		runID: c.RunID, ref: runlog.Ref{Kind: runlog.RefInterrupt, Name: c.InterruptID},
+		find: func(st *runlog.State) (*runlog.Interrupt, error) { return h.tokenTarget(st, c) },
+	}, idem, value)
 }
 
 // Opened is what a token shows its bearer of the interrupt it names: what the approval page
@@ -383,11 +386,11 @@ func (h *Host) OpenAs(ctx context.Context, p interrupt.Principal, runID, interru
 // ResolveInterrupt resolves the interrupt interruptID of the caller's run as p: the approval
 // page's decision of a signed-in approver, under the rules of the run surface.
 func (h *Host) ResolveInterrupt(ctx context.Context, p interrupt.Principal, runID, interruptID string, value []byte, idem *Idempotency) (Resolution, error) {
-	return h.resolve(ctx, p, runID, idem, runlog.Ref{Kind: runlog.RefInterrupt, Name: interruptID}, func(st *runlog.State) (*runlog.Interrupt, error) {
+	return h.resolve(ctx, p, resolveAim{runID: runID, ref: runlog.Ref{Kind: runlog.RefInterrupt, Name: interruptID}, find: func(st *runlog.State) (*runlog.Interrupt, error) {
 		in := st.ByID(interruptID)
 		if in == nil {
 			return nil, interrupt.Errorf(interrupt.CodeNotFound, "no interrupt %s in run %s", interruptID, runID)
 		}
 		return h.pending(in)
-	}, value)
+	}}, idem, value)
 }
