@@ -124,7 +124,7 @@ func (s *Server) requestApproval(ctx context.Context, req *sdk.CallToolRequest, 
 	if in.ToolCall != nil {
 		with.ToolCall = &interrupt.ToolCall{Name: in.ToolCall.Name, Arguments: rawArguments(req), ReceiptTTLMs: in.ToolCall.ReceiptTTLMs}
 	}
-	return s.request(ctx, "request_approval", c, asking{runID, key, made}, interrupt.KindApproval, in.TimeoutMs, data, with)
+	return s.request(ctx, "request_approval", c, asking{runID, key, made}, payload{interrupt.KindApproval, in.TimeoutMs, data}, with)
 }
 
 func (s *Server) askQuestion(ctx context.Context, _ *sdk.CallToolRequest, in QuestionRequest) (*sdk.CallToolResult, Requested, error) {
@@ -143,7 +143,7 @@ func (s *Server) askQuestion(ctx context.Context, _ *sdk.CallToolRequest, in Que
 	data := struct {
 		Questions []Question `json:"questions"`
 	}{in.Questions}
-	return s.request(ctx, "ask_question", c, asking{runID, key, made}, interrupt.KindClarification, in.TimeoutMs, data, host.Request{Display: display})
+	return s.request(ctx, "ask_question", c, asking{runID, key, made}, payload{interrupt.KindClarification, in.TimeoutMs, data}, host.Request{Display: display})
 }
 
 // rawArguments are the toolCall's arguments of request_approval's call as the agent sent them:
@@ -168,27 +168,35 @@ type asking struct {
 	made       bool
 }
 
-// request requests the interrupt of kind with data at node key of the run, with what the
-// request carries beside its payload (with's Display, ToolCall), as request-interrupt
+// payload is what a tool asks beside where it asks (asking, whose key is the payload's too):
+// the interrupt's kind, how long it may wait (0: no deadline) and its data.
+type payload struct {
+	kind      interrupt.Kind
+	timeoutMs int64
+	data      any
+}
+
+// request requests the interrupt of what's kind with its data at node key of the run, with what
+// the request carries beside its payload (with's Display, ToolCall), as request-interrupt
 // does: its payload is checked against the host's schema there, and the same key answers the
 // interrupt it asked before without writing. A run made for it is the host's to complete
 // (host.Request.EndsRun): the agent named none, so nothing else would end it. A request whose
 // outcome is unknown, in a run made for it, says which run and key to ask again with, so that
 // the retry never asks twice.
-func (s *Server) request(ctx context.Context, tool string, c caller, at asking, kind interrupt.Kind, timeoutMs int64, data any, with host.Request) (*sdk.CallToolResult, Requested, error) {
-	if timeoutMs < 0 {
+func (s *Server) request(ctx context.Context, tool string, c caller, at asking, what payload, with host.Request) (*sdk.CallToolResult, Requested, error) {
+	if what.timeoutMs < 0 {
 		return nil, Requested{}, s.toolError(ctx, tool, interrupt.Invalid("timeoutMs is negative", interrupt.FieldError{Path: "/timeoutMs", Message: "must be positive"}))
 	}
-	payload, err := json.Marshal(struct {
+	raw, err := json.Marshal(struct {
 		Kind      interrupt.Kind `json:"kind"`
 		Key       string         `json:"key"`
 		TimeoutMs int64          `json:"timeoutMs,omitempty"`
 		Data      any            `json:"data"`
-	}{kind, at.key, timeoutMs, data})
+	}{what.kind, at.key, what.timeoutMs, what.data})
 	if err != nil {
 		return nil, Requested{}, s.toolError(ctx, tool, err)
 	}
-	with.NodeID, with.Payload, with.OwnRun, with.EndsRun = at.key, payload, c.self, at.made
+	with.NodeID, with.Payload, with.OwnRun, with.EndsRun = at.key, raw, c.self, at.made
 	view, created, err := s.host.RequestInterrupt(ctx, c.principal, at.runID, with)
 	if err != nil {
 		failed := s.toolError(ctx, tool, err)
