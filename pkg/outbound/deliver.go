@@ -362,7 +362,7 @@ func (d *Deliverer) attempt(ctx context.Context, p *pass, s Subscription, cur *C
 	if !admitted {
 		return false, d.retryLater(ctx, cur, now, "not attempted: the receiver failed earlier in this pass")
 	}
-	out, sendErr := d.send(ctx, d.Links, s, c, e, now, false)
+	out, sendErr := d.send(ctx, s, c, e, now, sendMode{links: d.Links})
 	if errors.Is(sendErr, errStore) {
 		return false, sendErr
 	}
@@ -371,7 +371,7 @@ func (d *Deliverer) attempt(ctx context.Context, p *pass, s Subscription, cur *C
 	if sendErr == nil {
 		a.Status = StatusDelivered
 		p.count(func(r *Report) { r.Delivered++ })
-		return true, d.recorded(ctx, cur.Tenant, s.ID, a, now, metrics.Delivered)
+		return true, d.recorded(ctx, cur.Tenant, s.ID, a, now)
 	}
 	a.LastError = sendErr.Error()
 	first := cur.FailingSince
@@ -382,24 +382,29 @@ func (d *Deliverer) attempt(ctx context.Context, p *pass, s Subscription, cur *C
 		a.Status = StatusFailed
 		p.count(func(r *Report) { r.Failed++ })
 		d.logger().Warn("delivery failed for good", "subscription", s.ID, "eventId", a.EventID, "attempts", a.Attempts, "error", a.LastError)
-		return true, d.recorded(ctx, cur.Tenant, s.ID, a, now, metrics.DeliveryFailures, failure(a))
+		return true, d.recorded(ctx, cur.Tenant, s.ID, a, now)
 	}
 	a.Status = StatusRetrying
 	p.count(func(r *Report) { r.Retrying++ })
-	if err := d.recorded(ctx, cur.Tenant, s.ID, a, now, metrics.DeliveryFailures, failure(a)); err != nil {
+	if err := d.recorded(ctx, cur.Tenant, s.ID, a, now); err != nil {
 		return false, err
 	}
 	cur.Attempts, cur.FailingSince, cur.LastError = a.Attempts, first, a.LastError
 	return false, d.retryLater(ctx, cur, now.Add(backoff(a.Attempts)), a.LastError)
 }
 
-// recorded records the attempt and then counts it as name under dims: an attempt whose
-// record failed is made again, and counted then.
-func (d *Deliverer) recorded(ctx context.Context, tenant, subscription string, a Attempt, now time.Time, name metrics.Name, dims ...metrics.Dim) error {
+// recorded records the attempt and then counts it by its status: a delivery as
+// metrics.Delivered, any other as metrics.DeliveryFailures under what became of its event
+// (failure). An attempt whose record failed is made again, and counted then.
+func (d *Deliverer) recorded(ctx context.Context, tenant, subscription string, a Attempt, now time.Time) error {
 	if err := d.Store.RecordAttempt(ctx, tenant, subscription, a, now.Add(AttemptRetention)); err != nil {
 		return err
 	}
-	d.Metrics.Count(name, dims...)
+	if a.Status == StatusDelivered {
+		d.Metrics.Count(metrics.Delivered)
+	} else {
+		d.Metrics.Count(metrics.DeliveryFailures, failure(a))
+	}
 	return nil
 }
 
@@ -455,16 +460,23 @@ type sent struct {
 	refused []string
 }
 
-// send renders and posts one event to the subscription's receiver, its approval links made by
-// links. resend is an operator's resend (Resend), not the deliverer's own attempt: mail goes
-// out again to every address, and records no one as asked.
-func (d *Deliverer) send(ctx context.Context, links Links, s Subscription, c runlog.Commit, e runlog.Envelope, now time.Time, resend bool) (sent, error) {
-	notice, err := links.For(ctx, s, c, e, now)
+// sendMode is how a send is made: by the deliverer's own attempt (its Links), or by an
+// operator's resend (Resend: resend true, the links at the base the operator's call came in
+// on), which mails every address again and records no one as asked.
+type sendMode struct {
+	// links make the approval links of the send's notice.
+	links  Links
+	resend bool
+}
+
+// send renders and posts one event to the subscription's receiver, as mode says.
+func (d *Deliverer) send(ctx context.Context, s Subscription, c runlog.Commit, e runlog.Envelope, now time.Time, mode sendMode) (sent, error) {
+	notice, err := mode.links.For(ctx, s, c, e, now)
 	if err != nil {
 		return sent{}, fmt.Errorf("approval links: %w", err)
 	}
 	if s.Format == FormatEmail {
-		return d.sendMail(ctx, links, s, c, e, notice, resend)
+		return d.sendMail(ctx, s, c, e, notice, mode)
 	}
 	b, err := d.render(ctx, s, c, e, notice, now)
 	if err != nil {

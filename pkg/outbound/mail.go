@@ -62,12 +62,12 @@ type mailTo struct {
 // reached. A ref without a contact, or whose contact names no address, is not mailed. A request
 // no longer pending when it is sent (stillPending: an operator's resend, a late retry) mails no
 // one. Any other event sends nothing.
-func (d *Deliverer) sendMail(ctx context.Context, links Links, s Subscription, c runlog.Commit, e runlog.Envelope, n Notice, resend bool) (sent, error) {
+func (d *Deliverer) sendMail(ctx context.Context, s Subscription, c runlog.Commit, e runlog.Envelope, n Notice, mode sendMode) (sent, error) {
 	switch e.Type {
 	case interrupt.EventResolved, interrupt.EventExpired:
-		return d.mailOutcome(ctx, s, c, e, resend)
+		return d.mailOutcome(ctx, s, c, e, mode.resend)
 	case interrupt.EventRunCancelled, interrupt.EventRunCompleted:
-		return d.mailRunEnded(ctx, s, e, resend)
+		return d.mailRunEnded(ctx, s, e, mode.resend)
 	}
 	nudge := e.Type == interrupt.EventReminded || e.Type == interrupt.EventEscalated
 	p, ok := carriesLinks(e)
@@ -93,7 +93,7 @@ func (d *Deliverer) sendMail(ctx context.Context, links Links, s Subscription, c
 		for i := range to {
 			to[i].name = names[mailbox(to[i].address)]
 		}
-		out, err := d.mailFollowUp(ctx, s, e, n, to, resend)
+		out, err := d.mailFollowUp(ctx, s, e, n, to, mode.resend)
 		out.unreached = unreached
 		return out, err
 	}
@@ -106,7 +106,7 @@ func (d *Deliverer) sendMail(ctx context.Context, links Links, s Subscription, c
 			to[i].link = linkFor(n.Links, Recipient{})
 		}
 		if to[i].link.URL == "" { // every ref had its own: the page's plain link for the rest
-			to[i].link = Link{URL: strings.TrimSuffix(links.BaseURL, "/") + "/approve/" + url.PathEscape(e.RunID) + "/" + url.PathEscape(e.InterruptID)}
+			to[i].link = Link{URL: strings.TrimSuffix(mode.links.BaseURL, "/") + "/approve/" + url.PathEscape(e.RunID) + "/" + url.PathEscape(e.InterruptID)}
 		}
 	}
 	if len(to) == 0 {
@@ -124,12 +124,12 @@ func (d *Deliverer) sendMail(ctx context.Context, links Links, s Subscription, c
 	// retried is still told. An operator's resend records no one: those the delivery asked are
 	// recorded already, and the request resent may be closed (its outcome told, or to be told
 	// to them alone).
-	if !resend {
+	if !mode.resend {
 		if err := d.Store.RecordAsked(ctx, s.Tenant, s.ID, asked, d.now().Add(AskedRetention)); err != nil {
 			return sent{}, fmt.Errorf("%w: %w", errStore, err)
 		}
 	}
-	out, err := d.mailEach(ctx, s, EventID(e), to, resend, func(m mailTo) Mail { return compose(p, c, e, n, m) })
+	out, err := d.mailEach(ctx, s, EventID(e), to, mode.resend, func(m mailTo) Mail { return compose(p, c, e, n, m) })
 	out.unreached = unreached
 	return out, err
 }

@@ -89,7 +89,7 @@ func (d *Deliverer) Resend(ctx context.Context, s Subscription, eventID, base st
 	a := Attempt{EventID: eventID, EventType: e.Type, RunID: runID, Attempts: 1, At: now.UTC(), Resent: true, Status: StatusDelivered}
 	links := d.Links
 	links.BaseURL = base
-	out, sendErr := d.send(ctx, links, s, commits[0], e, now, true)
+	out, sendErr := d.send(ctx, s, commits[0], e, now, sendMode{links: links, resend: true})
 	if errors.Is(sendErr, errStore) {
 		return Attempt{}, sendErr // nothing was sent: the operator's resend answers unavailable
 	}
