@@ -172,11 +172,12 @@ func (l Links) For(ctx context.Context, s Subscription, c runlog.Commit, e runlo
 			plain.For = append(plain.For, r)
 			continue
 		}
-		tok, claims, err := token.Sign(ctx, l.Keys, token.Claims{
+		claims := token.Claims{
 			Tenant: s.Tenant, RunID: e.RunID, NodeID: e.NodeID, InterruptID: e.InterruptID,
 			Intent: token.IntentResolve, Sub: r.Ref, IssuedAt: at.UnixMilli(), ExpiresAt: exp.UnixMilli(),
-			JTI: linkID(s.Tenant, e.RunID, e.InterruptID, r.Ref),
-		})
+		}
+		claims.JTI = linkID(claims)
+		tok, claims, err := token.Sign(ctx, l.Keys, claims)
 		if err != nil {
 			return Notice{}, err
 		}
@@ -188,9 +189,10 @@ func (l Links) For(ctx context.Context, s Subscription, c runlog.Commit, e runlo
 	return n, nil
 }
 
-// linkID is a signed link's token id: one per interrupt and principal, so that the votes of one
-// link, however often delivered, count once.
-func linkID(tenant, runID, interruptID, principal string) string {
-	sum := sha256.Sum256([]byte(tenant + "\x00" + runID + "\x00" + interruptID + "\x00" + principal))
+// linkID is the token id of a signed link of claims: one per interrupt (its tenant, run and id)
+// and principal (the subject), so that the votes of one link, however often delivered, count
+// once.
+func linkID(c token.Claims) string {
+	sum := sha256.Sum256([]byte(c.Tenant + "\x00" + c.RunID + "\x00" + c.InterruptID + "\x00" + c.Sub))
 	return "lnk" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(sum[:16]))
 }
