@@ -171,13 +171,13 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any, opts 
 	}
 	refreshed, refresh := false, false
 	for attempt := 0; ; attempt++ {
-		status, raw, header, err := c.send(ctx, method, path, body, refresh, opts)
+		a := c.send(ctx, method, path, body, refresh, opts)
 		refresh = false
-		if status == http.StatusUnauthorized && !refreshed && c.bearer != nil {
+		if a.status == http.StatusUnauthorized && !refreshed && c.bearer != nil {
 			refreshed, refresh = true, true // once, with a fresh token: the one sent may have expired
 			continue
 		}
-		wait, again := retry(method, status, header, raw, err, opts, attempt, c.retries)
+		wait, again := retry(method, opts, a, attempt, c.retries)
 		if again {
 			select {
 			case <-ctx.Done():
@@ -186,39 +186,49 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any, opts 
 			}
 			continue
 		}
-		if err != nil {
-			return err
+		if a.err != nil {
+			return a.err
 		}
-		if status < 200 || status > 299 {
-			p := &Problem{Status: status, RetryAfter: header.Get("Retry-After")}
-			if json.Unmarshal(raw, p) != nil || p.Code == "" {
-				p.Code, p.Detail = gatewayCode(status), strings.TrimSpace(string(raw))
+		if a.status < 200 || a.status > 299 {
+			p := &Problem{Status: a.status, RetryAfter: a.header.Get("Retry-After")}
+			if json.Unmarshal(a.body, p) != nil || p.Code == "" {
+				p.Code, p.Detail = gatewayCode(a.status), strings.TrimSpace(string(a.body))
 			}
-			p.Status, p.Scope = status, challengeScope(header.Get("WWW-Authenticate"))
+			p.Status, p.Scope = a.status, challengeScope(a.header.Get("WWW-Authenticate"))
 			return p
 		}
-		if out == nil || status == http.StatusNoContent {
+		if out == nil || a.status == http.StatusNoContent {
 			return nil
 		}
-		if err := json.Unmarshal(raw, out); err != nil {
-			return fmt.Errorf("interrupt host: %s %s answered %d with %.200s: %w", method, path, status, raw, err)
+		if err := json.Unmarshal(a.body, out); err != nil {
+			return fmt.Errorf("interrupt host: %s %s answered %d with %.200s: %w", method, path, a.status, a.body, err)
 		}
 		if created, ok := out.(interface{ setCreated(bool) }); ok {
-			created.setCreated(status == http.StatusCreated)
+			created.setCreated(a.status == http.StatusCreated)
 		}
 		return nil
 	}
 }
 
+// answer is what one attempt of a call came back with: the host's status, headers and body (at
+// most 8 MiB of it), or the error that kept it from answering (err, the others zero) or its
+// body from being read.
+type answer struct {
+	status int
+	header http.Header
+	body   []byte
+	err    error
+}
+
 // send sends one attempt of a call.
-func (c *Client) send(ctx context.Context, method, path string, body []byte, refresh bool, opts []CallOption) (int, []byte, http.Header, error) {
+func (c *Client) send(ctx context.Context, method, path string, body []byte, refresh bool, opts []CallOption) answer {
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
 	if err != nil {
-		return 0, nil, nil, err
+		return answer{err: err}
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
@@ -226,7 +236,7 @@ func (c *Client) send(ctx context.Context, method, path string, body []byte, ref
 	if c.bearer != nil {
 		jwt, err := c.bearer.Bearer(ctx, refresh)
 		if err != nil {
-			return 0, nil, nil, fmt.Errorf("interrupt host: the bearer token: %w", err)
+			return answer{err: fmt.Errorf("interrupt host: the bearer token: %w", err)}
 		}
 		req.Header.Set("Authorization", "Bearer "+jwt)
 	}
@@ -235,21 +245,21 @@ func (c *Client) send(ctx context.Context, method, path string, body []byte, ref
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return 0, nil, nil, err
+		return answer{err: err}
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
-	return resp.StatusCode, raw, resp.Header, err
+	return answer{status: resp.StatusCode, header: resp.Header, body: raw, err: err}
 }
 
-// retry says whether an attempt's answer calls for another, and after how long: a 429, a 502,
+// retry says whether an attempt's answer a calls for another, and after how long: a 429, a 502,
 // 503 or 504 (the host's unavailable, which wrote nothing, or its gateway's), after Retry-After
 // when the host sends one, else full-jitter exponential backoff (100 ms doubling, at most 3 s);
 // a lost connection, or the host's outcome_unknown, only for a call that is safe to send again:
 // a read, a PUT or DELETE, or a write carrying an Idempotency-Key (Request and the resolves
 // always do). Never a refusal of what was asked, never past retries.
-func retry(method string, status int, header http.Header, body []byte, err error, opts []CallOption, attempt, retries int) (time.Duration, bool) {
-	if attempt >= retries || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+func retry(method string, opts []CallOption, a answer, attempt, retries int) (time.Duration, bool) {
+	if attempt >= retries || errors.Is(a.err, context.Canceled) || errors.Is(a.err, context.DeadlineExceeded) {
 		return 0, false
 	}
 	probe := &http.Request{Header: http.Header{}}
@@ -258,22 +268,22 @@ func retry(method string, status int, header http.Header, body []byte, err error
 	}
 	safe := method == http.MethodGet || method == http.MethodHead || method == http.MethodPut || method == http.MethodDelete || probe.Header.Get("Idempotency-Key") != ""
 	switch {
-	case err != nil:
+	case a.err != nil:
 		if !safe {
 			return 0, false
 		}
-	case status == http.StatusTooManyRequests, status == http.StatusBadGateway, status == http.StatusGatewayTimeout:
-	case status == http.StatusServiceUnavailable:
+	case a.status == http.StatusTooManyRequests, a.status == http.StatusBadGateway, a.status == http.StatusGatewayTimeout:
+	case a.status == http.StatusServiceUnavailable:
 		// outcome_unknown is a 503 too: the write may have landed, so only a safe call is sent
 		// again (it answers what happened).
 		var p struct{ Code string }
-		if _ = json.Unmarshal(body, &p); p.Code == "outcome_unknown" && !safe {
+		if _ = json.Unmarshal(a.body, &p); p.Code == "outcome_unknown" && !safe {
 			return 0, false
 		}
 	default:
 		return 0, false
 	}
-	if s, perr := strconv.Atoi(header.Get("Retry-After")); err == nil && perr == nil && s >= 0 {
+	if s, perr := strconv.Atoi(a.header.Get("Retry-After")); a.err == nil && perr == nil && s >= 0 {
 		return min(time.Duration(s)*time.Second, 30*time.Second), true
 	}
 	backoff := min(100*time.Millisecond<<attempt, 3*time.Second)
