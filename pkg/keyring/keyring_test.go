@@ -37,7 +37,7 @@ func newKeyring(t *testing.T, value string) (*keyring.Keyring, *reads, *testcloc
 	r := &reads{}
 	c, name := localaws.NewSecret(t, value, r.option)
 	clk := testclock.New(time.Now())
-	k, err := keyring.New(context.Background(), smadapter.Keyring{Client: c, SecretID: name}, keyring.Options{TTL: time.Minute, Cooldown: 10 * time.Second, Now: clk.Now})
+	k, err := keyring.New(context.Background(), smadapter.NewKeyring(c, name), keyring.Options{TTL: time.Minute, Cooldown: 10 * time.Second, Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,10 +70,10 @@ func TestParse(t *testing.T) {
 
 func TestNewRefusesAnUnusableSecret(t *testing.T) {
 	c, name := localaws.NewSecret(t, localaws.Keyring("a", map[string]string{"a": "c2hvcnQ="}))
-	if _, err := keyring.New(context.Background(), smadapter.Keyring{Client: c, SecretID: name}, keyring.Options{}); err == nil {
+	if _, err := keyring.New(context.Background(), smadapter.NewKeyring(c, name), keyring.Options{}); err == nil {
 		t.Fatal("a keyring with a 5-byte key was accepted")
 	}
-	if _, err := keyring.New(context.Background(), smadapter.Keyring{Client: c, SecretID: "no-such-secret"}, keyring.Options{}); err == nil {
+	if _, err := keyring.New(context.Background(), smadapter.NewKeyring(c, "no-such-secret"), keyring.Options{}); err == nil {
 		t.Fatal("a missing secret was accepted")
 	}
 }
