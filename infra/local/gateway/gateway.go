@@ -150,6 +150,9 @@ func (g *Gateway) serve(w http.ResponseWriter, req *http.Request, requestID stri
 	}
 	if err != nil {
 		if err == errForbidden {
+			// API Gateway's own 403 names nothing; the stand-in says which scopes the route
+			// takes, as the functions' own checks do, so a developer sees what the token lacks.
+			w.Header().Set("Www-Authenticate", fmt.Sprintf(`Bearer error="insufficient_scope", scope=%q`, strings.Join(r.Required, " ")))
 			return message(w, http.StatusForbidden, "Forbidden"), r.Key(), ""
 		}
 		w.Header().Set("Www-Authenticate", `Bearer error="invalid_token"`)

@@ -328,3 +328,42 @@ func TestTheTwoVerificationsAgree(t *testing.T) {
 		}
 	}
 }
+
+// TestAForbiddenTokenIsToldTheScope: a valid token without any of the route's scopes is 403,
+// as API Gateway's authorizer answers it, and the stand-in names the scopes the route takes
+// (WWW-Authenticate: Bearer error="insufficient_scope"); a token holding one is let through.
+func TestAForbiddenTokenIsToldTheScope(t *testing.T) {
+	t.Parallel()
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := testGateway(t, "GET /runs/{runId}")
+	g.tokens = devjwt.NewVerifier(devjwt.StaticKey{Public: &key.PublicKey})
+	r, _ := g.match("GET", "/runs/r1")
+	r.Issuer, r.Audience, r.Required = "https://issuer.example", []string{"engine"}, []string{"runs:read", "interrupts:write"}
+	for _, c := range []struct {
+		scopes    []string
+		forbidden bool
+	}{{[]string{"contacts:manage"}, true}, {nil, true}, {[]string{"runs:read"}, false}} {
+		claims := devjwt.Token{Subject: "e", ClientID: "engine", Issuer: r.Issuer, TTL: time.Hour, Scopes: c.scopes}.Claims(time.Now())
+		signed, err := devjwt.Sign(key, claims)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := httptest.NewRequest("GET", "/runs/r1", nil)
+		req.Header.Set("Authorization", "Bearer "+signed)
+		if !c.forbidden {
+			// Let through to the function, which this test has not started: the authorizer's word.
+			if _, err := g.authorize(req, r); err != nil {
+				t.Errorf("scopes %v: %v, want let through", c.scopes, err)
+			}
+			continue
+		}
+		w := httptest.NewRecorder()
+		status, _, _ := g.serve(w, req, "req-1")
+		if got := w.Header().Get("Www-Authenticate"); status != 403 || got != `Bearer error="insufficient_scope", scope="runs:read interrupts:write"` {
+			t.Errorf("scopes %v: %d, WWW-Authenticate %q", c.scopes, status, got)
+		}
+	}
+}
