@@ -132,4 +132,4 @@ func CountEvents(t testing.TB, h *host.Host, p interrupt.Principal, run, typ str
 }
 
 // Tokens are h's token operations, signing and verifying with Keys.
-func Tokens(h *host.Host) *host.Tokens { return host.NewTokens(h, Keys) }
+func Tokens(h *host.Host) *host.Signer { return host.NewSigner(h, Keys) }

@@ -61,7 +61,7 @@ func NewLongRun(t testing.TB, h *host.Host, run string, commits int) *LongRun {
 	d, _, err := h.Decide(ctx, Who("agent"), run, host.AgentDecision{NodeID: "plan", Key: "dec-1", AgentID: "planner", Confidence: 0.99, Decision: json.RawMessage(`{"go":true}`)})
 	must(err)
 	r.DecidedAt = d.Seq
-	tokens := host.NewTokens(h, Keys)
+	tokens := host.NewSigner(h, Keys)
 	v, _, err := tokens.RequestInterrupt(ctx, Who("engine"), run, host.Request{NodeID: "hook", Payload: Custom("hook"), Token: &host.TokenRequest{Intent: token.IntentResolve}})
 	must(err)
 	r.Callback = v.Tokens[0].Token

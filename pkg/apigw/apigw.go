@@ -97,7 +97,7 @@ type Resender interface {
 // routes call, by type, so that a function's main that lacks one does not compile.
 type API struct {
 	host     *host.Host
-	tokens   *host.Tokens
+	tokens   *host.Signer
 	webhooks *host.Webhooks
 	// signIn signs approvers in on the approval page; nil: the page's links without a credential
 	// answer 404.

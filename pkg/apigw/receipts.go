@@ -36,7 +36,7 @@ func (a *API) getOutcome(ctx context.Context, c *call) (reply, error) {
 }
 
 // redeemReceipt serves POST /receipts/redeem {receipt, toolCall}: 200 with the redemption, once
-// (host.Tokens.RedeemReceipt says what else it answers).
+// (host.Signer.RedeemReceipt says what else it answers).
 func (a *API) redeemReceipt(ctx context.Context, c *call) (reply, error) {
 	var body struct {
 		Receipt  *string `json:"receipt"`

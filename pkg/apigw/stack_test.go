@@ -217,9 +217,9 @@ func buildWith(st stores, c *testclock.Clock, keys token.Keys, configure func(*h
 		Links: outbound.Links{Keys: keys, BaseURL: "https://host.example"}, Now: c.Now,
 	}
 	services := apigw.Services{
-		Host: h, Tokens: host.NewTokens(h, keys), Webhooks: host.NewWebhooks(h, webhook.NewCache(st.endpointSecrets, nil)),
+		Host: h, Tokens: host.NewSigner(h, keys), Webhooks: host.NewWebhooks(h, webhook.NewCache(st.endpointSecrets, nil)),
 		Subscriptions: subs, Resender: resender, Contacts: &contacts.Directory{Store: st.contacts, Now: c.Now},
-		MCP:    mcp.New(host.NewTokens(h, keys), mcp.Options{Poll: time.Millisecond}),
+		MCP:    mcp.New(host.NewSigner(h, keys), mcp.Options{Poll: time.Millisecond}),
 		Bearer: mustVerifier(),
 		Slack:  &slack.Integrations{Store: st.slackApps, Secrets: slackSecrets, Now: c.Now},
 		Clicks: &slack.Interactions{

@@ -157,7 +157,7 @@ var (
 // need, by type, so a main cannot serve a route without the service it calls.
 type services struct {
 	Host     *host.Host
-	Tokens   *host.Tokens
+	Tokens   *host.Signer
 	Webhooks *host.Webhooks
 	// SignIn signs approvers in on the approval page; nil: the page's links without a
 	// credential answer 404.
@@ -184,7 +184,7 @@ func (a *API) on(s services) *API {
 }
 
 // RequestInterrupt serves request-interrupt: a request mints the token it asks for.
-func (a *API) RequestInterrupt(t *host.Tokens) Handler {
+func (a *API) RequestInterrupt(t *host.Signer) Handler {
 	return a.on(services{Host: t.Host(), Tokens: t}).serve(requestInterrupt)
 }
 
@@ -192,17 +192,17 @@ func (a *API) RequestInterrupt(t *host.Tokens) Handler {
 func (a *API) ResolveByRun(h *host.Host) Handler { return a.on(services{Host: h}).serve(resolveByRun) }
 
 // MintToken serves mint-token.
-func (a *API) MintToken(t *host.Tokens) Handler {
+func (a *API) MintToken(t *host.Signer) Handler {
 	return a.on(services{Host: t.Host(), Tokens: t}).serve(mintToken)
 }
 
 // InspectByToken serves inspect-by-token.
-func (a *API) InspectByToken(t *host.Tokens) Handler {
+func (a *API) InspectByToken(t *host.Signer) Handler {
 	return a.on(services{Host: t.Host(), Tokens: t}).serve(inspectByToken)
 }
 
 // ResolveByToken serves resolve-by-token.
-func (a *API) ResolveByToken(t *host.Tokens) Handler {
+func (a *API) ResolveByToken(t *host.Signer) Handler {
 	return a.on(services{Host: t.Host(), Tokens: t}).serve(resolveByToken)
 }
 
@@ -217,7 +217,7 @@ func (a *API) Console(h *host.Host, signIn *signin.Flow, s *outbound.Subscriptio
 
 // Receipts serves receipts: an interrupt's outcome with its approved call's receipt, and the
 // receipts' redemption.
-func (a *API) Receipts(t *host.Tokens) Handler {
+func (a *API) Receipts(t *host.Signer) Handler {
 	return a.on(services{Host: t.Host(), Tokens: t}).serve(receipts)
 }
 
@@ -266,7 +266,7 @@ func (a *API) Contacts(d *contacts.Directory) Handler {
 
 // ApprovalPage serves approval-page: the page of a token's link, and of a link without a
 // credential for an approver signed in by signIn (nil: such links answer 404).
-func (a *API) ApprovalPage(t *host.Tokens, signIn *signin.Flow) Handler {
+func (a *API) ApprovalPage(t *host.Signer, signIn *signin.Flow) Handler {
 	return a.on(services{Host: t.Host(), Tokens: t, SignIn: signIn}).serve(approvalPage)
 }
 

@@ -55,7 +55,7 @@ func (h *Host) Cast(ctx context.Context, b Ballot) (Cast, error) {
 	})
 }
 
-// CastByToken is Cast for the bearer of a verified token (Tokens.Verify): the run and interrupt
+// CastByToken is Cast for the bearer of a verified token (Signer.Verify): the run and interrupt
 // are the token's, the principal its subject proven by a signed link, and the answers the token
 // surface's: 404 when the token's interrupt does not exist, 403 with the interrupt for an
 // inspect token, then 410 and 409 as a resolve by token answers them. b's principal, run and

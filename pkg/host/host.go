@@ -92,7 +92,7 @@ func StoresOf(s Store) Stores {
 
 // Config is the host's behaviour that operators choose: policy, and nothing the host runs with
 // (that is Env's). What only some operations need is taken by the service that needs it: the
-// keyring by NewTokens, the endpoints' secrets by NewWebhooks, so a function that lacks one does
+// keyring by NewSigner, the endpoints' secrets by NewWebhooks, so a function that lacks one does
 // not compile.
 type Config struct {
 	// Capabilities the host advertises; conversation.* kinds need "conversation".

@@ -33,7 +33,7 @@ type Outcome struct {
 	// DecidedAt is when it was resolved (zero while it is not).
 	DecidedAt time.Time
 	// ApprovedCall is the call people approved, for an approval that asked one and was
-	// accepted; Receipt its receipt (Tokens.InterruptOutcome), Redeemed its redemption once
+	// accepted; Receipt its receipt (Signer.InterruptOutcome), Redeemed its redemption once
 	// recorded.
 	ApprovedCall *interrupt.ApprovedCall
 	Receipt      *Receipt

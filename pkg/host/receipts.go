@@ -34,7 +34,7 @@ type Receipt struct {
 // receiptOf is the receipt of in's approved call in tenant's run runID: the same one at every
 // read while the keyring's active key stays (nothing random in it), nil for an interrupt with no
 // approved call.
-func (t *Tokens) receiptOf(ctx context.Context, tenant, runID string, in *runlog.Interrupt) (*Receipt, error) {
+func (t *Signer) receiptOf(ctx context.Context, tenant, runID string, in *runlog.Interrupt) (*Receipt, error) {
 	call := in.ApprovedCall()
 	if call == nil {
 		return nil, nil
@@ -51,7 +51,7 @@ func (t *Tokens) receiptOf(ctx context.Context, tenant, runID string, in *runlog
 
 // InterruptOutcome is Host.InterruptOutcome with the receipt of an approved call: the outcome an
 // agent reads over MCP or REST, whose executor redeems the receipt (RedeemReceipt).
-func (t *Tokens) InterruptOutcome(ctx context.Context, p interrupt.Principal, runID, interruptID string) (Outcome, error) {
+func (t *Signer) InterruptOutcome(ctx context.Context, p interrupt.Principal, runID, interruptID string) (Outcome, error) {
 	o, in, err := t.h.outcome(ctx, p, runID, interruptID)
 	if err != nil || in == nil {
 		return o, err
@@ -86,7 +86,7 @@ func (r Redemption) atSeq(seq int64) Redemption { r.Seq = seq; return r }
 // CodeCallDiffers for a call of another name or other arguments (compared by their canonical
 // JSON, so member order and spacing do not matter; nothing is spent), CodeReceiptSpent once
 // redeemed, and CodeConflict once its run ended (a cancelled run's approvals allow nothing).
-func (t *Tokens) RedeemReceipt(ctx context.Context, p interrupt.Principal, sealed string, call interrupt.ToolCall) (Redemption, error) {
+func (t *Signer) RedeemReceipt(ctx context.Context, p interrupt.Principal, sealed string, call interrupt.ToolCall) (Redemption, error) {
 	if fields := call.Check("/toolCall"); len(fields) > 0 {
 		return Redemption{}, interrupt.Invalid("toolCall is not acceptable", fields...)
 	}

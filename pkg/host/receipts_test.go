@@ -24,7 +24,7 @@ var (
 
 // approved requests approval of call from alice in run r1 and records her decision; it answers
 // the tokens and the outcome as the requesting engine reads it.
-func approved(t *testing.T, h *host.Host, call interrupt.ToolCall, resumeValue string) (*host.Tokens, host.Outcome) {
+func approved(t *testing.T, h *host.Host, call interrupt.ToolCall, resumeValue string) (*host.Signer, host.Outcome) {
 	t.Helper()
 	ctx := context.Background()
 	tokens := hosttest.Tokens(h)

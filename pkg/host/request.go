@@ -91,25 +91,25 @@ func (r requested) atSeq(seq int64) requested { r.view.Seq = seq; return r }
 // that one interrupt: sent with another node or kind it is CodeKeyReused, since an engine that
 // does not repeat itself must hear so, not be handed another step's answer.
 //
-// A host without its Tokens refuses a request that asks for a token (Tokens.RequestInterrupt
+// A host without its Signer refuses a request that asks for a token (Signer.RequestInterrupt
 // mints it).
 func (h *Host) RequestInterrupt(ctx context.Context, p interrupt.Principal, runID string, req Request) (view InterruptView, created bool, err error) {
 	return h.request(ctx, p, runID, req, nil)
 }
 
 // RequestInterrupt is Host.RequestInterrupt, minting the token the request asks for.
-func (t *Tokens) RequestInterrupt(ctx context.Context, p interrupt.Principal, runID string, req Request) (view InterruptView, created bool, err error) {
+func (t *Signer) RequestInterrupt(ctx context.Context, p interrupt.Principal, runID string, req Request) (view InterruptView, created bool, err error) {
 	return t.h.request(ctx, p, runID, req, t)
 }
 
 // request is RequestInterrupt, minting with tokens.
-func (h *Host) request(ctx context.Context, p interrupt.Principal, runID string, req Request, tokens *Tokens) (view InterruptView, created bool, err error) {
+func (h *Host) request(ctx context.Context, p interrupt.Principal, runID string, req Request, tokens *Signer) (view InterruptView, created bool, err error) {
 	payload, err := h.checkPayload(req.Payload)
 	if err != nil {
 		return InterruptView{}, false, err
 	}
 	if req.Token != nil && tokens == nil {
-		return InterruptView{}, false, errors.New("host: a request for a token needs the host's Tokens (NewTokens)")
+		return InterruptView{}, false, errors.New("host: a request for a token needs the host's Signer (NewSigner)")
 	}
 	if req.Token != nil {
 		if fields := req.Token.Check("/token"); len(fields) > 0 {

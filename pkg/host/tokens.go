@@ -44,43 +44,43 @@ func (r TokenRequest) Check(at string) []interrupt.FieldError {
 }
 
 // Tokens are the token surface's operations over a host: minting tokens, and reading what one
-// grants. They need the keyring, which NewTokens requires: a function that serves tokens without
+// grants. They need the keyring, which NewSigner requires: a function that serves tokens without
 // one does not compile.
-type Tokens struct {
+type Signer struct {
 	h    *Host
 	keys token.Keys
 }
 
-// NewTokens returns h's token operations, signing and verifying with keys. It panics on nil keys,
+// NewSigner returns h's token operations, signing and verifying with keys. It panics on nil keys,
 // at a function's init: a host that serves tokens must hold a keyring.
-func NewTokens(h *Host, keys token.Keys) *Tokens {
+func NewSigner(h *Host, keys token.Keys) *Signer {
 	if keys == nil {
-		panic("host: NewTokens without a keyring")
+		panic("host: NewSigner without a keyring")
 	}
-	return &Tokens{h: h, keys: keys}
+	return &Signer{h: h, keys: keys}
 }
 
 // PendingInterrupts is the host's (Host.PendingInterrupts), so that the tokens' operations
 // serve every tool of the MCP endpoint, whose outcomes carry receipts.
-func (t *Tokens) PendingInterrupts(ctx context.Context, p interrupt.Principal, after string, limit int) (PendingPage, error) {
+func (t *Signer) PendingInterrupts(ctx context.Context, p interrupt.Principal, after string, limit int) (PendingPage, error) {
 	return t.h.PendingInterrupts(ctx, p, after, limit)
 }
 
 // EndRun and EndOwnRun are the host's, for the MCP endpoint's end_run, as PendingInterrupts.
-func (t *Tokens) EndRun(ctx context.Context, p interrupt.Principal, runID string, end interrupt.RunStatus, reason string) (RunEnd, error) {
+func (t *Signer) EndRun(ctx context.Context, p interrupt.Principal, runID string, end interrupt.RunStatus, reason string) (RunEnd, error) {
 	return t.h.EndRun(ctx, p, runID, end, reason)
 }
 
 // EndOwnRun is Host.EndOwnRun (EndRun).
-func (t *Tokens) EndOwnRun(ctx context.Context, p interrupt.Principal, runID string, end interrupt.RunStatus, reason string) (RunEnd, error) {
+func (t *Signer) EndOwnRun(ctx context.Context, p interrupt.Principal, runID string, end interrupt.RunStatus, reason string) (RunEnd, error) {
 	return t.h.EndOwnRun(ctx, p, runID, end, reason)
 }
 
 // Host is the host the tokens are of.
-func (t *Tokens) Host() *Host { return t.h }
+func (t *Signer) Host() *Host { return t.h }
 
 // mint signs a token for in. Its expiry is the requested lifetime, never past the deadline.
-func (t *Tokens) mint(ctx context.Context, tenant, runID string, in *runlog.Interrupt, req TokenRequest) (TokenView, error) {
+func (t *Signer) mint(ctx context.Context, tenant, runID string, in *runlog.Interrupt, req TokenRequest) (TokenView, error) {
 	now := t.h.now()
 	ttl := DefaultTokenTTL
 	if req.TTLMs != nil {
@@ -101,7 +101,7 @@ func (t *Tokens) mint(ctx context.Context, tenant, runID string, in *runlog.Inte
 }
 
 // MintToken mints a token for the interrupt pending at nodeID.
-func (t *Tokens) MintToken(ctx context.Context, p interrupt.Principal, runID, nodeID string, req TokenRequest) (TokenView, error) {
+func (t *Signer) MintToken(ctx context.Context, p interrupt.Principal, runID, nodeID string, req TokenRequest) (TokenView, error) {
 	h := t.h
 	if fields := req.Check(""); len(fields) > 0 {
 		return TokenView{}, interrupt.Invalid("the token request is not acceptable", fields...)
@@ -162,7 +162,7 @@ func (h *Host) mayMint(in *runlog.Interrupt, p interrupt.Principal, req *TokenRe
 
 // verify checks a token in docs/design.md's order: grammar, alg, kid and MAC (401), then expiry (410).
 // The state (404, 409) is the caller's to check against the log.
-func (t *Tokens) verify(ctx context.Context, raw string) (token.Claims, error) {
+func (t *Signer) verify(ctx context.Context, raw string) (token.Claims, error) {
 	c, err := token.Verify(ctx, t.keys, raw)
 	if errors.Is(err, interrupt.ErrUnavailable) {
 		return c, err // the keys could not be read: no verdict on the token
@@ -215,7 +215,7 @@ type TokenCaller struct {
 }
 
 // Inspect answers the InterruptPayload a token names, verbatim. It never writes.
-func (t *Tokens) Inspect(ctx context.Context, raw string) ([]byte, TokenCaller, error) {
+func (t *Signer) Inspect(ctx context.Context, raw string) ([]byte, TokenCaller, error) {
 	h := t.h
 	c, err := t.verify(ctx, raw)
 	if err != nil {
@@ -246,7 +246,7 @@ func callerOf(c token.Claims) TokenCaller {
 
 // Verify verifies a token, 401 and 410 as Authorize answers them, whatever its intent: for a
 // page that answers an inspect token's decision with the interrupt it names (CastByToken).
-func (t *Tokens) Verify(ctx context.Context, raw string) (Grant, error) {
+func (t *Signer) Verify(ctx context.Context, raw string) (Grant, error) {
 	c, err := t.verify(ctx, raw)
 	if err != nil {
 		return Grant{}, err
@@ -257,7 +257,7 @@ func (t *Tokens) Verify(ctx context.Context, raw string) (Grant, error) {
 // Authorize verifies a token for resolving, in docs/design.md's order (401, 410, then 403 for an
 // inspect-only token), before anything of the request's body is read: a bad token is refused
 // as such whatever the body.
-func (t *Tokens) Authorize(ctx context.Context, raw string) (Grant, error) {
+func (t *Signer) Authorize(ctx context.Context, raw string) (Grant, error) {
 	c, err := t.verify(ctx, raw)
 	if err != nil {
 		return Grant{}, err
@@ -338,7 +338,7 @@ func (o Opened) Found() bool { return o.InterruptID != "" }
 // 401 and 410 for the token, 404 when the interrupt does not exist, then 410 past its deadline
 // and 409 once resolved or its run ended, with the interrupt filled in. The grant is the
 // verified token's, for ResolveByToken when Opened.CanResolve: one verification serves both.
-func (t *Tokens) Open(ctx context.Context, raw string) (Opened, Grant, error) {
+func (t *Signer) Open(ctx context.Context, raw string) (Opened, Grant, error) {
 	h := t.h
 	c, err := t.verify(ctx, raw)
 	if err != nil {

@@ -53,7 +53,7 @@ func Keys(ctx context.Context, e *app.Env) (token.Keys, error) {
 }
 
 // Tokens are the host's token operations, with the keyring.
-func Tokens(ctx context.Context, e *app.Env) (*host.Tokens, error) {
+func Tokens(ctx context.Context, e *app.Env) (*host.Signer, error) {
 	h, err := e.Host(ctx)
 	if err != nil {
 		return nil, err
@@ -62,7 +62,7 @@ func Tokens(ctx context.Context, e *app.Env) (*host.Tokens, error) {
 	if err != nil {
 		return nil, err
 	}
-	return host.NewTokens(h, keys), nil
+	return host.NewSigner(h, keys), nil
 }
 
 // Webhooks are the host's webhook operations, with the endpoints' secrets in Secrets Manager
