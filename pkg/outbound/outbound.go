@@ -111,9 +111,14 @@ type Subscription struct {
 	CreatedAt time.Time `json:"createdAt"`
 }
 
-// Wants reports whether the subscription names events of type t.
+// Wants reports whether the subscription names events of type t. "*" names the legacy aliases
+// (approval.requested beside interrupt.requested) only for standard-webhooks receivers, whose
+// code may still read them: mail and a chat channel would say the same thing twice.
 func (s Subscription) Wants(t string) bool {
-	return slices.Contains(s.Events, AllEvents) || slices.Contains(s.Events, t)
+	if slices.Contains(s.Events, t) {
+		return true
+	}
+	return slices.Contains(s.Events, AllEvents) && (s.Format == FormatStandard || s.Format == "" || !interrupt.IsLegacyType(t))
 }
 
 // wantsAny reports whether the subscription names any of envs.

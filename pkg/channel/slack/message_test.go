@@ -321,3 +321,33 @@ func TestTheValuesAreIsolated(t *testing.T) {
 		}
 	})
 }
+
+// TestAChannelIsToldOnce: a subscription of every event ("*") posts an approval's request to
+// Slack once, without its legacy alias (approval.requested, for webhook receivers); a
+// standard-webhooks subscription of every event receives both, and a Slack subscription that
+// names the alias itself gets it.
+func TestAChannelIsToldOnce(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name   string
+		format string
+		events []string
+		want   int
+	}{
+		{"slack, every event", slack.Format, []string{"*"}, 1},
+		{"slack, naming the alias", slack.Format, []string{"approval.requested"}, 1},
+		{"standard-webhooks, every event", outbound.FormatStandard, []string{"*"}, 2},
+	} {
+		w := outboundtest.NewWorld(t, inmem.NewOutbound())
+		r := w.Receiver()
+		created, err := w.Subs.Create(context.Background(), interrupt.Principal{Tenant: "acme"}, outbound.Request{URL: r.URL, Events: c.events, Format: c.format})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Secret = created.Secret
+		w.Deliver(w.Commit("acme", "run-1", outboundtest.Requested("approve", "i1", outboundtest.Approval)))
+		if len(r.Got) != c.want {
+			t.Errorf("%s: %d deliveries, want %d", c.name, len(r.Got), c.want)
+		}
+	}
+}
