@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/interrupthost/interrupthost/pkg/contacts"
+	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/metrics"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
 )
@@ -505,6 +506,9 @@ var errStore = errors.New("outbound: the store failed before the send")
 func (d *Deliverer) render(ctx context.Context, s Subscription, c runlog.Commit, e runlog.Envelope, n Notice, now time.Time) ([]byte, error) {
 	for _, ch := range d.Channels {
 		if ch.Format() == s.Format {
+			if err := d.about(ctx, s.Tenant, c, e, &n); err != nil {
+				return nil, fmt.Errorf("%w: the run: %w", errStore, err)
+			}
 			b, err := ch.Render(ctx, s.Tenant, c, e, n, now)
 			if err != nil {
 				return nil, fmt.Errorf("%w: %s: %w", errStore, s.Format, err)
@@ -513,6 +517,38 @@ func (d *Deliverer) render(ctx context.Context, s Subscription, c runlog.Commit,
 		}
 	}
 	return runlog.Marshal(Message{Type: e.Type, Timestamp: e.At, Data: e, Audience: n.Audience, Links: n.Links})
+}
+
+// about fills in n what a channel's sentence names the interrupt of e by: its title, and for
+// a follow-up its deadline. The request's commit holds them; a later event's are read from the
+// run as it stands (its newest checkpoint and the commits after it), once per such delivery.
+// An interrupt the state no longer holds (archived) is told without its title.
+func (d *Deliverer) about(ctx context.Context, tenant string, c runlog.Commit, e runlog.Envelope, n *Notice) error {
+	if e.InterruptID == "" {
+		return nil
+	}
+	in := runlog.RequestedIn(c, e.InterruptID)
+	if in == nil && d.Log != nil {
+		cp, commits, err := d.Log.Tail(ctx, runlog.Key{Tenant: tenant, RunID: e.RunID})
+		if err != nil {
+			return err
+		}
+		if cp != nil || (len(commits) > 0 && commits[0].Seq == 1) {
+			st, err := runlog.Resume(cp, commits)
+			if err != nil {
+				return err
+			}
+			in = st.ByID(e.InterruptID)
+		}
+	}
+	if in == nil {
+		return nil
+	}
+	n.Title = titleOf(runlog.Envelope{Payload: in.Raw})
+	if n.Deadline.IsZero() && in.StatusAt(d.now()) == interrupt.StatusPending {
+		n.Deadline = in.Deadline
+	}
+	return nil
 }
 
 // Retries delivers the cursors due in the retry index: at most limit entries, each run from

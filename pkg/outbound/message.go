@@ -59,6 +59,9 @@ type Notice struct {
 	Links    []Link
 	// Deadline is when the interrupt expires; zero when it has none.
 	Deadline time.Time
+	// Title is what a channel's sentence names the interrupt by (its title, else its artifact),
+	// filled for a channel's delivery only (Deliverer.about); "" when unknown.
+	Title string
 	// Call is, for an approval that allows a call, the call in words (words.WillCall): each
 	// medium renders it, its values isolated (words.Sentence.Plain).
 	Call words.Sentence

@@ -1,6 +1,7 @@
 package slack
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/outbound"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
+	"github.com/interrupthost/interrupthost/pkg/words"
 )
 
 // Slack's limits on what a message carries (Block Kit reference): a text object holds at most
@@ -64,15 +66,7 @@ func message(e runlog.Envelope, n outbound.Notice, decisions []slackgo.BlockElem
 	if e.Type == interrupt.EventRequested || strings.HasSuffix(e.Type, ".requested") {
 		_ = json.Unmarshal(e.Payload, &p) // a payload without these fields renders without them
 	}
-	headline := fmt.Sprintf("%s in run %s", e.Type, e.RunID)
-	switch {
-	case p.Kind != "":
-		headline = fmt.Sprintf("%s requested in run %s", p.Kind, e.RunID)
-	case e.Type == interrupt.EventReminded:
-		headline = fmt.Sprintf("Reminder: a request in run %s still waits for a decision", e.RunID)
-	case e.Type == interrupt.EventEscalated:
-		headline = fmt.Sprintf("Escalated: a request in run %s waits for a decision", e.RunID)
-	}
+	headline := headline(e, p.Kind, n.Title)
 	section := func(t *slackgo.TextBlockObject) slackgo.Block { return slackgo.NewSectionBlock(t, nil, nil) }
 	blocks := []slackgo.Block{section(plain(headline))}
 	var about []string
@@ -142,3 +136,62 @@ func message(e runlog.Envelope, n outbound.Notice, decisions []slackgo.BlockElem
 
 // callCut ends a call too long for one Slack text; its message carries no decision buttons.
 const callCut = " … (the call is longer than a message holds: read it whole, and decide, on its page)"
+
+// headline says what happened in a sentence: who did what to which request, named by its title
+// (isolated, so a title's bidirectional controls cannot reorder the sentence), or by its run
+// where the notice does not know the title; an event the channel has no words for is named as
+// it is.
+func headline(e runlog.Envelope, kind interrupt.Kind, title string) string {
+	named := "a request in run " + e.RunID
+	if title != "" {
+		named = "“" + words.Isolated(title) + "”"
+	}
+	switch e.Type {
+	case interrupt.EventVoted, interrupt.EventAsked:
+		var v interrupt.Vote
+		_ = json.Unmarshal(e.Payload, &v) // a vote without these says less
+		who := cmp.Or(words.Isolated(v.Principal), "someone")
+		if e.Type == interrupt.EventAsked {
+			return who + " asked a question about " + named
+		}
+		verb, ok := words.Decided(string(v.Action))
+		if !ok {
+			verb = "decided"
+		}
+		s := who + " " + strings.ToLower(verb) + " " + named
+		if v.Tally.Required > 1 {
+			s += fmt.Sprintf(" · %d of %d approvals", v.Tally.Approvals, v.Tally.Required)
+		}
+		return s
+	case interrupt.EventResolved:
+		var r interrupt.Resolved
+		_ = json.Unmarshal(e.Payload, &r)
+		var value struct {
+			Action    string `json:"action"`
+			DecidedBy string `json:"decidedBy"`
+		}
+		_ = json.Unmarshal(r.ResumeValue, &value) // decidedBy may be an object: then unnamed
+		outcome, ok := words.Decided(value.Action)
+		if !ok {
+			outcome = "Decided"
+		}
+		if value.DecidedBy != "" {
+			outcome += " by " + words.Isolated(value.DecidedBy)
+		}
+		return outcome + ": " + named
+	case interrupt.EventExpired:
+		return "Expired without a decision: " + named
+	case interrupt.EventReminded:
+		return "Reminder: " + named + " still waits for a decision"
+	case interrupt.EventEscalated:
+		return "Escalated: " + named + " waits for a decision"
+	case interrupt.EventRunCompleted:
+		return "Run " + e.RunID + " completed"
+	case interrupt.EventRunCancelled:
+		return "Run " + e.RunID + " was cancelled"
+	}
+	if kind != "" {
+		return fmt.Sprintf("%s requested in run %s", kind, e.RunID)
+	}
+	return fmt.Sprintf("%s in run %s", e.Type, e.RunID)
+}

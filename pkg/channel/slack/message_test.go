@@ -351,3 +351,55 @@ func TestAChannelIsToldOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestAChannelSaysItInWords: after a request, what happens to it reaches Slack as a sentence
+// that names it by its title (isolated against bidirectional controls), never as an event's
+// name: a vote with the count so far, the outcome and who decided, a reminder, an expiry; the
+// title is read from the run as it stands, and while the request waits the message says by
+// when to decide.
+func TestAChannelSaysItInWords(t *testing.T) {
+	t.Parallel()
+	const title = "\u2068Pay <inv-1> & more\u2069"
+	quorum := strings.Replace(outboundtest.Approval, `"approversList":["alice","bob"]`, `"approversList":["alice","bob"],"requiredApprovals":2`, 1)
+	event := func(typ, payload string) runlog.Event {
+		return runlog.Event{Type: typ, NodeID: "approve", InterruptID: "i1", Payload: json.RawMessage(payload)}
+	}
+	for _, c := range []struct {
+		name  string
+		event runlog.Event
+		want  string
+		when  bool // the message says by when to decide
+	}{
+		{"a vote", event(interrupt.EventVoted, `{"nodeId":"approve","interruptId":"i1","principal":"alice","action":"accept","tally":{"approvals":1,"rejections":0,"required":2}}`),
+			"\u2068alice\u2069 accepted “" + title + "” · 1 of 2 approvals", true},
+		{"the outcome", event(interrupt.EventResolved, `{"nodeId":"approve","interruptId":"i1","kind":"approval","resumeValue":{"action":"reject","decidedBy":"bob"}}`),
+			"Rejected by \u2068bob\u2069: “" + title + "”", false},
+		{"a reminder", event(interrupt.EventReminded, `{"nodeId":"approve","interruptId":"i1","reminder":1,"recipients":[{"kind":"principal","ref":"bob"}]}`),
+			"Reminder: “" + title + "” still waits for a decision", true},
+		{"an expiry", event(interrupt.EventExpired, `{"nodeId":"approve","interruptId":"i1","kind":"approval"}`),
+			"Expired without a decision: “" + title + "”", false},
+	} {
+		w := outboundtest.NewWorld(t, inmem.NewOutbound())
+		r := w.Receiver()
+		created, err := w.Subs.Create(context.Background(), interrupt.Principal{Tenant: "acme"}, outbound.Request{URL: r.URL, Events: []string{c.event.Type}, Format: slack.Format})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Secret = created.Secret
+		w.Commit("acme", "run-1", outboundtest.Requested("approve", "i1", quorum))
+		w.Deliver(w.Commit("acme", "run-1", c.event))
+		if len(r.Got) != 1 {
+			t.Fatalf("%s: %d deliveries", c.name, len(r.Got))
+		}
+		var msg slackgo.WebhookMessage
+		if err := json.Unmarshal(r.Got[0].Raw, &msg); err != nil {
+			t.Fatal(err)
+		}
+		if msg.Text != c.want {
+			t.Errorf("%s: %q\nwant %q", c.name, msg.Text, c.want)
+		}
+		if when := strings.Contains(string(r.Got[0].Raw), "Decide by"); when != c.when {
+			t.Errorf("%s: says by when to decide: %v, want %v", c.name, when, c.when)
+		}
+	}
+}
