@@ -529,15 +529,11 @@ func (d *Deliverer) about(ctx context.Context, tenant string, c runlog.Commit, e
 	}
 	in := runlog.RequestedIn(c, e.InterruptID)
 	if in == nil && d.Log != nil {
-		cp, commits, err := d.Log.Tail(ctx, runlog.Key{Tenant: tenant, RunID: e.RunID})
+		st, err := d.standing(ctx, tenant, e.RunID)
 		if err != nil {
 			return err
 		}
-		if cp != nil || (len(commits) > 0 && commits[0].Seq == 1) {
-			st, err := runlog.Resume(cp, commits)
-			if err != nil {
-				return err
-			}
+		if st != nil {
 			in = st.ByID(e.InterruptID)
 		}
 	}

@@ -140,19 +140,25 @@ func (d *Deliverer) sendMail(ctx context.Context, s Subscription, c runlog.Commi
 // since (or of a run gone) must ask no one. An interrupt the state does not hold is not
 // pending: a checkpoint keeps every pending one, and archives only the closed.
 func (d *Deliverer) stillPending(ctx context.Context, tenant string, e runlog.Envelope) (bool, error) {
-	cp, commits, err := d.Log.Tail(ctx, runlog.Key{Tenant: tenant, RunID: e.RunID})
-	if err != nil {
-		return false, err
-	}
-	if cp == nil && len(commits) > 0 && commits[0].Seq != 1 {
-		return false, nil // past its retention, its commits being deleted: no run
-	}
-	st, err := runlog.Resume(cp, commits)
-	if err != nil {
+	st, err := d.standing(ctx, tenant, e.RunID)
+	if err != nil || st == nil {
 		return false, err
 	}
 	in := st.ByID(e.InterruptID)
 	return in != nil && st.Ended == "" && in.StatusAt(d.now()) == interrupt.StatusPending, nil
+}
+
+// standing is the run as it stands now: its newest checkpoint and the commits after it,
+// folded; nil for a run past its retention, whose commits are being deleted.
+func (d *Deliverer) standing(ctx context.Context, tenant, runID string) (*runlog.State, error) {
+	cp, commits, err := d.Log.Tail(ctx, runlog.Key{Tenant: tenant, RunID: runID})
+	if err != nil {
+		return nil, err
+	}
+	if cp == nil && len(commits) > 0 && commits[0].Seq != 1 {
+		return nil, nil
+	}
+	return runlog.Resume(cp, commits)
 }
 
 // addresses are the addresses the contacts of audience name, each mailbox once (two spellings
@@ -201,11 +207,22 @@ func (d *Deliverer) mailFollowUp(ctx context.Context, s Subscription, e runlog.E
 	if !asked.Deadline.IsZero() {
 		by = " It must be decided by " + inWords(asked.Deadline.Format(runlog.TimeFormat)) + "."
 	}
+	var waitsOn []string
+	if e.Type == interrupt.EventEscalated {
+		if waitsOn, err = d.waitsOn(ctx, s.Tenant, e); err != nil {
+			return sent{}, fmt.Errorf("%w: %w", errStore, err)
+		}
+	}
 	return d.mailEach(ctx, s, EventID(e), to, resend, func(m mailTo) Mail {
 		subject, lines := "Reminder: "+title, []string{greeting(m.name), "", title + ":", "It still waits for your decision." + by}
 		if e.Type == interrupt.EventEscalated {
 			subject = "Escalated: " + title
-			lines = []string{greeting(m.name), "", title + ":", "It has waited without a decision, and its escalation names you: please see that it is decided." + by}
+			waits := "It has waited without a decision."
+			if len(waitsOn) > 0 {
+				waits = "It has waited without a decision from " + inList(waitsOn) + "."
+			}
+			lines = []string{greeting(m.name), "", title + ":", waits + by,
+				"Its escalation names you to see that it is decided: unless the request names you among those who decide it, you cannot decide it yourself. Ask them, or whoever asked for it."}
 		}
 		lines = append(lines, "", "You will be asked to sign in.")
 		return render(m.address, subject, lines, link)
@@ -622,4 +639,35 @@ func topFields(raw json.RawMessage) []string {
 		out = append(out, fmt.Sprintf("(and %d more on the page)", more))
 	}
 	return out
+}
+
+// waitsOn are whom an escalated request still waits on, in words ("alice", "group finance"),
+// each isolated: its deciders less those who voted, as the run stands now; none when the run
+// or the interrupt is no longer there.
+func (d *Deliverer) waitsOn(ctx context.Context, tenant string, e runlog.Envelope) ([]string, error) {
+	st, err := d.standing(ctx, tenant, e.RunID)
+	if err != nil || st == nil {
+		return nil, err
+	}
+	in := st.ByID(e.InterruptID)
+	if in == nil {
+		return nil, nil
+	}
+	var out []string
+	for _, r := range in.Deciders.Undecided(func(p string) bool { return in.Voted(p) != nil }) {
+		if r.Kind == interrupt.RefPrincipal {
+			out = append(out, words.Isolated(r.Ref))
+		} else {
+			out = append(out, r.Kind+" "+words.Isolated(r.Ref))
+		}
+	}
+	return out, nil
+}
+
+// inList is items as a sentence lists them: "a", "a and b", "a, b and c".
+func inList(items []string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
 }

@@ -285,8 +285,9 @@ func TestMailTellsTheEndOfARun(t *testing.T) {
 }
 
 // TestMailFollowsUp: a reminder mails its recipients, an escalation the refs it names, each
-// address once, with the request's title as the subscription asked it and the page's link;
-// the same event again mails no one again.
+// address once, with the request's title as the subscription asked it and the page's link; an
+// escalation says whom the request still waits on and that its reader may not decide it
+// unless named; the same event again mails no one again.
 func TestMailFollowsUp(t *testing.T) {
 	w, box, _ := mailWorld(t, outbound.LinksSigned)
 	w.Deliver(w.Commit("acme", "run-1", outboundtest.Requested("approve", "i1", outboundtest.Approval)))
@@ -307,7 +308,9 @@ func TestMailFollowsUp(t *testing.T) {
 	if got[0].Subject != "Reminder: Pay <inv-1> & more" || !strings.Contains(got[0].Text, "It still waits for your decision.") || !strings.Contains(got[0].Text, "https://host.example/approve/run-1/i1") {
 		t.Errorf("bob's reminder %q:\n%s", got[0].Subject, got[0].Text)
 	}
-	if got[1].Subject != "Escalated: Pay <inv-1> & more" || !strings.Contains(got[1].Text, "its escalation names you") || strings.Contains(got[1].HTML, "<inv-1>") {
+	esc := unmarked(got[1].Text)
+	if got[1].Subject != "Escalated: Pay <inv-1> & more" || !strings.Contains(esc, "It has waited without a decision from alice and bob.") ||
+		!strings.Contains(esc, "Its escalation names you to see that it is decided") || !strings.Contains(esc, "you cannot decide it yourself") || strings.Contains(got[1].HTML, "<inv-1>") {
 		t.Errorf("finance's escalation %q:\n%s\n%s", got[1].Subject, got[1].Text, got[1].HTML)
 	}
 }
