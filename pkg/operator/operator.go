@@ -8,6 +8,7 @@ package operator
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -35,14 +36,15 @@ process list. Each command needs the scopes of its route. Answers print as a tab
 json as JSON: an object indented, a list one JSON line per item.
 
   run <runId>                      the run's snapshot (runs:read)
-  cancel <runId> [--reason TEXT]   cancel the run: its pending interrupts close (interrupts:write)
-  complete <runId> [--reason TEXT] complete the run (interrupts:write)
+  cancel <runId> [--reason TEXT]   cancel the run: its pending interrupts close; prints the end
+                                   the host recorded (interrupts:write and runs:read)
+  complete <runId> [--reason TEXT] complete the run, likewise (interrupts:write and runs:read)
   events <runId> [--after N] [--updates] [--follow] [--every D]
-                                   the run's events, one JSON line each (runs:read); --follow
-                                   reads on until the run ends
+                                   the run's events, a row each (with -o json, a JSON line
+                                   each) (runs:read); --follow reads on until the run ends
   pending [--after RUNID] [--page N] [--run RUNID]
-                                   every interrupt the tenant's runs wait on, one JSON line
-                                   each, in run id order, with its title, tally and whom it
+                                   every interrupt the tenant's runs wait on, a row each, in
+                                   run id order, with its title, tally and whom it
                                    waits on (runs:read); --page sets how many each request
                                    reads, --run lists one run's
   link <runId> <nodeId> [--for PRINCIPAL] [--ttl D] [--inspect]
@@ -293,7 +295,11 @@ func (o *op) pending(ctx context.Context, in []string) error {
 		if err != nil {
 			return err
 		}
-		if err := o.print(page.Interrupts); err != nil {
+		var rows any = page.Interrupts
+		if !o.out.json {
+			rows = pendingRows(page.Interrupts)
+		}
+		if err := o.print(rows); err != nil {
 			return err
 		}
 		if page.Next == "" {
@@ -481,10 +487,12 @@ func (o *op) secrets() ([]string, error) {
 	return out, nil
 }
 
-// Ended is what cancel and complete print: the run, how it ended, and why.
+// Ended is what cancel and complete print: the run, how it ended, by whom and why, as the host
+// recorded it (a run ended before keeps its first end and reason, whatever this call sent).
 type Ended struct {
 	RunID  string `json:"runId"`
 	Status string `json:"status"`
+	By     string `json:"by,omitempty"`
 	Reason string `json:"reason,omitempty"`
 }
 
@@ -496,14 +504,43 @@ func (o *op) end(ctx context.Context, cmd string, in []string) error {
 	if err != nil {
 		return err
 	}
-	end, status := o.c.Cancel, "cancelled"
+	end := o.c.Cancel
 	if cmd == "complete" {
-		end, status = o.c.Complete, "completed"
+		end = o.c.Complete
 	}
 	if err := end(ctx, pos[0], *reason); err != nil {
 		return err
 	}
-	return o.print(Ended{RunID: pos[0], Status: status, Reason: *reason})
+	recorded, err := o.recordedEnd(ctx, pos[0])
+	if err != nil {
+		return err
+	}
+	return o.print(recorded)
+}
+
+// recordedEnd is how the run ended as its log records it: its snapshot's status, and the end's
+// event (the last commit's run.cancelled or run.completed) for who ended it and why.
+func (o *op) recordedEnd(ctx context.Context, runID string) (Ended, error) {
+	snap, err := o.c.Snapshot(ctx, runID)
+	if err != nil {
+		return Ended{}, err
+	}
+	out := Ended{RunID: runID, Status: snap.Status}
+	page, err := o.c.Events(ctx, runID, max(snap.LastSeq-1, 0))
+	if err != nil {
+		return Ended{}, err
+	}
+	for _, e := range page.Events {
+		if ended[e.Type] {
+			var p struct {
+				By     string `json:"by"`
+				Reason string `json:"reason"`
+			}
+			_ = json.Unmarshal(e.Payload, &p) // an end without them says only its status
+			out.By, out.Reason = p.By, p.Reason
+		}
+	}
+	return out, nil
 }
 
 // contacts prints every contact of the tenant, a page at a time.
@@ -555,4 +592,42 @@ func (o *op) contact(ctx context.Context, in []string) error {
 		return err
 	}
 	return o.print(c)
+}
+
+// pendingRow is a pending interrupt as the table shows it, within 120 columns: the tally in
+// words ("1 of 2"), the title and whom it waits on cut, the deadline to the minute. -o json
+// prints the interrupt whole.
+type pendingRow struct {
+	Run      string `json:"run"`
+	Node     string `json:"node"`
+	Kind     string `json:"kind"`
+	Title    string `json:"title"`
+	Tally    string `json:"tally"`
+	WaitsOn  string `json:"waits on"`
+	Deadline string `json:"deadline"`
+}
+
+func pendingRows(list []client.PendingInterrupt) []pendingRow {
+	rows := make([]pendingRow, len(list))
+	for i, p := range list {
+		r := pendingRow{Run: cut(p.RunID, 16), Node: cut(p.NodeID, 12), Kind: cut(p.Kind, 14), Title: cut(p.Title, 20),
+			WaitsOn: cut(strings.Join(p.WaitingOn, ", "), 18), Deadline: cut(strings.Replace(p.ExpiresAt, "T", " ", 1), 16)}
+		if t := p.Tally; t != nil {
+			r.Tally = fmt.Sprintf("%d of %d", t.Approvals, t.Required)
+			if t.Rejections > 0 {
+				r.Tally += fmt.Sprintf(", %d no", t.Rejections)
+			}
+			r.Tally = cut(r.Tally, 12)
+		}
+		rows[i] = r
+	}
+	return rows
+}
+
+// cut is s in at most n characters, its end marked when cut.
+func cut(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
 }

@@ -217,8 +217,13 @@ func TestIhctl(t *testing.T) {
 		t.Fatal(err)
 	}
 	var ended ihctl.Ended
-	if err := json.Unmarshal(cli(t, "", "cancel", other, "--reason", "the order was withdrawn"), &ended); err != nil || ended.Status != "cancelled" {
+	if err := json.Unmarshal(cli(t, "", "cancel", other, "--reason", "the order was withdrawn"), &ended); err != nil || ended.Status != "cancelled" || ended.Reason != "the order was withdrawn" || ended.By == "" {
 		t.Fatalf("cancel: %+v %v", ended, err)
+	}
+	// Cancelled again with another reason: the host keeps the first end, and so does what prints.
+	var again ihctl.Ended
+	if err := json.Unmarshal(cli(t, "", "cancel", other, "--reason", "another reason"), &again); err != nil || again != ended {
+		t.Errorf("cancel again: %+v %v, want the recorded %+v", again, err, ended)
 	}
 	if s, err := eng.Snapshot(ctx, other); err != nil || s.Status != "cancelled" {
 		t.Errorf("the cancelled run: %+v %v", s, err)
