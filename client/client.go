@@ -28,12 +28,30 @@ type Client struct {
 	bearer  BearerSource
 	http    *http.Client
 	retries int
+	// otherPayloads keeps a replay of another payload an answer (AcceptOtherPayloads).
+	otherPayloads bool
 	// PollInterval is how often Await reads the events when no delivery wakes it; 0 means 1s.
 	PollInterval time.Duration
 }
 
 // Option configures a Client.
 type Option func(*Client)
+
+// AcceptOtherPayloads makes a request under a key that named another payload before answer the
+// first request's interrupt without an error, as the host does (Interrupt.SamePayload false);
+// without it, Request returns a *ReplayError.
+func AcceptOtherPayloads() Option { return func(c *Client) { c.otherPayloads = true } }
+
+// ReplayError is a request under a key that named another payload before: the host answered
+// the interrupt first requested under it, which Interrupt is, and recorded nothing of this
+// request. It is usually a key reused by mistake (two steps of a run sharing one).
+type ReplayError struct {
+	Interrupt Interrupt
+}
+
+func (e *ReplayError) Error() string {
+	return fmt.Sprintf("interrupt host: key %q of run %s was requested before with another payload: interrupt %s is the first request's, and nothing of this one was recorded", e.Interrupt.Key, e.Interrupt.RunID, e.Interrupt.InterruptID)
+}
 
 // WithBearer authenticates every call with a JWT (the API Gateway authorizer's), the same for
 // the client's life. A JWT expires (Cognito's in an hour) long before an approval is decided:
@@ -352,7 +370,8 @@ func (in *Interrupt) setCreated(created bool) { in.Created = created }
 
 // Request suspends the run at nodeID on an interrupt (payload is the InterruptPayload). The same
 // payload key again answers the interrupt as the log has it: resolved, with its resumeValue,
-// once someone resolved it. RequestWith sends what the host keeps beside a payload (whom to ask,
+// once someone resolved it; the same key with another payload answers it too, with a
+// *ReplayError (AcceptOtherPayloads keeps that an answer). RequestWith sends what the host keeps beside a payload (whom to ask,
 // reminders, escalation).
 func (c *Client) Request(ctx context.Context, runID, nodeID string, payload json.RawMessage, token *TokenRequest, opts ...CallOption) (Interrupt, error) {
 	return c.RequestWith(ctx, runID, InterruptRequest{NodeID: nodeID, Payload: payload, Token: token}, opts...)
@@ -370,6 +389,9 @@ func (c *Client) RequestFrom(ctx context.Context, runID, nodeID, endpointID stri
 func (c *Client) RequestWith(ctx context.Context, runID string, r InterruptRequest, opts ...CallOption) (Interrupt, error) {
 	var out Interrupt
 	err := c.do(ctx, http.MethodPost, "/runs/"+esc(runID)+"/interrupts", r, &out, idempotent(opts)...)
+	if err == nil && !out.Created && out.SamePayload != nil && !*out.SamePayload && !c.otherPayloads {
+		return out, &ReplayError{Interrupt: out}
+	}
 	return out, err
 }
 

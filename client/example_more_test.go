@@ -14,10 +14,18 @@ import (
 // An engine restarts with the access token it saved, which expired while it was down: the host
 // refuses it (401), the source is asked for a new one, and the call goes on.
 func ExampleWithBearerSource() {
-	src := &clientCredentials{ID: "interrupt-host-local-engine", Secret: "local-engine-secret", Saved: "a-token-that-expired-overnight"}
+	grant := engineCredentials()
+	saved, fetched := "a-token-that-expired-overnight", 0
+	src := client.BearerFunc(func(ctx context.Context, refresh bool) (string, error) {
+		if saved != "" && !refresh {
+			return saved, nil
+		}
+		saved, fetched = "", fetched+1
+		return grant.Bearer(ctx, refresh)
+	})
 	engine := client.New(hostURL(), client.WithBearerSource(src))
 	_, err := engine.Pending(context.Background(), "", 10)
-	fmt.Println("listed:", err == nil, "tokens fetched:", src.Fetched)
+	fmt.Println("listed:", err == nil, "tokens fetched:", fetched)
 	// Output: listed: true tokens fetched: 1
 }
 
@@ -30,7 +38,7 @@ func ExampleWithRetries() {
 	injectFaults(`{"dynamodb":[{"ops":["PutItem"],"throttle":0.8}]}`)
 	defer injectFaults("")
 	engine := client.New(hostURL(), client.WithRetries(10),
-		client.WithBearerSource(&clientCredentials{ID: "interrupt-host-local-engine", Secret: "local-engine-secret"}))
+		client.WithBearerSource(engineCredentials()))
 	run := "example-faults-" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	payload, err := client.Payload(client.Clarification{Questions: []client.Question{{ID: "po", Question: "Which purchase order?"}}}, "ask-po", 0, nil)
 	check(err)

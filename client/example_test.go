@@ -2,16 +2,11 @@ package client_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log"
-	"net/http"
-	"net/url"
 	"os"
 	"strconv"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/interrupthost/interrupthost/client"
@@ -24,7 +19,7 @@ import (
 // tokens:delegate, mints each approver's link and each follows their own.
 func Example() {
 	ctx := context.Background()
-	engine := client.New(hostURL(), client.WithBearerSource(&clientCredentials{ID: "interrupt-host-local-engine", Secret: "local-engine-secret"}))
+	engine := client.New(hostURL(), client.WithBearerSource(engineCredentials()))
 	run := "example-" + strconv.FormatInt(time.Now().UnixNano(), 36)
 
 	payload, err := client.Payload(client.Approval{
@@ -36,7 +31,8 @@ func Example() {
 	check(err)
 	fmt.Println("requested:", in.Status, "created:", in.Created)
 
-	mailer := client.New(hostURL(), client.WithBearerSource(&clientCredentials{ID: "interrupt-host-local-mailer", Secret: "local-mailer-secret"}))
+	mailer := client.New(hostURL(), client.WithBearerSource(&client.ClientCredentials{
+		TokenURL: hostURL() + "/local-issuer/token", ClientID: "interrupt-host-local-mailer", ClientSecret: "local-mailer-secret"}))
 	for _, who := range []string{"alice", "bob"} {
 		link, err := mailer.Mint(ctx, run, "approve", client.TokenRequest{Intent: "resolve", Principal: who})
 		check(err)
@@ -71,50 +67,10 @@ func Example() {
 	// a mistyped node: true
 }
 
-// clientCredentials is a client.BearerSource of an OAuth 2.0 client-credentials grant (Cognito's
-// /oauth2/token in AWS, the local stack's issuer here): it keeps its access token until the host
-// refuses it, then asks for a new one. Saved is a token kept from before (an engine's last
-// start), tried first.
-type clientCredentials struct {
-	ID, Secret string
-	Saved      string
-
-	mu      sync.Mutex
-	token   string
-	Fetched int
-}
-
-func (s *clientCredentials) Bearer(ctx context.Context, refresh bool) (string, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.token == "" {
-		s.token = s.Saved
-	}
-	if s.token != "" && !refresh {
-		return s.token, nil
-	}
-	form := url.Values{"grant_type": {"client_credentials"}}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, hostURL()+"/local-issuer/token", strings.NewReader(form.Encode()))
-	if err != nil {
-		return "", err
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.SetBasicAuth(s.ID, s.Secret)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	var answer struct {
-		AccessToken string `json:"access_token"`
-		Error       string `json:"error"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&answer); err != nil || answer.AccessToken == "" {
-		return "", fmt.Errorf("token endpoint: %d %s %v", resp.StatusCode, answer.Error, err)
-	}
-	s.token = answer.AccessToken
-	s.Fetched++
-	return s.token, nil
+// engineCredentials is the local stack's engine signing in by the client-credentials grant
+// (Cognito's /oauth2/token in AWS, with the engine's app client).
+func engineCredentials() *client.ClientCredentials {
+	return &client.ClientCredentials{TokenURL: hostURL() + "/local-issuer/token", ClientID: "interrupt-host-local-engine", ClientSecret: "local-engine-secret"}
 }
 
 // hostURL is the host's API: the one `make test` starts (GATEWAY_URL), else `make run`'s.
