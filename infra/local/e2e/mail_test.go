@@ -83,6 +83,14 @@ func TestMailThroughTheStack(t *testing.T) {
 	if link == nil || !strings.Contains(text, "Hello \u2068Alice\u2069,") {
 		t.Fatalf("alice's mail:\n%s", text)
 	}
+	// The stack's mailbox shows the mail decoded, its signed link whole and clickable.
+	if box := (call{method: "GET", path: "/local-mail"}).must(t); box.Status != 200 || !strings.Contains(string(box.Body), address("alice")) {
+		t.Errorf("/local-mail: %d %.300s", box.Status, box.Body)
+	} else if n := regexp.MustCompile(`<td>[^<]*` + regexp.QuoteMeta(address("alice")) + `[^<]*</td><td><a href="(/local-mail/\d+)">`).FindStringSubmatch(string(box.Body)); n == nil {
+		t.Errorf("/local-mail lists no message to alice: %.500s", box.Body)
+	} else if one := (call{method: "GET", path: n[1]}).must(t); !strings.Contains(string(one.Body), `<a href="`+link[0]) {
+		t.Errorf("alice's message at %s does not link %s whole: %.500s", n[1], link[0], one.Body)
+	}
 	page := call{method: "GET", path: strings.TrimPrefix(link[0], gatewayURL())}.must(t)
 	if page.Status != 200 || !strings.Contains(string(page.Body), "alice") {
 		t.Fatalf("alice's page: %d %.300s", page.Status, page.Body)

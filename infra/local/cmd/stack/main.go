@@ -41,6 +41,7 @@ import (
 	"github.com/interrupthost/interrupthost/infra/local/ddbstream"
 	"github.com/interrupthost/interrupthost/infra/local/faults"
 	"github.com/interrupthost/interrupthost/infra/local/gateway"
+	"github.com/interrupthost/interrupthost/infra/local/mailbox"
 	"github.com/interrupthost/interrupthost/infra/local/queues"
 	"github.com/interrupthost/interrupthost/internal/devjwt"
 	"github.com/interrupthost/interrupthost/internal/localaws"
@@ -202,6 +203,7 @@ func run(ctx context.Context, log *slog.Logger, maxInstances int, command []stri
 	if command == nil {
 		fmt.Printf(`
 Interrupt host serving on %[1]s (first request answered %[2]s after start). Ctrl-C stops it all.
+Mail it sends is read at %[1]s/local-mail.
 
   TOKEN=$(go run ./infra/local/cmd/devtoken -gateway %[1]s -sub engine -tenant acme -scopes "interrupts:write runs:read")
   curl -s -X POST %[1]s/runs/run-1/interrupts -H "Authorization: Bearer $TOKEN" \
@@ -310,6 +312,10 @@ func serveGateway(ctx context.Context, log *slog.Logger, root string, inst insta
 	mux := http.NewServeMux()
 	mux.Handle("/local-faults", injector)
 	mux.Handle("/local-rotation", rotation(gw, log))
+	// The mail the SES stand-in accepted, decoded, for people to read (README, "Mail").
+	box := &mailbox.Mailbox{Moto: "http://" + motoAddr, Client: &http.Client{Timeout: 10 * time.Second}}
+	mux.Handle(mailbox.Path, box)
+	mux.Handle(mailbox.Path+"/", box)
 	mux.Handle("/", gw)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
