@@ -117,6 +117,8 @@ type Run struct {
 type Waiting struct {
 	Title, Kind, Step, Tally, WaitsOn, Requested, Deadline, PageHref string
 	Votes                                                            []string
+	// Late marks a deadline passed or within the hour, as the list marks one.
+	Late bool
 }
 
 // Line is one event of a run's story: when, who, what, in words; a quote (a comment, a reason,

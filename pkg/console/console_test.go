@@ -121,6 +121,44 @@ func TestWhatWaits(t *testing.T) {
 	})
 }
 
+// TestOnlyANearDeadlineIsUrgent: the list and a run's page style a deadline as urgent (late)
+// only when it passed or is within the hour; one further away is plain.
+func TestOnlyANearDeadlineIsUrgent(t *testing.T) {
+	t.Parallel()
+	now := t0
+	for _, tt := range []struct {
+		name string
+		in   time.Duration
+		late bool
+	}{
+		{"passed", -time.Minute, true},
+		{"in 30 minutes", 30 * time.Minute, true},
+		{"in 2 hours", 2 * time.Hour, false},
+		{"in 3 days", 72 * time.Hour, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			deadline := now.Add(tt.in)
+			home := console.HomeOf(console.HomeParams{Now: now, Pending: []host.PendingInterrupt{{RunID: "r1", Kind: interrupt.KindApproval,
+				RequestedAt: now.Add(-time.Hour).Format(time.RFC3339), ExpiresAt: deadline.Format(time.RFC3339)}}})
+			run := console.RunOf(console.RunParams{Now: now, Story: host.Story{RunID: "r1", Status: interrupt.RunWaitingApproval,
+				Waiting: []host.StoryWaiting{{NodeID: "approve", InterruptID: "int_1", Kind: interrupt.KindApproval, RequestedAt: now.Add(-time.Hour), Deadline: deadline}}}})
+			for _, v := range []console.View{{Status: http.StatusOK, Title: "What waits", Home: home}, {Status: http.StatusOK, Title: "Run r1", Run: run}} {
+				page := render(t, v)
+				var deadlines []string
+				for _, line := range strings.Split(page, "\n") {
+					if strings.Contains(line, ">Deadline ") {
+						deadlines = append(deadlines, line)
+					}
+				}
+				if len(deadlines) != 1 || strings.Contains(deadlines[0], "late") != tt.late {
+					t.Errorf("%s: deadline lines %q; want one, urgent (late): %v", v.Title, deadlines, tt.late)
+				}
+			}
+		})
+	}
+}
+
 // TestValidKind: the list filters by the kinds it offers, and by nothing else.
 func TestValidKind(t *testing.T) {
 	t.Parallel()
@@ -186,7 +224,7 @@ func TestWhatARunWaitsOn(t *testing.T) {
 			}
 		}, "waiting-approval", false, []console.Waiting{{
 			Title: "Pay invoice 4471", Kind: "approval", Step: "approve", Tally: "1 of 2 approvals", WaitsOn: iso("Bob Builder") + " (" + iso("bob") + ")",
-			Requested: "30 minutes ago by " + iso("engine"), Deadline: "Mon 30 Nov 2026, 10:00:00 UTC (in 30 minutes)", PageHref: "../../approve/r1/int_1",
+			Requested: "30 minutes ago by " + iso("engine"), Deadline: "Mon 30 Nov 2026, 10:00:00 UTC (in 30 minutes)", Late: true, PageHref: "../../approve/r1/int_1",
 			Votes: []string{iso("alice") + " voted accept: “" + iso("Fine by me") + "”"},
 		}}},
 		{"a question for the people its display names, and an external event", func(t *testing.T) []runlog.Commit {

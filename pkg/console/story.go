@@ -117,7 +117,7 @@ func HomeOf(in HomeParams) *Home {
 		}
 		if at, err := time.Parse(time.RFC3339, p.ExpiresAt); err == nil {
 			r.Deadline = when(at) + " (" + words.Until(at, now) + ")"
-			r.Late = at.Sub(now) < time.Hour
+			r.Late = late(at, now)
 		}
 		h.Rows = append(h.Rows, r)
 	}
@@ -134,6 +134,10 @@ func HomeOf(in HomeParams) *Home {
 	}
 	return h
 }
+
+// late reports whether a deadline is urgent: passed, or within the hour. Only such a deadline
+// is shown as urgent; any later one is plain ("in 3 days").
+func late(deadline, now time.Time) bool { return deadline.Sub(now) < time.Hour }
 
 // ago says how long before now at was: "3 minutes ago", "2 days ago", "just now".
 func ago(at, now time.Time) string {
@@ -198,6 +202,7 @@ func RunOf(in RunParams) *Run {
 		}
 		if !w.Deadline.IsZero() {
 			v.Deadline = when(w.Deadline) + " (" + words.Until(w.Deadline, now) + ")"
+			v.Late = late(w.Deadline, now)
 		}
 		for _, vote := range w.Votes {
 			line := words.Isolated(vote.Principal) + " voted " + string(vote.Action)
