@@ -280,7 +280,8 @@ func TestWhatARunWaitsOn(t *testing.T) {
 // subscription as mail, any other by its receiver's scheme and host only (a Slack incoming
 // webhook's URL is its credential; a URL's user, path and query are not shown), or as "a
 // receiver" where its URL has no scheme or host to name it by; they list the attempts of the
-// run's events alone, each with what went wrong in one line.
+// run's events alone, each with what went wrong in one line: nothing for a delivery a receiver
+// answered with a 2xx, however it failed before.
 func TestTheDeliveriesTarget(t *testing.T) {
 	t.Parallel()
 	at := t0.Add(5 * time.Minute)
@@ -289,11 +290,18 @@ func TestTheDeliveriesTarget(t *testing.T) {
 		{EventID: "r2:1:0", EventType: interrupt.EventRequested, RunID: "r2", Status: outbound.StatusDelivered, Attempts: 1, At: at},
 		{EventID: "r1:2:0", EventType: interrupt.EventResolved, RunID: "r1", Status: outbound.StatusDelivered, Attempts: 1, At: at, Resent: true,
 			Unreached: []string{"principal carol"}, Refused: []string{"dan@example.com: the tenant's hourly bound"}},
+		// A 2xx is no error: delivered after a failure, only its success is left to say.
+		{EventID: "r1:3:0", EventType: interrupt.EventVoted, RunID: "r1", Status: outbound.StatusDelivered, Attempts: 2, StatusCode: 204, LastError: "timeout", At: at},
+		{EventID: "r1:4:0", EventType: interrupt.EventVoted, RunID: "r1", Status: outbound.StatusRetrying, Attempts: 1, StatusCode: 429, LastError: "the receiver answered 429", At: at},
+		{EventID: "r1:5:0", EventType: interrupt.EventVoted, RunID: "r1", Status: outbound.StatusFailed, Attempts: 1, LastError: "dial tcp: connection refused", At: at},
 	}
 	want := []console.Attempt{
 		{EventID: "r1:1:0", EventType: interrupt.EventRequested, Status: "failed", When: "Mon 30 Nov 2026, 09:05:00 UTC", Detail: "HTTP 500; server error", Attempts: 3, Failed: true},
 		{EventID: "r1:2:0", EventType: interrupt.EventResolved, Status: "delivered", When: "Mon 30 Nov 2026, 09:05:00 UTC",
 			Detail: "principal carol; dan@example.com: the tenant's hourly bound", Attempts: 1, Resent: true},
+		{EventID: "r1:3:0", EventType: interrupt.EventVoted, Status: "delivered", When: "Mon 30 Nov 2026, 09:05:00 UTC", Attempts: 2},
+		{EventID: "r1:4:0", EventType: interrupt.EventVoted, Status: "retrying", When: "Mon 30 Nov 2026, 09:05:00 UTC", Detail: "HTTP 429; the receiver answered 429", Attempts: 1, Failed: true},
+		{EventID: "r1:5:0", EventType: interrupt.EventVoted, Status: "failed", When: "Mon 30 Nov 2026, 09:05:00 UTC", Detail: "dial tcp: connection refused", Attempts: 1, Failed: true},
 	}
 	for _, tt := range []struct {
 		name, url, format, target string

@@ -229,11 +229,13 @@ func Deliveries(s outbound.Subscription, attempts []outbound.Attempt, runID stri
 		}
 		v := Attempt{EventID: a.EventID, EventType: a.EventType, Status: a.Status, When: when(a.At), Attempts: a.Attempts, Resent: a.Resent,
 			Failed: a.Status != outbound.StatusDelivered}
+		// What went wrong: a receiver's status that is not a success (a 2xx is none) and the last
+		// error of an attempt that failed; a delivered one's names unreached or refused.
 		var detail []string
-		if a.StatusCode != 0 {
+		if a.StatusCode != 0 && (a.StatusCode < 200 || a.StatusCode > 299) {
 			detail = append(detail, "HTTP "+strconv.Itoa(a.StatusCode))
 		}
-		if a.LastError != "" {
+		if a.LastError != "" && v.Failed {
 			detail = append(detail, a.LastError)
 		}
 		detail = append(detail, a.Unreached...)
