@@ -94,6 +94,7 @@ type Row struct {
 
 // Run is a run's page.
 type Run struct {
+	// Status is the run's status in words ("waits for an approval").
 	ID, Status string
 	// Waiting are the interrupts the run waits on now.
 	Waiting []Waiting

@@ -222,7 +222,7 @@ func TestWhatARunWaitsOn(t *testing.T) {
 				commit("alice", event(t, interrupt.EventVoted, "approve", "int_1", interrupt.Vote{NodeID: "approve", InterruptID: "int_1", Principal: "alice",
 					Action: interrupt.ActionAccept, ResumeValue: json.RawMessage(`{"action":"accept","feedback":"Fine by me"}`), Tally: interrupt.Tally{Approvals: 1, Required: 2}})),
 			}
-		}, "waiting-approval", false, []console.Waiting{{
+		}, "waits for an approval", false, []console.Waiting{{
 			Title: "Pay invoice 4471", Kind: "approval", Step: "approve", Tally: "1 of 2 approvals", WaitsOn: iso("Bob Builder") + " (" + iso("bob") + ")",
 			Requested: "30 minutes ago by " + iso("engine"), Deadline: "Mon 30 Nov 2026, 10:00:00 UTC (in 30 minutes)", Late: true, PageHref: "../../approve/r1/int_1",
 			Votes: []string{iso("alice") + " voted accept: “" + iso("Fine by me") + "”"},
@@ -233,7 +233,7 @@ func TestWhatARunWaitsOn(t *testing.T) {
 					runlog.With{Display: &interrupt.Display{Audience: []string{"carol", "bob"}}})),
 				commit("", requested(t, "pay", "int_3", `{"kind":"external-event","key":"k3","timeoutMs":7200000,"data":{"eventType":"payment.succeeded"}}`, runlog.With{})),
 			}
-		}, "waiting-input", false, []console.Waiting{
+		}, "waits for an answer", false, []console.Waiting{
 			{Title: "Which purchase order?", Kind: "question", Step: "clarify", WaitsOn: iso("carol") + ", " + iso("Bob Builder") + " (" + iso("bob") + ")", Requested: "30 minutes ago by " + iso("engine"),
 				PageHref: "../../approve/r1/int_2"},
 			{Title: "Interrupt at pay", Kind: "external event", Step: "pay", WaitsOn: "a machine's answer", Requested: "29 minutes ago",
@@ -243,7 +243,7 @@ func TestWhatARunWaitsOn(t *testing.T) {
 		{"a question asked through a signed link", func(t *testing.T) []runlog.Commit {
 			return []runlog.Commit{commit("token:jti-1", requested(t, "clarify", "int_2", `{"kind":"clarification","key":"k2","data":{"questions":[{"id":"po","question":"Which purchase order?"}]}}`,
 				runlog.With{Display: &interrupt.Display{Audience: []string{"carol"}}}))}
-		}, "waiting-input", false, []console.Waiting{
+		}, "waits for an answer", false, []console.Waiting{
 			{Title: "Which purchase order?", Kind: "question", Step: "clarify", WaitsOn: iso("carol"), Requested: "30 minutes ago by a signed link's holder",
 				PageHref: "../../approve/r1/int_2"},
 		}},

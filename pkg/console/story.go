@@ -53,6 +53,26 @@ func kindWords(k interrupt.Kind) string {
 	return string(k)
 }
 
+// statusWords says a run's status as a person reads it: "waits for an approval", "completed";
+// one the console does not know as itself.
+func statusWords(s interrupt.RunStatus) string {
+	switch s {
+	case interrupt.RunRunning:
+		return "running"
+	case interrupt.RunWaitingApproval:
+		return "waits for an approval"
+	case interrupt.RunWaitingInput:
+		return "waits for an answer"
+	case interrupt.RunWaitingExternal:
+		return "waits for an external event or answer"
+	case interrupt.RunCancelled:
+		return "cancelled"
+	case interrupt.RunCompleted:
+		return "completed"
+	}
+	return string(s)
+}
+
 // The kinds the list filters by.
 var kinds = []interrupt.Kind{interrupt.KindApproval, interrupt.KindClarification, interrupt.KindExternalEvent, interrupt.KindLowConfidence,
 	interrupt.KindCustom, interrupt.KindConversationStart, interrupt.KindConversationExchange, interrupt.KindConversationClose}
@@ -183,7 +203,7 @@ type RunParams struct {
 // session's CSRF value for its forms.
 func RunOf(in RunParams) *Run {
 	s, now := in.Story, in.Now
-	r := &Run{ID: s.RunID, Status: string(s.Status), Deliveries: in.Deliveries, CSRF: in.CSRF, Earlier: in.EarlierPage, Later: in.LaterPage,
+	r := &Run{ID: s.RunID, Status: statusWords(s.Status), Deliveries: in.Deliveries, CSRF: in.CSRF, Earlier: in.EarlierPage, Later: in.LaterPage,
 		Ended: s.Status == interrupt.RunCancelled || s.Status == interrupt.RunCompleted}
 	for _, w := range s.Waiting {
 		v := Waiting{Kind: kindWords(w.Kind), Step: w.NodeID, Title: cmp.Or(runlog.Title(w.Raw), "Interrupt at "+w.NodeID),
