@@ -159,6 +159,26 @@ func TestOnlyANearDeadlineIsUrgent(t *testing.T) {
 	}
 }
 
+// TestEndingARunIsExplained: each of a run's end forms says, beside its button, what ending the
+// run that way does; a run that has ended shows neither form.
+func TestEndingARunIsExplained(t *testing.T) {
+	t.Parallel()
+	page := render(t, console.View{Status: http.StatusOK, Title: "Run r1", Run: &console.Run{ID: "r1", Status: "waits for an approval", CSRF: "c"}})
+	for form, says := range map[string]string{
+		"cancel":   "Cancelling ends the run as cancelled: the interrupts it waits on close undecided, and it cannot be undone.",
+		"complete": "Completing ends the run as completed: the interrupts it waits on close, and it cannot be undone.",
+	} {
+		_, rest, ok := strings.Cut(page, `action="./r1/`+form+`"`)
+		body, _, _ := strings.Cut(rest, "</form>")
+		if !ok || !strings.Contains(body, `<p class="meta" id="`+form+`-what">`+says+`</p>`) || !strings.Contains(body, `aria-describedby="`+form+`-what"`) {
+			t.Errorf("the %s form does not say what it does (%q), by its button:\n%s", form, says, body)
+		}
+	}
+	if page := render(t, console.View{Status: http.StatusOK, Title: "Run r1", Run: &console.Run{ID: "r1", Status: "completed", Ended: true}}); strings.Contains(page, "-what") {
+		t.Error("an ended run's page explains forms it does not show")
+	}
+}
+
 // TestValidKind: the list filters by the kinds it offers, and by nothing else.
 func TestValidKind(t *testing.T) {
 	t.Parallel()
