@@ -179,6 +179,35 @@ func TestEndingARunIsExplained(t *testing.T) {
 	}
 }
 
+// TestTheDeliveriesScrollInTheirBox: at a phone's width a subscription's deliveries table is
+// not cut off: it scrolls sideways inside its own box (a focusable, labelled region whose
+// stylesheet rule scrolls it, overflow-x: auto), which shades the edge it hides, and says so
+// above it, outside the scrolled table; the page's CSP allows that stylesheet by its hash.
+func TestTheDeliveriesScrollInTheirBox(t *testing.T) {
+	t.Parallel()
+	sub := console.Deliveries(outbound.Subscription{ID: "sub_1", URL: "https://hooks.example.com/in", Format: "standard-webhooks"}, []outbound.Attempt{
+		{EventID: "r1:1:0", EventType: interrupt.EventRequested, RunID: "r1", Status: outbound.StatusFailed, Attempts: 3, StatusCode: 500, LastError: "server error", At: t0},
+	}, "r1")
+	page := render(t, console.View{Status: http.StatusOK, Title: "Run r1", Run: &console.Run{ID: "r1", Deliveries: []console.Subscription{sub}}})
+	_, rest, ok := strings.Cut(page, `<p class="meta" id="deliveries-sub_1">Recent deliveries of this run's events to subscription sub_1; on a narrow screen the table scrolls sideways.</p>`+"\n"+
+		`<div class="table scrolls" role="region" tabindex="0" aria-labelledby="deliveries-sub_1"><table>`)
+	if !ok {
+		t.Fatalf("the deliveries table is not in a labelled box of its own that scrolls:\n%s", page)
+	}
+	if table, _, _ := strings.Cut(rest, "</table>"); strings.Contains(table, "<caption") {
+		t.Error("the table's description is inside the scrolled table, cut off with it")
+	}
+	_, style, _ := strings.Cut(page, "<style>")
+	style, _, _ = strings.Cut(style, "</style>")
+	if !strings.Contains(style, ".table.scrolls { overflow-x: auto; background: ") {
+		t.Error("the stylesheet does not scroll the deliveries' box sideways")
+	}
+	sum := sha256.Sum256([]byte(style))
+	if !strings.Contains(console.CSP, "style-src 'sha256-"+base64.StdEncoding.EncodeToString(sum[:])+"';") {
+		t.Errorf("the CSP %q does not allow the run page's stylesheet", console.CSP)
+	}
+}
+
 // TestValidKind: the list filters by the kinds it offers, and by nothing else.
 func TestValidKind(t *testing.T) {
 	t.Parallel()
