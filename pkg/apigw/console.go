@@ -88,7 +88,7 @@ func (a *API) operator(ctx context.Context, c *call, signOut string) (signin.Ses
 		resp := consoleResponse(console.Problem(http.StatusUnauthorized, "Signed out", "Your sign-in has ended, so nothing was changed. Open the console again to sign in."), false)
 		return signin.Session{}, "", &resp, err
 	case errors.Is(err, signin.ErrNoSession):
-		resp, err := a.beginSignIn(ctx, c, head)
+		resp, err := a.beginConsoleSignIn(ctx, c, head)
 		return signin.Session{}, "", &resp, err
 	case err != nil:
 		return unavailable(err)
@@ -104,6 +104,39 @@ func (a *API) operator(ctx context.Context, c *call, signOut string) (signin.Ses
 	}
 	return s, csrf, nil, nil
 }
+
+// consoleQuery are the query parameters a console page is asked with (a search, a filter, a
+// page), which its sign-in keeps.
+var consoleQuery = []string{"run", "kind", "after"}
+
+// beginConsoleSignIn starts the sign-in of a console page's GET without a session, coming back to
+// the page as it was asked: its path and its search, filter and page (?run=, ?kind=, ?after=),
+// re-encoded, so that a link to a run's search survives the sign-in. A query too long to travel
+// in the sign-in's state comes back to the path alone.
+func (a *API) beginConsoleSignIn(ctx context.Context, c *call, head bool) (events.APIGatewayV2HTTPResponse, error) {
+	base, err := a.baseURL(c.req)
+	if err != nil {
+		return pageResponse(problemPage(err), head), err
+	}
+	next, q := c.req.RawPath, url.Values{}
+	for _, k := range consoleQuery {
+		if v, ok := c.req.QueryStringParameters[k]; ok {
+			q.Set(k, v)
+		}
+	}
+	if len(q) > 0 && len(next)+1+len(q.Encode()) <= maxConsoleNext {
+		next += "?" + q.Encode()
+	}
+	to, cookie, err := a.signIn.Begin(ctx, base, next)
+	if err != nil {
+		return pageResponse(signInProblem(err), head), err
+	}
+	return redirect(to, cookie), nil
+}
+
+// maxConsoleNext bounds the page a console sign-in comes back to, within the sign-in's own
+// bound on it (2048).
+const maxConsoleNext = 1024
 
 // consoleHome serves GET and HEAD /console: what waits in the operator's tenant, a page of the
 // pending list at a time (?after=), or one run's (?run=), of a kind (?kind=).

@@ -276,3 +276,32 @@ func FuzzConsole(f *testing.F) {
 		}
 	})
 }
+
+// TestTheConsoleKeepsItsSearchOverSignIn: a console link opened without a session comes back,
+// once signed in, to the page as it was asked: its search, filter and page (?run=, ?kind=,
+// ?after=), and nothing else of its query.
+func TestTheConsoleKeepsItsSearchOverSignIn(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	s.mustRequest(t, "r1", "approve", `{"kind":"approval","key":"k1","data":{"artifactId":"4471","artifactType":"invoice","title":"Pay invoice 4471","actions":["accept","reject"],"approversList":["alice"]}}`)
+	s.reindex(t, engine, "r1")
+	for path, back := range map[string]string{
+		"/console?run=r1":                           "/console?run=r1",
+		"/console?run=r1&kind=approval&x=y":         "/console?kind=approval&run=r1",
+		"/console/runs/r1?after=0":                  "/console/runs/r1?after=0",
+		"/console?run=" + strings.Repeat("a", 1100): "/console",
+	} {
+		b := s.console(t)
+		first := b.do(t, "GET", path, nil, "")
+		if first.StatusCode != http.StatusSeeOther || len(first.Cookies) != 1 {
+			t.Fatalf("%s without a session: %d %v", path, first.StatusCode, first.Cookies)
+		}
+		olga := b.page.signInAt(t, first, back, "olga", "acme")
+		if back != "/console?run=r1" {
+			continue
+		}
+		if r := b.do(t, "GET", back, []string{olga}, ""); r.StatusCode != http.StatusOK || !strings.Contains(r.Body, `name="run" value="r1"`) || !strings.Contains(r.Body, "Pay invoice 4471") {
+			t.Errorf("%s after the sign-in: %d, the search for r1 not shown", back, r.StatusCode)
+		}
+	}
+}
