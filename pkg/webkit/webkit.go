@@ -67,12 +67,15 @@ type Table struct {
 
 // Sections lay an artifact's data out for people: an object's plain members as facts, each
 // member that is an object a section of its own, each list of objects a table. Anything deeper
-// is shown as compact JSON in its cell. Data that is no object gives none.
+// is shown as compact JSON in its cell. Data that is no object gives none. An amount in minor
+// units beside its object's currency reads as money, as a tool call's does (words.Amount):
+// "totalCents": 1240000 with "currency": "EUR" is Total 12,400.00 EUR.
 func Sections(data json.RawMessage) []Section {
 	members, order := Members(data)
 	if members == nil {
 		return nil
 	}
+	currency := words.Currency(members)
 	top := Section{Title: "Details"}
 	var rest []Section
 	for _, k := range order {
@@ -81,20 +84,30 @@ func Sections(data json.RawMessage) []Section {
 		case IsObject(v):
 			sub, subOrder := Members(v)
 			sec := Section{Title: Label(k)}
+			subCurrency := words.Currency(sub)
 			for _, sk := range subOrder {
-				sec.Facts = append(sec.Facts, Fact{Label(sk), Cell(sub[sk])})
+				sec.Facts = append(sec.Facts, fact(sk, sub[sk], subCurrency))
 			}
 			rest = append(rest, sec)
 		case IsListOfObjects(v):
 			rest = append(rest, Section{Title: Label(k), Table: table(v)})
 		default:
-			top.Facts = append(top.Facts, Fact{Label(k), Cell(v)})
+			top.Facts = append(top.Facts, fact(k, v, currency))
 		}
 	}
 	if len(top.Facts) > 0 {
 		rest = append([]Section{top}, rest...)
 	}
 	return rest
+}
+
+// fact is member k of an object whose currency is currency, by its label: as money when it is
+// an amount in minor units (words.Amount), else its Cell.
+func fact(k string, v json.RawMessage, currency string) Fact {
+	if base, amount, ok := words.Amount(k, v, currency); ok {
+		return Fact{Label(base), amount}
+	}
+	return Fact{Label(k), Cell(v)}
 }
 
 // Members are a JSON object's members and their order, or nil if raw is no object: the order
@@ -146,7 +159,9 @@ func IsListOfObjects(v json.RawMessage) bool {
 	return true
 }
 
-// table is a list of objects as rows, a column per member in first-named order.
+// table is a list of objects as rows, a column per member in first-named order. A column of
+// amounts in minor units reads as money when every record that has it has its currency
+// (words.Amount), labelled without the unit; else as it is.
 func table(v json.RawMessage) *Table {
 	var list []json.RawMessage
 	_ = json.Unmarshal(v, &list)
@@ -161,17 +176,36 @@ func table(v json.RawMessage) *Table {
 			}
 		}
 	}
+	money := make([]string, len(t.Columns)) // a column of money: its name without the unit
+	for j, k := range t.Columns {
+		for _, m := range rows {
+			if raw, has := m[k]; has {
+				base, _, ok := words.Amount(k, raw, words.Currency(m))
+				if !ok {
+					money[j] = ""
+					break
+				}
+				money[j] = base
+			}
+		}
+	}
 	for _, m := range rows {
 		row := make([]string, len(t.Columns))
 		for j, k := range t.Columns {
 			if raw, ok := m[k]; ok {
 				row[j] = Cell(raw)
+				if _, amount, ok := words.Amount(k, raw, words.Currency(m)); ok && money[j] != "" {
+					row[j] = amount
+				}
 			}
 		}
 		t.Rows = append(t.Rows, row)
 	}
 	for j, k := range t.Columns {
 		t.Columns[j] = Label(k)
+		if money[j] != "" {
+			t.Columns[j] = Label(money[j])
+		}
 	}
 	return t
 }

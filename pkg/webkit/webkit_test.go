@@ -58,6 +58,18 @@ func TestSections(t *testing.T) {
 		{"the protocol's names", `{"approversList":["alice","bob"]}`, []webkit.Section{
 			{Title: "Details", Facts: []webkit.Fact{{Label: "Approvers", Value: "alice, bob"}}},
 		}},
+		{"an amount in cents beside its currency", `{"totalCents":1240000,"currency":"EUR","refund":{"amount_minor":500,"currency":"JPY"},"lines":[{"sku":"a","priceCents":1999,"currency":"USD"},{"sku":"b","priceCents":5,"currency":"KWD"}]}`, []webkit.Section{
+			{Title: "Details", Facts: []webkit.Fact{{Label: "Total", Value: "12,400.00 EUR"}, {Label: "Currency", Value: "EUR"}}},
+			{Title: "Refund", Facts: []webkit.Fact{{Label: "Amount", Value: "500 JPY"}, {Label: "Currency", Value: "JPY"}}},
+			{Title: "Lines", Table: &webkit.Table{Columns: []string{"Sku", "Price", "Currency"}, Rows: [][]string{{"a", "19.99 USD", "USD"}, {"b", "0.005 KWD", "KWD"}}}},
+		}},
+		{"cents without a currency, or not whole", `{"totalCents":1240000,"feeCents":1.5,"rows":[{"priceCents":1,"currency":"EUR"},{"priceCents":2}]}`, []webkit.Section{
+			{Title: "Details", Facts: []webkit.Fact{{Label: "Total cents", Value: "1,240,000"}, {Label: "Fee cents", Value: "1.5"}}},
+			{Title: "Rows", Table: &webkit.Table{Columns: []string{"Price cents", "Currency"}, Rows: [][]string{{"1", "EUR"}, {"2", ""}}}},
+		}},
+		{"a currency that is no code", `{"totalCents":100,"currency":"euros"}`, []webkit.Section{
+			{Title: "Details", Facts: []webkit.Fact{{Label: "Total cents", Value: "100"}, {Label: "Currency", Value: "euros"}}},
+		}},
 		{"a list", `[{"a":1}]`, nil},
 		{"a string", `"x"`, nil},
 		{"no JSON", `{`, nil},

@@ -39,23 +39,15 @@ func Call(name string, arguments json.RawMessage) Sentence {
 	if len(order) == 0 {
 		return append(out, Said(" with no arguments"))
 	}
-	currency := ""
-	if raw, ok := members["currency"]; ok {
-		var c string
-		if json.Unmarshal(raw, &c) == nil && currencyCode.MatchString(c) {
-			currency = c
-		}
-	}
+	currency := Currency(members)
 	var parts []Sentence
 	moneyShown := false
 	for _, k := range order {
 		v := members[k]
-		if base, ok := minorUnits(k); ok && currency != "" {
-			if amount, ok := Money(string(bytes.TrimSpace(v)), currency); ok {
-				parts = append(parts, Sentence{Value(strings.ToLower(Label(base))), Said(" " + amount)})
-				moneyShown = true
-				continue
-			}
+		if base, amount, ok := Amount(k, v, currency); ok {
+			parts = append(parts, Sentence{Value(strings.ToLower(Label(base))), Said(" " + amount)})
+			moneyShown = true
+			continue
 		}
 		parts = append(parts, append(Sentence{Value(strings.ToLower(Label(k))), Said(" ")}, value(v)...))
 	}
@@ -78,6 +70,34 @@ func Call(name string, arguments json.RawMessage) Sentence {
 }
 
 var currencyCode = regexp.MustCompile(`^[A-Z]{3}$`)
+
+// Currency is the currency an object's members state: its member "currency" when that is an
+// ISO 4217 code ("EUR"), else "" (no amount of the object reads as money).
+func Currency(members map[string]json.RawMessage) string {
+	var c string
+	if raw, ok := members["currency"]; ok && json.Unmarshal(raw, &c) == nil && currencyCode.MatchString(c) {
+		return c
+	}
+	return ""
+}
+
+// Amount is member k of an object as money, the one rule of a tool call's arguments (Call) and
+// of the data the page and the console show: an integer member named for an amount in minor
+// units (amountCents, total_cents, amount_minor, amountInMinorUnits) beside a currency
+// (Currency) is that amount in the currency. name is the amount's name without its unit
+// ("amount", "total"), amount the money in words ("12,400.00 EUR"); ok is false for any other
+// member, or with no currency, and the member reads as it is.
+func Amount(k string, v json.RawMessage, currency string) (name, amount string, ok bool) {
+	base, ok := minorUnits(k)
+	if !ok || currency == "" {
+		return "", "", false
+	}
+	amount, ok = Money(string(bytes.TrimSpace(v)), currency)
+	if !ok {
+		return "", "", false
+	}
+	return base, amount, true
+}
 
 // minorUnits reports whether member k names an amount in minor units, and the amount's name.
 func minorUnits(k string) (string, bool) {
