@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
@@ -129,6 +130,43 @@ func heading(o host.Opened, c content) (kicker, title string) {
 	return kicker, cmp.Or(title, "Interrupt at "+o.NodeID)
 }
 
+// asker is who asked for o, as the page says it. The name the request gave
+// (display.requesterName) comes first, and alone unless the requesting principal reads as a
+// person's (personal), which is then shown beside it: "Accounts payable (alice)". Without a
+// name, a person's principal is shown as it is, any other principal as "an automated caller",
+// and a request of no principal as "the run <id>". A principal reads as a person's when it is
+// an email address or letters alone (alice, olga): an engine's principal is its OAuth app
+// client's id (interrupt-host-local-engine, Cognito's 26 letters and digits) or an opaque
+// subject (a UUID), which names nobody a reader knows.
+func asker(o host.Opened) string {
+	name := ""
+	if o.Display != nil {
+		name = strings.TrimSpace(o.Display.RequesterName)
+	}
+	switch {
+	case name != "" && personal(o.RequestedBy):
+		return name + " (" + o.RequestedBy + ")"
+	case name != "":
+		return name
+	case o.RequestedBy == "":
+		return "the run " + o.RunID
+	case personal(o.RequestedBy):
+		return o.RequestedBy
+	}
+	return "an automated caller"
+}
+
+// personal reports whether principal reads as a person's (asker): an email address, or letters
+// alone, with the spaces, dots and apostrophes of a name.
+func personal(principal string) bool {
+	if local, domain, ok := strings.Cut(principal, "@"); ok {
+		return local != "" && strings.Contains(domain, ".") && !strings.ContainsFunc(principal, unicode.IsSpace)
+	}
+	return principal != "" && !strings.ContainsFunc(principal, func(r rune) bool {
+		return !unicode.IsLetter(r) && r != ' ' && r != '.' && r != '\''
+	})
+}
+
 // shown are the data members the page shows in places of their own, not among the facts.
 var shown = map[string]bool{"title": true, "artifactType": true, "artifactId": true, "description": true, "actions": true, "questions": true, "requiredApprovals": true}
 
@@ -137,11 +175,7 @@ var shown = map[string]bool{"title": true, "artifactType": true, "artifactId": t
 func facts(o host.Opened, c content) (fs []Fact, blocks []Block) {
 	if !o.RequestedAt.IsZero() {
 		// Who asks, and when: the first thing a person wants to know of a request.
-		by := cmp.Or(o.RequestedBy, "the run "+o.RunID)
-		if o.Display != nil && o.Display.RequesterName != "" {
-			by = o.Display.RequesterName + " (" + by + ")"
-		}
-		fs = append(fs, Fact{Label: "Asked by", Value: by + ", " + when(o.RequestedAt)})
+		fs = append(fs, Fact{Label: "Asked by", Value: asker(o) + ", " + when(o.RequestedAt)})
 	}
 	if t := strings.TrimSpace(c.ArtifactType + " " + c.ArtifactID); t != "" {
 		fs = append(fs, Fact{Label: "Artifact", Value: t})
