@@ -282,7 +282,7 @@ func (a *API) signedInPage(ctx context.Context, c *call, head bool) (events.APIG
 	if recorded != "" {
 		return seeThePage(c, interruptID, recorded), nil
 	}
-	return withRecordedCleared(c, pageResponse(approvalpage.SignedIn(v, s.Subject, csrf, signOutFromPage), head)), err
+	return withRecordedCleared(c, pageResponse(approvalpage.SignedIn(v, s.Subject, s.Tenant, csrf, signOutFromPage), head)), err
 }
 
 // beginSignIn answers a page asked for without a session: the sign-in, which comes back to it.
@@ -334,14 +334,14 @@ func (a *API) inboxPage(ctx context.Context, c *call) (events.APIGatewayV2HTTPRe
 	page, err := a.host.Inbox(ctx, principalOf(s), after, host.DefaultInboxLimit)
 	if err != nil {
 		v := approvalpage.Problem(statusFor(err), "Your inbox cannot be shown right now", "Nothing was changed. Try again in a moment.")
-		return pageResponse(approvalpage.SignedIn(v, s.Subject, csrf, signOutFromInbox), head), err
+		return pageResponse(approvalpage.SignedIn(v, s.Subject, s.Tenant, csrf, signOutFromInbox), head), err
 	}
 	next := ""
 	if page.Next != "" {
 		next = "?after=" + base64.RawURLEncoding.EncodeToString([]byte(page.Next))
 	}
 	v := approvalpage.Inbox(page, after != "", next, a.host.Now())
-	return pageResponse(approvalpage.SignedIn(v, s.Subject, csrf, signOutFromInbox), head), nil
+	return pageResponse(approvalpage.SignedIn(v, s.Subject, s.Tenant, csrf, signOutFromInbox), head), nil
 }
 
 // signOutFromInbox is POST /signin/signout relative to the inbox (/approve).
@@ -565,7 +565,7 @@ func problemPage(err error) approvalpage.View {
 	case interrupt.CodeExpired:
 		return approvalpage.Problem(status, "This link has expired", "Ask whoever sent it for a new one.")
 	case interrupt.CodeNotFound:
-		return approvalpage.Problem(status, "Nothing to decide here", "The request this link names does not exist (any more).")
+		return approvalpage.NotFound(status)
 	case interrupt.CodeValidation, interrupt.CodeUnsupportedMedia, interrupt.CodePayloadTooLarge:
 		return approvalpage.Problem(status, "The form could not be read", messageOf(err))
 	case interrupt.CodeUnavailable:

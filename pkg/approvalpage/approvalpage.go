@@ -69,8 +69,12 @@ type View struct {
 	Footer string
 	// Reference names the request as the engine does (its run and step), in small print.
 	Reference string
-	// SignOut is a signed-in page's sign-out form.
-	SignOut *SignOut
+	// SignOut is a signed-in page's sign-out form, and SignedInAs its header's who and which
+	// tenant ("Signed in as alice · acme").
+	SignOut    *SignOut
+	SignedInAs string
+	// notFound marks NotFound's page, which SignedIn says more of.
+	notFound bool
 }
 
 // SignOut is the form that ends a signed-in page's session: it posts to Action with the

@@ -21,10 +21,16 @@ import (
 // footer reminds whoever holds the page what the link is.
 const footer = "This page was opened from a personal link: do not forward it. Opening it changes nothing; only a button on it does."
 
-// SignedIn is v as a signed-in approver sees it: its forms carry the session's CSRF token, the
-// footer says who decides, and a sign-out form posting to signOut lets someone signed in as
-// another person (or under another tenant) end the session rather than wait for it to expire.
-func SignedIn(v View, principal, csrf, signOut string) View {
+// SignedIn is v as a signed-in approver sees it: its header says who is signed in to which
+// tenant ("Signed in as alice · acme"), its forms carry the session's CSRF token, the footer
+// says who decides, and a sign-out form posting to signOut lets someone signed in as another
+// person (or under another tenant) end the session rather than wait for it to expire. A request
+// not found (NotFound) may be another tenant's, which the page then says.
+func SignedIn(v View, principal, tenant, csrf, signOut string) View {
+	v.SignedInAs = "Signed in as " + principal + " · " + tenant
+	if v.notFound {
+		v.Notice = &Notice{Kind: "error", Text: "The request this link names does not exist (any more), or it belongs to another tenant than " + tenant + ", the one you are signed in to. If it is another tenant's, sign out and sign in to that one."}
+	}
 	if v.Form != nil {
 		v.Form.CSRF = csrf
 	}
@@ -475,6 +481,14 @@ func Recorded(o host.Opened, action string) *Notice {
 		return nil
 	}
 	return &Notice{Kind: "ok", Text: text}
+}
+
+// NotFound is the page of a link whose request does not exist: never was, or no longer is. A
+// signed-in page (SignedIn) says too that it may be another tenant's.
+func NotFound(status int) View {
+	v := Problem(status, "Nothing to decide here", "The request this link names does not exist (any more).")
+	v.notFound = true
+	return v
 }
 
 // Problem is a page that says what went wrong and nothing else: the link is not valid, or
