@@ -102,7 +102,8 @@ func TestOnlyTheApproverDecides(t *testing.T) {
 		if len(got[0].Links) != 1 || !reflect.DeepEqual(got[0].Links[0], want) || len(got[0].Audience) == 0 || got[1].Type != "approval.requested" || got[1].Links != nil {
 			t.Errorf("plain deliveries' links: %+v, then %+v; want only %+v", got[0].Links, got[1].Links, want)
 		}
-		body := slack.await(t, 2)
+		// One Slack message: "*" names the legacy alias (approval.requested) for webhook receivers only.
+		body := slack.await(t, 1)
 		if strings.Contains(body[0], "ow2.") || !strings.Contains(body[0], `"url":"`+want.URL+`"`) || strings.Contains(body[0], "Review as") {
 			t.Errorf("the Slack message: %s", body[0])
 		}
