@@ -6,6 +6,13 @@ SHELL := bash
 export SAM_CLI_TELEMETRY := 0
 
 STACK := .local/bin/stack
+# GO_BUILD builds as the stack builds the functions and the emulator (gateway.BuildFlags): the
+# stack built with them too shares their compiled packages (the standard library, the AWS SDK).
+# FUNCTIONS and RIE are where the stack looks for the functions and what the emulator is;
+# TestTheMakefileBuildsAsTheStack holds the three to infra/local/cmd/stack's.
+GO_BUILD := go build -tags lambda.norpc -trimpath -ldflags='-s -w'
+FUNCTIONS := .local/functions
+RIE := github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie
 VENV := .venv
 NODE_DEPS := infra/local/node_modules/.package-lock.json
 PY_DEPS := $(VENV)/.installed
@@ -78,19 +85,25 @@ $(RUN_DEPS): infra/local/requirements-run.txt
 	touch $@
 
 stack:
-	go build -o $(STACK) ./infra/local/cmd/stack
+	$(GO_BUILD) -o $(STACK) ./infra/local/cmd/stack
 
 ## run: the whole local stack in the foreground, the API on http://127.0.0.1:3000; Ctrl-C stops it
-# The tools install while the functions and the emulator build (the stack then finds them up to
-# date): pip waits on the network and one core, go build takes the others.
+# The tools install while the stack, the functions and the emulator build (the stack then finds
+# them up to date): pip waits on the network and one core, go build takes the others.
 run: export STACK_T0 := $(shell date +%s%3N)
 run:
-	$(MAKE) --no-print-directory -j4 $(NODE_DEPS) $(RUN_DEPS) stack prebuild
+	$(MAKE) --no-print-directory -j4 $(NODE_DEPS) $(RUN_DEPS) prebuild
 	STACK_FUNCTION_LOGS=stdout $(STACK) run
 
-# prebuild builds what `stack run` builds first (`stack build`: the same paths and flags).
-prebuild: stack
-	$(STACK) build
+# prebuild builds the stack, the emulator and every function in one go build, so that the packages
+# they share compile once and the two cores are never left to one link: into FUNCTIONS, where
+# `stack run` builds the functions (its go build then finds them up to date), the stack and the
+# emulator linked from there to where make and the stack run them (the gateway runs only the
+# template's functions from FUNCTIONS).
+prebuild:
+	$(GO_BUILD) -o $(FUNCTIONS)/ ./infra/local/cmd/stack $(RIE) ./functions/...
+	mkdir -p $(dir $(STACK))
+	ln -f $(FUNCTIONS)/stack $(FUNCTIONS)/aws-lambda-rie $(dir $(STACK))
 
 ## test: lint, the template checks, then against one local stack (its scheduled functions every
 ## second): every unit, integration and end-to-end test, the approval page in headless Chromium,

@@ -145,11 +145,27 @@ type Table struct {
 		AttributeName string
 		AttributeType types.ScalarAttributeType
 	}
-	KeySchema []struct {
-		AttributeName string
-		KeyType       types.KeyType
+	KeySchema              []KeyElement
+	GlobalSecondaryIndexes []struct {
+		IndexName  string
+		KeySchema  []KeyElement
+		Projection struct{ ProjectionType types.ProjectionType }
 	}
 	BillingMode types.BillingMode
+}
+
+// KeyElement is one attribute of a table's or an index's key.
+type KeyElement struct {
+	AttributeName string
+	KeyType       types.KeyType
+}
+
+func keySchema(elems []KeyElement) []types.KeySchemaElement {
+	var out []types.KeySchemaElement
+	for _, k := range elems {
+		out = append(out, types.KeySchemaElement{AttributeName: &k.AttributeName, KeyType: k.KeyType})
+	}
+	return out
 }
 
 // CreateTableInput is the CreateTable call that makes, under name, the table that logicalID
@@ -167,8 +183,11 @@ func (t *Template) CreateTableInput(logicalID, name string) (*dynamodb.CreateTab
 	for _, a := range tbl.AttributeDefinitions {
 		in.AttributeDefinitions = append(in.AttributeDefinitions, types.AttributeDefinition{AttributeName: &a.AttributeName, AttributeType: a.AttributeType})
 	}
-	for _, k := range tbl.KeySchema {
-		in.KeySchema = append(in.KeySchema, types.KeySchemaElement{AttributeName: &k.AttributeName, KeyType: k.KeyType})
+	in.KeySchema = keySchema(tbl.KeySchema)
+	for _, g := range tbl.GlobalSecondaryIndexes {
+		in.GlobalSecondaryIndexes = append(in.GlobalSecondaryIndexes, types.GlobalSecondaryIndex{
+			IndexName: &g.IndexName, KeySchema: keySchema(g.KeySchema), Projection: &types.Projection{ProjectionType: g.Projection.ProjectionType},
+		})
 	}
 	return in, nil
 }

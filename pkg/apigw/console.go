@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -58,10 +59,11 @@ func consoleCrash() events.APIGatewayV2HTTPResponse {
 	return consoleResponse(console.Problem(http.StatusInternalServerError, "Something went wrong", "The console could not show this page. Try again later."), false)
 }
 
-// The console's paths relative to its pages: the sign-out form of /console and of
-// /console/runs/{runId}.
+// The console's paths relative to its pages: the sign-out form of /console, of /console/runs
+// and of /console/runs/{runId}.
 const (
 	signOutFromConsole = "signin/signout"
+	signOutFromRuns    = "../signin/signout"
 	signOutFromRun     = "../../signin/signout"
 )
 
@@ -107,10 +109,10 @@ func (a *API) operator(ctx context.Context, c *call, signOut string) (signin.Ses
 
 // consoleQuery are the query parameters a console page is asked with (a search, a filter, a
 // page), which its sign-in keeps.
-var consoleQuery = []string{"run", "kind", "after"}
+var consoleQuery = []string{"run", "kind", "after", "q", "status", "since", "until"}
 
 // beginConsoleSignIn starts the sign-in of a console page's GET without a session, coming back to
-// the page as it was asked: its path and its search, filter and page (?run=, ?kind=, ?after=),
+// the page as it was asked: its path and its search, filter and page (consoleQuery),
 // re-encoded, so that a link to a run's search survives the sign-in. A query too long to travel
 // in the sign-in's state comes back to the path alone.
 func (a *API) beginConsoleSignIn(ctx context.Context, c *call, head bool) (events.APIGatewayV2HTTPResponse, error) {
@@ -194,6 +196,86 @@ func (a *API) consoleHome(ctx context.Context, c *call) (events.APIGatewayV2HTTP
 		Names: a.names(ctx, p, refs), Now: a.host.Now()})
 	return consoleResponse(v, head), nil
 }
+
+// consoleRuns serves GET and HEAD /console/runs: every run of the operator's tenant, most recent
+// activity first (host.Runs), of a status (?status=), active within days (?since=, ?until=, UTC,
+// both included), found by a run id prefix or words of its titles (?q=), a page at a time
+// (?after=). A search it cannot run is 400 with the form, and reads nothing.
+func (a *API) consoleRuns(ctx context.Context, c *call) (events.APIGatewayV2HTTPResponse, error) {
+	s, csrf, refused, err := a.operator(ctx, c, signOutFromRuns)
+	if refused != nil {
+		return *refused, err
+	}
+	p := principalOf(s)
+	head := isHead(c)
+	v := console.View{Status: http.StatusOK, Title: "Every run", Operator: p.Subject, Tenant: p.Tenant, SignOut: &console.SignOut{Action: signOutFromRuns, CSRF: csrf}}
+	q := c.req.QueryStringParameters
+	asked := console.RunsParams{Query: strings.TrimSpace(q["q"]), Status: q["status"], Since: q["since"], Until: q["until"], Now: a.host.Now()}
+	search := host.RunSearch{Status: asked.Status, Text: asked.Query}
+	var bad []interrupt.FieldError
+	if asked.Since != "" {
+		t, perr := time.Parse(time.DateOnly, asked.Since)
+		if perr != nil {
+			bad = append(bad, interrupt.FieldError{Path: "since", Message: "must be a day, 2006-01-02"})
+		}
+		search.Since = t
+	}
+	if asked.Until != "" {
+		t, perr := time.Parse(time.DateOnly, asked.Until)
+		if perr != nil {
+			bad = append(bad, interrupt.FieldError{Path: "until", Message: "must be a day, 2006-01-02"})
+		}
+		search.Until = t.AddDate(0, 0, 1)
+	}
+	if cursor, ok := q["after"]; ok {
+		b, derr := base64.RawURLEncoding.DecodeString(cursor)
+		if derr != nil || len(b) == 0 || len(b) > maxCursor {
+			bad = append(bad, interrupt.FieldError{Path: "after", Message: "must be the next of an earlier page"})
+		}
+		search.After = string(b)
+	}
+	if utf8.RuneCountInString(asked.Query) > maxRunsQuery || strings.ContainsFunc(asked.Query, unicode.IsControl) {
+		bad = append(bad, interrupt.FieldError{Path: "q", Message: "must be at most 200 characters"})
+	}
+	var page runlog.RunPage
+	var query runlog.RunQuery
+	if len(bad) > 0 {
+		err = interrupt.Invalid("the search is not acceptable", bad...)
+	} else {
+		page, query, err = a.host.Runs(ctx, p, search)
+	}
+	if interrupt.ErrorCode(err) == interrupt.CodeValidation {
+		v.Status, v.Notice = http.StatusBadRequest, &console.Notice{Kind: "error", Text: "That search is not one the console can run: " + problemText(err) +
+			" A status is one of the list's, days are as the date fields give them (the first not after the last), and the words at most 8."}
+		v.Runs = console.RunsOf(asked)
+		return consoleResponse(v, head), err
+	}
+	if err != nil {
+		return consoleResponse(console.Problem(statusFor(err), "The runs cannot be shown right now", "Nothing was changed. Try again in a moment."), head), err
+	}
+	params := url.Values{}
+	for k, val := range map[string]string{"q": asked.Query, "status": asked.Status, "since": asked.Since, "until": asked.Until} {
+		if val != "" {
+			params.Set(k, val)
+		}
+	}
+	if search.After != "" {
+		asked.FirstPage = "runs"
+		if len(params) > 0 {
+			asked.FirstPage += "?" + params.Encode()
+		}
+	}
+	if page.Next != "" {
+		params.Set("after", base64.RawURLEncoding.EncodeToString([]byte(page.Next)))
+		asked.NextPage = "runs?" + params.Encode()
+	}
+	asked.Page, asked.ByID = page, query.ByID()
+	v.Runs = console.RunsOf(asked)
+	return consoleResponse(v, head), nil
+}
+
+// maxRunsQuery bounds the list of runs' search, in characters.
+const maxRunsQuery = 200
 
 // names are the names the tenant's contacts give the refs; none for a ref without a contact
 // (or one that cannot be read now), which the console says as itself. One read per distinct ref.

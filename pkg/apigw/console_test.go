@@ -2,9 +2,12 @@ package apigw_test
 
 import (
 	"context"
+	"fmt"
+	"html"
 	"log/slog"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -13,6 +16,7 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/apigw"
 	"github.com/interrupthost/interrupthost/pkg/console"
 	"github.com/interrupthost/interrupthost/pkg/contacts"
+	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 )
 
@@ -305,3 +309,107 @@ func TestTheConsoleKeepsItsSearchOverSignIn(t *testing.T) {
 		}
 	}
 }
+
+// TestTheConsoleListsEveryRun: olga finds a run that stopped waiting: the pending search for a
+// cancelled run says it waits on nothing and links the list of every run, which finds it by its
+// status, by a word of its title and by its id's start; the list pages across more runs than a
+// page holds, each run once; a search it cannot run is 400 with the form, and mallory, no
+// operator, sees none of it.
+func TestTheConsoleListsEveryRun(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	s.mustRequest(t, "pay-1", "approve", `{"kind":"approval","key":"k1","data":{"artifactId":"4471","artifactType":"invoice","title":"Pay invoice 4471","actions":["accept","reject"],"approversList":["alice"]}}`)
+	s.mustRequest(t, "ask-1", "ask", `{"kind":"clarification","key":"k2","data":{"questions":[{"id":"po","question":"Which purchase order?"}]}}`)
+	s.reindex(t, engine, "pay-1", "ask-1")
+	b := s.console(t)
+	olga := b.signIn(t, "olga", "acme")
+	run := b.do(t, "GET", "/console/runs/pay-1", []string{olga}, "")
+	csrf := csrfRE.FindStringSubmatch(run.Body)
+	if csrf == nil || !strings.Contains(run.Body, `href="../runs"`) {
+		t.Fatalf("the run's page has no CSRF value or no link to every run:\n%s", run.Body)
+	}
+	if r := b.do(t, "POST", "/console/runs/pay-1/cancel", []string{olga}, url.Values{"csrf": {csrf[1]}, "reason": {"duplicate"}}.Encode()); r.StatusCode != http.StatusSeeOther {
+		t.Fatalf("cancel: %d", r.StatusCode)
+	}
+	s.reindex(t, engine, "pay-1")
+
+	if r := b.do(t, "GET", "/console?run=pay-1", []string{olga}, ""); !strings.Contains(r.Body, "waits on nothing now") || !strings.Contains(r.Body, `href="console/runs?q=pay-1"`) {
+		t.Errorf("the pending search for a cancelled run does not lead to every run:\n%s", r.Body)
+	}
+	for path, want := range map[string]struct{ has, hasNot []string }{
+		"/console/runs":                                   {[]string{"Pay invoice 4471", "Which purchase order?", "Cancelled", "Waits on 1 interrupt", "2 runs on this page, most recent activity first", `href="runs/pay-1"`, `href="../console"`, `action="../signin/signout"`}, nil},
+		"/console/runs?status=cancelled":                  {[]string{"Pay invoice 4471", `<option value="cancelled" selected>`}, []string{"Which purchase order?"}},
+		"/console/runs?status=waiting":                    {[]string{"Which purchase order?"}, []string{"Pay invoice 4471"}},
+		"/console/runs?q=invoice":                         {[]string{"Pay invoice 4471", `value="invoice"`}, []string{"Which purchase order?"}},
+		"/console/runs?q=Purchase+order":                  {[]string{"Which purchase order?"}, []string{"Pay invoice 4471"}},
+		"/console/runs?q=pay":                             {[]string{"Pay invoice 4471", `by run id, as they start with &#34;pay&#34;`}, []string{"Which purchase order?"}},
+		"/console/runs?q=nothing":                         {[]string{"No run matches."}, []string{"Pay invoice 4471"}},
+		"/console/runs?since=2000-01-01&until=2000-01-02": {[]string{"No run matches."}, []string{"Pay invoice 4471"}},
+	} {
+		r := b.do(t, "GET", path, []string{olga}, "")
+		if r.StatusCode != http.StatusOK || r.Headers["Content-Security-Policy"] != console.CSP {
+			t.Errorf("%s: %d", path, r.StatusCode)
+		}
+		for _, w := range want.has {
+			if !strings.Contains(r.Body, w) {
+				t.Errorf("%s lacks %q", path, w)
+			}
+		}
+		for _, w := range want.hasNot {
+			if strings.Contains(r.Body, w) {
+				t.Errorf("%s has %q", path, w)
+			}
+		}
+	}
+	before := s.items(t)
+	for _, path := range []string{"/console/runs?status=waiting-approval", "/console/runs?since=yesterday", "/console/runs?since=2026-12-02&until=2026-12-01",
+		"/console/runs?after=%21", "/console/runs?q=" + strings.Repeat("a+", 9)} {
+		r := b.do(t, "GET", path, []string{olga}, "")
+		if r.StatusCode != http.StatusBadRequest || !strings.Contains(r.Body, "That search is not one the console can run") || !strings.Contains(r.Body, `name="q"`) {
+			t.Errorf("%s: %d\n%s", path, r.StatusCode, r.Body)
+		}
+	}
+	if after := s.items(t); after != before {
+		t.Error("a refused search wrote")
+	}
+	mallory := b.signIn(t, "mallory", "acme")
+	if r := b.do(t, "GET", "/console/runs", []string{mallory}, ""); r.StatusCode != http.StatusForbidden || strings.Contains(r.Body, "Pay invoice") {
+		t.Errorf("/console/runs as mallory: %d", r.StatusCode)
+	}
+
+	var want []string
+	for i := range host.DefaultRunsLimit + 5 {
+		id := fmt.Sprintf("bulk-%02d", i)
+		s.mustRequest(t, id, "approve", fmt.Sprintf(`{"kind":"approval","key":"k","data":{"artifactId":"a","artifactType":"x","title":"Routine %02d","actions":["accept","reject"],"approversList":["alice"]}}`, i))
+		s.reindex(t, engine, id)
+		want = append(want, id)
+	}
+	seen, path := map[string]bool{}, "/console/runs?q=routine"
+	for pages := 1; ; pages++ {
+		r := b.do(t, "GET", path, []string{olga}, "")
+		for _, m := range runLinkRE.FindAllStringSubmatch(r.Body, -1) {
+			if seen[m[1]] {
+				t.Errorf("page %d lists %s again", pages, m[1])
+			}
+			seen[m[1]] = true
+		}
+		next := nextPageRE.FindStringSubmatch(r.Body)
+		if next == nil {
+			if pages != 2 {
+				t.Errorf("%d runs in %d pages, want 2", len(want), pages)
+			}
+			break
+		}
+		path = "/console/" + html.UnescapeString(next[1])
+	}
+	for _, id := range want {
+		if !seen[id] {
+			t.Errorf("%s was on no page", id)
+		}
+	}
+}
+
+var (
+	runLinkRE  = regexp.MustCompile(`<h3><a href="runs/([^"]+)">`)
+	nextPageRE = regexp.MustCompile(`<a href="(runs\?[^"]+)">Next page</a>`)
+)

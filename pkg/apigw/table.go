@@ -76,6 +76,8 @@ var (
 	consoleRoutes = Routes{Function: "console", Operations: []Operation{
 		{Route: "GET /console", Proof: ProofOperator, page: (*API).consoleHome, crash: consoleCrash},
 		{Route: "HEAD /console", Proof: ProofOperator, page: (*API).consoleHome, crash: consoleCrash},
+		{Route: "GET /console/runs", Proof: ProofOperator, page: (*API).consoleRuns, crash: consoleCrash},
+		{Route: "HEAD /console/runs", Proof: ProofOperator, page: (*API).consoleRuns, crash: consoleCrash},
 		{Route: "GET /console/runs/{runId}", Proof: ProofOperator, page: (*API).consoleRun, crash: consoleCrash},
 		{Route: "HEAD /console/runs/{runId}", Proof: ProofOperator, page: (*API).consoleRun, crash: consoleCrash},
 		{Route: "POST /console/runs/{runId}/cancel", Proof: ProofOperator, page: (*API).consoleEnd, crash: consoleCrash},

@@ -51,6 +51,7 @@ type View struct {
 	Operator, Tenant string
 	Notice           *Notice
 	Home             *Home
+	Runs             *Runs
 	Run              *Run
 	// Problem is the text of a page that shows only what went wrong.
 	Problem string
@@ -77,6 +78,8 @@ type Home struct {
 	Kinds     []Choice
 	// First and Next link the list's first and next pages; "" for none.
 	First, Next string
+	// Elsewhere links the list of every run for a searched run that waits on nothing.
+	Elsewhere string
 }
 
 // Choice is one option of a select.

@@ -142,6 +142,9 @@ func HomeOf(in HomeParams) *Home {
 		h.Rows = append(h.Rows, r)
 	}
 	switch n := len(h.Rows); {
+	case n == 0 && in.SearchedRun != "":
+		h.Summary = "Run " + in.SearchedRun + " waits on nothing now (or there is no such run)."
+		h.Elsewhere = "console/runs?q=" + url.QueryEscape(in.SearchedRun)
 	case n == 0 && in.NextPage == "":
 		h.Summary = "Nothing waits."
 	case n == 0:

@@ -72,6 +72,7 @@ type Stores struct {
 	Deadlines     Deadlines
 	Waiting       Waiting
 	Assignments   Assignments
+	RunIndex      RunIndex
 }
 
 // Store keeps everything the host keeps, as package dynamo's table and package inmem do.
@@ -83,11 +84,12 @@ type Store interface {
 	Deadlines
 	Waiting
 	Assignments
+	RunIndex
 }
 
 // StoresOf is every port of the host, kept by s.
 func StoresOf(s Store) Stores {
-	return Stores{Runs: s, Conversations: s, Endpoints: s, Correlations: s, Deadlines: s, Waiting: s, Assignments: s}
+	return Stores{Runs: s, Conversations: s, Endpoints: s, Correlations: s, Deadlines: s, Waiting: s, Assignments: s, RunIndex: s}
 }
 
 // Config is the host's behaviour that operators choose: policy, and nothing the host runs with
@@ -165,6 +167,7 @@ type Host struct {
 	deadlines     Deadlines
 	waiting       Waiting
 	assignments   Assignments
+	runIndex      RunIndex
 	schemas       *schema.Set
 	cfg           Config
 	now           func() time.Time
@@ -196,7 +199,7 @@ func New(env Env, cfg Config) *Host {
 	}
 	st := env.Stores
 	return &Host{
-		runs: st.Runs, conversations: st.Conversations, endpointStore: st.Endpoints, correlations: st.Correlations, deadlines: st.Deadlines, waiting: st.Waiting, assignments: st.Assignments,
+		runs: st.Runs, conversations: st.Conversations, endpointStore: st.Endpoints, correlations: st.Correlations, deadlines: st.Deadlines, waiting: st.Waiting, assignments: st.Assignments, runIndex: st.RunIndex,
 		schemas: env.Schemas, cfg: cfg, now: env.Now, metrics: env.Metrics, onCheckpoint: env.OnCheckpointError,
 		endpoints: &endpointCache{m: map[string]cachedEndpoint{}},
 	}

@@ -32,9 +32,9 @@ type Waiting interface {
 	Newer(ctx context.Context, k runlog.Key, seq int64) (bool, error)
 }
 
-// Reindex brings run k's entries in the read models up to its log (docs/design.md, "Read
-// models"): the stream's consumer calls it after the commits of k it takes, and a list after it
-// found an entry stale. It reads the log consistently and writes the entry as of its last
+// Reindex brings run k's entries in the read models (its waiting entry, its inbox entries and
+// its runs entry) up to its log (docs/design.md, "Read models"): the stream's consumer calls it
+// after the commits of k it takes, and a list after it found an entry stale. It reads the log consistently and writes the entry as of its last
 // commit, conditionally: an entry never goes back over one of a later commit, so duplicates and
 // records out of order are harmless. A write of an older read may still land after a removal
 // of a newer one (the item is gone, so nothing is there to compare with): that entry is behind
@@ -43,8 +43,8 @@ type Waiting interface {
 //
 // commits are those of k the caller already holds (a stream batch's, in order), or none. When
 // they are the run's whole log from its first commit, the run's state is folded from them and
-// no read is made; and a run that waits on nothing after them was never indexed by a batch
-// (one batch, one write), so nothing is written either. An entry another writer filed in
+// no read is made; and a run that waits on nothing after them was never in the waiting index
+// (one batch, one write), so only its runs entry is written. An entry another writer filed in
 // between (a list's repair) is then behind its log, and the next list removes it.
 func (h *Host) Reindex(ctx context.Context, k runlog.Key, commits ...runlog.Commit) error {
 	if whole(commits) {
@@ -52,7 +52,7 @@ func (h *Host) Reindex(ctx context.Context, k runlog.Key, commits ...runlog.Comm
 			if w := h.entry(k, st); len(w.Pending) > 0 {
 				return h.reindexed(ctx, k, st)
 			}
-			return nil
+			return h.fileRun(ctx, k, st)
 		}
 	}
 	st, err := h.load(ctx, k)
@@ -60,6 +60,15 @@ func (h *Host) Reindex(ctx context.Context, k runlog.Key, commits ...runlog.Comm
 		return err
 	}
 	return h.reindexed(ctx, k, st)
+}
+
+// fileRun files run k's entry in the runs index as of st (none for a host without one).
+func (h *Host) fileRun(ctx context.Context, k runlog.Key, st *runlog.State) error {
+	if h.runIndex == nil {
+		return nil
+	}
+	_, err := h.runIndex.FileRun(ctx, st.RunEntry(k, h.cfg.Retention))
+	return err
 }
 
 // whole reports whether commits are a run's log from its first commit, with no gap.
@@ -76,6 +85,9 @@ func whole(commits []runlog.Commit) bool {
 // not) and, when it took, the run's inbox entries (reassign): the waiting entry's write is what
 // orders the writers of one run, so a reindex of an older read writes no inbox entry.
 func (h *Host) reindexed(ctx context.Context, k runlog.Key, st *runlog.State) error {
+	if err := h.fileRun(ctx, k, st); err != nil {
+		return err
+	}
 	w := h.entry(k, st)
 	var prior runlog.Waiting
 	var took bool

@@ -41,6 +41,8 @@ type Store struct {
 	cursor runlog.SweepCursor
 	// waiting is each tenant's waiting index, by run id
 	waiting map[string]map[string]runlog.Waiting
+	// runIndex is each tenant's runs index, by run id
+	runIndex map[string]map[string]runlog.RunEntry
 	// assigned are the deciders' inboxes, by tenant and inbox, each by place
 	assigned map[[2]string]map[string]runlog.Assignment
 	// contacts are each tenant's contacts (contacts.Store)
@@ -84,6 +86,7 @@ func New() *Store {
 		checkpoints: map[runlog.Key]storedCheckpoint{}, archives: map[runlog.Key]map[runlog.Ref]storedFound{},
 		endpoints: map[string]webhook.Endpoint{}, slots: map[webhook.Key]*slot{}, records: map[[2]string]json.RawMessage{},
 		due: map[time.Time][]runlog.Due{}, waiting: map[string]map[string]runlog.Waiting{},
+		runIndex: map[string]map[string]runlog.RunEntry{},
 		assigned: map[[2]string]map[string]runlog.Assignment{},
 	}
 }

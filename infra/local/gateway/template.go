@@ -44,11 +44,18 @@ type Options struct {
 	Log  *slog.Logger
 }
 
-// BuildFunctions compiles every function's main for this machine into dir (dir/<name>), with
-// the tag Lambda's provided runtimes use, trimmed and stripped as sam build makes them (README,
-// "Deploying"): the same code, the same size but for the architecture.
+// BuildFlags are go build's flags for what the local stack runs: the tag Lambda's provided
+// runtimes use, trimmed and stripped as sam build makes the functions (README, "Deploying"). The stack builds its emulator with them too, and the Makefile (GO_BUILD) the
+// stack itself: a package compiled with other flags is another package to go build, so with the
+// same ones `make run`'s one go build compiles what they share (the standard library, the AWS
+// SDK) once.
+var BuildFlags = []string{"-tags", "lambda.norpc", "-trimpath", "-ldflags=-s -w"}
+
+// BuildFunctions compiles every function's main for this machine into dir (dir/<name>) with
+// BuildFlags: the same code as deployed, the same size but for the architecture.
 func BuildFunctions(ctx context.Context, root, dir string) error {
-	cmd := exec.CommandContext(ctx, "go", "build", "-tags", "lambda.norpc", "-trimpath", "-ldflags=-s -w", "-o", dir+string(filepath.Separator), "./functions/...")
+	args := append(append([]string{"build"}, BuildFlags...), "-o", dir+string(filepath.Separator), "./functions/...")
+	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = root
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Run(); err != nil {

@@ -22,6 +22,7 @@ func Exercise(t *testing.T, open func(t *testing.T) host.Store) {
 		{"correlations", correlationsContract},
 		{"deadlines", deadlinesContract},
 		{"waiting", waitingContract},
+		{"runs", runsContract},
 		{"assignments", assignmentsContract},
 		{"retention", retentionContract},
 		{"checkpoint", checkpointContract},

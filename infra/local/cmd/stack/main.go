@@ -6,7 +6,9 @@
 //	stack run                  serve in the foreground until Ctrl-C (make run)
 //	stack exec -- CMD ARGS...  run CMD against the stack, then stop it (make test)
 //	stack build                build what `stack run` serves (the functions, the emulator) and
-//	                           exit: make run builds them while it installs the tools
+//	                           exit (make run builds them, and the stack, in one go build of
+//	                           its own: the same flags and paths, so `stack run` finds them
+//	                           up to date)
 //
 // A store that already answers on its port (say, under `make run`) is reused; `stack exec` then
 // keeps to its own table, keyring secret, binaries and logs (under .local/exec-<id>/, removed
@@ -219,15 +221,20 @@ Mail it sends is read at %[1]s/local-mail.
 	return cmd.Run()
 }
 
+// emulatorPackage is the Lambda Runtime Interface Emulator's main (the Makefile's RIE).
+const emulatorPackage = "github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie"
+
 // emulator is where the Lambda Runtime Interface Emulator's binary is built.
 func emulator(root string) string { return filepath.Join(root, ".local", "bin", "aws-lambda-rie") }
 
-// build builds the functions into bin and the emulator; go build leaves what is up to date.
+// build builds the functions into bin and the emulator, both with gateway.BuildFlags; go build
+// leaves what is up to date (as make run's go build left it).
 func build(ctx context.Context, root, bin string) error {
 	if err := gateway.BuildFunctions(ctx, root, bin); err != nil {
 		return err
 	}
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", emulator(root), "github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie")
+	args := append(append([]string{"build"}, gateway.BuildFlags...), "-o", emulator(root), emulatorPackage)
+	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir, cmd.Stdout, cmd.Stderr = root, os.Stderr, os.Stderr
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("build the runtime interface emulator: %w", err)
