@@ -45,7 +45,8 @@ type Options struct {
 }
 
 // BuildFlags are go build's flags for what the local stack runs: the tag Lambda's provided
-// runtimes use, trimmed and stripped as sam build makes the functions (README, "Deploying"). The stack builds its emulator with them too, and the Makefile (GO_BUILD) the
+// runtimes use, trimmed and stripped as sam build makes the functions (the Makefile's
+// LAMBDA_GOFLAGS). The stack builds its emulator with them too, and the Makefile (GO_BUILD) the
 // stack itself: a package compiled with other flags is another package to go build, so with the
 // same ones `make run`'s one go build compiles what they share (the standard library, the AWS
 // SDK) once.
