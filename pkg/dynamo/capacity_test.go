@@ -3,9 +3,11 @@ package dynamo_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -182,4 +184,49 @@ func BenchmarkFlowCapacity(b *testing.B) {
 		}
 		m.report(b)
 	})
+}
+
+// BenchmarkRunsPage measures what a page of the console's list of every run costs (README,
+// "Cost"): 300 runs indexed; a page of 50, newest first; a page of one status; and a search for
+// a word only the oldest run's title holds, which reads at most runlog.MaxRunsRead entries and
+// ends with a next page.
+func BenchmarkRunsPage(b *testing.B) {
+	ctx := context.Background()
+	m := &meter{}
+	db, table := localaws.NewTable(b, m.option)
+	store := dynamo.NewTable(db, table)
+	t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	for i := range 300 {
+		e := runlog.RunEntry{Key: runlog.Key{Tenant: "acme", RunID: fmt.Sprintf("run-%03d", i)}, Seq: 3, At: t0.Add(time.Duration(i) * time.Minute), Origin: "o",
+			Phase: runlog.PhaseRunning, Titles: []string{"Pay invoice " + strconv.Itoa(4000+i) + " to ACME GmbH"}}
+		if i%10 == 0 {
+			e.Phase = runlog.PhaseWaiting
+		}
+		if i == 0 {
+			e.Titles = []string{"Rare audit"}
+		}
+		if _, err := store.FileRun(ctx, e); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		name string
+		q    runlog.RunQuery
+		want int
+	}{
+		{"newest 50", runlog.RunQuery{Limit: 50}, 50},
+		{"waiting 50", runlog.RunQuery{Phase: runlog.PhaseWaiting, Limit: 50}, 30},
+		{"a rare word", runlog.RunQuery{Words: []string{"rare"}, Limit: 50}, 0},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			*m = meter{}
+			for b.Loop() {
+				page, err := store.Runs(ctx, "acme", c.q)
+				if err != nil || len(page.Runs) != c.want {
+					b.Fatalf("%d runs, %v; want %d", len(page.Runs), err, c.want)
+				}
+			}
+			m.report(b)
+		})
+	}
 }
