@@ -44,6 +44,8 @@ var clientMethods = map[string]string{
 	"signOut":                      "-: a form a person posts",
 	"showConsole":                  "-: an HTML page an operator opens",
 	"headConsole":                  "-: an HTML page an operator opens",
+	"listConsoleRuns":              "-: an HTML page an operator opens",
+	"headConsoleRuns":              "-: an HTML page an operator opens",
 	"showConsoleRun":               "-: an HTML page an operator opens",
 	"headConsoleRun":               "-: an HTML page an operator opens",
 	"cancelFromConsole":            "-: a form an operator posts (the engine's is Cancel)",
