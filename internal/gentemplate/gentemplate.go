@@ -407,8 +407,11 @@ func place(f function) (head, role, rest string, err error) {
 	return head, role, rest, nil
 }
 
-// httpEvents are the HttpApi events of f: apigw.Functions()'s routes of it, named and ordered as
-// its manifest entry's routes (the one route of a function that names none is Api).
+// httpEvents are the HttpApi events of f: apigw.Functions()'s routes of it, those its manifest
+// entry's routes name first, named and ordered as there, then the rest in the route table's
+// order, each named after its route (routeEvent); the one route of a function that names none is
+// Api. So a route is declared once, in the route table: a name in the manifest only keeps the
+// logical id a deployed stack already has.
 func httpEvents(f function, api []apigw.Routes) ([]httpEvent, error) {
 	i := slices.IndexFunc(api, func(r apigw.Routes) bool { return r.Function == f.Name })
 	if f.API != (i >= 0) {
@@ -421,12 +424,14 @@ func httpEvents(f function, api []apigw.Routes) ([]httpEvent, error) {
 		return nil, nil
 	}
 	ops := api[i].Operations
-	named := f.Routes
+	named := slices.Clone(f.Routes)
 	if len(named) == 0 && len(ops) == 1 {
 		named = events{{Name: "Api", Route: ops[0].Route}}
 	}
-	if len(named) != len(ops) {
-		return nil, fmt.Errorf("%s: %s: routes names %d events, and apigw.Functions() has %d routes of it", ManifestPath, f.Name, len(named), len(ops))
+	for _, o := range ops {
+		if !slices.ContainsFunc(named, func(e event) bool { return e.Route == o.Route }) {
+			named = append(named, event{Name: routeEvent(o.Route), Route: o.Route})
+		}
 	}
 	var out []httpEvent
 	for _, e := range named {
@@ -444,6 +449,19 @@ func httpEvents(f function, api []apigw.Routes) ([]httpEvent, error) {
 		out = append(out, httpEvent{Name: e.Name, Method: method, Path: path, Scopes: ops[j].Scopes})
 	}
 	return out, nil
+}
+
+// routeEvent is the event name of a route the manifest does not name: its method and its path's
+// words, each capitalised ("GET /console/runs/{runId}" is GetConsoleRunsRunId).
+func routeEvent(route string) string {
+	var b strings.Builder
+	for _, w := range strings.FieldsFunc(route, func(r rune) bool { return !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9') }) {
+		if w == strings.ToUpper(w) {
+			w = strings.ToLower(w) // a method
+		}
+		b.WriteString(strings.ToUpper(w[:1]) + w[1:])
+	}
+	return b.String()
 }
 
 // metrics are the items of an alarm's Metrics summing metric (Errors or Throttles) over every

@@ -161,9 +161,9 @@ func TestTheManifestIsChecked(t *testing.T) {
 		{"an API function the API does not invoke", func(m string) string {
 			return m + strings.Replace(purgeThings, "  statements:", "  api: true\n  statements:", 1)
 		}, []string{"purge-things"}, "purge-things: api is true"},
-		{"a route without its event's name", func(m string) string {
-			return strings.Replace(m, "    ApiComplete: POST /runs/{runId}/complete\n", "", 1)
-		}, nil, "end-run: routes names 1 events, and apigw.Functions() has 2"},
+		{"an event name taken by a route's own", func(m string) string {
+			return strings.Replace(m, "ApiComplete: POST /runs/{runId}/complete", "PostRunsRunIdComplete: POST /runs/{runId}/cancel", 1)
+		}, nil, `end-run: routes: "POST /runs/{runId}/cancel" is named twice`},
 		{"a route apigw does not have", func(m string) string {
 			return strings.Replace(m, "ApiComplete: POST /runs/{runId}/complete", "ApiComplete: POST /runs/{runId}/finish", 1)
 		}, nil, `end-run: routes: apigw.Functions() has no route "POST /runs/{runId}/finish"`},
