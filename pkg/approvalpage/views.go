@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
@@ -138,7 +137,7 @@ func heading(o host.Opened, c content) (kicker, title string) {
 
 // asker is who asked for o, as the page says it. The name the request gave
 // (display.requesterName) comes first, and alone unless the requesting principal reads as a
-// person's (personal), which is then shown beside it: "Accounts payable (alice)". Without a
+// person's (words.Personal), which is then shown beside it: "Accounts payable (alice)". Without a
 // name, a person's principal is shown as it is, any other principal as "an automated caller",
 // and a request of no principal as "the run <id>". A principal reads as a person's when it is
 // an email address or letters alone (alice, olga): an engine's principal is its OAuth app
@@ -150,27 +149,16 @@ func asker(o host.Opened) string {
 		name = strings.TrimSpace(o.Display.RequesterName)
 	}
 	switch {
-	case name != "" && personal(o.RequestedBy):
+	case name != "" && words.Personal(o.RequestedBy):
 		return name + " (" + o.RequestedBy + ")"
 	case name != "":
 		return name
 	case o.RequestedBy == "":
 		return "the run " + o.RunID
-	case personal(o.RequestedBy):
+	case words.Personal(o.RequestedBy):
 		return o.RequestedBy
 	}
 	return "an automated caller"
-}
-
-// personal reports whether principal reads as a person's (asker): an email address, or letters
-// alone, with the spaces, dots and apostrophes of a name.
-func personal(principal string) bool {
-	if local, domain, ok := strings.Cut(principal, "@"); ok {
-		return local != "" && strings.Contains(domain, ".") && !strings.ContainsFunc(principal, unicode.IsSpace)
-	}
-	return principal != "" && !strings.ContainsFunc(principal, func(r rune) bool {
-		return !unicode.IsLetter(r) && r != ' ' && r != '.' && r != '\''
-	})
 }
 
 // shown are the data members the page shows in places of their own, not among the facts.

@@ -476,13 +476,18 @@ func compose(p interrupt.Payload, c runlog.Commit, e runlog.Envelope, n Notice, 
 		what, ask = "A question", "answer"
 	}
 	title := titleOf(e)
+	// Who asks, as the page says it (words.Personal): a name, beside a principal that reads as
+	// a person's; never an app client's id.
 	who := words.Sentence{words.Said("The run "), words.Value(e.RunID)}
-	if c.By != "" {
+	switch {
+	case words.Personal(c.By):
 		who = words.Sentence{words.Value(c.By)}
+	case c.By != "":
+		who = words.Sentence{words.Said("An automated caller")}
 	}
-	if in := runlog.RequestedIn(c, e.InterruptID); in != nil && in.Display != nil && in.Display.RequesterName != "" {
-		who = words.Sentence{words.Value(in.Display.RequesterName)}
-		if c.By != "" {
+	if in := runlog.RequestedIn(c, e.InterruptID); in != nil && in.Display != nil && strings.TrimSpace(in.Display.RequesterName) != "" {
+		who = words.Sentence{words.Value(strings.TrimSpace(in.Display.RequesterName))}
+		if words.Personal(c.By) {
 			who = append(who, words.Said(" ("), words.Value(c.By), words.Said(")"))
 		}
 	}
@@ -602,6 +607,9 @@ const maxMailFields = 8
 // count of the rest: what a person needs to see what they are asked about, the page holding all
 // of it.
 func topFields(raw json.RawMessage) []string {
+	var members map[string]json.RawMessage
+	_ = json.Unmarshal(raw, &members) // for its currency: data that is no object lists nothing below
+	currency := words.Currency(members)
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
@@ -614,11 +622,23 @@ func topFields(raw json.RawMessage) []string {
 		if err != nil {
 			return out
 		}
-		var v any
-		if err := dec.Decode(&v); err != nil {
+		var rv json.RawMessage
+		if err := dec.Decode(&rv); err != nil {
 			return out
 		}
+		var v any
+		vdec := json.NewDecoder(bytes.NewReader(rv))
+		vdec.UseNumber()
+		if err := vdec.Decode(&v); err != nil {
+			return out
+		}
+		label := words.Label(key.(string))
 		var text string
+		// An amount in minor units beside its currency reads as money, as on the page
+		// (words.Amount): "totalCents": 1240000 and "currency": "EUR" is Total: 12,400.00 EUR.
+		if name, amount, ok := words.Amount(key.(string), rv, currency); ok {
+			label, v = words.Label(name), amount
+		}
 		switch v := v.(type) {
 		case string:
 			text = v
@@ -633,7 +653,7 @@ func topFields(raw json.RawMessage) []string {
 			more++
 			continue
 		}
-		out = append(out, words.Label(key.(string))+": "+text)
+		out = append(out, label+": "+text)
 	}
 	if more > 0 {
 		out = append(out, fmt.Sprintf("(and %d more on the page)", more))

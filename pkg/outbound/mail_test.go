@@ -605,3 +605,36 @@ func TestTheValuesAreIsolated(t *testing.T) {
 		}
 	})
 }
+
+// TestMailSaysWhoAsksAndHowMuch: the request mail says who asks as the page does (a name, beside
+// a principal that reads as a person's; an app client's id as "an automated caller") and an
+// amount in minor units beside its currency as money.
+func TestMailSaysWhoAsksAndHowMuch(t *testing.T) {
+	payload := `{"kind":"approval","key":"k","data":{"artifactId":"inv-1","artifactType":"invoice","title":"Pay invoice 4471","actions":["accept"],"approversList":["alice"],
+		"artifactData":{"totalCents":1240000,"currency":"EUR","feeCents":5}}}`
+	for _, tt := range []struct{ by, name, want string }{
+		{"interrupt-host-local-engine", "", "An automated caller asks you to decide."},
+		{"4f1c2b7e9a0d3c5e6f7a8b9c0d", "Accounts payable", "Accounts payable asks you to decide."},
+		{"carol@example.com", "Accounts payable", "Accounts payable (carol@example.com) asks you to decide."},
+		{"carol", "", "carol asks you to decide."},
+	} {
+		w, box, _ := mailWorld(t, outbound.LinksPlain)
+		requested := outboundtest.Requested("approve", "i1", payload)
+		if tt.name != "" {
+			requested.Display = &interrupt.Display{RequesterName: tt.name}
+		}
+		w.Deliver(w.CommitAs(tt.by, "acme", "run-1", requested))
+		if len(box.got) == 0 {
+			t.Fatalf("%s: no mail", tt.by)
+		}
+		text := strings.ReplaceAll(strings.ReplaceAll(box.got[0].Text, "\u2068", ""), "\u2069", "")
+		for _, want := range []string{tt.want, "Total: 12,400.00 EUR", "Fee: 0.05 EUR", "Currency: EUR"} {
+			if !strings.Contains(text, want) {
+				t.Errorf("%s, %q: the mail lacks %q:\n%s", tt.by, tt.name, want, text)
+			}
+		}
+		if strings.Contains(text, "interrupt-host-local-engine") || strings.Contains(text, "cents") {
+			t.Errorf("%s: the mail shows a client id or raw cents:\n%s", tt.by, text)
+		}
+	}
+}

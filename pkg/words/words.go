@@ -101,3 +101,17 @@ func Decided(action string) (string, bool) {
 	s, ok := decided[action]
 	return s, ok
 }
+
+// Personal reports whether principal reads as a person's: an email address, or letters alone,
+// with the spaces, dots and apostrophes of a name (alice, olga). An engine's principal is its
+// OAuth app client's id (interrupt-host-local-engine, Cognito's 26 letters and digits) or an
+// opaque subject (a UUID), which names nobody a reader knows: the page and mail say who asked
+// by a name, else by such a principal, else "an automated caller".
+func Personal(principal string) bool {
+	if local, domain, ok := strings.Cut(principal, "@"); ok {
+		return local != "" && strings.Contains(domain, ".") && !strings.ContainsFunc(principal, unicode.IsSpace)
+	}
+	return principal != "" && !strings.ContainsFunc(principal, func(r rune) bool {
+		return !unicode.IsLetter(r) && r != ' ' && r != '.' && r != '\''
+	})
+}
