@@ -19,7 +19,7 @@ import (
 func main() {
 	ctx := context.Background()
 	e := app.Must(app.Load())
-	tools := mcp.New(app.Must(secrets.Tokens(ctx, e)), mcp.Options{Version: host.Version, Log: environ.Logger()})
+	tools := mcp.New(app.Must(secrets.Tokens(ctx, e)), mcp.Options{Version: host.Version, Log: environ.Logger(), Policies: app.Must(e.Policies(ctx))})
 	issuer, audiences := environ.TokenIssuer()
 	lambda.Start(e.API().MCP(tools, app.Must(bearer.New(issuer, audiences, nil, nil))))
 }

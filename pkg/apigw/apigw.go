@@ -25,6 +25,7 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/metrics"
 	"github.com/interrupthost/interrupthost/pkg/outbound"
+	"github.com/interrupthost/interrupthost/pkg/policy"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
 	"github.com/interrupthost/interrupthost/pkg/signin"
 )
@@ -32,7 +33,7 @@ import (
 // Handler is one function's entry point, as lambda.Start takes it.
 type Handler func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error)
 
-// Scopes the routes require (README, "API").
+// Scopes the routes require (docs/engines.md, "The API").
 const (
 	ScopeInterruptsWrite  = "interrupts:write"
 	ScopeApprovalsRespond = interrupt.ScopeApprovalsRespond
@@ -109,6 +110,7 @@ type API struct {
 	bearer   TokenVerifier
 	slack    *slack.Integrations
 	clicks   *slack.Interactions
+	policies *policy.Book
 	log      *slog.Logger
 	opts     Options
 }

@@ -40,6 +40,7 @@ var constructors = map[string]struct {
 	"approval-page":      {"ApprovalPage", func(a *API, s Services) Handler { return a.ApprovalPage(s.Tokens, s.SignIn) }},
 	"mcp":                {"MCP", func(a *API, s Services) Handler { return a.MCP(s.MCP, s.Bearer) }},
 	"slack-interactions": {"SlackInteractions", func(a *API, s Services) Handler { return a.SlackInteractions(s.Clicks) }},
+	"policies":           {"Policies", func(a *API, s Services) Handler { return a.Policies(s.Policies) }},
 }
 
 // Function is the handler of the function named function (its folder under functions/) over

@@ -37,12 +37,12 @@ func fuzzHandler(f *testing.F, pick func(*stack) apigw.Handler, route string, se
 		req := events.APIGatewayV2HTTPRequest{
 			RouteKey:       route,
 			Headers:        map[string]string{"content-type": ctype},
-			PathParameters: map[string]string{"runId": runID, "nodeId": nodeID, "token": token, "id": nodeID, "endpointId": nodeID, "kind": runID, "ref": nodeID},
+			PathParameters: map[string]string{"runId": runID, "nodeId": nodeID, "token": token, "id": nodeID, "endpointId": nodeID, "kind": runID, "ref": nodeID, "toolName": nodeID},
 			Body:           body,
 			RequestContext: events.APIGatewayV2HTTPRequestContext{RequestID: "fuzz", RouteKey: route, DomainName: testDomain, Stage: "$default"},
 		}
 		authorize(&req, map[string]any{"sub": "fuzzer", "tenant": "acme", "groups": []string{"finance"}},
-			[]string{apigw.ScopeInterruptsWrite, apigw.ScopeApprovalsRespond, apigw.ScopeRunsRead, apigw.ScopeRunsConfigure, apigw.ScopeWebhooksManage, apigw.ScopeSubscriptionsManage, apigw.ScopeTokensDelegate, apigw.ScopeContactsManage, apigw.ScopeReceiptsRedeem})
+			[]string{apigw.ScopeInterruptsWrite, apigw.ScopeApprovalsRespond, apigw.ScopeRunsRead, apigw.ScopeRunsConfigure, apigw.ScopeWebhooksManage, apigw.ScopeSubscriptionsManage, apigw.ScopeTokensDelegate, apigw.ScopeContactsManage, apigw.ScopeReceiptsRedeem, apigw.ScopePoliciesManage})
 		if idemKey != "" {
 			req.Headers["idempotency-key"] = idemKey
 		}
@@ -168,6 +168,17 @@ func FuzzContacts(f *testing.F) {
 		return s.fn("contacts")
 	}, "PUT /contacts/{kind}/{ref}",
 		`{"email":"alice@example.com","name":"Alice","slack":"U024BE7LH"}`, `{"email":"finance@example.com"}`, `{"slack":"SAZ94GDB8"}`)
+}
+
+// FuzzPolicies: a tool policy put under any tool name and body is a new version or refused as a
+// problem document, writing nothing.
+func FuzzPolicies(f *testing.F) {
+	fuzzHandler(f, func(s *stack) apigw.Handler {
+		return s.fn("policies")
+	}, "PUT /policies/tools/{toolName}",
+		`{"approversList":["alice"],"requiredApprovals":1,"timeoutMs":3600000,"receiptTtlMs":60000}`,
+		`{"approverGroupRefs":["finance"],"requiredApprovals":2,"rejectionPolicy":"majority","actions":["accept","reject","edit-accept"]}`,
+		`{"approversList":[],"requiredApprovals":1e-999999}`, `{"approversList":["alice"],"requiredApprovals":5}`)
 }
 
 func FuzzSubscriptions(f *testing.F) {

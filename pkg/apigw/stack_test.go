@@ -39,6 +39,7 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/mcp"
 	"github.com/interrupthost/interrupthost/pkg/metrics"
 	"github.com/interrupthost/interrupthost/pkg/outbound"
+	"github.com/interrupthost/interrupthost/pkg/policy"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
 	"github.com/interrupthost/interrupthost/pkg/schema"
 	"github.com/interrupthost/interrupthost/pkg/secretsmanager"
@@ -111,7 +112,7 @@ func memStack(t testing.TB, configure func(*host.Config)) *stack {
 		raw[kid], _ = base64.StdEncoding.DecodeString(k)
 	}
 	log, out, hooks, subs, slack := inmem.New(), inmem.NewOutbound(), inmem.NewSecrets(), inmem.NewSecrets(), inmem.NewSecrets()
-	s, err := buildWith(stores{log: log, contacts: log, slackApps: log, outbound: out, endpointSecrets: hooks, subscriptionSecrets: subs, slackSecrets: slack}, testclock.New(time.Now().UTC()), testkeys.Static{ActiveKid: "kA", Keys: raw}, configure)
+	s, err := buildWith(stores{log: log, contacts: log, policies: log, slackApps: log, outbound: out, endpointSecrets: hooks, subscriptionSecrets: subs, slackSecrets: slack}, testclock.New(time.Now().UTC()), testkeys.Static{ActiveKid: "kA", Keys: raw}, configure)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,6 +127,7 @@ func memStack(t testing.TB, configure func(*host.Config)) *stack {
 type stores struct {
 	log                                                host.Store
 	contacts                                           contacts.Store
+	policies                                           policy.Store
 	slackApps                                          slack.Store
 	outbound                                           outbound.Store
 	endpointSecrets, subscriptionSecrets, slackSecrets webhook.SecretStore
@@ -137,7 +139,7 @@ func dynamoStores(db *dynamodb.Client, table string) stores {
 		return secretsmanager.NewSecrets(localaws.SecretsManager(), "test/"+strings.ToLower(rand.Text())+"/", "")
 	}
 	t := dynamo.NewTable(db, table)
-	return stores{log: t, contacts: t, slackApps: t, outbound: dynamo.NewOutbound(db, table), endpointSecrets: secrets(), subscriptionSecrets: secrets(), slackSecrets: secrets()}
+	return stores{log: t, contacts: t, policies: t, slackApps: t, outbound: dynamo.NewOutbound(db, table), endpointSecrets: secrets(), subscriptionSecrets: secrets(), slackSecrets: secrets()}
 }
 
 func withCapabilities(capabilities []string) func(*host.Config) {
@@ -216,12 +218,14 @@ func buildWith(st stores, c *testclock.Clock, keys token.Keys, configure func(*h
 		Store: st.outbound, Log: st.log, Secrets: subSecrets, Client: outbound.NewHTTPClient(false),
 		Links: outbound.Links{Keys: keys, BaseURL: "https://host.example"}, Now: c.Now,
 	}
+	policies := &policy.Book{Store: st.policies, Checker: h, Now: c.Now}
 	services := apigw.Services{
 		Host: h, Tokens: host.NewSigner(h, keys), Webhooks: host.NewWebhooks(h, webhook.NewCache(st.endpointSecrets, nil)),
 		Subscriptions: subs, Resender: resender, Contacts: &contacts.Directory{Store: st.contacts, Now: c.Now},
-		MCP:    mcp.New(host.NewSigner(h, keys), mcp.Options{Poll: time.Millisecond}),
-		Bearer: mustVerifier(),
-		Slack:  &slack.Integrations{Store: st.slackApps, Secrets: slackSecrets, Now: c.Now},
+		MCP:      mcp.New(host.NewSigner(h, keys), mcp.Options{Poll: time.Millisecond, Policies: policies}),
+		Policies: policies,
+		Bearer:   mustVerifier(),
+		Slack:    &slack.Integrations{Store: st.slackApps, Secrets: slackSecrets, Now: c.Now},
 		Clicks: &slack.Interactions{
 			Host: h, Apps: st.slackApps, Secrets: slackSecrets, Keys: keys, Contacts: st.contacts,
 			Poster: outbound.NewHTTPClient(true), AllowPrivate: true,

@@ -10,6 +10,7 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/outbound"
+	"github.com/interrupthost/interrupthost/pkg/policy"
 	"github.com/interrupthost/interrupthost/pkg/signin"
 )
 
@@ -131,6 +132,15 @@ var (
 		{Route: "DELETE /contacts/{kind}/{ref}", Scopes: []string{ScopeContactsManage}, serve: (*API).deleteContact},
 		{Route: "GET /contacts", Scopes: []string{ScopeContactsManage}, serve: (*API).listContacts},
 	}}
+	policiesRoutes = Routes{Function: "policies", Operations: []Operation{
+		{Route: "PUT /policies/tools/{toolName}", Scopes: []string{ScopePoliciesManage}, serve: (*API).putPolicy},
+		{Route: "GET /policies/tools/{toolName}", Scopes: []string{ScopePoliciesManage}, serve: (*API).getPolicy},
+		{Route: "DELETE /policies/tools/{toolName}", Scopes: []string{ScopePoliciesManage}, serve: (*API).deletePolicy},
+		{Route: "GET /policies/tools", Scopes: []string{ScopePoliciesManage}, serve: (*API).listPolicies},
+		{Route: "PUT /policies/default", Scopes: []string{ScopePoliciesManage}, serve: (*API).putPolicy},
+		{Route: "GET /policies/default", Scopes: []string{ScopePoliciesManage}, serve: (*API).getPolicy},
+		{Route: "DELETE /policies/default", Scopes: []string{ScopePoliciesManage}, serve: (*API).deletePolicy},
+	}}
 	approvalPage = Routes{Function: "approval-page", Operations: []Operation{
 		{Route: "GET /approve/{token}", Proof: ProofLink, page: (*API).pageByToken, crash: pageCrash},
 		{Route: "HEAD /approve/{token}", Proof: ProofLink, page: (*API).pageByToken, crash: pageCrash},
@@ -175,13 +185,15 @@ type services struct {
 	// clicks (POST /slack/interactions).
 	Slack  *slack.Integrations
 	Clicks *slack.Interactions
+	// Policies are the tenants' tool policies (PUT, GET, DELETE /policies/...).
+	Policies *policy.Book
 }
 
 // on is a over s.
 func (a *API) on(s services) *API {
 	b := *a
 	b.host, b.tokens, b.webhooks, b.signIn, b.subs, b.resend = s.Host, s.Tokens, s.Webhooks, s.SignIn, s.Subscriptions, s.Resender
-	b.contacts, b.mcp, b.bearer, b.slack, b.clicks = s.Contacts, s.MCP, s.Bearer, s.Slack, s.Clicks
+	b.contacts, b.mcp, b.bearer, b.slack, b.clicks, b.policies = s.Contacts, s.MCP, s.Bearer, s.Slack, s.Clicks, s.Policies
 	return &b
 }
 
@@ -266,6 +278,12 @@ func (a *API) Contacts(d *contacts.Directory) Handler {
 	return a.on(services{Contacts: d}).serve(contactsRoutes)
 }
 
+// Policies serves policies: the tenant's tool policies, who approves an agent's calls of each
+// tool.
+func (a *API) Policies(b *policy.Book) Handler {
+	return a.on(services{Policies: b}).serve(policiesRoutes)
+}
+
 // ApprovalPage serves approval-page: the page of a token's link, and of a link without a
 // credential for an approver signed in by signIn (nil: such links answer 404).
 func (a *API) ApprovalPage(t *host.Signer, signIn *signin.Flow) Handler {
@@ -280,7 +298,7 @@ func (a *API) MCP(s ToolServer, v TokenVerifier) Handler {
 
 // Functions are every function that serves the API, in the order of the table above.
 func Functions() []Routes {
-	return []Routes{requestInterrupt, resolveByRun, mintToken, inspectByToken, resolveByToken, getRun, receipts, listEvents, endRun, configureRun, agentDecisions, discovery, webhookEndpoints, webhookIngest, subscriptions, approvalPage, contactsRoutes, mcpRoutes, slackInteractions, consoleRoutes}
+	return []Routes{requestInterrupt, resolveByRun, mintToken, inspectByToken, resolveByToken, getRun, receipts, listEvents, endRun, configureRun, agentDecisions, discovery, webhookEndpoints, webhookIngest, subscriptions, approvalPage, contactsRoutes, mcpRoutes, slackInteractions, consoleRoutes, policiesRoutes}
 }
 
 // Operations are every route of the API, each naming its function.

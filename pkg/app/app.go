@@ -23,6 +23,7 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/dynamostream"
 	"github.com/interrupthost/interrupthost/pkg/environ"
 	"github.com/interrupthost/interrupthost/pkg/host"
+	"github.com/interrupthost/interrupthost/pkg/policy"
 	"github.com/interrupthost/interrupthost/pkg/schema"
 	"github.com/interrupthost/interrupthost/pkg/token"
 )
@@ -107,6 +108,20 @@ func (e *Env) Contacts(ctx context.Context) (*contacts.Directory, error) {
 		return nil, err
 	}
 	return &contacts.Directory{Store: table}, nil
+}
+
+// Policies are the tenants' tool policies, in the table, each rule checked by the host as a
+// request's approval would be.
+func (e *Env) Policies(ctx context.Context) (*policy.Book, error) {
+	table, err := e.Table(ctx)
+	if err != nil {
+		return nil, err
+	}
+	h, err := e.Host(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &policy.Book{Store: table, Checker: h}, nil
 }
 
 // Table is the table TABLE_NAME names, its client built the first time it is asked for.

@@ -55,3 +55,24 @@ func TestTheCallsValuesAreIsolated(t *testing.T) {
 		})
 	}
 }
+
+// TestThePageSaysThePolicy: a call asked under a tenant's policy says so among the facts: who
+// decides was the tenant's rule, not the agent's choice.
+func TestThePageSaysThePolicy(t *testing.T) {
+	t.Parallel()
+	payload := `{"kind":"approval","key":"k","data":{"artifactId":"a","artifactType":"refund","title":"Refund","actions":["accept","reject"],"approversList":["alice"]}}`
+	o := host.Opened{
+		RunID: "r1", NodeID: "n", InterruptID: "int_1", Raw: json.RawMessage(payload), Status: interrupt.StatusPending, CanResolve: true,
+		ToolCall: &interrupt.ToolCall{Name: "issue_refund", Arguments: json.RawMessage(`{"order":"4471"}`), Policy: &interrupt.PolicyRef{Tool: "issue_refund", Version: 3}},
+	}
+	if err := json.Unmarshal(o.Raw, &o.Payload); err != nil {
+		t.Fatal(err)
+	}
+	page, err := Render(ReadOnly(o, 200, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "Policy issue_refund v3, the tenant&#39;s rule for who decides calls of issue_refund"; !strings.Contains(string(page), want) {
+		t.Errorf("the page does not say the policy (%s):\n%s", want, page)
+	}
+}

@@ -174,6 +174,10 @@ func facts(o host.Opened, c content) (fs []Fact, blocks []Block) {
 	if t := strings.TrimSpace(c.ArtifactType + " " + c.ArtifactID); t != "" {
 		fs = append(fs, Fact{Label: "Artifact", Value: t})
 	}
+	if o.ToolCall != nil && o.ToolCall.Policy != nil {
+		// Who decides was the tenant's rule, not the agent's choice: a reader should know.
+		fs = append(fs, Fact{Label: "Asked under", Value: o.ToolCall.Policy.Said() + ", the tenant's rule for who decides calls of " + o.ToolCall.Name})
+	}
 
 	if !o.Deadline.IsZero() {
 		fs = append(fs, Fact{Label: "Decide by", Value: when(o.Deadline)})

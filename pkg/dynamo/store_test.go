@@ -14,6 +14,8 @@ import (
 	hoststoretest "github.com/interrupthost/interrupthost/pkg/host/storetest"
 	"github.com/interrupthost/interrupthost/pkg/outbound"
 	outboundstoretest "github.com/interrupthost/interrupthost/pkg/outbound/storetest"
+	"github.com/interrupthost/interrupthost/pkg/policy"
+	policystoretest "github.com/interrupthost/interrupthost/pkg/policy/storetest"
 	"github.com/interrupthost/interrupthost/pkg/signin"
 	signinstoretest "github.com/interrupthost/interrupthost/pkg/signin/storetest"
 )
@@ -83,6 +85,16 @@ func TestSessionStore(t *testing.T) {
 	t.Parallel()
 	localaws.NeedsStack(t)
 	signinstoretest.Exercise(t, func(t *testing.T) signin.Sessions {
+		db, table := localaws.NewTable(t)
+		return dynamo.NewTable(db, table)
+	})
+}
+
+// TestPolicyStore holds the store's tool policies to the behaviour of every policy store.
+func TestPolicyStore(t *testing.T) {
+	t.Parallel()
+	localaws.NeedsStack(t)
+	policystoretest.Exercise(t, func(t *testing.T) policy.Store {
 		db, table := localaws.NewTable(t)
 		return dynamo.NewTable(db, table)
 	})

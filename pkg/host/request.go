@@ -32,7 +32,12 @@ type Request struct {
 	// the deployment's default (Config.FollowUp) when left out.
 	FollowUp interrupt.FollowUp
 	// ToolCall, when set, is the call an approval asks people to allow (interrupt.ToolCall).
+	// Its Policy is the host's to record (Policy below): a caller's is refused.
 	ToolCall *interrupt.ToolCall
+	// Policy is the tenant's tool policy the payload's who-decides members were taken from
+	// (package policy), recorded with the call (interrupt.ToolCall.Policy) so that every
+	// surface says whose rule asks; only with a ToolCall.
+	Policy *interrupt.PolicyRef
 	// OwnRun asks only in a run the caller began (runlog.State.Author), or a new one: a person
 	// signed in through the agents' client asks as themself, and another's run, its interrupts
 	// and their answers are not theirs to add to or read (docs/design.md, "Who may do what").
@@ -146,9 +151,20 @@ func (h *Host) request(ctx context.Context, p interrupt.Principal, runID string,
 		if payload.Kind != interrupt.KindApproval {
 			fields = append(fields, interrupt.FieldError{Path: "/toolCall", Message: "must be omitted for a " + string(payload.Kind) + " interrupt: only an approval allows a call"})
 		}
+		if req.ToolCall.Policy != nil {
+			fields = append(fields, interrupt.FieldError{Path: "/toolCall/policy", Message: "is the host's to record: the policy an approval was asked under is never the caller's to say"})
+		}
 		if len(fields) > 0 {
 			return InterruptView{}, false, interrupt.Invalid("toolCall is not acceptable", fields...)
 		}
+	}
+	switch {
+	case req.Policy != nil && req.ToolCall == nil:
+		return InterruptView{}, false, errors.New("host: a request under a policy needs its tool call")
+	case req.Policy != nil:
+		tc := *req.ToolCall
+		tc.Policy = req.Policy
+		req.ToolCall = &tc
 	}
 	followUp, err := h.followUp(payload.Kind, req.FollowUp)
 	if err != nil {
@@ -322,6 +338,29 @@ func (h *Host) checkPayload(raw json.RawMessage) (interrupt.Payload, error) {
 		return p, interrupt.Invalid("payload is not acceptable", fields...)
 	}
 	return p, nil
+}
+
+// CheckApproval checks an approval payload as a request of it is checked, writing nothing: its
+// schema and inline schemas, that someone could ever decide it, and that it names whom it binds
+// (as an agent's request must, Request.NamedDeciders): what a tenant's tool policy is held to
+// (package policy), with a request's problems.
+func (h *Host) CheckApproval(raw json.RawMessage) error {
+	payload, err := h.checkPayload(raw)
+	if err != nil {
+		return err
+	}
+	if payload.Kind != interrupt.KindApproval {
+		return interrupt.Invalid("payload is not an approval", interrupt.FieldError{Path: "/payload/kind", Message: "must be approval"})
+	}
+	deciders := interrupt.NewDeciders(payload, nil, "", h.refKinds())
+	if why := deciders.Undecidable(); why.Path != "" {
+		return interrupt.Invalid("no one could ever decide this approval", why)
+	}
+	if len(deciders.Rules) == 0 {
+		return interrupt.Invalid("name who decides: an approval nobody is named for could be granted by anyone of the tenant",
+			interrupt.FieldError{Path: "/payload/data/approversList", Message: "name at least one principal, or groups or roles where the host binds them (refKinds " + strings.Join(h.refKinds(), ", ") + ")"})
+	}
+	return nil
 }
 
 // schemaField says why an inline schema at path is refused, pointing into the schema where it can.

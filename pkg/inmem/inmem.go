@@ -15,6 +15,7 @@ import (
 
 	"github.com/interrupthost/interrupthost/pkg/channel/slack"
 	"github.com/interrupthost/interrupthost/pkg/contacts"
+	"github.com/interrupthost/interrupthost/pkg/policy"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
 	"github.com/interrupthost/interrupthost/pkg/webhook"
 )
@@ -43,6 +44,8 @@ type Store struct {
 	waiting map[string]map[string]runlog.Waiting
 	// runIndex is each tenant's runs index, by run id
 	runIndex map[string]map[string]runlog.RunEntry
+	// policies are each tenant's tool policies, every version, by tenant and tool
+	policies map[[2]string][]policy.Policy
 	// assigned are the deciders' inboxes, by tenant and inbox, each by place
 	assigned map[[2]string]map[string]runlog.Assignment
 	// contacts are each tenant's contacts (contacts.Store)
@@ -87,6 +90,7 @@ func New() *Store {
 		endpoints: map[string]webhook.Endpoint{}, slots: map[webhook.Key]*slot{}, records: map[[2]string]json.RawMessage{},
 		due: map[time.Time][]runlog.Due{}, waiting: map[string]map[string]runlog.Waiting{},
 		runIndex: map[string]map[string]runlog.RunEntry{},
+		policies: map[[2]string][]policy.Policy{},
 		assigned: map[[2]string]map[string]runlog.Assignment{},
 	}
 }

@@ -13,6 +13,8 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/inmem"
 	"github.com/interrupthost/interrupthost/pkg/outbound"
 	outboundstoretest "github.com/interrupthost/interrupthost/pkg/outbound/storetest"
+	"github.com/interrupthost/interrupthost/pkg/policy"
+	policystoretest "github.com/interrupthost/interrupthost/pkg/policy/storetest"
 	"github.com/interrupthost/interrupthost/pkg/signin"
 	signinstoretest "github.com/interrupthost/interrupthost/pkg/signin/storetest"
 )
@@ -63,4 +65,10 @@ func TestSlackAppStore(t *testing.T) {
 func TestSessionStore(t *testing.T) {
 	t.Parallel()
 	signinstoretest.Exercise(t, func(*testing.T) signin.Sessions { return inmem.NewSessions() })
+}
+
+// TestPolicyStore holds the store's tool policies to the behaviour of every policy store.
+func TestPolicyStore(t *testing.T) {
+	t.Parallel()
+	policystoretest.Exercise(t, func(*testing.T) policy.Store { return inmem.New() })
 }

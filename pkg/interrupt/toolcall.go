@@ -24,6 +24,28 @@ type ToolCall struct {
 	Arguments json.RawMessage `json:"arguments"`
 	// ReceiptTTLMs is how long after the decision its receipt redeems; DefaultReceiptTTL when 0.
 	ReceiptTTLMs int64 `json:"receiptTtlMs,omitempty"`
+	// Policy is the tenant's policy the approval was asked under (who decides, the quorum, the
+	// deadline and the actions were its, not the agent's); nil for none.
+	Policy *PolicyRef `json:"policy,omitempty"`
+}
+
+// PolicyRef names one version of a tenant's tool policy: what a decision was made under.
+type PolicyRef struct {
+	// Tool is the tool the policy is for, or DefaultPolicy for the tenant's default.
+	Tool    string `json:"tool"`
+	Version int    `json:"version"`
+}
+
+// DefaultPolicy is the Tool of a tenant's default policy: no tool's name (it is no
+// ValidToolName), so that a tool named "default" has a policy of its own.
+const DefaultPolicy = "*"
+
+// Said is r as the surfaces say it: "Policy issue_refund v3", "The default policy v1".
+func (r PolicyRef) Said() string {
+	if r.Tool == DefaultPolicy {
+		return fmt.Sprintf("The default policy v%d", r.Version)
+	}
+	return fmt.Sprintf("Policy %s v%d", r.Tool, r.Version)
 }
 
 // Tool call bounds: a name as MCP names tools, arguments an object a request carries, a

@@ -25,6 +25,7 @@ import (
 
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
+	"github.com/interrupthost/interrupthost/pkg/policy"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
 )
 
@@ -67,20 +68,30 @@ type Options struct {
 	Poll time.Duration
 	// Log receives the errors a tool answers as internal (never an argument or a token).
 	Log *slog.Logger
+	// Policies are the tenants' tool policies request_approval asks under (package policy);
+	// nil: no tenant has any, and an agent names who decides.
+	Policies Policies
+}
+
+// Policies find the policy a call of a tool asks under: the tool's own, else the tenant's
+// default, else none (nil).
+type Policies interface {
+	For(ctx context.Context, tenant, tool string) (*policy.Policy, error)
 }
 
 // Server is the MCP endpoint over a host. Safe for concurrent requests: it keeps nothing
 // between them.
 type Server struct {
-	host    Host
-	poll    time.Duration
-	log     *slog.Logger
-	handler http.Handler
+	host     Host
+	policies Policies
+	poll     time.Duration
+	log      *slog.Logger
+	handler  http.Handler
 }
 
 // New returns the endpoint over h.
 func New(h Host, opts Options) *Server {
-	s := &Server{host: h, poll: opts.Poll, log: opts.Log}
+	s := &Server{host: h, policies: opts.Policies, poll: opts.Poll, log: opts.Log}
 	if s.poll <= 0 {
 		s.poll = time.Second
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
+	"github.com/interrupthost/interrupthost/pkg/policy"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
 )
 
@@ -18,6 +19,7 @@ const requestApprovalDoc = "Ask people to approve something and return at once w
 	"Who may decide: approvers (principals), approverGroups, approverRoles; name at least one of them (every list given must admit a decider); you, the requester, never can. " +
 	"Without runId the host makes a new run and completes it once nothing in it is open (the interrupt closed; an approved call's receipt redeemed or expired); with runId, key is required, and the same runId and key answer the same interrupt instead of asking twice. " +
 	"With toolCall {name, arguments}, the approvers see the exact call and may edit its arguments; an accepted outcome answers the call as approved and a receipt for it. " +
+	"When the tenant has a policy for toolCall's tool (or a default policy), the policy says who decides, requiredApprovals, rejectionPolicy, actions, timeoutMs and toolCall.receiptTtlMs: leave them all out (a request naming any is refused, naming the policy), and say only what the call is (title, description). " +
 	"url is the page the approvers decide on."
 
 const askQuestionDoc = "Ask people one or more questions (each with an optional JSON Schema its answer must hold to) and return at once with the interrupt to wait on (get_outcome). " +
@@ -41,12 +43,12 @@ type ApprovalRequest struct {
 	Description       string    `json:"description,omitempty" jsonschema:"what they need to know to decide"`
 	ArtifactID        string    `json:"artifactId,omitempty" jsonschema:"the id of what is approved (an invoice number, a pull request); the key when left out"`
 	ArtifactType      string    `json:"artifactType,omitempty" jsonschema:"what kind of thing it is (invoice, deployment, payment); action when left out"`
-	Actions           []string  `json:"actions,omitempty" jsonschema:"what the approvers may do, of accept, reject, refine, edit-accept, ask; accept and reject when left out"`
-	Approvers         []string  `json:"approvers,omitempty" jsonschema:"the principals who may decide"`
-	ApproverGroups    []string  `json:"approverGroups,omitempty" jsonschema:"groups whose members may decide"`
-	ApproverRoles     []string  `json:"approverRoles,omitempty" jsonschema:"roles whose holders may decide"`
-	RequiredApprovals int       `json:"requiredApprovals,omitempty" jsonschema:"how many approvals release it; 1 when left out"`
-	RejectionPolicy   string    `json:"rejectionPolicy,omitempty" jsonschema:"single-veto (the default: one rejection rejects) or majority"`
+	Actions           []string  `json:"actions,omitempty" jsonschema:"what the approvers may do, of accept, reject, refine, edit-accept, ask; accept and reject when left out; left out under a tenant's policy"`
+	Approvers         []string  `json:"approvers,omitempty" jsonschema:"the principals who may decide; left out under a tenant's policy"`
+	ApproverGroups    []string  `json:"approverGroups,omitempty" jsonschema:"groups whose members may decide; left out under a tenant's policy"`
+	ApproverRoles     []string  `json:"approverRoles,omitempty" jsonschema:"roles whose holders may decide; left out under a tenant's policy"`
+	RequiredApprovals int       `json:"requiredApprovals,omitempty" jsonschema:"how many approvals release it; 1 when left out; left out under a tenant's policy"`
+	RejectionPolicy   string    `json:"rejectionPolicy,omitempty" jsonschema:"single-veto (the default: one rejection rejects) or majority; left out under a tenant's policy"`
 	TimeoutMs         int64     `json:"timeoutMs,omitempty" jsonschema:"how long it may wait before it expires, in milliseconds; no deadline when left out"`
 	RunID             string    `json:"runId,omitempty" jsonschema:"the run to ask in; a new one when left out"`
 	Key               string    `json:"key,omitempty" jsonschema:"the re-entry key: required with runId; the same runId and key answer the same interrupt"`
@@ -92,6 +94,13 @@ func (s *Server) requestApproval(ctx context.Context, req *sdk.CallToolRequest, 
 		return nil, Requested{}, s.toolError(ctx, "request_approval", err)
 	}
 	runID, key, made, err := runAndKey(in.RunID, in.Key, "approval")
+	var rule *policy.Policy
+	if err == nil && in.ToolCall != nil && s.policies != nil {
+		rule, err = s.policies.For(ctx, c.principal.Tenant, in.ToolCall.Name)
+	}
+	if rule != nil {
+		return s.requestUnder(ctx, req, c, asking{runID, key, made}, in, *rule)
+	}
 	if err == nil && len(in.Approvers)+len(in.ApproverGroups)+len(in.ApproverRoles) == 0 {
 		err = interrupt.Invalid("name who decides: an approval nobody is named for could be granted by anyone of the tenant",
 			interrupt.FieldError{Path: "/approvers", Message: "name at least one principal, or give approverGroups or approverRoles"})
@@ -124,7 +133,40 @@ func (s *Server) requestApproval(ctx context.Context, req *sdk.CallToolRequest, 
 	if in.ToolCall != nil {
 		with.ToolCall = &interrupt.ToolCall{Name: in.ToolCall.Name, Arguments: rawArguments(req), ReceiptTTLMs: in.ToolCall.ReceiptTTLMs}
 	}
-	return s.request(ctx, "request_approval", c, asking{runID, key, made}, payload{interrupt.KindApproval, in.TimeoutMs, data}, with)
+	return s.request(ctx, "request_approval", c, asking{runID, key, made}, payload{kind: interrupt.KindApproval, timeoutMs: in.TimeoutMs, data: data}, with)
+}
+
+// requestUnder requests the approval of in's call under the tenant's policy p: who decides,
+// the quorum, the rejection policy, the actions, the deadline and the receipt's life are the
+// policy's, and an agent that names any of them is refused, naming the policy (nothing is
+// written): the agent says what the call is, never who allows it.
+func (s *Server) requestUnder(ctx context.Context, req *sdk.CallToolRequest, c caller, at asking, in ApprovalRequest, p policy.Policy) (*sdk.CallToolResult, Requested, error) {
+	var named []interrupt.FieldError
+	for _, f := range []struct {
+		path string
+		set  bool
+	}{
+		{"/approvers", len(in.Approvers) > 0}, {"/approverGroups", len(in.ApproverGroups) > 0}, {"/approverRoles", len(in.ApproverRoles) > 0},
+		{"/requiredApprovals", in.RequiredApprovals != 0}, {"/rejectionPolicy", in.RejectionPolicy != ""}, {"/actions", len(in.Actions) > 0},
+		{"/timeoutMs", in.TimeoutMs != 0}, {"/toolCall/receiptTtlMs", in.ToolCall.ReceiptTTLMs != 0},
+	} {
+		if f.set {
+			named = append(named, interrupt.FieldError{Path: f.path, Message: "is the policy's to say: leave it out"})
+		}
+	}
+	said := p.Ref().Said()
+	if len(named) > 0 {
+		return nil, Requested{}, s.toolError(ctx, "request_approval", interrupt.Invalid(
+			said+" says who decides calls of "+in.ToolCall.Name+", how many must approve, what they may do and until when: a request under it names none of them", named...))
+	}
+	raw, err := p.Payload(at.key, in.Title, in.Description, cmp.Or(in.ArtifactID, at.key), cmp.Or(in.ArtifactType, "action"))
+	if err != nil {
+		return nil, Requested{}, s.toolError(ctx, "request_approval", err)
+	}
+	ref := p.Ref()
+	with := host.Request{NamedDeciders: true, Policy: &ref,
+		ToolCall: &interrupt.ToolCall{Name: in.ToolCall.Name, Arguments: rawArguments(req), ReceiptTTLMs: p.ReceiptTTLMs}}
+	return s.request(ctx, "request_approval", c, at, payload{raw: raw}, with)
 }
 
 func (s *Server) askQuestion(ctx context.Context, _ *sdk.CallToolRequest, in QuestionRequest) (*sdk.CallToolResult, Requested, error) {
@@ -143,7 +185,7 @@ func (s *Server) askQuestion(ctx context.Context, _ *sdk.CallToolRequest, in Que
 	data := struct {
 		Questions []Question `json:"questions"`
 	}{in.Questions}
-	return s.request(ctx, "ask_question", c, asking{runID, key, made}, payload{interrupt.KindClarification, in.TimeoutMs, data}, host.Request{Display: display})
+	return s.request(ctx, "ask_question", c, asking{runID, key, made}, payload{kind: interrupt.KindClarification, timeoutMs: in.TimeoutMs, data: data}, host.Request{Display: display})
 }
 
 // rawArguments are the toolCall's arguments of request_approval's call as the agent sent them:
@@ -174,6 +216,9 @@ type payload struct {
 	kind      interrupt.Kind
 	timeoutMs int64
 	data      any
+	// raw is the payload whole, made elsewhere (a policy's, policy.Rule.Payload); kind,
+	// timeoutMs and data are then unused.
+	raw json.RawMessage
 }
 
 // request requests the interrupt of what's kind with its data at node key of the run, with what
@@ -187,12 +232,15 @@ func (s *Server) request(ctx context.Context, tool string, c caller, at asking, 
 	if what.timeoutMs < 0 {
 		return nil, Requested{}, s.toolError(ctx, tool, interrupt.Invalid("timeoutMs is negative", interrupt.FieldError{Path: "/timeoutMs", Message: "must be positive"}))
 	}
-	raw, err := json.Marshal(struct {
-		Kind      interrupt.Kind `json:"kind"`
-		Key       string         `json:"key"`
-		TimeoutMs int64          `json:"timeoutMs,omitempty"`
-		Data      any            `json:"data"`
-	}{what.kind, at.key, what.timeoutMs, what.data})
+	raw, err := what.raw, error(nil)
+	if raw == nil {
+		raw, err = json.Marshal(struct {
+			Kind      interrupt.Kind `json:"kind"`
+			Key       string         `json:"key"`
+			TimeoutMs int64          `json:"timeoutMs,omitempty"`
+			Data      any            `json:"data"`
+		}{what.kind, at.key, what.timeoutMs, what.data})
+	}
 	if err != nil {
 		return nil, Requested{}, s.toolError(ctx, tool, err)
 	}

@@ -485,7 +485,8 @@ func compose(p interrupt.Payload, c runlog.Commit, e runlog.Envelope, n Notice, 
 	case c.By != "":
 		who = words.Sentence{words.Said("An automated caller")}
 	}
-	if in := runlog.RequestedIn(c, e.InterruptID); in != nil && in.Display != nil && strings.TrimSpace(in.Display.RequesterName) != "" {
+	in := runlog.RequestedIn(c, e.InterruptID)
+	if in != nil && in.Display != nil && strings.TrimSpace(in.Display.RequesterName) != "" {
 		who = words.Sentence{words.Value(strings.TrimSpace(in.Display.RequesterName))}
 		if words.Personal(c.By) {
 			who = append(who, words.Said(" ("), words.Value(c.By), words.Said(")"))

@@ -638,3 +638,20 @@ func TestMailSaysWhoAsksAndHowMuch(t *testing.T) {
 		}
 	}
 }
+
+// TestMailSaysThePolicy: an approval asked under a tenant's tool policy says so with its call
+// (Notice.Call, which every channel shows): whom it asks was the tenant's rule, not the
+// caller's choice.
+func TestMailSaysThePolicy(t *testing.T) {
+	w, box, _ := mailWorld(t, outbound.LinksPlain)
+	requested := outboundtest.Requested("approve", "i1", `{"kind":"approval","key":"k","data":{"artifactId":"o-1","artifactType":"action","title":"Refund order 4471","actions":["accept","reject"],"approversList":["alice"]}}`)
+	requested.ToolCall = &interrupt.ToolCall{Name: "issue_refund", Arguments: json.RawMessage(`{"order":"4471"}`), Policy: &interrupt.PolicyRef{Tool: "issue_refund", Version: 3}}
+	w.Deliver(w.CommitAs("agent-7", "acme", "run-1", requested))
+	if len(box.got) == 0 {
+		t.Fatal("no mail")
+	}
+	text := strings.ReplaceAll(strings.ReplaceAll(box.got[0].Text, "\u2068", ""), "\u2069", "")
+	if want := "The agent will call issue_refund with order 4471, asked under Policy issue_refund v3."; !strings.Contains(text, want) {
+		t.Errorf("the mail lacks %q:\n%s", want, text)
+	}
+}

@@ -22,7 +22,7 @@ func EventID(e runlog.Envelope) string {
 	return fmt.Sprintf("%s:%d:%d", e.RunID, e.Seq, e.Index)
 }
 
-// Link is an approval-page link in a delivery (README, "Outbound events": approval links).
+// Link is an approval-page link in a delivery (docs/engines.md, "Outbound events": approval links).
 // Most links hold no credential: they name the interrupt, and the page signs the approver in
 // with the deployment's identity provider and decides as whoever signed in. Only a subscription
 // that opted in to signed links (LinksSigned) receives links holding a token, one per principal.
@@ -152,6 +152,10 @@ func (l Links) For(ctx context.Context, s Subscription, c runlog.Commit, e runlo
 			who = in.Display.RequesterName
 		}
 		n.Call = words.WillCall(who, tc.Name, tc.Arguments)
+		if tc.Policy != nil {
+			// Whom it asks was the tenant's rule, not the caller's choice: every channel says so.
+			n.Call = append(n.Call, words.Said(", asked under "+tc.Policy.Said()))
+		}
 	}
 	plain := Link{URL: page, For: n.Audience}
 	if !in.Deadline.IsZero() {

@@ -1,0 +1,115 @@
+package apigw_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/interrupthost/interrupthost/pkg/apigw"
+	"github.com/interrupthost/interrupthost/pkg/interrupt"
+	"github.com/interrupthost/interrupthost/pkg/policy"
+)
+
+var admin = caller{"ops", "acme", []string{apigw.ScopePoliciesManage}}
+
+func (s *stack) policies(t *testing.T, who caller, route, tool, body string) response {
+	t.Helper()
+	params := map[string]string{}
+	if tool != "" {
+		params["toolName"] = tool
+	}
+	return invoke(t, s.fn("policies"), call{who: &who, route: route, params: params, body: body})
+}
+
+// TestPolicyRoutes: a put makes a policy (201, version 1), a second its next version (200,
+// version 2), each read back as the version in force, listed with the default; another tenant
+// has none; a delete ends it (204), after which it is 404 and a put starts it again as the next
+// version of the record (201, version 4); without policies:manage, every route is 403.
+func TestPolicyRoutes(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	put := func(want int, tool, body string) policy.Policy {
+		t.Helper()
+		route := "PUT /policies/tools/{toolName}"
+		if tool == "" {
+			route = "PUT /policies/default"
+		}
+		r := s.policies(t, admin, route, tool, body)
+		var p policy.Policy
+		if err := json.Unmarshal(r.Body, &p); r.Status != want || err != nil {
+			t.Fatalf("put %s: %d %s, want %d", tool, r.Status, r.Body, want)
+		}
+		return p
+	}
+	if p := put(201, "issue_refund", `{"approversList":["alice"],"timeoutMs":3600000}`); p.Version != 1 || p.SetBy != "ops" || p.Tool != "issue_refund" ||
+		len(p.Actions) != 2 || p.SetAt.IsZero() {
+		t.Errorf("first version %+v", p)
+	}
+	if p := put(200, "issue_refund", `{"approversList":["alice","bob"],"requiredApprovals":2}`); p.Version != 2 || p.RequiredApprovals != 2 {
+		t.Errorf("second version %+v", p)
+	}
+	if p := put(201, "", `{"approverGroupRefs":["finance"]}`); p.Tool != policy.Default || p.Version != 1 {
+		t.Errorf("the default %+v", p)
+	}
+	r := s.policies(t, admin, "GET /policies/tools/{toolName}", "issue_refund", "")
+	var got policy.Policy
+	if err := json.Unmarshal(r.Body, &got); r.Status != 200 || err != nil || got.Version != 2 || len(got.ApproversList) != 2 {
+		t.Errorf("read: %d %s", r.Status, r.Body)
+	}
+	r = s.policies(t, admin, "GET /policies/tools", "", "")
+	var list struct{ Policies []policy.Policy }
+	if err := json.Unmarshal(r.Body, &list); r.Status != 200 || err != nil || len(list.Policies) != 2 || list.Policies[0].Tool != policy.Default {
+		t.Errorf("list: %d %s", r.Status, r.Body)
+	}
+	if r := s.policies(t, caller{"ops", "globex", admin.scopes}, "GET /policies/tools/{toolName}", "issue_refund", ""); r.Status != 404 {
+		t.Errorf("another tenant's: %d %s", r.Status, r.Body)
+	}
+	if r := s.policies(t, admin, "DELETE /policies/tools/{toolName}", "issue_refund", ""); r.Status != 204 {
+		t.Fatalf("delete: %d %s", r.Status, r.Body)
+	}
+	for _, route := range []string{"GET /policies/tools/{toolName}", "DELETE /policies/tools/{toolName}"} {
+		if r := s.policies(t, admin, route, "issue_refund", ""); r.Status != 404 || r.problem(t).Code != interrupt.CodeNotFound {
+			t.Errorf("%s after delete: %d %s", route, r.Status, r.Body)
+		}
+	}
+	if p := put(201, "issue_refund", `{"approversList":["carol"]}`); p.Version != 4 {
+		t.Errorf("after its end, a put is version %d, want 4 (the end was 3)", p.Version)
+	}
+	for _, who := range []caller{engine, approver, operator, {"ops", "acme", []string{apigw.ScopeSubscriptionsManage, apigw.ScopeContactsManage}}} {
+		for _, route := range []string{"PUT /policies/tools/{toolName}", "GET /policies/tools/{toolName}", "DELETE /policies/tools/{toolName}", "GET /policies/tools", "PUT /policies/default", "GET /policies/default", "DELETE /policies/default"} {
+			if r := s.policies(t, who, route, "issue_refund", `{"approversList":["mallory"]}`); r.Status != 403 {
+				t.Errorf("%s as %s %v: %d, want 403", route, who.sub, who.scopes, r.Status)
+			}
+		}
+	}
+}
+
+// TestPoliciesRefused: a rule is checked as an approval is, with the same problems at the
+// body's own paths, and a refused put writes nothing.
+func TestPoliciesRefused(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	for _, tt := range []struct {
+		name, tool, body, path string
+	}{
+		{"nobody named", "issue_refund", `{"requiredApprovals":1}`, "/approversList"},
+		{"a quorum no one can reach", "issue_refund", `{"approversList":["alice"],"requiredApprovals":2}`, "/requiredApprovals"},
+		{"an action that is none", "issue_refund", `{"approversList":["alice"],"actions":["approve"]}`, "/actions/0"},
+		{"a receipt's life past a day", "issue_refund", `{"approversList":["alice"],"receiptTtlMs":90000000}`, "/receiptTtlMs"},
+		{"a member that is none", "issue_refund", `{"approversList":["alice"],"approvers":["bob"]}`, ""},
+		{"a tool that is no tool", "issue refund!", `{"approversList":["alice"]}`, "/toolName"},
+	} {
+		before := s.items(t)
+		r := s.policies(t, admin, "PUT /policies/tools/{toolName}", tt.tool, tt.body)
+		p := r.problem(t)
+		if r.Status != 400 || p.Code != interrupt.CodeValidation {
+			t.Errorf("%s: %d %s", tt.name, r.Status, r.Body)
+			continue
+		}
+		if tt.path != "" && (len(p.Errors) == 0 || p.Errors[0].Path != tt.path) {
+			t.Errorf("%s: problems %+v, want one at %s", tt.name, p.Errors, tt.path)
+		}
+		if after := s.items(t); after != before {
+			t.Errorf("%s: a refused put wrote", tt.name)
+		}
+	}
+}
