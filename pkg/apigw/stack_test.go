@@ -218,7 +218,7 @@ func buildWith(st stores, c *testclock.Clock, keys token.Keys, configure func(*h
 		Store: st.outbound, Log: st.log, Secrets: subSecrets, Client: outbound.NewHTTPClient(false),
 		Links: outbound.Links{Keys: keys, BaseURL: "https://host.example"}, Now: c.Now,
 	}
-	policies := &policy.Book{Store: st.policies, Checker: h, Now: c.Now}
+	policies := &policy.Book{Store: st.policies, Checker: h, Schemas: schemas, Now: c.Now}
 	services := apigw.Services{
 		Host: h, Tokens: host.NewSigner(h, keys), Webhooks: host.NewWebhooks(h, webhook.NewCache(st.endpointSecrets, nil)),
 		Subscriptions: subs, Resender: resender, Contacts: &contacts.Directory{Store: st.contacts, Now: c.Now},

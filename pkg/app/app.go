@@ -121,7 +121,7 @@ func (e *Env) Policies(ctx context.Context) (*policy.Book, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &policy.Book{Store: table, Checker: h}, nil
+	return &policy.Book{Store: table, Checker: h, Schemas: schema.Lazy()}, nil
 }
 
 // Table is the table TABLE_NAME names, its client built the first time it is asked for.

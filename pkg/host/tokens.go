@@ -66,6 +66,12 @@ func (t *Signer) PendingInterrupts(ctx context.Context, p interrupt.Principal, a
 	return t.h.PendingInterrupts(ctx, p, after, limit)
 }
 
+// ApproveByPolicy is the host's, for the MCP endpoint's request_approval of a routine call
+// (Host.ApproveByPolicy).
+func (t *Signer) ApproveByPolicy(ctx context.Context, p interrupt.Principal, runID, interruptID string, ref interrupt.PolicyRef, m interrupt.StandingMatch) (Resolution, error) {
+	return t.h.ApproveByPolicy(ctx, p, runID, interruptID, ref, m)
+}
+
 // EndRun and EndOwnRun are the host's, for the MCP endpoint's end_run, as PendingInterrupts.
 func (t *Signer) EndRun(ctx context.Context, p interrupt.Principal, runID string, end interrupt.RunStatus, reason string) (RunEnd, error) {
 	return t.h.EndRun(ctx, p, runID, end, reason)

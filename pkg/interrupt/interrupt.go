@@ -239,7 +239,7 @@ func (v Via) Deliberate() bool { return v == ViaJWT || v == ViaSession }
 // binding by them can admit the person.
 func (v Via) Memberships() bool { return v == ViaJWT || v == ViaSession }
 
-// Scopes the host's rules read, beside those that open routes (README, "API").
+// Scopes the host's rules read, beside those that open routes (docs/engines.md, "The API").
 const (
 	// ScopeApprovalsRespond lets a caller decide as itself, and mint a token for itself.
 	ScopeApprovalsRespond = "approvals:respond"
@@ -328,7 +328,25 @@ type Vote struct {
 	// ReasonQuorumUnreachable.
 	Reason string `json:"reason,omitempty"`
 	Tally  Tally  `json:"tally"`
+	// Standing is set on the vote of a tenant's policy that approved a call at once: which of
+	// its standing approvals the call's arguments matched (Eligibility.Via is EligiblePolicy).
+	Standing *StandingMatch `json:"standing,omitempty"`
 }
+
+// EligiblePolicy is the Eligibility.Via of a policy's own vote: no person was asked, the call
+// matched one of the policy's standing approvals (Vote.Standing).
+const EligiblePolicy = "policy"
+
+// StandingMatch is the standing approval of a policy a call matched: its place in the policy's
+// list, and what the administrators wrote of it.
+type StandingMatch struct {
+	Index       int    `json:"index"`
+	Description string `json:"description"`
+}
+
+// PolicyPrincipal is the principal a policy's vote is recorded as: "policy:<tool>@<version>",
+// which no person's principal from a JWT is.
+func PolicyPrincipal(r PolicyRef) string { return fmt.Sprintf("policy:%s@%d", r.Tool, r.Version) }
 
 // Ask is an approver's question on an approval (action ask), as the host shows it to every
 // approver of the interrupt: who asked, when, and what. The engine reads the same in

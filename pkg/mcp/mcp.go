@@ -10,6 +10,7 @@
 package mcp
 
 import (
+	"encoding/json"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -36,6 +37,7 @@ type Host interface {
 	EndOwnRun(ctx context.Context, p interrupt.Principal, runID string, end interrupt.RunStatus, reason string) (host.RunEnd, error)
 	InterruptOutcome(ctx context.Context, p interrupt.Principal, runID, interruptID string) (host.Outcome, error)
 	PendingInterrupts(ctx context.Context, p interrupt.Principal, after string, limit int) (host.PendingPage, error)
+	ApproveByPolicy(ctx context.Context, p interrupt.Principal, runID, interruptID string, ref interrupt.PolicyRef, m interrupt.StandingMatch) (host.Resolution, error)
 }
 
 // ToolAccess is who may call a tool: a JWT holding Scope (an engine's: an agent running as a
@@ -74,9 +76,10 @@ type Options struct {
 }
 
 // Policies find the policy a call of a tool asks under: the tool's own, else the tenant's
-// default, else none (nil).
+// default, else none (nil); and match a call to its standing approvals.
 type Policies interface {
 	For(ctx context.Context, tenant, tool string) (*policy.Policy, error)
+	Standing(p policy.Policy, args json.RawMessage) (interrupt.StandingMatch, bool)
 }
 
 // Server is the MCP endpoint over a host. Safe for concurrent requests: it keeps nothing

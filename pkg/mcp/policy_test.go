@@ -3,6 +3,7 @@ package mcp_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/mcp"
 	"github.com/interrupthost/interrupthost/pkg/policy"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
+	"github.com/interrupthost/interrupthost/pkg/schema"
 )
 
 // servePolicies starts the endpoint over an in-memory host whose tenant's tool policies book
@@ -23,7 +25,11 @@ import (
 func servePolicies(t *testing.T) (*host.Host, *inmem.Store, *policy.Book, string) {
 	t.Helper()
 	h, l := hosttest.MemHost(t)
-	book := &policy.Book{Store: l, Checker: h}
+	sch, err := schema.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	book := &policy.Book{Store: l, Checker: h, Schemas: sch, Now: func() time.Time { return hosttest.T0 }}
 	s := mcp.New(hosttest.Tokens(h), mcp.Options{Version: "test", Poll: 5 * time.Millisecond, Policies: book})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p := interrupt.Principal{Subject: r.Header.Get("X-Test-Sub"), Tenant: "acme", Scopes: strings.Fields(r.Header.Get("X-Test-Scopes")), Via: interrupt.ViaJWT}
@@ -141,4 +147,119 @@ func requested(t *testing.T, l *inmem.Store, r mcp.Requested) *runlog.Interrupt 
 		t.Fatalf("no interrupt %s with a call in run %s", r.InterruptID, r.RunID)
 	}
 	return in
+}
+
+// TestAStandingApproval: a routine call whose arguments hold to one of the policy's standing
+// approvals is approved at once by the policy (no person asked): resolved, accept, decided by
+// policy:issue_refund@1, with the approved call and a receipt that redeems, the log naming the
+// standing approval it matched; a call outside it waits for alice; a standing approval whose
+// end has passed approves nothing; a retry of the routine call approves nothing twice.
+func TestAStandingApproval(t *testing.T) {
+	t.Parallel()
+	h, l, book, url := servePolicies(t)
+	ctx := context.Background()
+	until := hosttest.T0.Add(time.Hour)
+	rule := policy.Rule{ApproversList: []string{"alice"}, Standing: []policy.Standing{
+		{Arguments: json.RawMessage(`{"type":"object","properties":{"amountCents":{"type":"integer","maximum":5000}},"required":["amountCents"]}`), Description: "refunds up to 50.00"},
+		{Arguments: json.RawMessage(`{"type":"object","properties":{"order":{"const":"vip-1"}},"required":["order"]}`), Until: &until, Description: "the VIP's refunds this hour"},
+	}}
+	if _, _, err := book.Put(ctx, interrupt.Principal{Subject: "ops", Tenant: "acme"}, "issue_refund", rule); err != nil {
+		t.Fatal(err)
+	}
+	cs := connect(t, url, engine)
+	ask := func(key string, args map[string]any) mcp.Requested {
+		t.Helper()
+		var r mcp.Requested
+		if msg := call(t, cs, "request_approval", map[string]any{"title": "Refund " + key, "runId": "agent-run-" + key, "key": key,
+			"toolCall": map[string]any{"name": "issue_refund", "arguments": args}}, &r); msg != "" {
+			t.Fatal(msg)
+		}
+		return r
+	}
+	small := ask("small", map[string]any{"order": "4471", "amountCents": 1200, "currency": "EUR"})
+	if small.Status != "resolved" || !small.Created {
+		t.Fatalf("a routine call: %+v, want resolved at once", small)
+	}
+	var out mcp.Outcome
+	if msg := call(t, cs, "get_outcome", map[string]any{"runId": small.RunID, "interruptId": small.InterruptID}, &out); msg != "" {
+		t.Fatal(msg)
+	}
+	if out.Status != "resolved" || out.Action != "accept" || out.DecidedBy != "policy:issue_refund@1" || out.ApprovedCall == nil || out.Receipt == "" {
+		t.Fatalf("a routine call's outcome: %+v", out)
+	}
+	args, _ := json.Marshal(out.ApprovedCall.Arguments)
+	if _, err := hosttest.Tokens(h).RedeemReceipt(ctx, interrupt.Principal{Subject: "executor", Tenant: "acme"}, out.Receipt, interrupt.ToolCall{Name: "issue_refund", Arguments: args}); err != nil {
+		t.Errorf("its receipt: %v", err)
+	}
+	_, commits, err := l.Tail(ctx, runlog.Key{Tenant: "acme", RunID: small.RunID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vote interrupt.Vote
+	for _, c := range commits {
+		for _, e := range c.Events {
+			if e.Type == interrupt.EventVoted {
+				if err := json.Unmarshal(e.Payload, &vote); err != nil {
+					t.Fatal(err)
+				}
+				if c.By != "policy:issue_refund@1" {
+					t.Errorf("the vote's commit is by %q", c.By)
+				}
+			}
+		}
+	}
+	if vote.Standing == nil || vote.Standing.Index != 0 || vote.Standing.Description != "refunds up to 50.00" || vote.Eligibility.Via != interrupt.EligiblePolicy {
+		t.Errorf("the log's vote %+v names no standing approval", vote)
+	}
+	before := l.Writes()
+	if again := ask("small", map[string]any{"order": "4471", "amountCents": 1200, "currency": "EUR"}); again.Created || again.Status != "resolved" || l.Writes() != before {
+		t.Errorf("the routine call again: %+v, %d writes", again, l.Writes()-before)
+	}
+	if vip := ask("vip", map[string]any{"order": "vip-1", "amountCents": 90000}); vip.Status != "resolved" {
+		t.Errorf("a call within the second standing approval: %+v", vip)
+	}
+	large := ask("large", map[string]any{"order": "4472", "amountCents": 124000, "currency": "EUR"})
+	if large.Status != "pending" {
+		t.Fatalf("a call outside every standing approval: %+v, want it to wait", large)
+	}
+	if _, err := h.Resolve(ctx, hosttest.Who("alice"), large.RunID, large.NodeID, json.RawMessage(`{"action":"accept","decidedAt":"2026-12-07T09:00:00Z"}`), nil); err != nil {
+		t.Errorf("alice decides what the policy did not: %v", err)
+	}
+	if _, err := h.ApproveByPolicy(ctx, hosttest.Who("agent-7"), large.RunID, large.InterruptID, interrupt.PolicyRef{Tool: "issue_refund", Version: 2}, interrupt.StandingMatch{}); interrupt.ErrorCode(err) != interrupt.CodeForbidden {
+		t.Errorf("an approval by a version it was not asked under: %v", err)
+	}
+}
+
+// TestStandingApprovalsChecked: a policy's standing approvals are refused, writing nothing,
+// when a schema is one the host will not run, a description is missing, an end has passed, or
+// there are too many.
+func TestStandingApprovalsChecked(t *testing.T) {
+	t.Parallel()
+	_, l, book, _ := servePolicies(t)
+	past := hosttest.T0.Add(-time.Minute)
+	many := make([]policy.Standing, policy.MaxStanding+1)
+	for i := range many {
+		many[i] = policy.Standing{Arguments: json.RawMessage(`{}`), Description: "any"}
+	}
+	for _, tt := range []struct {
+		name     string
+		standing []policy.Standing
+		path     string
+	}{
+		{"a schema that refers outside itself", []policy.Standing{{Arguments: json.RawMessage(`{"$ref":"https://example.com/s.json"}`), Description: "x"}}, "/standing/0/arguments"},
+		{"no schema", []policy.Standing{{Description: "x"}}, "/standing/0/arguments"},
+		{"no description", []policy.Standing{{Arguments: json.RawMessage(`{}`)}}, "/standing/0/description"},
+		{"an end past", []policy.Standing{{Arguments: json.RawMessage(`{}`), Description: "x", Until: &past}}, "/standing/0/until"},
+		{"too many", many, "/standing"},
+	} {
+		before := l.Writes()
+		_, _, err := book.Put(context.Background(), interrupt.Principal{Subject: "ops", Tenant: "acme"}, "issue_refund", policy.Rule{ApproversList: []string{"alice"}, Standing: tt.standing})
+		var e *interrupt.Error
+		if !errors.As(err, &e) || e.Code != interrupt.CodeValidation || len(e.Fields) == 0 || !strings.HasPrefix(e.Fields[0].Path, tt.path) {
+			t.Errorf("%s: %v, want a validation error at %s", tt.name, err, tt.path)
+		}
+		if l.Writes() != before {
+			t.Errorf("%s: a refused policy wrote", tt.name)
+		}
+	}
 }

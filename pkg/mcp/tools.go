@@ -163,10 +163,26 @@ func (s *Server) requestUnder(ctx context.Context, req *sdk.CallToolRequest, c c
 	if err != nil {
 		return nil, Requested{}, s.toolError(ctx, "request_approval", err)
 	}
-	ref := p.Ref()
+	ref, args := p.Ref(), rawArguments(req)
 	with := host.Request{NamedDeciders: true, Policy: &ref,
-		ToolCall: &interrupt.ToolCall{Name: in.ToolCall.Name, Arguments: rawArguments(req), ReceiptTTLMs: p.ReceiptTTLMs}}
-	return s.request(ctx, "request_approval", c, at, payload{raw: raw}, with)
+		ToolCall: &interrupt.ToolCall{Name: in.ToolCall.Name, Arguments: args, ReceiptTTLMs: p.ReceiptTTLMs}}
+	result, asked, err := s.request(ctx, "request_approval", c, at, payload{raw: raw}, with)
+	if err != nil || asked.Status != string(interrupt.StatusPending) {
+		return result, asked, err
+	}
+	// A routine call: the policy approves it at once, as its vote, and the agent's get_outcome
+	// answers the approved call and its receipt. A retry of the same runId and key finds it
+	// approved, or approves it then if the first try stopped between the two writes.
+	match, ok := s.policies.Standing(p, args)
+	if !ok {
+		return result, asked, nil
+	}
+	res, err := s.host.ApproveByPolicy(ctx, c.principal, asked.RunID, asked.InterruptID, ref, match)
+	if err != nil {
+		return nil, Requested{}, s.toolError(ctx, "request_approval", fmt.Errorf("%w (asked as %s %s: its approval waits for people until the call is asked again with that runId and key)", err, asked.RunID, asked.NodeID))
+	}
+	asked.Status = string(res.Status)
+	return result, asked, nil
 }
 
 func (s *Server) askQuestion(ctx context.Context, _ *sdk.CallToolRequest, in QuestionRequest) (*sdk.CallToolResult, Requested, error) {

@@ -14,8 +14,11 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
+	"github.com/interrupthost/interrupthost/pkg/schema"
 )
 
 // ScopeManage is the scope of the policies' routes: who approves an agent's calls is an
@@ -58,6 +61,56 @@ type Rule struct {
 	Actions           []string `json:"actions,omitempty"`
 	TimeoutMs         int64    `json:"timeoutMs,omitempty"`
 	ReceiptTTLMs      int64    `json:"receiptTtlMs,omitempty"`
+	// Standing are the routine calls the policy approves at once, no person asked: a call
+	// whose arguments hold to one of them (in order, the first that matches) is approved by
+	// the policy itself.
+	Standing []Standing `json:"standing,omitempty"`
+}
+
+// Standing is a standing approval: the calls of the tool whose arguments hold to Arguments (a
+// JSON Schema, bounded as an interrupt's inline schemas are), until Until if set, which
+// Description says in words for whoever reads the log.
+type Standing struct {
+	Arguments   json.RawMessage `json:"arguments"`
+	Until       *time.Time      `json:"until,omitempty"`
+	Description string          `json:"description"`
+}
+
+// Bounds of a policy's standing approvals: how many, and how long a description.
+const (
+	MaxStanding            = 16
+	MaxStandingDescription = 200
+)
+
+// Schemas compiles and runs standing approvals' schemas (schema.Set), with an interrupt's
+// inline schemas' bounds.
+type Schemas interface {
+	Compile(raw json.RawMessage) (*schema.Inline, error)
+}
+
+// Matches is the first of p's standing approvals in force at now whose schema args hold to,
+// and whether one does. A schema that no longer compiles matches nothing.
+func (p Policy) Matches(schemas Schemas, args json.RawMessage, now time.Time) (interrupt.StandingMatch, bool) {
+	if len(p.Standing) == 0 {
+		return interrupt.StandingMatch{}, false
+	}
+	doc, err := schema.Parse(args)
+	if err != nil {
+		return interrupt.StandingMatch{}, false
+	}
+	for i, st := range p.Standing {
+		if st.Until != nil && !now.Before(*st.Until) {
+			continue
+		}
+		in, err := schemas.Compile(st.Arguments)
+		if err != nil {
+			continue
+		}
+		if len(in.Validate(doc, "")) == 0 {
+			return interrupt.StandingMatch{Index: i, Description: st.Description}, true
+		}
+	}
+	return interrupt.StandingMatch{}, false
 }
 
 // Data are the rule's members of an approval payload's data, beside what the agent says of the
@@ -106,10 +159,11 @@ type Checker interface {
 	CheckApproval(payload json.RawMessage) error
 }
 
-// Check says what is wrong with r: it names nobody who decides, or the approval it would make is
-// one a request would refuse (its problems' paths under the body's root, not the payload's), or
-// its receipt's life is out of bounds.
-func (r Rule) Check(c Checker) error {
+// Check says what is wrong with r at now: it names nobody who decides, or the approval it would
+// make is one a request would refuse (its problems' paths under the body's root, not the
+// payload's), its receipt's life is out of bounds, or a standing approval's schema is one the
+// host will not run, its description missing or too long, or its end already past.
+func (r Rule) Check(c Checker, schemas Schemas, now time.Time) error {
 	var fields []interrupt.FieldError
 	if len(r.ApproversList)+len(r.ApproverGroupRefs)+len(r.ApproverRoleRefs) == 0 {
 		fields = append(fields, interrupt.FieldError{Path: "/approversList", Message: "name at least one principal, or give approverGroupRefs or approverRoleRefs: a policy says who decides"})
@@ -120,6 +174,7 @@ func (r Rule) Check(c Checker) error {
 	if r.TimeoutMs < 0 {
 		fields = append(fields, interrupt.FieldError{Path: "/timeoutMs", Message: "must be positive"})
 	}
+	fields = append(fields, r.checkStanding(schemas, now)...)
 	if len(fields) > 0 {
 		return interrupt.Invalid("the policy is not acceptable", fields...)
 	}
@@ -136,6 +191,33 @@ func (r Rule) Check(c Checker) error {
 	for _, f := range e.Fields {
 		f.Path = strings.TrimPrefix(strings.TrimPrefix(f.Path, "/payload"), "/data")
 		out.Fields = append(out.Fields, f)
+	}
+	return out
+}
+
+// checkStanding says what is wrong with r's standing approvals.
+func (r Rule) checkStanding(schemas Schemas, now time.Time) []interrupt.FieldError {
+	var out []interrupt.FieldError
+	if len(r.Standing) > MaxStanding {
+		return []interrupt.FieldError{{Path: "/standing", Message: fmt.Sprintf("must hold at most %d standing approvals", MaxStanding)}}
+	}
+	for i, st := range r.Standing {
+		at := fmt.Sprintf("/standing/%d", i)
+		if len(st.Arguments) == 0 {
+			out = append(out, interrupt.FieldError{Path: at + "/arguments", Message: "is required: the JSON Schema the call's arguments must hold to"})
+		} else if _, err := schemas.Compile(st.Arguments); err != nil {
+			if refused := (*schema.Error)(nil); errors.As(err, &refused) {
+				out = append(out, interrupt.FieldError{Path: at + "/arguments" + refused.Pointer, Message: refused.Message})
+			} else {
+				out = append(out, interrupt.FieldError{Path: at + "/arguments", Message: "is not a usable JSON Schema: " + err.Error()})
+			}
+		}
+		if d := strings.TrimSpace(st.Description); d == "" || utf8.RuneCountInString(d) > MaxStandingDescription || strings.ContainsFunc(d, unicode.IsControl) {
+			out = append(out, interrupt.FieldError{Path: at + "/description", Message: fmt.Sprintf("must say what it approves, in 1 to %d characters", MaxStandingDescription)})
+		}
+		if st.Until != nil && !now.Before(*st.Until) {
+			out = append(out, interrupt.FieldError{Path: at + "/until", Message: "has passed"})
+		}
 	}
 	return out
 }
@@ -163,6 +245,7 @@ type Store interface {
 type Book struct {
 	Store   Store
 	Checker Checker
+	Schemas Schemas
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 }
@@ -181,7 +264,7 @@ func (b *Book) Put(ctx context.Context, p interrupt.Principal, tool string, r Ru
 	if err := checkTool(tool); err != nil {
 		return Policy{}, false, err
 	}
-	if err := r.Check(b.Checker); err != nil {
+	if err := r.Check(b.Checker, b.Schemas, b.now()); err != nil {
 		return Policy{}, false, err
 	}
 	r.Actions = cmpActions(r.Actions)
@@ -260,6 +343,12 @@ func (b *Book) For(ctx context.Context, tenant, tool string) (*Policy, error) {
 		}
 	}
 	return nil, nil
+}
+
+// Standing is the standing approval of p that a call with args matches now, if one does
+// (Policy.Matches with the book's schemas and clock).
+func (b *Book) Standing(p Policy, args json.RawMessage) (interrupt.StandingMatch, bool) {
+	return p.Matches(b.Schemas, args, b.now())
 }
 
 // checkTool refuses a tool that is no tool's name (or the default).
