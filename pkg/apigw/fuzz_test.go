@@ -178,7 +178,9 @@ func FuzzPolicies(f *testing.F) {
 	}, "PUT /policies/tools/{toolName}",
 		`{"approversList":["alice"],"requiredApprovals":1,"timeoutMs":3600000,"receiptTtlMs":60000}`,
 		`{"approverGroupRefs":["finance"],"requiredApprovals":2,"rejectionPolicy":"majority","actions":["accept","reject","edit-accept"]}`,
-		`{"approversList":[],"requiredApprovals":1e-999999}`, `{"approversList":["alice"],"requiredApprovals":5}`)
+		`{"approversList":[],"requiredApprovals":1e-999999}`, `{"approversList":["alice"],"requiredApprovals":5}`,
+		`{"approversList":["alice"],"standing":[{"arguments":{"type":"object","properties":{"amountCents":{"maximum":5000}}},"description":"small refunds"}]}`,
+		`{"approversList":["alice"],"standing":[{"arguments":{"$ref":"#"},"description":"x"},{"arguments":{"pattern":"(a+)+$"},"description":"y","until":"2000-01-01T00:00:00Z"}]}`)
 }
 
 func FuzzSubscriptions(f *testing.F) {

@@ -10,9 +10,9 @@
 package mcp
 
 import (
-	"encoding/json"
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
