@@ -339,6 +339,9 @@ func lines(ch host.Chapter) []Line {
 			if t := runlog.Title(e.Payload); t != "" {
 				l.Text += ": “" + words.Isolated(t) + "”"
 			}
+			if call := ch.Calls[e.InterruptID]; call != nil && call.Policy != nil {
+				l.Text += ", under " + call.Policy.Said() + " (the tenant's rule for who decides calls of " + words.Isolated(call.Name) + ")"
+			}
 			if p.TimeoutMs > 0 {
 				l.Text += ", to be decided by " + when(ch.At.Add(time.Duration(p.TimeoutMs)*time.Millisecond))
 			}
@@ -356,6 +359,9 @@ func lines(ch host.Chapter) []Line {
 			l.Who = words.Isolated(v.Principal)
 			l.Text = fmt.Sprintf("voted %s (%s)", v.Action, tally(v.Tally))
 			l.Quote = feedbackOf(v.ResumeValue)
+			if v.Standing != nil {
+				l.Text, l.Quote = "approved the call at once, no person asked: it matched the policy's standing approval", v.Standing.Description
+			}
 		case interrupt.EventAsked:
 			var a interrupt.Asked
 			_ = json.Unmarshal(e.Payload, &a)

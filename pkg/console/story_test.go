@@ -191,6 +191,23 @@ func TestTheStoryInWords(t *testing.T) {
 			{iso("engine"), "recorded run.annotated", ""},
 			{"the host", "cancelled the run", ""},
 		}},
+		{"a call asked under a policy, approved at once by its standing approval", func(t *testing.T) []runlog.Commit {
+			ref := interrupt.PolicyRef{Tool: "issue_refund", Version: 3}
+			call := &interrupt.ToolCall{Name: "issue_refund", Arguments: json.RawMessage(`{"amountCents":1200}`), Policy: &ref}
+			return []runlog.Commit{
+				commit("agent-7", requested(t, "refund", "int_7", `{"kind":"approval","key":"k7","data":{"title":"Refund 12 EUR","actions":["accept","reject"],"approversList":["alice"]}}`, runlog.With{ToolCall: call})),
+				commit("policy:issue_refund@3",
+					event(t, interrupt.EventVoted, "refund", "int_7", interrupt.Vote{NodeID: "refund", InterruptID: "int_7", Principal: "policy:issue_refund@3", Action: interrupt.ActionAccept,
+						Eligibility: interrupt.Eligibility{Via: interrupt.EligiblePolicy, Ref: "issue_refund"}, Tally: interrupt.Tally{Approvals: 1, Required: 1},
+						Standing: &interrupt.StandingMatch{Index: 0, Description: "refunds up to 50.00"}}),
+					event(t, interrupt.EventResolved, "refund", "int_7", interrupt.Resolved{NodeID: "refund", InterruptID: "int_7", Kind: interrupt.KindApproval,
+						ResumeValue: json.RawMessage(`{"action":"accept","decidedBy":"policy:issue_refund@3"}`)})),
+			}
+		}, []said{
+			{iso("agent-7"), "asked for an approval at step refund: “" + iso("Refund 12 EUR") + "”, under Policy issue_refund v3 (the tenant's rule for who decides calls of " + iso("issue_refund") + ")", ""},
+			{iso("policy:issue_refund@3"), "approved the call at once, no person asked: it matched the policy's standing approval", "refunds up to 50.00"},
+			{iso("policy:issue_refund@3"), "decided the approval at step refund: accepted", ""},
+		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()

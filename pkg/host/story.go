@@ -45,6 +45,10 @@ type Chapter struct {
 	At     time.Time
 	By     string
 	Events []runlog.Envelope
+	// Calls are the calls the commit's requests ask people to allow, by interrupt id: what the
+	// envelopes do not carry (the host's own record beside a payload), with the policy each
+	// was asked under.
+	Calls map[string]*interrupt.ToolCall
 }
 
 // MaxStoryChapters bounds a page of a run's story.
@@ -89,7 +93,16 @@ func (h *Host) Story(ctx context.Context, p interrupt.Principal, runID string, a
 		commits, s.More = commits[:limit], true
 	}
 	for _, c := range commits {
-		s.Chapters = append(s.Chapters, Chapter{Seq: c.Seq, At: c.At, By: c.By, Events: c.Envelopes(runID)})
+		ch := Chapter{Seq: c.Seq, At: c.At, By: c.By, Events: c.Envelopes(runID)}
+		for _, e := range c.Events {
+			if e.Type == interrupt.EventRequested && e.ToolCall != nil {
+				if ch.Calls == nil {
+					ch.Calls = map[string]*interrupt.ToolCall{}
+				}
+				ch.Calls[e.InterruptID] = e.ToolCall
+			}
+		}
+		s.Chapters = append(s.Chapters, ch)
 		s.Next = c.Seq
 	}
 	return s, nil
