@@ -414,6 +414,9 @@ type InterruptRequest struct {
 	Display *Display `json:"display,omitempty"`
 	// ToolCall is, for an approval, the exact call it allows (ToolCall).
 	ToolCall *ToolCall `json:"toolCall,omitempty"`
+	// Policy asks under the tenant's policy of the call's tool (PutPolicy): the payload then
+	// names none of who decides, the quorum, the actions or the deadline, which are the policy's.
+	Policy string `json:"policy,omitempty"`
 }
 
 // Reminders are Count reminders to whom has not decided yet, the first AfterMs after the

@@ -13,5 +13,5 @@ import (
 func main() {
 	ctx := context.Background()
 	e := app.Must(app.Load())
-	lambda.Start(e.API().RequestInterrupt(app.Must(secrets.Tokens(ctx, e))))
+	lambda.Start(e.API().RequestInterrupt(app.Must(secrets.Tokens(ctx, e)), app.Must(e.Policies(ctx))))
 }

@@ -18,7 +18,7 @@ var constructors = map[string]struct {
 	name  string
 	build func(a *API, s Services) Handler
 }{
-	"request-interrupt": {"RequestInterrupt", func(a *API, s Services) Handler { return a.RequestInterrupt(s.Tokens) }},
+	"request-interrupt": {"RequestInterrupt", func(a *API, s Services) Handler { return a.RequestInterrupt(s.Tokens, s.Policies) }},
 	"resolve-by-run":    {"ResolveByRun", func(a *API, s Services) Handler { return a.ResolveByRun(s.Host) }},
 	"mint-token":        {"MintToken", func(a *API, s Services) Handler { return a.MintToken(s.Tokens) }},
 	"inspect-by-token":  {"InspectByToken", func(a *API, s Services) Handler { return a.InspectByToken(s.Tokens) }},

@@ -27,6 +27,7 @@ func (a *API) requestInterrupt(ctx context.Context, c *call) (reply, error) {
 		Reminders  *interrupt.Reminders  `json:"reminders"`
 		Escalation *interrupt.Escalation `json:"escalation"`
 		ToolCall   *interrupt.ToolCall   `json:"toolCall"`
+		Policy     *string               `json:"policy"`
 	}
 	if _, err := decodeBody(c.req, &body); err != nil {
 		return reply{}, err
@@ -51,6 +52,11 @@ func (a *API) requestInterrupt(ctx context.Context, c *call) (reply, error) {
 		}
 		req.Endpoint = *body.Endpoint
 	}
+	if body.Policy != nil {
+		if err := a.underPolicy(ctx, c, *body.Policy, &req); err != nil {
+			return reply{}, err
+		}
+	}
 	view, created, err := a.tokens.RequestInterrupt(ctx, c.principal, c.runID, req)
 	if err != nil {
 		return reply{}, err
@@ -64,6 +70,38 @@ func (a *API) requestInterrupt(ctx context.Context, c *call) (reply, error) {
 			"requestId", c.req.RequestContext.RequestID, "runId", c.runID, "nodeId", c.nodeID, "interruptId", view.InterruptID)
 	}
 	return reply{status: status, body: view}, nil
+}
+
+// underPolicy makes req an approval of its call asked under the tenant's policy for tool (an
+// engine's opt-in, "policy": "<toolName>"; the policy the MCP endpoint's agents ask under):
+// the call is required and must be of that tool, and the payload names none of what the
+// policy says (policy.Policy.Apply). A tool without a policy in force is not_found: an engine
+// that opted in never asks under its own naming by mistake.
+func (a *API) underPolicy(ctx context.Context, c *call, tool string, req *host.Request) error {
+	if req.ToolCall == nil || req.ToolCall.Name != tool {
+		return interrupt.Invalid("a request under a policy asks people to allow a call of its tool",
+			interrupt.FieldError{Path: "/toolCall/name", Message: "must be " + tool + ", the tool whose policy the request names"})
+	}
+	p, err := a.policies.Get(ctx, c.principal, tool)
+	if err != nil {
+		return err
+	}
+	payload, err := p.Apply(req.Payload, "/payload")
+	if err != nil {
+		return err
+	}
+	ref := p.Ref()
+	req.Payload, req.Policy = payload, &ref
+	if p.ReceiptTTLMs > 0 {
+		if req.ToolCall.ReceiptTTLMs != 0 {
+			return interrupt.Invalid(ref.Said()+" says how long the call's receipt redeems",
+				interrupt.FieldError{Path: "/toolCall/receiptTtlMs", Message: "is the policy's to say: leave it out"})
+		}
+		tc := *req.ToolCall
+		tc.ReceiptTTLMs = p.ReceiptTTLMs
+		req.ToolCall = &tc
+	}
+	return nil
 }
 
 // resolveByRun serves POST /runs/{runId}/interrupts/{nodeId}: 200 when the call exits the

@@ -2,6 +2,7 @@ package apigw_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/interrupthost/interrupthost/pkg/apigw"
@@ -111,5 +112,59 @@ func TestPoliciesRefused(t *testing.T) {
 		if after := s.items(t); after != before {
 			t.Errorf("%s: a refused put wrote", tt.name)
 		}
+	}
+}
+
+// TestAnEngineOptsIntoAPolicy: an engine's request that says "policy": "<toolName>" asks under
+// the tenant's policy of that tool: who decides, the quorum and the deadline are the policy's
+// (alice's, not bob's), recorded with the call; a payload that names any of them, a call of
+// another tool, no call, or a tool without a policy is refused, writing nothing. Without the
+// opt-in an engine names its own approvers as before.
+func TestAnEngineOptsIntoAPolicy(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	if r := s.policies(t, admin, "PUT /policies/tools/{toolName}", "issue_refund", `{"approversList":["alice"],"timeoutMs":3600000,"receiptTtlMs":60000}`); r.Status != 201 {
+		t.Fatalf("the policy: %d %s", r.Status, r.Body)
+	}
+	ask := func(run, extra, data string) response {
+		t.Helper()
+		body := `{"nodeId":"approve","payload":{"kind":"approval","key":"k","data":{"artifactId":"o-1","artifactType":"refund","title":"Refund order 4471"` + data + `}},` +
+			`"toolCall":{"name":"issue_refund","arguments":{"order":"4471"}}` + extra + `}`
+		return invoke(t, s.fn("request-interrupt"), call{who: &engine, params: map[string]string{"runId": run}, body: body})
+	}
+	if r := ask("r1", `,"policy":"issue_refund"`, ""); r.Status != 201 {
+		t.Fatalf("under the policy: %d %s", r.Status, r.Body)
+	}
+	if r := s.resolve(t, caller{"bob", "acme", approver.scopes}, "r1", "approve", `{"action":"accept","decidedAt":"2026-12-07T09:00:00Z"}`); r.Status != 403 {
+		t.Errorf("bob decides under alice's policy: %d %s", r.Status, r.Body)
+	}
+	if r := s.resolve(t, approver, "r1", "approve", `{"action":"accept","decidedAt":"2026-12-07T09:00:00Z"}`); r.Status != 200 {
+		t.Errorf("alice decides: %d %s", r.Status, r.Body)
+	}
+	for _, tt := range []struct{ name, extra, data, want string }{
+		{"a payload naming approvers", `,"policy":"issue_refund"`, `,"approversList":["bob"]`, "/payload/data/approversList"},
+		{"a payload naming the quorum", `,"policy":"issue_refund"`, `,"requiredApprovals":1`, "/payload/data/requiredApprovals"},
+		{"a call of another tool", `,"policy":"send_mail"`, "", "/toolCall/name"},
+	} {
+		before := s.items(t)
+		r := ask("r2", tt.extra, tt.data)
+		if r.Status != 400 && r.Status != 404 || !strings.Contains(string(r.Body), tt.want) {
+			t.Errorf("%s: %d %s, want a refusal naming %s", tt.name, r.Status, r.Body, tt.want)
+		}
+		if after := s.items(t); after != before {
+			t.Errorf("%s: a refused request wrote", tt.name)
+		}
+	}
+	before := s.items(t)
+	mail := `{"nodeId":"approve","payload":{"kind":"approval","key":"k","data":{"artifactId":"m-1","artifactType":"mail","title":"Mail","actions":["accept"]}},` +
+		`"toolCall":{"name":"send_mail","arguments":{}},"policy":"send_mail"}`
+	if r := invoke(t, s.fn("request-interrupt"), call{who: &engine, params: map[string]string{"runId": "r2"}, body: mail}); r.Status != 404 || r.problem(t).Code != interrupt.CodeNotFound {
+		t.Errorf("a tool without a policy: %d %s", r.Status, r.Body)
+	}
+	if after := s.items(t); after != before {
+		t.Error("a request under no policy wrote")
+	}
+	if r := ask("r3", "", `,"approversList":["bob"],"actions":["accept","reject"]`); r.Status != 201 {
+		t.Errorf("without the opt-in, an engine's own approvers: %d %s", r.Status, r.Body)
 	}
 }

@@ -197,9 +197,10 @@ func (a *API) on(s services) *API {
 	return &b
 }
 
-// RequestInterrupt serves request-interrupt: a request mints the token it asks for.
-func (a *API) RequestInterrupt(t *host.Signer) Handler {
-	return a.on(services{Host: t.Host(), Tokens: t}).serve(requestInterrupt)
+// RequestInterrupt serves request-interrupt: a request mints the token it asks for, and one
+// that opts in asks under the tenant's tool policy b reads.
+func (a *API) RequestInterrupt(t *host.Signer, b *policy.Book) Handler {
+	return a.on(services{Host: t.Host(), Tokens: t, Policies: b}).serve(requestInterrupt)
 }
 
 // ResolveByRun serves resolve-by-run.

@@ -222,6 +222,53 @@ func (r Rule) checkStanding(schemas Schemas, now time.Time) []interrupt.FieldErr
 	return out
 }
 
+// whoDecides are the members of an approval payload's data a policy says: a request under it
+// names none of them.
+var whoDecides = []string{"approversList", "approverGroupRefs", "approverRoleRefs", "requiredApprovals", "rejectionPolicy", "actions"}
+
+// Apply is an approval payload made to ask under p: the request's payload with who decides, the
+// quorum, the rejection policy, the actions and the deadline the policy's. A payload that names
+// any of them itself is refused (its fields at at), as an agent naming them is: the requester
+// says what is asked, the tenant's administrators who allows it.
+func (p Policy) Apply(payload json.RawMessage, at string) (json.RawMessage, error) {
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(payload, &doc); err != nil {
+		return nil, interrupt.Invalid("payload is not a JSON object", interrupt.FieldError{Path: at, Message: "must be an approval payload"})
+	}
+	var data map[string]json.RawMessage
+	if err := json.Unmarshal(doc["data"], &data); err != nil || data == nil {
+		return nil, interrupt.Invalid("payload has no data", interrupt.FieldError{Path: at + "/data", Message: "must be an object"})
+	}
+	var named []interrupt.FieldError
+	if _, ok := doc["timeoutMs"]; ok {
+		named = append(named, interrupt.FieldError{Path: at + "/timeoutMs", Message: "is the policy's to say: leave it out"})
+	}
+	for _, k := range whoDecides {
+		if _, ok := data[k]; ok {
+			named = append(named, interrupt.FieldError{Path: at + "/data/" + k, Message: "is the policy's to say: leave it out"})
+		}
+	}
+	if len(named) > 0 {
+		return nil, interrupt.Invalid(p.Ref().Said()+" says who decides calls of "+p.Tool+", how many must approve, what they may do and until when: a request under it names none of them", named...)
+	}
+	for k, v := range p.Data() {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, err
+		}
+		data[k] = b
+	}
+	rawData, err := json.Marshal(data)
+	if err != nil {
+		return nil, err
+	}
+	doc["data"] = rawData
+	if p.TimeoutMs > 0 {
+		doc["timeoutMs"] = json.RawMessage(fmt.Sprint(p.TimeoutMs))
+	}
+	return json.Marshal(doc)
+}
+
 // ErrVersionTaken is what a Store answers for a version another writer put first.
 var ErrVersionTaken = errors.New("policy: that version was put first by another writer")
 
