@@ -9,6 +9,7 @@ import (
 
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
+	"github.com/interrupthost/interrupthost/pkg/policy"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
 )
 
@@ -52,14 +53,26 @@ func (a *API) requestInterrupt(ctx context.Context, c *call) (reply, error) {
 		}
 		req.Endpoint = *body.Endpoint
 	}
+	var under *policy.Policy
 	if body.Policy != nil {
-		if err := a.underPolicy(ctx, c, *body.Policy, &req); err != nil {
+		var err error
+		if under, err = a.underPolicy(ctx, c, *body.Policy, &req); err != nil {
 			return reply{}, err
 		}
 	}
 	view, created, err := a.tokens.RequestInterrupt(ctx, c.principal, c.runID, req)
 	if err != nil {
 		return reply{}, err
+	}
+	if under != nil && view.Status == interrupt.StatusPending {
+		// A routine call: the policy's standing approval approves it at once, as for an agent.
+		if m, ok := a.policies.Standing(*under, req.ToolCall.Arguments); ok {
+			res, err := a.tokens.ApproveByPolicy(ctx, c.principal, c.runID, view.InterruptID, under.Ref(), m)
+			if err != nil {
+				return reply{}, err
+			}
+			view.Status, view.ResumeValue = res.Status, res.ResumeValue
+		}
 	}
 	status := http.StatusOK
 	if created {
@@ -76,32 +89,33 @@ func (a *API) requestInterrupt(ctx context.Context, c *call) (reply, error) {
 // engine's opt-in, "policy": "<toolName>"; the policy the MCP endpoint's agents ask under):
 // the call is required and must be of that tool, and the payload names none of what the
 // policy says (policy.Policy.Apply). A tool without a policy in force is not_found: an engine
-// that opted in never asks under its own naming by mistake.
-func (a *API) underPolicy(ctx context.Context, c *call, tool string, req *host.Request) error {
+// that opted in never asks under its own naming by mistake. It answers the policy, whose
+// standing approvals the request then meets.
+func (a *API) underPolicy(ctx context.Context, c *call, tool string, req *host.Request) (*policy.Policy, error) {
 	if req.ToolCall == nil || req.ToolCall.Name != tool {
-		return interrupt.Invalid("a request under a policy asks people to allow a call of its tool",
+		return nil, interrupt.Invalid("a request under a policy asks people to allow a call of its tool",
 			interrupt.FieldError{Path: "/toolCall/name", Message: "must be " + tool + ", the tool whose policy the request names"})
 	}
 	p, err := a.policies.Get(ctx, c.principal, tool)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	payload, err := p.Apply(req.Payload, "/payload")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	ref := p.Ref()
 	req.Payload, req.Policy = payload, &ref
 	if p.ReceiptTTLMs > 0 {
 		if req.ToolCall.ReceiptTTLMs != 0 {
-			return interrupt.Invalid(ref.Said()+" says how long the call's receipt redeems",
+			return nil, interrupt.Invalid(ref.Said()+" says how long the call's receipt redeems",
 				interrupt.FieldError{Path: "/toolCall/receiptTtlMs", Message: "is the policy's to say: leave it out"})
 		}
 		tc := *req.ToolCall
 		tc.ReceiptTTLMs = p.ReceiptTTLMs
 		req.ToolCall = &tc
 	}
-	return nil
+	return &p, nil
 }
 
 // resolveByRun serves POST /runs/{runId}/interrupts/{nodeId}: 200 when the call exits the

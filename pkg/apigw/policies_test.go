@@ -118,8 +118,9 @@ func TestPoliciesRefused(t *testing.T) {
 // TestAnEngineOptsIntoAPolicy: an engine's request that says "policy": "<toolName>" asks under
 // the tenant's policy of that tool: who decides, the quorum and the deadline are the policy's
 // (alice's, not bob's), recorded with the call; a payload that names any of them, a call of
-// another tool, no call, or a tool without a policy is refused, writing nothing. Without the
-// opt-in an engine names its own approvers as before.
+// another tool, no call, or a tool without a policy is refused, writing nothing; a routine call
+// one of the policy's standing approvals holds is approved at once. Without the opt-in an engine
+// names its own approvers as before.
 func TestAnEngineOptsIntoAPolicy(t *testing.T) {
 	t.Parallel()
 	s := newStack(t)
@@ -163,6 +164,12 @@ func TestAnEngineOptsIntoAPolicy(t *testing.T) {
 	}
 	if after := s.items(t); after != before {
 		t.Error("a request under no policy wrote")
+	}
+	if r := s.policies(t, admin, "PUT /policies/tools/{toolName}", "issue_refund", `{"approversList":["alice"],"standing":[{"arguments":{"properties":{"order":{"const":"4471"}}},"description":"order 4471's refunds"}]}`); r.Status != 200 {
+		t.Fatalf("the policy's standing approval: %d %s", r.Status, r.Body)
+	}
+	if r := ask("r4", `,"policy":"issue_refund"`, ""); r.Status != 201 || !strings.Contains(string(r.Body), `"status":"resolved"`) || !strings.Contains(string(r.Body), `"decidedBy":"policy:issue_refund@2"`) {
+		t.Errorf("a routine call under the policy: %d %s, want it approved at once", r.Status, r.Body)
 	}
 	if r := ask("r3", "", `,"approversList":["bob"],"actions":["accept","reject"]`); r.Status != 201 {
 		t.Errorf("without the opt-in, an engine's own approvers: %d %s", r.Status, r.Body)
