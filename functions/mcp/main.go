@@ -21,5 +21,6 @@ func main() {
 	e := app.Must(app.Load())
 	tools := mcp.New(app.Must(secrets.Tokens(ctx, e)), mcp.Options{Version: host.Version, Log: environ.Logger(), Policies: app.Must(e.Policies(ctx))})
 	issuer, audiences := environ.TokenIssuer()
-	lambda.Start(e.API().MCP(tools, app.Must(bearer.New(issuer, audiences, nil, nil))))
+	verifier := app.Must(bearer.New(issuer, audiences, nil, nil)).AllowClients(app.Must(environ.ClientMetadataURLs()))
+	lambda.Start(e.API().MCP(tools, verifier))
 }

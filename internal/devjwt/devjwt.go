@@ -59,6 +59,12 @@ const MCPClientID = "interrupt-host-local-mcp"
 // MCPScopes are the scopes MCPClientID may be granted: the agents' (interrupt.ScopeAgentsAsk).
 var MCPScopes = []string{"agents:ask"}
 
+// LoopbackClientURLs is what the local stack passes as the template's McpClientMetadataUrls:
+// any client whose metadata document is served on this machine, on any port (a developer's MCP
+// client, a test's). The well-known clients' documents (VS Code's, Claude's) are on the
+// internet, which the local issuer's fetch would need: a deployment lists them.
+const LoopbackClientURLs = "http://127.0.0.1:*/*,http://localhost:*/*,http://[::1]:*/*"
+
 // Audiences is what the local stack passes as the template's JwtAudience parameter: the
 // approval page's app client first (the page signs in with it), then the machine clients.
 const Audiences = Audience + "," + EngineClientID + "," + MailerClientID

@@ -70,13 +70,19 @@ func Users() []User {
 // Provider is the local stack's OpenID Connect identity provider, standing in for Cognito's
 // hosted UI: discovery, JWKS, an authorization endpoint whose login is a pick from Users, and a
 // token endpoint, for the authorization code flow of a public client with PKCE (S256), and the
-// client-credentials grant of the local machine clients (EngineClientID, MailerClientID). Codes live in memory, one use each. It is safe for concurrent use.
+// client-credentials grant of the local machine clients (EngineClientID, MailerClientID). A
+// public client may also be known by the URL of its client ID metadata document (CIMD, as
+// Claude and VS Code sign in), which the provider fetches and checks (metadataDocs) and then
+// issues the agents' token, as to MCPClientID. Codes live in memory, one use each. It is safe
+// for concurrent use.
 type Provider struct {
 	key      *rsa.PrivateKey
 	issuer   string
 	path     string // the issuer's path, under which every endpoint lives
 	redirect string
 	now      func() time.Time
+	// metadata fetches the client ID metadata documents of clients whose id is a URL.
+	metadata *metadataDocs
 
 	mu    sync.Mutex
 	codes map[string]grant
@@ -105,6 +111,7 @@ func NewProvider(key *rsa.PrivateKey, gatewayURL string, now func() time.Time) *
 	return &Provider{
 		key: key, issuer: issuer, path: u.Path, now: now,
 		redirect: strings.TrimSuffix(gatewayURL, "/") + CallbackPath,
+		metadata: newMetadataDocs(now, MetadataTimeout),
 		codes:    map[string]grant{},
 	}
 }
@@ -114,8 +121,10 @@ func NewProvider(key *rsa.PrivateKey, gatewayURL string, now func() time.Time) *
 func (p *Provider) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	switch strings.TrimPrefix(r.URL.Path, p.path) {
-	case "/.well-known/openid-configuration":
+	case "/.well-known/openid-configuration", "/.well-known/oauth-authorization-server":
 		p.discovery(w, r)
+	case "/register":
+		p.register(w, r)
 	case "/jwks.json":
 		p.jwks(w, r)
 	case "/authorize":
@@ -150,6 +159,10 @@ func (p *Provider) discovery(w http.ResponseWriter, r *http.Request) {
 		"code_challenge_methods_supported":      []string{"S256"},
 		"scopes_supported":                      append([]string{"openid"}, MCPScopes...),
 		"token_endpoint_auth_methods_supported": []string{"none", "client_secret_basic", "client_secret_post"},
+		// A client whose id is the URL of its metadata document signs in with no registration
+		// (the MCP clients' preferred way); one that registers dynamically is told so there.
+		"client_id_metadata_document_supported": true,
+		"registration_endpoint":                 p.issuer + "/register",
 		"claims_supported":                      []string{"iss", "aud", "sub", "iat", "exp", "nonce", "auth_time", "username", "cognito:username", "email", "email_verified", "tenant", "groups", "roles"},
 	})
 }
@@ -209,13 +222,30 @@ func (a authRequest) problem(redirect string) string {
 }
 
 // mcpProblem is what is wrong with a request of the MCP clients' public client: its redirect
-// must be loopback over http (RFC 8252, 7.3: a native client listens on a port of its own), its
-// scopes the MCP endpoint's, and PKCE S256 is required, as for every public client.
+// must be loopback over http (RFC 8252, 7.3: a native client listens on a port of its own), and
+// the rest as for every agents' client (agentsProblem).
 func (a authRequest) mcpProblem() string {
 	u, err := url.Parse(a.RedirectURI)
-	switch {
-	case err != nil || u.Scheme != "http" || (u.Hostname() != "127.0.0.1" && u.Hostname() != "localhost" && u.Hostname() != "::1") || u.User != nil || u.Fragment != "":
+	if err != nil || u.Scheme != "http" || (u.Hostname() != "127.0.0.1" && u.Hostname() != "localhost" && u.Hostname() != "::1") || u.User != nil || u.Fragment != "" {
 		return "redirect_uri must be a loopback http URL (http://127.0.0.1:<port>/...)"
+	}
+	return a.agentsProblem()
+}
+
+// metadataProblem is what is wrong with a request of a client whose id is its metadata
+// document's URL: the redirect must be one the document lists, exactly (the document is the
+// client's registration), and the rest as for every agents' client.
+func (a authRequest) metadataProblem(doc clientMetadata) string {
+	if !slices.Contains(doc.RedirectURIs, a.RedirectURI) {
+		return "redirect_uri is not one of the redirect_uris of the client's metadata document"
+	}
+	return a.agentsProblem()
+}
+
+// agentsProblem is what is wrong with a request of an agents' client, whichever: its scopes must
+// be the MCP endpoint's, and PKCE S256 is required, as for every public client.
+func (a authRequest) agentsProblem() string {
+	switch {
 	case a.ResponseType != "code":
 		return "response_type must be code"
 	case slices.ContainsFunc(strings.Fields(a.Scope), func(s string) bool { return !slices.Contains(MCPScopes, s) }):
@@ -261,7 +291,8 @@ button { font: inherit; margin-top: 1.25rem; margin-right: .5rem; padding: .5rem
 <main>
 <h1>Local identity provider</h1>
 {{if .Problem}}<p role="alert">This sign-in request cannot be served: {{.Problem}}.</p>
-{{else}}<p>Development users only: pick who you are.</p>
+{{else}}{{with .Client}}<p>Signing you in to <strong>{{.}}</strong>, a client known by its metadata URL, for the MCP endpoint only.</p>
+{{end}}<p>Development users only: pick who you are.</p>
 <form method="post" action="{{.Action}}">
 {{range .Hidden}}<input type="hidden" name="{{.Name}}" value="{{.Value}}">
 {{end}}<label for="user">User</label>
@@ -283,14 +314,43 @@ type loginView struct {
 	Action  string
 	Hidden  []field
 	Users   []User
+	// Client names a client that signs in by its metadata URL: the name its document gives and
+	// the URL, so that the person sees who asks. Empty for the local app clients.
+	Client string
+	// redirectSource is the CSP source of such a client's redirect, when it is not loopback.
+	redirectSource string
+}
+
+// cspSource is a CSP source-expression matching redirect's origin (a scheme alone for a
+// custom scheme), or "" when it has none that can be written safely in the header.
+var cspSource = regexp.MustCompile(`^[a-z][a-z0-9+.-]*:(//[A-Za-z0-9.-]+(:[0-9]+)?)?$`)
+
+func sourceOf(redirect string) string {
+	u, err := url.Parse(redirect)
+	if err != nil {
+		return ""
+	}
+	src := u.Scheme + ":"
+	if u.Host != "" {
+		src += "//" + u.Host
+	}
+	if !cspSource.MatchString(src) {
+		return ""
+	}
+	return src
 }
 
 func (p *Provider) page(w http.ResponseWriter, status int, v loginView) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	// The form posts here, and its answer redirects to the client: the page's callback, or an
 	// MCP client's loopback listener, which a browser's form-action applies to as well (Chromium
-	// takes no IPv6 literal in a source list: an MCP client on [::1] is redirected to without it).
-	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self' http://127.0.0.1:* http://localhost:*; frame-ancestors 'none'")
+	// takes no IPv6 literal in a source list: an MCP client on [::1] is redirected to without it),
+	// or the redirect a client's metadata document lists.
+	action := "'self' http://127.0.0.1:* http://localhost:*"
+	if v.redirectSource != "" {
+		action += " " + v.redirectSource
+	}
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action "+action+"; frame-ancestors 'none'")
 	w.Header().Set("Referrer-Policy", "no-referrer")
 	w.WriteHeader(status)
 	_ = loginPage.Execute(w, v)
@@ -315,12 +375,29 @@ func (p *Provider) authorize(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req := readAuthRequest(params)
-	if problem := req.problem(p.redirect); problem != "" {
+	view := loginView{Action: p.issuer + "/authorize", Hidden: req.hidden(), Users: Users()}
+	problem := ""
+	if urlClient(req.ClientID) {
+		// A client known by its metadata document's URL: the document, fetched (or cached), is
+		// its registration. A client_id that cannot be one is shown, never redirected to.
+		doc, err := p.metadata.get(r.Context(), req.ClientID)
+		if err != nil {
+			problem = err.Error()
+		} else if problem = req.metadataProblem(doc); problem == "" {
+			view.Client = cmp.Or(doc.ClientName, "an unnamed client") + " (" + req.ClientID + ")"
+			if u, _ := url.Parse(req.RedirectURI); u == nil || !loopback(u.Hostname()) {
+				view.redirectSource = sourceOf(req.RedirectURI)
+			}
+		}
+	} else {
+		problem = req.problem(p.redirect)
+	}
+	if problem != "" {
 		p.page(w, http.StatusBadRequest, loginView{Problem: problem})
 		return
 	}
 	if r.Method == http.MethodGet {
-		p.page(w, http.StatusOK, loginView{Action: p.issuer + "/authorize", Hidden: req.hidden(), Users: Users()})
+		p.page(w, http.StatusOK, view)
 		return
 	}
 	answer := url.Values{}
@@ -426,10 +503,20 @@ func (p *Provider) token(w http.ResponseWriter, r *http.Request) {
 		tokenError(w, "unsupported_grant_type", "only authorization_code and client_credentials are supported")
 		return
 	}
-	switch {
-	case f.Get("client_id") != Audience && f.Get("client_id") != MCPClientID:
+	var doc clientMetadata
+	switch client := f.Get("client_id"); {
+	case client == Audience || client == MCPClientID:
+	case urlClient(client):
+		var err error
+		if doc, err = p.metadata.get(r.Context(), client); err != nil {
+			tokenError(w, "invalid_client", err.Error())
+			return
+		}
+	default:
 		tokenError(w, "invalid_client", "unknown client_id")
 		return
+	}
+	switch {
 	case f.Get("code") == "":
 		tokenError(w, "invalid_request", "code is required")
 		return
@@ -446,6 +533,9 @@ func (p *Provider) token(w http.ResponseWriter, r *http.Request) {
 	case f.Get("redirect_uri") != g.redirect:
 		tokenError(w, "invalid_grant", "redirect_uri is not the one the code was issued for")
 		return
+	case urlClient(g.client) && !slices.Contains(doc.RedirectURIs, g.redirect):
+		tokenError(w, "invalid_grant", "redirect_uri is no longer one of the redirect_uris of the client's metadata document")
+		return
 	case !verifierPattern.MatchString(f.Get("code_verifier")):
 		tokenError(w, "invalid_grant", "code_verifier is missing or malformed")
 		return
@@ -455,7 +545,7 @@ func (p *Provider) token(w http.ResponseWriter, r *http.Request) {
 		tokenError(w, "invalid_grant", "code_verifier does not match the code_challenge")
 		return
 	}
-	if g.client == MCPClientID {
+	if g.client == MCPClientID || urlClient(g.client) {
 		p.mcpToken(w, g, now)
 		return
 	}
@@ -489,7 +579,9 @@ func (p *Provider) token(w http.ResponseWriter, r *http.Request) {
 
 // mcpToken answers an MCP client's exchange with an access token shaped as a Cognito public
 // client's (client_id, no aud, the person as sub and username, the scopes asked for, or all of
-// MCPScopes when none was), for an hour: what the MCP endpoint verifies.
+// MCPScopes when none was), for an hour: what the MCP endpoint verifies. Its client_id is the
+// client's: MCPClientID, or the URL of a client's metadata document, which the MCP endpoint
+// takes where the deployment allows it (McpClientMetadataUrls).
 func (p *Provider) mcpToken(w http.ResponseWriter, g grant, now time.Time) {
 	scopes := strings.Fields(g.scope)
 	if len(scopes) == 0 {
@@ -497,7 +589,7 @@ func (p *Provider) mcpToken(w http.ResponseWriter, g grant, now time.Time) {
 	}
 	access, err := Sign(p.key, Token{
 		Issuer: p.issuer, Subject: g.user.Subject, Username: g.user.Subject, Tenant: g.tenant,
-		Groups: g.user.Groups, Roles: g.user.Roles, ClientID: MCPClientID, Scopes: scopes, TTL: idTokenTTL,
+		Groups: g.user.Groups, Roles: g.user.Roles, ClientID: g.client, Scopes: scopes, TTL: idTokenTTL,
 	}.Claims(now))
 	if err != nil {
 		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": "server_error"})
@@ -574,4 +666,28 @@ func (p *Provider) clientCredentials(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Pragma", "no-cache")
 	writeJSON(w, http.StatusOK, map[string]any{"access_token": token, "token_type": "Bearer", "expires_in": int(idTokenTTL.Seconds())})
+}
+
+// urlClient reports whether clientID is meant as a metadata document's URL (a scheme and "://"):
+// such a client is judged by its document, and one whose URL the provider does not take is told
+// why (IsMetadataURL), not that it is unknown.
+func urlClient(clientID string) bool {
+	scheme, _, ok := strings.Cut(clientID, "://")
+	return ok && scheme != "" && !strings.ContainsAny(scheme, "/?#")
+}
+
+// register answers a dynamic client registration (RFC 7591), which this provider, like
+// Cognito, does not do: with the registration error that says what to use instead, so that a
+// client shows that to its person rather than a bare 404.
+func (p *Provider) register(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		w.WriteHeader(http.StatusMethodNotAllowed)
+		return
+	}
+	writeJSON(w, http.StatusBadRequest, map[string]string{
+		"error": "invalid_client_metadata",
+		"error_description": "this issuer registers no clients: sign in with client_id set to the https URL of your client ID metadata document " +
+			"(client_id_metadata_document_supported), or with the public client's id " + MCPClientID,
+	})
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/interrupthost/interrupthost/pkg/bearer"
 	"github.com/interrupthost/interrupthost/pkg/channel/slack"
 	"github.com/interrupthost/interrupthost/pkg/contacts"
 	"github.com/interrupthost/interrupthost/pkg/host"
@@ -77,6 +78,11 @@ type Options struct {
 	// token it was issued to holds at most interrupt.ScopeAgentsAsk, whatever else it names,
 	// and opens no route but the MCP endpoint. Empty: no token is the agents'.
 	AgentsClient string
+	// AgentsClientURLs are the clients known by the URL of their metadata document that the
+	// deployment allows (the template's McpClientMetadataUrls): their tokens are the agents'
+	// sign-in's too, as AgentsClient's are. Only the MCP endpoint's function is given them,
+	// since only it takes such a token (the gateway's authorizer names no URL).
+	AgentsClientURLs bearer.URLPatterns
 	// OperatorRole is the role claim that opens the console (the template's OperatorRole);
 	// "operator" when empty.
 	OperatorRole string
@@ -242,7 +248,7 @@ func (a *API) authenticate(req events.APIGatewayV2HTTPRequest, scopes []string) 
 		granted = strings.Fields(jwt.Claims["scope"])
 	}
 	if a.opts.agents(c) {
-		return p, interrupt.Errorf(interrupt.CodeForbidden, "a token of the agents' sign-in (app client %s) opens only the MCP endpoint, /mcp", a.opts.AgentsClient)
+		return p, interrupt.Errorf(interrupt.CodeForbidden, "a token of the agents' sign-in (app client %s, or a client metadata URL the deployment allows) opens only the MCP endpoint, /mcp", a.opts.AgentsClient)
 	}
 	p, err = a.principalOf(c, granted)
 	if err == nil && !slices.ContainsFunc(scopes, p.Holds) {
@@ -256,12 +262,15 @@ func (a *API) authenticate(req events.APIGatewayV2HTTPRequest, scopes []string) 
 // (v2), and aud, where a provider names the client as the audience.
 var clientClaims = []string{"client_id", "azp", "cid", "appid", "aud"}
 
-// agents reports whether verified claims c are of a token the agents' client was issued: any of
-// the claims that name a token's client names AgentsClient. A provider whose access tokens name
-// the API as their audience (Auth0, Okta, Entra ID) still names the client in one of the others.
+// agents reports whether verified claims c are of a token an agents' client was issued: any of
+// the claims that name a token's client names AgentsClient, or a metadata URL AgentsClientURLs
+// allow. A provider whose access tokens name the API as their audience (Auth0, Okta, Entra ID)
+// still names the client in one of the others.
 func (o Options) agents(c claims) bool {
-	return o.AgentsClient != "" && slices.ContainsFunc(clientClaims, func(name string) bool {
-		return slices.Contains(c.Names(name), o.AgentsClient)
+	return slices.ContainsFunc(clientClaims, func(name string) bool {
+		return slices.ContainsFunc(c.Names(name), func(client string) bool {
+			return (o.AgentsClient != "" && client == o.AgentsClient) || o.AgentsClientURLs.Match(client)
+		})
 	})
 }
 

@@ -75,8 +75,10 @@ func TestTheMCPTransport(t *testing.T) {
 // TestTheMCPEndpointVerifiesItsTokens: the MCP route has no authorizer (API Gateway's 401 could
 // not name the metadata), so the function verifies the bearer token itself, under the
 // authorizer's rules: no token, one signed by another key, of another issuer, for another
-// audience, expired or not yet valid is 401 naming the protected resource metadata; a valid one
-// without the endpoint's scopes is 403 insufficient_scope; a valid one is served.
+// audience (a client metadata URL the deployment does not allow among them), expired or not yet
+// valid is 401 naming the protected resource metadata; a valid one without the endpoint's scopes
+// is 403 insufficient_scope (an allowed metadata URL's holds agents:ask alone, as the agents'
+// client's); a valid one is served.
 func TestTheMCPEndpointVerifiesItsTokens(t *testing.T) {
 	t.Parallel()
 	s := newStack(t)
@@ -120,6 +122,11 @@ func TestTheMCPEndpointVerifiesItsTokens(t *testing.T) {
 		"no expiry":         token(issuerKey(), devjwt.Claims{"exp": nil}),
 		"not yet valid":     token(issuerKey(), devjwt.Claims{"nbf": now.Add(time.Hour).Unix()}),
 		"another scheme":    strings.Replace(token(issuerKey(), nil), "Bearer", "Basic", 1),
+		// A client known by its metadata URL is taken only where the deployment allows the URL.
+		"a metadata URL not allowed":            token(issuerKey(), devjwt.Claims{"aud": nil, "client_id": "https://evil.example/client.json", "scope": "agents:ask"}),
+		"an allowed host's name inside another": token(issuerKey(), devjwt.Claims{"aud": nil, "client_id": "https://agents.example.com.evil.example/client.json", "scope": "agents:ask"}),
+		"an allowed URL over http":              token(issuerKey(), devjwt.Claims{"aud": nil, "client_id": "http://agents.example.com/client.json", "scope": "agents:ask"}),
+		"a loopback URL of another host":        token(issuerKey(), devjwt.Claims{"aud": nil, "client_id": "http://localhost:8080/client.json", "scope": "agents:ask"}),
 	} {
 		r := post(authorization)
 		if www := r.Headers["WWW-Authenticate"]; r.Status != http.StatusUnauthorized || !strings.Contains(www, metadata) || !strings.Contains(www, `error="invalid_token"`) {
@@ -129,7 +136,8 @@ func TestTheMCPEndpointVerifiesItsTokens(t *testing.T) {
 	for name, authorization := range map[string]string{
 		"another route's scope": token(issuerKey(), devjwt.Claims{"scope": "approvals:respond"}),
 		// The agents' client's tokens hold its scope and no other, whatever they name.
-		"the agents' client with an engine's scopes": token(issuerKey(), devjwt.Claims{"aud": nil, "client_id": devjwt.MCPClientID}),
+		"the agents' client with an engine's scopes":      token(issuerKey(), devjwt.Claims{"aud": nil, "client_id": devjwt.MCPClientID}),
+		"an allowed metadata URL with an engine's scopes": token(issuerKey(), devjwt.Claims{"aud": nil, "client_id": "https://agents.example.com/client.json"}),
 	} {
 		r := post(authorization)
 		if www := r.Headers["WWW-Authenticate"]; r.Status != http.StatusForbidden || !strings.Contains(www, `error="insufficient_scope"`) || !strings.Contains(www, `scope="agents:ask"`) {
@@ -142,6 +150,8 @@ func TestTheMCPEndpointVerifiesItsTokens(t *testing.T) {
 		"an audience among several":         token(issuerKey(), devjwt.Claims{"aud": []string{"x", devjwt.Audience}}),
 		"the token bare, as the authorizer": strings.TrimPrefix(token(issuerKey(), nil), "Bearer "),
 		"the agents' client":                token(issuerKey(), devjwt.Claims{"aud": nil, "client_id": devjwt.MCPClientID, "scope": "agents:ask"}),
+		"an allowed metadata URL":           token(issuerKey(), devjwt.Claims{"aud": nil, "client_id": "https://agents.example.com/client.json", "scope": "agents:ask"}),
+		"a loopback metadata URL":           token(issuerKey(), devjwt.Claims{"aud": nil, "client_id": "http://127.0.0.1:8765/client.json", "scope": "agents:ask"}),
 	} {
 		if r := post(authorization); r.Status != http.StatusOK {
 			t.Errorf("%s: %d %s", name, r.Status, r.Body)
@@ -168,6 +178,8 @@ func TestTheAgentsSignInOpensOnlyMCP(t *testing.T) {
 		{"aud": "https://api.example.com", "cid": devjwt.MCPClientID},
 		{"aud": "https://api.example.com", "appid": devjwt.MCPClientID},
 		{"aud": []any{"https://api.example.com", devjwt.MCPClientID}},
+		// A client known by its metadata URL that the deployment allows is the agents' too.
+		{"client_id": "https://agents.example.com/client.json"},
 	}
 	before := s.items(t)
 	for _, agents := range shapes {

@@ -231,7 +231,8 @@ func buildWith(st stores, c *testclock.Clock, keys token.Keys, configure func(*h
 			Poster: outbound.NewHTTPClient(true), AllowPrivate: true,
 		},
 	}
-	api := apigw.New(slog.New(slog.NewJSONHandler(io.Discard, nil)), apigw.Options{Discovery: host.DiscoveryOf(cfg), Metrics: meter, Issuer: testIssuer, AgentsClient: devjwt.MCPClientID})
+	api := apigw.New(slog.New(slog.NewJSONHandler(io.Discard, nil)), apigw.Options{Discovery: host.DiscoveryOf(cfg), Metrics: meter, Issuer: testIssuer,
+		AgentsClient: devjwt.MCPClientID, AgentsClientURLs: testClientURLs()})
 	return &stack{api: api, services: services, host: h, subs: subs, log: st.log, clock: c, metrics: &buf}, nil
 }
 
@@ -541,11 +542,21 @@ func TestMain(m *testing.M) {
 }
 
 // mustVerifier verifies the tokens authorize signs, as the MCP function's verifier does the
-// identity provider's.
+// identity provider's, and takes the clients testClientURLs allow.
 func mustVerifier() *bearer.Verifier {
 	v, err := bearer.New(bearerIssuer(), []string{devjwt.Audience, devjwt.MCPClientID}, nil, nil)
 	if err != nil {
 		panic(err)
 	}
-	return v
+	return v.AllowClients(testClientURLs())
+}
+
+// testClientURLs are the metadata URLs of the MCP clients the tests' deployment allows, as the
+// template's McpClientMetadataUrls: one host's, and any loopback one (the local stack's).
+func testClientURLs() bearer.URLPatterns {
+	p, err := bearer.ParseURLPatterns([]string{"https://agents.example.com/*", "http://127.0.0.1:*/*"})
+	if err != nil {
+		panic(err)
+	}
+	return p
 }

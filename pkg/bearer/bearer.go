@@ -5,7 +5,10 @@
 // for it (infra/local/gateway, whose test holds the two to one behaviour token by token): the
 // compact form, RS256 under the kid its header names from the issuer's JWKS, the issuer, one of
 // the audiences in aud (or, with no aud, client_id: Cognito's access tokens), exp (required) and
-// nbf as JSON numbers, to the second.
+// nbf as JSON numbers, to the second. One addition the authorizer has no counterpart for: the
+// MCP clients known by the URL of their client ID metadata document that the deployment allows
+// (AllowClients, URLPatterns) are taken where an audience is, since no audience list can name
+// every such URL.
 package bearer
 
 import (
@@ -48,6 +51,8 @@ type Verifier struct {
 	audiences []string
 	client    *http.Client
 	now       func() time.Time
+	// clients are the metadata URLs taken where an audience is (AllowClients).
+	clients URLPatterns
 
 	mu      sync.Mutex
 	jwksURI string
@@ -110,6 +115,14 @@ func (v *Verifier) Verify(ctx context.Context, authorization string) (identity.C
 	return c, scopes(values), nil
 }
 
+// AllowClients makes v take, beside its audiences, the clients known by the URL of their
+// metadata document that patterns allow (the template's McpClientMetadataUrls), where it reads
+// an audience: aud, else client_id. Call it before the first Verify. It returns v.
+func (v *Verifier) AllowClients(patterns URLPatterns) *Verifier {
+	v.clients = patterns
+	return v
+}
+
 // decode reads a base64url segment's JSON.
 func decode(seg string, out any) error {
 	b, err := base64.RawURLEncoding.DecodeString(seg)
@@ -127,8 +140,8 @@ func (v *Verifier) timely(c map[string]any) bool {
 	return hasExp && now < int64(exp) && (!hasNbf || now >= int64(nbf))
 }
 
-// forUs reports whether the token is for one of the audiences: aud (a string or a list of
-// them) when it has one, else client_id.
+// forUs reports whether the token is for one of the audiences, or a client the patterns allow
+// (AllowClients): aud (a string or a list of them) when it has one, else client_id.
 func (v *Verifier) forUs(c map[string]any) bool {
 	ours := func(a any) bool {
 		s, ok := a.(string)
@@ -137,7 +150,7 @@ func (v *Verifier) forUs(c map[string]any) bool {
 				return true
 			}
 		}
-		return false
+		return ok && v.clients.Match(s)
 	}
 	switch aud := c["aud"].(type) {
 	case nil:

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/interrupthost/interrupthost/pkg/apigw"
+	"github.com/interrupthost/interrupthost/pkg/bearer"
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/identity"
 	"github.com/interrupthost/interrupthost/pkg/metrics"
@@ -87,6 +88,10 @@ const (
 	// EnvAgentsClient is the app client of the agents' sign-in (the template's AgentsClientId):
 	// its tokens open only the MCP endpoint, which takes them beside JWT_AUDIENCES' own.
 	EnvAgentsClient = "AGENTS_CLIENT_ID"
+	// EnvClientMetadataURLs lists, comma-separated, the URL patterns of the MCP clients known by
+	// their metadata document's URL (CIMD) whose tokens the MCP endpoint takes as the agents'
+	// sign-in's (the template's McpClientMetadataUrls); set for the mcp function alone.
+	EnvClientMetadataURLs = "MCP_CLIENT_METADATA_URLS"
 	// EnvRedriveSegments is how many segments redrive-stream's Scan of the table reads at once.
 	EnvRedriveSegments = "REDRIVE_SCAN_SEGMENTS"
 )
@@ -161,10 +166,26 @@ func claims() (apigw.Options, error) {
 	if err != nil {
 		return apigw.Options{}, fmt.Errorf("environ: %s: %w", EnvPrincipalClaim, err)
 	}
+	clients, err := ClientMetadataURLs()
+	if err != nil {
+		return apigw.Options{}, err
+	}
 	return apigw.Options{
 		PrincipalClaim: principal, TenantClaim: os.Getenv(EnvTenantClaim), ScopePrefix: os.Getenv(EnvScopePrefix),
 		GroupsClaim: os.Getenv(EnvGroupsClaim), RolesClaim: os.Getenv(EnvRolesClaim), AgentsClient: os.Getenv(EnvAgentsClient),
+		AgentsClientURLs: clients,
 	}, nil
+}
+
+// ClientMetadataURLs are the metadata URLs of the MCP clients the deployment allows
+// (MCP_CLIENT_METADATA_URLS); a pattern that is no http(s) URL stops the function, which would
+// otherwise refuse (or take) clients the operator did not mean to.
+func ClientMetadataURLs() (bearer.URLPatterns, error) {
+	p, err := bearer.ParseURLPatterns(list(os.Getenv(EnvClientMetadataURLs)))
+	if err != nil {
+		return p, fmt.Errorf("environ: %s: %w", EnvClientMetadataURLs, err)
+	}
+	return p, nil
 }
 
 // HostEnv is what a host reports to: the metrics (Meter) and the log, where a checkpoint not

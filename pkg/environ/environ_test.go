@@ -8,6 +8,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/interrupthost/interrupthost/internal/devjwt"
 	"github.com/interrupthost/interrupthost/pkg/environ"
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/identity"
@@ -107,6 +108,55 @@ func TestTheFollowUpDefaults(t *testing.T) {
 			}
 			if c.ok && hc.FollowUp.Reminders == nil {
 				t.Errorf("%s read as %+v", c.value, hc.FollowUp)
+			}
+		})
+	}
+}
+
+// TestTheTemplateAdmitsTheClientURLsTheMCPFunctionTakes: every McpClientMetadataUrls value the
+// template's AllowedPattern admits starts the mcp function (the local stack's among them), and
+// one that is no list of http(s) URL patterns stops it, so that a typo allows no client (nor
+// every one) unseen. The function also trims spaces the template refuses.
+func TestTheTemplateAdmitsTheClientURLsTheMCPFunctionTakes(t *testing.T) {
+	raw, err := os.ReadFile("../../template.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tpl struct {
+		Parameters map[string]struct {
+			AllowedPattern string `yaml:"AllowedPattern"`
+		} `yaml:"Parameters"`
+	}
+	if err := yaml.Unmarshal(raw, &tpl); err != nil {
+		t.Fatal(err)
+	}
+	pattern, err := regexp.Compile(tpl.Parameters["McpClientMetadataUrls"].AllowedPattern)
+	if err != nil || pattern.String() == "" {
+		t.Fatalf("McpClientMetadataUrls' AllowedPattern %q: %v", pattern, err)
+	}
+	cases := []struct {
+		value            string
+		admitted, starts bool
+	}{
+		{"", true, true},
+		{devjwt.LoopbackClientURLs, true, true},
+		{"https://vscode.dev/oauth/client-metadata.json", true, true},
+		{"https://vscode.dev/oauth/client-metadata.json,https://*.agents.example.com/*", true, true},
+		{"*", false, false},
+		{"vscode.dev/oauth/client-metadata.json", false, false},
+		{"ftp://vscode.dev/c.json", false, false},
+		{"https://vscode.dev/c.json#x", false, false},
+		{"https://vscode.dev/a.json, https://vscode.dev/b.json", false, true},
+	}
+	for _, c := range cases {
+		t.Run(c.value, func(t *testing.T) {
+			t.Setenv(environ.EnvClientMetadataURLs, c.value)
+			_, err := environ.ClientMetadataURLs()
+			if starts := err == nil; starts != c.starts {
+				t.Errorf("the function starts: %v (%v), want %v", starts, err, c.starts)
+			}
+			if admitted := pattern.MatchString(c.value); admitted != c.admitted {
+				t.Errorf("the template admits it: %v, want %v", admitted, c.admitted)
 			}
 		})
 	}

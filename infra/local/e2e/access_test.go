@@ -89,6 +89,10 @@ func TestEveryCredentialOnEveryOperation(t *testing.T) {
 	// The agents' token names every scope, as a misconfigured client's might: it must still
 	// open /mcp alone, as its person.
 	agents := jwtWith(devjwt.MCPClientID, append(restScopes(), "agents:ask")...)
+	// A client known by its metadata URL is the agents' sign-in where the deployment allows
+	// the URL (the local stack: any loopback one), and a foreign token where it does not.
+	byURL := jwtWith("http://127.0.0.1:8765/client.json", append(restScopes(), "agents:ask")...)
+	byOtherURL := jwtWith("https://evil.example/client.json", append(restScopes(), "agents:ask")...)
 	creds := []credential{
 		{"none", func(apigw.Operation, *walkRequest) {}},
 		{"a JWT with the route's scopes", func(o apigw.Operation, r *walkRequest) {
@@ -103,6 +107,8 @@ func TestEveryCredentialOnEveryOperation(t *testing.T) {
 			r.bearer = jwtWith(devjwt.EngineClientID, others(o)...)
 		}},
 		{"the agents' sign-in", func(_ apigw.Operation, r *walkRequest) { r.bearer = agents }},
+		{"an allowed metadata URL's sign-in", func(_ apigw.Operation, r *walkRequest) { r.bearer = byURL }},
+		{"a metadata URL's sign-in not allowed", func(_ apigw.Operation, r *walkRequest) { r.bearer = byOtherURL }},
 		{"a page session", func(_ apigw.Operation, r *walkRequest) { r.cookie = w.alice }},
 		{"a console session", func(_ apigw.Operation, r *walkRequest) { r.cookie = w.olga }},
 		{"a signed link", func(o apigw.Operation, r *walkRequest) {
@@ -165,7 +171,7 @@ func TestEveryCredentialOnEveryOperation(t *testing.T) {
 		case apigw.ProofReceipt:
 			return cred == "a receipt" || cred == "a JWT with the route's scopes"
 		case apigw.ProofBearer:
-			return cred == "a JWT with the route's scopes" || cred == "the agents' sign-in"
+			return cred == "a JWT with the route's scopes" || cred == "the agents' sign-in" || cred == "an allowed metadata URL's sign-in"
 		}
 		return false
 	}

@@ -42,7 +42,8 @@ func gatewayWith(t testing.TB, resources, params map[string]string) *gateway.Gat
 		t.Fatal(err)
 	}
 	// It accepts the suite's JWTs, which are issued for the stack's gateway.
-	overrides := map[string]string{"JwtIssuer": devjwt.IssuerAt(gatewayURL()), "JwtAudience": devjwt.Audiences, "AgentsClientId": devjwt.MCPClientID, "OverridePrincipals": "supervisor", "AWS::StackName": os.Getenv("TABLE_NAME")}
+	overrides := map[string]string{"JwtIssuer": devjwt.IssuerAt(gatewayURL()), "JwtAudience": devjwt.Audiences, "AgentsClientId": devjwt.MCPClientID,
+		"McpClientMetadataUrls": devjwt.LoopbackClientURLs, "OverridePrincipals": "supervisor", "AWS::StackName": os.Getenv("TABLE_NAME")}
 	maps.Copy(overrides, params)
 	gw, err := gateway.FromTemplate(tmpl, functionsDir(t), gateway.Options{
 		Root:         r,

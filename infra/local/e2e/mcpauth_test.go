@@ -190,3 +190,80 @@ func TestAPythonMCPClientSignsInWithOnlyTheURL(t *testing.T) {
 		t.Errorf("the run as acme reads it: %+v", pending)
 	}
 }
+
+// TestAPythonMCPClientSignsInWithAMetadataURL: the official Python SDK's OAuth client, given
+// only the URL and no client id of the issuer's, serves its own client ID metadata document on a
+// loopback port and signs in with that URL as its client_id (the SDK's CIMD path, which the
+// issuer's metadata enables: client_id_metadata_document_supported); the local issuer fetches
+// the document once for the sign-in, issues the agents' token naming the URL, and /mcp, which
+// the local stack lets any loopback URL sign in to, serves alice of acme.
+func TestAPythonMCPClientSignsInWithAMetadataURL(t *testing.T) {
+	localaws.NeedsStack(t)
+	python := filepath.Join(root(t), ".venv-mcp", "bin", "python")
+	if _, err := os.Stat(python); err != nil {
+		t.Fatalf("the MCP Python SDK's venv is missing (make deps installs it): %v", err)
+	}
+	cmd := exec.Command(python, filepath.Join(root(t), "infra", "local", "mcpclient", "signin.py"), gatewayURL()+"/mcp", "metadata-url", "alice", "acme")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("the Python client: %v\n%s", err, stderr.String())
+	}
+	var saw struct {
+		Tools     []string
+		Requested struct{ RunID, InterruptID, URL string }
+		Outcome   struct{ Status string }
+		SignIns   int
+		Authorize string
+		ClientID  string
+		Fetches   int
+	}
+	if err := json.Unmarshal(out, &saw); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if !slices.Contains(saw.Tools, "request_approval") || saw.SignIns != 1 || saw.Outcome.Status != "pending" ||
+		!strings.HasPrefix(saw.ClientID, "http://127.0.0.1:") || saw.Fetches != 1 {
+		t.Fatalf("the Python client saw %+v", saw)
+	}
+	q, err := url.Parse(saw.Authorize)
+	if err != nil || q.Query().Get("client_id") != saw.ClientID || q.Query().Get("code_challenge_method") != "S256" || q.Query().Get("scope") != "agents:ask" {
+		t.Errorf("the authorization request: %s", saw.Authorize)
+	}
+	var pending struct {
+		Interrupts []struct{ InterruptID, RequestedBy string }
+	}
+	do(t, "GET", "/interrupts?runId="+saw.Requested.RunID, jwt(t, devjwt.Token{Subject: "ops", Tenant: "acme", Scopes: []string{"runs:read"}}), "").json(t, &pending)
+	if len(pending.Interrupts) != 1 || pending.Interrupts[0].RequestedBy != "alice" {
+		t.Errorf("the run as acme reads it: %+v", pending)
+	}
+}
+
+// TestAMetadataURLsTokenWhereAllowed: /mcp takes a token whose client is a metadata URL the
+// deployment allows (the local stack: any loopback URL) as the agents' sign-in's, whatever
+// scopes it names, and refuses, 401 naming the metadata, one whose URL it does not allow, as any
+// foreign token; no REST route takes either. The issuer's registration endpoint says what to use.
+func TestAMetadataURLsTokenWhereAllowed(t *testing.T) {
+	localaws.NeedsStack(t)
+	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"curl","version":"1"}}}`
+	token := func(client string) string {
+		return jwt(t, devjwt.Token{Subject: "alice", Username: "alice", Tenant: "acme", ClientID: client, Scopes: []string{"agents:ask", "interrupts:write", "runs:read"}})
+	}
+	allowed, foreign := token("http://127.0.0.1:8765/client.json"), token("https://evil.example/client.json")
+	if a := (call{method: "POST", path: "/mcp", body: initialize, bearer: allowed}).must(t); a.Status != 200 {
+		t.Errorf("an allowed metadata URL: %d %s", a.Status, a.Body)
+	}
+	a := call{method: "POST", path: "/mcp", body: initialize, bearer: foreign}.must(t)
+	if a.Status != 401 || !strings.Contains(a.Header.Get("WWW-Authenticate"), `error="invalid_token"`) {
+		t.Errorf("a metadata URL not allowed: %d %q %s", a.Status, a.Header.Get("WWW-Authenticate"), a.Body)
+	}
+	for _, bearer := range []string{allowed, foreign} {
+		if a := do(t, "GET", "/interrupts", bearer, ""); a.Status != 401 {
+			t.Errorf("a REST route: %d %s", a.Status, a.Body)
+		}
+	}
+	reg := call{method: "POST", path: devjwt.IssuerPath + "/register", body: `{"redirect_uris":["http://127.0.0.1:8978/callback"]}`}.must(t)
+	if reg.Status != 400 || !strings.Contains(string(reg.Body), "invalid_client_metadata") || !strings.Contains(string(reg.Body), devjwt.MCPClientID) {
+		t.Errorf("registration: %d %s", reg.Status, reg.Body)
+	}
+}

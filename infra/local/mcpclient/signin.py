@@ -1,4 +1,5 @@
-"""An MCP client that is given nothing but the endpoint's URL and a public client's id.
+"""An MCP client that is given nothing but the endpoint's URL and a public client's id, or its
+own client ID metadata document's URL.
 
 It is the official Python SDK's (the `mcp` package, pinned in requirements-mcp.txt), with its
 OAuth client: the first call's 401 names the protected resource metadata, the metadata names the
@@ -6,14 +7,26 @@ issuer, and the client runs the authorization code grant with PKCE. The person's
 local issuer's login form, submitted here without a browser (the redirect handler), and the
 callback reads the code from the form's redirect, as a loopback listener would.
 
+With CLIENT_ID "metadata-url" the client has no id of the issuer's: it serves its client ID
+metadata document (CIMD) on a loopback port of its own and signs in with that URL as its
+client_id, through the SDK's own CIMD path (the issuer's metadata says
+client_id_metadata_document_supported, so the SDK uses the URL instead of registering). The SDK
+takes only an https URL as client_metadata_url (its constructor refuses any other); the local
+issuer takes http on loopback, where no certificate is needed, so the URL is set on the
+provider's context after construction, past that one check, and everything after it is the
+SDK's.
+
 It asks for an approval and reads its outcome, then prints one JSON line of what it saw:
-the tools, the request's and the outcome's structured content, and how many sign-ins it took.
-Usage: python signin.py MCP_URL CLIENT_ID USER TENANT
+the tools, the request's and the outcome's structured content, how many sign-ins it took, and,
+for a metadata URL, that URL and how often the issuer fetched it.
+Usage: python signin.py MCP_URL CLIENT_ID|metadata-url USER TENANT
 """
 
 import asyncio
 import json
 import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import httpx2
@@ -26,11 +39,14 @@ REDIRECT = "http://127.0.0.1:8977/callback"  # never listened on: the handler re
 
 
 class Memory:
-    """Token storage holding the preregistered public client (the issuer registers none)."""
+    """Token storage holding the preregistered public client (the issuer registers none), or
+    nothing, for a client known by its metadata URL (the SDK stores what it makes of the URL)."""
 
-    def __init__(self, client_id: str):
+    def __init__(self, client_id: str | None):
         self.tokens: OAuthToken | None = None
-        self.client = OAuthClientInformationFull(client_id=client_id, redirect_uris=[REDIRECT], token_endpoint_auth_method="none")
+        self.client = None
+        if client_id is not None:
+            self.client = OAuthClientInformationFull(client_id=client_id, redirect_uris=[REDIRECT], token_endpoint_auth_method="none")
 
     async def get_tokens(self):
         return self.tokens
@@ -76,15 +92,67 @@ class Person:
         return AuthorizationCodeResult(code=q["code"][0], state=q.get("state", [None])[0], iss=q.get("iss", [None])[0])
 
 
+class MetadataDocument:
+    """The client's own metadata document, served on a loopback port while the client runs:
+    its client_id is the URL it is served at, its one redirect_uri the client's."""
+
+    def __init__(self):
+        document = self
+        self.fetches = 0
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self):
+                if self.path != "/client.json":
+                    self.send_error(404)
+                    return
+                document.fetches += 1
+                body = json.dumps({"client_id": document.url, "client_name": "python-agent", "redirect_uris": [REDIRECT],
+                                   "token_endpoint_auth_method": "none", "grant_types": ["authorization_code"],
+                                   "response_types": ["code"]}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/client.json"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
 async def main(url: str, client_id: str, user: str, tenant: str) -> dict:
     person = Person(user, tenant)
+    document = MetadataDocument() if client_id == "metadata-url" else None
     auth = OAuthClientProvider(
         server_url=url,
         client_metadata=OAuthClientMetadata(redirect_uris=[REDIRECT], token_endpoint_auth_method="none", client_name="python-agent"),
-        storage=Memory(client_id),
+        storage=Memory(None if document else client_id),
         redirect_handler=person.redirect,
         callback_handler=person.callback,
     )
+    if document:
+        # The SDK's constructor takes https alone; its flow then uses the URL as the client_id
+        # once the issuer's metadata says client_id_metadata_document_supported.
+        auth.context.client_metadata_url = document.url
+    try:
+        saw = await ask(url, auth, person)
+    finally:
+        if document:
+            document.close()
+    if document:
+        saw.update(clientId=document.url, fetches=document.fetches)
+    return saw
+
+
+async def ask(url: str, auth: OAuthClientProvider, person: Person) -> dict:
+    """Signs in (on the first call's 401), asks bob for an approval and reads its outcome."""
     async with httpx2.AsyncClient(auth=auth, timeout=30) as http:
         async with streamable_http_client(url, http_client=http) as streams:
             async with ClientSession(streams[0], streams[1]) as session:

@@ -291,6 +291,8 @@ func serveGateway(ctx context.Context, log *slog.Logger, root string, inst insta
 			Template: tmpl,
 			Overrides: map[string]string{
 				"JwtIssuer": devjwt.IssuerAt(url), "JwtAudience": devjwt.Audiences, "AgentsClientId": devjwt.MCPClientID, "OverridePrincipals": overridePrincipal,
+				// MCP clients signing in by a metadata URL served on this machine, on any port.
+				"McpClientMetadataUrls": devjwt.LoopbackClientURLs,
 				// The stack's own names start with its table's.
 				"AWS::StackName": inst.table,
 				// Local receivers listen on 127.0.0.1, over http.
