@@ -121,6 +121,8 @@ test:
 	STACK_SCHEDULE_PERIOD=1s $(PHASE) stack-tests $(STACK) exec -- $(MAKE) --no-print-directory stack-tests
 
 # stack-tests runs inside `stack exec`, which provides the stores, the gateway and their env.
+# go-tests includes internal/docstest: every sh block of README.md and docs/*.md that talks to
+# the stack, run against it (README, "The docs are tested").
 # The client's examples run after the host's packages, not beside them: one injects faults into
 # the whole stack.
 stack-tests:
@@ -167,7 +169,7 @@ lint:
 ## bootstraps under .aws-sam/, without the RPC mode that provided.al2023 never uses)
 # LAMBDA_GOFLAGS are the functions' build flags beside sam's -trimpath: the tag of the provided
 # runtimes, and stripped binaries (no symbol table or DWARF: a third smaller, which a cold start
-# fetches and pages in; README, "Deploying").
+# fetches and pages in; docs/deploying.md, "Deploying").
 LAMBDA_GOFLAGS := -tags=lambda.norpc '-ldflags=-s -w'
 # The functions are compiled once, in one go build with sam's flags (-trimpath, the tag, linux
 # arm64), before sam build: its parallel builds then find every package in the build cache and

@@ -132,7 +132,7 @@ type SlackApp struct {
 }
 
 // SlackAppRequest makes a Slack app the tenant's: its ids, its signing secret and, optionally,
-// its bot token (README, "Deciding in Slack").
+// its bot token (docs/approvers.md, "Deciding in Slack").
 type SlackAppRequest struct {
 	AppID         string `json:"appId"`
 	TeamID        string `json:"teamId"`

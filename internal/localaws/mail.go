@@ -38,7 +38,7 @@ type SentMail struct {
 }
 
 // Sent lists every message moto's SES has accepted, oldest first, read from moto's model data
-// (moto-api/data.json): the way to read what was sent (README, "Mail").
+// (moto-api/data.json): the way to read what was sent (docs/approvers.md, "Mail").
 func Sent(tb testing.TB) []SentMail {
 	tb.Helper()
 	base := aws.ToString(endpoint("AWS_ENDPOINT_URL_SESV2", SecretsManagerAddr))

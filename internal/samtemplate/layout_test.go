@@ -7,19 +7,23 @@ import (
 	"testing"
 )
 
-// TestTheLayoutIsTheTree: the README's layout section names every package directory of the
-// repository (pkg/, internal/, infra/local/ and its commands), and names none that is
+// TestTheLayoutIsTheTree: the layout section of docs/design.md names every package directory
+// of the repository (pkg/, internal/, infra/local/ and its commands), and names none that is
 // gone, so a reader finds any behaviour from the folder names.
 func TestTheLayoutIsTheTree(t *testing.T) {
 	r := root(t)
-	raw, err := os.ReadFile(filepath.Join(r, "README.md"))
+	raw, err := os.ReadFile(filepath.Join(r, "docs", "design.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, after, ok := strings.Cut(string(raw), "## Layout\n")
-	layout, _, _ := strings.Cut(after, "\n## ")
-	if !ok || layout == "" {
-		t.Fatal("README.md has no Layout section")
+	section, _, _ := strings.Cut(after, "\n## ")
+	// The map is the section's fenced block; the prose around it names no path.
+	_, fenced, fenceOK := strings.Cut(section, "```")
+	_, fenced, _ = strings.Cut(fenced, "\n") // past the fence's info string
+	layout, _, _ := strings.Cut(fenced, "\n```")
+	if !ok || !fenceOK || layout == "" {
+		t.Fatal("docs/design.md has no Layout section with its map in a fenced block")
 	}
 	// An entry is a line's first word: at the margin a path from the root, indented by two a
 	// path under the entry above it; deeper lines continue a description.
@@ -48,7 +52,7 @@ func TestTheLayoutIsTheTree(t *testing.T) {
 				continue
 			}
 			if path := dir + "/" + e.Name(); !named[path] {
-				t.Errorf("README's layout does not name %s", path)
+				t.Errorf("docs/design.md's layout does not name %s", path)
 			}
 		}
 	}
@@ -57,7 +61,7 @@ func TestTheLayoutIsTheTree(t *testing.T) {
 			continue // functions/<name>/main.go stands for each function
 		}
 		if _, err := os.Stat(filepath.Join(r, path)); err != nil {
-			t.Errorf("README's layout names %s, which is not in the tree", path)
+			t.Errorf("docs/design.md's layout names %s, which is not in the tree", path)
 		}
 	}
 }

@@ -12,13 +12,13 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/apigw"
 )
 
-// span is one backticked span of README's text.
+// span is one backticked span of the docs' text.
 var span = regexp.MustCompile("`([^`]*)`")
 
 var method = regexp.MustCompile(`^(GET|HEAD|POST|PUT|PATCH|DELETE)$`)
 
-// readmeRoutes reads a cell of README's route table: its route keys, in the shorthands README
-// writes them with. A span holding a path takes the methods of the spans before it that held a
+// readmeRoutes reads a cell of the route table of docs/engines.md: its route keys, in the
+// shorthands the table writes them with. A span holding a path takes the methods of the spans before it that held a
 // method alone ("`GET`/`POST /subscriptions`", "`GET` (and `HEAD`) `/interrupts/{token}`");
 // a query string is no part of the route.
 func readmeRoutes(cell string) []string {
@@ -50,19 +50,20 @@ func readmeRoutes(cell string) []string {
 	return slices.Compact(keys)
 }
 
-// TestTheREADMERouteTableIsTheTable: README's table under "API" names every function
-// template.yaml deploys, once, and for each function of apigw.Functions exactly its routes and
-// the scopes that open them (each in backticks); a function the API does not invoke names no
-// route. README is what a reader checks first: a route it does not list, or one it lists that
-// is gone, is a defect this finds.
-func TestTheREADMERouteTableIsTheTable(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join(root(t), "README.md"))
+// TestTheRouteTableIsTheTable: the table under "The API" of docs/engines.md (the engine
+// authors' guide, which the README links) names every function template.yaml deploys, once,
+// and for each function of apigw.Functions exactly its routes and the scopes that open them
+// (each in backticks); a function the API does not invoke names no route. The table is what a
+// reader checks first: a route it does not list, or one it lists that is gone, is a defect
+// this finds.
+func TestTheRouteTableIsTheTable(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(root(t), "docs", "engines.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, table, ok := strings.Cut(string(raw), "| Function | Route | Scope |\n|---|---|---|\n")
 	if !ok {
-		t.Fatal("README has no route table (| Function | Route | Scope |)")
+		t.Fatal("docs/engines.md has no route table (| Function | Route | Scope |)")
 	}
 	type row struct{ routes, scopes string }
 	rows := map[string]row{}
@@ -93,12 +94,12 @@ func TestTheREADMERouteTableIsTheTable(t *testing.T) {
 	for _, f := range fns {
 		deployed[f.Name] = true
 		if _, ok := rows[f.Name]; !ok {
-			t.Errorf("%s: deployed by template.yaml, not in README's table", f.Name)
+			t.Errorf("%s: deployed by template.yaml, not in docs/engines.md's table", f.Name)
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(rows)) {
 		if !deployed[name] {
-			t.Errorf("%s: in README's table, not deployed", name)
+			t.Errorf("%s: in docs/engines.md's table, not deployed", name)
 		}
 	}
 	for _, r := range apigw.Functions() {
@@ -111,13 +112,13 @@ func TestTheREADMERouteTableIsTheTable(t *testing.T) {
 		slices.Sort(scopes)
 		want := row{strings.Join(routes, ", "), strings.Join(slices.Compact(scopes), " ")}
 		if got := rows[r.Function]; got != want {
-			t.Errorf("%s: README has routes [%s] scopes [%s]; the table [%s] [%s]", r.Function, got.routes, got.scopes, want.routes, want.scopes)
+			t.Errorf("%s: docs/engines.md has routes [%s] scopes [%s]; the table [%s] [%s]", r.Function, got.routes, got.scopes, want.routes, want.scopes)
 		}
 		delete(rows, r.Function)
 	}
 	for name, r := range rows {
 		if r.routes != "" {
-			t.Errorf("%s: README lists routes [%s] for a function the API does not invoke", name, r.routes)
+			t.Errorf("%s: docs/engines.md lists routes [%s] for a function the API does not invoke", name, r.routes)
 		}
 	}
 }

@@ -20,7 +20,7 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/schema"
 )
 
-// MaxBody is the largest request body accepted, decoded. Every value is stored once (README,
+// MaxBody is the largest request body accepted, decoded. Every value is stored once (docs/deploying.md,
 // "The run log's stored form"), so any body within it fits in one commit's DynamoDB item.
 const MaxBody = 128 << 10
 

@@ -98,7 +98,7 @@ func (m *meter) report(b *testing.B) {
 	b.ReportMetric(m.write/float64(b.N), "WRU/op")
 }
 
-// BenchmarkFlowCapacity measures what the README's cost table is computed from: the DynamoDB
+// BenchmarkFlowCapacity measures what docs/deploying.md's cost table ("Cost") is computed from: the DynamoDB
 // calls and request units of the two flows it prices, against the local DynamoDB API. An
 // approval: request it on a new run, one approver accepts, the engine reads the snapshot. A
 // payment: request an external event on a new run, the provider's webhook resolves it, the

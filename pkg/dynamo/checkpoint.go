@@ -19,7 +19,7 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/runlog"
 )
 
-// A run's partition holds, beside its commits (README, "The run log's stored form"):
+// A run's partition holds, beside its commits (docs/deploying.md, "The run log's stored form"):
 //
 //	c#<seq, 20 digits>   a commit
 //	c$                   the run's checkpoint: its live state after commit seq (runlog.Checkpoint)

@@ -20,7 +20,7 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/webhook"
 )
 
-// The webhook correlations share the run-log table (README, "Webhooks from providers"):
+// The webhook correlations share the run-log table (docs/engines.md, "Webhooks from providers"):
 //
 //	whep#<id>               endpoint      an endpoint: tenant, provider, correlation pointers
 //	whep#<id>               evt#<eventId> the answer to an event kept outside a slot

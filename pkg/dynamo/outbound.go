@@ -22,7 +22,7 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/runlog"
 )
 
-// Outbound keeps subscriptions and their deliveries in the run-log table (README, "Outbound
+// Outbound keeps subscriptions and their deliveries in the run-log table (docs/engines.md, "Outbound
 // events"):
 //
 //	<tenant>#subs           sub#<id>                 a subscription: url, events, format

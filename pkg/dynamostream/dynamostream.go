@@ -1,7 +1,7 @@
 // Package dynamostream maps the run-log table's DynamoDB stream, as Lambda delivers it to
 // deliver-events, onto the outbound deliverer: each new commit of a run, in the stream's order,
 // and a partial batch response naming the first commit not fully handled, from which Lambda
-// retries (README, "Outbound events"). A new commit is an inserted one, or one written over an
+// retries (docs/engines.md, "Outbound events"). A new commit is an inserted one, or one written over an
 // expired commit (a new run of a retired id: a MODIFY whose old image is another commit); a
 // MODIFY of the same commit (its retention) is not news.
 package dynamostream

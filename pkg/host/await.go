@@ -11,7 +11,7 @@ import (
 )
 
 // An external-event interrupt joins its provider event in its correlation slot, whichever comes
-// first (README, "Webhooks from providers"). The slot is its endpoint's: the request names the
+// first (docs/engines.md, "Webhooks from providers"). The slot is its endpoint's: the request names the
 // endpoint (or the tenant holds one), and only that endpoint's events reach the interrupt.
 //
 //  1. before its commit, the request registers a waiter in the slot (await); if an event is

@@ -8,7 +8,7 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/webhook"
 )
 
-// Endpoints keep the webhook endpoints of tenants (README, "Webhooks from providers"). The
+// Endpoints keep the webhook endpoints of tenants (docs/engines.md, "Webhooks from providers"). The
 // webhook-endpoints operations use them, and so do ingest (an event's endpoint) and an
 // external-event request (the endpoint it names, or the tenant's only one).
 type Endpoints interface {

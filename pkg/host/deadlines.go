@@ -7,7 +7,7 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/runlog"
 )
 
-// Deadlines is the storage of the expiry sweep (README, "Deadlines"): the due index, filed by
+// Deadlines is the storage of the expiry sweep (docs/engines.md, "Deadlines"): the due index, filed by
 // deadline minute, and the sweep's cursor.
 type Deadlines interface {
 	// Schedule files d under its deadline's minute; filing it again is no error (it is one

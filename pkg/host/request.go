@@ -24,7 +24,7 @@ type Request struct {
 	// Token, when set, asks for a token for the interrupt in the answer.
 	Token *TokenRequest
 	// Endpoint names the webhook endpoint whose events an external-event interrupt waits for;
-	// it may be omitted while the tenant holds at most one (README, "Webhooks from providers").
+	// it may be omitted while the tenant holds at most one (docs/engines.md, "Webhooks from providers").
 	Endpoint string
 	// Display, when set, is how people are shown the interrupt (interrupt.Display).
 	Display *interrupt.Display

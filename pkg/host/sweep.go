@@ -13,7 +13,7 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/runlog"
 )
 
-// What one sweep may do (README, "Deadlines"). One invocation reads at most MaxSweepRead due
+// What one sweep may do (docs/engines.md, "Deadlines"). One invocation reads at most MaxSweepRead due
 // entries from the cursor on, handles at most MaxSweepEntries of them shared fairly among their
 // tenants, and stops short of its own deadline; the next carries on from the cursor.
 const (

@@ -429,8 +429,8 @@ func (o *op) endpoint(ctx context.Context, in []string) error {
 	return o.print(e)
 }
 
-// slack serves slack show, put and delete: the tenant's Slack app (README, "Deciding in
-// Slack"), its secrets read from stdin.
+// slack serves slack show, put and delete: the tenant's Slack app (docs/approvers.md, "Deciding
+// in Slack"), its secrets read from stdin.
 func (o *op) slack(ctx context.Context, in []string) error {
 	if len(in) == 0 {
 		return fmt.Errorf("%w: slack takes show, put or delete", ErrUsage)

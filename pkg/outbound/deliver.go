@@ -36,7 +36,7 @@ type Poster interface {
 	Post(ctx context.Context, url string, headers map[string]string, body []byte) (int, error)
 }
 
-// Retry policy (README, "Outbound events"): the backoff after the n-th failed attempt of an
+// Retry policy (docs/engines.md, "Outbound events"): the backoff after the n-th failed attempt of an
 // event is Backoff[n-1] (the last entry after that), for MaxRetryAge after its first failure;
 // then the event is recorded as failed and the run's next events follow.
 var Backoff = []time.Duration{

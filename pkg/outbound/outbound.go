@@ -1,6 +1,6 @@
 // Package outbound delivers a tenant's committed events to the receivers its subscriptions name:
 // signed Standard Webhooks requests (or a chat channel's messages, package channel), at least once and in seq order per run
-// and subscription, retried with backoff for a day, each attempt recorded (README, "Outbound
+// and subscription, retried with backoff for a day, each attempt recorded (docs/engines.md, "Outbound
 // events"). The run log is the source: a delivery is driven by a commit seen on the table's
 // stream, and a receiver that fails is caught up later from the log itself, so a slow or dead
 // receiver holds up nothing but its own deliveries.

@@ -7,7 +7,7 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 )
 
-// A commit is stored with every value once (README, "The run log's stored form"): the legacy
+// A commit is stored with every value once (docs/deploying.md, "The run log's stored form"): the legacy
 // kind-specific aliases of interrupt.requested and interrupt.resolved are derived when the log is
 // read, and a vote that releases its approval leaves the resume value to the interrupt.resolved
 // beside it. Envelopes puts back what the stored form leaves out, so readers see every event of

@@ -38,7 +38,7 @@ func (w Waiting) Removes(filed Waiting) bool { return w.Replaces(filed) }
 
 // Summary is what a list answers of one pending interrupt, read from the index alone: where it
 // is, what it asks and since when, until when, and how far its quorum got. Never its payload,
-// so that a page of the index costs a page whatever the payloads (README, "GET /interrupts").
+// so that a page of the index costs a page whatever the payloads (docs/engines.md, "The API": GET /interrupts).
 type Summary struct {
 	NodeID      string         `json:"nodeId"`
 	InterruptID string         `json:"interruptId"`

@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// What one inline schema may ask of the host (README, "Limits and bad input"). A caller's schema
+// What one inline schema may ask of the host (docs/engines.md, "Limits and bad input"). A caller's schema
 // runs on every resolve of its interrupt, so its cost is bounded when it is requested, and the
 // cost of one validation is bounded before it runs: gojsonschema cannot be interrupted.
 const (

@@ -145,7 +145,7 @@ type Endpoint struct {
 // Key names the correlation item that joins the events of one type and correlation value that
 // one endpoint of a tenant receives with the external-event interrupts that wait on that
 // endpoint for them. The endpoint is part of the key so that whoever holds one endpoint's
-// secret can neither answer nor pre-seed a wait on another (README, "Webhooks from providers").
+// secret can neither answer nor pre-seed a wait on another (docs/engines.md, "Webhooks from providers").
 type Key struct {
 	Tenant, Endpoint, EventType, Value string
 }

@@ -335,7 +335,7 @@ test('a link without a credential: the approver signs in and decides as itself; 
 });
 
 // mailTo is every distinct message moto's SES accepted for address, parsed as a mail client
-// parses it (moto keeps what it was sent at moto-api/data.json: README, "Mail"). Mail goes out at
+// parses it (moto keeps what it was sent at moto-api/data.json: docs/approvers.md, "Mail"). Mail goes out at
 // least once: a send whose mark was lost is sent again, the same message but for its Date and
 // Message-ID (a signed link is the same on every attempt). SES's copy names no event, so a
 // message is known by its subject and text, and a copy of one already kept is left out; two

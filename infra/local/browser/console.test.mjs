@@ -5,8 +5,8 @@
 // in at the local identity provider and reads what waits and the run's story, at desktop and
 // phone widths (axe finds nothing), resends a delivery and cancels the run; a cancel without
 // the form's CSRF value ends nothing; mallory, no operator, sees nothing of the tenant; olga
-// signed in to another tenant cannot read the run. The README's screenshots are written under
-// .local/screenshots/ (console-*.png; docs/ holds the copies README shows).
+// signed in to another tenant cannot read the run. The screenshots of docs/operations.md are written
+// under .local/screenshots/ (console-*.png; docs/ holds the copies it shows).
 //
 //   CONSOLE_ENGINE_JWT=... CONSOLE_ALICE_JWT=... GATEWAY_URL=http://127.0.0.1:3000 node --test infra/local/browser/console.test.mjs
 import { test, before, after } from 'node:test';

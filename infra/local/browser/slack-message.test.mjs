@@ -4,7 +4,7 @@
 // stand-in: the incoming webhook, and each click's response_url), and their clicks signed as
 // Slack signs them. Slack cannot be reached from here, so the messages the host posted are drawn
 // from their Block Kit as Slack lays it out (drawn below: sections, context lines, buttons) in
-// headless Chromium, and saved under .local/screenshots/ (README's "Deciding in Slack" shows them).
+// headless Chromium, and saved under .local/screenshots/ (docs/approvers.md's "Deciding in Slack" shows them).
 //
 //   SLACK_OPS_JWT=... GATEWAY_URL=http://127.0.0.1:3000 node --test infra/local/browser/
 import { test, before, after } from 'node:test';

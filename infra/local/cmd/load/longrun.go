@@ -11,7 +11,7 @@ import (
 
 // longRun grows one run commit by commit (a request and a resolve per step, so one interrupt at
 // most is pending) and, at each mark of commits, times samples fresh request, resolve and
-// snapshot steps: what an operation costs as its run grows (README, "Performance").
+// snapshot steps: what an operation costs as its run grows (docs/deploying.md, "Performance").
 func longRun(l *load, marks []int, samples int, w io.Writer) error {
 	ctx := context.Background()
 	run := "long-" + strings.ToLower(l.tenant)

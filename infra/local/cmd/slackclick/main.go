@@ -2,7 +2,7 @@
 // block_actions payload of one click to an app's interactivity URL (the local stack's
 // /slack/interactions by default), signed with the app's signing secret, and prints the answer.
 // Slack has no local stand-in; this is how a person tries the Approve and Reject buttons on
-// `make run` (README, "Deciding in Slack"):
+// `make run` (docs/approvers.md, "Deciding in Slack"):
 //
 //	go run ./infra/local/cmd/slackclick -secret <signing secret> -app A0123 -team T0123 \
 //	    -user U0ALICE -action interrupt.accept -value <the button's value> \

@@ -321,7 +321,7 @@ func serveGateway(ctx context.Context, log *slog.Logger, root string, inst insta
 	mux := http.NewServeMux()
 	mux.Handle("/local-faults", injector)
 	mux.Handle("/local-rotation", rotation(gw, log))
-	// The mail the SES stand-in accepted, decoded, for people to read (README, "Mail").
+	// The mail the SES stand-in accepted, decoded, for people to read (docs/approvers.md, "Mail").
 	box := &mailbox.Mailbox{Moto: "http://" + motoAddr, Client: &http.Client{Timeout: 10 * time.Second}}
 	mux.Handle(mailbox.Path, box)
 	mux.Handle(mailbox.Path+"/", box)

@@ -174,7 +174,7 @@ func (inst instance) createTable(ctx context.Context, tmpl *samtemplate.Template
 	return err
 }
 
-// seedKeyring gives the stack a fresh development keyring in the format of the README ("Tokens"),
+// seedKeyring gives the stack a fresh development keyring in the format of docs/approvers.md ("Signed tokens"),
 // and returns its active kid. It holds a legacy kid too, as a deployment that still honours v1
 // tokens does, so the v1 form is resolved locally as it would be there.
 func (in instance) seedKeyring(ctx context.Context) (string, error) {
