@@ -445,6 +445,10 @@ type Display struct {
 	RequesterName string   `json:"requesterName,omitempty"`
 	ArtifactURL   string   `json:"artifactUrl,omitempty"`
 	Audience      []string `json:"audience,omitempty"`
+	// Title and Description are a question's (a clarification's payload has neither): its
+	// heading and what its people need to know. An approval's are in its payload's data.
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
 }
 
 // Resolution is the answer of a resolve.

@@ -76,3 +76,26 @@ func TestThePageSaysThePolicy(t *testing.T) {
 		t.Errorf("the page does not say the policy (%s):\n%s", want, page)
 	}
 }
+
+// TestAQuestionsTitle: a question's display title and description head its page, as an
+// approval's payload's do.
+func TestAQuestionsTitle(t *testing.T) {
+	t.Parallel()
+	o := host.Opened{
+		RunID: "r1", NodeID: "n", InterruptID: "int_1", Raw: json.RawMessage(`{"kind":"clarification","key":"k","data":{"questions":[{"id":"po","question":"Which purchase order?"}]}}`),
+		Status: interrupt.StatusPending, CanResolve: true,
+		Display: &interrupt.Display{Title: "Purchase order for invoice 4471", Description: "Finance needs the one to pay against."},
+	}
+	if err := json.Unmarshal(o.Raw, &o.Payload); err != nil {
+		t.Fatal(err)
+	}
+	page, err := Render(ReadOnly(o, 200, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"<title>Purchase order for invoice 4471", "<h1>Purchase order for invoice 4471</h1>", "Finance needs the one to pay against."} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("the page lacks %s:\n%s", want, page)
+		}
+	}
+}

@@ -113,6 +113,9 @@ func (c content) question(id string) string { return cmp.Or(c.questions[id], id)
 // became of it once it is not.
 func heading(o host.Opened, c content) (kicker, title string) {
 	title = c.Title
+	if o.Display != nil && o.Display.Title != "" {
+		title = o.Display.Title // a question's, which its payload cannot hold
+	}
 	state := map[interrupt.Status]string{interrupt.StatusResolved: "decided", interrupt.StatusExpired: "expired", interrupt.StatusCancelled: "cancelled"}[o.Status]
 	switch o.Payload.Kind {
 	case interrupt.KindApproval:
@@ -222,12 +225,21 @@ func facts(o host.Opened, c content) (fs []Fact, blocks []Block) {
 	return fs, blocks
 }
 
+// description is what the people asked need to know: the payload's, else the display's (a
+// question's, which its payload cannot hold).
+func description(o host.Opened, c content) string {
+	if c.Description == "" && o.Display != nil {
+		return o.Display.Description
+	}
+	return c.Description
+}
+
 // base is the page of o without a decision or a notice.
 func base(o host.Opened, c content) View {
 	kicker, title := heading(o, c)
 	fs, blocks := facts(o, c)
 	v := View{
-		Status: http.StatusOK, Title: title, Kicker: kicker, Heading: title, Facts: fs, Description: c.Description, Blocks: blocks, Footer: footer,
+		Status: http.StatusOK, Title: title, Kicker: kicker, Heading: title, Facts: fs, Description: description(o, c), Blocks: blocks, Footer: footer,
 		// The engine's names, for whoever must find the request in its logs: in small print.
 		Reference: "Run " + o.RunID + " · step " + o.NodeID,
 	}

@@ -209,7 +209,7 @@ func RunOf(in RunParams) *Run {
 	r := &Run{ID: s.RunID, Status: statusWords(s.Status), Deliveries: in.Deliveries, CSRF: in.CSRF, Earlier: in.EarlierPage, Later: in.LaterPage,
 		Ended: s.Status == interrupt.RunCancelled || s.Status == interrupt.RunCompleted}
 	for _, w := range s.Waiting {
-		v := Waiting{Kind: kindWords(w.Kind), Step: w.NodeID, Title: cmp.Or(runlog.Title(w.Raw), "Interrupt at "+w.NodeID),
+		v := Waiting{Kind: kindWords(w.Kind), Step: w.NodeID, Title: cmp.Or(w.Title, runlog.Title(w.Raw), "Interrupt at "+w.NodeID),
 			PageHref: "../../approve/" + url.PathEscape(s.RunID) + "/" + url.PathEscape(w.InterruptID)}
 		if w.Tally != nil {
 			v.Tally = tally(*w.Tally)
@@ -336,7 +336,7 @@ func lines(ch host.Chapter) []Line {
 			case interrupt.KindExternalEvent:
 				l.Text = "began waiting for an external event at step " + e.NodeID
 			}
-			if t := runlog.Title(e.Payload); t != "" {
+			if t := cmp.Or(ch.Titles[e.InterruptID], runlog.Title(e.Payload)); t != "" {
 				l.Text += ": “" + words.Isolated(t) + "”"
 			}
 			if call := ch.Calls[e.InterruptID]; call != nil && call.Policy != nil {

@@ -137,6 +137,10 @@ func (h *Host) request(ctx context.Context, p interrupt.Principal, runID string,
 			return InterruptView{}, false, interrupt.Invalid("display.audience names whom to ask of a kind a person decides whose payload names no audience",
 				interrupt.FieldError{Path: "/display/audience", Message: "must be omitted for a " + string(payload.Kind) + " interrupt (an approval names its audience in its payload)"})
 		}
+		if (req.Display.Title != "" || req.Display.Description != "") && payload.Kind == interrupt.KindApproval {
+			return InterruptView{}, false, interrupt.Invalid("display.title and display.description are for a kind whose payload has neither",
+				interrupt.FieldError{Path: "/display/title", Message: "must be omitted for an approval: its payload's data has its title and description"})
+		}
 	}
 	deciders := interrupt.NewDeciders(payload, req.Display, p.Voter(), h.refKinds())
 	if why := deciders.Undecidable(); why.Path != "" {

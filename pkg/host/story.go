@@ -26,8 +26,9 @@ type Story struct {
 type StoryWaiting struct {
 	NodeID, InterruptID string
 	Kind                interrupt.Kind
-	// Raw is its payload as requested.
+	// Raw is its payload as requested; Title what it is called (runlog.Interrupt.Title).
 	Raw         []byte
+	Title       string
 	RequestedAt time.Time
 	RequestedBy string
 	Deadline    time.Time
@@ -45,10 +46,11 @@ type Chapter struct {
 	At     time.Time
 	By     string
 	Events []runlog.Envelope
-	// Calls are the calls the commit's requests ask people to allow, by interrupt id: what the
-	// envelopes do not carry (the host's own record beside a payload), with the policy each
-	// was asked under.
-	Calls map[string]*interrupt.ToolCall
+	// Calls are the calls the commit's requests ask people to allow, by interrupt id, with the
+	// policy each was asked under; Titles the titles their displays give (a question's): what
+	// the envelopes do not carry (the host's own record beside a payload).
+	Calls  map[string]*interrupt.ToolCall
+	Titles map[string]string
 }
 
 // MaxStoryChapters bounds a page of a run's story.
@@ -72,7 +74,7 @@ func (h *Host) Story(ctx context.Context, p interrupt.Principal, runID string, a
 	s := Story{RunID: runID, Status: st.Snapshot(runID, now).Status, Next: after}
 	for _, in := range st.Pending(now) {
 		w := StoryWaiting{
-			NodeID: in.NodeID, InterruptID: in.ID, Kind: in.Payload.Kind, Raw: in.Raw, RequestedAt: in.RequestedAt,
+			NodeID: in.NodeID, InterruptID: in.ID, Kind: in.Payload.Kind, Raw: in.Raw, Title: in.Title(), RequestedAt: in.RequestedAt,
 			RequestedBy: in.RequestedBy, Deadline: in.Deadline, Votes: in.CountedVotes(),
 			Undecided: in.Deciders.Undecided(func(p string) bool { return in.Voted(p) != nil }),
 		}
@@ -100,6 +102,12 @@ func (h *Host) Story(ctx context.Context, p interrupt.Principal, runID string, a
 					ch.Calls = map[string]*interrupt.ToolCall{}
 				}
 				ch.Calls[e.InterruptID] = e.ToolCall
+			}
+			if e.Type == interrupt.EventRequested && e.Display != nil && e.Display.Title != "" {
+				if ch.Titles == nil {
+					ch.Titles = map[string]string{}
+				}
+				ch.Titles[e.InterruptID] = e.Display.Title
 			}
 		}
 		s.Chapters = append(s.Chapters, ch)

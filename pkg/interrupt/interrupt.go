@@ -370,19 +370,26 @@ type Display struct {
 	// clarification, a low-confidence escalation, a conversation's exchange): a notification
 	// hint, as an approval's audience is, never a grant.
 	Audience []string `json:"audience,omitempty"`
+	// Title and Description are what a kind whose payload has neither (a clarification) is
+	// called and what its people need to know, as an approval's data.title and description
+	// are: every surface shows them so (Interrupt titles, the page, mail, Slack, the inbox).
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
 }
 
 // Display bounds: a name fits a line, a URL what browsers and mail clients keep, an audience a
-// team.
+// team, a title a line (as runlog.MaxTitle), a description a few paragraphs.
 const (
 	MaxRequesterName  = 200
 	MaxArtifactURLLen = 2048
 	MaxAudience       = 100
 	maxAudienceRef    = 256
+	MaxDisplayTitle   = 200
+	MaxDescription    = 4000
 )
 
-// Check says what is wrong with d, at the JSON Pointer at: a name that is empty, too long or
-// holds control characters; a URL that is not an absolute https URL of a host, carries
+// Check says what is wrong with d, at the JSON Pointer at: a name, title or description that is
+// empty, too long or holds control characters; a URL that is not an absolute https URL of a host, carries
 // credentials, or is too long; an audience of more than MaxAudience refs, or a ref that is
 // empty, too long or holds control characters.
 func (d Display) Check(at string) []FieldError {
@@ -399,6 +406,13 @@ func (d Display) Check(at string) []FieldError {
 		if utf8.RuneCountInString(n) > MaxRequesterName || strings.TrimSpace(n) == "" || strings.ContainsFunc(n, unicode.IsControl) {
 			out = append(out, FieldError{Path: at + "/requesterName", Message: fmt.Sprintf("must be a name of 1 to %d characters without control characters", MaxRequesterName)})
 		}
+	}
+	if t := d.Title; t != "" && (utf8.RuneCountInString(t) > MaxDisplayTitle || strings.TrimSpace(t) == "" || strings.ContainsFunc(t, unicode.IsControl)) {
+		out = append(out, FieldError{Path: at + "/title", Message: fmt.Sprintf("must be a line of 1 to %d characters without control characters", MaxDisplayTitle)})
+	}
+	if t := d.Description; t != "" && (utf8.RuneCountInString(t) > MaxDescription || strings.TrimSpace(t) == "" ||
+		strings.ContainsFunc(t, func(r rune) bool { return unicode.IsControl(r) && r != '\n' && r != '\t' })) {
+		out = append(out, FieldError{Path: at + "/description", Message: fmt.Sprintf("must be 1 to %d characters without control characters but new lines", MaxDescription)})
 	}
 	if raw := d.ArtifactURL; raw != "" {
 		u, err := url.Parse(raw)

@@ -263,3 +263,53 @@ func TestStandingApprovalsChecked(t *testing.T) {
 		}
 	}
 }
+
+// TestAQuestionWithContext: ask_question's title and description are the question's, as an
+// approval's are its payload's: the pending list, the inbox's summary and the page call it by
+// its title; an approval that gives them beside its payload's is refused, writing nothing.
+func TestAQuestionWithContext(t *testing.T) {
+	t.Parallel()
+	h, l, _, url := servePolicies(t)
+	cs := connect(t, url, engine)
+	var asked mcp.Requested
+	args := map[string]any{"title": "Purchase order for invoice 4471", "description": "The supplier quotes two orders; finance needs the one to pay against.",
+		"questions": []map[string]any{{"id": "po", "question": "Which purchase order?"}}, "audience": []string{"carol"}}
+	if msg := call(t, cs, "ask_question", args, &asked); msg != "" {
+		t.Fatal(msg)
+	}
+	in := requestedAny(t, l, asked)
+	if in.Title() != "Purchase order for invoice 4471" || in.Display == nil || in.Display.Description == "" {
+		t.Errorf("the question is called %q (display %+v)", in.Title(), in.Display)
+	}
+	hosttest.Reindex(t, h, hosttest.Who("engine"), asked.RunID)
+	page, err := h.PendingInterrupts(context.Background(), hosttest.Who("engine"), "", 0)
+	if err != nil || len(page.Interrupts) != 1 || page.Interrupts[0].Title != "Purchase order for invoice 4471" {
+		t.Errorf("the pending list: %+v %v", page, err)
+	}
+	_, _, err = h.RequestInterrupt(context.Background(), hosttest.Who("engine"), "r9", host.Request{NodeID: "n", Payload: hosttest.Example(t, "approval"),
+		Display: &interrupt.Display{Title: "Another title"}})
+	if interrupt.ErrorCode(err) != interrupt.CodeValidation || !strings.Contains(err.Error(), "display") {
+		t.Errorf("an approval with a display title: %v", err)
+	}
+	if msg := call(t, cs, "ask_question", map[string]any{"title": "bad\u0007title", "questions": []map[string]any{{"id": "q", "question": "?"}}}, &asked); !strings.Contains(msg, "/display/title") {
+		t.Errorf("a title with a control character: %q", msg)
+	}
+}
+
+// requestedAny is the interrupt r asked, as its run's log holds it, with or without a call.
+func requestedAny(t *testing.T, l *inmem.Store, r mcp.Requested) *runlog.Interrupt {
+	t.Helper()
+	_, commits, err := l.Tail(context.Background(), runlog.Key{Tenant: "acme", RunID: r.RunID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := runlog.Fold(commits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := st.ByID(r.InterruptID)
+	if in == nil {
+		t.Fatalf("no interrupt %s in run %s", r.InterruptID, r.RunID)
+	}
+	return in
+}

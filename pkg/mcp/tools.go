@@ -22,7 +22,7 @@ const requestApprovalDoc = "Ask people to approve something and return at once w
 	"When the tenant has a policy for toolCall's tool (or a default policy), the policy says who decides, requiredApprovals, rejectionPolicy, actions, timeoutMs and toolCall.receiptTtlMs: leave them all out (a request naming any is refused, naming the policy), and say only what the call is (title, description). " +
 	"url is the page the approvers decide on."
 
-const askQuestionDoc = "Ask people one or more questions (each with an optional JSON Schema its answer must hold to) and return at once with the interrupt to wait on (get_outcome). " +
+const askQuestionDoc = "Ask people one or more questions (each with an optional JSON Schema its answer must hold to), under a title and with a description that give them the context, and return at once with the interrupt to wait on (get_outcome). " +
 	"audience names the principals to notify (a hint, not a limit: anyone of your tenant who may respond can answer; you, the requester, cannot). The same runId and key answer the same interrupt, as for request_approval."
 
 const getOutcomeDoc = "What became of an interrupt: status pending, resolved, expired, cancelled or completed (its run ended first). " +
@@ -64,11 +64,13 @@ type ToolCall struct {
 
 // QuestionRequest is ask_question's input: a clarification.
 type QuestionRequest struct {
-	Questions []Question `json:"questions" jsonschema:"the questions, each answered on its own"`
-	Audience  []string   `json:"audience,omitempty" jsonschema:"the principals to notify: a hint, not a limit on who may answer"`
-	TimeoutMs int64      `json:"timeoutMs,omitempty" jsonschema:"how long it may wait before it expires, in milliseconds; no deadline when left out"`
-	RunID     string     `json:"runId,omitempty" jsonschema:"the run to ask in; a new one when left out"`
-	Key       string     `json:"key,omitempty" jsonschema:"the re-entry key: required with runId; the same runId and key answer the same interrupt"`
+	Title       string     `json:"title,omitempty" jsonschema:"what the people asked are asked, in one line (the page's heading, the mail's subject, the inbox's line); the first question when left out"`
+	Description string     `json:"description,omitempty" jsonschema:"what they need to know to answer"`
+	Questions   []Question `json:"questions" jsonschema:"the questions, each answered on its own"`
+	Audience    []string   `json:"audience,omitempty" jsonschema:"the principals to notify: a hint, not a limit on who may answer"`
+	TimeoutMs   int64      `json:"timeoutMs,omitempty" jsonschema:"how long it may wait before it expires, in milliseconds; no deadline when left out"`
+	RunID       string     `json:"runId,omitempty" jsonschema:"the run to ask in; a new one when left out"`
+	Key         string     `json:"key,omitempty" jsonschema:"the re-entry key: required with runId; the same runId and key answer the same interrupt"`
 }
 
 // Question is one question of ask_question.
@@ -195,8 +197,8 @@ func (s *Server) askQuestion(ctx context.Context, _ *sdk.CallToolRequest, in Que
 		return nil, Requested{}, s.toolError(ctx, "ask_question", err)
 	}
 	var display *interrupt.Display
-	if len(in.Audience) > 0 {
-		display = &interrupt.Display{Audience: in.Audience}
+	if len(in.Audience) > 0 || in.Title != "" || in.Description != "" {
+		display = &interrupt.Display{Audience: in.Audience, Title: in.Title, Description: in.Description}
 	}
 	data := struct {
 		Questions []Question `json:"questions"`

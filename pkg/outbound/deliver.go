@@ -540,7 +540,7 @@ func (d *Deliverer) about(ctx context.Context, tenant string, c runlog.Commit, e
 	if in == nil {
 		return nil
 	}
-	n.Title = titleOf(runlog.Envelope{Payload: in.Raw})
+	n.Title = titleOf(runlog.Envelope{Payload: in.Raw}, in.Display)
 	if n.Deadline.IsZero() && in.StatusAt(d.now()) == interrupt.StatusPending {
 		n.Deadline = in.Deadline
 	}

@@ -112,7 +112,7 @@ func (d *Deliverer) sendMail(ctx context.Context, s Subscription, c runlog.Commi
 	if len(to) == 0 {
 		return sent{status: 204, unreached: unreached}, nil
 	}
-	asked := Asked{RunID: e.RunID, InterruptID: e.InterruptID, Title: titleOf(e), Deadline: n.Deadline}
+	asked := Asked{RunID: e.RunID, InterruptID: e.InterruptID, Title: titleOf(e, displayOf(c, e)), Deadline: n.Deadline}
 	for _, m := range to {
 		a := Addressee{Address: m.address}
 		if rs := refs[mailbox(m.address)]; len(rs) == 1 && rs[0].Kind == interrupt.RefPrincipal {
@@ -427,8 +427,23 @@ func isolated(title string) string {
 	return words.Isolated(title)
 }
 
-// titleOf is an interrupt request's title, else its artifact.
-func titleOf(e runlog.Envelope) string {
+// displayOf is how commit c's request of e's interrupt asked to be shown (runlog.Event.Display,
+// kept beside the payload: no payload is read), nil when c did not request it or said nothing.
+func displayOf(c runlog.Commit, e runlog.Envelope) *interrupt.Display {
+	for _, ev := range c.Events {
+		if ev.Type == interrupt.EventRequested && ev.InterruptID == e.InterruptID {
+			return ev.Display
+		}
+	}
+	return nil
+}
+
+// titleOf is an interrupt request's title: its display's (a question's, which its payload
+// cannot hold), else its payload's, else its artifact.
+func titleOf(e runlog.Envelope, d *interrupt.Display) string {
+	if d != nil && strings.TrimSpace(d.Title) != "" {
+		return strings.TrimSpace(d.Title)
+	}
 	var raw struct {
 		Data struct {
 			Title        string `json:"title"`
@@ -475,7 +490,7 @@ func compose(p interrupt.Payload, c runlog.Commit, e runlog.Envelope, n Notice, 
 	if p.Kind == interrupt.KindClarification {
 		what, ask = "A question", "answer"
 	}
-	title := titleOf(e)
+	title := titleOf(e, displayOf(c, e))
 	// Who asks, as the page says it (words.Personal): a name, beside a principal that reads as
 	// a person's; never an app client's id.
 	who := words.Sentence{words.Said("The run "), words.Value(e.RunID)}
@@ -502,6 +517,9 @@ func compose(p interrupt.Payload, c runlog.Commit, e runlog.Envelope, n Notice, 
 	}
 	if len(n.Call) > 0 {
 		lines = append(lines, "", n.Call.Plain()+".")
+	}
+	if d := displayOf(c, e); data.Description == "" && d != nil {
+		data.Description = d.Description
 	}
 	if data.Description != "" {
 		lines = append(lines, "", data.Description)

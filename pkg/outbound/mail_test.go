@@ -655,3 +655,22 @@ func TestMailSaysThePolicy(t *testing.T) {
 		t.Errorf("the mail lacks %q:\n%s", want, text)
 	}
 }
+
+// TestMailSaysAQuestionsTitle: a question asked with a display title and description is mailed
+// under that title, with that description.
+func TestMailSaysAQuestionsTitle(t *testing.T) {
+	w, box, _ := mailWorld(t, outbound.LinksPlain)
+	requested := outboundtest.Requested("ask", "i1", `{"kind":"clarification","key":"k","data":{"questions":[{"id":"po","question":"Which purchase order?"}]}}`)
+	requested.Display = &interrupt.Display{Audience: []string{"alice"}, Title: "Purchase order for invoice 4471", Description: "Finance needs the one to pay against."}
+	w.Deliver(w.CommitAs("agent-7", "acme", "run-1", requested))
+	if len(box.got) == 0 {
+		t.Fatal("no mail")
+	}
+	m := box.got[0]
+	text := strings.ReplaceAll(strings.ReplaceAll(m.Subject+"\n"+m.Text, "\u2068", ""), "\u2069", "")
+	for _, want := range []string{"A question for you: Purchase order for invoice 4471", "Finance needs the one to pay against.", "- Which purchase order?"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the mail lacks %q:\n%s", want, text)
+		}
+	}
+}

@@ -93,7 +93,7 @@ func (s *State) RunEntry(k Key, retention time.Duration) RunEntry {
 		last = in
 	}
 	for i := len(s.ordered) - 1; i >= 0 && len(e.Titles) < MaxRunTitles; i-- {
-		if t := Title(s.ordered[i].Raw); t != "" && !slices.Contains(e.Titles, t) {
+		if t := s.ordered[i].Title(); t != "" && !slices.Contains(e.Titles, t) {
 			e.Titles = append(e.Titles, t)
 		}
 	}

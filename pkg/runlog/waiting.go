@@ -79,7 +79,7 @@ func (s *State) Entry(k Key) Waiting {
 			continue
 		}
 		sm := Summary{
-			NodeID: in.NodeID, InterruptID: in.ID, Key: in.Payload.Key, Kind: in.Payload.Kind, Title: Title(in.Raw),
+			NodeID: in.NodeID, InterruptID: in.ID, Key: in.Payload.Key, Kind: in.Payload.Kind, Title: in.Title(),
 			Seq: in.RequestedSeq, RequestedAt: in.RequestedAt, Deadline: in.Deadline, RequestedBy: in.RequestedBy,
 		}
 		if in.Payload.Kind == interrupt.KindApproval {
@@ -89,6 +89,15 @@ func (s *State) Entry(k Key) Waiting {
 		w.Pending = append(w.Pending, sm)
 	}
 	return w
+}
+
+// Title is what the interrupt is called: its display's title (a question's, which its payload
+// cannot hold), else its payload's (Title).
+func (in *Interrupt) Title() string {
+	if in.Display != nil && in.Display.Title != "" {
+		return in.Display.Title
+	}
+	return Title(in.Raw)
 }
 
 // Title is a payload's data.title, else its first question's text (a clarification has no
