@@ -208,8 +208,10 @@ Interrupt host serving on %[1]s (first request answered %[2]s after start). Ctrl
 Mail it sends is read at %[1]s/local-mail.
 
   TOKEN=$(go run ./infra/local/cmd/devtoken -gateway %[1]s -sub engine -tenant acme -scopes "interrupts:write runs:read")
-  curl -s -X POST %[1]s/runs/run-1/interrupts -H "Authorization: Bearer $TOKEN" \
+  curl -s -X POST %[1]s/runs/first-$(date +%%s)/interrupts -H "Authorization: Bearer $TOKEN" \
     -H 'Content-Type: application/json' -d "{\"nodeId\":\"approve\",\"payload\":$(cat schemas/examples/approval.json)}"
+
+The walks for each kind of user are README's guides (docs/).
 
 `, url, time.Since(start).Round(time.Millisecond))
 		<-ctx.Done()
