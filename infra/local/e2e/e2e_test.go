@@ -74,7 +74,7 @@ func jwt(t testing.TB, tok devjwt.Token) string {
 var (
 	engine   = devjwt.Token{Subject: "engine", Tenant: "acme", Scopes: []string{"interrupts:write", "runs:read"}}
 	approver = devjwt.Token{Subject: "alice", Tenant: "acme", Scopes: []string{"approvals:respond", "runs:read"}}
-	everyone = devjwt.Token{Subject: "root", Tenant: "acme", Scopes: []string{"interrupts:write", "approvals:respond", "runs:read", "runs:configure", "webhooks:manage", "subscriptions:manage", "contacts:manage", "tokens:delegate", "receipts:redeem", "integrations:manage"}}
+	everyone = devjwt.Token{Subject: "root", Tenant: "acme", Scopes: []string{"interrupts:write", "approvals:respond", "runs:read", "runs:configure", "webhooks:manage", "subscriptions:manage", "contacts:manage", "tokens:delegate", "receipts:redeem", "integrations:manage", "policies:manage"}}
 	// delegate is trusted tooling, a team's mailer: it mints tokens that decide as a named person.
 	delegate = devjwt.Token{Subject: "mailer", Tenant: "acme", Scopes: []string{"tokens:delegate"}}
 )
