@@ -121,13 +121,15 @@ test:
 	STACK_SCHEDULE_PERIOD=1s $(PHASE) stack-tests $(STACK) exec -- $(MAKE) --no-print-directory stack-tests
 
 # stack-tests runs inside `stack exec`, which provides the stores, the gateway and their env.
-# go-tests includes internal/docstest: every sh block of README.md and docs/*.md that talks to
-# the stack, run against it (README, "The docs are tested").
-# The client's examples run after the host's packages, not beside them: one injects faults into
-# the whole stack.
+# The client's examples and the docs' commands (internal/docstest: every sh block of README.md
+# and docs/*.md that talks to the stack, run against it; README, "The docs are tested") run
+# after the host's packages, not beside them: the end-to-end suite injects faults into the whole
+# stack, and a walk that met one would fail for it.
+DOCS_TESTS := ./internal/docstest
 stack-tests:
-	$(PHASE) go-tests go test -count=1 -race ./...
+	$(PHASE) go-tests go test -count=1 -race $$(go list ./... | grep -v '/internal/docstest$$')
 	$(PHASE) client-tests go test -count=1 -race github.com/interrupthost/interrupthost/client/...
+	$(PHASE) docs-tests go test -count=1 $(DOCS_TESTS)
 	ENGINE_JWT=$$(go run ./infra/local/cmd/devtoken -sub engine -tenant browser -scopes "interrupts:write runs:read") \
 	  DELEGATE_JWT=$$(go run ./infra/local/cmd/devtoken -sub mailer -tenant browser -scopes "tokens:delegate") \
 	  MAIL_ENGINE_JWT=$$(go run ./infra/local/cmd/devtoken -sub engine -tenant browser-mail -scopes "interrupts:write runs:read") \

@@ -96,8 +96,13 @@ func (s *stack) failUnder(prefix string) {
 	s.down.Store(&prefix)
 }
 
-// noRedirects is a browser that shows each redirect instead of following it.
-var noRedirects = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+// noRedirects is a browser that shows each redirect instead of following it. Its transport is
+// its own: httptest.Server.Close closes the idle connections of http.DefaultTransport, which
+// broke a parallel subtest's request reusing one ("CloseIdleConnections called").
+var noRedirects = &http.Client{
+	Transport:     http.DefaultTransport.(*http.Transport).Clone(),
+	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+}
 
 // callback is what the browser brings to the callback: its cookies and the query.
 type callback struct {

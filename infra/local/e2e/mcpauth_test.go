@@ -267,3 +267,74 @@ func TestAMetadataURLsTokenWhereAllowed(t *testing.T) {
 		t.Errorf("registration: %d %s", reg.Status, reg.Body)
 	}
 }
+
+// TestAPythonMCPClientAsksUnderAPolicy: Python's official MCP client, signed in with nothing but
+// the URL and its client metadata URL, asks for issue_refund in a tenant whose administrator set
+// a policy of it (carol decides; refunds up to 50.00 stand approved): a large refund waits, and
+// bob cannot decide it while carol can; the agent naming its own approver is refused, naming
+// the policy; a small refund is approved at once by the policy's version, with a receipt that
+// the executor redeems.
+func TestAPythonMCPClientAsksUnderAPolicy(t *testing.T) {
+	localaws.NeedsStack(t)
+	python := filepath.Join(root(t), ".venv-mcp", "bin", "python")
+	if _, err := os.Stat(python); err != nil {
+		t.Fatalf("the MCP Python SDK's venv is missing (make deps installs it): %v", err)
+	}
+	tenant := fmt.Sprintf("policy-%d", time.Now().UnixNano())
+	admin := jwt(t, devjwt.Token{Subject: "ops", Tenant: tenant, Scopes: []string{"policies:manage"}})
+	rule := `{"approversList":["carol"],"standing":[{"arguments":{"type":"object","properties":{"amountCents":{"type":"integer","maximum":5000}},"required":["amountCents"]},"description":"refunds up to 50.00"}]}`
+	if a := do(t, "PUT", "/policies/tools/issue_refund", admin, rule); a.Status != 201 {
+		t.Fatalf("the policy: %d %s", a.Status, a.Body)
+	}
+	cmd := exec.Command(python, filepath.Join(root(t), "infra", "local", "mcpclient", "signin.py"), gatewayURL()+"/mcp", "metadata-url", "alice", tenant, "policy")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("the Python client: %v\n%s", err, stderr.String())
+	}
+	var saw struct {
+		Large, Small struct{ RunID, NodeID, InterruptID, Status string }
+		Named        struct {
+			IsError bool
+			Text    string
+		}
+		Outcome struct {
+			Status, Action, DecidedBy, Receipt string
+			ApprovedCall                       struct {
+				Name      string
+				Arguments map[string]any
+			}
+		}
+		SignIns int
+	}
+	if err := json.Unmarshal(out, &saw); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if saw.SignIns != 1 || saw.Large.Status != "pending" || saw.Small.Status != "resolved" {
+		t.Fatalf("the Python client saw %s", out)
+	}
+	if !saw.Named.IsError || !strings.Contains(saw.Named.Text, "Policy issue_refund v1 says who decides calls of issue_refund") {
+		t.Errorf("the agent naming its approver under the policy: %+v", saw.Named)
+	}
+	if saw.Outcome.Action != "accept" || saw.Outcome.DecidedBy != "policy:issue_refund@1" || saw.Outcome.Receipt == "" || saw.Outcome.ApprovedCall.Name != "issue_refund" {
+		t.Errorf("the small refund's outcome: %+v", saw.Outcome)
+	}
+	accept := `{"resumeValue":{"action":"accept","decidedAt":"2026-12-07T09:00:00Z"}}`
+	path := "/runs/" + saw.Large.RunID + "/interrupts/" + saw.Large.NodeID
+	if a := do(t, "POST", path, jwt(t, devjwt.Token{Subject: "bob", Tenant: tenant, Scopes: []string{"approvals:respond"}}), accept); a.Status != 403 {
+		t.Errorf("bob decides the policy's approval: %d %s", a.Status, a.Body)
+	}
+	if a := do(t, "POST", path, jwt(t, devjwt.Token{Subject: "carol", Tenant: tenant, Scopes: []string{"approvals:respond"}}), accept); a.Status != 200 {
+		t.Errorf("carol decides it: %d %s", a.Status, a.Body)
+	}
+	args, err := json.Marshal(saw.Outcome.ApprovedCall.Arguments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	redeem := fmt.Sprintf(`{"receipt":%q,"toolCall":{"name":"issue_refund","arguments":%s}}`, saw.Outcome.Receipt, args)
+	executor := jwt(t, devjwt.Token{Subject: "refunds", Tenant: tenant, Scopes: []string{"receipts:redeem"}})
+	if a := do(t, "POST", "/receipts/redeem", executor, redeem); a.Status != 200 {
+		t.Errorf("the standing approval's receipt: %d %s", a.Status, a.Body)
+	}
+}

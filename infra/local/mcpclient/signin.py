@@ -19,7 +19,10 @@ SDK's.
 It asks for an approval and reads its outcome, then prints one JSON line of what it saw:
 the tools, the request's and the outcome's structured content, how many sign-ins it took, and,
 for a metadata URL, that URL and how often the issuer fetched it.
-Usage: python signin.py MCP_URL CLIENT_ID|metadata-url USER TENANT
+With SCENARIO "policy" it asks under the tenant's policy of issue_refund instead (the caller
+sets the policy first): a large refund, the same naming its own approver, a small one, and the
+small one's outcome.
+Usage: python signin.py MCP_URL CLIENT_ID|metadata-url USER TENANT [SCENARIO]
 """
 
 import asyncio
@@ -127,7 +130,7 @@ class MetadataDocument:
         self.server.server_close()
 
 
-async def main(url: str, client_id: str, user: str, tenant: str) -> dict:
+async def main(url: str, client_id: str, user: str, tenant: str, scenario: str = "ask") -> dict:
     person = Person(user, tenant)
     document = MetadataDocument() if client_id == "metadata-url" else None
     auth = OAuthClientProvider(
@@ -142,7 +145,7 @@ async def main(url: str, client_id: str, user: str, tenant: str) -> dict:
         # once the issuer's metadata says client_id_metadata_document_supported.
         auth.context.client_metadata_url = document.url
     try:
-        saw = await ask(url, auth, person)
+        saw = await (ask_under_policy if scenario == "policy" else ask)(url, auth, person)
     finally:
         if document:
             document.close()
@@ -169,5 +172,29 @@ async def ask(url: str, auth: OAuthClientProvider, person: Person) -> dict:
             "signIns": person.sign_ins, "authorize": person.authorize_url}
 
 
+async def ask_under_policy(url: str, auth: OAuthClientProvider, person: Person) -> dict:
+    """Signs in, then asks for issue_refund under the tenant's policy of it (which the caller
+    set): a large refund, which waits for the policy's approvers; the same naming its own
+    approver, which the host refuses; a small one, which a standing approval approves at once,
+    and its outcome, with the approved call and its receipt."""
+    refund = lambda order, cents: {"name": "issue_refund", "arguments": {"order": order, "amountCents": cents, "currency": "EUR"}}
+    async with httpx2.AsyncClient(auth=auth, timeout=30) as http:
+        async with streamable_http_client(url, http_client=http) as streams:
+            async with ClientSession(streams[0], streams[1]) as session:
+                await session.initialize()
+                large = await session.call_tool("request_approval", {"title": "Refund order 4471", "toolCall": refund("4471", 124000)})
+                if large.is_error:
+                    raise RuntimeError(f"request_approval, large: {large.content}")
+                named = await session.call_tool("request_approval", {"title": "Refund order 4472", "approvers": ["bob"], "toolCall": refund("4472", 124000)})
+                small = await session.call_tool("request_approval", {"title": "Refund order 4473", "toolCall": refund("4473", 1200)})
+                if small.is_error:
+                    raise RuntimeError(f"request_approval, small: {small.content}")
+                outcome = await session.call_tool("get_outcome", {"runId": small.structured_content["runId"], "interruptId": small.structured_content["interruptId"]})
+                if outcome.is_error:
+                    raise RuntimeError(f"get_outcome: {outcome.content}")
+    return {"large": large.structured_content, "named": {"isError": named.is_error, "text": " ".join(c.text for c in named.content if hasattr(c, "text"))},
+            "small": small.structured_content, "outcome": outcome.structured_content, "signIns": person.sign_ins}
+
+
 if __name__ == "__main__":
-    print(json.dumps(asyncio.run(main(*sys.argv[1:5]))))
+    print(json.dumps(asyncio.run(main(*sys.argv[1:6]))))
