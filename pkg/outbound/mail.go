@@ -490,7 +490,8 @@ func compose(p interrupt.Payload, c runlog.Commit, e runlog.Envelope, n Notice, 
 	if p.Kind == interrupt.KindClarification {
 		what, ask = "A question", "answer"
 	}
-	title := titleOf(e, displayOf(c, e))
+	display := displayOf(c, e)
+	title := titleOf(e, display)
 	// Who asks, as the page says it (words.Personal): a name, beside a principal that reads as
 	// a person's; never an app client's id.
 	who := words.Sentence{words.Said("The run "), words.Value(e.RunID)}
@@ -518,8 +519,8 @@ func compose(p interrupt.Payload, c runlog.Commit, e runlog.Envelope, n Notice, 
 	if len(n.Call) > 0 {
 		lines = append(lines, "", n.Call.Plain()+".")
 	}
-	if d := displayOf(c, e); data.Description == "" && d != nil {
-		data.Description = d.Description
+	if data.Description == "" && display != nil {
+		data.Description = display.Description
 	}
 	if data.Description != "" {
 		lines = append(lines, "", data.Description)
