@@ -266,9 +266,14 @@ func (b Book) List(ctx context.Context, caller interrupt.Principal) ([]Delegatio
 	return b.Store.Delegations(ctx, caller.Tenant)
 }
 
+// HeldReader reads what a delegate holds (Store.HeldBy), all a decision needs of the store.
+type HeldReader interface {
+	HeldBy(ctx context.Context, tenant, delegate string) ([]Delegation, error)
+}
+
 // Held are the delegations delegate holds in force at now, as the decider model judges them
 // (interrupt.Principal.For): one keyed read.
-func Held(ctx context.Context, s Store, tenant, delegate string, now time.Time) ([]interrupt.Delegated, error) {
+func Held(ctx context.Context, s HeldReader, tenant, delegate string, now time.Time) ([]interrupt.Delegated, error) {
 	if delegate == "" {
 		return nil, nil
 	}
