@@ -112,6 +112,9 @@ func (h *Host) cast(ctx context.Context, b Ballot, aim ballotAim) (Cast, error) 
 		}
 		if _, err := h.pending(now); err == nil {
 			out.Interrupt.For, out.Interrupt.Refused = h.admitted(ctx, now, &p)
+			if f := out.Interrupt.For; f != nil && out.Interrupt.Voted == nil {
+				out.Interrupt.Voted = now.Voted(f.Delegator)
+			}
 		}
 	}
 	standing()

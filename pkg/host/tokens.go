@@ -389,6 +389,9 @@ func (h *Host) OpenAs(ctx context.Context, p interrupt.Principal, runID, interru
 		return o, err
 	}
 	o.For, o.Refused = h.admitted(ctx, in, &p)
+	if o.For != nil && o.Voted == nil {
+		o.Voted = in.Voted(o.For.Delegator)
+	}
 	return o, nil
 }
 
