@@ -8,6 +8,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
+	"github.com/interrupthost/interrupthost/pkg/apigw/jsonapi"
 	"github.com/interrupthost/interrupthost/pkg/app"
 	"github.com/interrupthost/interrupthost/pkg/app/delivery"
 	"github.com/interrupthost/interrupthost/pkg/environ"
@@ -17,5 +18,5 @@ func main() {
 	e := app.Must(app.Load())
 	subs, resender, slack, err := delivery.Subscriptions(context.Background(), e)
 	environ.ExitOn(err)
-	lambda.Start(e.API().Subscriptions(subs, resender, slack))
+	lambda.Start(jsonapi.New(e.Gateway()).Subscriptions(subs, resender, slack))
 }

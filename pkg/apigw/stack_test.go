@@ -29,6 +29,7 @@ import (
 	"github.com/interrupthost/interrupthost/internal/testclock"
 	"github.com/interrupthost/interrupthost/internal/testkeys"
 	"github.com/interrupthost/interrupthost/pkg/apigw"
+	"github.com/interrupthost/interrupthost/pkg/apigw/routes"
 	"github.com/interrupthost/interrupthost/pkg/bearer"
 	"github.com/interrupthost/interrupthost/pkg/channel/slack"
 	"github.com/interrupthost/interrupthost/pkg/contacts"
@@ -55,9 +56,9 @@ import (
 // only DynamoDB and Secrets Manager show (a throttled table, another process, a rotated secret)
 // ask for dynamoStack.
 type stack struct {
-	api *apigw.API
+	api *apigw.Gateway
 	// services are what the functions' routes call, as their mains build them.
-	services apigw.Services
+	services Services
 	host     *host.Host
 	subs     *outbound.Subscriptions
 	log      host.Store
@@ -219,7 +220,7 @@ func buildWith(st stores, c *testclock.Clock, keys token.Keys, configure func(*h
 		Links: outbound.Links{Keys: keys, BaseURL: "https://host.example"}, Now: c.Now,
 	}
 	policies := &policy.Book{Store: st.policies, Checker: h, Schemas: schemas, Now: c.Now}
-	services := apigw.Services{
+	services := Services{
 		Host: h, Tokens: host.NewSigner(h, keys), Webhooks: host.NewWebhooks(h, webhook.NewCache(st.endpointSecrets, nil)),
 		Subscriptions: subs, Resender: resender, Contacts: &contacts.Directory{Store: st.contacts, Now: c.Now},
 		MCP:      mcp.New(host.NewSigner(h, keys), mcp.Options{Poll: time.Millisecond, Policies: policies}),
@@ -250,12 +251,12 @@ func (s *stack) points(t testing.TB) []metrics.Point {
 // function's first route (its only one, but for GET beside HEAD): tests of one route need not
 // name it.
 func (s *stack) fn(function string) apigw.Handler {
-	h, err := s.api.Function(function, s.services)
+	h, err := functionOf(s.api, function, s.services)
 	if err != nil {
 		panic(err)
 	}
 	var first string
-	for _, o := range apigw.Operations() {
+	for _, o := range routes.Operations() {
 		if o.Function == function {
 			first = o.Route
 			break

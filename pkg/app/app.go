@@ -33,7 +33,7 @@ const DefaultRedriveSegments = 8
 
 // Env is a function's wiring: its configuration from the environment (package environ), and
 // what was built from it, each once. A function's main asks it for the services its routes need
-// and hands them to its constructor (apigw.API.GetRun, ...), which takes them by type: a main
+// and hands them to its constructor (jsonapi.API.GetRun, ...), which takes them by type: a main
 // that lacks one does not compile, and only what a main asks for is linked into its binary and
 // built at its init.
 type Env struct {
@@ -70,8 +70,9 @@ func Must[T any](v T, err error) T {
 	return v
 }
 
-// API is the API over the function's options, for its constructor.
-func (e *Env) API() *apigw.API { return apigw.New(environ.Logger(), e.Options) }
+// Gateway is the gateway over the function's options, for its controller's package (jsonapi,
+// web, mcphttp, slackhttp), whose constructor takes it.
+func (e *Env) Gateway() *apigw.Gateway { return apigw.New(environ.Logger(), e.Options) }
 
 // AWS is the SDK's configuration (awsconfig.Load), loaded the first time it is asked for.
 func (e *Env) AWS(ctx context.Context) (aws.Config, error) {
