@@ -15,6 +15,7 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/apigw/web"
 	"github.com/interrupthost/interrupthost/pkg/channel/slack"
 	"github.com/interrupthost/interrupthost/pkg/contacts"
+	"github.com/interrupthost/interrupthost/pkg/delegation"
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/outbound"
 	"github.com/interrupthost/interrupthost/pkg/policy"
@@ -43,6 +44,8 @@ type Services struct {
 	Clicks *slack.Interactions
 	// Policies are the tenants' tool policies (PUT, GET, DELETE /policies/...).
 	Policies *policy.Book
+	// Delegations are the approvers' delegations (PUT, GET, DELETE /delegations/...).
+	Delegations *delegation.Book
 }
 
 // constructors build each function as its main does, by the constructor its main calls (held
@@ -79,6 +82,7 @@ var constructors = map[string]struct {
 	"mcp":                {"MCP", func(g *apigw.Gateway, s Services) apigw.Handler { return mcphttp.New(g).MCP(s.MCP, s.Bearer) }},
 	"slack-interactions": {"SlackInteractions", func(g *apigw.Gateway, s Services) apigw.Handler { return slackhttp.New(g).SlackInteractions(s.Clicks) }},
 	"policies":           {"Policies", func(g *apigw.Gateway, s Services) apigw.Handler { return jsonapi.New(g).Policies(s.Policies) }},
+	"delegations":        {"Delegations", func(g *apigw.Gateway, s Services) apigw.Handler { return jsonapi.New(g).Delegations(s.Delegations) }},
 }
 
 // functionOf is the handler of the function named function (its folder under functions/) over

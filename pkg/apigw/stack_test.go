@@ -33,6 +33,7 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/bearer"
 	"github.com/interrupthost/interrupthost/pkg/channel/slack"
 	"github.com/interrupthost/interrupthost/pkg/contacts"
+	"github.com/interrupthost/interrupthost/pkg/delegation"
 	"github.com/interrupthost/interrupthost/pkg/dynamo"
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/inmem"
@@ -113,7 +114,7 @@ func memStack(t testing.TB, configure func(*host.Config)) *stack {
 		raw[kid], _ = base64.StdEncoding.DecodeString(k)
 	}
 	log, out, hooks, subs, slack := inmem.New(), inmem.NewOutbound(), inmem.NewSecrets(), inmem.NewSecrets(), inmem.NewSecrets()
-	s, err := buildWith(stores{log: log, contacts: log, policies: log, slackApps: log, outbound: out, endpointSecrets: hooks, subscriptionSecrets: subs, slackSecrets: slack}, testclock.New(time.Now().UTC()), testkeys.Static{ActiveKid: "kA", Keys: raw}, configure)
+	s, err := buildWith(stores{log: log, contacts: log, policies: log, delegations: log, slackApps: log, outbound: out, endpointSecrets: hooks, subscriptionSecrets: subs, slackSecrets: slack}, testclock.New(time.Now().UTC()), testkeys.Static{ActiveKid: "kA", Keys: raw}, configure)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,6 +130,7 @@ type stores struct {
 	log                                                host.Store
 	contacts                                           contacts.Store
 	policies                                           policy.Store
+	delegations                                        delegation.Store
 	slackApps                                          slack.Store
 	outbound                                           outbound.Store
 	endpointSecrets, subscriptionSecrets, slackSecrets webhook.SecretStore
@@ -140,7 +142,7 @@ func dynamoStores(db *dynamodb.Client, table string) stores {
 		return secretsmanager.NewSecrets(localaws.SecretsManager(), "test/"+strings.ToLower(rand.Text())+"/", "")
 	}
 	t := dynamo.NewTable(db, table)
-	return stores{log: t, contacts: t, policies: t, slackApps: t, outbound: dynamo.NewOutbound(db, table), endpointSecrets: secrets(), subscriptionSecrets: secrets(), slackSecrets: secrets()}
+	return stores{log: t, contacts: t, policies: t, delegations: t, slackApps: t, outbound: dynamo.NewOutbound(db, table), endpointSecrets: secrets(), subscriptionSecrets: secrets(), slackSecrets: secrets()}
 }
 
 func withCapabilities(capabilities []string) func(*host.Config) {
@@ -223,10 +225,11 @@ func buildWith(st stores, c *testclock.Clock, keys token.Keys, configure func(*h
 	services := Services{
 		Host: h, Tokens: host.NewSigner(h, keys), Webhooks: host.NewWebhooks(h, webhook.NewCache(st.endpointSecrets, nil)),
 		Subscriptions: subs, Resender: resender, Contacts: &contacts.Directory{Store: st.contacts, Now: c.Now},
-		MCP:      mcp.New(host.NewSigner(h, keys), mcp.Options{Poll: time.Millisecond, Policies: policies}),
-		Policies: policies,
-		Bearer:   mustVerifier(),
-		Slack:    &slack.Integrations{Store: st.slackApps, Secrets: slackSecrets, Now: c.Now},
+		MCP:         mcp.New(host.NewSigner(h, keys), mcp.Options{Poll: time.Millisecond, Policies: policies}),
+		Policies:    policies,
+		Delegations: &delegation.Book{Store: st.delegations, Now: c.Now},
+		Bearer:      mustVerifier(),
+		Slack:       &slack.Integrations{Store: st.slackApps, Secrets: slackSecrets, Now: c.Now},
 		Clicks: &slack.Interactions{
 			Host: h, Apps: st.slackApps, Secrets: slackSecrets, Keys: keys, Contacts: st.contacts,
 			Poster: outbound.NewHTTPClient(true), AllowPrivate: true,

@@ -19,6 +19,7 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/apigw"
 	"github.com/interrupthost/interrupthost/pkg/awsconfig"
 	"github.com/interrupthost/interrupthost/pkg/contacts"
+	"github.com/interrupthost/interrupthost/pkg/delegation"
 	"github.com/interrupthost/interrupthost/pkg/dynamo"
 	"github.com/interrupthost/interrupthost/pkg/dynamostream"
 	"github.com/interrupthost/interrupthost/pkg/environ"
@@ -123,6 +124,15 @@ func (e *Env) Policies(ctx context.Context) (*policy.Book, error) {
 		return nil, err
 	}
 	return &policy.Book{Store: table, Checker: h, Schemas: schema.Lazy()}, nil
+}
+
+// Delegations are the approvers' delegations, in the table.
+func (e *Env) Delegations(ctx context.Context) (*delegation.Book, error) {
+	table, err := e.Table(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &delegation.Book{Store: table}, nil
 }
 
 // Table is the table TABLE_NAME names, its client built the first time it is asked for.

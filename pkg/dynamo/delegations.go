@@ -40,17 +40,20 @@ func (l *Table) Delegation(ctx context.Context, tenant, principal string) (deleg
 	if !runlog.ValidID(tenant) {
 		return delegation.Delegation{}, fmt.Errorf("dynamo: delegation of tenant %q: %w", tenant, runlog.ErrInvalidKey)
 	}
-	out, err := l.db.GetItem(ctx, &dynamodb.GetItemInput{
+	// A Query of the one key rather than GetItem: the functions that decide may Query the table
+	// and no more (functions/manifest.yaml).
+	out, err := l.db.Query(ctx, &dynamodb.QueryInput{
 		TableName: &l.table, ConsistentRead: aws.Bool(true),
-		Key: map[string]types.AttributeValue{attrPK: s(delegationsPartition(tenant)), attrSK: s("of#" + principal)},
+		KeyConditionExpression:    aws.String("pk = :pk AND sk = :sk"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": s(delegationsPartition(tenant)), ":sk": s("of#" + principal)},
 	})
 	if err != nil {
 		return delegation.Delegation{}, classify("delegation", err)
 	}
-	if out.Item == nil {
+	if len(out.Items) == 0 {
 		return delegation.Delegation{}, delegation.ErrNotFound
 	}
-	return delegationOf(tenant, out.Item)
+	return delegationOf(tenant, out.Items[0])
 }
 
 // PutDelegation implements delegation.Store: the principal's item, conditional on its version,

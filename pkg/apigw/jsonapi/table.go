@@ -7,6 +7,7 @@ import (
 
 	"github.com/interrupthost/interrupthost/pkg/channel/slack"
 	"github.com/interrupthost/interrupthost/pkg/contacts"
+	"github.com/interrupthost/interrupthost/pkg/delegation"
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/outbound"
 	"github.com/interrupthost/interrupthost/pkg/policy"
@@ -93,6 +94,14 @@ var (
 		{Route: "DELETE /contacts/{kind}/{ref}", Scopes: []string{apigw.ScopeContactsManage}, Serve: (*API).deleteContact},
 		{Route: "GET /contacts", Scopes: []string{apigw.ScopeContactsManage}, Serve: (*API).listContacts},
 	}}
+	// A person sets their own delegation (approvals:respond), an administrator anyone's
+	// (contacts:manage): delegation.Book says which caller may touch which principal's.
+	delegationsRoutes = function{Function: "delegations", Operations: []endpoint{
+		{Route: "PUT /delegations/{principal}", Scopes: []string{apigw.ScopeApprovalsRespond, apigw.ScopeContactsManage}, Serve: (*API).putDelegation},
+		{Route: "GET /delegations/{principal}", Scopes: []string{apigw.ScopeApprovalsRespond, apigw.ScopeContactsManage}, Serve: (*API).getDelegation},
+		{Route: "DELETE /delegations/{principal}", Scopes: []string{apigw.ScopeApprovalsRespond, apigw.ScopeContactsManage}, Serve: (*API).deleteDelegation},
+		{Route: "GET /delegations", Scopes: []string{apigw.ScopeContactsManage}, Serve: (*API).listDelegations},
+	}}
 	policiesRoutes = function{Function: "policies", Operations: []endpoint{
 		{Route: "PUT /policies/tools/{toolName}", Scopes: []string{apigw.ScopePoliciesManage}, Serve: (*API).putPolicy},
 		{Route: "GET /policies/tools/{toolName}", Scopes: []string{apigw.ScopePoliciesManage}, Serve: (*API).getPolicy},
@@ -117,6 +126,7 @@ type API struct {
 	contacts *contacts.Directory
 	slack    *slack.Integrations
 	policies *policy.Book
+	away     *delegation.Book
 	log      *slog.Logger
 	opts     apigw.Options
 }
@@ -140,13 +150,15 @@ type services struct {
 	Slack *slack.Integrations
 	// Policies are the tenants' tool policies (PUT, GET, DELETE /policies/...).
 	Policies *policy.Book
+	// Delegations are the approvers' delegations (PUT, GET, DELETE /delegations/...).
+	Delegations *delegation.Book
 }
 
 // on is a over s.
 func (a *API) on(s services) *API {
 	b := *a
 	b.host, b.tokens, b.webhooks, b.subs, b.resend = s.Host, s.Tokens, s.Webhooks, s.Subscriptions, s.Resender
-	b.contacts, b.slack, b.policies = s.Contacts, s.Slack, s.Policies
+	b.contacts, b.slack, b.policies, b.away = s.Contacts, s.Slack, s.Policies, s.Delegations
 	return &b
 }
 
@@ -236,10 +248,16 @@ func (a *API) Policies(b *policy.Book) apigw.Handler {
 	return a.on(services{Policies: b}).serve(policiesRoutes)
 }
 
+// Delegations serves delegations: approvers' delegations, who decides in whose place while
+// they are away.
+func (a *API) Delegations(b *delegation.Book) apigw.Handler {
+	return a.on(services{Delegations: b}).serve(delegationsRoutes)
+}
+
 // Routes are the functions of the JSON API, for the table of every function (package routes).
 func Routes() []apigw.Routes {
 	var out []apigw.Routes
-	for _, f := range []function{requestInterrupt, resolveByRun, mintToken, inspectByToken, resolveByToken, getRun, receipts, listEvents, endRun, configureRun, agentDecisions, discovery, webhookEndpoints, webhookIngest, subscriptions, contactsRoutes, policiesRoutes} {
+	for _, f := range []function{requestInterrupt, resolveByRun, mintToken, inspectByToken, resolveByToken, getRun, receipts, listEvents, endRun, configureRun, agentDecisions, discovery, webhookEndpoints, webhookIngest, subscriptions, contactsRoutes, policiesRoutes, delegationsRoutes} {
 		out = append(out, f.Routes())
 	}
 	return out

@@ -21,7 +21,7 @@ var order = []string{
 	"request-interrupt", "resolve-by-run", "mint-token", "inspect-by-token", "resolve-by-token", "get-run",
 	"receipts", "list-events", "end-run", "configure-run", "agent-decisions", "discovery",
 	"webhook-endpoints", "webhook-ingest", "subscriptions", "approval-page", "contacts", "mcp",
-	"slack-interactions", "console", "policies",
+	"slack-interactions", "console", "policies", "delegations",
 }
 
 // Functions are every function that serves the API, in order.
