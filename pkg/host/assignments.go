@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/interrupthost/interrupthost/pkg/delegation"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
 )
@@ -106,6 +107,15 @@ type InboxItem struct {
 	Voted bool `json:"voted"`
 	// URL is the approval page of the interrupt, which signs the caller in (set by the API).
 	URL string `json:"url,omitempty"`
+	// For is whose place the caller decides it in, when it waits on a principal whose
+	// delegation the caller holds: listed for them, and Voted is theirs.
+	For *InboxFor `json:"for,omitempty"`
+}
+
+// InboxFor is the delegator an inbox item is listed for, away until Until.
+type InboxFor struct {
+	Principal string `json:"principal"`
+	Until     string `json:"until"`
 }
 
 // Inbox lists the interrupts of p's tenant that p may decide now, nearest deadline first, then
@@ -126,12 +136,16 @@ func (h *Host) Inbox(ctx context.Context, p interrupt.Principal, after string, l
 		return page, nil
 	}
 	inboxes := callerInboxes(p)
+	away, err := h.awayInboxes(ctx, p, &inboxes)
+	if err != nil {
+		return InboxPage{}, err
+	}
 	for range inboxRounds {
 		found, more, err := h.assigned(ctx, p.Tenant, inboxes, after, limit-len(page.Items))
 		if err != nil {
 			return InboxPage{}, err
 		}
-		checked, err := h.checked(ctx, p, found)
+		checked, err := h.checked(ctx, p, found, away)
 		if err != nil {
 			return InboxPage{}, err
 		}
@@ -147,6 +161,29 @@ func (h *Host) Inbox(ctx context.Context, p interrupt.Principal, after string, l
 	}
 	page.Next = after
 	return page, nil
+}
+
+// awayInboxes adds to inboxes those of the delegators whose delegations p holds in force now
+// (one keyed read), each but Anyone's and p's own, within maxCallerInboxes, and answers whom
+// each added inbox is read as: the delegator, with the memberships the delegation recorded.
+func (h *Host) awayInboxes(ctx context.Context, p interrupt.Principal, inboxes *[]string) (map[string]interrupt.Delegated, error) {
+	if h.delegations == nil {
+		return nil, nil
+	}
+	held, err := delegation.Held(ctx, h.delegations, p.Tenant, p.Subject, h.now())
+	if err != nil || len(held) == 0 {
+		return nil, err
+	}
+	away := map[string]interrupt.Delegated{}
+	for _, d := range held {
+		for _, ref := range callerInboxes(interrupt.Principal{Subject: d.Delegator, Groups: d.Groups, Roles: d.Roles}) {
+			if ref != interrupt.Anyone && !slices.Contains(*inboxes, ref) && len(*inboxes) < maxCallerInboxes {
+				*inboxes = append(*inboxes, ref)
+				away[ref] = d
+			}
+		}
+	}
+	return away, nil
 }
 
 // callerInboxes are the inboxes p reads: its principal's, anyone's, then its groups' and roles',
@@ -209,14 +246,28 @@ func cmpPlace(a, b string) int {
 // past its entries (at most pendingReads at once), and one that did read and reindexed. A run
 // with an entry that cannot judge p (neither Alone nor Beyond) is read too, and p judged by the
 // interrupt's deciders as its log holds them.
-func (h *Host) checked(ctx context.Context, p interrupt.Principal, found []runlog.Assignment) ([]InboxItem, error) {
+//
+// An entry of a delegator's inbox (away, by inbox) is judged as the delegator, of a kind the
+// delegation reaches and not requested by p, and is listed as theirs (InboxItem.For).
+func (h *Host) checked(ctx context.Context, p interrupt.Principal, found []runlog.Assignment, away map[string]interrupt.Delegated) ([]InboxItem, error) {
 	type state struct {
 		newer, judge bool
 		st           *runlog.State
 		err          error
 	}
+	as := func(a runlog.Assignment) (interrupt.Principal, *interrupt.Delegated) {
+		d, ok := away[a.Ref]
+		if !ok {
+			return p, nil
+		}
+		return interrupt.Principal{Subject: d.Delegator, Tenant: p.Tenant, Groups: d.Groups, Roles: d.Roles, Via: p.Via}, &d
+	}
 	found = slices.DeleteFunc(slices.Clone(found), func(a runlog.Assignment) bool {
-		judged, ok := admitsByEntry(a, p)
+		who, d := as(a)
+		if d != nil && (a.Summary.RequestedBy == p.Subject || (len(d.Kinds) > 0 && !slices.Contains(d.Kinds, a.Summary.Kind))) {
+			return true
+		}
+		judged, ok := admitsByEntry(a, who)
 		return judged && !ok
 	})
 	byRun := map[runlog.Key]*state{}
@@ -226,7 +277,8 @@ func (h *Host) checked(ctx context.Context, p interrupt.Principal, found []runlo
 			byRun[a.Key] = &state{}
 			runs = append(runs, a.Key)
 		}
-		_, judged := admitsByEntry(a, p)
+		who, _ := as(a)
+		_, judged := admitsByEntry(a, who)
 		byRun[a.Key].judge = byRun[a.Key].judge || !judged
 	}
 	sem := make(chan struct{}, pendingReads)
@@ -278,10 +330,15 @@ func (h *Host) checked(ctx context.Context, p interrupt.Principal, found []runlo
 			}
 			a = fresh
 		}
-		if !admits(a, s.st, p) || (!a.Summary.Deadline.IsZero() && !now.Before(a.Summary.Deadline)) {
+		who, d := as(a)
+		if !admits(a, s.st, who) || (!a.Summary.Deadline.IsZero() && !now.Before(a.Summary.Deadline)) {
 			continue
 		}
-		out = append(out, inboxItem(a, p))
+		it := inboxItem(a, who)
+		if d != nil {
+			it.For = &InboxFor{Principal: d.Delegator, Until: d.Until.UTC().Format(runlog.TimeFormat)}
+		}
+		out = append(out, it)
 	}
 	return out, nil
 }

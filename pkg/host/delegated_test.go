@@ -2,6 +2,7 @@ package host_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -160,5 +161,70 @@ func TestAnEscalationThatDelegates(t *testing.T) {
 				t.Errorf("the outcome: %+v, want resolved with mgr for alice", o)
 			}
 		}
+	}
+}
+
+// TestADelegatesInbox: during alice's delegation, bob's inbox lists what waits on alice (by
+// name, or through the group she held when she set it), each for alice and voted once her
+// place is filled; never what bob requested; nothing of hers before or after the window.
+func TestADelegatesInbox(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	clock := testclock.New(hosttest.T0)
+	h, store := hosttest.MemHost(t, func(s *hosttest.Setup) { s.Env.Now = clock.Now })
+	alice := hosttest.Who("alice")
+	alice.Scopes, alice.Groups = []string{interrupt.ScopeApprovalsRespond}, []string{"finance"}
+	bob := hosttest.Who("bob")
+	from := clock.Now().Add(time.Hour)
+	if _, err := (delegation.Book{Store: store, Now: clock.Now}).Set(ctx, alice, "alice", delegation.Request{Delegate: "bob", From: &from, Until: from.Add(24 * time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []struct{ run, by, data string }{
+		{"r1", "engine", `,"approversList":["alice","carol"],"requiredApprovals":2`},
+		{"r2", "engine", `,"approverGroupRefs":["finance"]`},
+		{"r3", "bob", `,"approversList":["alice"]`},
+		{"r4", "engine", `,"approversList":["carol"]`},
+	} {
+		if _, _, err := h.RequestInterrupt(ctx, hosttest.Who(r.by), r.run, host.Request{NodeID: "n", Payload: approvalWith(r.data)}); err != nil {
+			t.Fatal(err)
+		}
+		hosttest.Reindex(t, h, hosttest.Who("engine"), r.run)
+	}
+	list := func() []string {
+		t.Helper()
+		page, err := h.Inbox(ctx, bob, "", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, it := range page.Items {
+			s := it.RunID
+			if it.For != nil {
+				s += " for " + it.For.Principal
+			}
+			if it.Voted {
+				s += ":v"
+			}
+			out = append(out, s)
+		}
+		return out
+	}
+	if got := list(); len(got) != 0 {
+		t.Errorf("before the window: %v", got)
+	}
+	clock.Set(from)
+	if got, want := list(), []string{"r1 for alice", "r2 for alice"}; !slices.Equal(got, want) {
+		t.Errorf("within the window: %v, want %v", got, want)
+	}
+	if _, err := h.Resolve(ctx, bob, "r1", "n", decision("accept"), nil); err != nil {
+		t.Fatal(err)
+	}
+	hosttest.Reindex(t, h, hosttest.Who("engine"), "r1")
+	if got, want := list(), []string{"r1 for alice:v", "r2 for alice"}; !slices.Equal(got, want) {
+		t.Errorf("after bob voted for alice: %v, want %v", got, want)
+	}
+	clock.Set(from.Add(25 * time.Hour))
+	if got := list(); len(got) != 0 {
+		t.Errorf("after the window: %v", got)
 	}
 }

@@ -20,7 +20,8 @@ type Assignment struct {
 	Ref string
 	// Summary is the interrupt as the waiting index lists it; its RequestedBy may not decide it.
 	Summary Summary
-	// Voters are the principals whose votes an approval counted, so a reader knows it voted.
+	// Voters are the principals whose votes an approval counted, and the places delegates'
+	// votes filled, so a reader knows it voted (or was voted for).
 	Voters []string
 	// Alone is set when being read from the inbox admits the reader, but for the requester
 	// (interrupt.Deciders.FiledAlone); otherwise the reader asks the interrupt's deciders as
@@ -83,6 +84,9 @@ func (s *State) Assignments(k Key, deciders func(*Interrupt) []string) []Assignm
 			a := Assignment{Key: k, Seq: s.Seq, Origin: s.origin, Ref: ref, Summary: sm}
 			for _, v := range in.Votes {
 				a.Voters = append(a.Voters, v.Principal)
+				if v.OnBehalfOf != "" {
+					a.Voters = append(a.Voters, v.OnBehalfOf) // the place a delegate filled
+				}
 			}
 			a.Alone, a.Beyond = alone, beyond
 			out = append(out, a)
