@@ -69,6 +69,9 @@ type Deliverer struct {
 	Secrets SecretReader
 	Client  Poster
 	Links   Links
+	// Delegations say who stands in for a principal of an audience while they are away
+	// (Notice.StandIns); nil: no one does.
+	Delegations DelegationReader
 	// Contacts say where mail reaches each ref of an audience; nil mails no one.
 	Contacts ContactReader
 	// Channels render the notices of the subscriptions whose format they post (Channel.Format);
@@ -475,6 +478,9 @@ func (d *Deliverer) send(ctx context.Context, s Subscription, c runlog.Commit, e
 	notice, err := mode.links.For(ctx, s, c, e, now)
 	if err != nil {
 		return sent{}, fmt.Errorf("approval links: %w", err)
+	}
+	if err := d.standIns(ctx, s.Tenant, c, e, &notice); err != nil {
+		return sent{}, err
 	}
 	if s.Format == FormatEmail {
 		return d.sendMail(ctx, s, c, e, notice, mode)

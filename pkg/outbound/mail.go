@@ -53,6 +53,8 @@ type mailTo struct {
 	address string
 	name    string
 	link    Link
+	// standIn, when set, is the delegation in whose place the address is reached.
+	standIn *StandIn
 }
 
 // sendMail mails an event of an email subscription: for an interrupt a person decides, one
@@ -105,6 +107,7 @@ func (d *Deliverer) sendMail(ctx context.Context, s Subscription, c runlog.Commi
 		} else {
 			to[i].link = linkFor(n.Links, Recipient{})
 		}
+		to[i].standIn = standInFor(n, refs[mailbox(m.address)])
 		if to[i].link.URL == "" { // every ref had its own: the page's plain link for the rest
 			to[i].link = Link{URL: strings.TrimSuffix(mode.links.BaseURL, "/") + "/approve/" + url.PathEscape(e.RunID) + "/" + url.PathEscape(e.InterruptID)}
 		}
@@ -305,11 +308,21 @@ func (d *Deliverer) mailOutcome(ctx context.Context, s Subscription, c runlog.Co
 		decider = ""
 	}
 	var to []mailTo
+	inPlace := map[string]string{} // by address: what a delegate decided in its principal's place
+	votes, err := d.delegatedVotes(ctx, s.Tenant, e)
+	if err != nil {
+		return sent{}, err
+	}
 	for _, a := range asked.To {
 		if a.Principal != "" && a.Principal == decider {
 			continue // they know: they decided it
 		}
 		to = append(to, mailTo{address: a.Address, name: a.Name})
+		for _, v := range votes {
+			if a.Principal != "" && v.OnBehalfOf == a.Principal {
+				inPlace[a.Address] = words.Isolated(v.Principal) + " voted " + string(v.Action) + " in your place, as your delegate."
+			}
+		}
 	}
 	what, headline := "Decided", "It was decided"
 	switch {
@@ -329,6 +342,9 @@ func (d *Deliverer) mailOutcome(ctx context.Context, s Subscription, c runlog.Co
 		lines := []string{greeting(m.name), "", cmp.Or(isolated(asked.Title), "The request you were asked about") + ":", headline + ", " + inWords(cmp.Or(outcome.Deadline, e.At)) + "."}
 		if rv.Feedback != "" {
 			lines = append(lines, "", "Their comment: "+words.Isolated(rv.Feedback))
+		}
+		if said := inPlace[m.address]; said != "" {
+			lines = append(lines, "", said)
 		}
 		lines = append(lines, "", "Nothing more is needed from you.")
 		return render(m.address, what+": "+cmp.Or(isolated(asked.Title), "a request you were asked about"), lines, Link{})
@@ -513,6 +529,9 @@ func compose(p interrupt.Payload, c runlog.Commit, e runlog.Envelope, n Notice, 
 		subject += ": " + words.Isolated(title)
 	}
 	lines := []string{greeting(m.name), "", append(who, words.Said(" asks you to "+ask+".")).Plain()}
+	if s := m.standIn; s != nil {
+		lines[2] = append(who, words.Said(" asks "), words.Value(s.For), words.Said(" to "+ask+": you decide in their place while they are away (until "+s.Until.UTC().Format("2 January")+").")).Plain()
+	}
 	if title != "" {
 		lines = append(lines, "", title)
 	}
@@ -710,4 +729,25 @@ func inList(items []string) string {
 		return strings.Join(items, "")
 	}
 	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
+}
+
+// delegatedVotes are the votes of e's interrupt that delegates cast in others' places, as its
+// run stands now: what the outcome mail tells each of those others. A run read only for an
+// approval's resolution of a deployment with delegations.
+func (d *Deliverer) delegatedVotes(ctx context.Context, tenant string, e runlog.Envelope) ([]interrupt.Vote, error) {
+	if d.Delegations == nil || d.Log == nil || e.Type != interrupt.EventResolved {
+		return nil, nil
+	}
+	st, err := d.standing(ctx, tenant, e.RunID)
+	if err != nil {
+		return nil, fmt.Errorf("%w: the run: %w", errStore, err)
+	}
+	if st == nil {
+		return nil, nil
+	}
+	in := st.ByID(e.InterruptID)
+	if in == nil {
+		return nil, nil
+	}
+	return slices.DeleteFunc(slices.Clone(in.Votes), func(v interrupt.Vote) bool { return v.OnBehalfOf == "" }), nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/interrupthost/interrupthost/internal/outboundtest"
 	"github.com/interrupthost/interrupthost/pkg/contacts"
+	"github.com/interrupthost/interrupthost/pkg/delegation"
 	"github.com/interrupthost/interrupthost/pkg/inmem"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/outbound"
@@ -671,6 +672,57 @@ func TestMailSaysAQuestionsTitle(t *testing.T) {
 	for _, want := range []string{"A question for you: Purchase order for invoice 4471", "Finance needs the one to pay against.", "- Which purchase order?"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the mail lacks %q:\n%s", want, text)
+		}
+	}
+}
+
+// TestMailReachesADelegate: alice is away, bob her delegate: a request to alice and carol mails
+// bob too, saying in whose place he decides and until when; bob's own request is not mailed to
+// him for alice; the outcome tells alice what bob decided in her place.
+func TestMailReachesADelegate(t *testing.T) {
+	w, box, _ := mailWorld(t, outbound.LinksPlain)
+	w.D.Delegations = w.Log
+	ctx := context.Background()
+	until := w.Clock.Now().Add(72 * time.Hour)
+	if err := w.Log.PutDelegation(ctx, delegation.Delegation{Tenant: "acme", Principal: "alice", Delegate: "bob", From: w.Clock.Now(), Until: until, Version: 1}, delegation.Delegation{}); err != nil {
+		t.Fatal(err)
+	}
+	payload := `{"kind":"approval","key":"k","data":{"artifactId":"inv-1","artifactType":"invoice","title":"Pay inv-1","actions":["accept","reject"],"approversList":["alice","carol"],"requiredApprovals":2}}`
+	w.Deliver(w.Commit("acme", "run-1", outboundtest.Requested("approve", "i1", payload)))
+	if got := strings.Join(box.to(), " "); got != "alice@example.com bob@example.com" {
+		t.Fatalf("mailed %q, want alice and bob", got)
+	}
+	if want := "asks alice to decide: you decide in their place while they are away (until " + until.UTC().Format("2 January") + ")"; !strings.Contains(box.got[1].Text, want) {
+		t.Errorf("bob's mail does not say %q:\n%s", want, box.got[1].Text)
+	}
+	if strings.Contains(box.got[0].Text, "in their place") {
+		t.Errorf("alice's own mail speaks of a delegate:\n%s", box.got[0].Text)
+	}
+	voted, err := runlog.NewEvent(interrupt.EventVoted, "approve", "i1", interrupt.Vote{NodeID: "approve", InterruptID: "i1", Principal: "bob", OnBehalfOf: "alice",
+		Action: interrupt.ActionAccept, Tally: interrupt.Tally{Approvals: 1, Required: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Deliver(w.CommitAs("bob", "acme", "run-1", voted))
+	resolved := outboundtest.Resolved("approve", "i1")
+	resolved.Payload = []byte(`{"nodeId":"approve","interruptId":"i1","kind":"approval","resumeValue":{"action":"accept","decidedBy":"carol"}}`)
+	w.Deliver(w.CommitAs("carol", "acme", "run-1", resolved))
+	var told *outbound.Mail
+	for i, m := range box.got[2:] {
+		if m.To[0] == "alice@example.com" {
+			told = &box.got[2+i]
+		}
+	}
+	if told == nil || !strings.Contains(told.Text, "bob voted accept in your place, as your delegate.") {
+		t.Errorf("alice is told: %+v", told)
+	}
+
+	// bob's own request: he is not mailed for alice.
+	n := len(box.got)
+	w.Deliver(w.CommitAs("bob", "acme", "run-2", outboundtest.Requested("approve", "i2", payload)))
+	for _, m := range box.got[n:] {
+		if m.To[0] == "bob@example.com" {
+			t.Errorf("bob was mailed his own request for alice:\n%s", m.Text)
 		}
 	}
 }

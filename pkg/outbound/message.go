@@ -65,6 +65,9 @@ type Notice struct {
 	// Call is, for an approval that allows a call, the call in words (words.WillCall): each
 	// medium renders it, its values isolated (words.Sentence.Plain).
 	Call words.Sentence
+	// StandIns are the delegates the audience gained in their delegators' place (Deliverer:
+	// a delegation in force), each also in Audience.
+	StandIns []StandIn
 }
 
 // LinkTTL is how long a signed link works after its interrupt was requested, at most: a mail

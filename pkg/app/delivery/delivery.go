@@ -122,7 +122,7 @@ func delivererOn(ctx context.Context, e *app.Env, o outboundDeps, base string) (
 		return nil, err
 	}
 	return &outbound.Deliverer{
-		Store: o.store, Log: o.runs, Secrets: o.secrets, Client: outbound.NewHTTPClient(o.targets.AllowPrivate), Contacts: o.runs, Mailer: o.mailer,
+		Store: o.store, Log: o.runs, Secrets: o.secrets, Client: outbound.NewHTTPClient(o.targets.AllowPrivate), Contacts: o.runs, Delegations: o.runs, Mailer: o.mailer,
 		Channels: []outbound.Channel{&slack.Channel{Contacts: o.runs, Apps: o.runs, Keys: keys}},
 		Links:    outbound.Links{Keys: keys, BaseURL: base}, Logger: environ.Logger(), Metrics: environ.Meter(),
 	}, nil
