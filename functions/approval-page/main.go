@@ -19,5 +19,5 @@ func main() {
 	ctx := context.Background()
 	e := app.Must(app.Load())
 	tokens := app.Must(secrets.Tokens(ctx, e))
-	lambda.Start(web.New(e.Gateway()).ApprovalPage(tokens, app.Must(secrets.SignIn(ctx, e))))
+	lambda.Start(web.New(e.Gateway()).ApprovalPage(tokens, app.Must(secrets.SignIn(ctx, e)), app.Must(e.Delegations(ctx))))
 }

@@ -42,6 +42,7 @@ var clientMethods = map[string]string{
 	"decideOnSignedInApprovalPage": "-: a form a person posts",
 	"signInCallback":               "-: the identity provider's redirect of a person",
 	"signOut":                      "-: a form a person posts",
+	"setAwayOnInbox":               "-: a form a person posts",
 	"showConsole":                  "-: an HTML page an operator opens",
 	"headConsole":                  "-: an HTML page an operator opens",
 	"putPolicy":                    "PutPolicy",

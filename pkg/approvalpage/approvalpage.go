@@ -65,6 +65,8 @@ type View struct {
 	Artifact *Link
 	// Inbox is a signed-in approver's list of what waits for them (GET /approve).
 	Inbox  *InboxList
+	// Away is the inbox's "I am away" (GET /approve).
+	Away *Away
 	Form   *Form
 	Footer string
 	// Reference names the request as the engine does (its run and step), in small print.
@@ -100,7 +102,19 @@ type InboxList struct {
 // and a link to its page.
 type InboxEntry struct {
 	Href, Kind, Title, Asked, Due, Tally string
-	Voted                                bool
+	// For says whose place the reader decides it in ("For alice, away until 14 December").
+	For   string
+	Voted bool
+}
+
+// Away is the inbox's "I am away": the reader's delegation, in force or to come (Now says so:
+// "You are away until 14 December: bob decides in your place"), with a form that ends it; or,
+// with none, the form that names a delegate until a day (posted to Action with the session's
+// CSRF token).
+type Away struct {
+	Now, Action, CSRF string
+	// Set is whether a delegation is in force or to come: its form ends it.
+	Set bool
 }
 
 // Link is a link out of the page: an https URL the request gave (interrupt.Display).

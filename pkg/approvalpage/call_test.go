@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
@@ -97,5 +98,52 @@ func TestAQuestionsTitle(t *testing.T) {
 		if !strings.Contains(string(page), want) {
 			t.Errorf("the page lacks %s:\n%s", want, page)
 		}
+	}
+}
+
+// TestThePageSaysForWhom: a delegate's page says whose place they decide in and until when;
+// once that place is filled, who filled it; a vote cast in someone's place reads "bob, for
+// alice".
+func TestThePageSaysForWhom(t *testing.T) {
+	t.Parallel()
+	payload := `{"kind":"approval","key":"k","data":{"artifactId":"a","artifactType":"invoice","title":"Pay","actions":["accept","reject"],"approversList":["alice","carol"],"requiredApprovals":2}}`
+	open := func() host.Opened {
+		o := host.Opened{RunID: "r1", NodeID: "n", InterruptID: "int_1", Raw: json.RawMessage(payload), Status: interrupt.StatusPending, CanResolve: true,
+			Principal: "bob", For: &interrupt.Delegated{Delegator: "alice", Until: time.Date(2026, 12, 14, 0, 0, 0, 0, time.UTC)}}
+		if err := json.Unmarshal(o.Raw, &o.Payload); err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	page := func(v View) string {
+		t.Helper()
+		b, err := Render(SignedIn(v, "bob", "acme", "c", "signin/signout"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	deciding := page(Decide(open(), "key", nil, nil))
+	for _, want := range []string{"bob, for alice (away until 14 December)", "You decide for alice (away until 14 December): your vote fills their place."} {
+		if !strings.Contains(deciding, want) {
+			t.Errorf("the delegate's page lacks %q:\n%s", want, deciding)
+		}
+	}
+	filled := open()
+	filled.Voted = &interrupt.Vote{Principal: "alice", Action: interrupt.ActionAccept}
+	filled.Votes = []interrupt.Vote{*filled.Voted}
+	if got := page(Decide(filled, "key", nil, nil)); !strings.Contains(got, "alice voted accept for alice, whose place you would fill.") {
+		t.Errorf("the page of a place alice filled herself:\n%s", got)
+	}
+	cast := open()
+	cast.Voted = &interrupt.Vote{Principal: "bob", OnBehalfOf: "alice", Action: interrupt.ActionAccept}
+	cast.Votes = []interrupt.Vote{*cast.Voted}
+	if got := page(Decide(cast, "key", nil, nil)); !strings.Contains(got, "You voted accept for alice.") {
+		t.Errorf("the page after bob voted for alice:\n%s", got)
+	}
+	cast.Status = interrupt.StatusResolved
+	cast.Votes = append(cast.Votes, interrupt.Vote{Principal: "carol", Action: interrupt.ActionAccept})
+	if got := page(ReadOnly(cast, 200, nil)); !strings.Contains(got, "bob, for alice accepted") {
+		t.Errorf("the decided page does not say bob voted for alice:\n%s", got)
 	}
 }

@@ -22,7 +22,7 @@ func TestTheSignedInPageSaysTheTenant(t *testing.T) {
 		}
 		return string(b)
 	}
-	signedIn := render(SignedIn(Inbox(host.InboxPage{}, false, "", time.Now()), "alice", "acme", "c", "signin/signout"))
+	signedIn := render(SignedIn(Inbox(host.InboxPage{}, false, "", nil, time.Now()), "alice", "acme", "c", "signin/signout"))
 	if want := "<h1>What waits for you</h1>\n<p>Signed in as alice · acme</p>\n</header>"; !strings.Contains(signedIn, want) {
 		t.Errorf("the signed-in page's header lacks %q:\n%s", want, signedIn)
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/interrupthost/interrupthost/pkg/delegation"
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/webkit"
@@ -32,6 +33,9 @@ func SignedIn(v View, principal, tenant, csrf, signOut string) View {
 	}
 	if v.Form != nil {
 		v.Form.CSRF = csrf
+	}
+	if v.Away != nil {
+		v.Away.CSRF = csrf
 	}
 	v.Footer = "You are signed in as " + principal + ": a decision here is recorded as yours. Opening this page changes nothing; only a button on it does."
 	if v.Form == nil {
@@ -518,9 +522,18 @@ func Problem(status int, title, detail string) View {
 
 // Inbox is the page of an approver's inbox: page's items, nearest deadline first, each linking
 // its page (relative to /approve, where the inbox is served); later says it is not the first
-// page, next is the query of the one after ("" on the last).
-func Inbox(page host.InboxPage, later bool, next string, now time.Time) View {
+// page, next is the query of the one after ("" on the last). mine is the reader's own
+// delegation, if any, which its "I am away" says and ends (or, none, offers to set).
+func Inbox(page host.InboxPage, later bool, next string, mine *delegation.Delegation, now time.Time) View {
 	v := View{Status: http.StatusOK, Title: "Your inbox", Kicker: "Approval inbox", Heading: "What waits for you", Footer: "Opening this page changes nothing."}
+	v.Away = &Away{Action: AwayAction}
+	if d := mine; d != nil && d.EndedAt.IsZero() && now.Before(d.Until) {
+		v.Away.Set = true
+		v.Away.Now = "You are away until " + d.Until.UTC().Format("2 January") + ": " + d.Delegate + " decides in your place."
+		if now.Before(d.From) {
+			v.Away.Now = "From " + d.From.UTC().Format("2 January") + " until " + d.Until.UTC().Format("2 January") + ", " + d.Delegate + " decides in your place."
+		}
+	}
 	list := &InboxList{Next: next}
 	if later {
 		list.First = "approve"
@@ -545,6 +558,12 @@ func Inbox(page host.InboxPage, later bool, next string, now time.Time) View {
 		if it.Tally != nil {
 			e.Tally = fmt.Sprintf("%d of %d approvals", it.Tally.Approvals, it.Tally.Required)
 		}
+		if f := it.For; f != nil {
+			e.For = "For " + f.Principal
+			if at, err := time.Parse(time.RFC3339, f.Until); err == nil {
+				e.For += ", away until " + at.UTC().Format("2 January")
+			}
+		}
 		list.Items = append(list.Items, e)
 	}
 	v.Inbox = list
@@ -556,6 +575,9 @@ func Inbox(page host.InboxPage, later bool, next string, now time.Time) View {
 	}
 	return v
 }
+
+// AwayAction is where the inbox's "I am away" posts, relative to the inbox (/approve).
+const AwayAction = "approve/away"
 
 // kindWords name the kinds of interrupt an inbox lists as people say them.
 var kindWords = map[interrupt.Kind]string{

@@ -14,12 +14,14 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/interrupthost/interrupthost/pkg/apigw"
 	"github.com/interrupthost/interrupthost/pkg/approvalpage"
+	"github.com/interrupthost/interrupthost/pkg/delegation"
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
@@ -341,8 +343,99 @@ func (a *API) inboxPage(ctx context.Context, c *call) (events.APIGatewayV2HTTPRe
 	if page.Next != "" {
 		next = "?after=" + base64.RawURLEncoding.EncodeToString([]byte(page.Next))
 	}
-	v := approvalpage.Inbox(page, after != "", next, a.host.Now())
+	mine, err := a.ownDelegation(ctx, s)
+	if err != nil {
+		v := approvalpage.Problem(apigw.StatusFor(err), "Your inbox cannot be shown right now", "Nothing was changed. Try again in a moment.")
+		return pageResponse(approvalpage.SignedIn(v, s.Subject, s.Tenant, csrf, signOutFromInbox), head), err
+	}
+	v := approvalpage.Inbox(page, after != "", next, mine, a.host.Now())
+	if a.away == nil {
+		v.Away = nil
+	}
 	return pageResponse(approvalpage.SignedIn(v, s.Subject, s.Tenant, csrf, signOutFromInbox), head), nil
+}
+
+// approver is the signed-in person as the delegations' book takes them: their session's
+// principal, who may keep their own delegation (interrupt.ScopeApprovalsRespond: the page is an
+// approver's).
+func approver(s signin.Session) interrupt.Principal {
+	p := principalOf(s)
+	p.Scopes = []string{interrupt.ScopeApprovalsRespond}
+	return p
+}
+
+// ownDelegation is the signed-in person's delegation, nil when they have none (or the page
+// keeps none).
+func (a *API) ownDelegation(ctx context.Context, s signin.Session) (*delegation.Delegation, error) {
+	if a.away == nil {
+		return nil, nil
+	}
+	d, err := a.away.Get(ctx, approver(s), s.Subject)
+	switch {
+	case interrupt.ErrorCode(err) == interrupt.CodeNotFound:
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	return &d, nil
+}
+
+// awayPage serves POST /approve/away, the inbox's "I am away": the signed-in person names who
+// decides in their place until the day they are back (the delegation ends as that day begins,
+// UTC), or ends theirs ("I am back", action=end), then is sent back to the inbox, which says
+// it. Its form carries the session's CSRF token (403 otherwise, nothing set); a delegation the
+// rules refuse (to oneself, a day past or more than 90 days on, a delegate away at the time)
+// is a 400 page saying why, nothing set.
+func (a *API) awayPage(ctx context.Context, c *call) (events.APIGatewayV2HTTPResponse, error) {
+	if a.signIn == nil || a.away == nil {
+		err := interrupt.Errorf(interrupt.CodeNotFound, "this host signs no one in")
+		return pageResponse(problemPage(err), false), err
+	}
+	form, err := readForm(c.Req)
+	if err != nil {
+		return pageResponse(problemPage(err), false), err
+	}
+	s, err := a.signIn.SessionFrom(ctx, c.Req.Cookies)
+	switch {
+	case errors.Is(err, signin.ErrNoSession):
+		err := interrupt.Errorf(interrupt.CodeUnauthorized, "no session: sign in on the inbox first")
+		return pageResponse(approvalpage.Problem(http.StatusUnauthorized, "Not signed in", "Open your inbox, sign in, and say you are away from there."), false), err
+	case err != nil:
+		return pageResponse(problemPage(err), false), err
+	}
+	csrf, err := a.signIn.CSRF(ctx, s)
+	if err != nil {
+		return pageResponse(problemPage(err), false), err
+	}
+	signedIn := func(v approvalpage.View) events.APIGatewayV2HTTPResponse {
+		return pageResponse(approvalpage.SignedIn(v, s.Subject, s.Tenant, csrf, "../"+signOutFromInbox), false)
+	}
+	if !a.signIn.CheckCSRF(ctx, s, form.Get("csrf")) {
+		err := interrupt.Errorf(interrupt.CodeForbidden, "the form does not carry this session's CSRF token")
+		return signedIn(approvalpage.Problem(http.StatusForbidden, "Nothing was set", "This form was not sent from your inbox. Open your inbox and use its own form.")), err
+	}
+	if form.Get("action") == "end" {
+		_, err = a.away.End(ctx, approver(s), s.Subject)
+	} else {
+		until, perr := time.Parse(time.DateOnly, form.Get("until"))
+		if perr != nil {
+			err := interrupt.Invalid("the delegation is not acceptable", interrupt.FieldError{Path: "/until", Message: "is not a day (YYYY-MM-DD)"})
+			return signedIn(approvalpage.Problem(http.StatusBadRequest, "Nothing was set", "The day you are back is not a day. Go back and pick one.")), err
+		}
+		_, err = a.away.Set(ctx, approver(s), s.Subject, delegation.Request{Delegate: strings.TrimSpace(form.Get("delegate")), Until: until, Note: form.Get("note")})
+	}
+	if err != nil {
+		detail := "Nothing was set. Try again in a moment."
+		var ie *interrupt.Error
+		if errors.As(err, &ie) && apigw.StatusFor(err) < 500 {
+			detail = "Nothing was set: " + ie.Message + "."
+			for _, f := range ie.Fields {
+				detail += " " + strings.TrimPrefix(f.Path, "/") + " " + f.Message + "."
+			}
+		}
+		return signedIn(approvalpage.Problem(apigw.StatusFor(err), "Nothing was set", detail)), err
+	}
+	return redirect("../approve"), nil
 }
 
 // signOutFromInbox is POST /signin/signout relative to the inbox (/approve).

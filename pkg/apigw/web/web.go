@@ -7,6 +7,7 @@ package web
 import (
 	"github.com/interrupthost/interrupthost/pkg/apigw"
 	"github.com/interrupthost/interrupthost/pkg/contacts"
+	"github.com/interrupthost/interrupthost/pkg/delegation"
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/outbound"
 	"github.com/interrupthost/interrupthost/pkg/signin"
@@ -31,7 +32,9 @@ type API struct {
 	subs     *outbound.Subscriptions
 	resend   apigw.Resender
 	contacts *contacts.Directory
-	opts     apigw.Options
+	// away keeps the approvers' delegations the inbox's "I am away" sets; nil offers none.
+	away *delegation.Book
+	opts apigw.Options
 }
 
 // New returns the HTML controllers over g, with no service.
@@ -56,6 +59,7 @@ var (
 		{Route: "GET /approve/{runId}/{interruptId}", Proof: apigw.ProofSession, Page: (*API).pageSignedIn, Crash: pageCrash},
 		{Route: "HEAD /approve/{runId}/{interruptId}", Proof: apigw.ProofSession, Page: (*API).pageSignedIn, Crash: pageCrash},
 		{Route: "POST /approve/{runId}/{interruptId}", Proof: apigw.ProofSession, Page: (*API).pageSignedIn, Crash: pageCrash},
+		{Route: "POST /approve/away", Proof: apigw.ProofSession, Page: (*API).awayPage, Crash: pageCrash},
 		{Route: "GET /approve", Proof: apigw.ProofSession, Page: (*API).inboxPage, Crash: pageCrash},
 		{Route: "HEAD /approve", Proof: apigw.ProofSession, Page: (*API).inboxPage, Crash: pageCrash},
 		{Route: "GET /signin/callback", Proof: apigw.ProofSignIn, Page: (*API).signInCallback, Crash: pageCrash},
@@ -71,9 +75,9 @@ func Routes() []apigw.Routes {
 
 // ApprovalPage serves approval-page: the page of a token's link, and of a link without a
 // credential for an approver signed in by signIn (nil: such links answer 404).
-func (a *API) ApprovalPage(t *host.Signer, signIn *signin.Flow) apigw.Handler {
+func (a *API) ApprovalPage(t *host.Signer, signIn *signin.Flow, away *delegation.Book) apigw.Handler {
 	b := *a
-	b.host, b.tokens, b.signIn = t.Host(), t, signIn
+	b.host, b.tokens, b.signIn, b.away = t.Host(), t, signIn, away
 	return apigw.Serve(a.gw, &b, approvalPage)
 }
 
