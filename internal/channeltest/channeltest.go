@@ -13,6 +13,7 @@ import (
 
 	"github.com/interrupthost/interrupthost/internal/hosttest"
 	"github.com/interrupthost/interrupthost/internal/testclock"
+	"github.com/interrupthost/interrupthost/pkg/delegation"
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/inmem"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
@@ -51,7 +52,7 @@ type click struct {
 // Exercise runs the decider table through the channel newHarness builds over a world: what a
 // message offers, and which clicks count, for named approvers and a quorum, a group-bound and
 // an open approval, the requester's own request, an override principal (a click never
-// overrides), and a request past its deadline. After each case the interrupt's status and
+// overrides), a delegate's click in an approver's place, and a request past its deadline. After each case the interrupt's status and
 // decider are what the recorded clicks alone make them.
 func Exercise(t *testing.T, newHarness func(t *testing.T, w World) Harness) {
 	approval := func(data string) string {
@@ -63,6 +64,8 @@ func Exercise(t *testing.T, newHarness func(t *testing.T, w World) Harness) {
 		requester string
 		offers    bool
 		expire    bool
+		// away are delegations in force, delegator to delegate, set before the clicks.
+		away      map[string]string
 		clicks    []click
 		status    interrupt.Status
 		decidedBy string
@@ -84,6 +87,10 @@ func Exercise(t *testing.T, newHarness func(t *testing.T, w World) Harness) {
 		{name: "an override principal's click is one vote", payload: approval(`,"approversList":["boss","alice","bob"],"requiredApprovals":2,"overrideBypassesQuorum":true`), offers: true,
 			clicks: []click{{"boss", interrupt.ActionAccept, true}, {"alice", interrupt.ActionAccept, true}},
 			status: interrupt.StatusResolved, decidedBy: "alice"},
+		{name: "a delegate's click fills the delegator's place", payload: approval(`,"approversList":["alice","carol"],"requiredApprovals":2`), offers: true,
+			away:   map[string]string{"alice": "bob"},
+			clicks: []click{{"bob", interrupt.ActionAccept, true}, {"alice", interrupt.ActionAccept, false}, {"bob", interrupt.ActionAccept, false}, {"carol", interrupt.ActionAccept, true}},
+			status: interrupt.StatusResolved, decidedBy: "carol"},
 		{name: "past its deadline", payload: strings.Replace(approval(`,"approversList":["alice"]`), `"timeoutMs":3600000`, `"timeoutMs":1000`, 1), offers: true, expire: true,
 			clicks: []click{{"alice", interrupt.ActionAccept, false}}, status: interrupt.StatusExpired},
 	} {
@@ -117,6 +124,12 @@ func Exercise(t *testing.T, newHarness func(t *testing.T, w World) Harness) {
 			}
 			if c.expire {
 				clock.Advance(2 * time.Second)
+			}
+			for delegator, delegate := range c.away {
+				d := delegation.Delegation{Tenant: w.Tenant, Principal: delegator, Delegate: delegate, From: clock.Now().Add(-time.Minute), Until: clock.Now().Add(time.Hour), Version: 1}
+				if err := store.PutDelegation(ctx, d, delegation.Delegation{}); err != nil {
+					t.Fatal(err)
+				}
 			}
 			for i, k := range c.clicks {
 				if got := ch.Click(t, k.person, "run-1", view.InterruptID, k.action); got != k.recorded {

@@ -77,8 +77,10 @@ var constructors = map[string]struct {
 	"subscriptions": {"Subscriptions", func(g *apigw.Gateway, s Services) apigw.Handler {
 		return jsonapi.New(g).Subscriptions(s.Subscriptions, s.Resender, s.Slack)
 	}},
-	"contacts":           {"Contacts", func(g *apigw.Gateway, s Services) apigw.Handler { return jsonapi.New(g).Contacts(s.Contacts) }},
-	"approval-page":      {"ApprovalPage", func(g *apigw.Gateway, s Services) apigw.Handler { return web.New(g).ApprovalPage(s.Tokens, s.SignIn, s.Delegations) }},
+	"contacts": {"Contacts", func(g *apigw.Gateway, s Services) apigw.Handler { return jsonapi.New(g).Contacts(s.Contacts) }},
+	"approval-page": {"ApprovalPage", func(g *apigw.Gateway, s Services) apigw.Handler {
+		return web.New(g).ApprovalPage(s.Tokens, s.SignIn, s.Delegations)
+	}},
 	"mcp":                {"MCP", func(g *apigw.Gateway, s Services) apigw.Handler { return mcphttp.New(g).MCP(s.MCP, s.Bearer) }},
 	"slack-interactions": {"SlackInteractions", func(g *apigw.Gateway, s Services) apigw.Handler { return slackhttp.New(g).SlackInteractions(s.Clicks) }},
 	"policies":           {"Policies", func(g *apigw.Gateway, s Services) apigw.Handler { return jsonapi.New(g).Policies(s.Policies) }},

@@ -231,7 +231,7 @@ func buildWith(st stores, c *testclock.Clock, keys token.Keys, configure func(*h
 		Bearer:      mustVerifier(),
 		Slack:       &slack.Integrations{Store: st.slackApps, Secrets: slackSecrets, Now: c.Now},
 		Clicks: &slack.Interactions{
-			Host: h, Apps: st.slackApps, Secrets: slackSecrets, Keys: keys, Contacts: st.contacts,
+			Host: h, Apps: st.slackApps, Secrets: slackSecrets, Keys: keys, Contacts: st.contacts, Delegations: st.delegations,
 			Poster: outbound.NewHTTPClient(true), AllowPrivate: true,
 		},
 	}

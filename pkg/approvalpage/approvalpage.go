@@ -64,9 +64,9 @@ type View struct {
 	// Artifact links to where the artifact can be read in full, when the request gave it.
 	Artifact *Link
 	// Inbox is a signed-in approver's list of what waits for them (GET /approve).
-	Inbox  *InboxList
+	Inbox *InboxList
 	// Away is the inbox's "I am away" (GET /approve).
-	Away *Away
+	Away   *Away
 	Form   *Form
 	Footer string
 	// Reference names the request as the engine does (its run and step), in small print.

@@ -157,7 +157,7 @@ func SlackClicks(ctx context.Context, e *app.Env) (*slack.Interactions, error) {
 		return nil, err
 	}
 	return &slack.Interactions{
-		Host: h, Apps: apps.Store, Secrets: apps.Secrets, Keys: keys, Contacts: table,
+		Host: h, Apps: apps.Store, Secrets: apps.Secrets, Keys: keys, Contacts: table, Delegations: table,
 		Poster: outbound.NewHTTPClient(allow), AllowPrivate: allow, SlackAPI: os.Getenv(environ.EnvSlackAPI), Log: environ.Logger(),
 	}, nil
 }

@@ -18,6 +18,7 @@ import (
 	slackgo "github.com/slack-go/slack"
 
 	"github.com/interrupthost/interrupthost/pkg/contacts"
+	"github.com/interrupthost/interrupthost/pkg/delegation"
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
@@ -50,6 +51,12 @@ type ContactReader interface {
 	Contact(ctx context.Context, tenant, kind, ref string) (contacts.Contact, error)
 }
 
+// DelegationReader reads a principal's delegation (delegation.Store), answering
+// delegation.ErrNotFound for one who has none.
+type DelegationReader interface {
+	Delegation(ctx context.Context, tenant, principal string) (delegation.Delegation, error)
+}
+
 // Poster posts a message to a click's response_url (outbound.HTTPClient, which refuses private
 // addresses unless the deployment allows them).
 type Poster interface {
@@ -65,7 +72,10 @@ type Interactions struct {
 	Secrets  Secrets
 	Keys     token.Keys
 	Contacts ContactReader
-	Poster   Poster
+	// Delegations say whose delegate a clicker may be (delegation.Store); nil: a click decides
+	// only as an approver the request names.
+	Delegations DelegationReader
+	Poster      Poster
 	// AllowPrivate lets a response_url be any http(s) URL (the local stack's Slack stand-in);
 	// otherwise only Slack's own https://hooks.slack.com/ is posted to.
 	AllowPrivate bool
@@ -276,24 +286,35 @@ func (x *Interactions) mayDecide(ctx context.Context, tenant string, b Button, u
 	if err != nil {
 		return err
 	}
-	if _, err := o.Deciders.Admit(interrupt.Principal{Subject: who, Tenant: tenant, Via: interrupt.ViaChat}); err != nil {
-		return refusalOf(err, o)
+	// Opened as the clicker: the host judges them, a delegate's place included.
+	as, err := x.Host.OpenAs(ctx, interrupt.Principal{Subject: who, Tenant: tenant, Via: interrupt.ViaChat}, b.RunID, b.InterruptID)
+	if err != nil {
+		return refusalOf(err, as)
 	}
-	if i := slices.IndexFunc(o.Votes, func(v interrupt.Vote) bool { return v.Principal == who }); i >= 0 {
-		return refuse("You (%s) already voted %s on this request; a vote counts once.", who, o.Votes[i].Action)
+	if as.Refused != nil {
+		return refusalOf(as.Refused, as)
+	}
+	if v := as.Voted; v != nil {
+		return refuse("%s already voted %s on this request; a vote counts once.", cmp.Or(v.OnBehalfOf, who), v.Action)
 	}
 	return nil
 }
 
-// clicker is the principal of d's approversList whose contact names Slack member user: a
-// click can only decide as someone the list names, so only their contacts are read (at most
-// the list's length, concurrently). None, or two of them naming one member, decides nothing.
+// clicker is the principal of d's approversList, or the delegate of one (Delegations), whose
+// contact names Slack member user: a click can only decide as someone the list names or their
+// delegate, so only their contacts are read (at most twice the list's length, concurrently).
+// None, or two of them naming one member, decides nothing. Whether a delegate's delegation is
+// in force, and reaches this interrupt, is the host's to judge when the click is cast.
 func (x *Interactions) clicker(ctx context.Context, tenant string, d interrupt.Deciders, user string) (string, error) {
 	var refs []string
 	for _, r := range d.Rules {
 		if r.Kind == interrupt.RefPrincipal {
 			refs = r.Refs
 		}
+	}
+	refs, err := x.withDelegates(ctx, tenant, refs)
+	if err != nil {
+		return "", err
 	}
 	found := make([]bool, len(refs))
 	errs := make([]error, len(refs))
@@ -332,6 +353,40 @@ func (x *Interactions) clicker(ctx context.Context, tenant string, d interrupt.D
 		return who[0], nil
 	}
 	return "", refuse("Your Slack account is the contact of several approvers of this request (%s); a click cannot say which you are. Open Review and sign in.", strings.Join(who, ", "))
+}
+
+// withDelegates is refs and, after them, the delegate of each whose delegation is not ended
+// (one read each, concurrently), each once.
+func (x *Interactions) withDelegates(ctx context.Context, tenant string, refs []string) ([]string, error) {
+	if x.Delegations == nil {
+		return refs, nil
+	}
+	delegates := make([]string, len(refs))
+	errs := make([]error, len(refs))
+	var wg sync.WaitGroup
+	for i, ref := range refs {
+		wg.Go(func() {
+			del, err := x.Delegations.Delegation(ctx, tenant, ref)
+			switch {
+			case errors.Is(err, delegation.ErrNotFound):
+			case err != nil:
+				errs[i] = err
+			case del.EndedAt.IsZero():
+				delegates[i] = del.Delegate
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	out := slices.Clone(refs)
+	for _, d := range delegates {
+		if d != "" && !slices.Contains(out, d) {
+			out = append(out, d)
+		}
+	}
+	return out, nil
 }
 
 // refusalOf says why err kept a click from deciding, in words for the clicker; an error of the

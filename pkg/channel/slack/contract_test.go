@@ -28,7 +28,7 @@ func TestTheChannelContract(t *testing.T) {
 	channeltest.Exercise(t, func(t *testing.T, w channeltest.World) channeltest.Harness {
 		secrets := webhook.NewCache(inmem.NewSecrets(), nil)
 		return &harness{w: w, r: newReceiver(t), apps: &slack.Integrations{Store: w.Store, Secrets: secrets},
-			x: &slack.Interactions{Host: w.Host, Apps: w.Store, Secrets: secrets, Keys: hosttest.Keys, Contacts: w.Store,
+			x: &slack.Interactions{Host: w.Host, Apps: w.Store, Secrets: secrets, Keys: hosttest.Keys, Contacts: w.Store, Delegations: w.Store,
 				Poster: outbound.NewHTTPClient(true), AllowPrivate: true}}
 	})
 }
