@@ -12,7 +12,7 @@ import (
 // agentDecisions serves POST /runs/{runId}/agent-decisions { nodeId, key, agentId, confidence,
 // decision }: 201 with { runId, nodeId, seq, escalated, interruptId? }, or 200 with the first
 // answer when the key was decided before.
-func (a *API) agentDecisions(ctx context.Context, c *call) (reply, error) {
+func (a *controller) agentDecisions(ctx context.Context, c *call) (reply, error) {
 	if err := c.ReadRun(); err != nil {
 		return reply{}, err
 	}

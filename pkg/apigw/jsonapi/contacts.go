@@ -16,7 +16,7 @@ func contactKey(c *call) (kind, ref string) {
 
 // putContact serves PUT /contacts/{kind}/{ref}: 201 when it made the contact, 200 when it
 // replaced one.
-func (a *API) putContact(ctx context.Context, c *call) (reply, error) {
+func (a *controller) putContact(ctx context.Context, c *call) (reply, error) {
 	var body contacts.Request
 	if _, err := apigw.DecodeBody(c.Req, &body); err != nil {
 		return reply{}, err
@@ -34,7 +34,7 @@ func (a *API) putContact(ctx context.Context, c *call) (reply, error) {
 }
 
 // getContact serves GET /contacts/{kind}/{ref}.
-func (a *API) getContact(ctx context.Context, c *call) (reply, error) {
+func (a *controller) getContact(ctx context.Context, c *call) (reply, error) {
 	kind, ref := contactKey(c)
 	got, err := a.contacts.Get(ctx, c.Principal, kind, ref)
 	if err != nil {
@@ -44,7 +44,7 @@ func (a *API) getContact(ctx context.Context, c *call) (reply, error) {
 }
 
 // deleteContact serves DELETE /contacts/{kind}/{ref}: 204.
-func (a *API) deleteContact(ctx context.Context, c *call) (reply, error) {
+func (a *controller) deleteContact(ctx context.Context, c *call) (reply, error) {
 	kind, ref := contactKey(c)
 	if err := a.contacts.Delete(ctx, c.Principal, kind, ref); err != nil {
 		return reply{}, err
@@ -54,7 +54,7 @@ func (a *API) deleteContact(ctx context.Context, c *call) (reply, error) {
 
 // listContacts serves GET /contacts?after=CURSOR&limit=N: the tenant's contacts by kind, then
 // ref.
-func (a *API) listContacts(ctx context.Context, c *call) (reply, error) {
+func (a *controller) listContacts(ctx context.Context, c *call) (reply, error) {
 	q := c.Req.QueryStringParameters
 	limit, fields := limitParam(q, contacts.DefaultPage, contacts.MaxPage, nil)
 	if len(fields) > 0 {

@@ -9,7 +9,7 @@ import (
 )
 
 // putDelegation serves PUT /delegations/{principal}: the principal's delegation, replacing any.
-func (a *API) putDelegation(ctx context.Context, c *call) (reply, error) {
+func (a *controller) putDelegation(ctx context.Context, c *call) (reply, error) {
 	var body delegation.Request
 	if _, err := apigw.DecodeBody(c.Req, &body); err != nil {
 		return reply{}, err
@@ -22,7 +22,7 @@ func (a *API) putDelegation(ctx context.Context, c *call) (reply, error) {
 }
 
 // getDelegation serves GET /delegations/{principal}: in force, to come or ended.
-func (a *API) getDelegation(ctx context.Context, c *call) (reply, error) {
+func (a *controller) getDelegation(ctx context.Context, c *call) (reply, error) {
 	d, err := a.away.Get(ctx, c.Principal, c.Req.PathParameters["principal"])
 	if err != nil {
 		return reply{}, err
@@ -32,7 +32,7 @@ func (a *API) getDelegation(ctx context.Context, c *call) (reply, error) {
 
 // deleteDelegation serves DELETE /delegations/{principal}: ends it at once, and answers it
 // ended.
-func (a *API) deleteDelegation(ctx context.Context, c *call) (reply, error) {
+func (a *controller) deleteDelegation(ctx context.Context, c *call) (reply, error) {
 	d, err := a.away.End(ctx, c.Principal, c.Req.PathParameters["principal"])
 	if err != nil {
 		return reply{}, err
@@ -41,7 +41,7 @@ func (a *API) deleteDelegation(ctx context.Context, c *call) (reply, error) {
 }
 
 // listDelegations serves GET /delegations: the tenant's, by principal.
-func (a *API) listDelegations(ctx context.Context, c *call) (reply, error) {
+func (a *controller) listDelegations(ctx context.Context, c *call) (reply, error) {
 	all, err := a.away.List(ctx, c.Principal)
 	if err != nil {
 		return reply{}, err

@@ -7,6 +7,6 @@ import (
 
 // discovery serves GET /.well-known/interrupt-host, open to anyone: the capabilities and the
 // interrupt facet the host enforces.
-func (a *API) discovery(ctx context.Context, c *call) (reply, error) {
+func (a *controller) discovery(ctx context.Context, c *call) (reply, error) {
 	return reply{Status: http.StatusOK, Body: a.opts.Discovery}, nil
 }

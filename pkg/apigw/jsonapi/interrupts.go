@@ -16,7 +16,7 @@ import (
 
 // requestInterrupt serves POST /runs/{runId}/interrupts: 201 with the new interrupt, or 200 with
 // the existing one when the payload's key was requested before.
-func (a *API) requestInterrupt(ctx context.Context, c *call) (reply, error) {
+func (a *controller) requestInterrupt(ctx context.Context, c *call) (reply, error) {
 	if err := c.ReadRun(); err != nil {
 		return reply{}, err
 	}
@@ -92,7 +92,7 @@ func (a *API) requestInterrupt(ctx context.Context, c *call) (reply, error) {
 // policy says (policy.Policy.Apply). A tool without a policy in force is not_found: an engine
 // that opted in never asks under its own naming by mistake. It answers the policy, whose
 // standing approvals the request then meets.
-func (a *API) underPolicy(ctx context.Context, c *call, tool string, req *host.Request) (*policy.Policy, error) {
+func (a *controller) underPolicy(ctx context.Context, c *call, tool string, req *host.Request) (*policy.Policy, error) {
 	if req.ToolCall == nil || req.ToolCall.Name != tool {
 		return nil, interrupt.Invalid("a request under a policy asks people to allow a call of its tool",
 			interrupt.FieldError{Path: "/toolCall/name", Message: "must be " + tool + ", the tool whose policy the request names"})
@@ -121,7 +121,7 @@ func (a *API) underPolicy(ctx context.Context, c *call, tool string, req *host.R
 
 // resolveByRun serves POST /runs/{runId}/interrupts/{nodeId}: 200 when the call exits the
 // suspend, 202 when it was recorded without exiting.
-func (a *API) resolveByRun(ctx context.Context, c *call) (reply, error) {
+func (a *controller) resolveByRun(ctx context.Context, c *call) (reply, error) {
 	if err := c.ReadRunNode(); err != nil {
 		return reply{}, err
 	}

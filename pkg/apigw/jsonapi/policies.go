@@ -18,7 +18,7 @@ func policyTool(c *call) string {
 
 // putPolicy serves PUT /policies/tools/{toolName} and PUT /policies/default: the rule as the
 // next version, 201 when none was in force, 200 when it replaced one.
-func (a *API) putPolicy(ctx context.Context, c *call) (reply, error) {
+func (a *controller) putPolicy(ctx context.Context, c *call) (reply, error) {
 	var body policy.Rule
 	if _, err := apigw.DecodeBody(c.Req, &body); err != nil {
 		return reply{}, err
@@ -35,7 +35,7 @@ func (a *API) putPolicy(ctx context.Context, c *call) (reply, error) {
 }
 
 // getPolicy serves GET /policies/tools/{toolName} and GET /policies/default.
-func (a *API) getPolicy(ctx context.Context, c *call) (reply, error) {
+func (a *controller) getPolicy(ctx context.Context, c *call) (reply, error) {
 	got, err := a.policies.Get(ctx, c.Principal, policyTool(c))
 	if err != nil {
 		return reply{}, err
@@ -44,7 +44,7 @@ func (a *API) getPolicy(ctx context.Context, c *call) (reply, error) {
 }
 
 // deletePolicy serves DELETE /policies/tools/{toolName} and DELETE /policies/default: 204.
-func (a *API) deletePolicy(ctx context.Context, c *call) (reply, error) {
+func (a *controller) deletePolicy(ctx context.Context, c *call) (reply, error) {
 	if err := a.policies.Delete(ctx, c.Principal, policyTool(c)); err != nil {
 		return reply{}, err
 	}
@@ -52,7 +52,7 @@ func (a *API) deletePolicy(ctx context.Context, c *call) (reply, error) {
 }
 
 // listPolicies serves GET /policies/tools: the tenant's policies in force, the default first.
-func (a *API) listPolicies(ctx context.Context, c *call) (reply, error) {
+func (a *controller) listPolicies(ctx context.Context, c *call) (reply, error) {
 	all, err := a.policies.List(ctx, c.Principal)
 	if err != nil {
 		return reply{}, err

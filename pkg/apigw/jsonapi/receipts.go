@@ -13,7 +13,7 @@ import (
 
 // getOutcome serves GET /runs/{runId}/outcomes/{interruptId}: what became of one interrupt, as
 // get_outcome answers it over MCP, with an accepted call's receipt.
-func (a *API) getOutcome(ctx context.Context, c *call) (reply, error) {
+func (a *controller) getOutcome(ctx context.Context, c *call) (reply, error) {
 	if err := c.ReadRun(); err != nil {
 		return reply{}, err
 	}
@@ -34,7 +34,7 @@ func (a *API) getOutcome(ctx context.Context, c *call) (reply, error) {
 
 // redeemReceipt serves POST /receipts/redeem {receipt, toolCall}: 200 with the redemption, once
 // (host.Signer.RedeemReceipt says what else it answers).
-func (a *API) redeemReceipt(ctx context.Context, c *call) (reply, error) {
+func (a *controller) redeemReceipt(ctx context.Context, c *call) (reply, error) {
 	var body struct {
 		Receipt  *string `json:"receipt"`
 		ToolCall *struct {

@@ -17,7 +17,7 @@ import (
 // interrupts of the tenant's runs.
 
 // getRun serves GET /runs/{runId}: the RunSnapshot.
-func (a *API) getRun(ctx context.Context, c *call) (reply, error) {
+func (a *controller) getRun(ctx context.Context, c *call) (reply, error) {
 	if err := c.ReadRun(); err != nil {
 		return reply{}, err
 	}
@@ -30,7 +30,7 @@ func (a *API) getRun(ctx context.Context, c *call) (reply, error) {
 
 // listPending serves GET /interrupts?after=RUN&limit=N: the caller's tenant's pending
 // interrupts, a page at a time, in run id order; GET /interrupts?runId=RUN: one run's.
-func (a *API) listPending(ctx context.Context, c *call) (reply, error) {
+func (a *controller) listPending(ctx context.Context, c *call) (reply, error) {
 	q := c.Req.QueryStringParameters
 	if run, ok := q["runId"]; ok {
 		switch {
@@ -78,7 +78,7 @@ func limitParam(q map[string]string, def, most int, fields []interrupt.FieldErro
 
 // listEvents serves GET /runs/{runId}/events?after=SEQ&limit=N&mode=updates|debug: debug (and
 // no mode) every event, updates the state updates only (interrupt.Mode).
-func (a *API) listEvents(ctx context.Context, c *call) (reply, error) {
+func (a *controller) listEvents(ctx context.Context, c *call) (reply, error) {
 	if err := c.ReadRun(); err != nil {
 		return reply{}, err
 	}
@@ -108,16 +108,16 @@ func (a *API) listEvents(ctx context.Context, c *call) (reply, error) {
 }
 
 // cancelRun serves POST /runs/{runId}/cancel, with an optional body { reason }.
-func (a *API) cancelRun(ctx context.Context, c *call) (reply, error) {
+func (a *controller) cancelRun(ctx context.Context, c *call) (reply, error) {
 	return a.endRun(ctx, c, interrupt.RunCancelled)
 }
 
 // completeRun serves POST /runs/{runId}/complete, with an optional body { reason }.
-func (a *API) completeRun(ctx context.Context, c *call) (reply, error) {
+func (a *controller) completeRun(ctx context.Context, c *call) (reply, error) {
 	return a.endRun(ctx, c, interrupt.RunCompleted)
 }
 
-func (a *API) endRun(ctx context.Context, c *call, end interrupt.RunStatus) (reply, error) {
+func (a *controller) endRun(ctx context.Context, c *call, end interrupt.RunStatus) (reply, error) {
 	if err := c.ReadRun(); err != nil {
 		return reply{}, err
 	}
@@ -142,7 +142,7 @@ func (a *API) endRun(ctx context.Context, c *call, end interrupt.RunStatus) (rep
 // configureRun serves PUT /runs/{runId}/configurable: 200 with the run's configuration as it
 // stands. The body is the spec's { configurable: { run: { escalationThreshold } } }, or its
 // short form { escalationThreshold }; one of the two.
-func (a *API) configureRun(ctx context.Context, c *call) (reply, error) {
+func (a *controller) configureRun(ctx context.Context, c *call) (reply, error) {
 	if err := c.ReadRun(); err != nil {
 		return reply{}, err
 	}
@@ -181,7 +181,7 @@ func (a *API) configureRun(ctx context.Context, c *call) (reply, error) {
 
 // inbox serves GET /inbox: the pending interrupts the caller may decide now, nearest deadline
 // first, each with its page (which signs the caller in); after is a page's next, opaque.
-func (a *API) inbox(ctx context.Context, c *call) (reply, error) {
+func (a *controller) inbox(ctx context.Context, c *call) (reply, error) {
 	q := c.Req.QueryStringParameters
 	var fields []interrupt.FieldError
 	var after string

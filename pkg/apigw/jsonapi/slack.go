@@ -15,7 +15,7 @@ type SlackAppView struct {
 	InteractionsURL string `json:"interactionsUrl"`
 }
 
-func (a *API) slackView(c *call, app slack.App) (SlackAppView, error) {
+func (a *controller) slackView(c *call, app slack.App) (SlackAppView, error) {
 	base, err := a.gw.BaseURL(c.Req)
 	if err != nil {
 		return SlackAppView{}, err
@@ -24,7 +24,7 @@ func (a *API) slackView(c *call, app slack.App) (SlackAppView, error) {
 }
 
 // putSlackApp serves PUT /integrations/slack: 201 with the app made, 200 with the app replaced.
-func (a *API) putSlackApp(ctx context.Context, c *call) (reply, error) {
+func (a *controller) putSlackApp(ctx context.Context, c *call) (reply, error) {
 	var body slack.Request
 	if _, err := apigw.DecodeBody(c.Req, &body); err != nil {
 		return reply{}, err
@@ -42,7 +42,7 @@ func (a *API) putSlackApp(ctx context.Context, c *call) (reply, error) {
 }
 
 // getSlackApp serves GET /integrations/slack.
-func (a *API) getSlackApp(ctx context.Context, c *call) (reply, error) {
+func (a *controller) getSlackApp(ctx context.Context, c *call) (reply, error) {
 	app, err := a.slack.Get(ctx, c.Principal)
 	if err != nil {
 		return reply{}, err
@@ -52,7 +52,7 @@ func (a *API) getSlackApp(ctx context.Context, c *call) (reply, error) {
 }
 
 // deleteSlackApp serves DELETE /integrations/slack: 204.
-func (a *API) deleteSlackApp(ctx context.Context, c *call) (reply, error) {
+func (a *controller) deleteSlackApp(ctx context.Context, c *call) (reply, error) {
 	if err := a.slack.Delete(ctx, c.Principal); err != nil {
 		return reply{}, err
 	}

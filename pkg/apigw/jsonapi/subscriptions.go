@@ -11,7 +11,7 @@ import (
 )
 
 // createSubscription serves POST /subscriptions: 201, the secret shown this once.
-func (a *API) createSubscription(ctx context.Context, c *call) (reply, error) {
+func (a *controller) createSubscription(ctx context.Context, c *call) (reply, error) {
 	var body outbound.Request
 	if _, err := apigw.DecodeBody(c.Req, &body); err != nil {
 		return reply{}, err
@@ -24,7 +24,7 @@ func (a *API) createSubscription(ctx context.Context, c *call) (reply, error) {
 }
 
 // getSubscription serves GET /subscriptions/{id}.
-func (a *API) getSubscription(ctx context.Context, c *call) (reply, error) {
+func (a *controller) getSubscription(ctx context.Context, c *call) (reply, error) {
 	id, err := subscriptionID(c)
 	if err != nil {
 		return reply{}, err
@@ -43,7 +43,7 @@ type SubscriptionList struct {
 
 // listSubscriptions serves GET /subscriptions: the tenant's subscriptions, oldest first,
 // without their secrets.
-func (a *API) listSubscriptions(ctx context.Context, c *call) (reply, error) {
+func (a *controller) listSubscriptions(ctx context.Context, c *call) (reply, error) {
 	subs, err := a.subs.List(ctx, c.Principal)
 	if err != nil {
 		return reply{}, err
@@ -52,7 +52,7 @@ func (a *API) listSubscriptions(ctx context.Context, c *call) (reply, error) {
 }
 
 // deleteSubscription serves DELETE /subscriptions/{id}: 204.
-func (a *API) deleteSubscription(ctx context.Context, c *call) (reply, error) {
+func (a *controller) deleteSubscription(ctx context.Context, c *call) (reply, error) {
 	id, err := subscriptionID(c)
 	if err != nil {
 		return reply{}, err
@@ -64,7 +64,7 @@ func (a *API) deleteSubscription(ctx context.Context, c *call) (reply, error) {
 }
 
 // listDeliveries serves GET /subscriptions/{id}/deliveries: the recent attempts.
-func (a *API) listDeliveries(ctx context.Context, c *call) (reply, error) {
+func (a *controller) listDeliveries(ctx context.Context, c *call) (reply, error) {
 	id, err := subscriptionID(c)
 	if err != nil {
 		return reply{}, err
@@ -87,7 +87,7 @@ type Resend struct {
 // resendDelivery serves POST /subscriptions/{id}/deliveries: the event sent to the receiver
 // again, now, once; 200 with the attempt, delivered or failed (the receiver's answer is the
 // attempt's, not the request's).
-func (a *API) resendDelivery(ctx context.Context, c *call) (reply, error) {
+func (a *controller) resendDelivery(ctx context.Context, c *call) (reply, error) {
 	id, err := subscriptionID(c)
 	if err != nil {
 		return reply{}, err

@@ -10,7 +10,7 @@ import (
 )
 
 // inspectByToken serves GET (and HEAD) /interrupts/{token}: the InterruptPayload, verbatim.
-func (a *API) inspectByToken(ctx context.Context, c *call) (reply, error) {
+func (a *controller) inspectByToken(ctx context.Context, c *call) (reply, error) {
 	payload, who, err := a.tokens.Inspect(ctx, c.Req.PathParameters["token"])
 	c.RunID, c.NodeID = who.RunID, who.NodeID
 	if err != nil {
@@ -21,7 +21,7 @@ func (a *API) inspectByToken(ctx context.Context, c *call) (reply, error) {
 
 // resolveByToken serves POST /interrupts/{token} with body { resumeValue }: the token is
 // verified first, so a bad token is 401 whatever the body.
-func (a *API) resolveByToken(ctx context.Context, c *call) (reply, error) {
+func (a *controller) resolveByToken(ctx context.Context, c *call) (reply, error) {
 	grant, err := a.tokens.Authorize(ctx, c.Req.PathParameters["token"])
 	c.RunID, c.NodeID = grant.Caller.RunID, grant.Caller.NodeID
 	if err != nil {
@@ -50,7 +50,7 @@ type MintedToken struct {
 // callbacks and inspect tokens (interrupts:write), an approver its own link
 // (approvals:respond), trusted tooling a person's (tokens:delegate); the host decides which
 // token each may have.
-func (a *API) mintToken(ctx context.Context, c *call) (reply, error) {
+func (a *controller) mintToken(ctx context.Context, c *call) (reply, error) {
 	if err := c.ReadRunNode(); err != nil {
 		return reply{}, err
 	}

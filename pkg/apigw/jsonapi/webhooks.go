@@ -29,7 +29,7 @@ type EndpointList struct {
 }
 
 // listEndpoints serves GET /webhook-endpoints: the tenant's endpoints, oldest first.
-func (a *API) listEndpoints(ctx context.Context, c *call) (reply, error) {
+func (a *controller) listEndpoints(ctx context.Context, c *call) (reply, error) {
 	es, err := a.webhooks.Endpoints(ctx, c.Principal)
 	if err != nil {
 		return reply{}, err
@@ -42,7 +42,7 @@ func (a *API) listEndpoints(ctx context.Context, c *call) (reply, error) {
 }
 
 // createEndpoint serves POST /webhook-endpoints: 201 with the endpoint.
-func (a *API) createEndpoint(ctx context.Context, c *call) (reply, error) {
+func (a *controller) createEndpoint(ctx context.Context, c *call) (reply, error) {
 	var body host.EndpointRequest
 	if _, err := apigw.DecodeBody(c.Req, &body); err != nil {
 		return reply{}, err
@@ -55,7 +55,7 @@ func (a *API) createEndpoint(ctx context.Context, c *call) (reply, error) {
 }
 
 // getEndpoint serves GET /webhook-endpoints/{id}.
-func (a *API) getEndpoint(ctx context.Context, c *call) (reply, error) {
+func (a *controller) getEndpoint(ctx context.Context, c *call) (reply, error) {
 	id, err := endpointID(c)
 	if err != nil {
 		return reply{}, err
@@ -68,7 +68,7 @@ func (a *API) getEndpoint(ctx context.Context, c *call) (reply, error) {
 }
 
 // deleteEndpoint serves DELETE /webhook-endpoints/{id}: 204.
-func (a *API) deleteEndpoint(ctx context.Context, c *call) (reply, error) {
+func (a *controller) deleteEndpoint(ctx context.Context, c *call) (reply, error) {
 	id, err := endpointID(c)
 	if err != nil {
 		return reply{}, err
@@ -80,7 +80,7 @@ func (a *API) deleteEndpoint(ctx context.Context, c *call) (reply, error) {
 }
 
 // replaceSecrets serves PUT /webhook-endpoints/{id}/secrets { secrets }.
-func (a *API) replaceSecrets(ctx context.Context, c *call) (reply, error) {
+func (a *controller) replaceSecrets(ctx context.Context, c *call) (reply, error) {
 	id, err := endpointID(c)
 	if err != nil {
 		return reply{}, err
@@ -112,7 +112,7 @@ func endpointID(c *call) (string, error) {
 // event answers 200, so the provider stops retrying it.
 //
 // Every event received is counted by its outcome, or by the code it was refused with.
-func (a *API) ingestWebhook(ctx context.Context, c *call) (reply, error) {
+func (a *controller) ingestWebhook(ctx context.Context, c *call) (reply, error) {
 	res, err := a.ingest(ctx, c)
 	a.gw.CountOutcome(metrics.Webhooks, res.Outcome, err)
 	if err != nil {
@@ -121,7 +121,7 @@ func (a *API) ingestWebhook(ctx context.Context, c *call) (reply, error) {
 	return reply{Status: http.StatusOK, Body: res}, nil
 }
 
-func (a *API) ingest(ctx context.Context, c *call) (host.Ingested, error) {
+func (a *controller) ingest(ctx context.Context, c *call) (host.Ingested, error) {
 	id := c.Req.PathParameters["endpointId"]
 	if !runlog.ValidID(id) {
 		return host.Ingested{}, interrupt.Errorf(interrupt.CodeNotFound, "no webhook endpoint %q", id)

@@ -70,7 +70,7 @@ const (
 // a live session (a form posted with one signed out is 401 and changes nothing), a 403 page
 // naming only who is signed in for one without the role, and the console unavailable, letting
 // no one in, when the session store fails.
-func (a *API) operator(ctx context.Context, c *call, signOut string) (signin.Session, string, *events.APIGatewayV2HTTPResponse, error) {
+func (a *controller) operator(ctx context.Context, c *call, signOut string) (signin.Session, string, *events.APIGatewayV2HTTPResponse, error) {
 	head := isHead(c)
 	if a.signIn == nil {
 		err := interrupt.Errorf(interrupt.CodeNotFound, "this host signs no one in")
@@ -113,7 +113,7 @@ var consoleQuery = []string{"run", "kind", "after", "q", "status", "since", "unt
 // the page as it was asked: its path and its search, filter and page (consoleQuery),
 // re-encoded, so that a link to a run's search survives the sign-in. A query too long to travel
 // in the sign-in's state comes back to the path alone.
-func (a *API) beginConsoleSignIn(ctx context.Context, c *call, head bool) (events.APIGatewayV2HTTPResponse, error) {
+func (a *controller) beginConsoleSignIn(ctx context.Context, c *call, head bool) (events.APIGatewayV2HTTPResponse, error) {
 	base, err := a.gw.BaseURL(c.Req)
 	if err != nil {
 		return pageResponse(problemPage(err), head), err
@@ -140,7 +140,7 @@ const maxConsoleNext = 1024
 
 // consoleHome serves GET and HEAD /console: what waits in the operator's tenant, a page of the
 // pending list at a time (?after=), or one run's (?run=), of a kind (?kind=).
-func (a *API) consoleHome(ctx context.Context, c *call) (events.APIGatewayV2HTTPResponse, error) {
+func (a *controller) consoleHome(ctx context.Context, c *call) (events.APIGatewayV2HTTPResponse, error) {
 	s, csrf, refused, err := a.operator(ctx, c, signOutFromConsole)
 	if refused != nil {
 		return *refused, err
@@ -199,7 +199,7 @@ func (a *API) consoleHome(ctx context.Context, c *call) (events.APIGatewayV2HTTP
 // activity first (host.Runs), of a status (?status=), active within days (?since=, ?until=, UTC,
 // both included), found by a run id prefix or words of its titles (?q=), a page at a time
 // (?after=). A search it cannot run is 400 with the form, and reads nothing.
-func (a *API) consoleRuns(ctx context.Context, c *call) (events.APIGatewayV2HTTPResponse, error) {
+func (a *controller) consoleRuns(ctx context.Context, c *call) (events.APIGatewayV2HTTPResponse, error) {
 	s, csrf, refused, err := a.operator(ctx, c, signOutFromRuns)
 	if refused != nil {
 		return *refused, err
@@ -277,7 +277,7 @@ const maxRunsQuery = 200
 
 // names are the names the tenant's contacts give the refs; none for a ref without a contact
 // (or one that cannot be read now), which the console says as itself. One read per distinct ref.
-func (a *API) names(ctx context.Context, p interrupt.Principal, refs []string) console.Names {
+func (a *controller) names(ctx context.Context, p interrupt.Principal, refs []string) console.Names {
 	known := map[string]string{}
 	for _, ref := range refs {
 		if _, ok := known[ref]; ok {
@@ -297,7 +297,7 @@ func (a *API) names(ctx context.Context, p interrupt.Principal, refs []string) c
 
 // consoleRun serves GET and HEAD /console/runs/{runId}: the run's story from ?after= (a seq),
 // what it waits on, its deliveries, and the forms that end it.
-func (a *API) consoleRun(ctx context.Context, c *call) (events.APIGatewayV2HTTPResponse, error) {
+func (a *controller) consoleRun(ctx context.Context, c *call) (events.APIGatewayV2HTTPResponse, error) {
 	s, csrf, refused, err := a.operator(ctx, c, signOutFromRun)
 	if refused != nil {
 		return *refused, err
@@ -308,7 +308,7 @@ func (a *API) consoleRun(ctx context.Context, c *call) (events.APIGatewayV2HTTPR
 // runPage is the run's page, with a notice and a refused end form's reason, if any. It is
 // answered at the run's path, and at a form's below it (a refused form's page), whose relative
 // links go one level further up.
-func (a *API) runPage(ctx context.Context, c *call, p interrupt.Principal, csrf string, notice *console.Notice, reason string) (events.APIGatewayV2HTTPResponse, error) {
+func (a *controller) runPage(ctx context.Context, c *call, p interrupt.Principal, csrf string, notice *console.Notice, reason string) (events.APIGatewayV2HTTPResponse, error) {
 	head := isHead(c)
 	up := ""
 	if c.Req.RequestContext.HTTP.Method == http.MethodPost {
@@ -369,7 +369,7 @@ func (a *API) runPage(ctx context.Context, c *call, p interrupt.Principal, csrf 
 }
 
 // runDeliveries are each of the tenant's subscriptions' recent attempts of the run's events.
-func (a *API) runDeliveries(ctx context.Context, p interrupt.Principal, runID string) ([]console.Subscription, error) {
+func (a *controller) runDeliveries(ctx context.Context, p interrupt.Principal, runID string) ([]console.Subscription, error) {
 	subs, err := a.subs.List(ctx, p)
 	if err != nil {
 		return nil, err
@@ -391,7 +391,7 @@ const maxReason = 1000
 // consoleEnd serves POST /console/runs/{runId}/cancel and .../complete: the run ended as the
 // operator, with the form's reason, then back to its page (303). A form without the session's
 // CSRF value, or without a reason, ends nothing.
-func (a *API) consoleEnd(ctx context.Context, c *call) (events.APIGatewayV2HTTPResponse, error) {
+func (a *controller) consoleEnd(ctx context.Context, c *call) (events.APIGatewayV2HTTPResponse, error) {
 	s, csrf, refused, err := a.operator(ctx, c, "../../../signin/signout")
 	if refused != nil {
 		return *refused, err
@@ -421,7 +421,7 @@ func (a *API) consoleEnd(ctx context.Context, c *call) (events.APIGatewayV2HTTPR
 
 // consoleResend serves POST /console/runs/{runId}/resend: one event sent to a subscription's
 // receiver again, now, as POST /subscriptions/{id}/deliveries does, then back to the run's page.
-func (a *API) consoleResend(ctx context.Context, c *call) (events.APIGatewayV2HTTPResponse, error) {
+func (a *controller) consoleResend(ctx context.Context, c *call) (events.APIGatewayV2HTTPResponse, error) {
 	session, csrf, refused, err := a.operator(ctx, c, "../../../signin/signout")
 	if refused != nil {
 		return *refused, err
@@ -457,7 +457,7 @@ var errNotFromConsole = interrupt.Errorf(interrupt.CodeForbidden, "the form does
 
 // consoleForm reads a console form and checks its CSRF value against s's, the session operator
 // found (and read its record of) for this request.
-func (a *API) consoleForm(ctx context.Context, c *call, s signin.Session) (url.Values, error) {
+func (a *controller) consoleForm(ctx context.Context, c *call, s signin.Session) (url.Values, error) {
 	form, err := readForm(c.Req)
 	if err != nil {
 		return nil, err
@@ -469,7 +469,7 @@ func (a *API) consoleForm(ctx context.Context, c *call, s signin.Session) (url.V
 }
 
 // formRefused is the run's page after a form that changed nothing, saying why.
-func (a *API) formRefused(ctx context.Context, c *call, p interrupt.Principal, csrf string, err error, reason string) (events.APIGatewayV2HTTPResponse, error) {
+func (a *controller) formRefused(ctx context.Context, c *call, p interrupt.Principal, csrf string, err error, reason string) (events.APIGatewayV2HTTPResponse, error) {
 	text := "Nothing was changed: " + problemText(err)
 	if errors.Is(err, errNotFromConsole) {
 		text = "Nothing was changed: this form was not sent from the console. Use the console's own buttons."

@@ -59,7 +59,7 @@ func pageCrash() events.APIGatewayV2HTTPResponse {
 // decision, and on a signed-in page a CSRF token bound to the session.
 
 // pageByToken serves /approve/{token}.
-func (a *API) pageByToken(ctx context.Context, c *call) (events.APIGatewayV2HTTPResponse, error) {
+func (a *controller) pageByToken(ctx context.Context, c *call) (events.APIGatewayV2HTTPResponse, error) {
 	v, recorded, err := a.page(ctx, c)
 	if recorded != "" {
 		return seeThePage(c, c.Req.PathParameters["token"], recorded), nil
@@ -68,7 +68,7 @@ func (a *API) pageByToken(ctx context.Context, c *call) (events.APIGatewayV2HTTP
 }
 
 // pageSignedIn serves /approve/{runId}/{interruptId}.
-func (a *API) pageSignedIn(ctx context.Context, c *call) (events.APIGatewayV2HTTPResponse, error) {
+func (a *controller) pageSignedIn(ctx context.Context, c *call) (events.APIGatewayV2HTTPResponse, error) {
 	return a.signedInPage(ctx, c, isHead(c))
 }
 
@@ -77,7 +77,7 @@ func isHead(c *call) bool { return c.Req.RequestContext.HTTP.Method == http.Meth
 // page is the token page's view, or the action a POST recorded. A POST verifies the token,
 // then casts in one host call that reads the run once (host.CastByToken), the page's own
 // checks (the kind, a link that names no one, the form) judged on the interrupt as read.
-func (a *API) page(ctx context.Context, c *call) (approvalpage.View, string, error) {
+func (a *controller) page(ctx context.Context, c *call) (approvalpage.View, string, error) {
 	raw := c.Req.PathParameters["token"]
 	if c.Req.RequestContext.HTTP.Method != http.MethodPost {
 		o, grant, err := a.tokens.Open(ctx, raw)
@@ -222,7 +222,7 @@ func (r *pageRefusal) Unwrap() error { return r.err }
 
 // formValue is the resume value a page's form makes for o, or a pageRefusal with the form
 // shown again with its mistakes.
-func (a *API) formValue(o host.Opened, form url.Values) (json.RawMessage, error) {
+func (a *controller) formValue(o host.Opened, form url.Values) (json.RawMessage, error) {
 	value, fields := approvalpage.Decision(o, form, a.host.Now())
 	if len(fields) == 0 {
 		fields = interrupt.CheckNumbers(value, "/resumeValue") // answers and edits typed as JSON
@@ -258,7 +258,7 @@ func answered(o host.Opened, form url.Values, err error) (approvalpage.View, str
 // signedInPage serves /approve/{runId}/{interruptId}: without a session it starts a sign-in that
 // comes back here; with one it shows the interrupt of the session's tenant, and decides as the
 // session's principal.
-func (a *API) signedInPage(ctx context.Context, c *call, head bool) (events.APIGatewayV2HTTPResponse, error) {
+func (a *controller) signedInPage(ctx context.Context, c *call, head bool) (events.APIGatewayV2HTTPResponse, error) {
 	if a.signIn == nil {
 		err := interrupt.Errorf(interrupt.CodeNotFound, "this host signs no one in")
 		return pageResponse(problemPage(err), head), err
@@ -289,7 +289,7 @@ func (a *API) signedInPage(ctx context.Context, c *call, head bool) (events.APIG
 }
 
 // beginSignIn answers a page asked for without a session: the sign-in, which comes back to it.
-func (a *API) beginSignIn(ctx context.Context, c *call, head bool) (events.APIGatewayV2HTTPResponse, error) {
+func (a *controller) beginSignIn(ctx context.Context, c *call, head bool) (events.APIGatewayV2HTTPResponse, error) {
 	base, err := a.gw.BaseURL(c.Req)
 	if err != nil {
 		return pageResponse(problemPage(err), head), err
@@ -308,7 +308,7 @@ func (a *API) beginSignIn(ctx context.Context, c *call, head bool) (events.APIGa
 // inboxPage serves GET and HEAD /approve: a signed-in approver's inbox, what waits for them
 // (host.Host.Inbox), each item linking its page; without a session it starts a sign-in that
 // comes back here. A page of the list at a time, the next by its cursor (?after=).
-func (a *API) inboxPage(ctx context.Context, c *call) (events.APIGatewayV2HTTPResponse, error) {
+func (a *controller) inboxPage(ctx context.Context, c *call) (events.APIGatewayV2HTTPResponse, error) {
 	head := isHead(c)
 	if a.signIn == nil {
 		err := interrupt.Errorf(interrupt.CodeNotFound, "this host signs no one in")
@@ -366,7 +366,7 @@ func approver(s signin.Session) interrupt.Principal {
 
 // ownDelegation is the signed-in person's delegation, nil when they have none (or the page
 // keeps none).
-func (a *API) ownDelegation(ctx context.Context, s signin.Session) (*delegation.Delegation, error) {
+func (a *controller) ownDelegation(ctx context.Context, s signin.Session) (*delegation.Delegation, error) {
 	if a.away == nil {
 		return nil, nil
 	}
@@ -386,7 +386,7 @@ func (a *API) ownDelegation(ctx context.Context, s signin.Session) (*delegation.
 // it. Its form carries the session's CSRF token (403 otherwise, nothing set); a delegation the
 // rules refuse (to oneself, a day past or more than 90 days on, a delegate away at the time)
 // is a 400 page saying why, nothing set.
-func (a *API) awayPage(ctx context.Context, c *call) (events.APIGatewayV2HTTPResponse, error) {
+func (a *controller) awayPage(ctx context.Context, c *call) (events.APIGatewayV2HTTPResponse, error) {
 	if a.signIn == nil || a.away == nil {
 		err := interrupt.Errorf(interrupt.CodeNotFound, "this host signs no one in")
 		return pageResponse(problemPage(err), false), err
@@ -459,7 +459,7 @@ func principalOf(s signin.Session) interrupt.Principal {
 // without a session has nothing to end and clears nothing (a cross-site form brings no cookie,
 // and must not clear the one the browser holds). When the session store fails, nothing is
 // ended and the page says so (503): the person is not told they are signed out.
-func (a *API) signOut(ctx context.Context, c *call) (events.APIGatewayV2HTTPResponse, error) {
+func (a *controller) signOut(ctx context.Context, c *call) (events.APIGatewayV2HTTPResponse, error) {
 	if a.signIn == nil {
 		err := interrupt.Errorf(interrupt.CodeNotFound, "this host signs no one in")
 		return pageResponse(problemPage(err), false), err
@@ -498,7 +498,7 @@ func notSignedOut(err error) approvalpage.View {
 // it stands; on POST the decision its form makes, cast in one host call that reads the run
 // once (host.Cast), judged in the page's order: who p is to it, the kind, the form, that the
 // form came from this page (fromPage), then the host's rule.
-func (a *API) signedInView(ctx context.Context, c *call, p interrupt.Principal, interruptID string, fromPage func(url.Values) bool) (approvalpage.View, string, error) {
+func (a *controller) signedInView(ctx context.Context, c *call, p interrupt.Principal, interruptID string, fromPage func(url.Values) bool) (approvalpage.View, string, error) {
 	if c.Req.RequestContext.HTTP.Method != http.MethodPost {
 		o, err := a.host.OpenAs(ctx, p, c.RunID, interruptID)
 		c.NodeID = o.NodeID
@@ -542,7 +542,7 @@ func (a *API) signedInView(ctx context.Context, c *call, p interrupt.Principal, 
 
 // signInCallback serves GET /signin/callback: the identity provider's answer completes the
 // sign-in, the session cookie is set, and the approver goes back to the page it came from.
-func (a *API) signInCallback(ctx context.Context, c *call) (events.APIGatewayV2HTTPResponse, error) {
+func (a *controller) signInCallback(ctx context.Context, c *call) (events.APIGatewayV2HTTPResponse, error) {
 	if a.signIn == nil {
 		err := interrupt.Errorf(interrupt.CodeNotFound, "this host signs no one in")
 		return pageResponse(problemPage(err), false), err

@@ -15,14 +15,20 @@ import (
 
 type (
 	call     = apigw.Call
-	function = apigw.Function[*API]
-	endpoint = apigw.Endpoint[*API]
+	function = apigw.Function[*controller]
+	endpoint = apigw.Endpoint[*controller]
 )
 
 // API serves the page's and the console's functions through a gateway. Safe for concurrent
 // invocations. New makes one with no service; each function's constructor (API.ApprovalPage,
 // API.Console) takes the services its routes call, by type.
-type API struct {
+type API struct{ c controller }
+
+// controller is the pages' handlers over the services one function was built with: a type with
+// no exported method, since the type a table's handlers are served on has its exported methods
+// kept by the linker wherever a template reflects (the page's), which would link the approval
+// page's handlers into the console and the console's into the page.
+type controller struct {
 	gw     *apigw.Gateway
 	host   *host.Host
 	tokens *host.Signer
@@ -38,53 +44,56 @@ type API struct {
 }
 
 // New returns the HTML controllers over g, with no service.
-func New(g *apigw.Gateway) *API { return &API{gw: g, opts: g.Options()} }
+func New(g *apigw.Gateway) *API { return &API{c: controller{gw: g, opts: g.Options()}} }
 
-var (
-	consoleRoutes = function{Function: "console", Operations: []endpoint{
-		{Route: "GET /console", Proof: apigw.ProofOperator, Page: (*API).consoleHome, Crash: consoleCrash},
-		{Route: "HEAD /console", Proof: apigw.ProofOperator, Page: (*API).consoleHome, Crash: consoleCrash},
-		{Route: "GET /console/runs", Proof: apigw.ProofOperator, Page: (*API).consoleRuns, Crash: consoleCrash},
-		{Route: "HEAD /console/runs", Proof: apigw.ProofOperator, Page: (*API).consoleRuns, Crash: consoleCrash},
-		{Route: "GET /console/runs/{runId}", Proof: apigw.ProofOperator, Page: (*API).consoleRun, Crash: consoleCrash},
-		{Route: "HEAD /console/runs/{runId}", Proof: apigw.ProofOperator, Page: (*API).consoleRun, Crash: consoleCrash},
-		{Route: "POST /console/runs/{runId}/cancel", Proof: apigw.ProofOperator, Page: (*API).consoleEnd, Crash: consoleCrash},
-		{Route: "POST /console/runs/{runId}/complete", Proof: apigw.ProofOperator, Page: (*API).consoleEnd, Crash: consoleCrash},
-		{Route: "POST /console/runs/{runId}/resend", Proof: apigw.ProofOperator, Page: (*API).consoleResend, Crash: consoleCrash},
+func consoleRoutes() function {
+	return function{Function: "console", Operations: []endpoint{
+		{Route: "GET /console", Proof: apigw.ProofOperator, Page: (*controller).consoleHome, Crash: consoleCrash},
+		{Route: "HEAD /console", Proof: apigw.ProofOperator, Page: (*controller).consoleHome, Crash: consoleCrash},
+		{Route: "GET /console/runs", Proof: apigw.ProofOperator, Page: (*controller).consoleRuns, Crash: consoleCrash},
+		{Route: "HEAD /console/runs", Proof: apigw.ProofOperator, Page: (*controller).consoleRuns, Crash: consoleCrash},
+		{Route: "GET /console/runs/{runId}", Proof: apigw.ProofOperator, Page: (*controller).consoleRun, Crash: consoleCrash},
+		{Route: "HEAD /console/runs/{runId}", Proof: apigw.ProofOperator, Page: (*controller).consoleRun, Crash: consoleCrash},
+		{Route: "POST /console/runs/{runId}/cancel", Proof: apigw.ProofOperator, Page: (*controller).consoleEnd, Crash: consoleCrash},
+		{Route: "POST /console/runs/{runId}/complete", Proof: apigw.ProofOperator, Page: (*controller).consoleEnd, Crash: consoleCrash},
+		{Route: "POST /console/runs/{runId}/resend", Proof: apigw.ProofOperator, Page: (*controller).consoleResend, Crash: consoleCrash},
 	}}
-	approvalPage = function{Function: "approval-page", Operations: []endpoint{
-		{Route: "GET /approve/{token}", Proof: apigw.ProofLink, Page: (*API).pageByToken, Crash: pageCrash},
-		{Route: "HEAD /approve/{token}", Proof: apigw.ProofLink, Page: (*API).pageByToken, Crash: pageCrash},
-		{Route: "POST /approve/{token}", Proof: apigw.ProofLink, Page: (*API).pageByToken, Crash: pageCrash},
-		{Route: "GET /approve/{runId}/{interruptId}", Proof: apigw.ProofSession, Page: (*API).pageSignedIn, Crash: pageCrash},
-		{Route: "HEAD /approve/{runId}/{interruptId}", Proof: apigw.ProofSession, Page: (*API).pageSignedIn, Crash: pageCrash},
-		{Route: "POST /approve/{runId}/{interruptId}", Proof: apigw.ProofSession, Page: (*API).pageSignedIn, Crash: pageCrash},
-		{Route: "POST /approve/away", Proof: apigw.ProofSession, Page: (*API).awayPage, Crash: pageCrash},
-		{Route: "GET /approve", Proof: apigw.ProofSession, Page: (*API).inboxPage, Crash: pageCrash},
-		{Route: "HEAD /approve", Proof: apigw.ProofSession, Page: (*API).inboxPage, Crash: pageCrash},
-		{Route: "GET /signin/callback", Proof: apigw.ProofSignIn, Page: (*API).signInCallback, Crash: pageCrash},
-		{Route: "POST /signin/signout", Proof: apigw.ProofSignIn, Page: (*API).signOut, Crash: pageCrash},
+}
+
+func approvalPage() function {
+	return function{Function: "approval-page", Operations: []endpoint{
+		{Route: "GET /approve/{token}", Proof: apigw.ProofLink, Page: (*controller).pageByToken, Crash: pageCrash},
+		{Route: "HEAD /approve/{token}", Proof: apigw.ProofLink, Page: (*controller).pageByToken, Crash: pageCrash},
+		{Route: "POST /approve/{token}", Proof: apigw.ProofLink, Page: (*controller).pageByToken, Crash: pageCrash},
+		{Route: "GET /approve/{runId}/{interruptId}", Proof: apigw.ProofSession, Page: (*controller).pageSignedIn, Crash: pageCrash},
+		{Route: "HEAD /approve/{runId}/{interruptId}", Proof: apigw.ProofSession, Page: (*controller).pageSignedIn, Crash: pageCrash},
+		{Route: "POST /approve/{runId}/{interruptId}", Proof: apigw.ProofSession, Page: (*controller).pageSignedIn, Crash: pageCrash},
+		{Route: "POST /approve/away", Proof: apigw.ProofSession, Page: (*controller).awayPage, Crash: pageCrash},
+		{Route: "GET /approve", Proof: apigw.ProofSession, Page: (*controller).inboxPage, Crash: pageCrash},
+		{Route: "HEAD /approve", Proof: apigw.ProofSession, Page: (*controller).inboxPage, Crash: pageCrash},
+		{Route: "GET /signin/callback", Proof: apigw.ProofSignIn, Page: (*controller).signInCallback, Crash: pageCrash},
+		{Route: "POST /signin/signout", Proof: apigw.ProofSignIn, Page: (*controller).signOut, Crash: pageCrash},
 	}}
-)
+}
 
 // Routes are the functions of the HTML surfaces, for the table of every function (package
 // routes).
 func Routes() []apigw.Routes {
-	return []apigw.Routes{approvalPage.Routes(), consoleRoutes.Routes()}
+	return []apigw.Routes{approvalPage().Routes(), consoleRoutes().Routes()}
 }
 
 // ApprovalPage serves approval-page: the page of a token's link, and of a link without a
 // credential for an approver signed in by signIn (nil: such links answer 404).
 func (a *API) ApprovalPage(t *host.Signer, signIn *signin.Flow, away *delegation.Book) apigw.Handler {
-	b := *a
+	b := a.c
 	b.host, b.tokens, b.signIn, b.away = t.Host(), t, signIn, away
-	return apigw.Serve(a.gw, &b, approvalPage)
+	return apigw.Serve(b.gw, &b, approvalPage())
 }
 
 // Console serves console: the operators' pages, signed in by signIn as the approval page is,
 // reading the host, the subscriptions' deliveries and the contacts' names, resending by r.
 func (a *API) Console(h *host.Host, signIn *signin.Flow, s *outbound.Subscriptions, r apigw.Resender, d *contacts.Directory) apigw.Handler {
-	b := *a
+	b := a.c
 	b.host, b.signIn, b.subs, b.resend, b.contacts = h, signIn, s, r, d
-	return apigw.Serve(a.gw, &b, consoleRoutes)
+	return apigw.Serve(b.gw, &b, consoleRoutes())
 }
