@@ -65,9 +65,9 @@ func getRun() function {
 }
 
 func receipts() function {
-	return function{Function: "receipts()", Operations: []endpoint{
+	return function{Function: "receipts", Operations: []endpoint{
 		{Route: "GET /runs/{runId}/outcomes/{interruptId}", Scopes: []string{apigw.ScopeRunsRead}, Serve: (*controller).getOutcome},
-		{Route: "POST /receipts()/redeem", Proof: apigw.ProofReceipt, Scopes: []string{apigw.ScopeReceiptsRedeem}, Serve: (*controller).redeemReceipt},
+		{Route: "POST /receipts/redeem", Proof: apigw.ProofReceipt, Scopes: []string{apigw.ScopeReceiptsRedeem}, Serve: (*controller).redeemReceipt},
 	}}
 }
 
@@ -97,7 +97,7 @@ func agentDecisions() function {
 }
 
 func discovery() function {
-	return function{Function: "discovery()", Operations: []endpoint{
+	return function{Function: "discovery", Operations: []endpoint{
 		{Route: "GET /.well-known/interrupt-host", Proof: apigw.ProofPublic, Serve: (*controller).discovery},
 	}}
 }
@@ -119,16 +119,16 @@ func webhookIngest() function {
 }
 
 func subscriptions() function {
-	return function{Function: "subscriptions()", Operations: []endpoint{
-		{Route: "POST /subscriptions()", Scopes: []string{apigw.ScopeSubscriptionsManage}, Serve: (*controller).createSubscription},
-		{Route: "GET /subscriptions()", Scopes: []string{apigw.ScopeSubscriptionsManage}, Serve: (*controller).listSubscriptions},
-		{Route: "GET /subscriptions()/{id}", Scopes: []string{apigw.ScopeSubscriptionsManage}, Serve: (*controller).getSubscription},
-		{Route: "DELETE /subscriptions()/{id}", Scopes: []string{apigw.ScopeSubscriptionsManage}, Serve: (*controller).deleteSubscription},
+	return function{Function: "subscriptions", Operations: []endpoint{
+		{Route: "POST /subscriptions", Scopes: []string{apigw.ScopeSubscriptionsManage}, Serve: (*controller).createSubscription},
+		{Route: "GET /subscriptions", Scopes: []string{apigw.ScopeSubscriptionsManage}, Serve: (*controller).listSubscriptions},
+		{Route: "GET /subscriptions/{id}", Scopes: []string{apigw.ScopeSubscriptionsManage}, Serve: (*controller).getSubscription},
+		{Route: "DELETE /subscriptions/{id}", Scopes: []string{apigw.ScopeSubscriptionsManage}, Serve: (*controller).deleteSubscription},
 		{Route: "PUT /integrations/slack", Scopes: []string{apigw.ScopeIntegrationsManage}, Serve: (*controller).putSlackApp},
 		{Route: "GET /integrations/slack", Scopes: []string{apigw.ScopeIntegrationsManage, apigw.ScopeSubscriptionsManage}, Serve: (*controller).getSlackApp},
 		{Route: "DELETE /integrations/slack", Scopes: []string{apigw.ScopeIntegrationsManage}, Serve: (*controller).deleteSlackApp},
-		{Route: "GET /subscriptions()/{id}/deliveries", Scopes: []string{apigw.ScopeSubscriptionsManage}, Serve: (*controller).listDeliveries},
-		{Route: "POST /subscriptions()/{id}/deliveries", Scopes: []string{apigw.ScopeSubscriptionsManage}, Serve: (*controller).resendDelivery},
+		{Route: "GET /subscriptions/{id}/deliveries", Scopes: []string{apigw.ScopeSubscriptionsManage}, Serve: (*controller).listDeliveries},
+		{Route: "POST /subscriptions/{id}/deliveries", Scopes: []string{apigw.ScopeSubscriptionsManage}, Serve: (*controller).resendDelivery},
 	}}
 }
 
