@@ -21,7 +21,13 @@ const (
 	EventNodeSuspended          = "node.suspended"
 	EventRunConfigured          = "run.configured"
 	EventReceiptRedeemed        = "receipt.redeemed"
+	// The tenant's own events (their runId is TenantLog): a delegation set or ended.
+	EventDelegationSet   = "delegation.set"
+	EventDelegationEnded = "delegation.ended"
 )
+
+// TenantLog is the runId of the tenant's own events (delegation.*), which no run can have.
+const TenantLog = "~tenant"
 
 // EventTypes is every event type, in the order the published schema lists them: what a
 // subscription may name beside "*".
@@ -30,4 +36,5 @@ var EventTypes = []string{
 	EventApprovalRequested, EventApprovalResolved, EventClarificationRequested, EventClarificationResolved,
 	EventVoted, EventAsked, EventExpired, EventReminded, EventEscalated, EventRunCancelled, EventRunCompleted,
 	EventAgentDecided, EventNodeSuspended, EventRunConfigured, EventReceiptRedeemed,
+	EventDelegationSet, EventDelegationEnded,
 }

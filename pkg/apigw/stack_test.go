@@ -227,7 +227,7 @@ func buildWith(st stores, c *testclock.Clock, keys token.Keys, configure func(*h
 		Subscriptions: subs, Resender: resender, Contacts: &contacts.Directory{Store: st.contacts, Now: c.Now},
 		MCP:         mcp.New(host.NewSigner(h, keys), mcp.Options{Poll: time.Millisecond, Policies: policies}),
 		Policies:    policies,
-		Delegations: &delegation.Book{Store: st.delegations, Now: c.Now},
+		Delegations: &delegation.Book{Store: st.delegations, Events: h, Now: c.Now},
 		Bearer:      mustVerifier(),
 		Slack:       &slack.Integrations{Store: st.slackApps, Secrets: slackSecrets, Now: c.Now},
 		Clicks: &slack.Interactions{

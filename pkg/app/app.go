@@ -132,7 +132,11 @@ func (e *Env) Delegations(ctx context.Context) (*delegation.Book, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &delegation.Book{Store: table}, nil
+	h, err := e.Host(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &delegation.Book{Store: table, Events: h}, nil
 }
 
 // Table is the table TABLE_NAME names, its client built the first time it is asked for.

@@ -107,6 +107,23 @@ type Store interface {
 	Delegations(ctx context.Context, tenant string) ([]Delegation, error)
 }
 
+// Recorder records a tenant's event (host.Host.RecordTenantEvent).
+type Recorder interface {
+	RecordTenantEvent(ctx context.Context, tenant, by, typ string, payload any) error
+}
+
+// record records d's change as the tenant's event typ: after the change is written, so an
+// event never tells of a change not made; a failure to record is the caller's error (503),
+// the change standing, and a retry records a new version's.
+func (b Book) record(ctx context.Context, typ string, d Delegation, by string) error {
+	if b.Events == nil {
+		return nil
+	}
+	return b.Events.RecordTenantEvent(ctx, d.Tenant, by, typ, interrupt.DelegationChanged{
+		Principal: d.Principal, Delegate: d.Delegate, From: d.From, Until: d.Until, Kinds: d.Kinds, Note: d.Note, By: by, Version: d.Version,
+	})
+}
+
 // Request is the body of PUT /delegations/{principal}.
 type Request struct {
 	Delegate string           `json:"delegate"`
@@ -120,6 +137,9 @@ type Request struct {
 // and what a delegate holds now.
 type Book struct {
 	Store Store
+	// Events record each change as the tenant's event (delegation.set, delegation.ended:
+	// host.Host.RecordTenantEvent), which subscriptions receive; nil records none.
+	Events Recorder
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -219,7 +239,7 @@ func (b Book) Set(ctx context.Context, caller interrupt.Principal, principal str
 	if err := b.Store.PutDelegation(ctx, d, prev); err != nil {
 		return Delegation{}, conflict(err)
 	}
-	return d, nil
+	return d, b.record(ctx, interrupt.EventDelegationSet, d, caller.Subject)
 }
 
 // End ends principal's delegation at once, as caller (principal or an administrator): its
@@ -243,7 +263,7 @@ func (b Book) End(ctx context.Context, caller interrupt.Principal, principal str
 	if err := b.Store.PutDelegation(ctx, d, prev); err != nil {
 		return Delegation{}, conflict(err)
 	}
-	return d, nil
+	return d, b.record(ctx, interrupt.EventDelegationEnded, d, caller.Subject)
 }
 
 // Get is principal's delegation, as caller may read it (principal or an administrator).

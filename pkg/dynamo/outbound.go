@@ -245,7 +245,7 @@ func sortByCreation(subs []outbound.Subscription) {
 }
 
 func subCursorKey(tenant, sub, runID string) (map[string]types.AttributeValue, error) {
-	if !runlog.ValidID(tenant) || !runlog.ValidID(sub) || !runlog.ValidID(runID) {
+	if !runlog.ValidID(tenant) || !runlog.ValidID(sub) || !runlog.ValidRun(runID) {
 		return nil, fmt.Errorf("dynamo: cursor of %q/%q/%q: %w", tenant, sub, runID, runlog.ErrInvalidKey)
 	}
 	return map[string]types.AttributeValue{attrPK: s(subPartition(tenant, sub)), attrSK: s("run#" + runID)}, nil
@@ -447,7 +447,7 @@ func (o *Outbound) Asked(ctx context.Context, k outbound.AskedKey) (outbound.Ask
 // AskedInRun implements outbound.Store: one consistent Query of the run's prefix, paged
 // through (a run's records are as many as its interrupts that were mailed).
 func (o *Outbound) AskedInRun(ctx context.Context, tenant, sub, runID string) ([]outbound.Asked, error) {
-	if !runlog.ValidID(tenant) || !runlog.ValidID(sub) || !runlog.ValidID(runID) {
+	if !runlog.ValidID(tenant) || !runlog.ValidID(sub) || !runlog.ValidRun(runID) {
 		return nil, fmt.Errorf("dynamo: asked in %q/%q/%q: %w", tenant, sub, runID, runlog.ErrInvalidKey)
 	}
 	pages := dynamodb.NewQueryPaginator(o.db, &dynamodb.QueryInput{
@@ -510,7 +510,7 @@ func (o *Outbound) MarkMailed(ctx context.Context, k outbound.MailedKey, expires
 }
 
 func retryKey(r outbound.Retry) (map[string]types.AttributeValue, error) {
-	if !runlog.ValidID(r.Tenant) || !runlog.ValidID(r.Subscription) || !runlog.ValidID(r.RunID) {
+	if !runlog.ValidID(r.Tenant) || !runlog.ValidID(r.Subscription) || !runlog.ValidRun(r.RunID) {
 		return nil, fmt.Errorf("dynamo: retry of %q/%q/%q: %w", r.Tenant, r.Subscription, r.RunID, runlog.ErrInvalidKey)
 	}
 	sk := r.At.UTC().Format(sortableTime) + "#" + r.Tenant + "#" + r.Subscription + "#" + r.RunID

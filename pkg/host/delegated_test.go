@@ -2,6 +2,7 @@ package host_test
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/delegation"
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
+	"github.com/interrupthost/interrupthost/pkg/runlog"
 )
 
 // TestDelegationDecides walks issue 57's story through the host over memory: alice away until
@@ -226,5 +228,46 @@ func TestADelegatesInbox(t *testing.T) {
 	clock.Set(from.Add(25 * time.Hour))
 	if got := list(); len(got) != 0 {
 		t.Errorf("after the window: %v", got)
+	}
+}
+
+// TestADelegationsChangesAreTheTenantsEvents: setting and ending a delegation each commit the
+// tenant's event (delegation.set, delegation.ended) to the tenant's own log, in order, naming
+// who changed it; the log is no run: no API call reads it, and the read models list it nowhere.
+func TestADelegationsChangesAreTheTenantsEvents(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	clock := testclock.New(hosttest.T0)
+	h, store := hosttest.MemHost(t, func(s *hosttest.Setup) { s.Env.Now = clock.Now })
+	book := delegation.Book{Store: store, Events: h, Now: clock.Now}
+	admin := hosttest.Who("ops")
+	admin.Scopes = []string{delegation.ScopeManage}
+	if _, err := book.Set(ctx, admin, "alice", delegation.Request{Delegate: "bob", Until: clock.Now().Add(time.Hour), Note: "On leave"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := book.End(ctx, admin, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	k := runlog.Key{Tenant: "acme", RunID: runlog.TenantLog}
+	commits, err := store.Read(ctx, k, 0, 0)
+	if err != nil || len(commits) != 2 {
+		t.Fatalf("the tenant's log: %d commits %v", len(commits), err)
+	}
+	for i, want := range []string{interrupt.EventDelegationSet, interrupt.EventDelegationEnded} {
+		c := commits[i]
+		var d interrupt.DelegationChanged
+		if len(c.Events) != 1 || c.Events[0].Type != want || c.By != "ops" || json.Unmarshal(c.Events[0].Payload, &d) != nil ||
+			d.Principal != "alice" || d.Delegate != "bob" || d.By != "ops" || d.Version != int64(i+1) || d.Note != "On leave" {
+			t.Errorf("commit %d: %+v", i+1, c)
+		}
+	}
+	if _, err := h.Events(ctx, hosttest.Who("engine"), runlog.TenantLog, 0, 0, ""); interrupt.ErrorCode(err) != interrupt.CodeNotFound {
+		t.Errorf("list-events of the tenant's log: %v, want not_found", err)
+	}
+	if err := h.Reindex(ctx, k, commits...); err != nil {
+		t.Fatal(err)
+	}
+	if page, _, err := h.Runs(ctx, hosttest.Who("engine"), host.RunSearch{}); err != nil || len(page.Runs) != 0 {
+		t.Errorf("the runs index after the tenant's log: %+v %v", page, err)
 	}
 }

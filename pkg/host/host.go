@@ -256,7 +256,7 @@ func (h *Host) Now() time.Time { return h.now() }
 // key names the caller's run, refusing a run id that could name none (as no such run).
 func key(p interrupt.Principal, runID string) (runlog.Key, error) {
 	k := runlog.Key{Tenant: p.Tenant, RunID: runID}
-	if !k.Valid() {
+	if !k.Valid() || k.Tenantwide() {
 		return k, interrupt.Errorf(interrupt.CodeNotFound, "no run %q", runID)
 	}
 	return k, nil

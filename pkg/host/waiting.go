@@ -47,6 +47,9 @@ type Waiting interface {
 // (one batch, one write), so only its runs entry is written. An entry another writer filed in
 // between (a list's repair) is then behind its log, and the next list removes it.
 func (h *Host) Reindex(ctx context.Context, k runlog.Key, commits ...runlog.Commit) error {
+	if k.Tenantwide() {
+		return nil // the tenant's own log is no run: it waits on nothing and is listed nowhere
+	}
 	if whole(commits) {
 		if st, err := runlog.Fold(commits); err == nil {
 			if w := h.entry(k, st); len(w.Pending) > 0 {

@@ -128,7 +128,7 @@ func (o *Outbound) Subscriptions(_ context.Context, tenant string) ([]outbound.S
 // Cursor implements outbound.Store.
 func (o *Outbound) Cursor(_ context.Context, tenant, subscription, runID string) (outbound.Cursor, error) {
 	fresh := outbound.Cursor{Tenant: tenant, Subscription: subscription, RunID: runID}
-	if !validIDs(tenant, subscription, runID) {
+	if !validIDs(tenant, subscription) || !runlog.ValidRun(runID) {
 		return fresh, runlog.ErrInvalidKey
 	}
 	o.mu.Lock()
@@ -142,7 +142,7 @@ func (o *Outbound) Cursor(_ context.Context, tenant, subscription, runID string)
 
 // SaveCursor implements outbound.Store.
 func (o *Outbound) SaveCursor(_ context.Context, c outbound.Cursor, _ time.Time) error {
-	if !validIDs(c.Tenant, c.Subscription, c.RunID) {
+	if !validIDs(c.Tenant, c.Subscription) || !runlog.ValidRun(c.RunID) {
 		return runlog.ErrInvalidKey
 	}
 	o.mu.Lock()
@@ -307,7 +307,7 @@ func (o *Outbound) MarkMailed(_ context.Context, k outbound.MailedKey, expires t
 
 // ScheduleRetry implements outbound.Store.
 func (o *Outbound) ScheduleRetry(_ context.Context, r outbound.Retry) error {
-	if !validIDs(r.Tenant, r.Subscription, r.RunID) {
+	if !validIDs(r.Tenant, r.Subscription) || !runlog.ValidRun(r.RunID) {
 		return runlog.ErrInvalidKey
 	}
 	o.mu.Lock()
@@ -339,7 +339,7 @@ func (o *Outbound) DueRetries(_ context.Context, now time.Time, limit int) ([]ou
 
 // DropRetry implements outbound.Store.
 func (o *Outbound) DropRetry(_ context.Context, r outbound.Retry) error {
-	if !validIDs(r.Tenant, r.Subscription, r.RunID) {
+	if !validIDs(r.Tenant, r.Subscription) || !runlog.ValidRun(r.RunID) {
 		return runlog.ErrInvalidKey
 	}
 	o.mu.Lock()

@@ -3,6 +3,7 @@ package interrupt
 import (
 	"encoding/json"
 	"slices"
+	"time"
 )
 
 // Events is every event type of a run as its readers see it (list-events, deliveries, a
@@ -13,6 +14,30 @@ var Events = []string{
 	"approval.requested", "approval.resolved", "clarification.requested", "clarification.resolved",
 	EventVoted, EventAsked, EventExpired, EventReminded, EventEscalated, EventRunCancelled, EventRunCompleted,
 	EventAgentDecided, EventNodeSuspended, EventRunConfigured, EventReceiptRedeemed,
+	EventDelegationSet, EventDelegationEnded,
+}
+
+// The tenant's events: its own log's (runlog.TenantLog), delivered to subscriptions as a run's.
+const (
+	// EventDelegationSet records a principal's delegation set or replaced (DelegationChanged).
+	EventDelegationSet = "delegation.set"
+	// EventDelegationEnded records a principal's delegation ended at once (DelegationChanged).
+	EventDelegationEnded = "delegation.ended"
+)
+
+// DelegationChanged is the payload of delegation.set and delegation.ended: the principal's
+// delegation as it stands after the change, and who changed it.
+type DelegationChanged struct {
+	Principal string    `json:"principal"`
+	Delegate  string    `json:"delegate"`
+	From      time.Time `json:"from"`
+	Until     time.Time `json:"until"`
+	Kinds     []Kind    `json:"kinds,omitempty"`
+	Note      string    `json:"note,omitempty"`
+	// By is who set or ended it: the principal, or an administrator.
+	By string `json:"by"`
+	// Version is the delegation's version the change made.
+	Version int64 `json:"version"`
 }
 
 // IsEvent reports whether t is one of Events.

@@ -475,3 +475,31 @@ func TestAnAttemptIsCountedOnceRecorded(t *testing.T) {
 		t.Errorf("%v counted, want the one recorded", got)
 	}
 }
+
+// TestATenantsEventsAreDelivered: a delegation set and ended, the tenant's own events
+// (runlog.TenantLog), reach the subscriptions that name them and "*", signed and in order,
+// as a run's events do; another tenant's subscription gets none of them; mail sends nothing.
+func TestATenantsEventsAreDelivered(t *testing.T) {
+	w := outboundtest.NewWorld(t, inmem.NewOutbound())
+	named, all, other := w.Receiver(), w.Receiver(), w.Receiver()
+	w.Subscribe("acme", named, interrupt.EventDelegationSet, interrupt.EventDelegationEnded)
+	w.Subscribe("acme", all, "*")
+	w.Subscribe("globex", other, "*")
+	event := func(typ string, version int64) runlog.Event {
+		e, err := runlog.NewEvent(typ, "", "", interrupt.DelegationChanged{Principal: "alice", Delegate: "bob", From: w.Clock.Now(), Until: w.Clock.Now().Add(time.Hour), By: "alice", Version: version})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	w.Deliver(w.Commit("acme", runlog.TenantLog, event(interrupt.EventDelegationSet, 1)), w.Commit("acme", runlog.TenantLog, event(interrupt.EventDelegationEnded, 2)))
+	for name, r := range map[string]*outboundtest.Receiver{"named": named, "*": all} {
+		got := r.Deliveries()
+		if len(got) != 2 || got[0].Msg.Type != interrupt.EventDelegationSet || got[1].Msg.Type != interrupt.EventDelegationEnded || got[0].Msg.Data.RunID != runlog.TenantLog {
+			t.Errorf("%s got %+v", name, got)
+		}
+	}
+	if got := other.IDs(); len(got) != 0 {
+		t.Errorf("another tenant's subscriber got %v", got)
+	}
+}

@@ -19,7 +19,7 @@ func ParseEventID(id string) (runID string, seq int64, index int, ok bool) {
 		return "", 0, 0, false
 	}
 	runID, sq, found := cutLast(rest)
-	if !found || !runlog.ValidID(runID) {
+	if !found || !runlog.ValidRun(runID) {
 		return "", 0, 0, false
 	}
 	seq, err := strconv.ParseInt(sq, 10, 64)

@@ -82,8 +82,22 @@ func ValidID(s string) bool { return idPattern.MatchString(s) }
 // ErrInvalidKey is what a store answers for a key it would not name one run by.
 var ErrInvalidKey = errors.New("runlog: tenant and run id must be ids (ValidID)")
 
-// Valid reports whether k names exactly one run of one tenant: a store refuses any other key.
-func (k Key) Valid() bool { return ValidID(k.Tenant) && ValidID(k.RunID) }
+// Valid reports whether k names exactly one run of one tenant, or the tenant's own log
+// (TenantLog): a store refuses any other key.
+func (k Key) Valid() bool { return ValidID(k.Tenant) && ValidRun(k.RunID) }
+
+// ValidRun reports whether a store may key a run's records (its log, a subscription's cursor
+// of it) by runID: a run's id, or the tenant's own log's.
+func ValidRun(runID string) bool { return ValidID(runID) || runID == TenantLog }
+
+// TenantLog is the run id of a tenant's own log: the events of the tenant rather than of a run
+// (a delegation set or ended), kept and delivered as a run's are (subscriptions, their
+// cursors and retries). No engine can name it ('~' is no id's: ValidID), so no API call reads
+// or writes it, and the read models index none of it (docs/design.md, "Tenant events").
+const TenantLog = "~tenant"
+
+// Tenantwide reports whether k is a tenant's own log (TenantLog).
+func (k Key) Tenantwide() bool { return k.RunID == TenantLog }
 
 // Event is one entry of a commit as stored. InterruptID is carried beside the payload because
 // interrupt.requested records the InterruptPayload verbatim, which has no room for it.

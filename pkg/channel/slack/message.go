@@ -151,6 +151,9 @@ func headline(e runlog.Envelope, kind interrupt.Kind, title string) string {
 		var v interrupt.Vote
 		_ = json.Unmarshal(e.Payload, &v) // a vote without these says less
 		who := cmp.Or(words.Isolated(v.Principal), "someone")
+		if v.OnBehalfOf != "" {
+			who += ", for " + words.Isolated(v.OnBehalfOf)
+		}
 		if e.Type == interrupt.EventAsked {
 			return who + " asked a question about " + named
 		}
@@ -189,6 +192,14 @@ func headline(e runlog.Envelope, kind interrupt.Kind, title string) string {
 		return "Run " + e.RunID + " completed"
 	case interrupt.EventRunCancelled:
 		return "Run " + e.RunID + " was cancelled"
+	case interrupt.EventDelegationSet, interrupt.EventDelegationEnded:
+		var d interrupt.DelegationChanged
+		_ = json.Unmarshal(e.Payload, &d)
+		who, delegate := words.Isolated(d.Principal), words.Isolated(d.Delegate)
+		if e.Type == interrupt.EventDelegationEnded {
+			return who + " is back: " + delegate + " no longer decides in their place"
+		}
+		return who + " is away from " + d.From.UTC().Format("2 January") + " until " + d.Until.UTC().Format("2 January") + ": " + delegate + " decides in their place"
 	}
 	if kind != "" {
 		return fmt.Sprintf("%s requested in run %s", kind, e.RunID)

@@ -378,6 +378,8 @@ func TestAChannelSaysItInWords(t *testing.T) {
 			"Reminder: “" + title + "” still waits for a decision", true},
 		{"an expiry", event(interrupt.EventExpired, `{"nodeId":"approve","interruptId":"i1","kind":"approval"}`),
 			"Expired without a decision: “" + title + "”", false},
+		{"a delegate's vote", event(interrupt.EventVoted, `{"nodeId":"approve","interruptId":"i1","principal":"bob","onBehalfOf":"alice","action":"accept","tally":{"approvals":1,"rejections":0,"required":2}}`),
+			"\u2068bob\u2069, for \u2068alice\u2069 accepted “" + title + "” · 1 of 2 approvals", true},
 	} {
 		w := outboundtest.NewWorld(t, inmem.NewOutbound())
 		r := w.Receiver()
@@ -401,5 +403,33 @@ func TestAChannelSaysItInWords(t *testing.T) {
 		if when := strings.Contains(string(r.Got[0].Raw), "Decide by"); when != c.when {
 			t.Errorf("%s: says by when to decide: %v, want %v", c.name, when, c.when)
 		}
+	}
+}
+
+// TestAChannelSaysTheTenantsEvents: a delegation set and ended, the tenant's own events, are
+// said in words in a channel subscribed to them.
+func TestAChannelSaysTheTenantsEvents(t *testing.T) {
+	t.Parallel()
+	w := outboundtest.NewWorld(t, inmem.NewOutbound())
+	r := w.Receiver()
+	created, err := w.Subs.Create(context.Background(), interrupt.Principal{Tenant: "acme"}, outbound.Request{URL: r.URL, Events: []string{interrupt.EventDelegationSet, interrupt.EventDelegationEnded}, Format: slack.Format})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Secret = created.Secret
+	changed := `{"principal":"alice","delegate":"bob","from":"2026-12-07T09:00:00Z","until":"2026-12-14T00:00:00Z","by":"alice","version":1}`
+	w.Deliver(w.Commit("acme", runlog.TenantLog, runlog.Event{Type: interrupt.EventDelegationSet, Payload: json.RawMessage(changed)}),
+		w.Commit("acme", runlog.TenantLog, runlog.Event{Type: interrupt.EventDelegationEnded, Payload: json.RawMessage(changed)}))
+	var said []string
+	for _, got := range r.Got {
+		var msg slackgo.WebhookMessage
+		if err := json.Unmarshal(got.Raw, &msg); err != nil {
+			t.Fatal(err)
+		}
+		said = append(said, msg.Text)
+	}
+	want := []string{"\u2068alice\u2069 is away from 7 December until 14 December: \u2068bob\u2069 decides in their place", "\u2068alice\u2069 is back: \u2068bob\u2069 no longer decides in their place"}
+	if !slices.Equal(said, want) {
+		t.Errorf("the channel said %q, want %q", said, want)
 	}
 }
