@@ -482,6 +482,9 @@ func (d *Deliverer) send(ctx context.Context, s Subscription, c runlog.Commit, e
 	if err := d.standIns(ctx, s.Tenant, c, e, &notice); err != nil {
 		return sent{}, err
 	}
+	if err := mode.links.standInLinks(ctx, s, c, e, &notice); err != nil {
+		return sent{}, fmt.Errorf("approval links: %w", err)
+	}
 	if s.Format == FormatEmail {
 		return d.sendMail(ctx, s, c, e, notice, mode)
 	}

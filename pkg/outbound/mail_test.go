@@ -19,6 +19,7 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/outbound"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
+	"github.com/interrupthost/interrupthost/pkg/token"
 )
 
 // postbox keeps what the deliverer mails, failing the addresses fail names: got as a reader
@@ -723,6 +724,39 @@ func TestMailReachesADelegate(t *testing.T) {
 	for _, m := range box.got[n:] {
 		if m.To[0] == "bob@example.com" {
 			t.Errorf("bob was mailed his own request for alice:\n%s", m.Text)
+		}
+	}
+}
+
+// TestASignedLinkForADelegate: where the subscription sends each approver a link of their own,
+// alice's delegate gets one too, deciding as bob (the host judges his place when it is used),
+// lasting as long as hers; without signed links bob's mail has the page's plain link.
+func TestASignedLinkForADelegate(t *testing.T) {
+	for _, links := range []string{outbound.LinksSigned, outbound.LinksPlain} {
+		w, box, _ := mailWorld(t, links)
+		w.D.Delegations = w.Log
+		ctx := context.Background()
+		if err := w.Log.PutDelegation(ctx, delegation.Delegation{Tenant: "acme", Principal: "alice", Delegate: "bob", From: w.Clock.Now(), Until: w.Clock.Now().Add(time.Hour), Version: 1}, delegation.Delegation{}); err != nil {
+			t.Fatal(err)
+		}
+		payload := `{"kind":"approval","key":"k","timeoutMs":3600000,"data":{"artifactId":"inv-1","artifactType":"invoice","title":"Pay inv-1","actions":["accept","reject"],"approversList":["alice","carol"]}}`
+		w.Deliver(w.Commit("acme", "run-1", outboundtest.Requested("approve", "i1", payload)))
+		if len(box.got) != 2 || box.got[1].To[0] != "bob@example.com" {
+			t.Fatalf("%s: mailed %v", links, box.to())
+		}
+		bob := box.got[1].Text
+		signed := strings.Contains(bob, "https://host.example/approve/ow2.") && strings.Contains(bob, "This link is yours")
+		plain := strings.Contains(bob, "https://host.example/approve/run-1/") && strings.Contains(bob, "You will be asked to sign in.")
+		if (links == outbound.LinksSigned && !signed) || (links == outbound.LinksPlain && !plain) {
+			t.Errorf("%s: bob's mail:\n%s", links, bob)
+		}
+		if links == outbound.LinksSigned {
+			tok := bob[strings.Index(bob, "/approve/ow2.")+len("/approve/"):]
+			tok = tok[:strings.IndexAny(tok, " \n?")]
+			claims, err := token.Verify(ctx, w.Keys, tok)
+			if err != nil || claims.Sub != "bob" || claims.InterruptID != "i1" {
+				t.Errorf("bob's link: %+v %v", claims, err)
+			}
 		}
 	}
 }

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/interrupthost/interrupthost/pkg/delegation"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
+	"github.com/interrupthost/interrupthost/pkg/token"
 )
 
 // DelegationReader reads a principal's delegation (delegation.Store), answering
@@ -82,6 +84,39 @@ func standInFor(n Notice, refs []Recipient) *StandIn {
 		if s.Delegate == refs[0].Ref {
 			return &n.StandIns[i]
 		}
+	}
+	return nil
+}
+
+// standInLinks gives each stand-in of n the proof its delegator's link gives: a signed link of
+// its own (a token deciding as the delegate, which the host judges, delegation and all, when it
+// is used) where the delegator's is signed, else a place on the plain link, which signs them in.
+// The delegate's link lasts as long as the delegator's.
+func (l Links) standInLinks(ctx context.Context, s Subscription, c runlog.Commit, e runlog.Envelope, n *Notice) error {
+	for _, si := range n.StandIns {
+		stand := Recipient{Kind: interrupt.RefPrincipal, Ref: si.Delegate}
+		i := slices.IndexFunc(n.Links, func(k Link) bool { return k.Principal != "" && k.Principal == si.For })
+		if i < 0 || l.Keys == nil {
+			if j := slices.IndexFunc(n.Links, func(k Link) bool { return k.Principal == "" }); j >= 0 {
+				n.Links[j].For = append(slices.Clone(n.Links[j].For), stand)
+			}
+			continue
+		}
+		theirs := n.Links[i]
+		exp, err := time.Parse(runlog.TimeFormat, theirs.ExpiresAt)
+		if err != nil {
+			return fmt.Errorf("outbound: the link of %q: %w", si.For, err)
+		}
+		claims := token.Claims{
+			Tenant: s.Tenant, RunID: e.RunID, NodeID: e.NodeID, InterruptID: e.InterruptID,
+			Intent: token.IntentResolve, Sub: si.Delegate, IssuedAt: c.At.UnixMilli(), ExpiresAt: exp.UnixMilli(),
+		}
+		claims.JTI = linkID(claims)
+		tok, claims, err := token.Sign(ctx, l.Keys, claims)
+		if err != nil {
+			return err
+		}
+		n.Links = append(n.Links, Link{Principal: si.Delegate, URL: strings.TrimSuffix(l.BaseURL, "/") + "/approve/" + tok, ExpiresAt: time.UnixMilli(claims.ExpiresAt).UTC().Format(runlog.TimeFormat), For: []Recipient{stand}})
 	}
 	return nil
 }
