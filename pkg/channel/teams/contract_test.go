@@ -30,14 +30,16 @@ const (
 	password    = "a-client-secret-of-forty-characters-long"
 )
 
-// framework is the Bot Framework's identity the tests sign with, and a second key it never
-// published; made once, RSA keys being slow to make.
-var framework = sync.OnceValues(func() (ids [2]*botframework.Identity, err error) {
+// framework is the Bot Framework's identity the tests sign with, a second key it never
+// published, and a third it published for another channel only (webchat); made once, RSA keys
+// being slow to make.
+var framework = sync.OnceValues(func() (ids [3]*botframework.Identity, err error) {
 	for i := range ids {
 		if ids[i], err = botframework.New(fmt.Sprintf("key-%d", i)); err != nil {
 			return ids, err
 		}
 	}
+	ids[2].Endorsements = []string{"webchat"}
 	return ids, nil
 })
 
@@ -51,12 +53,22 @@ func identities(t *testing.T) (published, other *botframework.Identity) {
 	return ids[0], ids[1]
 }
 
+// webchatOnly is the identity published for another channel than Teams.
+func webchatOnly(t *testing.T) *botframework.Identity {
+	t.Helper()
+	ids, err := framework()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ids[2]
+}
+
 // keySet is a KeySet reading the published identity's keys from a server of the test's own.
 func keySet(t *testing.T, now func() time.Time) *teams.KeySet {
 	t.Helper()
 	published, _ := identities(t)
 	srv := httptest.NewServer(nil)
-	srv.Config.Handler = botframework.Handler(srv.URL+"/bf", "/bf", published)
+	srv.Config.Handler = botframework.Handler(srv.URL+"/bf", "/bf", published, webchatOnly(t))
 	t.Cleanup(srv.Close)
 	return &teams.KeySet{Metadata: srv.URL + "/bf/.well-known/openidconfiguration", Client: srv.Client(), Now: now}
 }
