@@ -1,6 +1,6 @@
 // Command subscriptions serves POST /subscriptions, GET and DELETE /subscriptions/{id}, GET and
-// POST /subscriptions/{id}/deliveries (a resend), and PUT, GET and DELETE /integrations/slack
-// (the tenant's Slack app).
+// POST /subscriptions/{id}/deliveries (a resend), PUT, GET and DELETE /integrations/slack (the
+// tenant's Slack app) and /integrations/teams (the tenant's Teams bot).
 package main
 
 import (
@@ -15,7 +15,7 @@ import (
 
 func main() {
 	e := app.Must(app.Load())
-	subs, resender, slack, err := delivery.Subscriptions(context.Background(), e)
+	subs, resender, slack, teams, err := delivery.Subscriptions(context.Background(), e)
 	environ.ExitOn(err)
-	lambda.Start(e.API().Subscriptions(subs, resender, slack))
+	lambda.Start(e.API().Subscriptions(subs, resender, slack, teams))
 }

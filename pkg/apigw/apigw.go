@@ -20,6 +20,7 @@ import (
 
 	"github.com/interrupthost/interrupthost/pkg/bearer"
 	"github.com/interrupthost/interrupthost/pkg/channel/slack"
+	"github.com/interrupthost/interrupthost/pkg/channel/teams"
 	"github.com/interrupthost/interrupthost/pkg/contacts"
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/identity"
@@ -116,9 +117,12 @@ type API struct {
 	bearer   TokenVerifier
 	slack    *slack.Integrations
 	clicks   *slack.Interactions
-	policies *policy.Book
-	log      *slog.Logger
-	opts     Options
+	// teams are the tenants' Teams bots, teamsInvokes the activities their bots receive.
+	teams        *teams.Integrations
+	teamsInvokes *teams.Messages
+	policies     *policy.Book
+	log          *slog.Logger
+	opts         Options
 }
 
 // New returns an API that logs to log, configured by opts.

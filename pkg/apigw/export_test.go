@@ -28,18 +28,21 @@ var constructors = map[string]struct {
 	"console": {"Console", func(a *API, s Services) Handler {
 		return a.Console(s.Host, s.SignIn, s.Subscriptions, s.Resender, s.Contacts)
 	}},
-	"list-events":        {"ListEvents", func(a *API, s Services) Handler { return a.ListEvents(s.Host) }},
-	"end-run":            {"EndRun", func(a *API, s Services) Handler { return a.EndRun(s.Host) }},
-	"configure-run":      {"ConfigureRun", func(a *API, s Services) Handler { return a.ConfigureRun(s.Host) }},
-	"agent-decisions":    {"AgentDecisions", func(a *API, s Services) Handler { return a.AgentDecisions(s.Host) }},
-	"discovery":          {"Discovery", func(a *API, _ Services) Handler { return a.Discovery() }},
-	"webhook-endpoints":  {"WebhookEndpoints", func(a *API, s Services) Handler { return a.WebhookEndpoints(s.Webhooks) }},
-	"webhook-ingest":     {"WebhookIngest", func(a *API, s Services) Handler { return a.WebhookIngest(s.Webhooks) }},
-	"subscriptions":      {"Subscriptions", func(a *API, s Services) Handler { return a.Subscriptions(s.Subscriptions, s.Resender, s.Slack) }},
+	"list-events":       {"ListEvents", func(a *API, s Services) Handler { return a.ListEvents(s.Host) }},
+	"end-run":           {"EndRun", func(a *API, s Services) Handler { return a.EndRun(s.Host) }},
+	"configure-run":     {"ConfigureRun", func(a *API, s Services) Handler { return a.ConfigureRun(s.Host) }},
+	"agent-decisions":   {"AgentDecisions", func(a *API, s Services) Handler { return a.AgentDecisions(s.Host) }},
+	"discovery":         {"Discovery", func(a *API, _ Services) Handler { return a.Discovery() }},
+	"webhook-endpoints": {"WebhookEndpoints", func(a *API, s Services) Handler { return a.WebhookEndpoints(s.Webhooks) }},
+	"webhook-ingest":    {"WebhookIngest", func(a *API, s Services) Handler { return a.WebhookIngest(s.Webhooks) }},
+	"subscriptions": {"Subscriptions", func(a *API, s Services) Handler {
+		return a.Subscriptions(s.Subscriptions, s.Resender, s.Slack, s.Teams)
+	}},
 	"contacts":           {"Contacts", func(a *API, s Services) Handler { return a.Contacts(s.Contacts) }},
 	"approval-page":      {"ApprovalPage", func(a *API, s Services) Handler { return a.ApprovalPage(s.Tokens, s.SignIn) }},
 	"mcp":                {"MCP", func(a *API, s Services) Handler { return a.MCP(s.MCP, s.Bearer) }},
 	"slack-interactions": {"SlackInteractions", func(a *API, s Services) Handler { return a.SlackInteractions(s.Clicks) }},
+	"teams-messages":     {"TeamsMessages", func(a *API, s Services) Handler { return a.TeamsMessages(s.TeamsMessages) }},
 	"policies":           {"Policies", func(a *API, s Services) Handler { return a.Policies(s.Policies) }},
 }
 

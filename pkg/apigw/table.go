@@ -6,6 +6,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/interrupthost/interrupthost/pkg/channel/slack"
+	"github.com/interrupthost/interrupthost/pkg/channel/teams"
 	"github.com/interrupthost/interrupthost/pkg/contacts"
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
@@ -123,6 +124,9 @@ var (
 		{Route: "PUT /integrations/slack", Scopes: []string{ScopeIntegrationsManage}, serve: (*API).putSlackApp},
 		{Route: "GET /integrations/slack", Scopes: []string{ScopeIntegrationsManage, ScopeSubscriptionsManage}, serve: (*API).getSlackApp},
 		{Route: "DELETE /integrations/slack", Scopes: []string{ScopeIntegrationsManage}, serve: (*API).deleteSlackApp},
+		{Route: "PUT /integrations/teams", Scopes: []string{ScopeIntegrationsManage}, serve: (*API).putTeamsBot},
+		{Route: "GET /integrations/teams", Scopes: []string{ScopeIntegrationsManage, ScopeSubscriptionsManage}, serve: (*API).getTeamsBot},
+		{Route: "DELETE /integrations/teams", Scopes: []string{ScopeIntegrationsManage}, serve: (*API).deleteTeamsBot},
 		{Route: "GET /subscriptions/{id}/deliveries", Scopes: []string{ScopeSubscriptionsManage}, serve: (*API).listDeliveries},
 		{Route: "POST /subscriptions/{id}/deliveries", Scopes: []string{ScopeSubscriptionsManage}, serve: (*API).resendDelivery},
 	}}
@@ -156,6 +160,9 @@ var (
 	slackInteractions = Routes{Function: "slack-interactions", Operations: []Operation{
 		{Route: "POST /slack/interactions", Proof: ProofSlack, serve: (*API).slackInteractions},
 	}}
+	teamsMessages = Routes{Function: "teams-messages", Operations: []Operation{
+		{Route: "POST /teams/messages", Proof: ProofTeams, serve: (*API).teamsMessages},
+	}}
 	mcpRoutes = Routes{Function: "mcp", Operations: []Operation{
 		{Route: "POST /mcp", Proof: ProofBearer, page: (*API).mcpEndpoint, crash: mcpCrash},
 		{Route: "GET /mcp", Proof: ProofBearer, page: (*API).mcpEndpoint, crash: mcpCrash},
@@ -185,6 +192,10 @@ type services struct {
 	// clicks (POST /slack/interactions).
 	Slack  *slack.Integrations
 	Clicks *slack.Interactions
+	// Teams are the tenants' Teams bots (PUT, GET, DELETE /integrations/teams); TeamsMessages
+	// the activities the Bot Framework sends them (POST /teams/messages).
+	Teams         *teams.Integrations
+	TeamsMessages *teams.Messages
 	// Policies are the tenants' tool policies (PUT, GET, DELETE /policies/...).
 	Policies *policy.Book
 }
@@ -194,6 +205,7 @@ func (a *API) on(s services) *API {
 	b := *a
 	b.host, b.tokens, b.webhooks, b.signIn, b.subs, b.resend = s.Host, s.Tokens, s.Webhooks, s.SignIn, s.Subscriptions, s.Resender
 	b.contacts, b.mcp, b.bearer, b.slack, b.clicks, b.policies = s.Contacts, s.MCP, s.Bearer, s.Slack, s.Clicks, s.Policies
+	b.teams, b.teamsInvokes = s.Teams, s.TeamsMessages
 	return &b
 }
 
@@ -263,10 +275,16 @@ func (a *API) WebhookIngest(w *host.Webhooks) Handler {
 	return a.on(services{Host: w.Host(), Webhooks: w}).serve(webhookIngest)
 }
 
-// Subscriptions serves subscriptions: the subscriptions, resends by r, and the tenant's Slack
+// Subscriptions serves subscriptions: the subscriptions, resends by r, the tenant's Teams bot, and the tenant's Slack
 // app.
-func (a *API) Subscriptions(s *outbound.Subscriptions, r Resender, slack *slack.Integrations) Handler {
-	return a.on(services{Subscriptions: s, Resender: r, Slack: slack}).serve(subscriptions)
+func (a *API) Subscriptions(s *outbound.Subscriptions, r Resender, slack *slack.Integrations, teams *teams.Integrations) Handler {
+	return a.on(services{Subscriptions: s, Resender: r, Slack: slack, Teams: teams}).serve(subscriptions)
+}
+
+// TeamsMessages serves teams-messages: the activities the Bot Framework sends tenants' Teams
+// bots.
+func (a *API) TeamsMessages(m *teams.Messages) Handler {
+	return a.on(services{TeamsMessages: m}).serve(teamsMessages)
 }
 
 // SlackInteractions serves slack-interactions: the clicks of tenants' Slack apps.
@@ -299,7 +317,7 @@ func (a *API) MCP(s ToolServer, v TokenVerifier) Handler {
 
 // Functions are every function that serves the API, in the order of the table above.
 func Functions() []Routes {
-	return []Routes{requestInterrupt, resolveByRun, mintToken, inspectByToken, resolveByToken, getRun, receipts, listEvents, endRun, configureRun, agentDecisions, discovery, webhookEndpoints, webhookIngest, subscriptions, approvalPage, contactsRoutes, mcpRoutes, slackInteractions, consoleRoutes, policiesRoutes}
+	return []Routes{requestInterrupt, resolveByRun, mintToken, inspectByToken, resolveByToken, getRun, receipts, listEvents, endRun, configureRun, agentDecisions, discovery, webhookEndpoints, webhookIngest, subscriptions, approvalPage, contactsRoutes, mcpRoutes, slackInteractions, teamsMessages, consoleRoutes, policiesRoutes}
 }
 
 // Operations are every route of the API, each naming its function.

@@ -7,6 +7,8 @@ import (
 	"github.com/interrupthost/interrupthost/internal/outboundtest"
 	"github.com/interrupthost/interrupthost/pkg/channel/slack"
 	slackstoretest "github.com/interrupthost/interrupthost/pkg/channel/slack/storetest"
+	"github.com/interrupthost/interrupthost/pkg/channel/teams"
+	teamsstoretest "github.com/interrupthost/interrupthost/pkg/channel/teams/storetest"
 	"github.com/interrupthost/interrupthost/pkg/contacts"
 	contactstoretest "github.com/interrupthost/interrupthost/pkg/contacts/storetest"
 	"github.com/interrupthost/interrupthost/pkg/dynamo"
@@ -26,6 +28,7 @@ var (
 	_ outbound.Store  = (*dynamo.Outbound)(nil)
 	_ contacts.Store  = (*dynamo.Table)(nil)
 	_ slack.Store     = (*dynamo.Table)(nil)
+	_ teams.Store     = (*dynamo.Table)(nil)
 	_ signin.Sessions = (*dynamo.Table)(nil)
 )
 
@@ -74,6 +77,17 @@ func TestSlackAppStore(t *testing.T) {
 	t.Parallel()
 	localaws.NeedsStack(t)
 	slackstoretest.Exercise(t, func(t *testing.T) slack.Store {
+		db, table := localaws.NewTable(t)
+		return dynamo.NewTable(db, table)
+	})
+}
+
+// TestTeamsBotStore holds the table's Teams bots to the behaviour of every store: each case on
+// a fresh table of the local stack.
+func TestTeamsBotStore(t *testing.T) {
+	t.Parallel()
+	localaws.NeedsStack(t)
+	teamsstoretest.Exercise(t, func(t *testing.T) teams.Store {
 		db, table := localaws.NewTable(t)
 		return dynamo.NewTable(db, table)
 	})

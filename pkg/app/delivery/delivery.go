@@ -16,6 +16,7 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/app"
 	"github.com/interrupthost/interrupthost/pkg/app/secrets"
 	"github.com/interrupthost/interrupthost/pkg/channel/slack"
+	"github.com/interrupthost/interrupthost/pkg/channel/teams"
 	"github.com/interrupthost/interrupthost/pkg/dynamo"
 	"github.com/interrupthost/interrupthost/pkg/dynamostream"
 	"github.com/interrupthost/interrupthost/pkg/environ"
@@ -27,21 +28,26 @@ import (
 
 // Subscriptions are the outbound subscriptions, their store and secrets, without a host; a
 // deliverer over the same clients for an operator's resend (the run log, the keyring for signed
-// approval links, its links under the request's base); and the tenants' Slack apps.
-func Subscriptions(ctx context.Context, e *app.Env) (*outbound.Subscriptions, *outbound.Deliverer, *slack.Integrations, error) {
+// approval links, its links under the request's base); and the tenants' Slack apps and Teams
+// bots.
+func Subscriptions(ctx context.Context, e *app.Env) (*outbound.Subscriptions, *outbound.Deliverer, *slack.Integrations, *teams.Integrations, error) {
 	o, err := newOutbound(ctx, e)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	d, err := delivererOn(ctx, e, o, e.Options.PublicBaseURL)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	apps, err := secrets.SlackApps(ctx, e)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
-	return subscriptionsOn(o), d, apps, nil
+	bots, err := secrets.TeamsBots(ctx, e)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	return subscriptionsOn(o), d, apps, bots, nil
 }
 
 // Resends are the console's subscriptions, read, and the deliverer that resends one of their
