@@ -101,3 +101,43 @@ func Handler(base, prefix string, ids ...*Identity) http.Handler {
 	})
 	return mux
 }
+
+// Path is where the local stack serves its stand-in for the Bot Framework.
+const Path = "/local-botframework"
+
+// StandIn serves the identity as the local stack's Bot Framework, under Path of base (the
+// stack's URL): the OpenID metadata and keys the host's BotFrameworkOpenIdMetadata names, and
+// POST <Path>/token {appId, serviceUrl} answering {"token": ...}, a JWT signed as the Bot
+// Connector signs the activities it sends a bot, for tests and local tools that click as Teams
+// would.
+func StandIn(base string, id *Identity) http.Handler {
+	mux := http.NewServeMux()
+	keys := Handler(strings.TrimSuffix(base, "/")+Path, Path, id)
+	mux.Handle("GET "+Path+"/", keys)
+	mux.HandleFunc("POST "+Path+"/token", func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			AppID      string `json:"appId"`
+			ServiceURL string `json:"serviceUrl"`
+		}
+		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4096)).Decode(&req); err != nil || req.AppID == "" || req.ServiceURL == "" {
+			http.Error(w, `want {"appId": ..., "serviceUrl": ...}`, http.StatusBadRequest)
+			return
+		}
+		tok, err := id.Sign(Token{AppID: req.AppID, ServiceURL: req.ServiceURL, Now: time.Now()})
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]string{"token": tok})
+	})
+	return mux
+}
+
+// MetadataURL is the stand-in's OpenID metadata under base.
+func MetadataURL(base string) string {
+	return strings.TrimSuffix(base, "/") + Path + "/.well-known/openidconfiguration"
+}
+
+// ServiceURL is the serviceUrl of the stand-in's conversations under base.
+func ServiceURL(base string) string { return strings.TrimSuffix(base, "/") + Path + "/" }

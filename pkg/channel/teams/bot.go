@@ -3,7 +3,6 @@ package teams
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"regexp"
 	"strings"
@@ -175,18 +174,6 @@ func (i *Integrations) Delete(ctx context.Context, p interrupt.Principal) error 
 	}
 	i.security(ctx, "teams bot removed: its clicks decide nothing", p, b, Bot{})
 	return i.Secrets.Delete(ctx, SecretID(b.Tenant, b.AppID))
-}
-
-// password reads the tenant's bot's password.
-func password(ctx context.Context, s Secrets, b Bot) (string, error) {
-	list, err := s.Get(ctx, SecretID(b.Tenant, b.AppID))
-	if err != nil {
-		return "", err
-	}
-	if len(list) != 1 || list[0] == "" {
-		return "", fmt.Errorf("teams: the bot's secret holds %d values, not a password", len(list))
-	}
-	return list[0], nil
 }
 
 // messagesPath is where the Bot Framework posts the bot's activities: the Azure Bot's
