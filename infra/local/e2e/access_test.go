@@ -61,9 +61,9 @@ type accessWorld struct {
 	link, receipt, endpoint        string
 	webhookSecret, slackSecret     string
 	// teamsApp is the tenant's Teams bot's app id.
-	teamsApp string
-	slackApp, slackTeam            string
-	alice, olga                    string // session cookies
+	teamsApp            string
+	slackApp, slackTeam string
+	alice, olga         string // session cookies
 }
 
 // TestEveryCredentialOnEveryOperation walks the table of who may do what (apigw.Operations:
