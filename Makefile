@@ -189,7 +189,7 @@ template: $(PY_DEPS)
 	GOFLAGS="$(LAMBDA_GOFLAGS)" $(VENV)/bin/sam build
 
 ## functions: template.yaml's per-function parts (log groups, roles, functions, their routes,
-## alarm queries, dashboard line) generated from functions/manifest.yaml and apigw.Functions()
+## alarm queries, dashboard line) generated from functions/manifest.yaml and routes.Functions() (pkg/apigw/routes)
 functions:
 	go run ./internal/cmd/gentemplate
 

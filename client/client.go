@@ -432,6 +432,9 @@ type Reminders struct {
 type Escalation struct {
 	AfterMs int64 `json:"afterMs"`
 	To      []Ref `json:"to"`
+	// Delegate hands the decision on: from the escalation, each principal of To decides in
+	// the place of each approver of approversList who has not voted.
+	Delegate bool `json:"delegate,omitempty"`
 }
 
 // Ref names a principal, a group or a role (Kind "principal", "group", "role").

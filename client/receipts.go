@@ -27,8 +27,10 @@ type ApprovedCall struct {
 // OutcomeVote is one counted vote as an outcome lists it.
 type OutcomeVote struct {
 	Principal string `json:"principal"`
-	Action    string `json:"action"`
-	Feedback  string `json:"feedback,omitempty"`
+	// OnBehalfOf is the approver whose place a delegate's vote filled.
+	OnBehalfOf string `json:"onBehalfOf,omitempty"`
+	Action     string `json:"action"`
+	Feedback   string `json:"feedback,omitempty"`
 }
 
 // InterruptOutcome is what became of one interrupt as it stands now (OutcomeOf): the document

@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
+	"github.com/interrupthost/interrupthost/pkg/apigw/web"
 	"github.com/interrupthost/interrupthost/pkg/app"
 	"github.com/interrupthost/interrupthost/pkg/app/secrets"
 )
@@ -18,5 +19,5 @@ func main() {
 	ctx := context.Background()
 	e := app.Must(app.Load())
 	tokens := app.Must(secrets.Tokens(ctx, e))
-	lambda.Start(e.API().ApprovalPage(tokens, app.Must(secrets.SignIn(ctx, e))))
+	lambda.Start(web.New(e.Gateway()).ApprovalPage(tokens, app.Must(secrets.SignIn(ctx, e))))
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
+	"github.com/interrupthost/interrupthost/pkg/apigw/web"
 	"github.com/interrupthost/interrupthost/pkg/app"
 	"github.com/interrupthost/interrupthost/pkg/app/delivery"
 	"github.com/interrupthost/interrupthost/pkg/app/secrets"
@@ -20,5 +21,5 @@ func main() {
 	e := app.Must(app.Load())
 	subs, resender, err := delivery.Resends(ctx, e)
 	environ.ExitOn(err)
-	lambda.Start(e.API().Console(app.Must(e.Host(ctx)), app.Must(secrets.SignIn(ctx, e)), subs, resender, app.Must(e.Contacts(ctx))))
+	lambda.Start(web.New(e.Gateway()).Console(app.Must(e.Host(ctx)), app.Must(secrets.SignIn(ctx, e)), subs, resender, app.Must(e.Contacts(ctx))))
 }

@@ -7,11 +7,12 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
+	"github.com/interrupthost/interrupthost/pkg/apigw/jsonapi"
 	"github.com/interrupthost/interrupthost/pkg/app"
 )
 
 func main() {
 	ctx := context.Background()
 	e := app.Must(app.Load())
-	lambda.Start(e.API().Contacts(app.Must(e.Contacts(ctx))))
+	lambda.Start(jsonapi.New(e.Gateway()).Contacts(app.Must(e.Contacts(ctx))))
 }

@@ -5,11 +5,12 @@ package main
 import (
 	"github.com/aws/aws-lambda-go/lambda"
 
+	"github.com/interrupthost/interrupthost/pkg/apigw/jsonapi"
 	"github.com/interrupthost/interrupthost/pkg/environ"
 )
 
 func main() {
-	api, err := environ.DiscoveryAPI()
+	gw, err := environ.DiscoveryGateway()
 	environ.ExitOn(err)
-	lambda.Start(api.Discovery())
+	lambda.Start(jsonapi.New(gw).Discovery())
 }

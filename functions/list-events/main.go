@@ -6,11 +6,12 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
+	"github.com/interrupthost/interrupthost/pkg/apigw/jsonapi"
 	"github.com/interrupthost/interrupthost/pkg/app"
 )
 
 func main() {
 	ctx := context.Background()
 	e := app.Must(app.Load())
-	lambda.Start(e.API().ListEvents(app.Must(e.Host(ctx))))
+	lambda.Start(jsonapi.New(e.Gateway()).ListEvents(app.Must(e.Host(ctx))))
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
+	"github.com/interrupthost/interrupthost/pkg/apigw/mcphttp"
 	"github.com/interrupthost/interrupthost/pkg/app"
 	"github.com/interrupthost/interrupthost/pkg/app/secrets"
 	"github.com/interrupthost/interrupthost/pkg/bearer"
@@ -22,5 +23,5 @@ func main() {
 	tools := mcp.New(app.Must(secrets.Tokens(ctx, e)), mcp.Options{Version: host.Version, Log: environ.Logger(), Policies: app.Must(e.Policies(ctx))})
 	issuer, audiences := environ.TokenIssuer()
 	verifier := app.Must(bearer.New(issuer, audiences, nil, nil)).AllowClients(app.Must(environ.ClientMetadataURLs()))
-	lambda.Start(e.API().MCP(tools, verifier))
+	lambda.Start(mcphttp.New(e.Gateway()).MCP(tools, verifier))
 }

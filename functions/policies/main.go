@@ -8,11 +8,12 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
+	"github.com/interrupthost/interrupthost/pkg/apigw/jsonapi"
 	"github.com/interrupthost/interrupthost/pkg/app"
 )
 
 func main() {
 	ctx := context.Background()
 	e := app.Must(app.Load())
-	lambda.Start(e.API().Policies(app.Must(e.Policies(ctx))))
+	lambda.Start(jsonapi.New(e.Gateway()).Policies(app.Must(e.Policies(ctx))))
 }

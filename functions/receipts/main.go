@@ -7,6 +7,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
+	"github.com/interrupthost/interrupthost/pkg/apigw/jsonapi"
 	"github.com/interrupthost/interrupthost/pkg/app"
 	"github.com/interrupthost/interrupthost/pkg/app/secrets"
 )
@@ -14,5 +15,5 @@ import (
 func main() {
 	ctx := context.Background()
 	e := app.Must(app.Load())
-	lambda.Start(e.API().Receipts(app.Must(secrets.Tokens(ctx, e))))
+	lambda.Start(jsonapi.New(e.Gateway()).Receipts(app.Must(secrets.Tokens(ctx, e))))
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
+	"github.com/interrupthost/interrupthost/pkg/apigw/jsonapi"
 	"github.com/interrupthost/interrupthost/pkg/app"
 	"github.com/interrupthost/interrupthost/pkg/app/secrets"
 )
@@ -13,5 +14,5 @@ import (
 func main() {
 	ctx := context.Background()
 	e := app.Must(app.Load())
-	lambda.Start(e.API().RequestInterrupt(app.Must(secrets.Tokens(ctx, e)), app.Must(e.Policies(ctx))))
+	lambda.Start(jsonapi.New(e.Gateway()).RequestInterrupt(app.Must(secrets.Tokens(ctx, e)), app.Must(e.Policies(ctx))))
 }

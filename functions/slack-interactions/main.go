@@ -8,6 +8,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
+	"github.com/interrupthost/interrupthost/pkg/apigw/slackhttp"
 	"github.com/interrupthost/interrupthost/pkg/app"
 	"github.com/interrupthost/interrupthost/pkg/app/secrets"
 )
@@ -15,5 +16,5 @@ import (
 func main() {
 	ctx := context.Background()
 	e := app.Must(app.Load())
-	lambda.Start(e.API().SlackInteractions(app.Must(secrets.SlackClicks(ctx, e))))
+	lambda.Start(slackhttp.New(e.Gateway()).SlackInteractions(app.Must(secrets.SlackClicks(ctx, e))))
 }

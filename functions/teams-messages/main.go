@@ -8,6 +8,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
+	"github.com/interrupthost/interrupthost/pkg/apigw/teamshttp"
 	"github.com/interrupthost/interrupthost/pkg/app"
 	"github.com/interrupthost/interrupthost/pkg/app/secrets"
 )
@@ -15,5 +16,5 @@ import (
 func main() {
 	ctx := context.Background()
 	e := app.Must(app.Load())
-	lambda.Start(e.API().TeamsMessages(app.Must(secrets.TeamsMessages(ctx, e))))
+	lambda.Start(teamshttp.New(e.Gateway()).TeamsMessages(app.Must(secrets.TeamsMessages(ctx, e))))
 }

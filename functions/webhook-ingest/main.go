@@ -6,6 +6,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
+	"github.com/interrupthost/interrupthost/pkg/apigw/jsonapi"
 	"github.com/interrupthost/interrupthost/pkg/app"
 	"github.com/interrupthost/interrupthost/pkg/app/secrets"
 )
@@ -13,5 +14,5 @@ import (
 func main() {
 	ctx := context.Background()
 	e := app.Must(app.Load())
-	lambda.Start(e.API().WebhookIngest(app.Must(secrets.Webhooks(ctx, e))))
+	lambda.Start(jsonapi.New(e.Gateway()).WebhookIngest(app.Must(secrets.Webhooks(ctx, e))))
 }

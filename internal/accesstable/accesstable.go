@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/interrupthost/interrupthost/pkg/apigw"
+	"github.com/interrupthost/interrupthost/pkg/apigw/routes"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/mcp"
 )
@@ -83,7 +84,7 @@ func Markdown() string {
 	b.WriteString("\n|---|")
 	b.WriteString(strings.Repeat("---|", len(columns)))
 	b.WriteString("\n")
-	for _, o := range apigw.Operations() {
+	for _, o := range routes.Operations() {
 		fmt.Fprintf(&b, "| `%s` |", o.Route)
 		for _, c := range columns {
 			b.WriteString(" " + c.cell(o) + " |")

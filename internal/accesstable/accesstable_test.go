@@ -9,6 +9,7 @@ import (
 	"github.com/interrupthost/interrupthost/internal/gentemplate"
 	"github.com/interrupthost/interrupthost/internal/samtemplate"
 	"github.com/interrupthost/interrupthost/pkg/apigw"
+	"github.com/interrupthost/interrupthost/pkg/apigw/routes"
 )
 
 // TestTheTableIsPrinted: docs/operations.md prints the table of who may do what as the code
@@ -32,7 +33,7 @@ func TestTheTableIsPrinted(t *testing.T) {
 // its function checks itself; one with neither would be open by omission, and every row of the
 // table names at least one credential.
 func TestEveryOperationNamesItsCredential(t *testing.T) {
-	for _, o := range apigw.Operations() {
+	for _, o := range routes.Operations() {
 		if len(o.Scopes) == 0 && o.Proof == apigw.ProofJWT {
 			t.Errorf("%s: no scope and no proof", o.Route)
 		}

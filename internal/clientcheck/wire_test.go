@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/interrupthost/interrupthost/client"
-	"github.com/interrupthost/interrupthost/pkg/apigw"
+	"github.com/interrupthost/interrupthost/pkg/apigw/jsonapi"
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/outbound"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
@@ -98,9 +98,9 @@ func TestWireTypesAreTheServers(t *testing.T) {
 		{"a created subscription", &outbound.Created{}, &client.Subscription{}},
 		{"a delivery attempt", &outbound.Attempt{}, &client.Attempt{}},
 		{"a token request, the other way", &client.TokenRequest{}, &host.TokenRequest{}},
-		{"a webhook endpoint", &apigw.EndpointView{}, &client.Endpoint{}},
+		{"a webhook endpoint", &jsonapi.EndpointView{}, &client.Endpoint{}},
 		{"a page of pending interrupts", &host.PendingPage{}, &client.PendingPage{}},
-		{"a minted token", &apigw.MintedToken{}, &client.Token{}},
+		{"a minted token", &jsonapi.MintedToken{}, &client.Token{}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			fill(reflect.ValueOf(tt.server).Elem())

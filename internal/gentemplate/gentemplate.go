@@ -1,7 +1,7 @@
 // Package gentemplate writes the parts of template.yaml that every function repeats (its log
 // group, its role, its AWS::Serverless::Function with the API's routes, its queries in the
 // errors and throttles alarms and its line on the dashboard) from functions/manifest.yaml and
-// apigw.Functions(), so that a function is added in one place and no copy of it can drift.
+// routes.Functions(), so that a function is added in one place and no copy of it can drift.
 //
 // It rewrites only the regions template.yaml marks, as text: the template is never parsed and
 // written back, which would lose its comments and short-form intrinsics (!GetAtt, !Sub, ...).
@@ -21,6 +21,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/interrupthost/interrupthost/pkg/apigw"
+	"github.com/interrupthost/interrupthost/pkg/apigw/routes"
 )
 
 // ManifestPath is the manifest's path under the repository's root, which the markers and the
@@ -72,7 +73,7 @@ func (e *events) UnmarshalYAML(n *yaml.Node) error {
 }
 
 // Template is template.yaml under root as it is (have) and as functions/manifest.yaml and
-// apigw.Functions() generate it (want). It fails when a folder under functions/ has no entry
+// routes.Functions() generate it (want). It fails when a folder under functions/ has no entry
 // or an entry no folder, since either is a function deployed without its code or never
 // deployed.
 func Template(root string) (have, want []byte, err error) {
@@ -106,7 +107,7 @@ func Template(root string) (have, want []byte, err error) {
 			return nil, nil, fmt.Errorf("%s: %s has no folder functions/%s/", ManifestPath, f.Name, f.Name)
 		}
 	}
-	want, err = generate(have, fns, apigw.Functions())
+	want, err = generate(have, fns, routes.Functions())
 	return have, want, err
 }
 
@@ -169,7 +170,7 @@ func parse(manifest []byte) ([]function, error) {
 func generate(tmpl []byte, fns []function, api []apigw.Routes) ([]byte, error) {
 	for _, r := range api {
 		if !slices.ContainsFunc(fns, func(f function) bool { return f.Name == r.Function }) {
-			return nil, fmt.Errorf("apigw.Functions() has %s, which %s does not list", r.Function, ManifestPath)
+			return nil, fmt.Errorf("routes.Functions() has %s, which %s does not list", r.Function, ManifestPath)
 		}
 	}
 	regions := map[string]func() (string, error){
@@ -407,7 +408,7 @@ func place(f function) (head, role, rest string, err error) {
 	return head, role, rest, nil
 }
 
-// httpEvents are the HttpApi events of f: apigw.Functions()'s routes of it, those its manifest
+// httpEvents are the HttpApi events of f: routes.Functions()'s routes of it, those its manifest
 // entry's routes name first, named and ordered as there, then the rest in the route table's
 // order, each named after its route (routeEvent); the one route of a function that names none is
 // Api. So a route is declared once, in the route table: a name in the manifest only keeps the
@@ -415,7 +416,7 @@ func place(f function) (head, role, rest string, err error) {
 func httpEvents(f function, api []apigw.Routes) ([]httpEvent, error) {
 	i := slices.IndexFunc(api, func(r apigw.Routes) bool { return r.Function == f.Name })
 	if f.API != (i >= 0) {
-		return nil, fmt.Errorf("%s: %s: api is %v, and apigw.Functions() has it: %v", ManifestPath, f.Name, f.API, i >= 0)
+		return nil, fmt.Errorf("%s: %s: api is %v, and routes.Functions() has it: %v", ManifestPath, f.Name, f.API, i >= 0)
 	}
 	if i < 0 {
 		if len(f.Routes) > 0 {
@@ -437,7 +438,7 @@ func httpEvents(f function, api []apigw.Routes) ([]httpEvent, error) {
 	for _, e := range named {
 		j := slices.IndexFunc(ops, func(o apigw.Operation) bool { return o.Route == e.Route })
 		if j < 0 {
-			return nil, fmt.Errorf("%s: %s: routes: apigw.Functions() has no route %q of it", ManifestPath, f.Name, e.Route)
+			return nil, fmt.Errorf("%s: %s: routes: routes.Functions() has no route %q of it", ManifestPath, f.Name, e.Route)
 		}
 		if !eventName.MatchString(e.Name) || slices.ContainsFunc(out, func(h httpEvent) bool { return h.Name == e.Name }) {
 			return nil, fmt.Errorf("%s: %s: routes: event name %q is not alphanumeric, or is taken", ManifestPath, f.Name, e.Name)

@@ -23,7 +23,7 @@ func root(t *testing.T) string {
 }
 
 // TestTheTemplateIsGenerated: template.yaml's per-function regions are what
-// functions/manifest.yaml and apigw.Functions() generate, so a function's resources, its
+// functions/manifest.yaml and routes.Functions() generate, so a function's resources, its
 // routes and its watch cannot drift from the manifest, nor be edited where they are generated.
 func TestTheTemplateIsGenerated(t *testing.T) {
 	have, want, err := gentemplate.Template(root(t))
@@ -31,7 +31,7 @@ func TestTheTemplateIsGenerated(t *testing.T) {
 		t.Fatal(err)
 	}
 	if diff := gentemplate.FirstDifference(have, want); diff != "" {
-		t.Errorf("template.yaml is not what %s and apigw.Functions() generate (%s): change the manifest, not the generated text, and run go run ./internal/cmd/gentemplate", gentemplate.ManifestPath, diff)
+		t.Errorf("template.yaml is not what %s and routes.Functions() generate (%s): change the manifest, not the generated text, and run go run ./internal/cmd/gentemplate", gentemplate.ManifestPath, diff)
 	}
 }
 
@@ -148,7 +148,7 @@ func TestANewFunctionIsOneEntry(t *testing.T) {
 }
 
 // TestTheManifestIsChecked: an entry that disagrees with the folders under functions/ or with
-// apigw.Functions(), or sets what is generated, fails the generation with what to fix.
+// routes.Functions(), or sets what is generated, fails the generation with what to fix.
 func TestTheManifestIsChecked(t *testing.T) {
 	for _, c := range []struct {
 		name    string
@@ -166,7 +166,7 @@ func TestTheManifestIsChecked(t *testing.T) {
 		}, nil, `end-run: routes: "POST /runs/{runId}/cancel" is named twice`},
 		{"a route apigw does not have", func(m string) string {
 			return strings.Replace(m, "ApiComplete: POST /runs/{runId}/complete", "ApiComplete: POST /runs/{runId}/finish", 1)
-		}, nil, `end-run: routes: apigw.Functions() has no route "POST /runs/{runId}/finish"`},
+		}, nil, `end-run: routes: routes.Functions() has no route "POST /runs/{runId}/finish"`},
 		{"a generated property", func(m string) string {
 			return m + strings.Replace(purgeThings, "    Timeout: 30\n", "    CodeUri: elsewhere/\n", 1)
 		}, []string{"purge-things"}, "purge-things: properties: CodeUri is generated"},

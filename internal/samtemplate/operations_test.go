@@ -11,7 +11,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/interrupthost/interrupthost/internal/samtemplate"
-	"github.com/interrupthost/interrupthost/pkg/apigw"
+	"github.com/interrupthost/interrupthost/pkg/apigw/routes"
 )
 
 // route is one route as a source states it: who serves it and which scopes open it.
@@ -19,13 +19,13 @@ type route struct{ function, scopes string }
 
 func tableRoutes() map[string]route {
 	out := map[string]route{}
-	for _, o := range apigw.Operations() {
+	for _, o := range routes.Operations() {
 		out[o.Route] = route{o.Function, strings.Join(slices.Sorted(slices.Values(o.Scopes)), " ")}
 	}
 	return out
 }
 
-// TestTheTableIsTheTemplate: template.yaml deploys exactly the routes of apigw.Operations, each
+// TestTheTableIsTheTemplate: template.yaml deploys exactly the routes of routes.Operations, each
 // to the function the table names, behind the JWT authorizer with the table's scopes, or
 // without an authorizer where the table names none.
 func TestTheTableIsTheTemplate(t *testing.T) {
@@ -57,12 +57,12 @@ func TestTheTableIsTheTemplate(t *testing.T) {
 	}
 	for key := range deployed {
 		if _, ok := table[key]; !ok {
-			t.Errorf("%s: deployed by template.yaml, not in apigw.Operations", key)
+			t.Errorf("%s: deployed by template.yaml, not in routes.Operations", key)
 		}
 	}
 }
 
-// TestTheTableIsTheDocument: openapi.yaml documents exactly the routes of apigw.Operations, and
+// TestTheTableIsTheDocument: openapi.yaml documents exactly the routes of routes.Operations, and
 // each operation's summary names the scopes that open it.
 func TestTheTableIsTheDocument(t *testing.T) {
 	raw, err := os.ReadFile(filepath.Join(root(t), "openapi.yaml"))
@@ -92,7 +92,7 @@ func TestTheTableIsTheDocument(t *testing.T) {
 			documented[key] = true
 			r, ok := table[key]
 			if !ok {
-				t.Errorf("%s: documented, not in apigw.Operations", key)
+				t.Errorf("%s: documented, not in routes.Operations", key)
 				continue
 			}
 			o, _ := op.(map[string]any)
@@ -106,7 +106,7 @@ func TestTheTableIsTheDocument(t *testing.T) {
 	}
 	for key := range table {
 		if !documented[key] {
-			t.Errorf("%s: in apigw.Operations, not documented", key)
+			t.Errorf("%s: in routes.Operations, not documented", key)
 		}
 	}
 }

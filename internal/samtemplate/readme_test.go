@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/interrupthost/interrupthost/pkg/apigw"
+	"github.com/interrupthost/interrupthost/pkg/apigw/routes"
 )
 
 // span is one backticked span of the docs' text.
@@ -52,7 +52,7 @@ func readmeRoutes(cell string) []string {
 
 // TestTheRouteTableIsTheTable: the table under "The API" of docs/engines.md (the engine
 // authors' guide, which the README links) names every function template.yaml deploys, once,
-// and for each function of apigw.Functions exactly its routes and the scopes that open them
+// and for each function of routes.Functions exactly its routes and the scopes that open them
 // (each in backticks); a function the API does not invoke names no route. The table is what a
 // reader checks first: a route it does not list, or one it lists that is gone, is a defect
 // this finds.
@@ -102,7 +102,7 @@ func TestTheRouteTableIsTheTable(t *testing.T) {
 			t.Errorf("%s: in docs/engines.md's table, not deployed", name)
 		}
 	}
-	for _, r := range apigw.Functions() {
+	for _, r := range routes.Functions() {
 		var routes, scopes []string
 		for _, o := range r.Operations {
 			routes = append(routes, o.Route)

@@ -1,6 +1,10 @@
-// Package apigw maps API Gateway HTTP API events (payload format 2.0) onto the host's operations:
-// it authenticates the caller from the JWT authorizer context, decodes and bounds the request,
-// and turns every answer and error into HTTP. It is the only package that knows about HTTP.
+// Package apigw is what every function of the API does alike with API Gateway HTTP API events
+// (payload format 2.0): it authenticates the caller from the JWT authorizer context, decodes and
+// bounds the request, turns every answer and error into HTTP, and dispatches an event's route
+// key to its handler by the function's table of routes. The functions' controllers are its
+// subpackages, one per kind of surface: jsonapi (the JSON API), web (the approval page and the
+// console), mcphttp (the MCP endpoint) and slackhttp (Slack's clicks); routes names them all.
+// It imports none of them.
 package apigw
 
 import (
@@ -19,9 +23,6 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/interrupthost/interrupthost/pkg/bearer"
-	"github.com/interrupthost/interrupthost/pkg/channel/slack"
-	"github.com/interrupthost/interrupthost/pkg/channel/teams"
-	"github.com/interrupthost/interrupthost/pkg/contacts"
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/identity"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
@@ -29,7 +30,6 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/outbound"
 	"github.com/interrupthost/interrupthost/pkg/policy"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
-	"github.com/interrupthost/interrupthost/pkg/signin"
 )
 
 // Handler is one function's entry point, as lambda.Start takes it.
@@ -46,7 +46,26 @@ const (
 	// ScopeTokensDelegate mints tokens that decide as someone else (docs/design.md, "Who may
 	// decide").
 	ScopeTokensDelegate = interrupt.ScopeTokensDelegate
+	// ScopeContactsManage is the scope of the contacts routes: a tenant's directory of addresses is
+	// an operator's, not an engine's or an approver's.
+	ScopeContactsManage = "contacts:manage"
+	// ScopePoliciesManage is the scope of the policies' routes (policy.ScopeManage).
+	ScopePoliciesManage = policy.ScopeManage
+	// ScopeReceiptsRedeem lets a caller redeem approved calls' receipts: the executor of a tool, or
+	// a gateway in front of it, which need not read runs nor request anything.
+	ScopeReceiptsRedeem = "receipts:redeem"
+	// ScopeIntegrationsManage registers and removes a tenant's chat apps (PUT and DELETE
+	// /integrations/slack): an administrator's alone, since a chat app's signing secret is as strong
+	// as every vote its clicks cast (subscriptions:manage only reads the app).
+	ScopeIntegrationsManage = "integrations:manage"
+	// ScopeSubscriptionsManage is the scope of the subscriptions routes.
+	ScopeSubscriptionsManage = "subscriptions:manage"
+	// ScopeWebhooksManage is the scope of the webhook-endpoints routes.
+	ScopeWebhooksManage = "webhooks:manage"
 )
+
+// DefaultOperatorRole is the role claim that opens the console when the deployment names none.
+const DefaultOperatorRole = "operator"
 
 // Options are the deployment's choices the API needs.
 type Options struct {
@@ -100,35 +119,26 @@ type Resender interface {
 	Resend(ctx context.Context, s outbound.Subscription, eventID, base string) (outbound.Attempt, error)
 }
 
-// API serves the host's operations to API Gateway. Safe for concurrent invocations. New makes
-// one with no service; each function's constructor (API.GetRun, ...) takes the services its
-// routes call, by type, so that a function's main that lacks one does not compile.
-type API struct {
-	host     *host.Host
-	tokens   *host.Signer
-	webhooks *host.Webhooks
-	// signIn signs approvers in on the approval page; nil: the page's links without a credential
-	// answer 404.
-	signIn   *signin.Flow
-	subs     *outbound.Subscriptions
-	resend   Resender
-	contacts *contacts.Directory
-	mcp      ToolServer
-	bearer   TokenVerifier
-	slack    *slack.Integrations
-	clicks   *slack.Interactions
-	// teams are the tenants' Teams bots, teamsInvokes the activities their bots receive.
-	teams        *teams.Integrations
-	teamsInvokes *teams.Messages
-	policies     *policy.Book
-	log          *slog.Logger
-	opts         Options
+// Gateway is what every function's controller serves its routes through: the deployment's
+// options and the access log. Safe for concurrent invocations. Each controller's package
+// (jsonapi, web, mcphttp, slackhttp) makes its API over one, and each function's constructor
+// there (jsonapi.API.GetRun, ...) takes the services its routes call, by type, so that a
+// function's main that lacks one does not compile.
+type Gateway struct {
+	log  *slog.Logger
+	opts Options
 }
 
-// New returns an API that logs to log, configured by opts.
-func New(log *slog.Logger, opts Options) *API {
-	return &API{log: log, opts: opts.withDefaults()}
+// New returns a Gateway that logs to log, configured by opts.
+func New(log *slog.Logger, opts Options) *Gateway {
+	return &Gateway{log: log, opts: opts.withDefaults()}
 }
+
+// Options are the options g was made with, their defaults filled in.
+func (g *Gateway) Options() Options { return g.opts }
+
+// Log is the logger g writes to.
+func (g *Gateway) Log() *slog.Logger { return g.log }
 
 // unprefixed are the scopes of granted that carry the deployment's prefix, without it; a scope
 // without the prefix is another resource server's and grants nothing here.
@@ -145,11 +155,11 @@ func (o Options) unprefixed(granted []string) []string {
 	return out
 }
 
-// baseURL is the public base URL approvers reach the API at, for links and the sign-in's
+// BaseURL is the public base URL approvers reach the API at, for links and the sign-in's
 // callback: Options.PublicBaseURL, else https and the domain req came in on, with its stage
 // unless it is the default one (API Gateway's request context names both; the HTTP API serves
 // only https).
-func (a *API) baseURL(req events.APIGatewayV2HTTPRequest) (string, error) {
+func (a *Gateway) BaseURL(req events.APIGatewayV2HTTPRequest) (string, error) {
 	if a.opts.PublicBaseURL != "" {
 		return a.opts.PublicBaseURL, nil
 	}
@@ -174,19 +184,19 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// call is one invocation in flight: what handlers read and what the access log reports.
-type call struct {
-	req       events.APIGatewayV2HTTPRequest
-	principal interrupt.Principal
-	runID     string
-	nodeID    string
+// Call is one invocation in flight: what handlers read and what the access log reports.
+type Call struct {
+	Req       events.APIGatewayV2HTTPRequest
+	Principal interrupt.Principal
+	RunID     string
+	NodeID    string
 }
 
-// reply is a successful answer: a status and a body to encode as JSON ([]byte is JSON already).
-type reply struct {
-	status  int
-	body    any
-	headers map[string]string
+// Reply is a successful answer: a status and a body to encode as JSON ([]byte is JSON already).
+type Reply struct {
+	Status  int
+	Body    any
+	Headers map[string]string
 }
 
 // routeAny wraps an operation with what every function does alike: re-check the caller's scope,
@@ -194,24 +204,24 @@ type reply struct {
 // not open a function), map errors to problem documents, and what observed adds. No scopes means
 // the route takes no JWT: on token routes the signed token in the path authenticates; discovery
 // is open to anyone.
-func (a *API) routeAny(scopes []string, op func(context.Context, *call) (reply, error)) Handler {
+func (a *Gateway) routeAny(scopes []string, op func(context.Context, *Call) (Reply, error)) Handler {
 	crash := func() events.APIGatewayV2HTTPResponse {
-		return problemResponse(interrupt.Errorf(interrupt.CodeInternal, "internal error"))
+		return ProblemResponse(interrupt.Errorf(interrupt.CodeInternal, "internal error"))
 	}
-	return a.observed(crash, func(ctx context.Context, c *call) (events.APIGatewayV2HTTPResponse, error) {
+	return a.observed(crash, func(ctx context.Context, c *Call) (events.APIGatewayV2HTTPResponse, error) {
 		var err error
 		if len(scopes) > 0 {
-			c.principal, err = a.authenticate(c.req, scopes)
+			c.Principal, err = a.authenticate(c.Req, scopes)
 		}
-		var out reply
+		var out Reply
 		if err == nil {
 			out, err = op(ctx, c)
 		}
 		if err != nil {
-			return problemResponse(err), err
+			return ProblemResponse(err), err
 		}
-		resp := jsonResponse(out.status, out.body)
-		maps.Copy(resp.Headers, out.headers)
+		resp := jsonResponse(out.Status, out.Body)
+		maps.Copy(resp.Headers, out.Headers)
 		return resp, nil
 	})
 }
@@ -219,10 +229,10 @@ func (a *API) routeAny(scopes []string, op func(context.Context, *call) (reply, 
 // observed runs one invocation with what every function does around it, whatever it answers:
 // recover from a panic (answering crash()) and write one access-log line with the error serve
 // answered for.
-func (a *API) observed(crash func() events.APIGatewayV2HTTPResponse, serve func(context.Context, *call) (events.APIGatewayV2HTTPResponse, error)) Handler {
+func (a *Gateway) observed(crash func() events.APIGatewayV2HTTPResponse, serve func(context.Context, *Call) (events.APIGatewayV2HTTPResponse, error)) Handler {
 	return func(ctx context.Context, req events.APIGatewayV2HTTPRequest) (resp events.APIGatewayV2HTTPResponse, _ error) {
 		start := time.Now()
-		c := &call{req: req}
+		c := &Call{Req: req}
 		var err error
 		defer func() {
 			if v := recover(); v != nil {
@@ -237,7 +247,7 @@ func (a *API) observed(crash func() events.APIGatewayV2HTTPResponse, serve func(
 }
 
 // authenticate reads the caller from the verified JWT, which must grant one of scopes.
-func (a *API) authenticate(req events.APIGatewayV2HTTPRequest, scopes []string) (interrupt.Principal, error) {
+func (a *Gateway) authenticate(req events.APIGatewayV2HTTPRequest, scopes []string) (interrupt.Principal, error) {
 	var p interrupt.Principal
 	if req.RequestContext.Authorizer == nil || req.RequestContext.Authorizer.JWT == nil {
 		return p, interrupt.Errorf(interrupt.CodeUnauthorized, "the request carries no verified JWT")
@@ -251,10 +261,10 @@ func (a *API) authenticate(req events.APIGatewayV2HTTPRequest, scopes []string) 
 	if len(granted) == 0 {
 		granted = strings.Fields(jwt.Claims["scope"])
 	}
-	if a.opts.agents(c) {
+	if a.opts.Agents(c) {
 		return p, interrupt.Errorf(interrupt.CodeForbidden, "a token of the agents' sign-in (app client %s, or a client metadata URL the deployment allows) opens only the MCP endpoint, /mcp", a.opts.AgentsClient)
 	}
-	p, err = a.principalOf(c, granted)
+	p, err = a.PrincipalOf(c, granted)
 	if err == nil && !slices.ContainsFunc(scopes, p.Holds) {
 		err = interrupt.Errorf(interrupt.CodeForbidden, "this operation needs scope %s", strings.Join(scopes, " or "))
 	}
@@ -266,11 +276,11 @@ func (a *API) authenticate(req events.APIGatewayV2HTTPRequest, scopes []string) 
 // (v2), and aud, where a provider names the client as the audience.
 var clientClaims = []string{"client_id", "azp", "cid", "appid", "aud"}
 
-// agents reports whether verified claims c are of a token an agents' client was issued: any of
+// Agents reports whether verified claims c are of a token an agents' client was issued: any of
 // the claims that name a token's client names AgentsClient, or a metadata URL AgentsClientURLs
 // allow. A provider whose access tokens name the API as their audience (Auth0, Okta, Entra ID)
 // still names the client in one of the others.
-func (o Options) agents(c claims) bool {
+func (o Options) Agents(c claims) bool {
 	return slices.ContainsFunc(clientClaims, func(name string) bool {
 		return slices.ContainsFunc(c.Names(name), func(client string) bool {
 			return (o.AgentsClient != "" && client == o.AgentsClient) || o.AgentsClientURLs.Match(client)
@@ -278,10 +288,10 @@ func (o Options) agents(c claims) bool {
 	})
 }
 
-// principalOf is the caller of verified claims granting scopes granted: the authorizer's
+// PrincipalOf is the caller of verified claims granting scopes granted: the authorizer's
 // claims, or those the function verified itself (the MCP endpoint). A caller without a tenant
 // is refused.
-func (a *API) principalOf(c claims, granted []string) (interrupt.Principal, error) {
+func (a *Gateway) PrincipalOf(c claims, granted []string) (interrupt.Principal, error) {
 	var p interrupt.Principal
 	p.Subject = c.Text(a.opts.PrincipalClaim)
 	p.Tenant = c.Text(a.opts.TenantClaim)
@@ -297,19 +307,19 @@ func (a *API) principalOf(c claims, granted []string) (interrupt.Principal, erro
 
 // access writes the one log line of an invocation: what was answered, how many bytes, how fast.
 // It never logs a body, a token or a header.
-func (a *API) access(ctx context.Context, c *call, resp events.APIGatewayV2HTTPResponse, err error, took time.Duration) {
+func (a *Gateway) access(ctx context.Context, c *Call, resp events.APIGatewayV2HTTPResponse, err error, took time.Duration) {
 	attrs := []slog.Attr{
-		slog.String("requestId", c.req.RequestContext.RequestID),
-		slog.String("route", c.req.RouteKey),
+		slog.String("requestId", c.Req.RequestContext.RequestID),
+		slog.String("route", c.Req.RouteKey),
 		slog.Int("status", resp.StatusCode),
 		slog.Int("bytes", len(resp.Body)),
 		slog.Float64("latencyMs", float64(took.Microseconds())/1000),
 	}
-	if c.runID != "" {
-		attrs = append(attrs, slog.String("runId", c.runID))
+	if c.RunID != "" {
+		attrs = append(attrs, slog.String("runId", c.RunID))
 	}
-	if c.nodeID != "" {
-		attrs = append(attrs, slog.String("nodeId", c.nodeID))
+	if c.NodeID != "" {
+		attrs = append(attrs, slog.String("nodeId", c.NodeID))
 	}
 	level := slog.LevelInfo
 	if err != nil {
@@ -327,9 +337,12 @@ func (a *API) access(ctx context.Context, c *call, resp events.APIGatewayV2HTTPR
 	a.log.LogAttrs(ctx, level, "request", attrs...)
 }
 
-// pathID reads a path parameter that names a run or node; one that could not name anything is
+// MaxCursor bounds a decoded inbox cursor: a place (runlog.Place) is at most about 320 bytes.
+const MaxCursor = 512
+
+// PathID reads a path parameter that names a run or node; one that could not name anything is
 // answered like one that names nothing.
-func pathID(req events.APIGatewayV2HTTPRequest, name string) (string, error) {
+func PathID(req events.APIGatewayV2HTTPRequest, name string) (string, error) {
 	v := req.PathParameters[name]
 	if !runlog.ValidID(v) {
 		return "", interrupt.Errorf(interrupt.CodeNotFound, "no such %s", name)
@@ -337,19 +350,28 @@ func pathID(req events.APIGatewayV2HTTPRequest, name string) (string, error) {
 	return v, nil
 }
 
-// readRun reads the path's run id into c, where the operation and the access log find it.
-func (c *call) readRun() error {
+// ReadRun reads the path's run id into c, where the operation and the access log find it.
+func (c *Call) ReadRun() error {
 	var err error
-	c.runID, err = pathID(c.req, "runId")
+	c.RunID, err = PathID(c.Req, "runId")
 	return err
 }
 
-// readRunNode reads the path's run and node ids into c.
-func (c *call) readRunNode() error {
-	if err := c.readRun(); err != nil {
+// ReadRunNode reads the path's run and node ids into c.
+func (c *Call) ReadRunNode() error {
+	if err := c.ReadRun(); err != nil {
 		return err
 	}
 	var err error
-	c.nodeID, err = pathID(c.req, "nodeId")
+	c.NodeID, err = PathID(c.Req, "nodeId")
 	return err
+}
+
+// CountOutcome counts one request of a signed caller (a provider, a Slack app) under metric by
+// what became of it: outcome, or the code it was refused with.
+func (a *Gateway) CountOutcome(metric metrics.Name, outcome string, err error) {
+	if err != nil {
+		outcome = string(interrupt.ErrorCode(err))
+	}
+	a.opts.Metrics.Count(metric, metrics.Dim{Name: metrics.DimOutcome, Value: outcome})
 }

@@ -155,7 +155,7 @@ func TestInternalErrorsStayInside(t *testing.T) {
 	}
 	var logs bytes.Buffer
 	api := apigw.New(slog.New(slog.NewJSONHandler(&logs, nil)), apigw.Options{})
-	getRun, err := api.Function("get-run", apigw.Services{Host: host.New(host.Env{Stores: host.StoresOf(dynamo.NewTable(db, "no-such-table")), Schemas: schemas}, host.Config{})})
+	getRun, err := functionOf(api, "get-run", Services{Host: host.New(host.Env{Stores: host.StoresOf(dynamo.NewTable(db, "no-such-table")), Schemas: schemas}, host.Config{})})
 	if err != nil {
 		t.Fatal(err)
 	}

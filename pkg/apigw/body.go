@@ -24,10 +24,10 @@ import (
 // "The run log's stored form"), so any body within it fits in one commit's DynamoDB item.
 const MaxBody = 128 << 10
 
-// body is a request body read once: its bytes (base64 undone) and the JSON value they hold,
+// Body is a request body read once: its bytes (base64 undone) and the JSON value they hold,
 // parsed strictly. Decoding into the operation's shape and the idempotency fingerprint both start
 // from it, so they can never read two different bodies.
-type body struct {
+type Body struct {
 	raw []byte
 	// value is the parsed body: maps, slices, strings, json.Number, bools and nil.
 	value any
@@ -36,34 +36,34 @@ type body struct {
 // readBody reads a JSON request body: its media type, its size after base64, its JSON, and its
 // numbers, within bounds before anything parses them (interrupt.CheckNumbers). Every route
 // with a JSON body reads it here.
-func readBody(req events.APIGatewayV2HTTPRequest) (body, error) {
+func readBody(req events.APIGatewayV2HTTPRequest) (Body, error) {
 	ct := req.Headers["content-type"]
 	if mt, _, err := mime.ParseMediaType(ct); err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
-		return body{}, interrupt.Errorf(interrupt.CodeUnsupportedMedia, "the body must be application/json")
+		return Body{}, interrupt.Errorf(interrupt.CodeUnsupportedMedia, "the body must be application/json")
 	}
 	raw := []byte(req.Body)
 	if req.IsBase64Encoded {
 		var err error
 		if raw, err = base64.StdEncoding.DecodeString(req.Body); err != nil {
-			return body{}, interrupt.Invalid("the body is not valid base64")
+			return Body{}, interrupt.Invalid("the body is not valid base64")
 		}
 	}
 	if len(raw) > MaxBody {
-		return body{}, interrupt.Errorf(interrupt.CodePayloadTooLarge, "the body exceeds %d bytes", MaxBody)
+		return Body{}, interrupt.Errorf(interrupt.CodePayloadTooLarge, "the body exceeds %d bytes", MaxBody)
 	}
-	value, err := strictJSON(raw)
+	value, err := StrictJSON(raw)
 	if err != nil {
-		return body{}, err
+		return Body{}, err
 	}
 	if fields := interrupt.CheckNumbers(raw, ""); fields != nil {
-		return body{}, interrupt.Invalid("the body holds a number beyond the host's bounds", fields...)
+		return Body{}, interrupt.Invalid("the body holds a number beyond the host's bounds", fields...)
 	}
-	return body{raw: raw, value: value}, nil
+	return Body{raw: raw, value: value}, nil
 }
 
 // decode fills v, a struct whose fields are the body's members: members not in v are refused
 // (bodies are closed), names match exactly.
-func (b body) decode(v any) error {
+func (b Body) decode(v any) error {
 	if err := exactMembers(b.value, reflect.TypeOf(v), ""); err != nil {
 		return err
 	}
@@ -73,8 +73,8 @@ func (b body) decode(v any) error {
 	return nil
 }
 
-// decodeBody reads req's body and decodes it into v.
-func decodeBody(req events.APIGatewayV2HTTPRequest, v any) (body, error) {
+// DecodeBody reads req's body and decodes it into v.
+func DecodeBody(req events.APIGatewayV2HTTPRequest, v any) (Body, error) {
 	b, err := readBody(req)
 	if err != nil {
 		return b, err
@@ -85,10 +85,10 @@ func decodeBody(req events.APIGatewayV2HTTPRequest, v any) (body, error) {
 // MaxDepth bounds the nesting of a body: deeper documents only serve to exhaust a validator.
 const MaxDepth = 64
 
-// strictJSON parses body, refusing what encoding/json would accept silently: invalid UTF-8 (it
+// StrictJSON parses body, refusing what encoding/json would accept silently: invalid UTF-8 (it
 // would become U+FFFD), duplicate object keys (the last would win, and two readers may disagree
 // on which), nesting deeper than MaxDepth, and anything after the value.
-func strictJSON(raw []byte) (any, error) {
+func StrictJSON(raw []byte) (any, error) {
 	if !utf8.Valid(raw) {
 		return nil, interrupt.Invalid("the body is not valid UTF-8")
 	}
@@ -226,11 +226,35 @@ func exactMembers(value any, t reflect.Type, at string) error {
 	return nil
 }
 
-// missing is the validation error for absent required members.
-func missing(names ...string) error {
+// Missing is the validation error for absent required members.
+func Missing(names ...string) error {
 	fields := make([]interrupt.FieldError, len(names))
 	for i, name := range names {
 		fields[i] = interrupt.FieldError{Path: "/" + name, Message: name + " is required"}
 	}
 	return interrupt.Invalid("the body misses required members", fields...)
+}
+
+// RawBody is a request's body as sent, for a signature over its bytes, within MaxBody.
+func RawBody(c *Call) ([]byte, error) {
+	body := []byte(c.Req.Body)
+	if c.Req.IsBase64Encoded {
+		var err error
+		if body, err = base64.StdEncoding.DecodeString(c.Req.Body); err != nil {
+			return nil, interrupt.Invalid("the body is not valid base64")
+		}
+	}
+	if len(body) > MaxBody {
+		return nil, interrupt.Errorf(interrupt.CodePayloadTooLarge, "the body exceeds %d bytes", MaxBody)
+	}
+	return body, nil
+}
+
+// Lowered are headers with their names lowercased, as signature checks read them.
+func Lowered(h map[string]string) map[string]string {
+	out := make(map[string]string, len(h))
+	for k, v := range h {
+		out[strings.ToLower(k)] = v
+	}
+	return out
 }

@@ -27,8 +27,8 @@ func TestStrictJSON(t *testing.T) {
 		{`[1,2`, false},
 	}
 	for _, c := range cases {
-		if _, err := strictJSON([]byte(c.body)); (err == nil) != c.valid {
-			t.Errorf("strictJSON(%.40q) = %v, want valid=%v", c.body, err, c.valid)
+		if _, err := StrictJSON([]byte(c.body)); (err == nil) != c.valid {
+			t.Errorf("StrictJSON(%.40q) = %v, want valid=%v", c.body, err, c.valid)
 		}
 	}
 }

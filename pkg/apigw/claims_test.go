@@ -87,7 +87,7 @@ func TestScopePrefix(t *testing.T) {
 	s := newStack(t)
 	s.mustRequest(t, "r1", "n1", example(t, "custom"))
 	api := apigw.New(slog.New(slog.DiscardHandler), apigw.Options{ScopePrefix: prefix})
-	getRun, err := api.Function("get-run", s.services)
+	getRun, err := functionOf(api, "get-run", s.services)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,15 +116,15 @@ func TestPrincipalClaim(t *testing.T) {
 	t.Parallel()
 	s := newStack(t)
 	byUsername := apigw.New(slog.New(slog.DiscardHandler), apigw.Options{PrincipalClaim: "username"})
-	request, err := byUsername.Function("request-interrupt", s.services)
+	request, err := functionOf(byUsername, "request-interrupt", s.services)
 	if err != nil {
 		t.Fatal(err)
 	}
-	resolve, err := byUsername.Function("resolve-by-run", s.services)
+	resolve, err := functionOf(byUsername, "resolve-by-run", s.services)
 	if err != nil {
 		t.Fatal(err)
 	}
-	bySub, err := s.api.Function("resolve-by-run", s.services)
+	bySub, err := functionOf(s.api, "resolve-by-run", s.services)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/interrupthost/interrupthost/pkg/apigw"
+	"github.com/interrupthost/interrupthost/pkg/apigw/routes"
 	"github.com/interrupthost/interrupthost/pkg/console"
 	"github.com/interrupthost/interrupthost/pkg/contacts"
 	"github.com/interrupthost/interrupthost/pkg/host"
@@ -32,7 +33,7 @@ func (s *stack) console(t testing.TB) *consoleBrowser {
 	p := s.signedInPage(t)
 	services := s.services
 	services.SignIn = p.flow
-	fn, err := apigw.New(slog.New(slog.DiscardHandler), apigw.Options{PublicBaseURL: p.base}).Function("console", services)
+	fn, err := functionOf(apigw.New(slog.New(slog.DiscardHandler), apigw.Options{PublicBaseURL: p.base}), "console", services)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +78,7 @@ func consoleRequest(method, path string) (events.APIGatewayV2HTTPRequest, bool) 
 	case len(parts) == 4 && parts[0] == "console" && parts[1] == "runs":
 		req.RouteKey, req.PathParameters["runId"] = method+" /console/runs/{runId}/"+parts[3], parts[2]
 	}
-	for _, o := range apigw.Operations() {
+	for _, o := range routes.Operations() {
 		if o.Function == "console" && o.Route == req.RouteKey {
 			return req, true
 		}

@@ -184,6 +184,16 @@ func FuzzPolicies(f *testing.F) {
 		`{"approversList":["alice"],"standing":[{"arguments":{"$ref":"#"},"description":"x"},{"arguments":{"pattern":"(a+)+$"},"description":"y","until":"2000-01-01T00:00:00Z"}]}`)
 }
 
+// FuzzDelegations: a delegation put under any principal and body is kept or refused as a problem
+// document, writing nothing.
+func FuzzDelegations(f *testing.F) {
+	fuzzHandler(f, func(s *stack) apigw.Handler {
+		return s.fn("delegations")
+	}, "PUT /delegations/{principal}",
+		`{"delegate":"bob","until":"2099-01-01T00:00:00Z"}`, `{"delegate":"bob","from":"2099-01-01T00:00:00Z","until":"2099-01-02T00:00:00Z","kinds":["approval"],"note":"away"}`,
+		`{"delegate":"","until":"2000-01-01T00:00:00Z"}`, `{"delegate":"bob","until":"x","kinds":["custom"]}`)
+}
+
 func FuzzSubscriptions(f *testing.F) {
 	fuzzHandler(f, func(s *stack) apigw.Handler {
 		return s.fn("subscriptions")

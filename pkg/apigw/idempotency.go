@@ -18,11 +18,11 @@ import (
 // MaxIdempotencyKey is the longest Idempotency-Key accepted, in characters.
 const MaxIdempotencyKey = 255
 
-// idempotency reads the Idempotency-Key header of a resolve. The key is an RFC 8941 sf-string
+// Idempotency reads the Idempotency-Key header of a resolve. The key is an RFC 8941 sf-string
 // ("...", printable ASCII, \" and \\ escapes, no parameters) or a bare token of printable ASCII
 // without quotes, commas, semicolons or backslashes; either at most 255 characters. API Gateway
 // joins a repeated header with commas, so a repeated key reads as malformed. No header: nil.
-func idempotency(req events.APIGatewayV2HTTPRequest, b body) (*host.Idempotency, error) {
+func Idempotency(req events.APIGatewayV2HTTPRequest, b Body) (*host.Idempotency, error) {
 	raw, ok := req.Headers["idempotency-key"]
 	if !ok {
 		return nil, nil
@@ -73,7 +73,7 @@ func parseKey(v string) (string, bool) {
 // body as read (base64 undone) and parsed once, in canonical JSON (members sorted, whitespace
 // dropped, numbers as written), so that a retry re-serialised by another client library still
 // matches. The host adds the caller.
-func fingerprint(req events.APIGatewayV2HTTPRequest, b body) string {
+func fingerprint(req events.APIGatewayV2HTTPRequest, b Body) string {
 	var buf bytes.Buffer
 	buf.WriteString(req.RouteKey)
 	for _, k := range slices.Sorted(maps.Keys(req.PathParameters)) {

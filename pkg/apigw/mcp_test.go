@@ -22,7 +22,7 @@ import (
 func TestTheMCPTransport(t *testing.T) {
 	t.Parallel()
 	s := newStack(t)
-	h, err := apigw.New(slog.New(slog.NewJSONHandler(io.Discard, nil)), apigw.Options{MCPOrigins: []string{"http://127.0.0.1:3000", "http://localhost:*"}}).Function("mcp", s.services)
+	h, err := functionOf(apigw.New(slog.New(slog.NewJSONHandler(io.Discard, nil)), apigw.Options{MCPOrigins: []string{"http://127.0.0.1:3000", "http://localhost:*"}}), "mcp", s.services)
 	if err != nil {
 		t.Fatal(err)
 	}

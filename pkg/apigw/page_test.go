@@ -425,7 +425,7 @@ func (s *stack) signedInPage(t testing.TB) *signedInPage {
 	services := s.services
 	services.SignIn = flow
 	logs := &bytes.Buffer{}
-	fn, err := apigw.New(slog.New(slog.NewJSONHandler(logs, nil)), apigw.Options{PublicBaseURL: base}).Function("approval-page", services)
+	fn, err := functionOf(apigw.New(slog.New(slog.NewJSONHandler(logs, nil)), apigw.Options{PublicBaseURL: base}), "approval-page", services)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -749,7 +749,7 @@ func TestSignInComesBackToTheRequestsDomain(t *testing.T) {
 	}
 	services := s.services
 	services.SignIn = flow
-	fn, err := apigw.New(slog.New(slog.DiscardHandler), apigw.Options{}).Function("approval-page", services)
+	fn, err := functionOf(apigw.New(slog.New(slog.DiscardHandler), apigw.Options{}), "approval-page", services)
 	if err != nil {
 		t.Fatal(err)
 	}

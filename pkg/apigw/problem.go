@@ -36,6 +36,9 @@ var statusOf = map[interrupt.Code]int{
 	interrupt.CodeInternal:         http.StatusInternalServerError,
 }
 
+// StatusFor is the status of err as the token surface answers it.
+func StatusFor(err error) int { return statusOf[interrupt.ErrorCode(err)] }
+
 // Problem is an RFC 9457 problem document with the spec's code and, for validation errors, the
 // failing JSON paths.
 type Problem struct {
@@ -50,9 +53,9 @@ type Problem struct {
 // ProblemType is the prefix of every problem's type URI; the code completes it.
 const ProblemType = "https://interrupthost.dev/problems/"
 
-// problemResponse renders err. Only an *interrupt.Error's message reaches the client; any other
+// ProblemResponse renders err. Only an *interrupt.Error's message reaches the client; any other
 // error (an SDK failure, a bug) answers a generic message and is logged by the caller.
-func problemResponse(err error) events.APIGatewayV2HTTPResponse {
+func ProblemResponse(err error) events.APIGatewayV2HTTPResponse {
 	code := interrupt.ErrorCode(err)
 	status := statusOf[code]
 	p := Problem{Type: ProblemType + string(code), Title: http.StatusText(status), Status: status, Code: code}

@@ -29,10 +29,12 @@ import (
 	"github.com/interrupthost/interrupthost/internal/testclock"
 	"github.com/interrupthost/interrupthost/internal/testkeys"
 	"github.com/interrupthost/interrupthost/pkg/apigw"
+	"github.com/interrupthost/interrupthost/pkg/apigw/routes"
 	"github.com/interrupthost/interrupthost/pkg/bearer"
 	"github.com/interrupthost/interrupthost/pkg/channel/slack"
 	"github.com/interrupthost/interrupthost/pkg/channel/teams"
 	"github.com/interrupthost/interrupthost/pkg/contacts"
+	"github.com/interrupthost/interrupthost/pkg/delegation"
 	"github.com/interrupthost/interrupthost/pkg/dynamo"
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/inmem"
@@ -56,9 +58,9 @@ import (
 // only DynamoDB and Secrets Manager show (a throttled table, another process, a rotated secret)
 // ask for dynamoStack.
 type stack struct {
-	api *apigw.API
+	api *apigw.Gateway
 	// services are what the functions' routes call, as their mains build them.
-	services apigw.Services
+	services Services
 	host     *host.Host
 	subs     *outbound.Subscriptions
 	log      host.Store
@@ -113,7 +115,7 @@ func memStack(t testing.TB, configure func(*host.Config)) *stack {
 		raw[kid], _ = base64.StdEncoding.DecodeString(k)
 	}
 	log, out, hooks, subs, slack, bots := inmem.New(), inmem.NewOutbound(), inmem.NewSecrets(), inmem.NewSecrets(), inmem.NewSecrets(), inmem.NewSecrets()
-	s, err := buildWith(stores{log: log, contacts: log, policies: log, slackApps: log, teamsBots: log, outbound: out, endpointSecrets: hooks, subscriptionSecrets: subs, slackSecrets: slack, teamsSecrets: bots},
+	s, err := buildWith(stores{log: log, contacts: log, policies: log, delegations: log, slackApps: log, teamsBots: log, outbound: out, endpointSecrets: hooks, subscriptionSecrets: subs, slackSecrets: slack, teamsSecrets: bots},
 		testclock.New(time.Now().UTC()), testkeys.Static{ActiveKid: "kA", Keys: raw}, configure)
 	if err != nil {
 		t.Fatal(err)
@@ -130,6 +132,7 @@ type stores struct {
 	log                                                host.Store
 	contacts                                           contacts.Store
 	policies                                           policy.Store
+	delegations                                        delegation.Store
 	slackApps                                          slack.Store
 	teamsBots                                          teams.Store
 	outbound                                           outbound.Store
@@ -143,7 +146,7 @@ func dynamoStores(db *dynamodb.Client, table string) stores {
 		return secretsmanager.NewSecrets(localaws.SecretsManager(), "test/"+strings.ToLower(rand.Text())+"/", "")
 	}
 	t := dynamo.NewTable(db, table)
-	return stores{log: t, contacts: t, policies: t, slackApps: t, teamsBots: t, outbound: dynamo.NewOutbound(db, table),
+	return stores{log: t, contacts: t, policies: t, delegations: t, slackApps: t, teamsBots: t, outbound: dynamo.NewOutbound(db, table),
 		endpointSecrets: secrets(), subscriptionSecrets: secrets(), slackSecrets: secrets(), teamsSecrets: secrets()}
 }
 
@@ -224,13 +227,14 @@ func buildWith(st stores, c *testclock.Clock, keys token.Keys, configure func(*h
 		Links: outbound.Links{Keys: keys, BaseURL: "https://host.example"}, Now: c.Now,
 	}
 	policies := &policy.Book{Store: st.policies, Checker: h, Schemas: schemas, Now: c.Now}
-	services := apigw.Services{
+	services := Services{
 		Host: h, Tokens: host.NewSigner(h, keys), Webhooks: host.NewWebhooks(h, webhook.NewCache(st.endpointSecrets, nil)),
 		Subscriptions: subs, Resender: resender, Contacts: &contacts.Directory{Store: st.contacts, Now: c.Now},
-		MCP:      mcp.New(host.NewSigner(h, keys), mcp.Options{Poll: time.Millisecond, Policies: policies}),
-		Policies: policies,
-		Bearer:   mustVerifier(),
-		Slack:    &slack.Integrations{Store: st.slackApps, Secrets: slackSecrets, Now: c.Now},
+		MCP:         mcp.New(host.NewSigner(h, keys), mcp.Options{Poll: time.Millisecond, Policies: policies}),
+		Policies:    policies,
+		Delegations: &delegation.Book{Store: st.delegations, Now: c.Now},
+		Bearer:      mustVerifier(),
+		Slack:       &slack.Integrations{Store: st.slackApps, Secrets: slackSecrets, Now: c.Now},
 		Clicks: &slack.Interactions{
 			Host: h, Apps: st.slackApps, Secrets: slackSecrets, Keys: keys, Contacts: st.contacts,
 			Poster: outbound.NewHTTPClient(true), AllowPrivate: true,
@@ -259,12 +263,12 @@ func (s *stack) points(t testing.TB) []metrics.Point {
 // function's first route (its only one, but for GET beside HEAD): tests of one route need not
 // name it.
 func (s *stack) fn(function string) apigw.Handler {
-	h, err := s.api.Function(function, s.services)
+	h, err := functionOf(s.api, function, s.services)
 	if err != nil {
 		panic(err)
 	}
 	var first string
-	for _, o := range apigw.Operations() {
+	for _, o := range routes.Operations() {
 		if o.Function == function {
 			first = o.Route
 			break

@@ -10,9 +10,10 @@ import (
 	"testing"
 
 	"github.com/interrupthost/interrupthost/pkg/apigw"
+	"github.com/interrupthost/interrupthost/pkg/apigw/routes"
 )
 
-// TestEveryFunctionIsFuzzed: each function of apigw.Operations has its fuzz target here
+// TestEveryFunctionIsFuzzed: each function of routes.Operations has its fuzz target here
 // (Fuzz<Function>, the folder name in CamelCase, in any test file), which make fuzz finds by
 // listing them.
 func TestEveryFunctionIsFuzzed(t *testing.T) {
@@ -33,7 +34,7 @@ func TestEveryFunctionIsFuzzed(t *testing.T) {
 			}
 		}
 	}
-	for _, r := range apigw.Functions() {
+	for _, r := range routes.Functions() {
 		fn := r.Function
 		var camel strings.Builder
 		for _, part := range strings.Split(fn, "-") {
@@ -50,19 +51,19 @@ func TestEveryFunctionIsFuzzed(t *testing.T) {
 func TestEveryOperationIsOneRoute(t *testing.T) {
 	t.Parallel()
 	seen := map[string]bool{}
-	for _, o := range apigw.Operations() {
+	for _, o := range routes.Operations() {
 		if seen[o.Route] {
 			t.Errorf("%s is in the table twice", o.Route)
 		}
 		seen[o.Route] = true
 	}
-	for _, r := range apigw.Functions() {
+	for _, r := range routes.Functions() {
 		if seen[r.Function] || len(r.Operations) == 0 {
 			t.Errorf("function %s: twice, or with no route", r.Function)
 		}
 		seen[r.Function] = true
 	}
-	if _, err := (&apigw.API{}).Function("no-such-function", apigw.Services{}); err == nil {
+	if _, err := functionOf(&apigw.Gateway{}, "no-such-function", Services{}); err == nil {
 		t.Error("Function answered for a function that serves nothing")
 	}
 }

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/interrupthost/interrupthost/internal/localaws"
-	"github.com/interrupthost/interrupthost/pkg/apigw"
+	"github.com/interrupthost/interrupthost/pkg/apigw/jsonapi"
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/token"
@@ -73,7 +73,7 @@ func (s *stack) mintOK(t testing.TB, run, node, body string) host.TokenView {
 	if r.Status != 201 {
 		t.Fatalf("mint: %d %s", r.Status, r.Body)
 	}
-	var minted apigw.MintedToken
+	var minted jsonapi.MintedToken
 	r.decode(t, &minted)
 	// The page the token opens, under the domain the request came in on (no PublicBaseURL).
 	if want := "https://" + testDomain + "/approve/" + minted.Token; minted.URL != want {

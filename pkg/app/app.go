@@ -19,6 +19,7 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/apigw"
 	"github.com/interrupthost/interrupthost/pkg/awsconfig"
 	"github.com/interrupthost/interrupthost/pkg/contacts"
+	"github.com/interrupthost/interrupthost/pkg/delegation"
 	"github.com/interrupthost/interrupthost/pkg/dynamo"
 	"github.com/interrupthost/interrupthost/pkg/dynamostream"
 	"github.com/interrupthost/interrupthost/pkg/environ"
@@ -33,7 +34,7 @@ const DefaultRedriveSegments = 8
 
 // Env is a function's wiring: its configuration from the environment (package environ), and
 // what was built from it, each once. A function's main asks it for the services its routes need
-// and hands them to its constructor (apigw.API.GetRun, ...), which takes them by type: a main
+// and hands them to its constructor (jsonapi.API.GetRun, ...), which takes them by type: a main
 // that lacks one does not compile, and only what a main asks for is linked into its binary and
 // built at its init.
 type Env struct {
@@ -70,8 +71,9 @@ func Must[T any](v T, err error) T {
 	return v
 }
 
-// API is the API over the function's options, for its constructor.
-func (e *Env) API() *apigw.API { return apigw.New(environ.Logger(), e.Options) }
+// Gateway is the gateway over the function's options, for its controller's package (jsonapi,
+// web, mcphttp, slackhttp), whose constructor takes it.
+func (e *Env) Gateway() *apigw.Gateway { return apigw.New(environ.Logger(), e.Options) }
 
 // AWS is the SDK's configuration (awsconfig.Load), loaded the first time it is asked for.
 func (e *Env) AWS(ctx context.Context) (aws.Config, error) {
@@ -122,6 +124,15 @@ func (e *Env) Policies(ctx context.Context) (*policy.Book, error) {
 		return nil, err
 	}
 	return &policy.Book{Store: table, Checker: h, Schemas: schema.Lazy()}, nil
+}
+
+// Delegations are the approvers' delegations, in the table.
+func (e *Env) Delegations(ctx context.Context) (*delegation.Book, error) {
+	table, err := e.Table(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &delegation.Book{Store: table}, nil
 }
 
 // Table is the table TABLE_NAME names, its client built the first time it is asked for.

@@ -1,7 +1,7 @@
 // Package approvalpage renders the page an approver opens from a mail or chat link (GET
 // /approve/{token}) and reads the decision it posts back: html/template escapes every payload
 // string, the page runs no script at all and loads nothing but itself, and its forms work in
-// any browser (docs/approvers.md, "The approval page"). The HTTP mapping is package apigw's; this package
+// any browser (docs/approvers.md, "The approval page"). The HTTP mapping is package web's (pkg/apigw/web); this package
 // knows views, forms and resume values.
 package approvalpage
 

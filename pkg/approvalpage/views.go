@@ -187,6 +187,8 @@ func facts(o host.Opened, c content) (fs []Fact, blocks []Block) {
 	}
 	decides := o.CanResolve && o.Refused == nil && o.Status == interrupt.StatusPending
 	switch {
+	case o.Principal != "" && decides && o.For != nil:
+		fs = append(fs, Fact{Label: "Deciding as", Value: o.Principal + ", " + forWhom(o.For)})
 	case o.Principal != "" && decides:
 		fs = append(fs, Fact{Label: "Deciding as", Value: o.Principal})
 	case o.Principal != "":
@@ -275,9 +277,18 @@ func Decide(o host.Opened, key string, posted url.Values, problem *Notice) View 
 	}
 	c := contentOf(o)
 	v := base(o, c)
-	if o.Voted != nil {
+	switch {
+	case o.Voted != nil && o.Voted.Principal != o.Principal:
+		v.Notice = &Notice{Text: fmt.Sprintf("%s voted %s for %s, whose place you would fill. The approval waits for the others.", o.Voted.Principal, o.Voted.Action, o.Voted.Slot())}
+		return v
+	case o.Voted != nil && o.Voted.OnBehalfOf != "":
+		v.Notice = &Notice{Text: fmt.Sprintf("You voted %s for %s. The approval waits for the others.", o.Voted.Action, o.Voted.OnBehalfOf)}
+		return v
+	case o.Voted != nil:
 		v.Notice = &Notice{Text: fmt.Sprintf("You voted %s. The approval waits for the others.", o.Voted.Action)}
 		return v
+	case o.For != nil:
+		v.Notice = &Notice{Text: "You decide " + forWhom(o.For) + ": your vote fills their place."}
 	}
 	if Anonymous(o) {
 		v.Notice = AnonymousNotice
@@ -406,7 +417,11 @@ func Outcome(o host.Opened) (string, []Fact) {
 			if !ok {
 				verb = string(v.Action)
 			}
-			text := v.Principal + " " + strings.ToLower(verb)
+			who := v.Principal
+			if v.OnBehalfOf != "" {
+				who += ", for " + v.OnBehalfOf
+			}
+			text := who + " " + strings.ToLower(verb)
 			if vv.Feedback != "" {
 				text += ": " + vv.Feedback
 			}
@@ -580,4 +595,16 @@ func callOf(o host.Opened) *Call {
 		}
 	}
 	return call
+}
+
+// forWhom says whose place a delegate decides in: "for alice (away until 14 December)", or
+// for a place an escalation handed on, "for alice (the escalation handed you their place)".
+func forWhom(d *interrupt.Delegated) string {
+	switch {
+	case d.Escalated:
+		return "for " + d.Delegator + " (the escalation handed you their place)"
+	case d.Until.IsZero():
+		return "for " + d.Delegator
+	}
+	return "for " + d.Delegator + " (away until " + d.Until.UTC().Format("2 January") + ")"
 }

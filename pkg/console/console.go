@@ -2,7 +2,7 @@
 // a person reads it, and the two things an operator does there (end a run, resend a delivery),
 // as server-rendered pages without script (docs/design.md, "The operator's console"). It looks
 // and prints values as the approval page does, from the kit they share (package webkit), and
-// imports nothing of the page. It renders; pkg/apigw reads the host and serves the routes.
+// imports nothing of the page. It renders; pkg/apigw/web reads the host and serves the routes.
 package console
 
 import (

@@ -228,7 +228,7 @@ func RunOf(in RunParams) *Run {
 			v.Late = late(w.Deadline, now)
 		}
 		for _, vote := range w.Votes {
-			line := words.Isolated(vote.Principal) + " voted " + string(vote.Action)
+			line := voter(vote) + " voted " + string(vote.Action)
 			if f := feedbackOf(vote.ResumeValue); f != "" {
 				line += ": “" + words.Isolated(f) + "”"
 			}
@@ -356,7 +356,7 @@ func lines(ch host.Chapter) []Line {
 		case interrupt.EventVoted:
 			var v interrupt.Vote
 			_ = json.Unmarshal(e.Payload, &v)
-			l.Who = words.Isolated(v.Principal)
+			l.Who = voter(v)
 			l.Text = fmt.Sprintf("voted %s (%s)", v.Action, tally(v.Tally))
 			l.Quote = feedbackOf(v.ResumeValue)
 			if v.Standing != nil {
@@ -392,6 +392,9 @@ func lines(ch host.Chapter) []Line {
 			var x interrupt.Escalated
 			_ = json.Unmarshal(e.Payload, &x)
 			l.Text = fmt.Sprintf("escalated step %s to %s", e.NodeID, refs(x.To))
+			for _, h := range x.Handed {
+				l.Text += fmt.Sprintf("; %s decides for %s", words.Isolated(h.To), words.Isolated(h.Principal))
+			}
 		case interrupt.EventRunCancelled, interrupt.EventRunCompleted:
 			var x interrupt.Ended
 			_ = json.Unmarshal(e.Payload, &x)
@@ -459,4 +462,13 @@ func Plain(ref string) string {
 func Ref(s string) (kind, name string, ok bool) {
 	kind, name, ok = strings.Cut(s, ":")
 	return kind, name, ok && name != ""
+}
+
+// voter is who cast v, as the story names them: "bob, for alice" where a delegate cast it in
+// their delegator's place.
+func voter(v interrupt.Vote) string {
+	if v.OnBehalfOf != "" {
+		return words.Isolated(v.Principal) + ", for " + words.Isolated(v.OnBehalfOf)
+	}
+	return words.Isolated(v.Principal)
 }

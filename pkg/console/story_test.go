@@ -191,6 +191,19 @@ func TestTheStoryInWords(t *testing.T) {
 			{iso("engine"), "recorded run.annotated", ""},
 			{"the host", "cancelled the run", ""},
 		}},
+		{"a delegate's vote, and an escalation that handed a place on", func(t *testing.T) []runlog.Commit {
+			return []runlog.Commit{
+				commit("engine", requested(t, "approve", "int_8", `{"kind":"approval","key":"k8","data":{"title":"Pay","actions":["accept","reject"],"approversList":["alice","carol"],"requiredApprovals":2}}`, runlog.With{})),
+				commit("bob", event(t, interrupt.EventVoted, "approve", "int_8", interrupt.Vote{NodeID: "approve", InterruptID: "int_8", Principal: "bob", OnBehalfOf: "alice",
+					Action: interrupt.ActionAccept, ResumeValue: json.RawMessage(`{"action":"accept"}`), Tally: interrupt.Tally{Approvals: 1, Required: 2}})),
+				commit("", event(t, interrupt.EventEscalated, "approve", "int_8", interrupt.Escalated{NodeID: "approve", InterruptID: "int_8",
+					To: []interrupt.Ref{{Kind: interrupt.RefPrincipal, Ref: "mgr"}}, Handed: []interrupt.Handing{{Principal: "carol", To: "mgr", At: t0}}})),
+			}
+		}, []said{
+			{iso("engine"), "asked for an approval at step approve: “" + iso("Pay") + "”", ""},
+			{iso("bob") + ", for " + iso("alice"), "voted accept (1 of 2 approvals)", ""},
+			{"the host", "escalated step approve to principal " + iso("mgr") + "; " + iso("mgr") + " decides for " + iso("carol"), ""},
+		}},
 		{"a call asked under a policy, approved at once by its standing approval", func(t *testing.T) []runlog.Commit {
 			ref := interrupt.PolicyRef{Tool: "issue_refund", Version: 3}
 			call := &interrupt.ToolCall{Name: "issue_refund", Arguments: json.RawMessage(`{"amountCents":1200}`), Policy: &ref}

@@ -11,6 +11,8 @@ import (
 	teamsstoretest "github.com/interrupthost/interrupthost/pkg/channel/teams/storetest"
 	"github.com/interrupthost/interrupthost/pkg/contacts"
 	contactstoretest "github.com/interrupthost/interrupthost/pkg/contacts/storetest"
+	"github.com/interrupthost/interrupthost/pkg/delegation"
+	delegationstoretest "github.com/interrupthost/interrupthost/pkg/delegation/storetest"
 	"github.com/interrupthost/interrupthost/pkg/dynamo"
 	"github.com/interrupthost/interrupthost/pkg/host"
 	hoststoretest "github.com/interrupthost/interrupthost/pkg/host/storetest"
@@ -24,12 +26,13 @@ import (
 
 // The stores the host and its deliverer run on in AWS.
 var (
-	_ host.Store      = (*dynamo.Table)(nil)
-	_ outbound.Store  = (*dynamo.Outbound)(nil)
-	_ contacts.Store  = (*dynamo.Table)(nil)
-	_ slack.Store     = (*dynamo.Table)(nil)
-	_ teams.Store     = (*dynamo.Table)(nil)
-	_ signin.Sessions = (*dynamo.Table)(nil)
+	_ host.Store       = (*dynamo.Table)(nil)
+	_ outbound.Store   = (*dynamo.Outbound)(nil)
+	_ contacts.Store   = (*dynamo.Table)(nil)
+	_ slack.Store      = (*dynamo.Table)(nil)
+	_ teams.Store      = (*dynamo.Table)(nil)
+	_ signin.Sessions  = (*dynamo.Table)(nil)
+	_ delegation.Store = (*dynamo.Table)(nil)
 )
 
 // TestHostStore holds the table to the behaviour of every store the host runs on, the one its
@@ -109,6 +112,17 @@ func TestPolicyStore(t *testing.T) {
 	t.Parallel()
 	localaws.NeedsStack(t)
 	policystoretest.Exercise(t, func(t *testing.T) policy.Store {
+		db, table := localaws.NewTable(t)
+		return dynamo.NewTable(db, table)
+	})
+}
+
+// TestDelegationStore holds the table's delegations to the behaviour of every delegation store:
+// each case on a fresh table of the local stack.
+func TestDelegationStore(t *testing.T) {
+	t.Parallel()
+	localaws.NeedsStack(t)
+	delegationstoretest.Exercise(t, func(t *testing.T) delegation.Store {
 		db, table := localaws.NewTable(t)
 		return dynamo.NewTable(db, table)
 	})

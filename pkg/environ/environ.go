@@ -225,10 +225,10 @@ func APIOptions(hc host.Config) (apigw.Options, error) {
 	return opts, nil
 }
 
-// DiscoveryAPI is the API of the one function that needs nothing but its configuration
+// DiscoveryGateway is the gateway of the one function that needs nothing but its configuration
 // (discovery): built here, over no service, so that it links no AWS client. Every other
-// function's API is app.Env.API's, with the services its constructor takes.
-func DiscoveryAPI() (*apigw.API, error) {
+// function's is app.Env.Gateway, with the services its constructor takes.
+func DiscoveryGateway() (*apigw.Gateway, error) {
 	hc, err := Host()
 	if err != nil {
 		return nil, err

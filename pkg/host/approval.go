@@ -42,14 +42,14 @@ func vote(in *runlog.Interrupt, p interrupt.Principal, elig interrupt.Eligibilit
 		return decision[Resolution]{events: []runlog.Event{asked}, answer: res}, nil
 	}
 	// The model counts it: one vote each, the quorum, the policy, the override, reachability.
-	counted, err := in.Deciders.Count(p, action, in.Votes, overrides)
+	counted, err := in.Deciders.Count(p, elig, action, in.Votes, overrides)
 	if err != nil {
 		return decision[Resolution]{}, err
 	}
 	tally, released := counted.Tally, counted.Released
 	v := interrupt.Vote{
-		NodeID: in.NodeID, InterruptID: in.ID, Principal: voter, Action: action, ResumeValue: value,
-		Eligibility: elig, Override: counted.Override, Tally: tally, Reason: counted.Reason,
+		NodeID: in.NodeID, InterruptID: in.ID, Principal: voter, OnBehalfOf: counted.Eligibility.OnBehalfOf, Action: action, ResumeValue: value,
+		Eligibility: counted.Eligibility, Override: counted.Override, Tally: tally, Reason: counted.Reason,
 	}
 	if released {
 		v.ResumeValue = nil // interrupt.resolved carries it; readers see it in both

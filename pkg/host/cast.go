@@ -111,7 +111,10 @@ func (h *Host) cast(ctx context.Context, b Ballot, aim ballotAim) (Cast, error) 
 			out.Interrupt.Voted = now.Voted(p.Voter())
 		}
 		if _, err := h.pending(now); err == nil {
-			_, out.Interrupt.Refused = now.Deciders.Admit(p)
+			out.Interrupt.For, out.Interrupt.Refused = h.admitted(ctx, now, &p)
+			if f := out.Interrupt.For; f != nil && out.Interrupt.Voted == nil {
+				out.Interrupt.Voted = now.Voted(f.Delegator)
+			}
 		}
 	}
 	standing()

@@ -110,11 +110,39 @@ func (h *Host) nudge(ctx context.Context, d runlog.Due, now time.Time) (swept, e
 			return dec, err
 		case d.Nudge == runlog.NudgeEscalate && f.Escalation != nil && !in.Escalated:
 			ev, err := runlog.NewEvent(interrupt.EventEscalated, in.NodeID, in.ID, interrupt.Escalated{
-				NodeID: in.NodeID, InterruptID: in.ID, To: slices.Clone(f.Escalation.To),
+				NodeID: in.NodeID, InterruptID: in.ID, To: slices.Clone(f.Escalation.To), Handed: handOn(in, f.Escalation, now),
 			})
 			return decision[expiry]{events: []runlog.Event{ev}}, err
 		}
 		return decision[expiry]{answer: expiry{swept: settled}}, nil
 	})
 	return res.swept, err
+}
+
+// handOn are the places an escalation that delegates hands on at now: each approver
+// approversList names who has not voted, and is neither the requester nor the agent, to each
+// principal the escalation goes to (a group or role is told, as without delegate). None when
+// the escalation does not delegate.
+func handOn(in *runlog.Interrupt, e *interrupt.Escalation, now time.Time) []interrupt.Handing {
+	if !e.Delegate {
+		return nil
+	}
+	var out []interrupt.Handing
+	for _, r := range in.Deciders.Rules {
+		if r.Kind != interrupt.RefPrincipal {
+			continue
+		}
+		for _, who := range r.Refs {
+			if who == in.Deciders.Requester || who == in.Deciders.Agent || in.Voted(who) != nil {
+				continue
+			}
+			for _, to := range e.To {
+				h := interrupt.Handing{Principal: who, To: to.Ref, At: now.UTC()}
+				if to.Kind == interrupt.RefPrincipal && to.Ref != who && to.Ref != in.Deciders.Requester && !slices.Contains(out, h) {
+					out = append(out, h)
+				}
+			}
+		}
+	}
+	return out
 }

@@ -73,6 +73,9 @@ type Stores struct {
 	Waiting       Waiting
 	Assignments   Assignments
 	RunIndex      RunIndex
+	// Delegations are what delegates hold (delegation.Store), read when a caller may not decide
+	// in its own right; nil holds none.
+	Delegations Delegations
 }
 
 // Store keeps everything the host keeps, as package dynamo's table and package inmem do.
@@ -85,11 +88,12 @@ type Store interface {
 	Waiting
 	Assignments
 	RunIndex
+	Delegations
 }
 
 // StoresOf is every port of the host, kept by s.
 func StoresOf(s Store) Stores {
-	return Stores{Runs: s, Conversations: s, Endpoints: s, Correlations: s, Deadlines: s, Waiting: s, Assignments: s, RunIndex: s}
+	return Stores{Runs: s, Conversations: s, Endpoints: s, Correlations: s, Deadlines: s, Waiting: s, Assignments: s, RunIndex: s, Delegations: s}
 }
 
 // Config is the host's behaviour that operators choose: policy, and nothing the host runs with
@@ -168,6 +172,7 @@ type Host struct {
 	waiting       Waiting
 	assignments   Assignments
 	runIndex      RunIndex
+	delegations   Delegations
 	schemas       *schema.Set
 	cfg           Config
 	now           func() time.Time
@@ -199,7 +204,7 @@ func New(env Env, cfg Config) *Host {
 	}
 	st := env.Stores
 	return &Host{
-		runs: st.Runs, conversations: st.Conversations, endpointStore: st.Endpoints, correlations: st.Correlations, deadlines: st.Deadlines, waiting: st.Waiting, assignments: st.Assignments, runIndex: st.RunIndex,
+		runs: st.Runs, conversations: st.Conversations, endpointStore: st.Endpoints, correlations: st.Correlations, deadlines: st.Deadlines, waiting: st.Waiting, assignments: st.Assignments, runIndex: st.RunIndex, delegations: st.Delegations,
 		schemas: env.Schemas, cfg: cfg, now: env.Now, metrics: env.Metrics, onCheckpoint: env.OnCheckpointError,
 		endpoints: &endpointCache{m: map[string]cachedEndpoint{}},
 	}

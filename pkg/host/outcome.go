@@ -101,8 +101,10 @@ type OutcomeDocument struct {
 // Vote is one counted vote of an approval, as its requester reads it.
 type Vote struct {
 	Principal string `json:"principal"`
-	Action    string `json:"action"`
-	Feedback  string `json:"feedback,omitempty"`
+	// OnBehalfOf is the delegator a delegate voted for (interrupt.Vote.OnBehalfOf).
+	OnBehalfOf string `json:"onBehalfOf,omitempty"`
+	Action     string `json:"action"`
+	Feedback   string `json:"feedback,omitempty"`
 }
 
 // CallDocument is an approved call as a requester reads it: its arguments an object (numbers as
@@ -117,7 +119,7 @@ type CallDocument struct {
 func VotesOf(votes []interrupt.Vote) []Vote {
 	out := []Vote{}
 	for _, v := range votes {
-		out = append(out, Vote{Principal: v.Principal, Action: string(v.Action), Feedback: decisionOf(v.ResumeValue).Feedback})
+		out = append(out, Vote{Principal: v.Principal, OnBehalfOf: v.OnBehalfOf, Action: string(v.Action), Feedback: decisionOf(v.ResumeValue).Feedback})
 	}
 	return out
 }

@@ -120,7 +120,7 @@ func (h *Host) resolveIn(ctx context.Context, p interrupt.Principal, run runRead
 			return decision[Resolution]{}, err
 		}
 		if judged.interruptID != in.ID {
-			judged = h.judge(in, p, resumeValue)
+			judged = h.judge(ctx, in, &p, resumeValue)
 		}
 		if judged.err != nil {
 			return decision[Resolution]{}, judged.err
@@ -141,13 +141,14 @@ func (h *Host) resolveIn(ctx context.Context, p interrupt.Principal, run runRead
 	})
 }
 
-// judge decides whether p may resolve in with value, and what value is recorded.
-func (h *Host) judge(in *runlog.Interrupt, p interrupt.Principal, value json.RawMessage) checked {
+// judge decides whether p may resolve in with value, and what value is recorded; p learns the
+// delegations it holds if they were read (admit).
+func (h *Host) judge(ctx context.Context, in *runlog.Interrupt, p *interrupt.Principal, value json.RawMessage) checked {
 	c := checked{interruptID: in.ID}
-	if c.eligibility, c.err = in.Deciders.Admit(p); c.err != nil {
+	if c.eligibility, c.err = h.admit(ctx, in, p); c.err != nil {
 		return c
 	}
-	c.value, c.action, c.err = h.checkResume(in, p, value)
+	c.value, c.action, c.err = h.checkResume(in, *p, value)
 	return c
 }
 

@@ -321,6 +321,9 @@ type Opened struct {
 	Display *interrupt.Display
 	// ToolCall is the call an approval asks people to allow; nil for none.
 	ToolCall *interrupt.ToolCall
+	// For is the delegation by which the principal decides it, when it decides in another's
+	// place (their vote fills that place); nil when it decides as itself.
+	For *interrupt.Delegated
 	// Refused is why the signed-in principal could not decide the interrupt now (not an
 	// eligible approver, its own request); nil when it could. OpenAs sets it.
 	Refused error
@@ -385,7 +388,10 @@ func (h *Host) OpenAs(ctx context.Context, p interrupt.Principal, runID, interru
 	if _, err := h.pending(in); err != nil {
 		return o, err
 	}
-	_, o.Refused = in.Deciders.Admit(p)
+	o.For, o.Refused = h.admitted(ctx, in, &p)
+	if o.For != nil && o.Voted == nil {
+		o.Voted = in.Voted(o.For.Delegator)
+	}
 	return o, nil
 }
 

@@ -47,6 +47,9 @@ type Store struct {
 	runIndex map[string]map[string]runlog.RunEntry
 	// policies are each tenant's tool policies, every version, by tenant and tool
 	policies map[[2]string][]policy.Policy
+	// delegations are each tenant's delegations as JSON (a copy each read), by tenant and
+	// principal
+	delegations map[[2]string][]byte
 	// assigned are the deciders' inboxes, by tenant and inbox, each by place
 	assigned map[[2]string]map[string]runlog.Assignment
 	// contacts are each tenant's contacts (contacts.Store)
@@ -93,9 +96,10 @@ func New() *Store {
 		checkpoints: map[runlog.Key]storedCheckpoint{}, archives: map[runlog.Key]map[runlog.Ref]storedFound{},
 		endpoints: map[string]webhook.Endpoint{}, slots: map[webhook.Key]*slot{}, records: map[[2]string]json.RawMessage{},
 		due: map[time.Time][]runlog.Due{}, waiting: map[string]map[string]runlog.Waiting{},
-		runIndex: map[string]map[string]runlog.RunEntry{},
-		policies: map[[2]string][]policy.Policy{},
-		assigned: map[[2]string]map[string]runlog.Assignment{},
+		runIndex:    map[string]map[string]runlog.RunEntry{},
+		policies:    map[[2]string][]policy.Policy{},
+		delegations: map[[2]string][]byte{},
+		assigned:    map[[2]string]map[string]runlog.Assignment{},
 	}
 }
 

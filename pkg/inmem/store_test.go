@@ -10,6 +10,8 @@ import (
 	teamsstoretest "github.com/interrupthost/interrupthost/pkg/channel/teams/storetest"
 	"github.com/interrupthost/interrupthost/pkg/contacts"
 	contactstoretest "github.com/interrupthost/interrupthost/pkg/contacts/storetest"
+	"github.com/interrupthost/interrupthost/pkg/delegation"
+	delegationstoretest "github.com/interrupthost/interrupthost/pkg/delegation/storetest"
 	"github.com/interrupthost/interrupthost/pkg/host"
 	hoststoretest "github.com/interrupthost/interrupthost/pkg/host/storetest"
 	"github.com/interrupthost/interrupthost/pkg/inmem"
@@ -79,4 +81,10 @@ func TestSessionStore(t *testing.T) {
 func TestPolicyStore(t *testing.T) {
 	t.Parallel()
 	policystoretest.Exercise(t, func(*testing.T) policy.Store { return inmem.New() })
+}
+
+// TestDelegationStore holds the in-memory delegations to the contract DynamoDB's keep.
+func TestDelegationStore(t *testing.T) {
+	t.Parallel()
+	delegationstoretest.Exercise(t, func(*testing.T) delegation.Store { return inmem.New() })
 }

@@ -1,6 +1,7 @@
 package interrupt
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 )
@@ -12,37 +13,53 @@ type Counted struct {
 	Released bool
 	// Override is a release by an override principal's vote alone (Overrides).
 	Override bool
+	// Eligibility is what admitted the vote: Admit's, or for a delegate whose first place was
+	// taken, the place it fills (OnBehalfOf).
+	Eligibility Eligibility
 	// Reason is ReasonQuorumUnreachable when a rejection released the gate because the quorum
 	// could no longer be met; "" otherwise.
 	Reason string
 }
 
 // Count judges one vote of p (accept, edit-accept, reject or refine), votes being those counted
-// so far, after Admit let p decide: one vote per principal (a second is already_voted, whatever
-// it says); the tally after it against the quorum; whether it releases the gate under the
-// rejection policy (release); an override principal proven by a deliberate act releases it
-// alone where the request allows (Overrides); and a rejection that leaves the quorum out of
-// reach of those who may still vote releases it at once (Unreachable), rather than wait for
-// votes that cannot come. overrides are the deployment's override principals.
-func (d Deciders) Count(p Principal, action Action, votes []Vote, overrides []string) (Counted, error) {
-	voter := p.Voter()
+// so far, after Admit let p decide (e, what it found): one vote per place and per person (a
+// delegate's vote fills its delegator's place, e.OnBehalfOf; a second vote of a place, or of a
+// person, is already_voted, whatever it says); the tally after it against the quorum; whether
+// it releases the gate under the rejection policy (release); an override principal proven by
+// a deliberate act, voting in its own right, releases it alone where the request allows
+// (Overrides); and a rejection that leaves the quorum out of reach of those who may still vote
+// releases it at once (Unreachable), rather than wait for votes that cannot come. overrides are
+// the deployment's override principals.
+func (d Deciders) Count(p Principal, e Eligibility, action Action, votes []Vote, overrides []string) (Counted, error) {
+	voter, slot := p.Voter(), cmp.Or(e.OnBehalfOf, p.Voter())
 	voted := func(who string) *Vote {
-		if i := slices.IndexFunc(votes, func(v Vote) bool { return v.Principal == who }); i >= 0 {
+		if i := slices.IndexFunc(votes, func(v Vote) bool { return v.By(who) }); i >= 0 {
 			return &votes[i]
 		}
 		return nil
 	}
-	if prior := voted(voter); prior != nil {
-		return Counted{}, Errorf(CodeAlreadyVoted, "%s already voted %s", voter, prior.Action)
+	if e.OnBehalfOf != "" && voted(slot) != nil && voted(voter) == nil {
+		// Another place the delegate holds may still be free.
+		if other, ok := d.admitFor(p, func(who string) bool { return voted(who) != nil }); ok {
+			e, slot = other, other.OnBehalfOf
+		}
 	}
-	override := d.Overrides(p, overrides)
+	for _, who := range []string{slot, voter} {
+		if prior := voted(who); prior != nil {
+			if prior.OnBehalfOf != "" {
+				return Counted{}, Errorf(CodeAlreadyVoted, "%s already voted %s for %s", prior.Principal, prior.Action, prior.OnBehalfOf)
+			}
+			return Counted{}, Errorf(CodeAlreadyVoted, "%s already voted %s", prior.Principal, prior.Action)
+		}
+	}
+	override := e.OnBehalfOf == "" && d.Overrides(p, overrides)
 	tally, released, err := release(d.Policy, d.Tally(votes), action, override)
 	if err != nil {
 		return Counted{}, err
 	}
-	c := Counted{Tally: tally, Released: released, Override: override && released && action != ActionRefine}
+	c := Counted{Tally: tally, Released: released, Override: override && released && action != ActionRefine, Eligibility: e}
 	// Only a rejection can leave the quorum out of reach (an approval adds what it takes away).
-	votedOrVoting := func(who string) bool { return who == voter || voted(who) != nil }
+	votedOrVoting := func(who string) bool { return who == slot || voted(who) != nil }
 	releasesAlone := func(who string) bool { return d.Bypass && slices.Contains(overrides, who) }
 	if !released && action == ActionReject && d.Unreachable(tally.Approvals, votedOrVoting, releasesAlone) {
 		c.Released, c.Reason = true, ReasonQuorumUnreachable

@@ -78,7 +78,7 @@ func TestCount(t *testing.T) {
 		{"a rejection leaving the quorum out of reach", approval(2, PolicyMajority, false, "alice", "bob"), who("alice", ViaJWT), ActionReject, nil, "", true, false, ReasonQuorumUnreachable, Tally{0, 1, 2}},
 		{"refine releases at once", approval(2, "", false, "alice", "bob"), who("alice", ViaJWT), ActionRefine, nil, "", true, false, "", Tally{0, 0, 2}},
 	} {
-		got, err := c.d.Count(c.p, c.action, c.votes, overrides)
+		got, err := c.d.Count(c.p, Eligibility{}, c.action, c.votes, overrides)
 		if ErrorCode(err) != c.code || (c.code == "" && err != nil) {
 			t.Errorf("%s: %v, want %q", c.name, err, c.code)
 			continue

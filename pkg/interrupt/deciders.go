@@ -39,6 +39,9 @@ type Deciders struct {
 	Bypass bool
 	// Audience are whom to tell, each ref typed, in the order the request names them.
 	Audience []Ref
+	// Handed are the places an escalation that delegates handed on (interrupt.escalated with
+	// delegate), as the log's fold adds them: each target decides in its approver's place.
+	Handed []Handing `json:"handed,omitempty"`
 }
 
 // Rule is one eligibility field that binds: a decider must hold one of Refs as Kind (its
@@ -132,8 +135,23 @@ func refs(kind string, names []string, out []Ref) []Ref {
 // where one decision releases. Every rule must admit p: a principal by name, a group or role by
 // p's memberships as its credentials state them now (a signed link or a Slack id carries none,
 // so it decides only what principals may decide). With no rule, anyone may. A chat click
-// decides only what Accepts says it may, whatever it names.
+// decides only what Accepts says it may, whatever it names. A caller the rules do not admit
+// may still decide as a delegate (p.For, and what the interrupt's escalation handed it): as the
+// first delegator the rules admit, whose vote it casts (Eligibility.OnBehalfOf); one who may
+// decide in their own right votes as themself, so one person casts one vote.
 func (d Deciders) Admit(p Principal) (Eligibility, error) {
+	e, err := d.admitSelf(p)
+	if err == nil || ErrorCode(err) != CodeNotEligible || p.Subject == "" {
+		return e, err
+	}
+	if e, ok := d.admitFor(p, nil); ok {
+		return e, nil
+	}
+	return Eligibility{}, err
+}
+
+// admitSelf is Admit for p in its own right.
+func (d Deciders) admitSelf(p Principal) (Eligibility, error) {
 	if p.Via == ViaChat && !d.Accepts(ViaChat) {
 		return Eligibility{}, Errorf(CodeNotEligible, "a chat click decides only an approval whose approvers are named principals; this one is decided on its page")
 	}

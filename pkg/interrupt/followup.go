@@ -28,6 +28,10 @@ type Reminders struct {
 type Escalation struct {
 	AfterMs int64 `json:"afterMs"`
 	To      []Ref `json:"to"`
+	// Delegate hands the decision on: from the escalation, each principal it goes to decides
+	// in the place of each approver named in approversList who has not voted (Escalated.Handed).
+	// Without it escalation tells, and decides nothing.
+	Delegate bool `json:"delegate,omitempty"`
 }
 
 // Ref is a principal, group or role people are reached by (its contact), as an approval names
@@ -77,6 +81,9 @@ func (f FollowUp) Check(at string) []FieldError {
 		if len(e.To) < 1 || len(e.To) > MaxEscalationTo {
 			bad("/escalation/to", fmt.Sprintf("must name from 1 to %d refs", MaxEscalationTo))
 		}
+		if e.Delegate && !slices.ContainsFunc(e.To, func(r Ref) bool { return r.Kind == RefPrincipal }) {
+			bad("/escalation/delegate", "hands the decision to principals: /escalation/to names none")
+		}
 		for i, r := range e.To {
 			if !slices.Contains(strings.Fields(followUpRefKinds), r.Kind) || r.Ref == "" || utf8.RuneCountInString(r.Ref) > maxFollowUpRef || strings.ContainsFunc(r.Ref, unicode.IsControl) {
 				bad(fmt.Sprintf("/escalation/to/%d", i), fmt.Sprintf("must be a principal, group or role ref of 1 to %d characters", maxFollowUpRef))
@@ -100,4 +107,7 @@ type Escalated struct {
 	NodeID      string `json:"nodeId"`
 	InterruptID string `json:"interruptId"`
 	To          []Ref  `json:"to"`
+	// Handed are the places the escalation handed on, when its request asked it to delegate:
+	// who decides in whose place, from when.
+	Handed []Handing `json:"handed,omitempty"`
 }

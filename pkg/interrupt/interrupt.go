@@ -4,6 +4,7 @@
 package interrupt
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math/big"
@@ -208,6 +209,9 @@ type Principal struct {
 	// (Deciders.Accepts, Deciders.Overrides). Zero is no proof the model knows, which decides
 	// no more than the weakest.
 	Via Via
+	// For are the delegations the caller holds in force now, which the host reads when the
+	// caller may not decide in its own right (Deciders.Admit).
+	For []Delegated
 }
 
 // Via is a kind of proof of who a caller is. The proofs differ in what they prove (a JWT and a
@@ -297,6 +301,9 @@ type Eligibility struct {
 	// Also are the other eligibility fields that bound the approval, each with the ref through
 	// which it admitted the voter: every field that binds must admit.
 	Also []Admission `json:"also,omitempty"`
+	// OnBehalfOf is the delegator whose place admitted the voter (Deciders.Admit), whose vote
+	// it casts: the vote records it (Vote.OnBehalfOf).
+	OnBehalfOf string `json:"-"`
 }
 
 // Admission is one eligibility field's admission of a voter.
@@ -317,7 +324,10 @@ type Vote struct {
 	NodeID      string `json:"nodeId"`
 	InterruptID string `json:"interruptId"`
 	Principal   string `json:"principal"`
-	Action      Action `json:"action"`
+	// OnBehalfOf is the delegator whose vote a delegate cast: the vote fills the delegator's
+	// place (Slot), as their own would have.
+	OnBehalfOf string `json:"onBehalfOf,omitempty"`
+	Action     Action `json:"action"`
 	// ResumeValue is left out of a vote that releases the gate: the interrupt.resolved of the
 	// same commit carries it, and readers see it in both (runlog.Commit.Envelopes).
 	ResumeValue json.RawMessage `json:"resumeValue,omitempty"`
@@ -332,6 +342,13 @@ type Vote struct {
 	// its standing approvals the call's arguments matched (Eligibility.Via is EligiblePolicy).
 	Standing *StandingMatch `json:"standing,omitempty"`
 }
+
+// Slot is whose place the vote fills: the delegator's where a delegate cast it, else its
+// principal's. One vote a place, one vote a person (Deciders.Count).
+func (v Vote) Slot() string { return cmp.Or(v.OnBehalfOf, v.Principal) }
+
+// By reports whether the vote is who's: cast by them or in their place.
+func (v Vote) By(who string) bool { return v.Principal == who || v.OnBehalfOf == who }
 
 // EligiblePolicy is the Eligibility.Via of a policy's own vote: no person was asked, the call
 // matched one of the policy's standing approvals (Vote.Standing).

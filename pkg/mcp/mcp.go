@@ -5,7 +5,7 @@
 // form (JSON answers, no session kept between requests), so any instance of the function
 // answers any request (docs/design.md, "Agents over MCP").
 //
-// The HTTP layer authenticates the caller (pkg/apigw) and hands the request on with it
+// The HTTP layer authenticates the caller (pkg/apigw/mcphttp) and hands the request on with it
 // (ServeMCP); each tool checks the scope it needs, as each route of the API does.
 package mcp
 

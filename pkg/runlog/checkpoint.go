@@ -81,6 +81,9 @@ type Saved struct {
 	FollowUp  *interrupt.FollowUp `json:"followUp,omitempty"`
 	Reminded  int                 `json:"reminded,omitempty"`
 	Escalated bool                `json:"escalated,omitempty"`
+	// Handed are the approvers' places its escalation handed on (interrupt.Escalated.Handed),
+	// which its deciders judge (interrupt.Deciders.Handed).
+	Handed []interrupt.Handing `json:"handed,omitempty"`
 	// ToolCall is the call an approval asks people to allow (Event.ToolCall); nil for none.
 	ToolCall *interrupt.ToolCall `json:"toolCall,omitempty"`
 	// RefKinds are the ref kinds its host enforced when it was requested (Event.RefKinds).

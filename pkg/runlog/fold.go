@@ -37,6 +37,7 @@ func restore(sv Saved, p *interrupt.Payload) (*Interrupt, error) {
 		in.Deadline = in.RequestedAt.Add(time.Duration(in.Payload.TimeoutMs) * time.Millisecond)
 	}
 	in.Deciders = interrupt.NewDeciders(in.Payload, in.Display, in.RequestedBy, in.RefKinds)
+	in.Deciders.Handed = in.Handed
 	return in, nil
 }
 
@@ -106,10 +107,10 @@ func (i *Interrupt) DecidedAt() time.Time {
 	return v.DecidedAt
 }
 
-// Voted is the vote principal cast on the interrupt, if any.
+// Voted is the vote principal cast on the interrupt, or a delegate cast in their place, if any.
 func (i *Interrupt) Voted(principal string) *interrupt.Vote {
 	for k := range i.Votes {
-		if i.Votes[k].Principal == principal {
+		if i.Votes[k].By(principal) {
 			return &i.Votes[k]
 		}
 	}
@@ -408,7 +409,11 @@ func (s *State) escalated(_ Commit, e Event, fresh map[string]*Interrupt) (func(
 	if err != nil {
 		return nil, err
 	}
-	return func() { in.Escalated = true }, nil
+	return func() {
+		in.Escalated = true
+		in.Handed = append(in.Handed, x.Handed...)
+		in.Deciders.Handed = in.Handed
+	}, nil
 }
 
 func (s *State) configured(c Commit, e Event, _ map[string]*Interrupt) (func(), error) {

@@ -25,13 +25,14 @@ import (
 	"github.com/interrupthost/interrupthost/internal/localaws"
 	"github.com/interrupthost/interrupthost/internal/slackclick"
 	"github.com/interrupthost/interrupthost/pkg/apigw"
+	apiroutes "github.com/interrupthost/interrupthost/pkg/apigw/routes"
 	"github.com/interrupthost/interrupthost/pkg/mcp"
 )
 
 // restScopes are every scope a REST route takes.
 func restScopes() []string {
 	var all []string
-	for _, o := range apigw.Operations() {
+	for _, o := range apiroutes.Operations() {
 		for _, s := range o.Scopes {
 			if !slices.Contains(all, s) {
 				all = append(all, s)
@@ -66,7 +67,7 @@ type accessWorld struct {
 	alice, olga         string // session cookies
 }
 
-// TestEveryCredentialOnEveryOperation walks the table of who may do what (apigw.Operations:
+// TestEveryCredentialOnEveryOperation walks the table of who may do what (apiroutes.Operations:
 // each route's Scopes and Proof; docs/operations.md prints it) over the stack, in both
 // directions: every kind of credential the host accepts on every route. One the route does not
 // name is refused, 401 or 403 (a page a browser opens may start a new sign-in instead), and all
@@ -220,7 +221,7 @@ func TestEveryCredentialOnEveryOperation(t *testing.T) {
 
 	before := w.items(t)
 	walked := 0
-	for _, o := range apigw.Operations() {
+	for _, o := range apiroutes.Operations() {
 		if o.Proof == apigw.ProofPublic || o.Proof == apigw.ProofSignIn {
 			continue
 		}
@@ -238,7 +239,7 @@ func TestEveryCredentialOnEveryOperation(t *testing.T) {
 		t.Errorf("the refusals wrote: %d items of the tenant's, then %d:\n%s", len(before), len(after), diffItems(before, after))
 	}
 	// The operations that undo what the others need (an app, a run, a session) go last.
-	ops := apigw.Operations()
+	ops := apiroutes.Operations()
 	slices.SortStableFunc(ops, func(a, b apigw.Operation) int {
 		undoes := func(o apigw.Operation) bool {
 			return strings.HasPrefix(o.Route, "DELETE ") || strings.HasSuffix(o.Route, "/cancel") || strings.HasSuffix(o.Route, "/signout")
@@ -299,7 +300,7 @@ func TestEveryCredentialOnEveryOperation(t *testing.T) {
 			walked++
 		}
 	}
-	t.Logf("%d operations and %d tools, %d credentials, %d requests", len(apigw.Operations()), len(mcp.Access), len(creds), walked)
+	t.Logf("%d operations and %d tools, %d credentials, %d requests", len(apiroutes.Operations()), len(mcp.Access), len(creds), walked)
 }
 
 // newAccessWorld makes a tenant of its own with an approval for alice, a signed link of hers,

@@ -1,4 +1,4 @@
-package apigw
+package web
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/interrupthost/interrupthost/pkg/apigw"
 	"github.com/interrupthost/interrupthost/pkg/console"
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
@@ -23,9 +24,6 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/runlog"
 	"github.com/interrupthost/interrupthost/pkg/signin"
 )
-
-// DefaultOperatorRole is the role claim that opens the console when the deployment names none.
-const DefaultOperatorRole = "operator"
 
 // The console is open to the network as the approval page is (no authorizer on its routes): it
 // signs the operator in with the page's OpenID Connect flow and session cookie, and opens to a
@@ -80,12 +78,12 @@ func (a *API) operator(ctx context.Context, c *call, signOut string) (signin.Ses
 		return signin.Session{}, "", &resp, err
 	}
 	unavailable := func(err error) (signin.Session, string, *events.APIGatewayV2HTTPResponse, error) {
-		resp := consoleResponse(console.Problem(statusFor(err), "The console is unavailable", "Nothing was changed. Try again in a moment."), head)
+		resp := consoleResponse(console.Problem(apigw.StatusFor(err), "The console is unavailable", "Nothing was changed. Try again in a moment."), head)
 		return signin.Session{}, "", &resp, err
 	}
-	s, err := a.signIn.SessionFrom(ctx, c.req.Cookies)
+	s, err := a.signIn.SessionFrom(ctx, c.Req.Cookies)
 	switch {
-	case errors.Is(err, signin.ErrNoSession) && c.req.RequestContext.HTTP.Method == http.MethodPost:
+	case errors.Is(err, signin.ErrNoSession) && c.Req.RequestContext.HTTP.Method == http.MethodPost:
 		err := interrupt.Errorf(interrupt.CodeUnauthorized, "a console form posted without a session")
 		resp := consoleResponse(console.Problem(http.StatusUnauthorized, "Signed out", "Your sign-in has ended, so nothing was changed. Open the console again to sign in."), false)
 		return signin.Session{}, "", &resp, err
@@ -116,13 +114,13 @@ var consoleQuery = []string{"run", "kind", "after", "q", "status", "since", "unt
 // re-encoded, so that a link to a run's search survives the sign-in. A query too long to travel
 // in the sign-in's state comes back to the path alone.
 func (a *API) beginConsoleSignIn(ctx context.Context, c *call, head bool) (events.APIGatewayV2HTTPResponse, error) {
-	base, err := a.baseURL(c.req)
+	base, err := a.gw.BaseURL(c.Req)
 	if err != nil {
 		return pageResponse(problemPage(err), head), err
 	}
-	next, q := c.req.RawPath, url.Values{}
+	next, q := c.Req.RawPath, url.Values{}
 	for _, k := range consoleQuery {
-		if v, ok := c.req.QueryStringParameters[k]; ok {
+		if v, ok := c.Req.QueryStringParameters[k]; ok {
 			q.Set(k, v)
 		}
 	}
@@ -150,12 +148,12 @@ func (a *API) consoleHome(ctx context.Context, c *call) (events.APIGatewayV2HTTP
 	p := principalOf(s)
 	head := isHead(c)
 	v := console.View{Status: http.StatusOK, Title: "What waits", Operator: p.Subject, Tenant: p.Tenant, SignOut: &console.SignOut{Action: signOutFromConsole, CSRF: csrf}}
-	q := c.req.QueryStringParameters
+	q := c.Req.QueryStringParameters
 	run, kind := strings.TrimSpace(q["run"]), q["kind"]
 	var after string
 	if cursor, ok := q["after"]; ok {
 		b, derr := base64.RawURLEncoding.DecodeString(cursor)
-		if derr != nil || len(b) == 0 || len(b) > maxCursor {
+		if derr != nil || len(b) == 0 || len(b) > apigw.MaxCursor {
 			err = interrupt.Invalid("after is not the next of an earlier page")
 		}
 		after = string(b)
@@ -175,7 +173,7 @@ func (a *API) consoleHome(ctx context.Context, c *call) (events.APIGatewayV2HTTP
 		page, err = a.host.PendingInterrupts(ctx, p, after, host.DefaultPendingLimit)
 	}
 	if err != nil {
-		return consoleResponse(console.Problem(statusFor(err), "What waits cannot be shown right now", "Nothing was changed. Try again in a moment."), head), err
+		return consoleResponse(console.Problem(apigw.StatusFor(err), "What waits cannot be shown right now", "Nothing was changed. Try again in a moment."), head), err
 	}
 	first, next := "", ""
 	filter := ""
@@ -209,7 +207,7 @@ func (a *API) consoleRuns(ctx context.Context, c *call) (events.APIGatewayV2HTTP
 	p := principalOf(s)
 	head := isHead(c)
 	v := console.View{Status: http.StatusOK, Title: "Every run", Operator: p.Subject, Tenant: p.Tenant, SignOut: &console.SignOut{Action: signOutFromRuns, CSRF: csrf}}
-	q := c.req.QueryStringParameters
+	q := c.Req.QueryStringParameters
 	asked := console.RunsParams{Query: strings.TrimSpace(q["q"]), Status: q["status"], Since: q["since"], Until: q["until"], Now: a.host.Now()}
 	search := host.RunSearch{Status: asked.Status, Text: asked.Query}
 	var bad []interrupt.FieldError
@@ -229,7 +227,7 @@ func (a *API) consoleRuns(ctx context.Context, c *call) (events.APIGatewayV2HTTP
 	}
 	if cursor, ok := q["after"]; ok {
 		b, derr := base64.RawURLEncoding.DecodeString(cursor)
-		if derr != nil || len(b) == 0 || len(b) > maxCursor {
+		if derr != nil || len(b) == 0 || len(b) > apigw.MaxCursor {
 			bad = append(bad, interrupt.FieldError{Path: "after", Message: "must be the next of an earlier page"})
 		}
 		search.After = string(b)
@@ -251,7 +249,7 @@ func (a *API) consoleRuns(ctx context.Context, c *call) (events.APIGatewayV2HTTP
 		return consoleResponse(v, head), err
 	}
 	if err != nil {
-		return consoleResponse(console.Problem(statusFor(err), "The runs cannot be shown right now", "Nothing was changed. Try again in a moment."), head), err
+		return consoleResponse(console.Problem(apigw.StatusFor(err), "The runs cannot be shown right now", "Nothing was changed. Try again in a moment."), head), err
 	}
 	params := url.Values{}
 	for k, val := range map[string]string{"q": asked.Query, "status": asked.Status, "since": asked.Since, "until": asked.Until} {
@@ -313,43 +311,43 @@ func (a *API) consoleRun(ctx context.Context, c *call) (events.APIGatewayV2HTTPR
 func (a *API) runPage(ctx context.Context, c *call, p interrupt.Principal, csrf string, notice *console.Notice, reason string) (events.APIGatewayV2HTTPResponse, error) {
 	head := isHead(c)
 	up := ""
-	if c.req.RequestContext.HTTP.Method == http.MethodPost {
+	if c.Req.RequestContext.HTTP.Method == http.MethodPost {
 		up = "../"
 	}
 	signOut := &console.SignOut{Action: up + signOutFromRun, CSRF: csrf}
-	if err := c.readRun(); err != nil {
+	if err := c.ReadRun(); err != nil {
 		return consoleResponse(console.View{Status: http.StatusNotFound, Title: "No such run", Operator: p.Subject, Tenant: p.Tenant, SignOut: signOut,
 			Problem: "The console has no run of that id in tenant " + p.Tenant + "."}, head), err
 	}
 	var after int64
-	if s, ok := c.req.QueryStringParameters["after"]; ok {
+	if s, ok := c.Req.QueryStringParameters["after"]; ok {
 		n, perr := strconv.ParseInt(s, 10, 64)
 		if perr != nil || n < 0 {
 			err := interrupt.Invalid("after is not a seq")
-			return consoleResponse(console.View{Status: http.StatusBadRequest, Title: "Run " + c.runID, Operator: p.Subject, Tenant: p.Tenant, SignOut: signOut,
+			return consoleResponse(console.View{Status: http.StatusBadRequest, Title: "Run " + c.RunID, Operator: p.Subject, Tenant: p.Tenant, SignOut: signOut,
 				Problem: "That page of the run's story does not exist. Open the run from the console's list."}, head), err
 		}
 		after = n
 	}
-	story, err := a.host.Story(ctx, p, c.runID, after, host.MaxStoryChapters)
+	story, err := a.host.Story(ctx, p, c.RunID, after, host.MaxStoryChapters)
 	if err != nil {
-		status, text := statusFor(err), "The run cannot be shown right now. Nothing was changed; try again in a moment."
+		status, text := apigw.StatusFor(err), "The run cannot be shown right now. Nothing was changed; try again in a moment."
 		if interrupt.ErrorCode(err) == interrupt.CodeNotFound {
-			text = "The console has no run " + c.runID + " in tenant " + p.Tenant + "."
+			text = "The console has no run " + c.RunID + " in tenant " + p.Tenant + "."
 		}
-		return consoleResponse(console.View{Status: status, Title: "Run " + c.runID, Operator: p.Subject, Tenant: p.Tenant, SignOut: signOut, Problem: text}, head), err
+		return consoleResponse(console.View{Status: status, Title: "Run " + c.RunID, Operator: p.Subject, Tenant: p.Tenant, SignOut: signOut, Problem: text}, head), err
 	}
-	deliveries, err := a.runDeliveries(ctx, p, c.runID)
+	deliveries, err := a.runDeliveries(ctx, p, c.RunID)
 	if err != nil {
-		return consoleResponse(console.View{Status: statusFor(err), Title: "Run " + c.runID, Operator: p.Subject, Tenant: p.Tenant, SignOut: signOut,
+		return consoleResponse(console.View{Status: apigw.StatusFor(err), Title: "Run " + c.RunID, Operator: p.Subject, Tenant: p.Tenant, SignOut: signOut,
 			Problem: "The run's deliveries cannot be read right now. Nothing was changed; try again in a moment."}, head), err
 	}
 	earlier, later := "", ""
 	if after > 0 {
-		earlier = "./" + url.PathEscape(c.runID)
+		earlier = "./" + url.PathEscape(c.RunID)
 	}
 	if story.More {
-		later = "./" + url.PathEscape(c.runID) + "?after=" + strconv.FormatInt(story.Next, 10)
+		later = "./" + url.PathEscape(c.RunID) + "?after=" + strconv.FormatInt(story.Next, 10)
 	}
 	var refs []string
 	for _, w := range story.Waiting {
@@ -366,7 +364,7 @@ func (a *API) runPage(ctx context.Context, c *call, p interrupt.Principal, csrf 
 	run := console.RunOf(console.RunParams{Story: story, Deliveries: deliveries, EarlierPage: earlier, LaterPage: later, CSRF: csrf,
 		Names: a.names(ctx, p, refs), Now: a.host.Now()})
 	run.Reason, run.Base = reason, up
-	v := console.View{Status: http.StatusOK, Title: "Run " + c.runID, Operator: p.Subject, Tenant: p.Tenant, Run: run, Notice: notice, SignOut: signOut}
+	v := console.View{Status: http.StatusOK, Title: "Run " + c.RunID, Operator: p.Subject, Tenant: p.Tenant, Run: run, Notice: notice, SignOut: signOut}
 	return consoleResponse(v, head), nil
 }
 
@@ -400,7 +398,7 @@ func (a *API) consoleEnd(ctx context.Context, c *call) (events.APIGatewayV2HTTPR
 	}
 	p := principalOf(s)
 	end := interrupt.RunCancelled
-	if strings.HasSuffix(c.req.RouteKey, "/complete") {
+	if strings.HasSuffix(c.Req.RouteKey, "/complete") {
 		end = interrupt.RunCompleted
 	}
 	form, err := a.consoleForm(ctx, c, s)
@@ -412,13 +410,13 @@ func (a *API) consoleEnd(ctx context.Context, c *call) (events.APIGatewayV2HTTPR
 		err := interrupt.Invalid("the reason is not acceptable", interrupt.FieldError{Path: "reason", Message: "must be 1 to 1000 characters"})
 		return a.formRefused(ctx, c, p, csrf, err, reason)
 	}
-	if err := c.readRun(); err != nil {
+	if err := c.ReadRun(); err != nil {
 		return a.formRefused(ctx, c, p, csrf, err, reason)
 	}
-	if _, err := a.host.EndRun(ctx, p, c.runID, end, reason); err != nil {
+	if _, err := a.host.EndRun(ctx, p, c.RunID, end, reason); err != nil {
 		return a.formRefused(ctx, c, p, csrf, err, reason)
 	}
-	return redirect("../" + url.PathEscape(c.runID)), nil
+	return redirect("../" + url.PathEscape(c.RunID)), nil
 }
 
 // consoleResend serves POST /console/runs/{runId}/resend: one event sent to a subscription's
@@ -431,27 +429,27 @@ func (a *API) consoleResend(ctx context.Context, c *call) (events.APIGatewayV2HT
 	p := principalOf(session)
 	form, err := a.consoleForm(ctx, c, session)
 	if err == nil {
-		err = c.readRun()
+		err = c.ReadRun()
 	}
 	if err != nil {
 		return a.formRefused(ctx, c, p, csrf, err, "")
 	}
 	id, eventID := form.Get("subscription"), form.Get("eventId")
-	if run, _, _, ok := outbound.ParseEventID(eventID); !runlog.ValidID(id) || !ok || run != c.runID {
+	if run, _, _, ok := outbound.ParseEventID(eventID); !runlog.ValidID(id) || !ok || run != c.RunID {
 		return a.formRefused(ctx, c, p, csrf, interrupt.Invalid("the resend names no delivery of this run"), "")
 	}
 	s, err := a.subs.Get(ctx, p, id)
 	if err != nil {
 		return a.formRefused(ctx, c, p, csrf, err, "")
 	}
-	base, err := a.baseURL(c.req)
+	base, err := a.gw.BaseURL(c.Req)
 	if err != nil {
 		return a.formRefused(ctx, c, p, csrf, err, "")
 	}
 	if _, err := a.resend.Resend(ctx, s, eventID, base); err != nil {
 		return a.formRefused(ctx, c, p, csrf, err, "")
 	}
-	return redirect("../" + url.PathEscape(c.runID) + "#deliveries"), nil
+	return redirect("../" + url.PathEscape(c.RunID) + "#deliveries"), nil
 }
 
 // errNotFromConsole refuses a form without the session's CSRF value: posted from elsewhere.
@@ -460,7 +458,7 @@ var errNotFromConsole = interrupt.Errorf(interrupt.CodeForbidden, "the form does
 // consoleForm reads a console form and checks its CSRF value against s's, the session operator
 // found (and read its record of) for this request.
 func (a *API) consoleForm(ctx context.Context, c *call, s signin.Session) (url.Values, error) {
-	form, err := readForm(c.req)
+	form, err := readForm(c.Req)
 	if err != nil {
 		return nil, err
 	}
@@ -480,7 +478,7 @@ func (a *API) formRefused(ctx context.Context, c *call, p interrupt.Principal, c
 	if rerr != nil {
 		return resp, rerr // the run's page itself could not be shown: its own status
 	}
-	resp.StatusCode = statusFor(err)
+	resp.StatusCode = apigw.StatusFor(err)
 	return resp, err
 }
 

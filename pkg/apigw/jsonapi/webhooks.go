@@ -1,18 +1,16 @@
-package apigw
+package jsonapi
 
 import (
 	"context"
 	"net/http"
 
+	"github.com/interrupthost/interrupthost/pkg/apigw"
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/metrics"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
 	"github.com/interrupthost/interrupthost/pkg/webhook"
 )
-
-// ScopeWebhooksManage is the scope of the webhook-endpoints routes.
-const ScopeWebhooksManage = "webhooks:manage"
 
 // EndpointView is an endpoint as its API shows it: never its secrets (the client reads it as
 // client.Endpoint).
@@ -32,7 +30,7 @@ type EndpointList struct {
 
 // listEndpoints serves GET /webhook-endpoints: the tenant's endpoints, oldest first.
 func (a *API) listEndpoints(ctx context.Context, c *call) (reply, error) {
-	es, err := a.webhooks.Endpoints(ctx, c.principal)
+	es, err := a.webhooks.Endpoints(ctx, c.Principal)
 	if err != nil {
 		return reply{}, err
 	}
@@ -40,20 +38,20 @@ func (a *API) listEndpoints(ctx context.Context, c *call) (reply, error) {
 	for i, e := range es {
 		list.Endpoints[i] = viewOf(e)
 	}
-	return reply{status: http.StatusOK, body: list}, nil
+	return reply{Status: http.StatusOK, Body: list}, nil
 }
 
 // createEndpoint serves POST /webhook-endpoints: 201 with the endpoint.
 func (a *API) createEndpoint(ctx context.Context, c *call) (reply, error) {
 	var body host.EndpointRequest
-	if _, err := decodeBody(c.req, &body); err != nil {
+	if _, err := apigw.DecodeBody(c.Req, &body); err != nil {
 		return reply{}, err
 	}
-	e, err := a.webhooks.CreateEndpoint(ctx, c.principal, body)
+	e, err := a.webhooks.CreateEndpoint(ctx, c.Principal, body)
 	if err != nil {
 		return reply{}, err
 	}
-	return reply{status: http.StatusCreated, body: viewOf(e)}, nil
+	return reply{Status: http.StatusCreated, Body: viewOf(e)}, nil
 }
 
 // getEndpoint serves GET /webhook-endpoints/{id}.
@@ -62,11 +60,11 @@ func (a *API) getEndpoint(ctx context.Context, c *call) (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
-	e, err := a.webhooks.Endpoint(ctx, c.principal, id)
+	e, err := a.webhooks.Endpoint(ctx, c.Principal, id)
 	if err != nil {
 		return reply{}, err
 	}
-	return reply{status: http.StatusOK, body: viewOf(e)}, nil
+	return reply{Status: http.StatusOK, Body: viewOf(e)}, nil
 }
 
 // deleteEndpoint serves DELETE /webhook-endpoints/{id}: 204.
@@ -75,10 +73,10 @@ func (a *API) deleteEndpoint(ctx context.Context, c *call) (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
-	if err := a.webhooks.DeleteEndpoint(ctx, c.principal, id); err != nil {
+	if err := a.webhooks.DeleteEndpoint(ctx, c.Principal, id); err != nil {
 		return reply{}, err
 	}
-	return reply{status: http.StatusNoContent}, nil
+	return reply{Status: http.StatusNoContent}, nil
 }
 
 // replaceSecrets serves PUT /webhook-endpoints/{id}/secrets { secrets }.
@@ -90,19 +88,19 @@ func (a *API) replaceSecrets(ctx context.Context, c *call) (reply, error) {
 	var body struct {
 		Secrets []string `json:"secrets"`
 	}
-	if _, err := decodeBody(c.req, &body); err != nil {
+	if _, err := apigw.DecodeBody(c.Req, &body); err != nil {
 		return reply{}, err
 	}
-	e, err := a.webhooks.ReplaceSecrets(ctx, c.principal, id, body.Secrets)
+	e, err := a.webhooks.ReplaceSecrets(ctx, c.Principal, id, body.Secrets)
 	if err != nil {
 		return reply{}, err
 	}
-	return reply{status: http.StatusOK, body: viewOf(e)}, nil
+	return reply{Status: http.StatusOK, Body: viewOf(e)}, nil
 }
 
 // endpointID is the {id} of a webhook-endpoints route; anything but an id names no endpoint.
 func endpointID(c *call) (string, error) {
-	id := c.req.PathParameters["id"]
+	id := c.Req.PathParameters["id"]
 	if !runlog.ValidID(id) {
 		return "", interrupt.Errorf(interrupt.CodeNotFound, "no webhook endpoint %q", id)
 	}
@@ -116,30 +114,21 @@ func endpointID(c *call) (string, error) {
 // Every event received is counted by its outcome, or by the code it was refused with.
 func (a *API) ingestWebhook(ctx context.Context, c *call) (reply, error) {
 	res, err := a.ingest(ctx, c)
-	a.countOutcome(metrics.Webhooks, res.Outcome, err)
+	a.gw.CountOutcome(metrics.Webhooks, res.Outcome, err)
 	if err != nil {
 		return reply{}, err
 	}
-	return reply{status: http.StatusOK, body: res}, nil
-}
-
-// countOutcome counts one request of a signed caller (a provider, a Slack app) under metric by
-// what became of it: outcome, or the code it was refused with.
-func (a *API) countOutcome(metric metrics.Name, outcome string, err error) {
-	if err != nil {
-		outcome = string(interrupt.ErrorCode(err))
-	}
-	a.opts.Metrics.Count(metric, metrics.Dim{Name: metrics.DimOutcome, Value: outcome})
+	return reply{Status: http.StatusOK, Body: res}, nil
 }
 
 func (a *API) ingest(ctx context.Context, c *call) (host.Ingested, error) {
-	id := c.req.PathParameters["endpointId"]
+	id := c.Req.PathParameters["endpointId"]
 	if !runlog.ValidID(id) {
 		return host.Ingested{}, interrupt.Errorf(interrupt.CodeNotFound, "no webhook endpoint %q", id)
 	}
-	body, err := rawBody(c)
+	body, err := apigw.RawBody(c)
 	if err != nil {
 		return host.Ingested{}, err
 	}
-	return a.webhooks.Ingest(ctx, id, lowered(c.req.Headers), body)
+	return a.webhooks.Ingest(ctx, id, apigw.Lowered(c.Req.Headers), body)
 }

@@ -1,4 +1,4 @@
-package apigw
+package mcphttp
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/interrupthost/interrupthost/pkg/apigw"
 	"github.com/interrupthost/interrupthost/pkg/bearer"
 	"github.com/interrupthost/interrupthost/pkg/identity"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
@@ -31,7 +32,7 @@ type ToolServer interface {
 
 // mcpScopes open the MCP endpoint: any one; each tool checks the one it needs (an engine's
 // requests interrupts:write, its reads runs:read; a person's agents:ask, as themself).
-var mcpScopes = []string{ScopeInterruptsWrite, ScopeRunsRead, interrupt.ScopeAgentsAsk}
+var mcpScopes = []string{apigw.ScopeInterruptsWrite, apigw.ScopeRunsRead, interrupt.ScopeAgentsAsk}
 
 // TokenVerifier verifies a bearer token as the gateway's JWT authorizer does (pkg/bearer), for
 // the MCP endpoint, whose route has no authorizer: API Gateway's own 401 cannot name the
@@ -53,15 +54,15 @@ const (
 // the endpoint refuses is told where the metadata naming the token's issuer is
 // (WWW-Authenticate, RFC 9728 section 5.1), as MCP's authorization asks.
 func (a *API) mcpEndpoint(ctx context.Context, c *call) (events.APIGatewayV2HTTPResponse, error) {
-	base, err := a.baseURL(c.req)
+	base, err := a.gw.BaseURL(c.Req)
 	if err != nil {
-		return problemResponse(err), err
+		return apigw.ProblemResponse(err), err
 	}
-	if err := a.allowedOrigin(c.req.Headers); err != nil {
-		return problemResponse(err), err
+	if err := a.allowedOrigin(c.Req.Headers); err != nil {
+		return apigw.ProblemResponse(err), err
 	}
-	if c.principal, err = a.mcpCaller(ctx, c.req); err != nil {
-		resp := problemResponse(err)
+	if c.Principal, err = a.mcpCaller(ctx, c.Req); err != nil {
+		resp := apigw.ProblemResponse(err)
 		challenge := `Bearer resource_metadata="` + base + protectedResourcePath + mcpPath + `", scope="` + strings.Join(a.issuedScopes(), " ") + `"`
 		switch {
 		case interrupt.ErrorCode(err) == interrupt.CodeUnauthorized:
@@ -74,7 +75,7 @@ func (a *API) mcpEndpoint(ctx context.Context, c *call) (events.APIGatewayV2HTTP
 		}
 		return resp, err
 	}
-	r, err := httpRequest(ctx, c.req)
+	r, err := httpRequest(ctx, c.Req)
 	if err == nil {
 		err = transportable(r)
 	}
@@ -82,14 +83,14 @@ func (a *API) mcpEndpoint(ctx context.Context, c *call) (events.APIGatewayV2HTTP
 		err = oneMessage(r)
 	}
 	if err != nil {
-		resp := problemResponse(err)
+		resp := apigw.ProblemResponse(err)
 		if interrupt.ErrorCode(err) == interrupt.CodeMethodNotAllowed {
 			resp.Headers["Allow"] = http.MethodPost
 		}
 		return resp, err
 	}
 	w := &recorder{header: http.Header{}}
-	a.mcp.ServeMCP(w, r, c.principal, base)
+	a.mcp.ServeMCP(w, r, c.Principal, base)
 	return w.response(), nil
 }
 
@@ -131,8 +132,8 @@ func (a *API) mcpCaller(ctx context.Context, req events.APIGatewayV2HTTPRequest)
 	if c.Text(a.opts.PrincipalClaim) == "" {
 		return interrupt.Principal{}, interrupt.Errorf(interrupt.CodeUnauthorized, "the JWT carries no %s claim (a string), which names the caller here (PrincipalClaim)", a.opts.PrincipalClaim)
 	}
-	p, err := a.principalOf(c, granted)
-	if a.opts.agents(c) {
+	p, err := a.gw.PrincipalOf(c, granted)
+	if a.opts.Agents(c) {
 		p.Scopes = slices.DeleteFunc(p.Scopes, func(s string) bool { return s != interrupt.ScopeAgentsAsk })
 	}
 	if err == nil && !slices.ContainsFunc(mcpScopes, p.Holds) {
@@ -185,19 +186,19 @@ func originMatches(allowed, origin string) bool {
 	return u.Scheme+"://"+host == prefix
 }
 
-// oneMessage reads the posted body as the API reads every body (within MaxBody, strict JSON:
+// oneMessage reads the posted body as the API reads every body (within apigw.MaxBody, strict JSON:
 // no duplicate member, no nesting past MaxDepth) and refuses a JSON-RPC batch, which the
 // transport no longer carries: one message per POST, so that a request costs one message's
 // work, as throttling counts it. Nothing runs for a refused body.
 func oneMessage(r *http.Request) error {
-	raw, err := io.ReadAll(io.LimitReader(r.Body, MaxBody+1))
+	raw, err := io.ReadAll(io.LimitReader(r.Body, apigw.MaxBody+1))
 	if err != nil {
 		return interrupt.Invalid("the body cannot be read")
 	}
-	if len(raw) > MaxBody {
-		return interrupt.Errorf(interrupt.CodePayloadTooLarge, "the body exceeds %d bytes", MaxBody)
+	if len(raw) > apigw.MaxBody {
+		return interrupt.Errorf(interrupt.CodePayloadTooLarge, "the body exceeds %d bytes", apigw.MaxBody)
 	}
-	v, err := strictJSON(raw)
+	v, err := apigw.StrictJSON(raw)
 	if err != nil {
 		return err
 	}
@@ -214,11 +215,11 @@ func (a *API) protectedResource(_ context.Context, c *call) (reply, error) {
 	if a.opts.Issuer == "" {
 		return reply{}, interrupt.Errorf(interrupt.CodeNotFound, "no identity provider is configured")
 	}
-	base, err := a.baseURL(c.req)
+	base, err := a.gw.BaseURL(c.Req)
 	if err != nil {
 		return reply{}, err
 	}
-	return reply{status: http.StatusOK, body: struct {
+	return reply{Status: http.StatusOK, Body: struct {
 		Resource               string   `json:"resource"`
 		AuthorizationServers   []string `json:"authorization_servers"`
 		ScopesSupported        []string `json:"scopes_supported"`
@@ -237,7 +238,7 @@ func (a *API) issuedScopes() []string {
 // mcpCrash is what an MCP request answers whose adapter panicked (a tool's panic is its own
 // internal error: pkg/mcp recovers it).
 func mcpCrash() events.APIGatewayV2HTTPResponse {
-	return problemResponse(interrupt.Errorf(interrupt.CodeInternal, "internal error"))
+	return apigw.ProblemResponse(interrupt.Errorf(interrupt.CodeInternal, "internal error"))
 }
 
 // httpRequest is the gateway's event as the request it carries.
@@ -288,7 +289,7 @@ func (w *recorder) Write(b []byte) (int, error) {
 // of the transport's own (text, not a JSON-RPC message) is answered as a problem in its words.
 func (w *recorder) response() events.APIGatewayV2HTTPResponse {
 	if mt, _, _ := mime.ParseMediaType(w.header.Get("Content-Type")); w.status >= 400 && mt != "application/json" {
-		return problemResponse(interrupt.Errorf(transportCode(w.status), "%s", strings.TrimSpace(w.body.String())))
+		return apigw.ProblemResponse(interrupt.Errorf(transportCode(w.status), "%s", strings.TrimSpace(w.body.String())))
 	}
 	resp := events.APIGatewayV2HTTPResponse{StatusCode: w.status, Headers: map[string]string{}, Body: w.body.String()}
 	if resp.StatusCode == 0 {

@@ -1,28 +1,26 @@
-package apigw
+package jsonapi
 
 import (
 	"context"
 	"net/http"
 
+	"github.com/interrupthost/interrupthost/pkg/apigw"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/outbound"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
 )
 
-// ScopeSubscriptionsManage is the scope of the subscriptions routes.
-const ScopeSubscriptionsManage = "subscriptions:manage"
-
 // createSubscription serves POST /subscriptions: 201, the secret shown this once.
 func (a *API) createSubscription(ctx context.Context, c *call) (reply, error) {
 	var body outbound.Request
-	if _, err := decodeBody(c.req, &body); err != nil {
+	if _, err := apigw.DecodeBody(c.Req, &body); err != nil {
 		return reply{}, err
 	}
-	created, err := a.subs.Create(ctx, c.principal, body)
+	created, err := a.subs.Create(ctx, c.Principal, body)
 	if err != nil {
 		return reply{}, err
 	}
-	return reply{status: http.StatusCreated, body: created}, nil
+	return reply{Status: http.StatusCreated, Body: created}, nil
 }
 
 // getSubscription serves GET /subscriptions/{id}.
@@ -31,11 +29,11 @@ func (a *API) getSubscription(ctx context.Context, c *call) (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
-	s, err := a.subs.Get(ctx, c.principal, id)
+	s, err := a.subs.Get(ctx, c.Principal, id)
 	if err != nil {
 		return reply{}, err
 	}
-	return reply{status: http.StatusOK, body: s}, nil
+	return reply{Status: http.StatusOK, Body: s}, nil
 }
 
 // SubscriptionList is the answer of GET /subscriptions.
@@ -46,11 +44,11 @@ type SubscriptionList struct {
 // listSubscriptions serves GET /subscriptions: the tenant's subscriptions, oldest first,
 // without their secrets.
 func (a *API) listSubscriptions(ctx context.Context, c *call) (reply, error) {
-	subs, err := a.subs.List(ctx, c.principal)
+	subs, err := a.subs.List(ctx, c.Principal)
 	if err != nil {
 		return reply{}, err
 	}
-	return reply{status: http.StatusOK, body: SubscriptionList{Subscriptions: subs}}, nil
+	return reply{Status: http.StatusOK, Body: SubscriptionList{Subscriptions: subs}}, nil
 }
 
 // deleteSubscription serves DELETE /subscriptions/{id}: 204.
@@ -59,10 +57,10 @@ func (a *API) deleteSubscription(ctx context.Context, c *call) (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
-	if err := a.subs.Delete(ctx, c.principal, id); err != nil {
+	if err := a.subs.Delete(ctx, c.Principal, id); err != nil {
 		return reply{}, err
 	}
-	return reply{status: http.StatusNoContent}, nil
+	return reply{Status: http.StatusNoContent}, nil
 }
 
 // listDeliveries serves GET /subscriptions/{id}/deliveries: the recent attempts.
@@ -71,11 +69,11 @@ func (a *API) listDeliveries(ctx context.Context, c *call) (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
-	attempts, err := a.subs.Deliveries(ctx, c.principal, id)
+	attempts, err := a.subs.Deliveries(ctx, c.Principal, id)
 	if err != nil {
 		return reply{}, err
 	}
-	return reply{status: http.StatusOK, body: struct {
+	return reply{Status: http.StatusOK, Body: struct {
 		Deliveries []outbound.Attempt `json:"deliveries"`
 	}{attempts}}, nil
 }
@@ -95,14 +93,14 @@ func (a *API) resendDelivery(ctx context.Context, c *call) (reply, error) {
 		return reply{}, err
 	}
 	var body Resend
-	if _, err := decodeBody(c.req, &body); err != nil {
+	if _, err := apigw.DecodeBody(c.Req, &body); err != nil {
 		return reply{}, err
 	}
-	s, err := a.subs.Get(ctx, c.principal, id)
+	s, err := a.subs.Get(ctx, c.Principal, id)
 	if err != nil {
 		return reply{}, err
 	}
-	base, err := a.baseURL(c.req)
+	base, err := a.gw.BaseURL(c.Req)
 	if err != nil {
 		return reply{}, err
 	}
@@ -110,12 +108,12 @@ func (a *API) resendDelivery(ctx context.Context, c *call) (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
-	return reply{status: http.StatusOK, body: attempt}, nil
+	return reply{Status: http.StatusOK, Body: attempt}, nil
 }
 
 // subscriptionID is the {id} of a subscriptions route; anything but an id names none.
 func subscriptionID(c *call) (string, error) {
-	id := c.req.PathParameters["id"]
+	id := c.Req.PathParameters["id"]
 	if !runlog.ValidID(id) {
 		return "", interrupt.Errorf(interrupt.CodeNotFound, "no subscription %q", id)
 	}

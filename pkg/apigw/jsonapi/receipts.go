@@ -1,38 +1,35 @@
-package apigw
+package jsonapi
 
 import (
 	"context"
 	"encoding/json"
 	"net/http"
 
+	"github.com/interrupthost/interrupthost/pkg/apigw"
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
 )
 
-// ScopeReceiptsRedeem lets a caller redeem approved calls' receipts: the executor of a tool, or
-// a gateway in front of it, which need not read runs nor request anything.
-const ScopeReceiptsRedeem = "receipts:redeem"
-
 // getOutcome serves GET /runs/{runId}/outcomes/{interruptId}: what became of one interrupt, as
 // get_outcome answers it over MCP, with an accepted call's receipt.
 func (a *API) getOutcome(ctx context.Context, c *call) (reply, error) {
-	if err := c.readRun(); err != nil {
+	if err := c.ReadRun(); err != nil {
 		return reply{}, err
 	}
-	id, err := pathID(c.req, "interruptId")
+	id, err := apigw.PathID(c.Req, "interruptId")
 	if err != nil {
 		return reply{}, err
 	}
-	o, err := a.tokens.InterruptOutcome(ctx, c.principal, c.runID, id)
+	o, err := a.tokens.InterruptOutcome(ctx, c.Principal, c.RunID, id)
 	if err != nil {
 		return reply{}, err
 	}
-	base, err := a.baseURL(c.req)
+	base, err := a.gw.BaseURL(c.Req)
 	if err != nil {
 		return reply{}, err
 	}
-	return reply{status: http.StatusOK, body: o.Document(base + host.PagePath(o.RunID, o.InterruptID))}, nil
+	return reply{Status: http.StatusOK, Body: o.Document(base + host.PagePath(o.RunID, o.InterruptID))}, nil
 }
 
 // redeemReceipt serves POST /receipts/redeem {receipt, toolCall}: 200 with the redemption, once
@@ -45,7 +42,7 @@ func (a *API) redeemReceipt(ctx context.Context, c *call) (reply, error) {
 			Arguments json.RawMessage `json:"arguments"`
 		} `json:"toolCall"`
 	}
-	if _, err := decodeBody(c.req, &body); err != nil {
+	if _, err := apigw.DecodeBody(c.Req, &body); err != nil {
 		return reply{}, err
 	}
 	var absent []string
@@ -56,13 +53,13 @@ func (a *API) redeemReceipt(ctx context.Context, c *call) (reply, error) {
 		absent = append(absent, "toolCall")
 	}
 	if len(absent) > 0 {
-		return reply{}, missing(absent...)
+		return reply{}, apigw.Missing(absent...)
 	}
-	r, err := a.tokens.RedeemReceipt(ctx, c.principal, *body.Receipt, interrupt.ToolCall{Name: body.ToolCall.Name, Arguments: body.ToolCall.Arguments})
+	r, err := a.tokens.RedeemReceipt(ctx, c.Principal, *body.Receipt, interrupt.ToolCall{Name: body.ToolCall.Name, Arguments: body.ToolCall.Arguments})
 	if err != nil {
 		return reply{}, err
 	}
-	return reply{status: http.StatusOK, body: redemptionView(r)}, nil
+	return reply{Status: http.StatusOK, Body: redemptionView(r)}, nil
 }
 
 // redemptionView is a redemption as the API answers it.

@@ -1,4 +1,4 @@
-package apigw
+package jsonapi
 
 import (
 	"context"
@@ -8,5 +8,5 @@ import (
 // discovery serves GET /.well-known/interrupt-host, open to anyone: the capabilities and the
 // interrupt facet the host enforces.
 func (a *API) discovery(ctx context.Context, c *call) (reply, error) {
-	return reply{status: http.StatusOK, body: a.opts.Discovery}, nil
+	return reply{Status: http.StatusOK, Body: a.opts.Discovery}, nil
 }

@@ -1,10 +1,11 @@
-package apigw
+package jsonapi
 
 import (
 	"context"
 	"encoding/json"
 	"net/http"
 
+	"github.com/interrupthost/interrupthost/pkg/apigw"
 	"github.com/interrupthost/interrupthost/pkg/host"
 )
 
@@ -12,7 +13,7 @@ import (
 // decision }: 201 with { runId, nodeId, seq, escalated, interruptId? }, or 200 with the first
 // answer when the key was decided before.
 func (a *API) agentDecisions(ctx context.Context, c *call) (reply, error) {
-	if err := c.readRun(); err != nil {
+	if err := c.ReadRun(); err != nil {
 		return reply{}, err
 	}
 	var body struct {
@@ -22,7 +23,7 @@ func (a *API) agentDecisions(ctx context.Context, c *call) (reply, error) {
 		Confidence *float64        `json:"confidence"`
 		Decision   json.RawMessage `json:"decision"`
 	}
-	if _, err := decodeBody(c.req, &body); err != nil {
+	if _, err := apigw.DecodeBody(c.Req, &body); err != nil {
 		return reply{}, err
 	}
 	var absent []string
@@ -35,10 +36,10 @@ func (a *API) agentDecisions(ctx context.Context, c *call) (reply, error) {
 		}
 	}
 	if len(absent) > 0 {
-		return reply{}, missing(absent...)
+		return reply{}, apigw.Missing(absent...)
 	}
-	c.nodeID = *body.NodeID
-	d, created, err := a.host.Decide(ctx, c.principal, c.runID, host.AgentDecision{
+	c.NodeID = *body.NodeID
+	d, created, err := a.host.Decide(ctx, c.Principal, c.RunID, host.AgentDecision{
 		NodeID: *body.NodeID, Key: *body.Key, AgentID: *body.AgentID, Confidence: *body.Confidence, Decision: body.Decision,
 	})
 	if err != nil {
@@ -48,5 +49,5 @@ func (a *API) agentDecisions(ctx context.Context, c *call) (reply, error) {
 	if created {
 		status = http.StatusCreated
 	}
-	return reply{status: status, body: d}, nil
+	return reply{Status: status, Body: d}, nil
 }

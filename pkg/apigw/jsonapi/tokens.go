@@ -1,32 +1,33 @@
-package apigw
+package jsonapi
 
 import (
 	"context"
 	"net/http"
 	"strings"
 
+	"github.com/interrupthost/interrupthost/pkg/apigw"
 	"github.com/interrupthost/interrupthost/pkg/host"
 )
 
 // inspectByToken serves GET (and HEAD) /interrupts/{token}: the InterruptPayload, verbatim.
 func (a *API) inspectByToken(ctx context.Context, c *call) (reply, error) {
-	payload, who, err := a.tokens.Inspect(ctx, c.req.PathParameters["token"])
-	c.runID, c.nodeID = who.RunID, who.NodeID
+	payload, who, err := a.tokens.Inspect(ctx, c.Req.PathParameters["token"])
+	c.RunID, c.NodeID = who.RunID, who.NodeID
 	if err != nil {
 		return reply{}, err
 	}
-	return reply{status: http.StatusOK, body: []byte(payload)}, nil
+	return reply{Status: http.StatusOK, Body: []byte(payload)}, nil
 }
 
 // resolveByToken serves POST /interrupts/{token} with body { resumeValue }: the token is
 // verified first, so a bad token is 401 whatever the body.
 func (a *API) resolveByToken(ctx context.Context, c *call) (reply, error) {
-	grant, err := a.tokens.Authorize(ctx, c.req.PathParameters["token"])
-	c.runID, c.nodeID = grant.Caller.RunID, grant.Caller.NodeID
+	grant, err := a.tokens.Authorize(ctx, c.Req.PathParameters["token"])
+	c.RunID, c.NodeID = grant.Caller.RunID, grant.Caller.NodeID
 	if err != nil {
 		return reply{}, err
 	}
-	value, idem, err := resolveRequest(c.req)
+	value, idem, err := resolveRequest(c.Req)
 	if err != nil {
 		return reply{}, err
 	}
@@ -50,20 +51,20 @@ type MintedToken struct {
 // (approvals:respond), trusted tooling a person's (tokens:delegate); the host decides which
 // token each may have.
 func (a *API) mintToken(ctx context.Context, c *call) (reply, error) {
-	if err := c.readRunNode(); err != nil {
+	if err := c.ReadRunNode(); err != nil {
 		return reply{}, err
 	}
 	var body host.TokenRequest
-	if _, err := decodeBody(c.req, &body); err != nil {
+	if _, err := apigw.DecodeBody(c.Req, &body); err != nil {
 		return reply{}, err
 	}
-	base, err := a.baseURL(c.req)
+	base, err := a.gw.BaseURL(c.Req)
 	if err != nil {
 		return reply{}, err
 	}
-	tv, err := a.tokens.MintToken(ctx, c.principal, c.runID, c.nodeID, body)
+	tv, err := a.tokens.MintToken(ctx, c.Principal, c.RunID, c.NodeID, body)
 	if err != nil {
 		return reply{}, err
 	}
-	return reply{status: http.StatusCreated, body: MintedToken{TokenView: tv, URL: strings.TrimSuffix(base, "/") + "/approve/" + tv.Token}}, nil
+	return reply{Status: http.StatusCreated, Body: MintedToken{TokenView: tv, URL: strings.TrimSuffix(base, "/") + "/approve/" + tv.Token}}, nil
 }

@@ -1,4 +1,4 @@
-package apigw
+package jsonapi
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strconv"
 
+	"github.com/interrupthost/interrupthost/pkg/apigw"
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
@@ -17,20 +18,20 @@ import (
 
 // getRun serves GET /runs/{runId}: the RunSnapshot.
 func (a *API) getRun(ctx context.Context, c *call) (reply, error) {
-	if err := c.readRun(); err != nil {
+	if err := c.ReadRun(); err != nil {
 		return reply{}, err
 	}
-	snap, err := a.host.Snapshot(ctx, c.principal, c.runID)
+	snap, err := a.host.Snapshot(ctx, c.Principal, c.RunID)
 	if err != nil {
 		return reply{}, err
 	}
-	return reply{status: http.StatusOK, body: snap}, nil
+	return reply{Status: http.StatusOK, Body: snap}, nil
 }
 
 // listPending serves GET /interrupts?after=RUN&limit=N: the caller's tenant's pending
 // interrupts, a page at a time, in run id order; GET /interrupts?runId=RUN: one run's.
 func (a *API) listPending(ctx context.Context, c *call) (reply, error) {
-	q := c.req.QueryStringParameters
+	q := c.Req.QueryStringParameters
 	if run, ok := q["runId"]; ok {
 		switch {
 		case !runlog.ValidID(run):
@@ -39,11 +40,11 @@ func (a *API) listPending(ctx context.Context, c *call) (reply, error) {
 			return reply{}, interrupt.Invalid("runId lists one run's interrupts, on one page",
 				interrupt.FieldError{Path: "runId", Message: "must come without after and limit"})
 		}
-		page, err := a.host.PendingInRun(ctx, c.principal, run)
+		page, err := a.host.PendingInRun(ctx, c.Principal, run)
 		if err != nil {
 			return reply{}, err
 		}
-		return reply{status: http.StatusOK, body: page}, nil
+		return reply{Status: http.StatusOK, Body: page}, nil
 	}
 	var fields []interrupt.FieldError
 	after, limit := q["after"], host.DefaultPendingLimit
@@ -54,11 +55,11 @@ func (a *API) listPending(ctx context.Context, c *call) (reply, error) {
 	if len(fields) > 0 {
 		return reply{}, interrupt.Invalid("the query is not acceptable", fields...)
 	}
-	page, err := a.host.PendingInterrupts(ctx, c.principal, after, limit)
+	page, err := a.host.PendingInterrupts(ctx, c.Principal, after, limit)
 	if err != nil {
 		return reply{}, err
 	}
-	return reply{status: http.StatusOK, body: page}, nil
+	return reply{Status: http.StatusOK, Body: page}, nil
 }
 
 // limitParam reads the query's limit, from 1 to most, def when it is absent; a limit out of
@@ -78,10 +79,10 @@ func limitParam(q map[string]string, def, most int, fields []interrupt.FieldErro
 // listEvents serves GET /runs/{runId}/events?after=SEQ&limit=N&mode=updates|debug: debug (and
 // no mode) every event, updates the state updates only (interrupt.Mode).
 func (a *API) listEvents(ctx context.Context, c *call) (reply, error) {
-	if err := c.readRun(); err != nil {
+	if err := c.ReadRun(); err != nil {
 		return reply{}, err
 	}
-	q := c.req.QueryStringParameters
+	q := c.Req.QueryStringParameters
 	var fields []interrupt.FieldError
 	after, limit := int64(0), host.MaxPageCommits
 	if v, ok := q["after"]; ok {
@@ -99,11 +100,11 @@ func (a *API) listEvents(ctx context.Context, c *call) (reply, error) {
 	if len(fields) > 0 {
 		return reply{}, interrupt.Invalid("the query is not acceptable", fields...)
 	}
-	page, err := a.host.Events(ctx, c.principal, c.runID, after, limit, mode)
+	page, err := a.host.Events(ctx, c.Principal, c.RunID, after, limit, mode)
 	if err != nil {
 		return reply{}, err
 	}
-	return reply{status: http.StatusOK, body: page}, nil
+	return reply{Status: http.StatusOK, Body: page}, nil
 }
 
 // cancelRun serves POST /runs/{runId}/cancel, with an optional body { reason }.
@@ -117,32 +118,32 @@ func (a *API) completeRun(ctx context.Context, c *call) (reply, error) {
 }
 
 func (a *API) endRun(ctx context.Context, c *call, end interrupt.RunStatus) (reply, error) {
-	if err := c.readRun(); err != nil {
+	if err := c.ReadRun(); err != nil {
 		return reply{}, err
 	}
 	var body struct {
 		Reason string `json:"reason"`
 	}
-	if c.req.Body != "" {
-		if _, err := decodeBody(c.req, &body); err != nil {
+	if c.Req.Body != "" {
+		if _, err := apigw.DecodeBody(c.Req, &body); err != nil {
 			return reply{}, err
 		}
 		if len(body.Reason) > 4096 {
 			return reply{}, interrupt.Invalid("reason is too long", interrupt.FieldError{Path: "/reason", Message: "must be at most 4096 characters"})
 		}
 	}
-	res, err := a.host.EndRun(ctx, c.principal, c.runID, end, body.Reason)
+	res, err := a.host.EndRun(ctx, c.Principal, c.RunID, end, body.Reason)
 	if err != nil {
 		return reply{}, err
 	}
-	return reply{status: http.StatusOK, body: res}, nil
+	return reply{Status: http.StatusOK, Body: res}, nil
 }
 
 // configureRun serves PUT /runs/{runId}/configurable: 200 with the run's configuration as it
 // stands. The body is the spec's { configurable: { run: { escalationThreshold } } }, or its
 // short form { escalationThreshold }; one of the two.
 func (a *API) configureRun(ctx context.Context, c *call) (reply, error) {
-	if err := c.readRun(); err != nil {
+	if err := c.ReadRun(); err != nil {
 		return reply{}, err
 	}
 	var body struct {
@@ -153,7 +154,7 @@ func (a *API) configureRun(ctx context.Context, c *call) (reply, error) {
 			} `json:"run"`
 		} `json:"configurable"`
 	}
-	if _, err := decodeBody(c.req, &body); err != nil {
+	if _, err := apigw.DecodeBody(c.Req, &body); err != nil {
 		return reply{}, err
 	}
 	threshold, at := body.EscalationThreshold, "/escalationThreshold"
@@ -162,31 +163,31 @@ func (a *API) configureRun(ctx context.Context, c *call) (reply, error) {
 		return reply{}, interrupt.Invalid("the body is not acceptable",
 			interrupt.FieldError{Path: at, Message: "send configurable.run.escalationThreshold or escalationThreshold, not both"})
 	case conf != nil && (conf.Run == nil || conf.Run.EscalationThreshold == nil):
-		return reply{}, missing("configurable/run/escalationThreshold")
+		return reply{}, apigw.Missing("configurable/run/escalationThreshold")
 	case conf != nil:
 		threshold, at = conf.Run.EscalationThreshold, "/configurable/run/escalationThreshold"
 	case threshold == nil:
-		return reply{}, missing("configurable/run/escalationThreshold")
+		return reply{}, apigw.Missing("configurable/run/escalationThreshold")
 	}
 	if *threshold < 0 || *threshold > 1 {
 		return reply{}, interrupt.Invalid("the configuration is not acceptable", interrupt.FieldError{Path: at, Message: "must be a number from 0 to 1"})
 	}
-	cfg, err := a.host.Configure(ctx, c.principal, c.runID, *threshold)
+	cfg, err := a.host.Configure(ctx, c.Principal, c.RunID, *threshold)
 	if err != nil {
 		return reply{}, err
 	}
-	return reply{status: http.StatusOK, body: cfg}, nil
+	return reply{Status: http.StatusOK, Body: cfg}, nil
 }
 
 // inbox serves GET /inbox: the pending interrupts the caller may decide now, nearest deadline
 // first, each with its page (which signs the caller in); after is a page's next, opaque.
 func (a *API) inbox(ctx context.Context, c *call) (reply, error) {
-	q := c.req.QueryStringParameters
+	q := c.Req.QueryStringParameters
 	var fields []interrupt.FieldError
 	var after string
 	if v, ok := q["after"]; ok {
 		b, err := base64.RawURLEncoding.DecodeString(v)
-		if err != nil || len(b) == 0 || len(b) > maxCursor {
+		if err != nil || len(b) == 0 || len(b) > apigw.MaxCursor {
 			fields = append(fields, interrupt.FieldError{Path: "after", Message: "must be the next of an earlier page"})
 		}
 		after = string(b)
@@ -200,11 +201,11 @@ func (a *API) inbox(ctx context.Context, c *call) (reply, error) {
 	if len(fields) > 0 {
 		return reply{}, interrupt.Invalid("the query is not acceptable", fields...)
 	}
-	base, err := a.baseURL(c.req)
+	base, err := a.gw.BaseURL(c.Req)
 	if err != nil {
 		return reply{}, err
 	}
-	page, err := a.host.Inbox(ctx, c.principal, after, limit)
+	page, err := a.host.Inbox(ctx, c.Principal, after, limit)
 	if err != nil {
 		return reply{}, err
 	}
@@ -214,8 +215,5 @@ func (a *API) inbox(ctx context.Context, c *call) (reply, error) {
 	if page.Next != "" {
 		page.Next = base64.RawURLEncoding.EncodeToString([]byte(page.Next))
 	}
-	return reply{status: http.StatusOK, body: page}, nil
+	return reply{Status: http.StatusOK, Body: page}, nil
 }
-
-// maxCursor bounds a decoded inbox cursor: a place (runlog.Place) is at most about 320 bytes.
-const maxCursor = 512

@@ -1,4 +1,4 @@
-package apigw
+package jsonapi
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/interrupthost/interrupthost/pkg/apigw"
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/policy"
@@ -16,7 +17,7 @@ import (
 // requestInterrupt serves POST /runs/{runId}/interrupts: 201 with the new interrupt, or 200 with
 // the existing one when the payload's key was requested before.
 func (a *API) requestInterrupt(ctx context.Context, c *call) (reply, error) {
-	if err := c.readRun(); err != nil {
+	if err := c.ReadRun(); err != nil {
 		return reply{}, err
 	}
 	var body struct {
@@ -30,7 +31,7 @@ func (a *API) requestInterrupt(ctx context.Context, c *call) (reply, error) {
 		ToolCall   *interrupt.ToolCall   `json:"toolCall"`
 		Policy     *string               `json:"policy"`
 	}
-	if _, err := decodeBody(c.req, &body); err != nil {
+	if _, err := apigw.DecodeBody(c.Req, &body); err != nil {
 		return reply{}, err
 	}
 	var absent []string
@@ -41,10 +42,10 @@ func (a *API) requestInterrupt(ctx context.Context, c *call) (reply, error) {
 		absent = append(absent, "payload")
 	}
 	if len(absent) > 0 {
-		return reply{}, missing(absent...)
+		return reply{}, apigw.Missing(absent...)
 	}
-	c.nodeID = *body.NodeID
-	req := host.Request{NodeID: c.nodeID, Payload: body.Payload, Token: body.Token, Display: body.Display,
+	c.NodeID = *body.NodeID
+	req := host.Request{NodeID: c.NodeID, Payload: body.Payload, Token: body.Token, Display: body.Display,
 		FollowUp: interrupt.FollowUp{Reminders: body.Reminders, Escalation: body.Escalation}, ToolCall: body.ToolCall}
 	if body.Endpoint != nil {
 		if !runlog.ValidID(*body.Endpoint) {
@@ -60,14 +61,14 @@ func (a *API) requestInterrupt(ctx context.Context, c *call) (reply, error) {
 			return reply{}, err
 		}
 	}
-	view, created, err := a.tokens.RequestInterrupt(ctx, c.principal, c.runID, req)
+	view, created, err := a.tokens.RequestInterrupt(ctx, c.Principal, c.RunID, req)
 	if err != nil {
 		return reply{}, err
 	}
 	if under != nil && view.Status == interrupt.StatusPending {
 		// A routine call: the policy's standing approval approves it at once, as for an agent.
 		if m, ok := a.policies.Standing(*under, req.ToolCall.Arguments); ok {
-			res, err := a.tokens.ApproveByPolicy(ctx, c.principal, c.runID, view.InterruptID, under.Ref(), m)
+			res, err := a.tokens.ApproveByPolicy(ctx, c.Principal, c.RunID, view.InterruptID, under.Ref(), m)
 			if err != nil {
 				return reply{}, err
 			}
@@ -80,9 +81,9 @@ func (a *API) requestInterrupt(ctx context.Context, c *call) (reply, error) {
 	}
 	if view.SamePayload != nil && !*view.SamePayload {
 		a.log.WarnContext(ctx, "a replay's payload differs from the one first requested",
-			"requestId", c.req.RequestContext.RequestID, "runId", c.runID, "nodeId", c.nodeID, "interruptId", view.InterruptID)
+			"requestId", c.Req.RequestContext.RequestID, "runId", c.RunID, "nodeId", c.NodeID, "interruptId", view.InterruptID)
 	}
-	return reply{status: status, body: view}, nil
+	return reply{Status: status, Body: view}, nil
 }
 
 // underPolicy makes req an approval of its call asked under the tenant's policy for tool (an
@@ -96,7 +97,7 @@ func (a *API) underPolicy(ctx context.Context, c *call, tool string, req *host.R
 		return nil, interrupt.Invalid("a request under a policy asks people to allow a call of its tool",
 			interrupt.FieldError{Path: "/toolCall/name", Message: "must be " + tool + ", the tool whose policy the request names"})
 	}
-	p, err := a.policies.Get(ctx, c.principal, tool)
+	p, err := a.policies.Get(ctx, c.Principal, tool)
 	if err != nil {
 		return nil, err
 	}
@@ -121,14 +122,14 @@ func (a *API) underPolicy(ctx context.Context, c *call, tool string, req *host.R
 // resolveByRun serves POST /runs/{runId}/interrupts/{nodeId}: 200 when the call exits the
 // suspend, 202 when it was recorded without exiting.
 func (a *API) resolveByRun(ctx context.Context, c *call) (reply, error) {
-	if err := c.readRunNode(); err != nil {
+	if err := c.ReadRunNode(); err != nil {
 		return reply{}, err
 	}
-	value, idem, err := resolveRequest(c.req)
+	value, idem, err := resolveRequest(c.Req)
 	if err != nil {
 		return reply{}, err
 	}
-	res, err := a.host.Resolve(ctx, c.principal, c.runID, c.nodeID, value, idem)
+	res, err := a.host.Resolve(ctx, c.Principal, c.RunID, c.NodeID, value, idem)
 	if err != nil {
 		return reply{}, err
 	}
@@ -141,27 +142,27 @@ func resolveRequest(req events.APIGatewayV2HTTPRequest) (json.RawMessage, *host.
 	var body struct {
 		ResumeValue json.RawMessage `json:"resumeValue"`
 	}
-	b, err := decodeBody(req, &body)
+	b, err := apigw.DecodeBody(req, &body)
 	if err != nil {
 		return nil, nil, err
 	}
 	if body.ResumeValue == nil {
-		return nil, nil, missing("resumeValue")
+		return nil, nil, apigw.Missing("resumeValue")
 	}
-	idem, err := idempotency(req, b)
+	idem, err := apigw.Idempotency(req, b)
 	return body.ResumeValue, idem, err
 }
 
 // resolution answers a resolve: 200 when it exited the suspend, 202 when it was recorded only,
 // marked as a replay when the answer is an earlier request's.
 func resolution(res host.Resolution) reply {
-	r := reply{status: http.StatusOK, body: res}
+	r := reply{Status: http.StatusOK, Body: res}
 	if !res.Exited() {
-		r.status = http.StatusAccepted
+		r.Status = http.StatusAccepted
 	}
 	if res.Replay != nil {
-		r.body = []byte(res.Replay)
-		r.headers = map[string]string{"Idempotent-Replayed": "true"}
+		r.Body = []byte(res.Replay)
+		r.Headers = map[string]string{"Idempotent-Replayed": "true"}
 	}
 	return r
 }

@@ -1,4 +1,4 @@
-package apigw
+package web
 
 import (
 	"cmp"
@@ -18,6 +18,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/interrupthost/interrupthost/pkg/apigw"
 	"github.com/interrupthost/interrupthost/pkg/approvalpage"
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
@@ -59,7 +60,7 @@ func pageCrash() events.APIGatewayV2HTTPResponse {
 func (a *API) pageByToken(ctx context.Context, c *call) (events.APIGatewayV2HTTPResponse, error) {
 	v, recorded, err := a.page(ctx, c)
 	if recorded != "" {
-		return seeThePage(c, c.req.PathParameters["token"], recorded), nil
+		return seeThePage(c, c.Req.PathParameters["token"], recorded), nil
 	}
 	return withRecordedCleared(c, pageResponse(v, isHead(c))), err
 }
@@ -69,16 +70,16 @@ func (a *API) pageSignedIn(ctx context.Context, c *call) (events.APIGatewayV2HTT
 	return a.signedInPage(ctx, c, isHead(c))
 }
 
-func isHead(c *call) bool { return c.req.RequestContext.HTTP.Method == http.MethodHead }
+func isHead(c *call) bool { return c.Req.RequestContext.HTTP.Method == http.MethodHead }
 
 // page is the token page's view, or the action a POST recorded. A POST verifies the token,
 // then casts in one host call that reads the run once (host.CastByToken), the page's own
 // checks (the kind, a link that names no one, the form) judged on the interrupt as read.
 func (a *API) page(ctx context.Context, c *call) (approvalpage.View, string, error) {
-	raw := c.req.PathParameters["token"]
-	if c.req.RequestContext.HTTP.Method != http.MethodPost {
+	raw := c.Req.PathParameters["token"]
+	if c.Req.RequestContext.HTTP.Method != http.MethodPost {
 		o, grant, err := a.tokens.Open(ctx, raw)
-		c.runID, c.nodeID = grant.Caller.RunID, grant.Caller.NodeID
+		c.RunID, c.NodeID = grant.Caller.RunID, grant.Caller.NodeID
 		if !o.Found() {
 			return problemPage(err), "", err
 		}
@@ -86,14 +87,14 @@ func (a *API) page(ctx context.Context, c *call) (approvalpage.View, string, err
 		return v, "", err
 	}
 	grant, err := a.tokens.Verify(ctx, raw)
-	c.runID, c.nodeID = grant.Caller.RunID, grant.Caller.NodeID
+	c.RunID, c.NodeID = grant.Caller.RunID, grant.Caller.NodeID
 	if err != nil {
 		return problemPage(err), "", err
 	}
-	form, formErr := readForm(c.req)
+	form, formErr := readForm(c.Req)
 	var idem *host.Idempotency
 	if key := form.Get("formKey"); formErr == nil && key != "" {
-		idem = &host.Idempotency{Key: formIdempotencyKey(grant.Caller.RunID, grant.Caller.InterruptID, key), Fingerprint: formFingerprint(c.req, form)}
+		idem = &host.Idempotency{Key: formIdempotencyKey(grant.Caller.RunID, grant.Caller.InterruptID, key), Fingerprint: formFingerprint(c.Req, form)}
 	}
 	cast, err := a.host.CastByToken(ctx, grant, host.Ballot{Idem: idem,
 		Value: func(o host.Opened) (json.RawMessage, error) {
@@ -125,7 +126,7 @@ func (a *API) page(ctx context.Context, c *call) (approvalpage.View, string, err
 // cannot: its form, or o read-only with what became of it. A browser sent back after its own
 // decision (Post/Redirect/Get) is told what was recorded, as o's state shows it.
 func shown(c *call, o host.Opened, err error) (approvalpage.View, error) {
-	if action := recordedAction(c.req); action != "" {
+	if action := recordedAction(c.Req); action != "" {
 		if n := approvalpage.Recorded(o, action); n != nil {
 			if err != nil {
 				return approvalpage.ReadOnly(o, http.StatusOK, n), nil
@@ -136,7 +137,7 @@ func shown(c *call, o host.Opened, err error) (approvalpage.View, error) {
 		}
 	}
 	if err != nil {
-		return approvalpage.ReadOnly(o, statusFor(err), closedNotice(o, err)), err
+		return approvalpage.ReadOnly(o, apigw.StatusFor(err), closedNotice(o, err)), err
 	}
 	v := approvalpage.Decide(o, formKey(), nil, nil)
 	v.Choose(choice(c))
@@ -146,7 +147,7 @@ func shown(c *call, o host.Opened, err error) (approvalpage.View, error) {
 // choice is the decision a mail's Approve or Reject button chose (?choice=accept or reject), for
 // the page to ask to confirm; "" for none or any other.
 func choice(c *call) string {
-	switch ch := c.req.QueryStringParameters["choice"]; interrupt.Action(ch) {
+	switch ch := c.Req.QueryStringParameters["choice"]; interrupt.Action(ch) {
 	case interrupt.ActionAccept, interrupt.ActionReject:
 		return ch
 	}
@@ -192,7 +193,7 @@ func recordedAction(req events.APIGatewayV2HTTPRequest) string {
 
 // withRecordedCleared clears the recordedCookie the request brought, once its page was shown.
 func withRecordedCleared(c *call, resp events.APIGatewayV2HTTPResponse) events.APIGatewayV2HTTPResponse {
-	if recordedAction(c.req) != "" && c.req.RequestContext.HTTP.Method == http.MethodGet {
+	if recordedAction(c.Req) != "" && c.Req.RequestContext.HTTP.Method == http.MethodGet {
 		cookie := http.Cookie{Name: recordedCookie, MaxAge: -1, Secure: true, HttpOnly: true, SameSite: http.SameSiteLaxMode}
 		resp.Cookies = append(resp.Cookies, cookie.String())
 	}
@@ -244,7 +245,7 @@ func answered(o host.Opened, form url.Values, err error) (approvalpage.View, str
 	case errors.As(err, &e) && e.Code == interrupt.CodeIdempotencyReuse:
 		return approvalpage.ReadOnly(o, http.StatusUnprocessableEntity, &approvalpage.Notice{Kind: "error", Text: "This form was already sent with another decision; the first one counts. Open the link again to see where the request stands."}), "", err
 	default:
-		return approvalpage.ReadOnly(o, statusFor(err), closedNotice(o, err)), "", err
+		return approvalpage.ReadOnly(o, apigw.StatusFor(err), closedNotice(o, err)), "", err
 	}
 	if o.Payload.Kind == interrupt.KindApproval {
 		return approvalpage.View{}, form.Get("action"), nil
@@ -260,13 +261,13 @@ func (a *API) signedInPage(ctx context.Context, c *call, head bool) (events.APIG
 		err := interrupt.Errorf(interrupt.CodeNotFound, "this host signs no one in")
 		return pageResponse(problemPage(err), head), err
 	}
-	runID, interruptID := c.req.PathParameters["runId"], c.req.PathParameters["interruptId"]
+	runID, interruptID := c.Req.PathParameters["runId"], c.Req.PathParameters["interruptId"]
 	if !runlog.ValidID(runID) || !runlog.ValidID(interruptID) {
 		err := interrupt.Errorf(interrupt.CodeNotFound, "no such interrupt")
 		return pageResponse(problemPage(err), head), err
 	}
-	c.runID = runID
-	s, err := a.signIn.SessionFrom(ctx, c.req.Cookies)
+	c.RunID = runID
+	s, err := a.signIn.SessionFrom(ctx, c.Req.Cookies)
 	switch {
 	case errors.Is(err, signin.ErrNoSession):
 		return a.beginSignIn(ctx, c, head)
@@ -287,11 +288,11 @@ func (a *API) signedInPage(ctx context.Context, c *call, head bool) (events.APIG
 
 // beginSignIn answers a page asked for without a session: the sign-in, which comes back to it.
 func (a *API) beginSignIn(ctx context.Context, c *call, head bool) (events.APIGatewayV2HTTPResponse, error) {
-	base, err := a.baseURL(c.req)
+	base, err := a.gw.BaseURL(c.Req)
 	if err != nil {
 		return pageResponse(problemPage(err), head), err
 	}
-	next := c.req.RawPath
+	next := c.Req.RawPath
 	if ch := choice(c); ch != "" {
 		next += "?choice=" + ch // the mail's choice survives the sign-in
 	}
@@ -311,7 +312,7 @@ func (a *API) inboxPage(ctx context.Context, c *call) (events.APIGatewayV2HTTPRe
 		err := interrupt.Errorf(interrupt.CodeNotFound, "this host signs no one in")
 		return pageResponse(problemPage(err), head), err
 	}
-	s, err := a.signIn.SessionFrom(ctx, c.req.Cookies)
+	s, err := a.signIn.SessionFrom(ctx, c.Req.Cookies)
 	switch {
 	case errors.Is(err, signin.ErrNoSession):
 		return a.beginSignIn(ctx, c, head)
@@ -323,9 +324,9 @@ func (a *API) inboxPage(ctx context.Context, c *call) (events.APIGatewayV2HTTPRe
 		return pageResponse(problemPage(err), head), err
 	}
 	var after string
-	if v, ok := c.req.QueryStringParameters["after"]; ok {
+	if v, ok := c.Req.QueryStringParameters["after"]; ok {
 		b, err := base64.RawURLEncoding.DecodeString(v)
-		if err != nil || len(b) == 0 || len(b) > maxCursor {
+		if err != nil || len(b) == 0 || len(b) > apigw.MaxCursor {
 			err := interrupt.Invalid("after is not the next of an earlier page")
 			return pageResponse(approvalpage.Problem(http.StatusBadRequest, "This link is not valid", "Open your inbox again from its first page."), head), err
 		}
@@ -333,7 +334,7 @@ func (a *API) inboxPage(ctx context.Context, c *call) (events.APIGatewayV2HTTPRe
 	}
 	page, err := a.host.Inbox(ctx, principalOf(s), after, host.DefaultInboxLimit)
 	if err != nil {
-		v := approvalpage.Problem(statusFor(err), "Your inbox cannot be shown right now", "Nothing was changed. Try again in a moment.")
+		v := approvalpage.Problem(apigw.StatusFor(err), "Your inbox cannot be shown right now", "Nothing was changed. Try again in a moment.")
 		return pageResponse(approvalpage.SignedIn(v, s.Subject, s.Tenant, csrf, signOutFromInbox), head), err
 	}
 	next := ""
@@ -370,11 +371,11 @@ func (a *API) signOut(ctx context.Context, c *call) (events.APIGatewayV2HTTPResp
 		err := interrupt.Errorf(interrupt.CodeNotFound, "this host signs no one in")
 		return pageResponse(problemPage(err), false), err
 	}
-	form, err := readForm(c.req)
+	form, err := readForm(c.Req)
 	if err != nil {
 		return pageResponse(problemPage(err), false), err
 	}
-	s, err := a.signIn.SessionFrom(ctx, c.req.Cookies)
+	s, err := a.signIn.SessionFrom(ctx, c.Req.Cookies)
 	switch {
 	case errors.Is(err, signin.ErrNoSession):
 		return pageResponse(approvalpage.SignedOut(), false), nil
@@ -397,7 +398,7 @@ func (a *API) signOut(ctx context.Context, c *call) (events.APIGatewayV2HTTPResp
 // notSignedOut is the page of a sign-out the session store failed: the session was not ended,
 // so the person is told they are still signed in, and to try again.
 func notSignedOut(err error) approvalpage.View {
-	return approvalpage.Problem(statusFor(err), "Still signed in", "The host could not end your session right now, so you are still signed in. Try signing out again in a moment.")
+	return approvalpage.Problem(apigw.StatusFor(err), "Still signed in", "The host could not end your session right now, so you are still signed in. Try signing out again in a moment.")
 }
 
 // signedInView is the page of interruptID for signed-in p: on GET and HEAD the interrupt as
@@ -405,25 +406,25 @@ func notSignedOut(err error) approvalpage.View {
 // once (host.Cast), judged in the page's order: who p is to it, the kind, the form, that the
 // form came from this page (fromPage), then the host's rule.
 func (a *API) signedInView(ctx context.Context, c *call, p interrupt.Principal, interruptID string, fromPage func(url.Values) bool) (approvalpage.View, string, error) {
-	if c.req.RequestContext.HTTP.Method != http.MethodPost {
-		o, err := a.host.OpenAs(ctx, p, c.runID, interruptID)
-		c.nodeID = o.NodeID
+	if c.Req.RequestContext.HTTP.Method != http.MethodPost {
+		o, err := a.host.OpenAs(ctx, p, c.RunID, interruptID)
+		c.NodeID = o.NodeID
 		if !o.Found() {
 			return problemPage(err), "", err
 		}
 		v, err := shown(c, o, cmp.Or(err, o.Refused))
 		return v, "", err
 	}
-	form, formErr := readForm(c.req)
+	form, formErr := readForm(c.Req)
 	var idem *host.Idempotency
 	if key := form.Get("formKey"); formErr == nil && key != "" {
-		idem = &host.Idempotency{Key: formIdempotencyKey(c.runID, interruptID, key), Fingerprint: formFingerprint(c.req, form)}
+		idem = &host.Idempotency{Key: formIdempotencyKey(c.RunID, interruptID, key), Fingerprint: formFingerprint(c.Req, form)}
 	}
-	cast, err := a.host.Cast(ctx, host.Ballot{Principal: p, RunID: c.runID, InterruptID: interruptID, Idem: idem,
+	cast, err := a.host.Cast(ctx, host.Ballot{Principal: p, RunID: c.RunID, InterruptID: interruptID, Idem: idem,
 		Value: func(o host.Opened) (json.RawMessage, error) {
 			switch {
 			case o.Refused != nil:
-				return nil, &pageRefusal{approvalpage.ReadOnly(o, statusFor(o.Refused), closedNotice(o, o.Refused)), o.Refused}
+				return nil, &pageRefusal{approvalpage.ReadOnly(o, apigw.StatusFor(o.Refused), closedNotice(o, o.Refused)), o.Refused}
 			case undecidable(o) != nil:
 				return nil, &pageRefusal{approvalpage.ReadOnly(o, http.StatusBadRequest, nil), undecidable(o)}
 			case formErr != nil:
@@ -435,7 +436,7 @@ func (a *API) signedInView(ctx context.Context, c *call, p interrupt.Principal, 
 			return a.formValue(o, form)
 		}})
 	o := cast.Interrupt
-	c.nodeID = o.NodeID
+	c.NodeID = o.NodeID
 	var r *pageRefusal
 	switch {
 	case errors.As(err, &r):
@@ -453,12 +454,12 @@ func (a *API) signInCallback(ctx context.Context, c *call) (events.APIGatewayV2H
 		err := interrupt.Errorf(interrupt.CodeNotFound, "this host signs no one in")
 		return pageResponse(problemPage(err), false), err
 	}
-	query, err := url.ParseQuery(c.req.RawQueryString)
+	query, err := url.ParseQuery(c.Req.RawQueryString)
 	if err != nil {
 		err := interrupt.Invalid("the callback's query is malformed")
 		return pageResponse(problemPage(err), false), err
 	}
-	_, cookies, next, err := a.signIn.Finish(ctx, c.req.Cookies, query)
+	_, cookies, next, err := a.signIn.Finish(ctx, c.Req.Cookies, query)
 	if err != nil {
 		return pageResponse(signInProblem(err), false), signInRefusal(err)
 	}
@@ -515,9 +516,6 @@ func signInProblem(err error) approvalpage.View {
 // formKey is a fresh one-time form key.
 func formKey() string { return strings.ToLower(rand.Text()) }
 
-// statusFor is the status of err as the token surface answers it.
-func statusFor(err error) int { return statusOf[interrupt.ErrorCode(err)] }
-
 // closedNotice says, in words, why an interrupt that exists cannot be decided now, or by this
 // principal.
 func closedNotice(o host.Opened, err error) *approvalpage.Notice {
@@ -558,7 +556,7 @@ func messageOf(err error) string {
 
 // problemPage is the page of a link that shows nothing: not valid, expired, or naming nothing.
 func problemPage(err error) approvalpage.View {
-	status := statusFor(err)
+	status := apigw.StatusFor(err)
 	switch interrupt.ErrorCode(err) {
 	case interrupt.CodeTokenInvalid:
 		return approvalpage.Problem(status, "This link is not valid", "Check that the whole link was opened; links in some mail clients break across lines.")
@@ -588,8 +586,8 @@ func readForm(req events.APIGatewayV2HTTPRequest) (url.Values, error) {
 		}
 		body = string(b)
 	}
-	if len(body) > MaxBody {
-		return nil, interrupt.Errorf(interrupt.CodePayloadTooLarge, "the body exceeds %d bytes", MaxBody)
+	if len(body) > apigw.MaxBody {
+		return nil, interrupt.Errorf(interrupt.CodePayloadTooLarge, "the body exceeds %d bytes", apigw.MaxBody)
 	}
 	form, err := url.ParseQuery(body)
 	if err != nil {
