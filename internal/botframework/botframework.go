@@ -9,8 +9,11 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-jose/go-jose/v4"
@@ -106,14 +109,15 @@ func Handler(base, prefix string, ids ...*Identity) http.Handler {
 const Path = "/local-botframework"
 
 // StandIn serves the identity as the local stack's Bot Framework, under Path of base (the
-// stack's URL): the OpenID metadata and keys the host's BotFrameworkOpenIdMetadata names, and
+// stack's URL): the OpenID metadata and keys the host's BotFrameworkOpenIdMetadata names;
 // POST <Path>/token {appId, serviceUrl} answering {"token": ...}, a JWT signed as the Bot
 // Connector signs the activities it sends a bot, for tests and local tools that click as Teams
-// would.
+// would; and a Bot Connector (Connector) at <Path>/ as the stack's serviceUrl.
 func StandIn(base string, id *Identity) http.Handler {
 	mux := http.NewServeMux()
 	keys := Handler(strings.TrimSuffix(base, "/")+Path, Path, id)
-	mux.Handle("GET "+Path+"/", keys)
+	mux.Handle("GET "+Path+"/.well-known/", keys)
+	mux.Handle("GET "+Path+"/keys", keys)
 	mux.HandleFunc("POST "+Path+"/token", func(w http.ResponseWriter, r *http.Request) {
 		var req struct {
 			AppID      string `json:"appId"`
@@ -131,7 +135,137 @@ func StandIn(base string, id *Identity) http.Handler {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(map[string]string{"token": tok})
 	})
+	mux.Handle(Path+"/", NewConnector(Path).Handler())
 	return mux
+}
+
+// Connector stands in for the Bot Connector a bot posts through and the Microsoft identity
+// platform it has its token from: POST <prefix>/oauth2/token grants a client-credentials token
+// to any app id (it knows no passwords, and says which app each token is of), POST and PUT
+// <prefix>/v3/conversations/{id}/activities[/{activityId}] take a bot's activities with such a
+// token, and GET <prefix>/v3/conversations/{id}/activities lists what a conversation holds,
+// each activity as it now stands, with its id. Safe for concurrent use.
+type Connector struct {
+	prefix string
+	mu     sync.Mutex
+	tokens map[string]string // token -> app id
+	convs  map[string][]Activity
+	seq    int
+}
+
+// Activity is what a conversation holds: an activity's id, the app id of the bot that posted
+// it, how many times it was updated, and the activity as last put.
+type Activity struct {
+	ID       string          `json:"id"`
+	AppID    string          `json:"appId"`
+	Updates  int             `json:"updates"`
+	Activity json.RawMessage `json:"activity"`
+}
+
+// NewConnector makes an empty connector served under prefix.
+func NewConnector(prefix string) *Connector {
+	return &Connector{prefix: prefix, tokens: map[string]string{}, convs: map[string][]Activity{}}
+}
+
+// TokenURL is the connector's token endpoint under base, the URL it is served at.
+func TokenURL(base string) string { return strings.TrimSuffix(base, "/") + "/oauth2/token" }
+
+// Handler serves the connector.
+func (c *Connector) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST "+c.prefix+"/oauth2/token", c.token)
+	mux.HandleFunc("POST "+c.prefix+"/v3/conversations/{conv}/activities", c.post)
+	mux.HandleFunc("PUT "+c.prefix+"/v3/conversations/{conv}/activities/{id}", c.put)
+	mux.HandleFunc("GET "+c.prefix+"/v3/conversations/{conv}/activities", c.list)
+	return mux
+}
+
+func (c *Connector) token(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, 8192)
+	if r.ParseForm() != nil || r.PostForm.Get("grant_type") != "client_credentials" || r.PostForm.Get("client_id") == "" ||
+		r.PostForm.Get("client_secret") == "" || r.PostForm.Get("scope") != "https://api.botframework.com/.default" {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = w.Write([]byte(`{"error":"invalid_request"}`))
+		return
+	}
+	tok := rand.Text()
+	c.mu.Lock()
+	c.tokens[tok] = r.PostForm.Get("client_id")
+	c.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{"access_token": tok, "token_type": "Bearer", "expires_in": 3600})
+}
+
+// app is the app id of the request's token; "" for none the connector granted.
+func (c *Connector) app(r *http.Request) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok {
+		return ""
+	}
+	return c.tokens[tok]
+}
+
+func (c *Connector) post(w http.ResponseWriter, r *http.Request) {
+	app := c.app(r)
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 256<<10))
+	switch {
+	case app == "":
+		http.Error(w, "no token of this connector's", http.StatusUnauthorized)
+		return
+	case err != nil || !json.Valid(body):
+		http.Error(w, "the activity is not JSON", http.StatusBadRequest)
+		return
+	}
+	conv := r.PathValue("conv")
+	c.mu.Lock()
+	c.seq++
+	a := Activity{ID: fmt.Sprintf("1%012d", c.seq), AppID: app, Activity: body}
+	c.convs[conv] = append(c.convs[conv], a)
+	c.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusCreated)
+	_ = json.NewEncoder(w).Encode(map[string]string{"id": a.ID})
+}
+
+func (c *Connector) put(w http.ResponseWriter, r *http.Request) {
+	app := c.app(r)
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 256<<10))
+	switch {
+	case app == "":
+		http.Error(w, "no token of this connector's", http.StatusUnauthorized)
+		return
+	case err != nil || !json.Valid(body):
+		http.Error(w, "the activity is not JSON", http.StatusBadRequest)
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	acts := c.convs[r.PathValue("conv")]
+	for i := range acts {
+		if acts[i].ID != r.PathValue("id") {
+			continue
+		}
+		if acts[i].AppID != app {
+			http.Error(w, "another bot's activity", http.StatusForbidden)
+			return
+		}
+		acts[i].Activity, acts[i].Updates = body, acts[i].Updates+1
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]string{"id": acts[i].ID})
+		return
+	}
+	http.Error(w, "no such activity", http.StatusNotFound)
+}
+
+func (c *Connector) list(w http.ResponseWriter, r *http.Request) {
+	c.mu.Lock()
+	acts := append([]Activity{}, c.convs[r.PathValue("conv")]...)
+	c.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{"activities": acts})
 }
 
 // MetadataURL is the stand-in's OpenID metadata under base.
@@ -141,3 +275,7 @@ func MetadataURL(base string) string {
 
 // ServiceURL is the serviceUrl of the stand-in's conversations under base.
 func ServiceURL(base string) string { return strings.TrimSuffix(base, "/") + Path + "/" }
+
+// StandInTokenURL is the stand-in's token endpoint under base (the stack's
+// BotFrameworkTokenUrl).
+func StandInTokenURL(base string) string { return TokenURL(strings.TrimSuffix(base, "/") + Path) }

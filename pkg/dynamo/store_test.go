@@ -31,6 +31,7 @@ var (
 	_ contacts.Store   = (*dynamo.Table)(nil)
 	_ slack.Store      = (*dynamo.Table)(nil)
 	_ teams.Store      = (*dynamo.Table)(nil)
+	_ teams.Activities = (*dynamo.Outbound)(nil)
 	_ signin.Sessions  = (*dynamo.Table)(nil)
 	_ delegation.Store = (*dynamo.Table)(nil)
 )
@@ -93,6 +94,17 @@ func TestTeamsBotStore(t *testing.T) {
 	teamsstoretest.Exercise(t, func(t *testing.T) teams.Store {
 		db, table := localaws.NewTable(t)
 		return dynamo.NewTable(db, table)
+	})
+}
+
+// TestTeamsActivities holds the table's Teams activities to the behaviour of every store: each
+// case on a fresh table of the local stack.
+func TestTeamsActivities(t *testing.T) {
+	t.Parallel()
+	localaws.NeedsStack(t)
+	teamsstoretest.ExerciseActivities(t, func(t *testing.T) teams.Activities {
+		db, table := localaws.NewTable(t)
+		return dynamo.NewOutbound(db, table)
 	})
 }
 

@@ -70,6 +70,13 @@ func TestTeamsBotStore(t *testing.T) {
 	teamsstoretest.Exercise(t, func(*testing.T) teams.Store { return inmem.New() })
 }
 
+// TestTeamsActivities holds the in-memory store's Teams activities to the behaviour of every
+// store.
+func TestTeamsActivities(t *testing.T) {
+	t.Parallel()
+	teamsstoretest.ExerciseActivities(t, func(*testing.T) teams.Activities { return inmem.NewOutbound() })
+}
+
 // TestSessionStore holds the in-memory store's sessions to the behaviour of every session store:
 // the sign-in's fast tests run over it alone, so it must behave as the table does.
 func TestSessionStore(t *testing.T) {

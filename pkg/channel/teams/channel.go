@@ -33,6 +33,16 @@ type Channel struct {
 	Bots BotReader
 	// Keys seal the cards' data; nil (a deployment without a keyring) offers no decision.
 	Keys token.Keys
+	// Connector posts the cards as the tenant's bot (Send); nil: this deployment posts none.
+	Connector *Connector
+	// Conversations decide which conversations a subscription may post to; checked again at
+	// each send.
+	Conversations Conversations
+	// Activities keep the activity posted of each interrupt, which later events update; nil
+	// posts each event as a card of its own.
+	Activities Activities
+	// Runs read a run as it now stands, for the card put in place of the one posted.
+	Runs RunReader
 }
 
 // Format is Format.
@@ -134,3 +144,6 @@ func activity(v view) ([]byte, error) {
 		"attachments": []any{map[string]any{"contentType": ContentType, "content": card(v)}},
 	})
 }
+
+// Channel sends its cards itself, through the Bot Connector, as the tenant's bot.
+var _ outbound.Sender = (*Channel)(nil)

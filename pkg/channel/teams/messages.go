@@ -226,21 +226,26 @@ func (m *Messages) invoke(ctx context.Context, a inbound, appID string, tenants 
 	return c, OutcomeRecorded, err
 }
 
-// card is the card of o as it now stands: its votes or its outcome, and the decisions while
-// it is open to a chat click.
+// card is the card of o as it now stands, its Review the approval page under m's base.
 func (m *Messages) card(ctx context.Context, tenant string, o host.Opened) (map[string]any, error) {
+	return standing(ctx, m.Keys, tenant, o, strings.TrimSuffix(m.BaseURL, "/")+"/approve/"+o.RunID+"/"+o.InterruptID)
+}
+
+// standing is the card of o as it now stands: its votes or its outcome, and the decisions while
+// it is open to a chat click; review is its Review link. An invoke answers it, and the
+// deliverer puts it in place of the card it posted (Channel.Send).
+func standing(ctx context.Context, keys token.Keys, tenant string, o host.Opened, review string) (map[string]any, error) {
 	title := ""
 	if ab := about(o.Raw); len(ab) > 0 {
 		title = ab[0]
 	}
 	v := view{Headline: headline(runlog.Envelope{Type: interrupt.EventRequested, RunID: o.RunID}, title), About: about(o.Raw),
-		RunID: o.RunID, Deadline: o.Deadline, For: o.Payload.Data.ApproversList,
-		Review: strings.TrimSuffix(m.BaseURL, "/") + "/approve/" + o.RunID + "/" + o.InterruptID}
+		RunID: o.RunID, Deadline: o.Deadline, For: o.Payload.Data.ApproversList, Review: review}
 	if o.Status == interrupt.StatusPending {
 		v.Status = pending(o.Votes, o.Tally)
-		if o.Deciders.Accepts(interrupt.ViaChat) {
+		if o.Deciders.Accepts(interrupt.ViaChat) && keys != nil {
 			var err error
-			if v.Decide, v.Refresh, err = sealed(ctx, m.Keys, Aim{Tenant: tenant, RunID: o.RunID, InterruptID: o.InterruptID}, o.Payload.Data.Actions); err != nil {
+			if v.Decide, v.Refresh, err = sealed(ctx, keys, Aim{Tenant: tenant, RunID: o.RunID, InterruptID: o.InterruptID}, o.Payload.Data.Actions); err != nil {
 				return nil, err
 			}
 		}

@@ -315,6 +315,8 @@ func serveGateway(ctx context.Context, log *slog.Logger, root string, inst insta
 				"KeyringCacheSeconds": "2",
 				// Teams' activities are verified by the stand-in's keys (/local-botframework).
 				"BotFrameworkOpenIdMetadata": botframework.MetadataURL(url),
+				// Bots have their tokens from the stand-in to post cards to its conversations.
+				"BotFrameworkTokenUrl": botframework.StandInTokenURL(url),
 			},
 			Resources: resources(inst, qs),
 		},

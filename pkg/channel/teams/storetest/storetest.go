@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/interrupthost/interrupthost/pkg/channel/teams"
+	"github.com/interrupthost/interrupthost/pkg/outbound"
+	"github.com/interrupthost/interrupthost/pkg/runlog"
 )
 
 // App ids of the suite's bots.
@@ -109,6 +111,73 @@ func Exercise(t *testing.T, open func(t *testing.T) teams.Store) {
 		}
 		if got, err := st.TeamsTenants(ctx, app1); err != nil || !slices.Equal(got, want) {
 			t.Errorf("tenants %q %v, want %q", got, err, want)
+		}
+	})
+}
+
+// ExerciseActivities runs the contract of the activities posted (teams.Activities) on stores
+// open makes, an empty one each call: what is put reads back under its own key only, a second
+// put replaces it, an expired one reads as none, and a key that names no one interrupt is
+// runlog.ErrInvalidKey.
+func ExerciseActivities(t *testing.T, open func(t *testing.T) teams.Activities) {
+	ctx := context.Background()
+	k := outbound.AskedKey{Tenant: "acme", Subscription: "sub_a", RunID: "run-1", InterruptID: "int_1"}
+	t.Run("put, read back, replace", func(t *testing.T) {
+		t.Parallel()
+		st := open(t)
+		if _, ok, err := st.TeamsActivity(ctx, k); ok || err != nil {
+			t.Fatalf("none put: %v %v", ok, err)
+		}
+		p := teams.Posted{ActivityID: "1:abc", Review: "https://host.example/approve/run-1/int_1"}
+		if err := st.PutTeamsActivity(ctx, k, p, time.Now().Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		if got, ok, err := st.TeamsActivity(ctx, k); !ok || err != nil || got != p {
+			t.Fatalf("read %+v %v %v, want %+v", got, ok, err, p)
+		}
+		for _, other := range []outbound.AskedKey{
+			{Tenant: "globex", Subscription: "sub_a", RunID: "run-1", InterruptID: "int_1"},
+			{Tenant: "acme", Subscription: "sub_b", RunID: "run-1", InterruptID: "int_1"},
+			{Tenant: "acme", Subscription: "sub_a", RunID: "run-2", InterruptID: "int_1"},
+			{Tenant: "acme", Subscription: "sub_a", RunID: "run-1", InterruptID: "int_2"},
+		} {
+			if _, ok, err := st.TeamsActivity(ctx, other); ok || err != nil {
+				t.Errorf("%+v reads %v %v", other, ok, err)
+			}
+		}
+		q := teams.Posted{ActivityID: "1:def"}
+		if err := st.PutTeamsActivity(ctx, k, q, time.Now().Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		if got, ok, err := st.TeamsActivity(ctx, k); !ok || err != nil || got != q {
+			t.Fatalf("replaced: read %+v %v %v, want %+v", got, ok, err, q)
+		}
+	})
+	t.Run("expired", func(t *testing.T) {
+		t.Parallel()
+		st := open(t)
+		if err := st.PutTeamsActivity(ctx, k, teams.Posted{ActivityID: "1:abc"}, time.Now().Add(-time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok, err := st.TeamsActivity(ctx, k); ok || err != nil {
+			t.Errorf("an expired activity reads %v %v", ok, err)
+		}
+	})
+	t.Run("keys that name no interrupt", func(t *testing.T) {
+		t.Parallel()
+		st := open(t)
+		for _, bad := range []outbound.AskedKey{
+			{Tenant: "", Subscription: "sub_a", RunID: "run-1", InterruptID: "int_1"},
+			{Tenant: "acme", Subscription: "sub#a", RunID: "run-1", InterruptID: "int_1"},
+			{Tenant: "acme", Subscription: "sub_a", RunID: "run#1", InterruptID: "int_1"},
+			{Tenant: "acme", Subscription: "sub_a", RunID: "run-1", InterruptID: ""},
+		} {
+			if err := st.PutTeamsActivity(ctx, bad, teams.Posted{ActivityID: "x"}, time.Now().Add(time.Hour)); !errors.Is(err, runlog.ErrInvalidKey) {
+				t.Errorf("put %+v: %v", bad, err)
+			}
+			if _, _, err := st.TeamsActivity(ctx, bad); !errors.Is(err, runlog.ErrInvalidKey) {
+				t.Errorf("read %+v: %v", bad, err)
+			}
 		}
 	})
 }
