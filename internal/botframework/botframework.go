@@ -110,7 +110,7 @@ const Path = "/local-botframework"
 
 // StandIn serves the identity as the local stack's Bot Framework, under Path of base (the
 // stack's URL): the OpenID metadata and keys the host's BotFrameworkOpenIdMetadata names;
-// POST <Path>/token {appId, serviceUrl} answering {"token": ...}, a JWT signed as the Bot
+// POST <Path>/token {appId, serviceUrl, issuedAt?} answering {"token": ...}, a JWT signed as the Bot
 // Connector signs the activities it sends a bot, for tests and local tools that click as Teams
 // would; and a Bot Connector (Connector) at <Path>/ as the stack's serviceUrl.
 func StandIn(base string, id *Identity) http.Handler {
@@ -122,12 +122,17 @@ func StandIn(base string, id *Identity) http.Handler {
 		var req struct {
 			AppID      string `json:"appId"`
 			ServiceURL string `json:"serviceUrl"`
+			// IssuedAt backdates the token (a test of an expired one); zero is now.
+			IssuedAt time.Time `json:"issuedAt"`
 		}
 		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4096)).Decode(&req); err != nil || req.AppID == "" || req.ServiceURL == "" {
-			http.Error(w, `want {"appId": ..., "serviceUrl": ...}`, http.StatusBadRequest)
+			http.Error(w, `want {"appId": ..., "serviceUrl": ..., "issuedAt"?: ...}`, http.StatusBadRequest)
 			return
 		}
-		tok, err := id.Sign(Token{AppID: req.AppID, ServiceURL: req.ServiceURL, Now: time.Now()})
+		if req.IssuedAt.IsZero() {
+			req.IssuedAt = time.Now()
+		}
+		tok, err := id.Sign(Token{AppID: req.AppID, ServiceURL: req.ServiceURL, Now: req.IssuedAt})
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
