@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -299,7 +301,18 @@ func TestTeamsDecisions(t *testing.T) {
 		t.Errorf("alice's click answers a card saying %q", got.status())
 	}
 	conversationCards(t, conversation, func(cs []teamsCard) bool { return len(cs) == 1 && strings.Contains(cs[0].status(), "1 of 2") })
-	told(invoke(tok, teamsUser("alice")), "a vote counts once")
+	// Her second click, as a person would try it: with the local tool, on the conversation's card.
+	bin := filepath.Join(t.TempDir(), "teamsclick")
+	build := exec.Command("go", "build", "-o", bin, "./infra/local/cmd/teamsclick")
+	build.Dir = root(t)
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build teamsclick: %v: %s", err, out)
+	}
+	out, err := exec.Command(bin, "-url", gatewayURL(), "-app", appID, "-tenant", teamsEntraTenant, "-user", teamsUser("alice"),
+		"-conversation", conversation).CombinedOutput()
+	if err != nil || !strings.HasPrefix(string(out), "200 ") || !strings.Contains(string(out), "a vote counts once") {
+		t.Errorf("alice's second click: %v: %s", err, out)
+	}
 	if v := votes(); strings.Join(v, ",") != "alice" {
 		t.Fatalf("votes %v, want alice's alone", v)
 	}
