@@ -239,7 +239,15 @@ func standing(ctx context.Context, keys token.Keys, tenant string, o host.Opened
 	if ab := about(o.Raw); len(ab) > 0 {
 		title = ab[0]
 	}
-	v := view{Headline: headline(runlog.Envelope{Type: interrupt.EventRequested, RunID: o.RunID}, title), About: about(o.Raw),
+	// The headline says what the card is now: a request, or its outcome.
+	event := interrupt.EventRequested
+	switch o.Status {
+	case interrupt.StatusResolved:
+		event = interrupt.EventResolved
+	case interrupt.StatusExpired:
+		event = interrupt.EventExpired
+	}
+	v := view{Headline: headline(runlog.Envelope{Type: event, RunID: o.RunID}, title), About: about(o.Raw),
 		RunID: o.RunID, Deadline: o.Deadline, For: o.Payload.Data.ApproversList, Review: review}
 	if o.Status == interrupt.StatusPending {
 		v.Status = pending(o.Votes, o.Tally)
