@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/interrupthost/interrupthost/internal/botframework"
 	"github.com/interrupthost/interrupthost/internal/hosttest"
@@ -16,6 +17,7 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/outbound"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
+	"github.com/interrupthost/interrupthost/pkg/webhook"
 )
 
 // conversation is the conversation the tests' subscription posts to.
@@ -27,6 +29,9 @@ type posting struct {
 	*world
 	srv *httptest.Server
 	d   *outbound.Deliverer
+	ch  *teams.Channel
+	out *inmem.Outbound
+	sub string
 }
 
 func newPosting(t *testing.T) *posting {
@@ -45,18 +50,19 @@ func newPosting(t *testing.T) *posting {
 		Connector: &teams.Connector{Secrets: passwords, TokenURL: botframework.TokenURL(srv.URL + "/bf"), Client: srv.Client()}}
 	subs := &outbound.Subscriptions{Store: out, Secrets: inmem.NewSecrets(), Channels: []string{teams.Format},
 		Conversations: map[string]outbound.ConversationCheck{teams.Format: rule.Check}}
-	if _, err := subs.Create(ctx, interrupt.Principal{Subject: "admin", Tenant: "acme"}, outbound.Request{Format: teams.Format, Events: []string{"*"},
-		Conversation: &outbound.Conversation{ServiceURL: srv.URL + "/bf/", ConversationID: conversation}}); err != nil {
+	sub, err := subs.Create(ctx, interrupt.Principal{Subject: "admin", Tenant: "acme"}, outbound.Request{Format: teams.Format, Events: []string{"*"},
+		Conversation: &outbound.Conversation{ServiceURL: srv.URL + "/bf/", ConversationID: conversation}})
+	if err != nil {
 		t.Fatal(err)
 	}
 	d := &outbound.Deliverer{Store: out, Log: w.store, Channels: []outbound.Channel{ch}, Now: w.clock.Now,
 		Links: outbound.Links{Keys: hosttest.Keys, BaseURL: "https://host.example"}}
-	return &posting{world: w, srv: srv, d: d}
+	return &posting{world: w, srv: srv, d: d, ch: ch, out: out, sub: sub.ID}
 }
 
-// deliver delivers run-1's commits as the table's stream would, and fails the test on any
-// attempt that was not delivered.
-func (p *posting) deliver(t *testing.T) {
+// stream hands run-1's commits to the deliverer as the table's stream would, and answers what
+// the pass did.
+func (p *posting) stream(t *testing.T) outbound.Report {
 	t.Helper()
 	cs, err := p.store.Read(context.Background(), runlog.Key{Tenant: "acme", RunID: "run-1"}, 0, 0)
 	if err != nil {
@@ -72,7 +78,14 @@ func (p *posting) deliver(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if r.Retrying+r.Failed > 0 {
+	return r
+}
+
+// deliver delivers run-1's commits as the table's stream would, and fails the test on any
+// attempt that was not delivered.
+func (p *posting) deliver(t *testing.T) {
+	t.Helper()
+	if r := p.stream(t); r.Retrying+r.Failed > 0 {
 		t.Fatalf("the deliveries: %+v", r)
 	}
 }
@@ -180,5 +193,49 @@ func TestAConversationOutsideMicrosoftsIsRefused(t *testing.T) {
 	created, err := subs.Create(context.Background(), admin, outbound.Request{Format: teams.Format, Events: []string{"*"}, Conversation: conv})
 	if err != nil || created.Secret != "" || *created.Conversation != *conv {
 		t.Errorf("a teams subscription: %+v %v", created, err)
+	}
+}
+
+// TestAPostTheBotCannotMakeIsRetried: while the identity platform refuses the bot its token,
+// or the tenant has no bot, nothing is posted and the attempt is recorded as the receiver's
+// failure, saying why, and retried; once the token is had, the retry posts the card once.
+func TestAPostTheBotCannotMakeIsRetried(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	p := newPosting(t)
+	good := p.ch.Connector.TokenURL
+	p.ch.Connector.TokenURL = p.srv.URL + "/bf/no-token-here"
+	if r := p.stream(t); r.Retrying != 1 || r.Delivered != 0 {
+		t.Fatalf("a refused token: %+v", r)
+	}
+	attempts, err := p.out.Attempts(ctx, "acme", p.sub, 10)
+	if err != nil || len(attempts) != 1 || attempts[0].Status != outbound.StatusRetrying || !strings.Contains(attempts[0].LastError, "refused the bot's token (404)") {
+		t.Fatalf("attempts %+v %v", attempts, err)
+	}
+	if acts := p.activities(t); len(acts) != 0 {
+		t.Fatalf("a post without a token: %+v", acts)
+	}
+	p.ch.Connector.TokenURL = good
+	p.clock.Advance(time.Minute)
+	if r, err := p.d.Retries(ctx, 10); err != nil || r.Delivered != 1 {
+		t.Fatalf("the retry: %+v %v", r, err)
+	}
+	if acts := p.activities(t); len(acts) != 1 {
+		t.Fatalf("after the retry the conversation holds %d activities", len(acts))
+	}
+
+	// A tenant without a bot: told so, nothing posted.
+	q := newPosting(t)
+	if err := (&teams.Integrations{Store: q.store, Secrets: webhook.NewCache(inmem.NewSecrets(), nil)}).Delete(ctx, interrupt.Principal{Subject: "admin", Tenant: "acme"}); err != nil {
+		t.Fatal(err)
+	}
+	if r := q.stream(t); r.Retrying != 1 {
+		t.Fatalf("no bot: %+v", r)
+	}
+	if attempts, err := q.out.Attempts(ctx, "acme", q.sub, 10); err != nil || len(attempts) != 1 || !strings.Contains(attempts[0].LastError, "no Teams bot") {
+		t.Errorf("no bot: attempts %+v %v", attempts, err)
+	}
+	if acts := q.activities(t); len(acts) != 0 {
+		t.Errorf("a tenant without a bot posted %+v", acts)
 	}
 }
