@@ -323,7 +323,7 @@ func serveGateway(ctx context.Context, log *slog.Logger, root string, inst insta
 		Env: append(inst.clientEnv(), "AWS_ENDPOINT_URL_DYNAMODB="+streamsURL, "AWS_ENDPOINT_URL_SECRETS_MANAGER="+secretsURL),
 		// What the template derives from the deployment (the API's URL, prefixes under the stack's
 		// name) is the instance's own here.
-		EnvOverrides: map[string]string{"PUBLIC_BASE_URL": url, "WEBHOOK_SECRET_PREFIX": inst.webhooks, "SUBSCRIPTION_SECRET_PREFIX": inst.subscriptions, "SLACK_SECRET_PREFIX": inst.slack, "MAIL_SENDER": localaws.Sender},
+		EnvOverrides: map[string]string{"PUBLIC_BASE_URL": url, "WEBHOOK_SECRET_PREFIX": inst.webhooks, "SUBSCRIPTION_SECRET_PREFIX": inst.subscriptions, "SLACK_SECRET_PREFIX": inst.slack, "TEAMS_SECRET_PREFIX": inst.teams, "MAIL_SENDER": localaws.Sender},
 		Queues:       qs, MaxInstances: maxInstances, RIE: rie, Logs: out, Log: log,
 	})
 	if err != nil {
