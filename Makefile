@@ -136,6 +136,7 @@ stack-tests:
 	  MAIL_ENGINE_JWT=$$(go run ./infra/local/cmd/devtoken -sub engine -tenant browser-mail -scopes "interrupts:write runs:read") \
 	  MAIL_OPS_JWT=$$(go run ./infra/local/cmd/devtoken -sub ops -tenant browser-mail -scopes "contacts:manage subscriptions:manage tokens:delegate") \
 	  SLACK_OPS_JWT=$$(go run ./infra/local/cmd/devtoken -sub ops -tenant browser-slack -scopes "interrupts:write runs:read contacts:manage subscriptions:manage integrations:manage") \
+	  TEAMS_OPS_JWT=$$(go run ./infra/local/cmd/devtoken -sub ops -tenant browser-teams -scopes "interrupts:write runs:read contacts:manage subscriptions:manage integrations:manage") \
 	  CONSOLE_ENGINE_JWT=$$(go run ./infra/local/cmd/devtoken -sub engine -tenant browser-console -scopes "interrupts:write runs:read contacts:manage subscriptions:manage") \
 	  CONSOLE_ALICE_JWT=$$(go run ./infra/local/cmd/devtoken -sub alice -tenant browser-console -scopes "approvals:respond") \
 	  CHROMIUM=$(CHROMIUM) $(PHASE) browser node --test infra/local/browser/

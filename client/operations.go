@@ -159,3 +159,41 @@ func (c *Client) SlackApp(ctx context.Context) (SlackApp, error) {
 func (c *Client) DeleteSlackApp(ctx context.Context) error {
 	return c.do(ctx, http.MethodDelete, "/integrations/slack", nil, nil)
 }
+
+// TeamsBot is the tenant's Teams bot as the host shows it: never its password.
+type TeamsBot struct {
+	AppID string `json:"appId"`
+	// TenantID is the Microsoft Entra tenant the bot's Teams users are of.
+	TenantID  string    `json:"tenantId"`
+	UpdatedAt time.Time `json:"updatedAt"`
+	// MessagesURL is the Azure Bot's messaging endpoint.
+	MessagesURL string `json:"messagesUrl"`
+}
+
+// TeamsBotRequest makes a Teams bot the tenant's: its Microsoft app id, a client secret of its
+// app registration, and its Entra tenant (docs/operations.md, "Teams").
+type TeamsBotRequest struct {
+	AppID       string `json:"appId"`
+	AppPassword string `json:"appPassword"`
+	TenantID    string `json:"tenantId"`
+}
+
+// PutTeamsBot makes the bot the tenant's, replacing the one it had (scope
+// integrations:manage).
+func (c *Client) PutTeamsBot(ctx context.Context, req TeamsBotRequest) (TeamsBot, error) {
+	var out TeamsBot
+	err := c.do(ctx, http.MethodPut, "/integrations/teams", req, &out)
+	return out, err
+}
+
+// TeamsBot reads the tenant's Teams bot; a tenant without one is a *Problem of status 404.
+func (c *Client) TeamsBot(ctx context.Context) (TeamsBot, error) {
+	var out TeamsBot
+	err := c.do(ctx, http.MethodGet, "/integrations/teams", nil, &out)
+	return out, err
+}
+
+// DeleteTeamsBot forgets the tenant's Teams bot and its password.
+func (c *Client) DeleteTeamsBot(ctx context.Context) error {
+	return c.do(ctx, http.MethodDelete, "/integrations/teams", nil, nil)
+}

@@ -9,9 +9,11 @@ import (
 type Subscription struct {
 	ID string `json:"id"`
 	// URL is the receiver; an email subscription has none.
-	URL    string   `json:"url,omitempty"`
-	Events []string `json:"events"`
-	Format string   `json:"format"`
+	URL string `json:"url,omitempty"`
+	// Conversation is where a teams subscription posts its cards (InConversation).
+	Conversation *Conversation `json:"conversation,omitempty"`
+	Events       []string      `json:"events"`
+	Format       string        `json:"format"`
 	// ApprovalLinks is "plain" (links that name the interrupt; the page signs the approver in)
 	// or "signed" (a token per named approver; WithSignedLinks).
 	ApprovalLinks string `json:"approvalLinks"`
@@ -22,7 +24,8 @@ type Subscription struct {
 
 // Subscribe has the host deliver the caller's tenant's events of the types named (["*"]: all)
 // to url, in format "standard-webhooks" (or "slack"), or mails them to the people they ask
-// (format "email", url ""). Keep the answer's Secret: it verifies the deliveries (NewReceiver)
+// (format "email", url ""), or posts them as cards to a Teams conversation (format "teams",
+// url "", InConversation). Keep the answer's Secret: it verifies the deliveries (NewReceiver)
 // and is never shown again.
 func (c *Client) Subscribe(ctx context.Context, url string, events []string, format string, opts ...SubscribeOption) (Subscription, error) {
 	req := map[string]any{"events": events, "format": format}
@@ -45,6 +48,21 @@ type SubscribeOption func(map[string]any)
 // grants them only to a caller holding tokens:delegate.
 func WithSignedLinks() SubscribeOption {
 	return func(req map[string]any) { req["approvalLinks"] = "signed" }
+}
+
+// Conversation is a Teams conversation the tenant's bot is in: the serviceUrl the Bot
+// Framework names it by and its id.
+type Conversation struct {
+	ServiceURL     string `json:"serviceUrl"`
+	ConversationID string `json:"conversationId"`
+}
+
+// InConversation has a teams subscription (format "teams", url "") post its cards to the
+// conversation conversationID reached at serviceURL, as the tenant's bot.
+func InConversation(serviceURL, conversationID string) SubscribeOption {
+	return func(req map[string]any) {
+		req["conversation"] = Conversation{ServiceURL: serviceURL, ConversationID: conversationID}
+	}
 }
 
 // Unsubscribe deletes a subscription: nothing more is delivered to it.

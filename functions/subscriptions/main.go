@@ -1,6 +1,6 @@
 // Command subscriptions serves POST /subscriptions, GET and DELETE /subscriptions/{id}, GET and
 // POST /subscriptions/{id}/deliveries (a resend), and PUT, GET and DELETE /integrations/slack
-// (the tenant's Slack app).
+// and /integrations/teams (the tenant's Slack app and Teams bot).
 package main
 
 import (
@@ -16,7 +16,7 @@ import (
 
 func main() {
 	e := app.Must(app.Load())
-	subs, resender, slack, err := delivery.Subscriptions(context.Background(), e)
+	subs, resender, slack, teams, err := delivery.Subscriptions(context.Background(), e)
 	environ.ExitOn(err)
-	lambda.Start(jsonapi.New(e.Gateway()).Subscriptions(subs, resender, slack))
+	lambda.Start(jsonapi.New(e.Gateway()).Subscriptions(subs, resender, slack, teams))
 }

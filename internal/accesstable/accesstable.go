@@ -69,6 +69,7 @@ var columns = []column{
 	}},
 	{"Signed link", func(o apigw.Operation) string { return when(o.Proof == apigw.ProofLink, yes) }},
 	{"Slack click", func(o apigw.Operation) string { return when(o.Proof == apigw.ProofSlack, yes) }},
+	{"Teams click", func(o apigw.Operation) string { return when(o.Proof == apigw.ProofTeams, yes) }},
 	{"Receipt", func(o apigw.Operation) string { return when(o.Proof == apigw.ProofReceipt, "with the JWT") }},
 	{"Provider signature", func(o apigw.Operation) string { return when(o.Proof == apigw.ProofProvider, yes) }},
 }

@@ -26,11 +26,13 @@ var clientMethods = map[string]string{
 	"listSubscriptions": "Subscriptions", "createSubscription": "Subscribe", "getSubscription": "Subscription",
 	"deleteSubscription": "Unsubscribe", "listDeliveries": "Deliveries", "resendDelivery": "Resend",
 	"putSlackApp": "PutSlackApp", "getSlackApp": "SlackApp", "deleteSlackApp": "DeleteSlackApp",
+	"putTeamsBot": "PutTeamsBot", "getTeamsBot": "TeamsBot", "deleteTeamsBot": "DeleteTeamsBot",
 	"getOutcome": "OutcomeOf", "redeemReceipt": "Redeem",
 	// Not the engine's to call.
 	"headInterruptByToken":         "-: Inspect's GET answers the same",
 	"ingestWebhook":                "-: a payment provider's call, signed by the provider",
 	"slackInteractions":            "-: Slack's call, signed with the app's signing secret",
+	"teamsMessages":                "-: the Bot Framework's call, with its token",
 	"deliverEvent":                 "-: the host's call to a receiver: client.Receiver serves it",
 	"showInboxPage":                "-: an HTML page a person opens",
 	"headInboxPage":                "-: an HTML page a person opens",

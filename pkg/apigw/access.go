@@ -27,6 +27,8 @@ const (
 	ProofSignIn Proof = "sign-in"
 	// ProofSlack is a click signed with a registered Slack app's signing secret.
 	ProofSlack Proof = "Slack signature"
+	// ProofTeams is an activity carrying the Bot Framework's token for a registered Teams bot.
+	ProofTeams Proof = "Bot Framework token"
 	// ProofProvider is a webhook provider's signature with the endpoint's secret.
 	ProofProvider Proof = "provider signature"
 	// ProofReceipt is a receipt of an approved call, in the body, beside the JWT's scope.

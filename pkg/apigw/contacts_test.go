@@ -22,9 +22,10 @@ func (s *stack) contacts(t *testing.T, who caller, route, kind, ref, body string
 func TestContactRoutes(t *testing.T) {
 	t.Parallel()
 	s := newStack(t)
-	r := s.contacts(t, operator, "PUT /contacts/{kind}/{ref}", "principal", "alice@example.com", `{"email":"alice@example.com","name":"Alice Ø","slack":"U024BE7LH"}`, nil)
+	r := s.contacts(t, operator, "PUT /contacts/{kind}/{ref}", "principal", "alice@example.com", `{"email":"alice@example.com","name":"Alice Ø","slack":"U024BE7LH","teams":"6f0a1b2c-3d4e-4f50-8a9b-0c1d2e3f4a5b"}`, nil)
 	var c contacts.Contact
-	if err := json.Unmarshal(r.Body, &c); err != nil || r.Status != 201 || c.Email != "alice@example.com" || c.Name != "Alice Ø" || c.Slack != "U024BE7LH" || c.UpdatedAt.IsZero() {
+	if err := json.Unmarshal(r.Body, &c); err != nil || r.Status != 201 || c.Email != "alice@example.com" || c.Name != "Alice Ø" || c.Slack != "U024BE7LH" ||
+		c.Teams != "6f0a1b2c-3d4e-4f50-8a9b-0c1d2e3f4a5b" || c.UpdatedAt.IsZero() {
 		t.Fatalf("put: %d %s", r.Status, r.Body)
 	}
 	if r := s.contacts(t, operator, "PUT /contacts/{kind}/{ref}", "principal", "alice@example.com", `{"email":"a@example.org"}`, nil); r.Status != 200 {
@@ -69,6 +70,8 @@ func TestContactsRefused(t *testing.T) {
 		{"an address without a domain", "principal", "alice", `{"email":"alice@localhost"}`, 400, []string{"/email"}},
 		{"a group's slack that is a person", "group", "finance", `{"slack":"U024BE7LH"}`, 400, []string{"/slack"}},
 		{"a person's slack that is a group", "principal", "alice", `{"slack":"SAZ94GDB8"}`, 400, []string{"/slack"}},
+		{"a group's teams id: a click proves a person", "group", "finance", `{"teams":"6f0a1b2c-3d4e-4f50-8a9b-0c1d2e3f4a5b"}`, 400, []string{"/teams"}},
+		{"a teams id that is no Entra object id", "principal", "alice", `{"teams":"alice@example.com"}`, 400, []string{"/teams"}},
 		{"a name with a control character", "role", "approver", `{"email":"approvers@example.com","name":"a\u0007b"}`, 400, []string{"/name"}},
 		{"a member the contact has not", "principal", "alice", `{"email":"alice@example.com","phone":"+1"}`, 400, nil},
 	} {

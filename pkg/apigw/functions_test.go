@@ -12,8 +12,10 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/apigw/mcphttp"
 	"github.com/interrupthost/interrupthost/pkg/apigw/routes"
 	"github.com/interrupthost/interrupthost/pkg/apigw/slackhttp"
+	"github.com/interrupthost/interrupthost/pkg/apigw/teamshttp"
 	"github.com/interrupthost/interrupthost/pkg/apigw/web"
 	"github.com/interrupthost/interrupthost/pkg/channel/slack"
+	"github.com/interrupthost/interrupthost/pkg/channel/teams"
 	"github.com/interrupthost/interrupthost/pkg/contacts"
 	"github.com/interrupthost/interrupthost/pkg/delegation"
 	"github.com/interrupthost/interrupthost/pkg/host"
@@ -42,6 +44,10 @@ type Services struct {
 	// clicks (POST /slack/interactions).
 	Slack  *slack.Integrations
 	Clicks *slack.Interactions
+	// Teams are the tenants' Teams bots (PUT, GET, DELETE /integrations/teams); TeamsMessages
+	// the activities the Bot Framework sends them (POST /teams/messages).
+	Teams         *teams.Integrations
+	TeamsMessages *teams.Messages
 	// Policies are the tenants' tool policies (PUT, GET, DELETE /policies/...).
 	Policies *policy.Book
 	// Delegations are the approvers' delegations (PUT, GET, DELETE /delegations/...).
@@ -75,7 +81,7 @@ var constructors = map[string]struct {
 	"webhook-endpoints": {"WebhookEndpoints", func(g *apigw.Gateway, s Services) apigw.Handler { return jsonapi.New(g).WebhookEndpoints(s.Webhooks) }},
 	"webhook-ingest":    {"WebhookIngest", func(g *apigw.Gateway, s Services) apigw.Handler { return jsonapi.New(g).WebhookIngest(s.Webhooks) }},
 	"subscriptions": {"Subscriptions", func(g *apigw.Gateway, s Services) apigw.Handler {
-		return jsonapi.New(g).Subscriptions(s.Subscriptions, s.Resender, s.Slack)
+		return jsonapi.New(g).Subscriptions(s.Subscriptions, s.Resender, s.Slack, s.Teams)
 	}},
 	"contacts": {"Contacts", func(g *apigw.Gateway, s Services) apigw.Handler { return jsonapi.New(g).Contacts(s.Contacts) }},
 	"approval-page": {"ApprovalPage", func(g *apigw.Gateway, s Services) apigw.Handler {
@@ -85,6 +91,9 @@ var constructors = map[string]struct {
 	"slack-interactions": {"SlackInteractions", func(g *apigw.Gateway, s Services) apigw.Handler { return slackhttp.New(g).SlackInteractions(s.Clicks) }},
 	"policies":           {"Policies", func(g *apigw.Gateway, s Services) apigw.Handler { return jsonapi.New(g).Policies(s.Policies) }},
 	"delegations":        {"Delegations", func(g *apigw.Gateway, s Services) apigw.Handler { return jsonapi.New(g).Delegations(s.Delegations) }},
+	"teams-messages": {"TeamsMessages", func(g *apigw.Gateway, s Services) apigw.Handler {
+		return teamshttp.New(g).TeamsMessages(s.TeamsMessages)
+	}},
 }
 
 // functionOf is the handler of the function named function (its folder under functions/) over

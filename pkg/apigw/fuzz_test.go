@@ -14,6 +14,7 @@ import (
 	"github.com/interrupthost/interrupthost/internal/slackclick"
 	"github.com/interrupthost/interrupthost/pkg/apigw"
 	"github.com/interrupthost/interrupthost/pkg/channel/slack"
+	"github.com/interrupthost/interrupthost/pkg/channel/teams"
 	"github.com/interrupthost/interrupthost/pkg/contacts"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 )
@@ -297,6 +298,56 @@ func FuzzSlackInteractions(f *testing.F) {
 		}
 		if after != before && !signed[body] {
 			t.Fatalf("a body the app did not sign wrote: %q", body)
+		}
+	})
+}
+
+// FuzzTeamsMessages: whatever is posted to the Teams bots' endpoint, under any Authorization,
+// it answers no 5xx; anything but a 200 is a problem document and writes nothing; and only an
+// invoke carrying the Bot Framework's token for it (a seed: a mutation of the body breaks its
+// serviceUrl or its data, of the header its signature) records.
+func FuzzTeamsMessages(f *testing.F) {
+	s := newStack(f)
+	ctx := context.Background()
+	admin := interrupt.Principal{Subject: "admin", Tenant: "acme"}
+	if _, _, err := s.services.Teams.Put(ctx, admin, teams.Request{AppID: teamsApp, AppPassword: "a-client-secret-of-forty-characters-long", EntraTenant: teamsEntra}); err != nil {
+		f.Fatal(err)
+	}
+	if _, _, err := s.services.Contacts.Put(ctx, admin, contacts.KindPrincipal, "alice", contacts.Request{Teams: teamsAlice}); err != nil {
+		f.Fatal(err)
+	}
+	v := s.mustRequest(f, "r1", "n1", `{"kind":"approval","key":"k","timeoutMs":3600000,"data":{"artifactId":"a","artifactType":"t","title":"Pay","actions":["accept","reject"],"approversList":["alice","bob"],"requiredApprovals":2}}`)
+	signed := map[string]bool{}
+	for _, action := range []interrupt.Action{interrupt.ActionAccept, interrupt.ActionReject} {
+		data, err := teams.Seal(ctx, s.services.TeamsMessages.Keys, teams.Aim{Tenant: "acme", RunID: "r1", InterruptID: v.InterruptID, Action: action})
+		if err != nil {
+			f.Fatal(err)
+		}
+		auth, body := teamsInvoke(f, teamsAlice, teams.Verb(action), data, s.clock.Now())
+		signed[auth+"\x00"+body] = true
+		f.Add(auth, body, false)
+		f.Add(auth, body, true)
+	}
+	f.Add("", "{}", false)
+	f.Add("Bearer x.y.z", `{"type":"invoke","channelId":"msteams","serviceUrl":"https://smba.trafficmanager.net/emea/"}`, false)
+	f.Add("bearer ", "[", false)
+	h := s.fn("teams-messages")
+	f.Fuzz(func(t *testing.T, auth, body string, b64 bool) {
+		req := events.APIGatewayV2HTTPRequest{
+			RouteKey: "POST /teams/messages", RawPath: "/teams/messages",
+			Headers:        map[string]string{"content-type": "application/json", "authorization": auth},
+			Body:           body,
+			RequestContext: events.APIGatewayV2HTTPRequestContext{RequestID: "fuzz", RouteKey: "POST /teams/messages", DomainName: testDomain, Stage: "$default"},
+		}
+		if b64 {
+			req.Body, req.IsBase64Encoded = base64.StdEncoding.EncodeToString([]byte(body)), true
+		}
+		resp, before, after := fuzzCall(t, s, h, req)
+		if resp.StatusCode != http.StatusOK {
+			refusedAsProblem(t, resp, before, after)
+		}
+		if after != before && !signed[auth+"\x00"+body] {
+			t.Fatalf("an activity the Bot Framework did not send wrote: %q", body)
 		}
 	})
 }

@@ -32,6 +32,7 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/apigw/routes"
 	"github.com/interrupthost/interrupthost/pkg/bearer"
 	"github.com/interrupthost/interrupthost/pkg/channel/slack"
+	"github.com/interrupthost/interrupthost/pkg/channel/teams"
 	"github.com/interrupthost/interrupthost/pkg/contacts"
 	"github.com/interrupthost/interrupthost/pkg/delegation"
 	"github.com/interrupthost/interrupthost/pkg/dynamo"
@@ -113,14 +114,15 @@ func memStack(t testing.TB, configure func(*host.Config)) *stack {
 	for kid, k := range keys {
 		raw[kid], _ = base64.StdEncoding.DecodeString(k)
 	}
-	log, out, hooks, subs, slack := inmem.New(), inmem.NewOutbound(), inmem.NewSecrets(), inmem.NewSecrets(), inmem.NewSecrets()
-	s, err := buildWith(stores{log: log, contacts: log, policies: log, delegations: log, slackApps: log, outbound: out, endpointSecrets: hooks, subscriptionSecrets: subs, slackSecrets: slack}, testclock.New(time.Now().UTC()), testkeys.Static{ActiveKid: "kA", Keys: raw}, configure)
+	log, out, hooks, subs, slack, bots := inmem.New(), inmem.NewOutbound(), inmem.NewSecrets(), inmem.NewSecrets(), inmem.NewSecrets(), inmem.NewSecrets()
+	s, err := buildWith(stores{log: log, contacts: log, policies: log, delegations: log, slackApps: log, teamsBots: log, outbound: out, endpointSecrets: hooks, subscriptionSecrets: subs, slackSecrets: slack, teamsSecrets: bots},
+		testclock.New(time.Now().UTC()), testkeys.Static{ActiveKid: "kA", Keys: raw}, configure)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.keys = keys
 	s.dump = func(testing.TB) []string {
-		return []string{fmt.Sprint(log.Writes(), out.Writes(), hooks.Writes(), subs.Writes(), slack.Writes())}
+		return []string{fmt.Sprint(log.Writes(), out.Writes(), hooks.Writes(), subs.Writes(), slack.Writes(), bots.Writes())}
 	}
 	return s
 }
@@ -132,8 +134,10 @@ type stores struct {
 	policies                                           policy.Store
 	delegations                                        delegation.Store
 	slackApps                                          slack.Store
+	teamsBots                                          teams.Store
 	outbound                                           outbound.Store
 	endpointSecrets, subscriptionSecrets, slackSecrets webhook.SecretStore
+	teamsSecrets                                       webhook.SecretStore
 }
 
 // dynamoStores are the local DynamoDB's table and Secrets Manager, under a fresh prefix.
@@ -142,7 +146,8 @@ func dynamoStores(db *dynamodb.Client, table string) stores {
 		return secretsmanager.NewSecrets(localaws.SecretsManager(), "test/"+strings.ToLower(rand.Text())+"/", "")
 	}
 	t := dynamo.NewTable(db, table)
-	return stores{log: t, contacts: t, policies: t, delegations: t, slackApps: t, outbound: dynamo.NewOutbound(db, table), endpointSecrets: secrets(), subscriptionSecrets: secrets(), slackSecrets: secrets()}
+	return stores{log: t, contacts: t, policies: t, delegations: t, slackApps: t, teamsBots: t, outbound: dynamo.NewOutbound(db, table),
+		endpointSecrets: secrets(), subscriptionSecrets: secrets(), slackSecrets: secrets(), teamsSecrets: secrets()}
 }
 
 func withCapabilities(capabilities []string) func(*host.Config) {
@@ -233,6 +238,10 @@ func buildWith(st stores, c *testclock.Clock, keys token.Keys, configure func(*h
 		Clicks: &slack.Interactions{
 			Host: h, Apps: st.slackApps, Secrets: slackSecrets, Keys: keys, Contacts: st.contacts, Delegations: st.delegations,
 			Poster: outbound.NewHTTPClient(true), AllowPrivate: true,
+		},
+		Teams: &teams.Integrations{Store: st.teamsBots, Secrets: webhook.NewCache(st.teamsSecrets, nil), Now: c.Now},
+		TeamsMessages: &teams.Messages{
+			Host: h, Bots: st.teamsBots, Verifier: &teams.KeySet{Metadata: testBotFramework().metadata, Now: c.Now}, Keys: keys, Contacts: st.contacts, Delegations: st.delegations,
 		},
 	}
 	api := apigw.New(slog.New(slog.NewJSONHandler(io.Discard, nil)), apigw.Options{Discovery: host.DiscoveryOf(cfg), Metrics: meter, Issuer: testIssuer,

@@ -1,5 +1,6 @@
 // Package contacts is a tenant's directory of where the people, groups and roles its approvals
-// name are reached: an address for mail, a Slack user or user group, a display name. An approval
+// name are reached: an address for mail, a Slack user or user group, a Teams user, a display
+// name. An approval
 // names refs (approversList, approverGroupRefs, approverRoleRefs, audience); the host sends to
 // a ref only what its contact says (docs/design.md, "Contacts").
 package contacts
@@ -44,11 +45,14 @@ const (
 // Contact is where one ref of a tenant is reached. A group's or a role's address is a
 // distribution list, its Slack a user group.
 type Contact struct {
-	Kind      string    `json:"kind"`
-	Ref       string    `json:"ref"`
-	Email     string    `json:"email,omitempty"`
-	Name      string    `json:"name,omitempty"`
-	Slack     string    `json:"slack,omitempty"`
+	Kind  string `json:"kind"`
+	Ref   string `json:"ref"`
+	Email string `json:"email,omitempty"`
+	Name  string `json:"name,omitempty"`
+	Slack string `json:"slack,omitempty"`
+	// Teams is a principal's Microsoft Entra object id (what Teams names from.aadObjectId): the
+	// person a Teams card's click comes from.
+	Teams     string    `json:"teams,omitempty"`
 	UpdatedAt time.Time `json:"updatedAt"`
 }
 
@@ -58,6 +62,7 @@ type Request struct {
 	Email string `json:"email,omitempty"`
 	Name  string `json:"name,omitempty"`
 	Slack string `json:"slack,omitempty"`
+	Teams string `json:"teams,omitempty"`
 }
 
 // ErrNotFound is what a Store answers for a contact it does not hold.
@@ -117,7 +122,7 @@ func (d *Directory) Put(ctx context.Context, p interrupt.Principal, kind, ref st
 	if d.Now != nil {
 		now = d.Now
 	}
-	c := Contact{Kind: kind, Ref: ref, Email: req.Email, Name: req.Name, Slack: req.Slack, UpdatedAt: now().UTC()}
+	c := Contact{Kind: kind, Ref: ref, Email: req.Email, Name: req.Name, Slack: req.Slack, Teams: req.Teams, UpdatedAt: now().UTC()}
 	created, err := d.Store.PutContact(ctx, p.Tenant, c)
 	return c, created, err
 }
@@ -205,14 +210,16 @@ func ValidRef(ref string) bool {
 var (
 	slackUser  = regexp.MustCompile(`^[UW][A-Z0-9]{2,20}$`)
 	slackGroup = regexp.MustCompile(`^S[A-Z0-9]{2,20}$`)
+	// entraObject is an Entra object id as Teams sends it (aadObjectId): a GUID, lower case.
+	entraObject = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
 )
 
 // check lists what is wrong with r as the contact of a ref of kind.
 func (r Request) check(kind string) []interrupt.FieldError {
 	var fields []interrupt.FieldError
 	add := func(path, msg string) { fields = append(fields, interrupt.FieldError{Path: path, Message: msg}) }
-	if r.Email == "" && r.Slack == "" {
-		add("", "needs an email or a slack id: a contact says where its ref is reached")
+	if r.Email == "" && r.Slack == "" && r.Teams == "" {
+		add("", "needs an email, a slack id or a teams id: a contact says where its ref is reached")
 	}
 	if r.Email != "" {
 		a, err := mail.ParseAddress(r.Email)
@@ -230,6 +237,14 @@ func (r Request) check(kind string) []interrupt.FieldError {
 			if !slackGroup.MatchString(r.Slack) {
 				add("/slack", "must be a Slack user group id (S and capitals or digits, as SAZ94GDB8)")
 			}
+		}
+	}
+	if r.Teams != "" {
+		switch {
+		case kind != KindPrincipal:
+			add("/teams", "only a principal's contact names a Teams user: a card's click proves one person")
+		case !entraObject.MatchString(r.Teams):
+			add("/teams", "must be the person's Microsoft Entra object id, lower case (as 00000000-0000-0000-0000-000000000000)")
 		}
 	}
 	if utf8.RuneCountInString(r.Name) > MaxName || !utf8.ValidString(r.Name) || strings.IndexFunc(r.Name, unicode.IsControl) >= 0 {

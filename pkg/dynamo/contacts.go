@@ -32,7 +32,7 @@ func (l *Table) PutContact(ctx context.Context, tenant string, c contacts.Contac
 	}
 	item["kind"], item["ref"] = s(c.Kind), s(c.Ref)
 	item[attrAt] = s(c.UpdatedAt.UTC().Format(time.RFC3339Nano))
-	for name, v := range map[string]string{"email": c.Email, "name": c.Name, "slack": c.Slack} {
+	for name, v := range map[string]string{"email": c.Email, "name": c.Name, "slack": c.Slack, "teams": c.Teams} {
 		if v != "" {
 			item[name] = s(v)
 		}
@@ -113,7 +113,7 @@ func (l *Table) Contacts(ctx context.Context, tenant string, after contacts.Key,
 }
 
 func decodeContact(item map[string]types.AttributeValue) (contacts.Contact, error) {
-	c := contacts.Contact{Kind: str(item["kind"]), Ref: str(item["ref"]), Email: str(item["email"]), Name: str(item["name"]), Slack: str(item["slack"])}
+	c := contacts.Contact{Kind: str(item["kind"]), Ref: str(item["ref"]), Email: str(item["email"]), Name: str(item["name"]), Slack: str(item["slack"]), Teams: str(item["teams"])}
 	at, err := time.Parse(time.RFC3339Nano, str(item[attrAt]))
 	if err != nil {
 		return c, fmt.Errorf("dynamo: contact %s %q: %w", c.Kind, c.Ref, err)

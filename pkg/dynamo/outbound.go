@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/interrupthost/interrupthost/pkg/channel/teams"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/outbound"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
@@ -82,6 +83,13 @@ func (o *Outbound) CreateSubscription(ctx context.Context, sub outbound.Subscrip
 	}
 	item["url"], item["events"], item["format"] = s(sub.URL), s(string(events)), s(sub.Format)
 	item["approvalLinks"] = s(sub.ApprovalLinks)
+	if sub.Conversation != nil {
+		conv, err := json.Marshal(sub.Conversation)
+		if err != nil {
+			return err
+		}
+		item["conversation"] = s(string(conv))
+	}
 	if sub.CreatedBy != "" {
 		item["createdBy"] = s(sub.CreatedBy)
 	}
@@ -180,6 +188,12 @@ func decodeSubscription(tenant string, item map[string]types.AttributeValue) (ou
 	sub.ID = strings.TrimPrefix(str(item[attrSK]), "sub#")
 	if err := json.Unmarshal([]byte(str(item["events"])), &sub.Events); err != nil {
 		return sub, fmt.Errorf("dynamo: subscription %s events: %w", sub.ID, err)
+	}
+	if conv := str(item["conversation"]); conv != "" {
+		sub.Conversation = new(outbound.Conversation)
+		if err := json.Unmarshal([]byte(conv), sub.Conversation); err != nil {
+			return sub, fmt.Errorf("dynamo: subscription %s conversation: %w", sub.ID, err)
+		}
 	}
 	var err error
 	if sub.CreatedAt, err = time.Parse(time.RFC3339Nano, str(item[attrAt])); err != nil {
@@ -615,4 +629,50 @@ func (o *Outbound) TakeMail(ctx context.Context, tenant string, at time.Time, li
 		}
 	}
 	return false, fmt.Errorf("dynamo: the mail count of tenant %s moved %d times under its taker: %w", tenant, mailTakeTries, interrupt.ErrUnavailable)
+}
+
+// teamsActivityKey is the activity a teams subscription posted of an interrupt, beside the
+// subscription's asked records (the deliverer's role writes the subscription's partition).
+func teamsActivityKey(k outbound.AskedKey) (map[string]types.AttributeValue, error) {
+	key, err := askedKey(k)
+	if err != nil {
+		return nil, err
+	}
+	key[attrSK] = s("teamsact#" + k.RunID + "#" + k.InterruptID)
+	return key, nil
+}
+
+// PutTeamsActivity implements teams.Activities: one PutItem, its expiry the table's TTL.
+func (o *Outbound) PutTeamsActivity(ctx context.Context, k outbound.AskedKey, p teams.Posted, expires time.Time) error {
+	item, err := teamsActivityKey(k)
+	if err != nil {
+		return err
+	}
+	b, err := json.Marshal(p)
+	if err != nil {
+		return err
+	}
+	item["posted"], item[attrExpires] = s(string(b)), n(expires.Unix())
+	_, err = o.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &o.table, Item: item})
+	return classify("put teams activity", err)
+}
+
+// TeamsActivity implements teams.Activities: one consistent GetItem.
+func (o *Outbound) TeamsActivity(ctx context.Context, k outbound.AskedKey) (teams.Posted, bool, error) {
+	key, err := teamsActivityKey(k)
+	if err != nil {
+		return teams.Posted{}, false, err
+	}
+	out, err := o.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &o.table, Key: key, ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return teams.Posted{}, false, classify("get teams activity", err)
+	}
+	if out.Item == nil || integer(out.Item[attrExpires]) <= time.Now().Unix() {
+		return teams.Posted{}, false, nil
+	}
+	var p teams.Posted
+	if err := json.Unmarshal([]byte(str(out.Item["posted"])), &p); err != nil {
+		return p, false, fmt.Errorf("dynamo: teams activity of %s: %w", k.InterruptID, err)
+	}
+	return p, true, nil
 }

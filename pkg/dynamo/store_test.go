@@ -7,6 +7,8 @@ import (
 	"github.com/interrupthost/interrupthost/internal/outboundtest"
 	"github.com/interrupthost/interrupthost/pkg/channel/slack"
 	slackstoretest "github.com/interrupthost/interrupthost/pkg/channel/slack/storetest"
+	"github.com/interrupthost/interrupthost/pkg/channel/teams"
+	teamsstoretest "github.com/interrupthost/interrupthost/pkg/channel/teams/storetest"
 	"github.com/interrupthost/interrupthost/pkg/contacts"
 	contactstoretest "github.com/interrupthost/interrupthost/pkg/contacts/storetest"
 	"github.com/interrupthost/interrupthost/pkg/delegation"
@@ -28,6 +30,8 @@ var (
 	_ outbound.Store   = (*dynamo.Outbound)(nil)
 	_ contacts.Store   = (*dynamo.Table)(nil)
 	_ slack.Store      = (*dynamo.Table)(nil)
+	_ teams.Store      = (*dynamo.Table)(nil)
+	_ teams.Activities = (*dynamo.Outbound)(nil)
 	_ signin.Sessions  = (*dynamo.Table)(nil)
 	_ delegation.Store = (*dynamo.Table)(nil)
 )
@@ -79,6 +83,28 @@ func TestSlackAppStore(t *testing.T) {
 	slackstoretest.Exercise(t, func(t *testing.T) slack.Store {
 		db, table := localaws.NewTable(t)
 		return dynamo.NewTable(db, table)
+	})
+}
+
+// TestTeamsBotStore holds the table's Teams bots to the behaviour of every store: each case on
+// a fresh table of the local stack.
+func TestTeamsBotStore(t *testing.T) {
+	t.Parallel()
+	localaws.NeedsStack(t)
+	teamsstoretest.Exercise(t, func(t *testing.T) teams.Store {
+		db, table := localaws.NewTable(t)
+		return dynamo.NewTable(db, table)
+	})
+}
+
+// TestTeamsActivities holds the table's Teams activities to the behaviour of every store: each
+// case on a fresh table of the local stack.
+func TestTeamsActivities(t *testing.T) {
+	t.Parallel()
+	localaws.NeedsStack(t)
+	teamsstoretest.ExerciseActivities(t, func(t *testing.T) teams.Activities {
+		db, table := localaws.NewTable(t)
+		return dynamo.NewOutbound(db, table)
 	})
 }
 

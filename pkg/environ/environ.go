@@ -75,6 +75,15 @@ const (
 	// EnvSlackSecrets is the name prefix of the tenants' Slack apps' secrets (a tenant's is the
 	// prefix and its id).
 	EnvSlackSecrets = "SLACK_SECRET_PREFIX"
+	// EnvTeamsSecrets is the name prefix of the tenants' Teams bots' passwords (a tenant's is
+	// the prefix, its id and the bot's app id).
+	EnvTeamsSecrets = "TEAMS_SECRET_PREFIX"
+	// EnvBotFrameworkMetadata is the OpenID metadata URL of the Bot Framework's signing keys
+	// (template.yaml's BotFrameworkOpenIdMetadata); unset, Microsoft's own.
+	EnvBotFrameworkMetadata = "BOTFRAMEWORK_OPENID_METADATA"
+	// EnvBotFrameworkTokenURL is the token endpoint of the bots' client-credentials grant
+	// (template.yaml's BotFrameworkTokenUrl); unset, the multi-tenant bots' own.
+	EnvBotFrameworkTokenURL = "BOTFRAMEWORK_TOKEN_URL"
 	// EnvSlackAPI is the base URL of Slack's Web API, where a Reject's modal is opened; unset,
 	// Slack's own. Only tests point it elsewhere.
 	EnvSlackAPI = "SLACK_API_URL"

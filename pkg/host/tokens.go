@@ -406,3 +406,10 @@ func (h *Host) ResolveInterrupt(ctx context.Context, p interrupt.Principal, runI
 		return h.pending(in)
 	}}, idem, value)
 }
+
+// OpenedOf is what a page shows of interrupt in of run runID at now, whoever opens it: for a
+// channel that redraws its message of the interrupt from the run's state (Teams' card,
+// updated in place as votes come in), as a page would show it.
+func OpenedOf(runID string, in *runlog.Interrupt, now time.Time) Opened {
+	return opened(runID, in, now)
+}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/interrupthost/interrupthost/pkg/channel/slack"
+	"github.com/interrupthost/interrupthost/pkg/channel/teams"
 	"github.com/interrupthost/interrupthost/pkg/contacts"
 	"github.com/interrupthost/interrupthost/pkg/policy"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
@@ -57,6 +58,9 @@ type Store struct {
 	// and workspace pair.
 	slackApps  map[string]slack.App
 	slackPairs map[[2]string]map[string]bool
+	// teamsBots are each tenant's Teams bot, teamsApps the tenants that registered each app id.
+	teamsBots map[string]teams.Bot
+	teamsApps map[string]map[string]bool
 	// appends counts the commits written, for tests that assert nothing was.
 	appends int
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/interrupthost/interrupthost/pkg/channel/teams"
 	"github.com/interrupthost/interrupthost/pkg/outbound"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
 )
@@ -27,6 +28,8 @@ type Outbound struct {
 	// asked are whom each email subscription asked about an interrupt: by tenant, subscription,
 	// run and interrupt
 	asked map[outbound.AskedKey]storedAsked
+	// activities are the Teams activities each teams subscription posted of an interrupt
+	activities map[outbound.AskedKey]storedActivity
 	// writes counts the calls that change the store.
 	writes int
 }
@@ -375,4 +378,38 @@ func (o *Outbound) TakeMail(_ context.Context, tenant string, at time.Time, limi
 	o.writes++
 	o.mailHours[k]++
 	return true, nil
+}
+
+type storedActivity struct {
+	teams.Posted
+	expires time.Time
+}
+
+// PutTeamsActivity implements teams.Activities.
+func (o *Outbound) PutTeamsActivity(_ context.Context, k outbound.AskedKey, p teams.Posted, expires time.Time) error {
+	if !validIDs(k.Tenant, k.Subscription, k.RunID, k.InterruptID) {
+		return runlog.ErrInvalidKey
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.activities == nil {
+		o.activities = map[outbound.AskedKey]storedActivity{}
+	}
+	o.writes++
+	o.activities[k] = storedActivity{Posted: p, expires: expires}
+	return nil
+}
+
+// TeamsActivity implements teams.Activities.
+func (o *Outbound) TeamsActivity(_ context.Context, k outbound.AskedKey) (teams.Posted, bool, error) {
+	if !validIDs(k.Tenant, k.Subscription, k.RunID, k.InterruptID) {
+		return teams.Posted{}, false, runlog.ErrInvalidKey
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	a, ok := o.activities[k]
+	if !ok || expired(a.expires) {
+		return teams.Posted{}, false, nil
+	}
+	return a.Posted, true, nil
 }

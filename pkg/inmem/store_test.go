@@ -6,6 +6,8 @@ import (
 	"github.com/interrupthost/interrupthost/internal/outboundtest"
 	"github.com/interrupthost/interrupthost/pkg/channel/slack"
 	slackstoretest "github.com/interrupthost/interrupthost/pkg/channel/slack/storetest"
+	"github.com/interrupthost/interrupthost/pkg/channel/teams"
+	teamsstoretest "github.com/interrupthost/interrupthost/pkg/channel/teams/storetest"
 	"github.com/interrupthost/interrupthost/pkg/contacts"
 	contactstoretest "github.com/interrupthost/interrupthost/pkg/contacts/storetest"
 	"github.com/interrupthost/interrupthost/pkg/delegation"
@@ -60,6 +62,19 @@ func TestContactsStore(t *testing.T) {
 func TestSlackAppStore(t *testing.T) {
 	t.Parallel()
 	slackstoretest.Exercise(t, func(*testing.T) slack.Store { return inmem.New() })
+}
+
+// TestTeamsBotStore holds the in-memory store's Teams bots to the behaviour of every store.
+func TestTeamsBotStore(t *testing.T) {
+	t.Parallel()
+	teamsstoretest.Exercise(t, func(*testing.T) teams.Store { return inmem.New() })
+}
+
+// TestTeamsActivities holds the in-memory store's Teams activities to the behaviour of every
+// store.
+func TestTeamsActivities(t *testing.T) {
+	t.Parallel()
+	teamsstoretest.ExerciseActivities(t, func(*testing.T) teams.Activities { return inmem.NewOutbound() })
 }
 
 // TestSessionStore holds the in-memory store's sessions to the behaviour of every session store:

@@ -41,6 +41,9 @@ const (
 	// SlackClicks counts the requests of tenants' Slack apps, by Outcome: what became of a
 	// verified click (recorded, refused, asked, ignored), else the refusal's code.
 	SlackClicks Name = "SlackClicks"
+	// TeamsActivities counts the activities tenants' Teams bots receive, by Outcome: what
+	// became of a verified one (recorded, refused, refreshed, ignored), else the refusal's code.
+	TeamsActivities Name = "TeamsActivities"
 	// Delivered and DeliveryFailures count the outbound events a receiver accepted and the
 	// attempts it did not (each goes to the retrier until its subscription gives up on it).
 	Delivered        Name = "EventsDelivered"

@@ -367,7 +367,7 @@ func (d *Deliverer) attempt(ctx context.Context, p *pass, s Subscription, cur *C
 		return false, d.retryLater(ctx, cur, now, "not attempted: the receiver failed earlier in this pass")
 	}
 	out, sendErr := d.send(ctx, s, c, e, now, sendMode{links: d.Links})
-	if errors.Is(sendErr, errStore) {
+	if errors.Is(sendErr, ErrStore) {
 		return false, sendErr
 	}
 	pr.settle(sendErr == nil)
@@ -488,6 +488,13 @@ func (d *Deliverer) send(ctx context.Context, s Subscription, c runlog.Commit, e
 	if s.Format == FormatEmail {
 		return d.sendMail(ctx, s, c, e, notice, mode)
 	}
+	if sender := d.sender(s.Format); sender != nil {
+		if err := d.about(ctx, s.Tenant, c, e, &notice); err != nil {
+			return sent{}, fmt.Errorf("%w: the run: %w", ErrStore, err)
+		}
+		status, err := sender.Send(ctx, s, c, e, notice, now)
+		return sent{status: status}, err
+	}
 	b, err := d.render(ctx, s, c, e, notice, now)
 	if err != nil {
 		return sent{}, err
@@ -504,23 +511,33 @@ func (d *Deliverer) send(ctx context.Context, s Subscription, c runlog.Commit, e
 	return sent{status: status}, err
 }
 
-// errStore marks a send that failed on the host's own store before anything was sent: it is
+// ErrStore marks a send that failed on the host's own store before anything was sent: it is
 // no fault of the receiver, so it fails the pass (its batch is delivered again) rather than the
 // attempt.
-var errStore = errors.New("outbound: the store failed before the send")
+var ErrStore = errors.New("outbound: the store failed before the send")
+
+// sender is the channel that sends the notices of format itself, if one does.
+func (d *Deliverer) sender(format string) Sender {
+	for _, ch := range d.Channels {
+		if s, ok := ch.(Sender); ok && ch.Format() == format {
+			return s
+		}
+	}
+	return nil
+}
 
 // render is the body of a delivery: in the channel's form where a channel posts the
 // subscription's format, else the standard-webhooks message. A channel's error is the host's
-// own (errStore): nothing was sent.
+// own (ErrStore): nothing was sent.
 func (d *Deliverer) render(ctx context.Context, s Subscription, c runlog.Commit, e runlog.Envelope, n Notice, now time.Time) ([]byte, error) {
 	for _, ch := range d.Channels {
 		if ch.Format() == s.Format {
 			if err := d.about(ctx, s.Tenant, c, e, &n); err != nil {
-				return nil, fmt.Errorf("%w: the run: %w", errStore, err)
+				return nil, fmt.Errorf("%w: the run: %w", ErrStore, err)
 			}
 			b, err := ch.Render(ctx, s.Tenant, c, e, n, now)
 			if err != nil {
-				return nil, fmt.Errorf("%w: %s: %w", errStore, s.Format, err)
+				return nil, fmt.Errorf("%w: %s: %w", ErrStore, s.Format, err)
 			}
 			return b, nil
 		}

@@ -82,7 +82,7 @@ func (d *Deliverer) sendMail(ctx context.Context, s Subscription, c runlog.Commi
 	if !nudge {
 		switch open, err := d.stillPending(ctx, s.Tenant, e); {
 		case err != nil:
-			return sent{}, fmt.Errorf("%w: %w", errStore, err)
+			return sent{}, fmt.Errorf("%w: %w", ErrStore, err)
 		case !open:
 			return sent{status: 204}, nil
 		}
@@ -129,7 +129,7 @@ func (d *Deliverer) sendMail(ctx context.Context, s Subscription, c runlog.Commi
 	// to them alone).
 	if !mode.resend {
 		if err := d.Store.RecordAsked(ctx, s.Tenant, s.ID, asked, d.now().Add(AskedRetention)); err != nil {
-			return sent{}, fmt.Errorf("%w: %w", errStore, err)
+			return sent{}, fmt.Errorf("%w: %w", ErrStore, err)
 		}
 	}
 	out, err := d.mailEach(ctx, s, EventID(e), to, mode.resend, func(m mailTo) Mail { return compose(p, c, e, n, m) })
@@ -181,7 +181,7 @@ func (d *Deliverer) addresses(ctx context.Context, tenant string, audience []Rec
 			unreached = append(unreached, r.Kind+" "+r.Ref)
 			continue
 		case err != nil:
-			return nil, nil, nil, nil, fmt.Errorf("%w: the contact of %s %q: %w", errStore, r.Kind, r.Ref, err)
+			return nil, nil, nil, nil, fmt.Errorf("%w: the contact of %s %q: %w", ErrStore, r.Kind, r.Ref, err)
 		}
 		box := mailbox(ct.Email)
 		if refs[box] == nil {
@@ -199,7 +199,7 @@ func (d *Deliverer) addresses(ctx context.Context, tenant string, audience []Rec
 func (d *Deliverer) mailFollowUp(ctx context.Context, s Subscription, e runlog.Envelope, n Notice, to []mailTo, resend bool) (sent, error) {
 	asked, _, err := d.Store.Asked(ctx, AskedKey{Tenant: s.Tenant, Subscription: s.ID, RunID: e.RunID, InterruptID: e.InterruptID})
 	if err != nil {
-		return sent{}, fmt.Errorf("%w: %w", errStore, err)
+		return sent{}, fmt.Errorf("%w: %w", ErrStore, err)
 	}
 	title := words.Isolated(asked.Title)
 	if asked.Title == "" {
@@ -213,7 +213,7 @@ func (d *Deliverer) mailFollowUp(ctx context.Context, s Subscription, e runlog.E
 	var waitsOn []string
 	if e.Type == interrupt.EventEscalated {
 		if waitsOn, err = d.waitsOn(ctx, s.Tenant, e); err != nil {
-			return sent{}, fmt.Errorf("%w: %w", errStore, err)
+			return sent{}, fmt.Errorf("%w: %w", ErrStore, err)
 		}
 	}
 	return d.mailEach(ctx, s, EventID(e), to, resend, func(m mailTo) Mail {
@@ -248,14 +248,14 @@ func (d *Deliverer) mailEach(ctx context.Context, s Subscription, eventID string
 		mark := MailedKey{Tenant: s.Tenant, Subscription: s.ID, EventID: eventID, Address: mailbox(m.address)}
 		done, err := d.Store.Mailed(ctx, mark)
 		if err != nil {
-			return sent{}, fmt.Errorf("%w: %w", errStore, err)
+			return sent{}, fmt.Errorf("%w: %w", ErrStore, err)
 		}
 		if done && !again {
 			continue
 		}
 		took, err := d.Store.TakeMail(ctx, s.Tenant, d.now(), MaxMailsPerTenantHour)
 		if err != nil {
-			return sent{}, fmt.Errorf("%w: %w", errStore, err)
+			return sent{}, fmt.Errorf("%w: %w", ErrStore, err)
 		}
 		if !took {
 			refused = append(refused, m.address+": past the tenant's "+strconv.Itoa(MaxMailsPerTenantHour)+" messages this hour")
@@ -266,7 +266,7 @@ func (d *Deliverer) mailEach(ctx context.Context, s Subscription, eventID string
 		}
 		count++
 		if err := d.Store.MarkMailed(ctx, mark, d.now().Add(MailedRetention)); err != nil {
-			return sent{}, fmt.Errorf("%w: %w", errStore, err)
+			return sent{}, fmt.Errorf("%w: %w", ErrStore, err)
 		}
 	}
 	if count == 0 {
@@ -286,7 +286,7 @@ const AskedRetention = 31 * 24 * time.Hour
 func (d *Deliverer) mailOutcome(ctx context.Context, s Subscription, c runlog.Commit, e runlog.Envelope, resend bool) (sent, error) {
 	asked, ok, err := d.Store.Asked(ctx, AskedKey{Tenant: s.Tenant, Subscription: s.ID, RunID: e.RunID, InterruptID: e.InterruptID})
 	if err != nil {
-		return sent{}, fmt.Errorf("%w: %w", errStore, err)
+		return sent{}, fmt.Errorf("%w: %w", ErrStore, err)
 	}
 	if !ok {
 		return sent{status: 204}, nil
@@ -358,7 +358,7 @@ func (d *Deliverer) mailOutcome(ctx context.Context, s Subscription, c runlog.Co
 // told drops the record of a request whose outcome every address was told.
 func (d *Deliverer) told(ctx context.Context, s Subscription, a Asked) error {
 	if err := d.Store.DropAsked(ctx, AskedKey{Tenant: s.Tenant, Subscription: s.ID, RunID: a.RunID, InterruptID: a.InterruptID}); err != nil {
-		return fmt.Errorf("%w: %w", errStore, err)
+		return fmt.Errorf("%w: %w", ErrStore, err)
 	}
 	return nil
 }
@@ -369,7 +369,7 @@ func (d *Deliverer) told(ctx context.Context, s Subscription, a Asked) error {
 func (d *Deliverer) mailRunEnded(ctx context.Context, s Subscription, e runlog.Envelope, resend bool) (sent, error) {
 	records, err := d.Store.AskedInRun(ctx, s.Tenant, s.ID, e.RunID)
 	if err != nil {
-		return sent{}, fmt.Errorf("%w: %w", errStore, err)
+		return sent{}, fmt.Errorf("%w: %w", ErrStore, err)
 	}
 	if len(records) == 0 {
 		return sent{status: 204}, nil
@@ -740,7 +740,7 @@ func (d *Deliverer) delegatedVotes(ctx context.Context, tenant string, e runlog.
 	}
 	st, err := d.standing(ctx, tenant, e.RunID)
 	if err != nil {
-		return nil, fmt.Errorf("%w: the run: %w", errStore, err)
+		return nil, fmt.Errorf("%w: the run: %w", ErrStore, err)
 	}
 	if st == nil {
 		return nil, nil

@@ -41,6 +41,32 @@ type Channel interface {
 	Render(ctx context.Context, tenant string, c runlog.Commit, e runlog.Envelope, n Notice, now time.Time) ([]byte, error)
 }
 
+// A Sender is a Channel that sends its notices itself, through its chat service's API (Teams'
+// Bot Connector, with the bot's own token), rather than have the deliverer sign them and POST
+// them to the subscription's URL: its subscriptions name a Conversation, not a URL. The
+// deliverer still decides when and records each attempt, and retries a failed one.
+type Sender interface {
+	Channel
+	// Send posts e's notice n to s's conversation, or updates what it posted of e's interrupt,
+	// and reports the service's HTTP status (0 when none answered). An error wrapping ErrStore
+	// is the host's own, before anything was sent: the batch is delivered again rather than the
+	// attempt counted as the receiver's failure.
+	Send(ctx context.Context, s Subscription, c runlog.Commit, e runlog.Envelope, n Notice, now time.Time) (status int, err error)
+}
+
+// Conversation is where a Sender's subscription posts: the chat service's base URL and one
+// conversation there (Teams: the serviceUrl the Bot Framework names and a channel's or chat's
+// conversation id).
+type Conversation struct {
+	ServiceURL     string `json:"serviceUrl"`
+	ConversationID string `json:"conversationId"`
+}
+
+// ConversationCheck refuses a conversation a Sender's subscription may not name, saying why in
+// a sentence; the error's text is shown to the client. Each Sender's package has its own
+// (teams.Conversations.Check: one of Microsoft's Bot Connector hosts).
+type ConversationCheck func(Conversation) error
+
 // Asked is whom an email subscription mailed an interrupt's request: those its outcome is mailed
 // to, once it has one. It is kept while the outcome is outstanding: dropped once told.
 type Asked struct {
@@ -98,11 +124,13 @@ const (
 // Subscription is where a tenant's events go. Its signing secret lives in a secret store,
 // shown once when the subscription is created and never again.
 type Subscription struct {
-	ID     string   `json:"id"`
-	Tenant string   `json:"-"`
-	URL    string   `json:"url,omitempty"`
-	Events []string `json:"events"`
-	Format string   `json:"format"`
+	ID     string `json:"id"`
+	Tenant string `json:"-"`
+	URL    string `json:"url,omitempty"`
+	// Conversation is where a Sender's subscription posts, in place of a URL; nil for others.
+	Conversation *Conversation `json:"conversation,omitempty"`
+	Events       []string      `json:"events"`
+	Format       string        `json:"format"`
 	// ApprovalLinks is LinksPlain or LinksSigned.
 	ApprovalLinks string `json:"approvalLinks"`
 	// CreatedBy is the subject that created it: a signed link never goes to the requester of

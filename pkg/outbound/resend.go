@@ -90,7 +90,7 @@ func (d *Deliverer) Resend(ctx context.Context, s Subscription, eventID, base st
 	links := d.Links
 	links.BaseURL = base
 	out, sendErr := d.send(ctx, s, commits[0], e, now, sendMode{links: links, resend: true})
-	if errors.Is(sendErr, errStore) {
+	if errors.Is(sendErr, ErrStore) {
 		return Attempt{}, sendErr // nothing was sent: the operator's resend answers unavailable
 	}
 	a.StatusCode, a.Unreached, a.Refused = out.status, out.unreached, out.refused

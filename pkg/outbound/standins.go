@@ -46,7 +46,7 @@ func (d *Deliverer) standIns(ctx context.Context, tenant string, c runlog.Commit
 		case errors.Is(err, delegation.ErrNotFound):
 			continue
 		case err != nil:
-			return fmt.Errorf("%w: the delegation of %q: %w", errStore, r.Ref, err)
+			return fmt.Errorf("%w: the delegation of %q: %w", ErrStore, r.Ref, err)
 		case !del.InForce(now):
 			continue
 		}
@@ -54,7 +54,7 @@ func (d *Deliverer) standIns(ctx context.Context, tenant string, c runlog.Commit
 			if in = runlog.RequestedIn(c, e.InterruptID); in == nil && d.Log != nil {
 				st, err := d.standing(ctx, tenant, e.RunID)
 				if err != nil {
-					return fmt.Errorf("%w: the run: %w", errStore, err)
+					return fmt.Errorf("%w: the run: %w", ErrStore, err)
 				}
 				if st != nil {
 					in = st.ByID(e.InterruptID)

@@ -33,6 +33,10 @@ type Subscriptions struct {
 	// Channels are the formats of the chat channels the deployment posts (Channel.Format):
 	// a subscription may name them, with plain links only (a channel reaches many people).
 	Channels []string
+	// Conversations check the conversation a subscription of each Sender's format names (Teams:
+	// teams.Format); a format listed here takes a conversation and no URL, and has no signing
+	// secret, since the channel's service authenticates the host rather than a signature.
+	Conversations map[string]ConversationCheck
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -47,9 +51,11 @@ const (
 
 // Request creates a subscription.
 type Request struct {
-	URL    string   `json:"url,omitempty"`
-	Events []string `json:"events"`
-	Format string   `json:"format,omitempty"`
+	URL string `json:"url,omitempty"`
+	// Conversation is where a Sender's subscription posts (format teams), in place of a URL.
+	Conversation *Conversation `json:"conversation,omitempty"`
+	Events       []string      `json:"events"`
+	Format       string        `json:"format,omitempty"`
 	// ApprovalLinks is LinksPlain (the default) or LinksSigned.
 	ApprovalLinks string `json:"approvalLinks,omitempty"`
 }
@@ -86,7 +92,21 @@ func (m *Subscriptions) check(ctx context.Context, req *Request) []interrupt.Fie
 	case req.ApprovalLinks == LinksSigned && channel:
 		fields = append(fields, interrupt.FieldError{Path: "/approvalLinks", Message: "a channel reaches many people: only a receiver that sends each link to its person (standard-webhooks, email) takes signed links"})
 	}
+	conversation, converses := m.Conversations[req.Format]
 	switch {
+	case converses && req.URL != "":
+		fields = append(fields, interrupt.FieldError{Path: "/url", Message: "must be absent: a " + req.Format + " subscription names a conversation"})
+	case converses && req.Conversation == nil:
+		fields = append(fields, interrupt.FieldError{Path: "/conversation", Message: "must name the conversation to post to: {serviceUrl, conversationId}"})
+	case converses:
+		if err := conversation(*req.Conversation); err != nil {
+			fields = append(fields, interrupt.FieldError{Path: "/conversation", Message: err.Error()})
+		}
+	case req.Conversation != nil:
+		fields = append(fields, interrupt.FieldError{Path: "/conversation", Message: "must be absent: only a subscription of a format that posts to a conversation names one"})
+	}
+	switch {
+	case converses:
 	case req.Format == FormatEmail && req.URL != "":
 		fields = append(fields, interrupt.FieldError{Path: "/url", Message: "must be absent: mail goes to each person's contact"})
 	case req.Format != FormatEmail:
@@ -121,11 +141,11 @@ func (m *Subscriptions) Create(ctx context.Context, p interrupt.Principal, req R
 	}
 	slices.Sort(req.Events)
 	s := Subscription{
-		ID: "sub_" + strings.ToLower(rand.Text()), Tenant: p.Tenant, URL: req.URL,
+		ID: "sub_" + strings.ToLower(rand.Text()), Tenant: p.Tenant, URL: req.URL, Conversation: req.Conversation,
 		Events: slices.Compact(req.Events), Format: req.Format, ApprovalLinks: req.ApprovalLinks, CreatedBy: p.Subject, CreatedAt: now().UTC(),
 	}
 	var secret string
-	if s.Format != FormatEmail {
+	if m.signed(s) {
 		secret = NewSecret()
 		if err := m.Secrets.Put(ctx, s.ID, []string{secret}); err != nil {
 			return Created{}, err
@@ -177,10 +197,17 @@ func (m *Subscriptions) Delete(ctx context.Context, p interrupt.Principal, id st
 	if err := m.Store.DeleteSubscription(ctx, p.Tenant, id); err != nil {
 		return err
 	}
-	if s.Format == FormatEmail {
+	if !m.signed(s) {
 		return nil // it has no secret
 	}
 	return m.Secrets.Delete(ctx, id)
+}
+
+// signed reports whether s's deliveries are signed with a secret of its own: not mail, nor a
+// Sender's posts, which its chat service authenticates.
+func (m *Subscriptions) signed(s Subscription) bool {
+	_, converses := m.Conversations[s.Format]
+	return s.Format != FormatEmail && !converses && s.Conversation == nil
 }
 
 // Deliveries lists a subscription's recent attempts, newest first.

@@ -20,6 +20,7 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/interrupthost/interrupthost/client"
+	"github.com/interrupthost/interrupthost/internal/botframework"
 	"github.com/interrupthost/interrupthost/internal/devjwt"
 	"github.com/interrupthost/interrupthost/internal/localaws"
 	"github.com/interrupthost/interrupthost/internal/slackclick"
@@ -60,8 +61,10 @@ type accessWorld struct {
 	tenant, run, node, interruptID string
 	link, receipt, endpoint        string
 	webhookSecret, slackSecret     string
-	slackApp, slackTeam            string
-	alice, olga                    string // session cookies
+	// teamsApp is the tenant's Teams bot's app id.
+	teamsApp            string
+	slackApp, slackTeam string
+	alice, olga         string // session cookies
 }
 
 // TestEveryCredentialOnEveryOperation walks the table of who may do what (apiroutes.Operations:
@@ -128,6 +131,10 @@ func TestEveryCredentialOnEveryOperation(t *testing.T) {
 			r.body, r.ctype = string(slackclick.Body(p)), "application/x-www-form-urlencoded"
 			r.headers = slackclick.Sign(w.slackSecret, time.Now(), []byte(r.body))
 		}},
+		{"a Teams click", func(o apigw.Operation, r *walkRequest) {
+			r.bearer = botFrameworkToken(t, w.teamsApp, botframework.ServiceURL(gatewayURL()))
+			r.body, r.ctype = teamsInvoke("not-a-card", "00000000-0000-4000-8000-00000000a11c"), "application/json"
+		}},
 		{"a receipt", func(o apigw.Operation, r *walkRequest) {
 			if o.Proof == apigw.ProofReceipt {
 				r.bearer = jwtWith(devjwt.EngineClientID, o.Scopes...)
@@ -167,6 +174,8 @@ func TestEveryCredentialOnEveryOperation(t *testing.T) {
 			return cred == "a console session"
 		case apigw.ProofSlack:
 			return cred == "a Slack click"
+		case apigw.ProofTeams:
+			return cred == "a Teams click"
 		case apigw.ProofProvider:
 			return cred == "a provider signature"
 		case apigw.ProofReceipt:
@@ -340,6 +349,10 @@ func newAccessWorld(t *testing.T) *accessWorld {
 	w.slackApp, w.slackTeam = slackIDs()
 	w.slackSecret = "8f742231b10e8888abcd99e5a6b7c885"
 	if _, err := admin.PutSlackApp(ctx, client.SlackAppRequest{AppID: w.slackApp, TeamID: w.slackTeam, SigningSecret: w.slackSecret}); err != nil {
+		t.Fatal(err)
+	}
+	w.teamsApp = teamsAppID()
+	if _, err := admin.PutTeamsBot(ctx, client.TeamsBotRequest{AppID: w.teamsApp, AppPassword: "a-client-secret-of-forty-characters-long", TenantID: teamsEntraTenant}); err != nil {
 		t.Fatal(err)
 	}
 	w.alice = consoleSignIn(t, "alice", w.tenant)

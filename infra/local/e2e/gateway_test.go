@@ -49,7 +49,7 @@ func gatewayWith(t testing.TB, resources, params map[string]string) *gateway.Gat
 		Root:         r,
 		URL:          gatewayURL(),
 		Resolver:     samtemplate.Resolver{Template: tmpl, Overrides: overrides, Resources: resources},
-		EnvOverrides: map[string]string{"PUBLIC_BASE_URL": "http://127.0.0.1", "WEBHOOK_SECRET_PREFIX": os.Getenv("WEBHOOK_SECRET_PREFIX"), "SUBSCRIPTION_SECRET_PREFIX": os.Getenv("SUBSCRIPTION_SECRET_PREFIX"), "SLACK_SECRET_PREFIX": os.Getenv("SLACK_SECRET_PREFIX")},
+		EnvOverrides: map[string]string{"PUBLIC_BASE_URL": "http://127.0.0.1", "WEBHOOK_SECRET_PREFIX": os.Getenv("WEBHOOK_SECRET_PREFIX"), "SUBSCRIPTION_SECRET_PREFIX": os.Getenv("SUBSCRIPTION_SECRET_PREFIX"), "SLACK_SECRET_PREFIX": os.Getenv("SLACK_SECRET_PREFIX"), "TEAMS_SECRET_PREFIX": os.Getenv("TEAMS_SECRET_PREFIX")},
 		RIE:          filepath.Join(r, ".local", "bin", "aws-lambda-rie"),
 		MaxInstances: 4, Logs: io.Discard, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})

@@ -6,6 +6,7 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/apigw"
 
 	"github.com/interrupthost/interrupthost/pkg/channel/slack"
+	"github.com/interrupthost/interrupthost/pkg/channel/teams"
 	"github.com/interrupthost/interrupthost/pkg/contacts"
 	"github.com/interrupthost/interrupthost/pkg/delegation"
 	"github.com/interrupthost/interrupthost/pkg/host"
@@ -127,6 +128,9 @@ func subscriptions() function {
 		{Route: "PUT /integrations/slack", Scopes: []string{apigw.ScopeIntegrationsManage}, Serve: (*controller).putSlackApp},
 		{Route: "GET /integrations/slack", Scopes: []string{apigw.ScopeIntegrationsManage, apigw.ScopeSubscriptionsManage}, Serve: (*controller).getSlackApp},
 		{Route: "DELETE /integrations/slack", Scopes: []string{apigw.ScopeIntegrationsManage}, Serve: (*controller).deleteSlackApp},
+		{Route: "PUT /integrations/teams", Scopes: []string{apigw.ScopeIntegrationsManage}, Serve: (*controller).putTeamsBot},
+		{Route: "GET /integrations/teams", Scopes: []string{apigw.ScopeIntegrationsManage, apigw.ScopeSubscriptionsManage}, Serve: (*controller).getTeamsBot},
+		{Route: "DELETE /integrations/teams", Scopes: []string{apigw.ScopeIntegrationsManage}, Serve: (*controller).deleteTeamsBot},
 		{Route: "GET /subscriptions/{id}/deliveries", Scopes: []string{apigw.ScopeSubscriptionsManage}, Serve: (*controller).listDeliveries},
 		{Route: "POST /subscriptions/{id}/deliveries", Scopes: []string{apigw.ScopeSubscriptionsManage}, Serve: (*controller).resendDelivery},
 	}}
@@ -182,6 +186,7 @@ type controller struct {
 	resend   apigw.Resender
 	contacts *contacts.Directory
 	slack    *slack.Integrations
+	teams    *teams.Integrations
 	policies *policy.Book
 	away     *delegation.Book
 	log      *slog.Logger
@@ -205,6 +210,8 @@ type services struct {
 	Contacts *contacts.Directory
 	// Slack are the tenants' Slack apps (PUT, GET, DELETE /integrations/slack).
 	Slack *slack.Integrations
+	// Teams are the tenants' Teams bots (PUT, GET, DELETE /integrations/teams).
+	Teams *teams.Integrations
 	// Policies are the tenants' tool policies (PUT, GET, DELETE /policies/...).
 	Policies *policy.Book
 	// Delegations are the approvers' delegations (PUT, GET, DELETE /delegations/...).
@@ -216,6 +223,7 @@ func (a *controller) on(s services) *controller {
 	b := *a
 	b.host, b.tokens, b.webhooks, b.subs, b.resend = s.Host, s.Tokens, s.Webhooks, s.Subscriptions, s.Resender
 	b.contacts, b.slack, b.policies, b.away = s.Contacts, s.Slack, s.Policies, s.Delegations
+	b.teams = s.Teams
 	return &b
 }
 
@@ -288,10 +296,10 @@ func (a *API) WebhookIngest(w *host.Webhooks) apigw.Handler {
 	return a.c.on(services{Host: w.Host(), Webhooks: w}).serve(webhookIngest())
 }
 
-// Subscriptions serves subscriptions: the subscriptions, resends by r, and the tenant's Slack
-// app.
-func (a *API) Subscriptions(s *outbound.Subscriptions, r apigw.Resender, slack *slack.Integrations) apigw.Handler {
-	return a.c.on(services{Subscriptions: s, Resender: r, Slack: slack}).serve(subscriptions())
+// Subscriptions serves subscriptions: the subscriptions, resends by r, the tenant's Slack app
+// and its Teams bot.
+func (a *API) Subscriptions(s *outbound.Subscriptions, r apigw.Resender, slack *slack.Integrations, teams *teams.Integrations) apigw.Handler {
+	return a.c.on(services{Subscriptions: s, Resender: r, Slack: slack, Teams: teams}).serve(subscriptions())
 }
 
 // Contacts serves contacts: the tenant's directory of where its refs are reached.

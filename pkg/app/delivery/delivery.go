@@ -16,6 +16,7 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/app"
 	"github.com/interrupthost/interrupthost/pkg/app/secrets"
 	"github.com/interrupthost/interrupthost/pkg/channel/slack"
+	"github.com/interrupthost/interrupthost/pkg/channel/teams"
 	"github.com/interrupthost/interrupthost/pkg/dynamo"
 	"github.com/interrupthost/interrupthost/pkg/dynamostream"
 	"github.com/interrupthost/interrupthost/pkg/environ"
@@ -27,21 +28,26 @@ import (
 
 // Subscriptions are the outbound subscriptions, their store and secrets, without a host; a
 // deliverer over the same clients for an operator's resend (the run log, the keyring for signed
-// approval links, its links under the request's base); and the tenants' Slack apps.
-func Subscriptions(ctx context.Context, e *app.Env) (*outbound.Subscriptions, *outbound.Deliverer, *slack.Integrations, error) {
+// approval links, its links under the request's base); and the tenants' Slack apps and Teams
+// bots.
+func Subscriptions(ctx context.Context, e *app.Env) (*outbound.Subscriptions, *outbound.Deliverer, *slack.Integrations, *teams.Integrations, error) {
 	o, err := newOutbound(ctx, e)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	d, err := delivererOn(ctx, e, o, e.Options.PublicBaseURL)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	apps, err := secrets.SlackApps(ctx, e)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
-	return subscriptionsOn(o), d, apps, nil
+	bots, err := secrets.TeamsBots(ctx, e)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	return subscriptionsOn(o), d, apps, bots, nil
 }
 
 // Resends are the console's subscriptions, read, and the deliverer that resends one of their
@@ -112,7 +118,8 @@ func deliverer(ctx context.Context, e *app.Env) (*outbound.Deliverer, outboundDe
 // subscriptionsOn are the subscriptions over o's clients, of the formats this deployment
 // posts: standard-webhooks, email where it sends mail, and its channels'.
 func subscriptionsOn(o outboundDeps) *outbound.Subscriptions {
-	return &outbound.Subscriptions{Store: o.store, Secrets: o.secrets, Targets: o.targets, Mail: o.mailer != nil, Channels: []string{slack.Format}}
+	return &outbound.Subscriptions{Store: o.store, Secrets: o.secrets, Targets: o.targets, Mail: o.mailer != nil, Channels: []string{slack.Format, teams.Format},
+		Conversations: map[string]outbound.ConversationCheck{teams.Format: teams.Conversations{AllowPrivate: o.targets.AllowPrivate}.Check}}
 }
 
 // delivererOn is the deliverer over o's clients, its links under base.
@@ -121,9 +128,17 @@ func delivererOn(ctx context.Context, e *app.Env, o outboundDeps, base string) (
 	if err != nil {
 		return nil, err
 	}
+	bots, err := secrets.TeamsBots(ctx, e)
+	if err != nil {
+		return nil, err
+	}
+	cards := &teams.Channel{
+		Bots: o.runs, Keys: keys, Conversations: teams.Conversations{AllowPrivate: o.targets.AllowPrivate}, Activities: o.store, Runs: o.runs,
+		Connector: &teams.Connector{Secrets: bots.Secrets, TokenURL: os.Getenv(environ.EnvBotFrameworkTokenURL)},
+	}
 	return &outbound.Deliverer{
 		Store: o.store, Log: o.runs, Secrets: o.secrets, Client: outbound.NewHTTPClient(o.targets.AllowPrivate), Contacts: o.runs, Delegations: o.runs, Mailer: o.mailer,
-		Channels: []outbound.Channel{&slack.Channel{Contacts: o.runs, Apps: o.runs, Keys: keys}},
+		Channels: []outbound.Channel{&slack.Channel{Contacts: o.runs, Apps: o.runs, Keys: keys}, cards},
 		Links:    outbound.Links{Keys: keys, BaseURL: base}, Logger: environ.Logger(), Metrics: environ.Meter(),
 	}, nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/interrupthost/interrupthost/pkg/app"
 	"github.com/interrupthost/interrupthost/pkg/channel/slack"
+	"github.com/interrupthost/interrupthost/pkg/channel/teams"
 	"github.com/interrupthost/interrupthost/pkg/environ"
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/keyring"
@@ -159,5 +160,46 @@ func SlackClicks(ctx context.Context, e *app.Env) (*slack.Interactions, error) {
 	return &slack.Interactions{
 		Host: h, Apps: apps.Store, Secrets: apps.Secrets, Keys: keys, Contacts: table, Delegations: table,
 		Poster: outbound.NewHTTPClient(allow), AllowPrivate: allow, SlackAPI: os.Getenv(environ.EnvSlackAPI), Log: environ.Logger(),
+	}, nil
+}
+
+// TeamsBots are the tenants' Teams bots: in the table, their passwords in Secrets Manager under
+// TEAMS_SECRET_PREFIX, the only ones the functions that manage or post as the bots may touch.
+func TeamsBots(ctx context.Context, e *app.Env) (*teams.Integrations, error) {
+	table, err := e.Table(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sec, err := cached(ctx, e, environ.EnvTeamsSecrets, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &teams.Integrations{Store: table, Secrets: sec, Log: environ.Logger()}, nil
+}
+
+// TeamsMessages serve the activities the Bot Framework sends the tenants' bots: verified by its
+// published keys (BOTFRAMEWORK_OPENID_METADATA, else Microsoft's), the cards' data with the
+// keyring, the clicker found in the contacts, decided through the host. It reads no bot's
+// password: verifying a click needs none.
+func TeamsMessages(ctx context.Context, e *app.Env) (*teams.Messages, error) {
+	h, err := e.Host(ctx)
+	if err != nil {
+		return nil, err
+	}
+	table, err := e.Table(ctx)
+	if err != nil {
+		return nil, err
+	}
+	keys, err := Keys(ctx, e)
+	if err != nil {
+		return nil, err
+	}
+	base, err := environ.PublicBase(true)
+	if err != nil {
+		return nil, err
+	}
+	return &teams.Messages{
+		Host: h, Bots: table, Verifier: &teams.KeySet{Metadata: os.Getenv(environ.EnvBotFrameworkMetadata), Now: h.Now},
+		Keys: keys, Contacts: table, Delegations: table, BaseURL: base, Log: environ.Logger(),
 	}, nil
 }

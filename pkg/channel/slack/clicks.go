@@ -12,13 +12,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	slackgo "github.com/slack-go/slack"
 
+	"github.com/interrupthost/interrupthost/pkg/channel"
 	"github.com/interrupthost/interrupthost/pkg/contacts"
-	"github.com/interrupthost/interrupthost/pkg/delegation"
 	"github.com/interrupthost/interrupthost/pkg/host"
 	"github.com/interrupthost/interrupthost/pkg/interrupt"
 	"github.com/interrupthost/interrupthost/pkg/runlog"
@@ -51,11 +50,8 @@ type ContactReader interface {
 	Contact(ctx context.Context, tenant, kind, ref string) (contacts.Contact, error)
 }
 
-// DelegationReader reads a principal's delegation (delegation.Store), answering
-// delegation.ErrNotFound for one who has none.
-type DelegationReader interface {
-	Delegation(ctx context.Context, tenant, principal string) (delegation.Delegation, error)
-}
+// DelegationReader reads a principal's delegation (channel.DelegationReader).
+type DelegationReader = channel.DelegationReader
 
 // Poster posts a message to a click's response_url (outbound.HTTPClient, which refuses private
 // addresses unless the deployment allows them).
@@ -300,51 +296,13 @@ func (x *Interactions) mayDecide(ctx context.Context, tenant string, b Button, u
 	return nil
 }
 
-// clicker is the principal of d's approversList, or the delegate of one (Delegations), whose
-// contact names Slack member user: a click can only decide as someone the list names or their
-// delegate, so only their contacts are read (at most twice the list's length, concurrently).
-// None, or two of them naming one member, decides nothing. Whether a delegate's delegation is
-// in force, and reaches this interrupt, is the host's to judge when the click is cast.
+// clicker is the one principal a click of Slack member user may decide d's interrupt as
+// (channel.Clickers: an approver the request names, or their delegate, whose contact names that
+// member id). None, or two of them naming one member, decides nothing.
 func (x *Interactions) clicker(ctx context.Context, tenant string, d interrupt.Deciders, user string) (string, error) {
-	var refs []string
-	for _, r := range d.Rules {
-		if r.Kind == interrupt.RefPrincipal {
-			refs = r.Refs
-		}
-	}
-	refs, err := x.withDelegates(ctx, tenant, refs)
+	who, err := channel.Clickers(ctx, x.Contacts, x.Delegations, tenant, d, func(c contacts.Contact) bool { return c.Slack == user })
 	if err != nil {
 		return "", err
-	}
-	found := make([]bool, len(refs))
-	errs := make([]error, len(refs))
-	var wg sync.WaitGroup
-	limit := make(chan struct{}, 8)
-	for i, ref := range refs {
-		if !(contacts.Key{Kind: contacts.KindPrincipal, Ref: ref}).Valid() {
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			limit <- struct{}{}
-			defer func() { <-limit }()
-			c, err := x.Contacts.Contact(ctx, tenant, contacts.KindPrincipal, ref)
-			if err != nil && !errors.Is(err, contacts.ErrNotFound) {
-				errs[i] = err
-			}
-			found[i] = err == nil && c.Slack == user
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return "", err
-	}
-	var who []string
-	for i, ok := range found {
-		if ok && !slices.Contains(who, refs[i]) {
-			who = append(who, refs[i])
-		}
 	}
 	switch len(who) {
 	case 0:
@@ -353,40 +311,6 @@ func (x *Interactions) clicker(ctx context.Context, tenant string, d interrupt.D
 		return who[0], nil
 	}
 	return "", refuse("Your Slack account is the contact of several approvers of this request (%s); a click cannot say which you are. Open Review and sign in.", strings.Join(who, ", "))
-}
-
-// withDelegates is refs and, after them, the delegate of each whose delegation is not ended
-// (one read each, concurrently), each once.
-func (x *Interactions) withDelegates(ctx context.Context, tenant string, refs []string) ([]string, error) {
-	if x.Delegations == nil {
-		return refs, nil
-	}
-	delegates := make([]string, len(refs))
-	errs := make([]error, len(refs))
-	var wg sync.WaitGroup
-	for i, ref := range refs {
-		wg.Go(func() {
-			del, err := x.Delegations.Delegation(ctx, tenant, ref)
-			switch {
-			case errors.Is(err, delegation.ErrNotFound):
-			case err != nil:
-				errs[i] = err
-			case del.EndedAt.IsZero():
-				delegates[i] = del.Delegate
-			}
-		})
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
-	out := slices.Clone(refs)
-	for _, d := range delegates {
-		if d != "" && !slices.Contains(out, d) {
-			out = append(out, d)
-		}
-	}
-	return out, nil
 }
 
 // refusalOf says why err kept a click from deciding, in words for the clicker; an error of the

@@ -22,7 +22,7 @@ func Exercise(t *testing.T, open func(t *testing.T) contacts.Store) {
 	t.Run("put, read back, replace, delete", func(t *testing.T) {
 		t.Parallel()
 		st := open(t)
-		c := contacts.Contact{Kind: contacts.KindPrincipal, Ref: "alice@example.com", Email: "alice@example.com", Name: "Alice Ø", Slack: "U024BE7LH", UpdatedAt: t0}
+		c := contacts.Contact{Kind: contacts.KindPrincipal, Ref: "alice@example.com", Email: "alice@example.com", Name: "Alice Ø", Slack: "U024BE7LH", Teams: "6f0a1b2c-3d4e-4f50-8a9b-0c1d2e3f4a5b", UpdatedAt: t0}
 		if created, err := st.PutContact(ctx, "acme", c); err != nil || !created {
 			t.Fatalf("put: created %v, %v", created, err)
 		}

@@ -19,7 +19,8 @@ func contract(t *testing.T, open func(t *testing.T) outbound.Store) {
 	at := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 	st := open(t)
 	a := outbound.Subscription{ID: "sub_a", Tenant: "acme", URL: "https://a.example/", Events: []string{"*"}, Format: outbound.FormatStandard, CreatedAt: at}
-	b := outbound.Subscription{ID: "sub_b", Tenant: "acme", URL: "https://b.example/", Events: []string{"interrupt.resolved", "run.completed"}, Format: "slack", CreatedAt: at.Add(time.Second)}
+	b := outbound.Subscription{ID: "sub_b", Tenant: "acme", URL: "https://b.example/", Events: []string{"interrupt.resolved", "run.completed"}, Format: "slack", CreatedAt: at.Add(time.Second),
+		Conversation: &outbound.Conversation{ServiceURL: "https://smba.trafficmanager.net/emea/", ConversationID: "19:abc@thread.tacv2"}}
 	other := outbound.Subscription{ID: "sub_c", Tenant: "globex", URL: "https://c.example/", Events: []string{"*"}, Format: outbound.FormatStandard, CreatedAt: at}
 	for _, s := range []outbound.Subscription{b, a, other} {
 		if err := st.CreateSubscription(ctx, s, outbound.MaxSubscriptions); err != nil {
@@ -27,7 +28,8 @@ func contract(t *testing.T, open func(t *testing.T) outbound.Store) {
 		}
 	}
 	subs, err := st.Subscriptions(ctx, "acme")
-	if err != nil || len(subs) != 2 || subs[0].ID != "sub_a" || subs[1].ID != "sub_b" || subs[1].Events[1] != "run.completed" || subs[1].Format != "slack" || !subs[1].CreatedAt.Equal(b.CreatedAt) {
+	if err != nil || len(subs) != 2 || subs[0].ID != "sub_a" || subs[1].ID != "sub_b" || subs[1].Events[1] != "run.completed" || subs[1].Format != "slack" || !subs[1].CreatedAt.Equal(b.CreatedAt) ||
+		subs[1].Conversation == nil || *subs[1].Conversation != *b.Conversation || subs[0].Conversation != nil {
 		t.Fatalf("subscriptions of acme: %+v %v", subs, err)
 	}
 	if _, err := st.Subscription(ctx, "globex", "sub_a"); !errors.Is(err, outbound.ErrNoSubscription) {

@@ -45,6 +45,7 @@ import (
 	"github.com/interrupthost/interrupthost/infra/local/gateway"
 	"github.com/interrupthost/interrupthost/infra/local/mailbox"
 	"github.com/interrupthost/interrupthost/infra/local/queues"
+	"github.com/interrupthost/interrupthost/internal/botframework"
 	"github.com/interrupthost/interrupthost/internal/devjwt"
 	"github.com/interrupthost/interrupthost/internal/localaws"
 	"github.com/interrupthost/interrupthost/internal/samtemplate"
@@ -287,6 +288,13 @@ func serveGateway(ctx context.Context, log *slog.Logger, root string, inst insta
 		}
 	}
 	url := "http://" + ln.Addr().String()
+	// The Bot Framework's stand-in signs what Teams would send the tenants' bots; its key is the
+	// stack's own, made at each start.
+	bf, err := botframework.New("local-botframework")
+	if err != nil {
+		ln.Close()
+		return nil, "", err
+	}
 	gw, err := gateway.FromTemplate(tmpl, bin, gateway.Options{
 		Root: root, URL: url,
 		Resolver: samtemplate.Resolver{
@@ -305,13 +313,17 @@ func serveGateway(ctx context.Context, log *slog.Logger, root string, inst insta
 				// A rotation (POST /local-rotation) is seen within seconds, as the black-box
 				// test of rotation needs; the template's default is five minutes.
 				"KeyringCacheSeconds": "2",
+				// Teams' activities are verified by the stand-in's keys (/local-botframework).
+				"BotFrameworkOpenIdMetadata": botframework.MetadataURL(url),
+				// Bots have their tokens from the stand-in to post cards to its conversations.
+				"BotFrameworkTokenUrl": botframework.StandInTokenURL(url),
 			},
 			Resources: resources(inst, qs),
 		},
 		Env: append(inst.clientEnv(), "AWS_ENDPOINT_URL_DYNAMODB="+streamsURL, "AWS_ENDPOINT_URL_SECRETS_MANAGER="+secretsURL),
 		// What the template derives from the deployment (the API's URL, prefixes under the stack's
 		// name) is the instance's own here.
-		EnvOverrides: map[string]string{"PUBLIC_BASE_URL": url, "WEBHOOK_SECRET_PREFIX": inst.webhooks, "SUBSCRIPTION_SECRET_PREFIX": inst.subscriptions, "SLACK_SECRET_PREFIX": inst.slack, "MAIL_SENDER": localaws.Sender},
+		EnvOverrides: map[string]string{"PUBLIC_BASE_URL": url, "WEBHOOK_SECRET_PREFIX": inst.webhooks, "SUBSCRIPTION_SECRET_PREFIX": inst.subscriptions, "SLACK_SECRET_PREFIX": inst.slack, "TEAMS_SECRET_PREFIX": inst.teams, "MAIL_SENDER": localaws.Sender},
 		Queues:       qs, MaxInstances: maxInstances, RIE: rie, Logs: out, Log: log,
 	})
 	if err != nil {
@@ -327,6 +339,8 @@ func serveGateway(ctx context.Context, log *slog.Logger, root string, inst insta
 	box := &mailbox.Mailbox{Moto: "http://" + motoAddr, Client: &http.Client{Timeout: 10 * time.Second}}
 	mux.Handle(mailbox.Path, box)
 	mux.Handle(mailbox.Path+"/", box)
+	// The Bot Framework's stand-in: its keys, and tokens for local clicks (docs/operations.md, "Teams").
+	mux.Handle(botframework.Path+"/", botframework.StandIn(url, bf))
 	mux.Handle("/", gw)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()

@@ -41,9 +41,9 @@ const (
 // stack's data, keys, binaries and logs alone.
 type instance struct {
 	table, keyring string
-	// webhooks, subscriptions and slack are the name prefixes of its webhook endpoints',
-	// subscriptions' and Slack apps' secrets.
-	webhooks, subscriptions, slack string
+	// webhooks, subscriptions, slack and teams are the name prefixes of its webhook endpoints',
+	// subscriptions', Slack apps' and Teams bots' secrets.
+	webhooks, subscriptions, slack, teams string
 	// dir holds functions/ (the binaries) and logs/.
 	dir  string
 	logs string
@@ -53,12 +53,12 @@ type instance struct {
 
 func newInstance(root string, exec bool) instance {
 	in := instance{table: "interrupt-host-local", keyring: "interrupt-host-local/keyring",
-		webhooks: "interrupt-host-local/webhook-endpoints/", subscriptions: "interrupt-host-local/subscriptions/", slack: "interrupt-host-local/slack/", dir: filepath.Join(root, ".local")}
+		webhooks: "interrupt-host-local/webhook-endpoints/", subscriptions: "interrupt-host-local/subscriptions/", slack: "interrupt-host-local/slack/", teams: "interrupt-host-local/teams/", dir: filepath.Join(root, ".local")}
 	if exec {
 		id := strings.ToLower(rand.Text()[:8])
 		in = instance{
 			table: "interrupt-host-exec-" + id, keyring: "interrupt-host-exec-" + id + "/keyring",
-			webhooks: "interrupt-host-exec-" + id + "/webhook-endpoints/", subscriptions: "interrupt-host-exec-" + id + "/subscriptions/", slack: "interrupt-host-exec-" + id + "/slack/", dir: filepath.Join(root, ".local", "exec-"+id), temporary: true,
+			webhooks: "interrupt-host-exec-" + id + "/webhook-endpoints/", subscriptions: "interrupt-host-exec-" + id + "/subscriptions/", slack: "interrupt-host-exec-" + id + "/slack/", teams: "interrupt-host-exec-" + id + "/teams/", dir: filepath.Join(root, ".local", "exec-"+id), temporary: true,
 		}
 	}
 	in.logs = filepath.Join(in.dir, "logs")
@@ -77,7 +77,7 @@ func (in instance) remove(ctx context.Context, keepLogs bool) error {
 	}
 	_, err := dynamoClient.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(in.table)})
 	_, serr := secretsClient.DeleteSecret(ctx, &secretsmanager.DeleteSecretInput{SecretId: aws.String(in.keyring), ForceDeleteWithoutRecovery: aws.Bool(true)})
-	serr = errors.Join(serr, in.removeSecrets(ctx, in.webhooks), in.removeSecrets(ctx, in.subscriptions), in.removeSecrets(ctx, in.slack))
+	serr = errors.Join(serr, in.removeSecrets(ctx, in.webhooks), in.removeSecrets(ctx, in.subscriptions), in.removeSecrets(ctx, in.slack), in.removeSecrets(ctx, in.teams))
 	folder := os.RemoveAll(in.functions())
 	if !keepLogs {
 		folder = os.RemoveAll(in.dir)
@@ -86,7 +86,7 @@ func (in instance) remove(ctx context.Context, keepLogs bool) error {
 }
 
 // removeSecrets deletes the secrets made under the instance's prefix (webhook endpoints',
-// subscriptions', Slack apps').
+// subscriptions', Slack apps', Teams bots').
 func (in instance) removeSecrets(ctx context.Context, prefix string) error {
 	pages := secretsmanager.NewListSecretsPaginator(secretsClient, &secretsmanager.ListSecretsInput{
 		Filters: []smtypes.Filter{{Key: smtypes.FilterNameStringTypeName, Values: []string{prefix}}},
@@ -121,6 +121,7 @@ func (in instance) clientEnv() []string {
 		"WEBHOOK_SECRET_PREFIX=" + in.webhooks,
 		"SUBSCRIPTION_SECRET_PREFIX=" + in.subscriptions,
 		"SLACK_SECRET_PREFIX=" + in.slack,
+		"TEAMS_SECRET_PREFIX=" + in.teams,
 	}
 }
 
