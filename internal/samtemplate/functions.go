@@ -29,6 +29,8 @@ type Function struct {
 	Rotates []string
 	// Actions are what its execution role allows, from the role's inline policies.
 	Actions []string
+	// Statements are its execution role's statements (WritesKey reads them).
+	Statements []Statement
 }
 
 // QueueEvent is an SQS event of a function: Lambda polls the queue and invokes the function with
@@ -216,6 +218,9 @@ func (t *Template) function(id string, props map[string]any) (Function, error) {
 			return Function{}, fmt.Errorf("its role: %w", err)
 		}
 		if f.Actions, err = t.actions(role); err != nil {
+			return Function{}, fmt.Errorf("role %s: %w", role, err)
+		}
+		if f.Statements, err = t.statements(role); err != nil {
 			return Function{}, fmt.Errorf("role %s: %w", role, err)
 		}
 	}
