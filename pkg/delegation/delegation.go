@@ -113,8 +113,10 @@ type Recorder interface {
 }
 
 // record records d's change as the tenant's event typ: after the change is written, so an
-// event never tells of a change not made; a failure to record is the caller's error (503),
-// the change standing, and a retry records a new version's.
+// event never tells of a change not made. A failure to record is the caller's error (503),
+// the change standing: a PUT again records the next version's, a DELETE again this one's. Two
+// changes of one principal at once may record their events out of order: a receiver keeps the
+// highest version it has seen of each principal's (DelegationChanged.Version).
 func (b Book) record(ctx context.Context, typ string, d Delegation, by string) error {
 	if b.Events == nil {
 		return nil
@@ -243,8 +245,10 @@ func (b Book) Set(ctx context.Context, caller interrupt.Principal, principal str
 }
 
 // End ends principal's delegation at once, as caller (principal or an administrator): its
-// delegate decides nothing more in principal's place; votes already cast stand. 404 when it
-// has none in force or to come.
+// delegate decides nothing more in principal's place; votes already cast stand. Ending one
+// already ended answers it as it is and records its delegation.ended again (a retry after the
+// event failed to record: the tenant's events are at least once, a version's event perhaps
+// twice). 404 when it has none, or one that lapsed without being ended.
 func (b Book) End(ctx context.Context, caller interrupt.Principal, principal string) (Delegation, error) {
 	if err := mayKeep(caller, principal); err != nil {
 		return Delegation{}, err
@@ -254,7 +258,10 @@ func (b Book) End(ctx context.Context, caller interrupt.Principal, principal str
 		return Delegation{}, err
 	}
 	now := b.now()
-	if !d.EndedAt.IsZero() || !now.Before(d.Until) {
+	switch {
+	case !d.EndedAt.IsZero():
+		return d, b.record(ctx, interrupt.EventDelegationEnded, d, d.EndedBy)
+	case !now.Before(d.Until):
 		return Delegation{}, interrupt.Errorf(interrupt.CodeNotFound, "%s has no delegation in force or to come", principal)
 	}
 	prev := d

@@ -2,6 +2,9 @@ package delegation_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -93,8 +96,11 @@ func TestEndingADelegation(t *testing.T) {
 	if held, _ := delegation.Held(ctx, store, "acme", "bob", clock); len(held) != 0 {
 		t.Errorf("bob holds %+v after it ended", held)
 	}
-	if _, err := book.End(ctx, alice, "alice"); interrupt.ErrorCode(err) != interrupt.CodeNotFound {
-		t.Errorf("ended twice: %v, want not_found", err)
+	if again, err := book.End(ctx, alice, "alice"); err != nil || again.Version != 2 || again.EndedBy != "ops" {
+		t.Errorf("ended twice: %+v %v, want it as it was ended", again, err)
+	}
+	if _, err := book.End(ctx, alice, "carol"); interrupt.ErrorCode(err) != interrupt.CodeForbidden {
+		t.Errorf("alice ends carol's: %v, want forbidden", err)
 	}
 	again, err := book.Set(ctx, alice, "alice", delegation.Request{Delegate: "carol", Until: clock.Add(time.Hour)})
 	if err != nil || again.Version != 3 || len(again.Changes) != 3 || !again.EndedAt.IsZero() {
@@ -102,5 +108,51 @@ func TestEndingADelegation(t *testing.T) {
 	}
 	if _, err := book.List(ctx, alice); interrupt.ErrorCode(err) != interrupt.CodeForbidden {
 		t.Errorf("alice lists the tenant's: %v, want forbidden", err)
+	}
+}
+
+// recorder keeps the tenant's events recorded, failing while down.
+type recorder struct {
+	down   bool
+	events []string
+}
+
+func (r *recorder) RecordTenantEvent(_ context.Context, _, _, typ string, payload any) error {
+	if r.down {
+		return interrupt.ErrUnavailable
+	}
+	r.events = append(r.events, fmt.Sprintf("%s v%d", typ, payload.(interrupt.DelegationChanged).Version))
+	return nil
+}
+
+// TestAChangesEventIsAtLeastOnce: a change whose event fails to record stands and answers the
+// failure; ending it again records its delegation.ended then, and a put again the next
+// version's delegation.set.
+func TestAChangesEventIsAtLeastOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	events := &recorder{}
+	book := delegation.Book{Store: inmem.New(), Events: events, Now: func() time.Time { return now }}
+	alice := who("alice", interrupt.ScopeApprovalsRespond)
+	set := delegation.Request{Delegate: "bob", Until: now.Add(time.Hour)}
+	if _, err := book.Set(ctx, alice, "alice", set); err != nil {
+		t.Fatal(err)
+	}
+	events.down = true
+	if _, err := book.End(ctx, alice, "alice"); !errors.Is(err, interrupt.ErrUnavailable) {
+		t.Fatalf("ended while the log is down: %v, want unavailable", err)
+	}
+	if _, err := book.Set(ctx, alice, "alice", set); !errors.Is(err, interrupt.ErrUnavailable) {
+		t.Fatalf("set again while the log is down: %v, want unavailable", err)
+	}
+	events.down = false
+	if _, err := book.End(ctx, alice, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := book.End(ctx, alice, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"delegation.set v1", "delegation.ended v4", "delegation.ended v4"}; !slices.Equal(events.events, want) {
+		t.Errorf("recorded %v, want %v", events.events, want)
 	}
 }

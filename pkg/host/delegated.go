@@ -35,8 +35,11 @@ func (h *Host) admit(ctx context.Context, in *runlog.Interrupt, p *interrupt.Pri
 // in another's place, and why it may not, if it may not.
 func (h *Host) admitted(ctx context.Context, in *runlog.Interrupt, p *interrupt.Principal) (*interrupt.Delegated, error) {
 	e, err := h.admit(ctx, in, p)
-	if err != nil || e.OnBehalfOf == "" {
+	if err != nil {
 		return nil, err
+	}
+	if e = in.Deciders.FreePlace(*p, e, in.Votes); e.OnBehalfOf == "" {
+		return nil, nil
 	}
 	for _, d := range p.For {
 		if d.Delegator == e.OnBehalfOf {

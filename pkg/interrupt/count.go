@@ -38,12 +38,8 @@ func (d Deciders) Count(p Principal, e Eligibility, action Action, votes []Vote,
 		}
 		return nil
 	}
-	if e.OnBehalfOf != "" && voted(slot) != nil && voted(voter) == nil {
-		// Another place the delegate holds may still be free.
-		if other, ok := d.admitFor(p, func(who string) bool { return voted(who) != nil }); ok {
-			e, slot = other, other.OnBehalfOf
-		}
-	}
+	e = d.FreePlace(p, e, votes)
+	slot = cmp.Or(e.OnBehalfOf, voter)
 	for _, who := range []string{slot, voter} {
 		if prior := voted(who); prior != nil {
 			if prior.OnBehalfOf != "" {
@@ -65,6 +61,21 @@ func (d Deciders) Count(p Principal, e Eligibility, action Action, votes []Vote,
 		c.Released, c.Reason = true, ReasonQuorumUnreachable
 	}
 	return c, nil
+}
+
+// FreePlace is where a vote of p, whom Admit admitted by e, goes given votes, those counted so
+// far: e itself, unless it is a delegate's place already filled while another place p holds
+// is free (Admit takes the first place the rules admit, not knowing the votes). Every surface
+// asks it with Admit, so the page, a chat click and a resolve name the same place.
+func (d Deciders) FreePlace(p Principal, e Eligibility, votes []Vote) Eligibility {
+	taken := func(who string) bool { return slices.ContainsFunc(votes, func(v Vote) bool { return v.By(who) }) }
+	if e.OnBehalfOf == "" || !taken(e.OnBehalfOf) || taken(p.Voter()) {
+		return e
+	}
+	if other, ok := d.admitFor(p, taken); ok {
+		return other
+	}
+	return e
 }
 
 // Tally counts votes, those counted so far, against the quorum: the one count of an approval's

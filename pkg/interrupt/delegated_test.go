@@ -1,6 +1,7 @@
 package interrupt
 
 import (
+	"cmp"
 	"testing"
 	"time"
 )
@@ -35,26 +36,27 @@ func TestDelegation(t *testing.T) {
 		admit  Code   // Admit's error code, "" admitted
 		behalf string // Eligibility.OnBehalfOf
 		count  Code   // Count's error code after an admission
+		place  string // whose place the vote fills, where not behalf's
 	}{
-		{"bob for alice, first", approval("engine", 2, false, nil, "alice", "carol"), as("bob", ViaJWT, forAlice), nil, "", "alice", ""},
-		{"alice after bob voted for her", approval("engine", 2, false, nil, "alice", "carol"), as("alice", ViaSession), []Vote{vote("bob", "alice")}, "", "", CodeAlreadyVoted},
-		{"bob after alice voted", approval("engine", 2, false, nil, "alice", "carol"), as("bob", ViaLink, forAlice), []Vote{vote("alice", "")}, "", "alice", CodeAlreadyVoted},
-		{"carol beside bob's vote for alice", approval("engine", 2, false, nil, "alice", "carol"), as("carol", ViaJWT), []Vote{vote("bob", "alice")}, "", "", ""},
-		{"dave holds nothing", approval("engine", 2, false, nil, "alice", "carol"), as("dave", ViaJWT), nil, CodeNotEligible, "", ""},
-		{"no cascade: dave holds bob's, not alice's", approval("engine", 2, false, nil, "alice", "carol"), as("dave", ViaJWT, Delegated{Delegator: "bob", Until: until}), nil, CodeNotEligible, "", ""},
-		{"a kind the delegation leaves out", approval("engine", 1, false, nil, "alice"), as("bob", ViaJWT, Delegated{Delegator: "alice", Kinds: []Kind{KindClarification}}), nil, CodeNotEligible, "", ""},
-		{"a kind the delegation names", approval("engine", 1, false, nil, "alice"), as("bob", ViaJWT, Delegated{Delegator: "alice", Kinds: []Kind{KindApproval}}), nil, "", "alice", ""},
-		{"what the delegator requested", approval("alice", 1, false, nil, "alice", "carol"), as("bob", ViaJWT, forAlice), nil, CodeNotEligible, "", ""},
-		{"what the delegate requested", approval("bob", 1, false, nil, "alice", "carol"), as("bob", ViaJWT, forAlice), nil, CodeForbidden, "", ""},
-		{"one who may decide in their own right votes as themself", approval("engine", 2, false, nil, "alice", "bob"), as("bob", ViaJWT, forAlice), nil, "", "", ""},
-		{"and only once", approval("engine", 2, false, nil, "alice", "bob"), as("bob", ViaJWT, forAlice), []Vote{vote("bob", "")}, "", "", CodeAlreadyVoted},
-		{"a person's one vote: bob for alice, then for dave", approval("engine", 3, false, nil, "alice", "dave", "carol"), as("bob", ViaJWT, forAlice, Delegated{Delegator: "dave"}), []Vote{vote("bob", "alice")}, "", "alice", CodeAlreadyVoted},
-		{"the place of an escalation handed twice still free", twice, as("mgr", ViaJWT), []Vote{vote("alice", "")}, "", "alice", ""},
-		{"a group the delegator held when they set it", approval("engine", 1, false, []string{"finance"}), as("bob", ViaSession, Delegated{Delegator: "alice", Groups: []string{"finance"}}), nil, "", "alice", ""},
-		{"a delegation an administrator set carries no group", approval("engine", 1, false, []string{"finance"}), as("bob", ViaSession, forAlice), nil, CodeNotEligible, "", ""},
-		{"a chat click for alice, named", approval("engine", 2, false, nil, "alice", "carol"), as("bob", ViaChat, forAlice), nil, "", "alice", ""},
-		{"an escalation handed alice's place to mgr", handed, as("mgr", ViaJWT), nil, "", "alice", ""},
-		{"but not to anyone else", handed, as("bob", ViaJWT), nil, CodeNotEligible, "", ""},
+		{"bob for alice, first", approval("engine", 2, false, nil, "alice", "carol"), as("bob", ViaJWT, forAlice), nil, "", "alice", "", ""},
+		{"alice after bob voted for her", approval("engine", 2, false, nil, "alice", "carol"), as("alice", ViaSession), []Vote{vote("bob", "alice")}, "", "", CodeAlreadyVoted, ""},
+		{"bob after alice voted", approval("engine", 2, false, nil, "alice", "carol"), as("bob", ViaLink, forAlice), []Vote{vote("alice", "")}, "", "alice", CodeAlreadyVoted, ""},
+		{"carol beside bob's vote for alice", approval("engine", 2, false, nil, "alice", "carol"), as("carol", ViaJWT), []Vote{vote("bob", "alice")}, "", "", "", ""},
+		{"dave holds nothing", approval("engine", 2, false, nil, "alice", "carol"), as("dave", ViaJWT), nil, CodeNotEligible, "", "", ""},
+		{"no cascade: dave holds bob's, not alice's", approval("engine", 2, false, nil, "alice", "carol"), as("dave", ViaJWT, Delegated{Delegator: "bob", Until: until}), nil, CodeNotEligible, "", "", ""},
+		{"a kind the delegation leaves out", approval("engine", 1, false, nil, "alice"), as("bob", ViaJWT, Delegated{Delegator: "alice", Kinds: []Kind{KindClarification}}), nil, CodeNotEligible, "", "", ""},
+		{"a kind the delegation names", approval("engine", 1, false, nil, "alice"), as("bob", ViaJWT, Delegated{Delegator: "alice", Kinds: []Kind{KindApproval}}), nil, "", "alice", "", ""},
+		{"what the delegator requested", approval("alice", 1, false, nil, "alice", "carol"), as("bob", ViaJWT, forAlice), nil, CodeNotEligible, "", "", ""},
+		{"what the delegate requested", approval("bob", 1, false, nil, "alice", "carol"), as("bob", ViaJWT, forAlice), nil, CodeForbidden, "", "", ""},
+		{"one who may decide in their own right votes as themself", approval("engine", 2, false, nil, "alice", "bob"), as("bob", ViaJWT, forAlice), nil, "", "", "", ""},
+		{"and only once", approval("engine", 2, false, nil, "alice", "bob"), as("bob", ViaJWT, forAlice), []Vote{vote("bob", "")}, "", "", CodeAlreadyVoted, ""},
+		{"a person's one vote: bob for alice, then for dave", approval("engine", 3, false, nil, "alice", "dave", "carol"), as("bob", ViaJWT, forAlice, Delegated{Delegator: "dave"}), []Vote{vote("bob", "alice")}, "", "alice", CodeAlreadyVoted, ""},
+		{"the place of an escalation handed twice still free", twice, as("mgr", ViaJWT), []Vote{vote("alice", "")}, "", "alice", "", "carol"},
+		{"a group the delegator held when they set it", approval("engine", 1, false, []string{"finance"}), as("bob", ViaSession, Delegated{Delegator: "alice", Groups: []string{"finance"}}), nil, "", "alice", "", ""},
+		{"a delegation an administrator set carries no group", approval("engine", 1, false, []string{"finance"}), as("bob", ViaSession, forAlice), nil, CodeNotEligible, "", "", ""},
+		{"a chat click for alice, named", approval("engine", 2, false, nil, "alice", "carol"), as("bob", ViaChat, forAlice), nil, "", "alice", "", ""},
+		{"an escalation handed alice's place to mgr", handed, as("mgr", ViaJWT), nil, "", "alice", "", ""},
+		{"but not to anyone else", handed, as("bob", ViaJWT), nil, CodeNotEligible, "", "", ""},
 	} {
 		e, err := c.d.Admit(c.p)
 		if ErrorCode(err) != c.admit || (c.admit == "" && err != nil) {
@@ -67,8 +69,15 @@ func TestDelegation(t *testing.T) {
 		if e.OnBehalfOf != c.behalf {
 			t.Errorf("%s: on behalf of %q, want %q", c.name, e.OnBehalfOf, c.behalf)
 		}
-		if _, err := c.d.Count(c.p, e, ActionAccept, c.votes, nil); ErrorCode(err) != c.count || (c.count == "" && err != nil) {
+		counted, err := c.d.Count(c.p, e, ActionAccept, c.votes, nil)
+		if ErrorCode(err) != c.count || (c.count == "" && err != nil) {
 			t.Errorf("%s: Count: %v, want %q", c.name, err, c.count)
+		}
+		if want := cmp.Or(c.place, c.behalf); err == nil && counted.Eligibility.OnBehalfOf != want {
+			t.Errorf("%s: the vote fills %q's place, want %q's", c.name, counted.Eligibility.OnBehalfOf, want)
+		}
+		if want := cmp.Or(c.place, c.behalf); err == nil && c.d.FreePlace(c.p, e, c.votes).OnBehalfOf != want {
+			t.Errorf("%s: FreePlace says %q, want %q", c.name, c.d.FreePlace(c.p, e, c.votes).OnBehalfOf, want)
 		}
 	}
 }

@@ -425,15 +425,17 @@ func (a *controller) awayPage(ctx context.Context, c *call) (events.APIGatewayV2
 		_, err = a.away.Set(ctx, approver(s), s.Subject, delegation.Request{Delegate: strings.TrimSpace(form.Get("delegate")), Until: until, Note: form.Get("note")})
 	}
 	if err != nil {
-		detail := "Nothing was set. Try again in a moment."
+		// A failure of the host's own may come after the change was written (its event not
+		// recorded): the page does not say nothing was set, it sends the person to look.
+		title, detail := "Not confirmed", "It may or may not have been changed: your inbox says which. If it was not, try again in a moment."
 		var ie *interrupt.Error
 		if errors.As(err, &ie) && apigw.StatusFor(err) < 500 {
-			detail = "Nothing was set: " + ie.Message + "."
+			title, detail = "Nothing was set", "Nothing was set: "+ie.Message+"."
 			for _, f := range ie.Fields {
 				detail += " " + strings.TrimPrefix(f.Path, "/") + " " + f.Message + "."
 			}
 		}
-		return signedIn(approvalpage.Problem(apigw.StatusFor(err), "Nothing was set", detail)), err
+		return signedIn(approvalpage.Problem(apigw.StatusFor(err), title, detail)), err
 	}
 	return redirect("../approve"), nil
 }
