@@ -2,7 +2,7 @@
 // their place for a period (leave, a trip), and while it is in force the delegate may decide
 // what the principal may decide, as the principal's vote (docs/design.md, "Delegation"). The
 // decider model judges a delegation (interrupt.Deciders.Admit); this package keeps them, says
-// who may set one, and reads what a delegate holds at decision time, in one keyed read.
+// who may set one, and reads what a delegate holds at decision time, in one Query of the delegate's copies.
 package delegation
 
 import (
@@ -101,7 +101,7 @@ type Store interface {
 	// delegate's read no longer finds it), zero for none.
 	PutDelegation(ctx context.Context, d Delegation, prev Delegation) error
 	// HeldBy are the delegations whose delegate is delegate now, in force or not, by
-	// principal: the one keyed read of a decision by a delegate.
+	// principal: the one Query of a decision by a delegate.
 	HeldBy(ctx context.Context, tenant, delegate string) ([]Delegation, error)
 	// Delegations are the tenant's, by principal.
 	Delegations(ctx context.Context, tenant string) ([]Delegation, error)
@@ -181,8 +181,8 @@ func (b Book) Set(ctx context.Context, caller interrupt.Principal, principal str
 	}
 	now := b.now()
 	from := now
-	if r.From != nil {
-		from = r.From.UTC()
+	if r.From != nil && r.From.After(now) {
+		from = r.From.UTC() // a from already past begins now: its past decided nothing
 	}
 	until := r.Until.UTC()
 	var fields []interrupt.FieldError
@@ -194,6 +194,10 @@ func (b Book) Set(ctx context.Context, caller interrupt.Principal, principal str
 		bad("/delegate", "must be a principal of 1 to 256 characters")
 	case r.Delegate == principal:
 		bad("/delegate", "a principal cannot delegate to themself")
+	case r.Delegate == caller.Subject:
+		// An administrator names delegates; making themself one would let them decide
+		// whatever anyone decides by one call of their own.
+		bad("/delegate", "an administrator cannot name themself another's delegate: "+principal+" may, or another administrator")
 	}
 	switch {
 	case r.Until.IsZero():
@@ -208,7 +212,7 @@ func (b Book) Set(ctx context.Context, caller interrupt.Principal, principal str
 		bad("/from", "must be at most 90 days from now")
 	}
 	for i, k := range r.Kinds {
-		if !k.Asked() || !slices.Contains(askedKinds, k) {
+		if !slices.Contains(askedKinds, k) {
 			bad("/kinds/"+strconv.Itoa(i), "must be a kind people are asked to decide: approval, clarification, low-confidence or conversation.exchange")
 		}
 	}
@@ -299,7 +303,8 @@ type HeldReader interface {
 }
 
 // Held are the delegations delegate holds in force at now, as the decider model judges them
-// (interrupt.Principal.For): one keyed read.
+// (interrupt.Principal.For): one Query of the delegate's copies, and one read of each
+// delegator's item a copy names (none for a caller who holds none).
 func Held(ctx context.Context, s HeldReader, tenant, delegate string, now time.Time) ([]interrupt.Delegated, error) {
 	if delegate == "" {
 		return nil, nil

@@ -37,6 +37,7 @@ func TestWhoSetsWhat(t *testing.T) {
 	}{
 		{"alice sets her own", alice, "alice", delegation.Request{Delegate: "bob", Until: now.Add(24 * time.Hour)}, "", 1},
 		{"an administrator sets alice's", admin, "alice", delegation.Request{Delegate: "bob", Until: now.Add(24 * time.Hour)}, "", 0},
+		{"an administrator makes themself alice's delegate", admin, "alice", delegation.Request{Delegate: "ops", Until: now.Add(time.Hour)}, interrupt.CodeValidation, 0},
 		{"bob sets alice's", who("bob", interrupt.ScopeApprovalsRespond), "alice", delegation.Request{Delegate: "bob", Until: now.Add(time.Hour)}, interrupt.CodeForbidden, 0},
 		{"alice without approvals:respond", who("alice"), "alice", delegation.Request{Delegate: "bob", Until: now.Add(time.Hour)}, interrupt.CodeForbidden, 0},
 		{"to herself", alice, "alice", delegation.Request{Delegate: "alice", Until: now.Add(time.Hour)}, interrupt.CodeValidation, 0},

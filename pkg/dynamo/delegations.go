@@ -86,18 +86,27 @@ func (l *Table) PutDelegation(ctx context.Context, d delegation.Delegation, prev
 	case err != nil:
 		return classify("put delegation", err)
 	}
+	// The copies' writes are conditional on their versions, so a late write of an older
+	// change neither overwrites a newer copy nor removes one a newer change made.
 	if d.EndedAt.IsZero() {
 		item[attrSK] = s("to#" + d.Delegate + "#" + d.Principal)
-		if _, err := l.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &l.table, Item: item}); err != nil {
+		_, err := l.db.PutItem(ctx, &dynamodb.PutItemInput{
+			TableName: &l.table, Item: item,
+			ConditionExpression:       aws.String("attribute_not_exists(sk) OR version < :v"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":v": n(d.Version)},
+		})
+		if err != nil && !IsCondCheckFailed(err) {
 			return classify("put delegation's copy", err)
 		}
 	}
 	if prev.Delegate != "" && (prev.Delegate != d.Delegate || !d.EndedAt.IsZero()) {
 		_, err := l.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
-			TableName: &l.table,
-			Key:       map[string]types.AttributeValue{attrPK: s(pk), attrSK: s("to#" + prev.Delegate + "#" + d.Principal)},
+			TableName:                 &l.table,
+			Key:                       map[string]types.AttributeValue{attrPK: s(pk), attrSK: s("to#" + prev.Delegate + "#" + d.Principal)},
+			ConditionExpression:       aws.String("version <= :prev"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":prev": n(prev.Version)},
 		})
-		if err != nil {
+		if err != nil && !IsCondCheckFailed(err) {
 			return classify("delete delegation's former copy", err)
 		}
 	}

@@ -164,7 +164,7 @@ func (h *Host) Inbox(ctx context.Context, p interrupt.Principal, after string, l
 }
 
 // awayInboxes adds to inboxes those of the delegators whose delegations p holds in force now
-// (one keyed read), each but Anyone's and p's own, within maxCallerInboxes, and answers whom
+// (one Query), each but Anyone's and p's own, within maxCallerInboxes, and answers whom
 // each added inbox is read as: the delegator, with the memberships the delegation recorded.
 func (h *Host) awayInboxes(ctx context.Context, p interrupt.Principal, inboxes *[]string) (map[string]interrupt.Delegated, error) {
 	if h.delegations == nil {

@@ -8,13 +8,13 @@ import (
 	"github.com/interrupthost/interrupthost/pkg/runlog"
 )
 
-// Delegations read what a delegate holds (delegation.Store): one keyed read, made only for a
-// caller the rules do not admit in its own right.
+// Delegations read what a delegate holds (delegation.Store): one Query (and a read per copy it
+// finds), made only for a caller the rules do not admit in its own right.
 type Delegations = delegation.HeldReader
 
 // admit is in.Deciders.Admit for p, who learns the delegations it holds in force now when it
-// may not decide in its own right: read once per decision (p.For, empty once read), so that
-// whoever the rules admit pays no read for them.
+// may not decide in its own right: read once per decision (p.For is non-nil once read, empty
+// for a caller who holds none), so that whoever the rules admit pays no read for them.
 func (h *Host) admit(ctx context.Context, in *runlog.Interrupt, p *interrupt.Principal) (interrupt.Eligibility, error) {
 	e, err := in.Deciders.Admit(*p)
 	if err == nil || interrupt.ErrorCode(err) != interrupt.CodeNotEligible || p.Subject == "" || p.For != nil || h.delegations == nil {

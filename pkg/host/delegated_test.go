@@ -3,7 +3,9 @@ package host_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -269,5 +271,34 @@ func TestADelegationsChangesAreTheTenantsEvents(t *testing.T) {
 	}
 	if page, _, err := h.Runs(ctx, hosttest.Who("engine"), host.RunSearch{}); err != nil || len(page.Runs) != 0 {
 		t.Errorf("the runs index after the tenant's log: %+v %v", page, err)
+	}
+}
+
+// TestAnEscalationDelegatesOnlyNamedPlaces: an escalation that delegates is refused (400, at
+// /escalation/delegate) for a request whose deciders a handed place could not satisfy: one a
+// group binds too, one that names no approver, one no approval.
+func TestAnEscalationDelegatesOnlyNamedPlaces(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	h, _ := hosttest.MemHost(t)
+	esc := interrupt.FollowUp{Escalation: &interrupt.Escalation{AfterMs: 1000, Delegate: true, To: []interrupt.Ref{{Kind: "principal", Ref: "mgr"}}}}
+	for _, c := range []struct {
+		name    string
+		payload string
+		ok      bool
+	}{
+		{"named principals", string(approvalWith(`,"approversList":["alice"]`)), true},
+		{"a group binds too", string(approvalWith(`,"approversList":["alice"],"approverGroupRefs":["finance"]`)), false},
+		{"open to anyone", string(approvalWith(``)), false},
+		{"a question", `{"kind":"clarification","key":"k","data":{"questions":[{"id":"q","question":"Which?"}]}}`, false},
+	} {
+		_, _, err := h.RequestInterrupt(ctx, hosttest.Who("engine"), "r-"+strings.ReplaceAll(c.name, " ", "-"), host.Request{NodeID: "n", Payload: json.RawMessage(c.payload), FollowUp: esc})
+		var ie *interrupt.Error
+		switch {
+		case c.ok && err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case !c.ok && (!errors.As(err, &ie) || len(ie.Fields) != 1 || ie.Fields[0].Path != "/escalation/delegate"):
+			t.Errorf("%s: %v, want 400 at /escalation/delegate", c.name, err)
+		}
 	}
 }

@@ -12,7 +12,8 @@ import (
 // followUp is how an interrupt of kind is followed up: the request's reminders and escalation,
 // each the deployment's default when the request leaves it out; nil for none. A follow-up the
 // request gives for a kind no person decides, or that is out of bounds, is refused.
-func (h *Host) followUp(kind interrupt.Kind, asked interrupt.FollowUp) (*interrupt.FollowUp, error) {
+func (h *Host) followUp(payload interrupt.Payload, asked interrupt.FollowUp) (*interrupt.FollowUp, error) {
+	kind := payload.Kind
 	if fields := asked.Check(""); len(fields) > 0 {
 		return nil, interrupt.Invalid("reminders or escalation are not acceptable", fields...)
 	}
@@ -32,6 +33,15 @@ func (h *Host) followUp(kind interrupt.Kind, asked interrupt.FollowUp) (*interru
 	}
 	if f.Reminders == nil && f.Escalation == nil {
 		return nil, nil
+	}
+	if e := f.Escalation; e != nil && e.Delegate {
+		// A handed place is judged as its approver named, with no memberships: it decides
+		// only an approval whose deciders are named principals bound by no group or role.
+		d := interrupt.NewDeciders(payload, nil, "", h.refKinds())
+		if kind != interrupt.KindApproval || !d.Named() || d.Memberships() {
+			return nil, interrupt.Invalid("reminders or escalation are not acceptable", interrupt.FieldError{Path: "/escalation/delegate",
+				Message: "hands the places of the approvers approversList names on: only for an approval that names them and is bound by no group or role"})
+		}
 	}
 	return &f, nil
 }

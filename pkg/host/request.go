@@ -170,7 +170,7 @@ func (h *Host) request(ctx context.Context, p interrupt.Principal, runID string,
 		tc.Policy = req.Policy
 		req.ToolCall = &tc
 	}
-	followUp, err := h.followUp(payload.Kind, req.FollowUp)
+	followUp, err := h.followUp(payload, req.FollowUp)
 	if err != nil {
 		return InterruptView{}, false, err
 	}

@@ -295,7 +295,9 @@ func (d Deciders) Signable(r Ref) bool {
 	if !d.Asked || r.Kind != RefPrincipal || r.Ref == "" {
 		return false
 	}
-	_, err := d.Admit(Principal{Subject: r.Ref})
+	// In its own right: a place a delegation or an escalation hands on is read when the vote is
+	// cast, not when a link is made.
+	_, err := d.admitSelf(Principal{Subject: r.Ref})
 	return err == nil
 }
 

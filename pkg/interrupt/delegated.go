@@ -60,7 +60,14 @@ func (d Deciders) admitFor(p Principal, taken func(string) bool) (Eligibility, b
 			(taken != nil && taken(del.Delegator)) {
 			continue
 		}
-		as := Principal{Subject: del.Delegator, Tenant: p.Tenant, Groups: del.Groups, Roles: del.Roles, Via: p.Via}
+		as := Principal{Subject: del.Delegator, Tenant: p.Tenant, Via: p.Via}
+		if p.Via.Memberships() {
+			// The delegator's memberships pass on only to a proof that could carry memberships
+			// (a JWT, a session): a link or a click decides only what names the delegator.
+			as.Groups, as.Roles = del.Groups, del.Roles
+		}
+		// An open approval admits the delegate in their own right (Admit), so a delegation
+		// is never the reason for an "open" admission.
 		if e, err := d.admitSelf(as); err == nil && e.Via != "open" {
 			e.OnBehalfOf = del.Delegator
 			return e, true

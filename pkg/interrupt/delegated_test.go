@@ -53,6 +53,7 @@ func TestDelegation(t *testing.T) {
 		{"a person's one vote: bob for alice, then for dave", approval("engine", 3, false, nil, "alice", "dave", "carol"), as("bob", ViaJWT, forAlice, Delegated{Delegator: "dave"}), []Vote{vote("bob", "alice")}, "", "alice", CodeAlreadyVoted, ""},
 		{"the place of an escalation handed twice still free", twice, as("mgr", ViaJWT), []Vote{vote("alice", "")}, "", "alice", "", "carol"},
 		{"a group the delegator held when they set it", approval("engine", 1, false, []string{"finance"}), as("bob", ViaSession, Delegated{Delegator: "alice", Groups: []string{"finance"}}), nil, "", "alice", "", ""},
+		{"a link carries no group of the delegator's", approval("engine", 1, false, []string{"finance"}), as("bob", ViaLink, Delegated{Delegator: "alice", Groups: []string{"finance"}}), nil, CodeNotEligible, "", "", ""},
 		{"a delegation an administrator set carries no group", approval("engine", 1, false, []string{"finance"}), as("bob", ViaSession, forAlice), nil, CodeNotEligible, "", "", ""},
 		{"a chat click for alice, named", approval("engine", 2, false, nil, "alice", "carol"), as("bob", ViaChat, forAlice), nil, "", "alice", "", ""},
 		{"an escalation handed alice's place to mgr", handed, as("mgr", ViaJWT), nil, "", "alice", "", ""},

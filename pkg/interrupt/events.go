@@ -17,6 +17,10 @@ var Events = []string{
 	EventDelegationSet, EventDelegationEnded,
 }
 
+// TenantEvents are the tenant's own events: a subscription gets them by naming them ("*" does
+// not).
+var TenantEvents = []string{EventDelegationSet, EventDelegationEnded}
+
 // The tenant's events: its own log's (runlog.TenantLog), delivered to subscriptions as a run's.
 const (
 	// EventDelegationSet records a principal's delegation set or replaced (DelegationChanged).

@@ -735,7 +735,10 @@ func inList(items []string) string {
 // run stands now: what the outcome mail tells each of those others. A run read only for an
 // approval's resolution of a deployment with delegations.
 func (d *Deliverer) delegatedVotes(ctx context.Context, tenant string, e runlog.Envelope) ([]interrupt.Vote, error) {
-	if d.Delegations == nil || d.Log == nil || e.Type != interrupt.EventResolved {
+	var r struct {
+		Kind interrupt.Kind `json:"kind"`
+	}
+	if d.Delegations == nil || d.Log == nil || e.Type != interrupt.EventResolved || json.Unmarshal(e.Payload, &r) != nil || r.Kind != interrupt.KindApproval {
 		return nil, nil
 	}
 	st, err := d.standing(ctx, tenant, e.RunID)

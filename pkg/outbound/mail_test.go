@@ -718,6 +718,15 @@ func TestMailReachesADelegate(t *testing.T) {
 		t.Errorf("alice is told: %+v", told)
 	}
 
+	// alice's own request: bob is not asked in her place, which decides nothing.
+	n0 := len(box.got)
+	w.Deliver(w.CommitAs("alice", "acme", "run-3", outboundtest.Requested("approve", "i3", strings.Replace(payload, `"requiredApprovals":2`, `"requiredApprovals":1`, 1))))
+	for _, m := range box.got[n0:] {
+		if m.To[0] == "bob@example.com" {
+			t.Errorf("bob was mailed alice's own request in her place:\n%s", m.Text)
+		}
+	}
+
 	// bob's own request: he is not mailed for alice.
 	n := len(box.got)
 	w.Deliver(w.CommitAs("bob", "acme", "run-2", outboundtest.Requested("approve", "i2", payload)))

@@ -146,6 +146,11 @@ func (s Subscription) Wants(t string) bool {
 	if slices.Contains(s.Events, t) {
 		return true
 	}
+	// The tenant's own events are named, never implied: a receiver of "*" written for runs'
+	// events (each with a run id) would not expect one of no run.
+	if slices.Contains(interrupt.TenantEvents, t) {
+		return false
+	}
 	return slices.Contains(s.Events, AllEvents) && (s.Format == FormatStandard || s.Format == "" || !interrupt.IsLegacyType(t))
 }
 

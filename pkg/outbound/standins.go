@@ -65,7 +65,9 @@ func (d *Deliverer) standIns(ctx context.Context, tenant string, c runlog.Commit
 			}
 		}
 		stand := Recipient{Kind: interrupt.RefPrincipal, Ref: del.Delegate}
-		if del.Delegate == in.RequestedBy || (len(del.Kinds) > 0 && !slices.Contains(del.Kinds, in.Payload.Kind)) || slices.Contains(n.Audience, stand) {
+		// Nobody decides in a place that decides nothing: not the requester's, not the agent's
+		// an escalation checks, nor what the delegate requested.
+		if r.Ref == in.RequestedBy || r.Ref == in.Deciders.Agent || del.Delegate == in.RequestedBy || (len(del.Kinds) > 0 && !slices.Contains(del.Kinds, in.Payload.Kind)) || slices.Contains(n.Audience, stand) {
 			continue
 		}
 		n.Audience = append(n.Audience, stand)

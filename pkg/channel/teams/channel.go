@@ -124,6 +124,13 @@ func headline(e runlog.Envelope, title string) string {
 		named = "“" + title + "”"
 	}
 	switch e.Type {
+	case interrupt.EventDelegationSet, interrupt.EventDelegationEnded:
+		var d interrupt.DelegationChanged
+		_ = json.Unmarshal(e.Payload, &d)
+		if e.Type == interrupt.EventDelegationEnded {
+			return d.Principal + " is back: " + d.Delegate + " no longer decides in their place"
+		}
+		return d.Principal + " is away from " + d.From.UTC().Format("2 January") + " until " + d.Until.UTC().Format("2 January") + ": " + d.Delegate + " decides in their place"
 	case interrupt.EventRequested:
 		return "Decision needed: " + named
 	case interrupt.EventVoted:
