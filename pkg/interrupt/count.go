@@ -31,7 +31,7 @@ type Counted struct {
 // releases it at once (Unreachable), rather than wait for votes that cannot come. overrides are
 // the deployment's override principals.
 func (d Deciders) Count(p Principal, e Eligibility, action Action, votes []Vote, overrides []string) (Counted, error) {
-	voter, slot := p.Voter(), cmp.Or(e.OnBehalfOf, p.Voter())
+	voter := p.Voter()
 	voted := func(who string) *Vote {
 		if i := slices.IndexFunc(votes, func(v Vote) bool { return v.By(who) }); i >= 0 {
 			return &votes[i]
@@ -39,7 +39,7 @@ func (d Deciders) Count(p Principal, e Eligibility, action Action, votes []Vote,
 		return nil
 	}
 	e = d.FreePlace(p, e, votes)
-	slot = cmp.Or(e.OnBehalfOf, voter)
+	slot := cmp.Or(e.OnBehalfOf, voter)
 	for _, who := range []string{slot, voter} {
 		if prior := voted(who); prior != nil {
 			if prior.OnBehalfOf != "" {
