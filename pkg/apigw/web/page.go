@@ -391,16 +391,17 @@ func (a *controller) awayPage(ctx context.Context, c *call) (events.APIGatewayV2
 		err := interrupt.Errorf(interrupt.CodeNotFound, "this host signs no one in")
 		return pageResponse(problemPage(err), false), err
 	}
-	form, err := readForm(c.Req)
-	if err != nil {
-		return pageResponse(problemPage(err), false), err
-	}
+	// Who first: a request without a session is refused before its body is read.
 	s, err := a.signIn.SessionFrom(ctx, c.Req.Cookies)
 	switch {
 	case errors.Is(err, signin.ErrNoSession):
 		err := interrupt.Errorf(interrupt.CodeUnauthorized, "no session: sign in on the inbox first")
 		return pageResponse(approvalpage.Problem(http.StatusUnauthorized, "Not signed in", "Open your inbox, sign in, and say you are away from there."), false), err
 	case err != nil:
+		return pageResponse(problemPage(err), false), err
+	}
+	form, err := readForm(c.Req)
+	if err != nil {
 		return pageResponse(problemPage(err), false), err
 	}
 	csrf, err := a.signIn.CSRF(ctx, s)
