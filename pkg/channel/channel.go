@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/interrupthost/interrupthost/pkg/contacts"
@@ -113,4 +114,35 @@ func withDelegates(ctx context.Context, delegations DelegationReader, tenant str
 		}
 	}
 	return out, nil
+}
+
+// Refusal is what a chat tells a clicker the host refused their click with, in words: err is
+// the host's (an *interrupt.Error), closed says how a closed request ended ("accepted by bob";
+// "" says nothing more), voted is the vote that already fills the clicker's place, if known.
+// ok is false for an error of the host's own (a store's), which no words excuse: the channel
+// answers it as a failure.
+func Refusal(err error, closed string, voted *interrupt.Vote) (words string, ok bool) {
+	var e *interrupt.Error
+	if !errors.As(err, &e) {
+		return "", false
+	}
+	switch e.Code {
+	case interrupt.CodeExpired:
+		return "This request passed its deadline without a decision; nothing was recorded.", true
+	case interrupt.CodeAlreadyResolved:
+		if closed != "" {
+			return "This request is closed (" + closed + "); nothing was recorded.", true
+		}
+		return "This request is closed; nothing was recorded.", true
+	case interrupt.CodeNotFound:
+		return "This request no longer exists; nothing was recorded.", true
+	case interrupt.CodeAlreadyVoted:
+		if voted != nil {
+			return "You (" + voted.Principal + ") already voted " + string(voted.Action) + " on this request; a vote counts once.", true
+		}
+		return "You already voted on this request; a vote counts once.", true
+	case interrupt.CodeNotEligible, interrupt.CodeForbidden, interrupt.CodeValidation, interrupt.CodeConflict:
+		return strings.TrimSuffix(e.Message, ".") + "; nothing was recorded.", true
+	}
+	return "", false
 }

@@ -316,27 +316,8 @@ func (x *Interactions) clicker(ctx context.Context, tenant string, d interrupt.D
 // refusalOf says why err kept a click from deciding, in words for the clicker; an error of the
 // host's own (a store's) is returned as it is.
 func refusalOf(err error, o host.Opened) error {
-	var e *interrupt.Error
-	if !errors.As(err, &e) {
-		return err
-	}
-	switch e.Code {
-	case interrupt.CodeExpired:
-		return refuse("This request passed its deadline without a decision; nothing was recorded.")
-	case interrupt.CodeAlreadyResolved:
-		if s := closedSummary(o); s != "" {
-			return refuse("This request is closed (%s); nothing was recorded.", s)
-		}
-		return refuse("This request is closed; nothing was recorded.")
-	case interrupt.CodeNotFound:
-		return refuse("This request no longer exists; nothing was recorded.")
-	case interrupt.CodeAlreadyVoted:
-		if v := o.Voted; v != nil {
-			return refuse("You (%s) already voted %s on this request; a vote counts once.", v.Principal, v.Action)
-		}
-		return refuse("You already voted on this request; a vote counts once.")
-	case interrupt.CodeNotEligible, interrupt.CodeForbidden, interrupt.CodeValidation, interrupt.CodeConflict:
-		return refuse("%s; nothing was recorded.", strings.TrimSuffix(e.Message, "."))
+	if words, ok := channel.Refusal(err, closedSummary(o), o.Voted); ok {
+		return refusal{text: words}
 	}
 	return err
 }

@@ -317,24 +317,8 @@ func refusalOf(err error, o host.Opened) error {
 	if errors.As(err, &r) {
 		return err
 	}
-	var e *interrupt.Error
-	if !errors.As(err, &e) {
-		return err
-	}
-	switch e.Code {
-	case interrupt.CodeExpired:
-		return refuse("This request passed its deadline without a decision; nothing was recorded.")
-	case interrupt.CodeAlreadyResolved:
-		return refuse("This request is closed (%s); nothing was recorded.", closed(o))
-	case interrupt.CodeNotFound:
-		return refuse("This request no longer exists; nothing was recorded.")
-	case interrupt.CodeAlreadyVoted:
-		if v := o.Voted; v != nil {
-			return refuse("You (%s) already voted %s on this request; a vote counts once.", v.Principal, v.Action)
-		}
-		return refuse("You already voted on this request; a vote counts once.")
-	case interrupt.CodeNotEligible, interrupt.CodeForbidden, interrupt.CodeValidation, interrupt.CodeConflict:
-		return refuse("%s; nothing was recorded.", strings.TrimSuffix(e.Message, "."))
+	if words, ok := channel.Refusal(err, closed(o), o.Voted); ok {
+		return refusal{text: words}
 	}
 	return err
 }
